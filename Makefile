@@ -1,0 +1,34 @@
+# Every target bootstraps .venv from nothing; the stamp makes it idempotent.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint bench check clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/python -m bot
+
+check: $(STAMP)
+	$(BIN)/python -m bot check
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check bot adapters tests bench
+	$(BIN)/ruff format --check bot adapters
+	$(BIN)/mypy
+
+bench: $(STAMP)
+	$(BIN)/python bench/cycle.py
+	$(BIN)/python bench/console.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
