@@ -1,0 +1,147 @@
+"""Versioned schema migrations, applied when a store opens.
+
+Each migration runs in its own BEGIN IMMEDIATE transaction and re-reads the
+current version inside it, so processes opening the same file at once apply
+each migration exactly once: the second waits for the first's lock, then
+sees the version already reached and does nothing.
+
+The SQL sticks to types and syntax PostgreSQL also accepts (TEXT, REAL,
+INTEGER, JSON kept as TEXT) so a PostgreSQL backend can reuse it with only
+the identity columns and REAL -> DOUBLE PRECISION to translate. Statements
+are kept one per string rather than as one script because
+``sqlite3.Connection.executescript`` commits any open transaction first.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from typing import NamedTuple
+
+from bot.stores._sqlite_db import transaction
+from bot.stores.errors import StoreError
+
+
+class Migration(NamedTuple):
+    version: int
+    description: str
+    sql: tuple[str, ...]
+
+
+# Append only: never edit a migration that has shipped; add the next version.
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "runs, pauses, cross-scope attempts, spends, checkpoints, audit",
+        (
+            # seq keeps creation order, which the memory backend returns.
+            """CREATE TABLE runs (
+                seq INTEGER PRIMARY KEY,
+                run_id TEXT NOT NULL UNIQUE,
+                scope TEXT NOT NULL,
+                surface TEXT NOT NULL,
+                requester TEXT NOT NULL,
+                text TEXT NOT NULL,
+                created_at REAL NOT NULL,
+                conversation TEXT NOT NULL,
+                status TEXT NOT NULL,
+                updated_at REAL NOT NULL,
+                final_text TEXT NOT NULL
+            )""",
+            """CREATE TABLE pauses (
+                seq INTEGER PRIMARY KEY,
+                interrupt_id TEXT NOT NULL UNIQUE,
+                run_id TEXT NOT NULL,
+                scope TEXT NOT NULL,
+                name TEXT NOT NULL,
+                tool_call_id TEXT NOT NULL,
+                checkpoint_id TEXT NOT NULL,
+                payload TEXT NOT NULL,
+                issued_at REAL NOT NULL,
+                expires_at REAL NOT NULL,
+                root_run_id TEXT NOT NULL,
+                session_id TEXT NOT NULL,
+                thread_id TEXT NOT NULL,
+                status TEXT NOT NULL,
+                answer TEXT,
+                closed_by TEXT NOT NULL,
+                closed_at REAL,
+                resumed_at REAL,
+                message_ref TEXT
+            )""",
+            "CREATE INDEX pauses_status_expires ON pauses (status, expires_at)",
+            "CREATE INDEX pauses_run ON pauses (run_id)",
+            """CREATE TABLE cross_scope_attempts (
+                seq INTEGER PRIMARY KEY,
+                interrupt_id TEXT NOT NULL
+                    REFERENCES pauses (interrupt_id) ON DELETE CASCADE,
+                attempt_json TEXT NOT NULL,
+                at REAL NOT NULL
+            )""",
+            "CREATE INDEX cross_scope_attempts_pause ON cross_scope_attempts (interrupt_id)",
+            # No foreign key to pauses: spend must answer False for an unknown
+            # id, not fail, and a spent id stays spent even if re-issued.
+            """CREATE TABLE spends (
+                interrupt_id TEXT PRIMARY KEY,
+                by TEXT NOT NULL,
+                at REAL NOT NULL,
+                status TEXT NOT NULL
+            )""",
+            """CREATE TABLE checkpoints (
+                checkpoint_id TEXT PRIMARY KEY,
+                run_id TEXT NOT NULL,
+                version INTEGER NOT NULL,
+                state TEXT NOT NULL,
+                created_at REAL NOT NULL,
+                UNIQUE (run_id, version)
+            )""",
+            """CREATE TABLE audit (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                at REAL NOT NULL,
+                kind TEXT NOT NULL,
+                run_id TEXT NOT NULL,
+                interrupt_id TEXT NOT NULL,
+                actor TEXT NOT NULL,
+                detail TEXT NOT NULL
+            )""",
+            "CREATE INDEX audit_run ON audit (run_id)",
+        ),
+    ),
+)
+
+LATEST_VERSION = MIGRATIONS[-1].version
+
+_CREATE_TRACKING = """CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY,
+    description TEXT NOT NULL,
+    applied_at REAL NOT NULL
+)"""
+
+
+def _current_version(conn: sqlite3.Connection, path: str) -> int:
+    (version,) = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()
+    if version > LATEST_VERSION:
+        raise StoreError(
+            f"{path} has schema version {version}, newer than this bot knows "
+            f"({LATEST_VERSION}); upgrade the bot to a release that knows it"
+        )
+    return int(version)
+
+
+def migrate(conn: sqlite3.Connection, path: str = "the database") -> int:
+    """Bring the schema up to ``LATEST_VERSION``; returns the version reached."""
+    with transaction(conn):
+        conn.execute(_CREATE_TRACKING)
+        _current_version(conn, path)
+    for migration in MIGRATIONS:
+        with transaction(conn):
+            # Re-read under the write lock: another process may have applied it.
+            if _current_version(conn, path) >= migration.version:
+                continue
+            for statement in migration.sql:
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_migrations (version, description, applied_at) VALUES (?, ?, ?)",
+                (migration.version, migration.description, time.time()),
+            )
+    return LATEST_VERSION

@@ -1,0 +1,81 @@
+"""Store ports. Each backend (memory, SQLite, PostgreSQL) implements all five.
+
+Spending a token and recording the answer are one port call (``spend``)
+because they must be one transaction: a crash between them would either
+lose an answer or let a token be spent twice.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from bot.stores.records import AuditEvent, Closing, PauseRecord, RunRecord, RunStatus
+
+
+class Consumption(Protocol):
+    """Records that a token was spent; redemption relies on it to refuse a replay."""
+
+    async def spend(self, interrupt_id: str, closing: Closing) -> bool:
+        """Close an outstanding pause and spend its token, atomically.
+
+        True for the one caller that spent it; False if it was already
+        spent or closed, however many processes race.
+        """
+        ...
+
+
+class Ledger(Protocol):
+    """Issued pauses; the capability writes them, redemption and admins read them."""
+
+    async def issue(self, record: PauseRecord) -> None: ...
+    async def get(self, interrupt_id: str) -> PauseRecord | None: ...
+    async def set_message_ref(self, interrupt_id: str, ref: dict[str, Any]) -> None: ...
+    async def record_cross_scope(self, interrupt_id: str, attempt: dict[str, Any]) -> None: ...
+    async def mark_resumed(self, interrupt_id: str, at: float) -> None: ...
+    async def outstanding(self, *, scope: str | None = None) -> list[PauseRecord]: ...
+    async def overdue(self, now: float, *, limit: int = 100) -> list[PauseRecord]: ...
+    async def unresumed(self) -> list[PauseRecord]: ...
+
+
+class Checkpoints(Protocol):
+    """Versioned turn state; the capability saves it at a pause, resume loads it."""
+
+    async def save(self, run_id: str, state: dict[str, Any]) -> str: ...
+    async def load(self, checkpoint_id: str) -> dict[str, Any] | None: ...
+
+
+class Runs(Protocol):
+    """Runs and where they live; RunService relies on it to post outcomes."""
+
+    async def create(self, run: RunRecord) -> None: ...
+    async def get(self, run_id: str) -> RunRecord | None: ...
+    async def set_status(
+        self, run_id: str, status: RunStatus, *, at: float, text: str = ""
+    ) -> None: ...
+    async def recent(self, *, limit: int = 50) -> list[RunRecord]: ...
+
+
+class Audit(Protocol):
+    """Append-only history; admins read it, nothing rewrites it."""
+
+    async def append(self, event: AuditEvent) -> None: ...
+    async def recent(self, *, limit: int = 100, run_id: str | None = None) -> list[AuditEvent]: ...
+
+
+class Stores(Protocol):
+    """One backend's five ports, opened and closed together."""
+
+    # Read-only so each backend may narrow them to its own classes.
+    @property
+    def consumption(self) -> Consumption: ...
+    @property
+    def ledger(self) -> Ledger: ...
+    @property
+    def checkpoints(self) -> Checkpoints: ...
+    @property
+    def runs(self) -> Runs: ...
+    @property
+    def audit(self) -> Audit: ...
+
+    async def ping(self) -> None: ...
+    async def close(self) -> None: ...

@@ -1,0 +1,90 @@
+"""The rows the stores keep: runs, issued pauses, audit events."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class PauseStatus(StrEnum):
+    """Where an issued pause stands; only OUTSTANDING can still be answered."""
+
+    OUTSTANDING = "outstanding"
+    ANSWERED = "answered"
+    EXPIRED = "expired"
+    CANCELLED = "cancelled"
+
+
+class RunStatus(StrEnum):
+    RUNNING = "running"
+    PAUSED = "paused"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class PauseRecord:
+    """One row of the issuance ledger: a question asked and how it ended.
+
+    ``resumed_at`` stays None until the run has been continued after the
+    pause closed; a closed, unresumed row is work the recovery pass owes.
+    """
+
+    interrupt_id: str
+    run_id: str
+    scope: str
+    name: str
+    tool_call_id: str
+    checkpoint_id: str
+    payload: dict[str, Any]
+    issued_at: float
+    expires_at: float
+    root_run_id: str = ""
+    session_id: str = ""
+    thread_id: str = ""
+    status: PauseStatus = PauseStatus.OUTSTANDING
+    answer: dict[str, Any] | None = None
+    closed_by: str = ""
+    closed_at: float | None = None
+    resumed_at: float | None = None
+    message_ref: dict[str, Any] | None = None
+    cross_scope_attempts: tuple[dict[str, Any], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Closing:
+    """How an outstanding pause ends: answered, expired or cancelled, by whom."""
+
+    status: PauseStatus
+    by: str
+    at: float
+    answer: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """A run started from a chat message, and where to post about it."""
+
+    run_id: str
+    scope: str
+    surface: str
+    requester: str
+    text: str
+    created_at: float
+    conversation: dict[str, Any] = field(default_factory=dict)
+    status: RunStatus = RunStatus.RUNNING
+    updated_at: float = 0.0
+    final_text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEvent:
+    """An append-only record of something that happened to a run or pause."""
+
+    at: float
+    kind: str
+    run_id: str = ""
+    interrupt_id: str = ""
+    actor: str = ""
+    detail: dict[str, Any] = field(default_factory=dict)

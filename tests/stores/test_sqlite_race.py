@@ -1,0 +1,164 @@
+"""Separate OS processes racing on one SQLite file: a token is spent exactly once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import sys
+from contextlib import closing
+from pathlib import Path
+
+from bot.stores import PauseRecord, SqliteStores
+from bot.stores._migrations import MIGRATIONS
+
+REPO = Path(__file__).resolve().parents[2]
+TIMEOUT = 60.0
+
+# Each child opens its own SqliteStores, says "ready", waits for the barrier
+# file so both start spending together, then prints its wins per token.
+SPENDER = """
+import asyncio, json, pathlib, sys, time
+from bot.stores import Closing, PauseStatus, SqliteStores
+
+async def main() -> None:
+    path, barrier, by, reps, ids = sys.argv[1:6]
+    stores = await SqliteStores.open(path)
+    try:
+        print("ready", flush=True)
+        while not pathlib.Path(barrier).exists():
+            await asyncio.sleep(0.001)
+        wins = dict.fromkeys(json.loads(ids), 0)
+        for _ in range(int(reps)):
+            for interrupt_id in wins:
+                closing = Closing(PauseStatus.ANSWERED, by, time.time(), {"by": by})
+                wins[interrupt_id] += await stores.consumption.spend(interrupt_id, closing)
+        print(json.dumps(wins), flush=True)
+    finally:
+        await stores.close()
+
+asyncio.run(main())
+"""
+
+# Each child only opens (so migrates) the file once the barrier appears.
+OPENER = """
+import asyncio, pathlib, sys
+from bot.stores import SqliteStores
+
+async def main() -> None:
+    path, barrier = sys.argv[1:3]  # argv[3], the process name, is unused
+    print("ready", flush=True)
+    while not pathlib.Path(barrier).exists():
+        await asyncio.sleep(0.001)
+    await (await SqliteStores.open(path)).close()
+    print("{}", flush=True)
+
+asyncio.run(main())
+"""
+
+
+def pause(interrupt_id: str) -> PauseRecord:
+    return PauseRecord(
+        interrupt_id=interrupt_id,
+        run_id="run-1",
+        scope="team-a",
+        name="approve",
+        tool_call_id="call-1",
+        checkpoint_id="run-1:1",
+        payload={},
+        issued_at=0.0,
+        expires_at=1e12,
+    )
+
+
+async def race(script: str, path: Path, *args: str) -> list[dict[str, int]]:
+    """Run ``script path barrier proc-N *args`` twice at once; return each one's output."""
+    barrier = path.with_name("go")
+    children = [
+        await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            script,
+            str(path),
+            str(barrier),
+            f"proc-{n}",
+            *args,
+            cwd=REPO,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        for n in range(2)
+    ]
+    try:
+        for child in children:
+            assert child.stdout is not None
+            ready = await asyncio.wait_for(child.stdout.readline(), TIMEOUT)
+            assert ready == b"ready\n", (ready, await child.communicate())
+        barrier.touch()
+        outputs = [await asyncio.wait_for(child.communicate(), TIMEOUT) for child in children]
+    finally:
+        for child in children:
+            if child.returncode is None:
+                child.kill()
+                await child.communicate()
+    for child, (_, err) in zip(children, outputs, strict=True):
+        assert child.returncode == 0, err.decode()
+    return [json.loads(out.splitlines()[-1]) for out, _ in outputs]
+
+
+async def prepare(path: Path, interrupt_ids: list[str]) -> None:
+    stores = await SqliteStores.open(path)
+    try:
+        for interrupt_id in interrupt_ids:
+            await stores.ledger.issue(pause(interrupt_id))
+    finally:
+        await stores.close()
+
+
+def spenders(path: Path) -> dict[str, str]:
+    """Who the file says closed and spent each pause."""
+    with closing(sqlite3.connect(path)) as conn:
+        closed = dict(conn.execute("SELECT interrupt_id, closed_by FROM pauses"))
+        spent = dict(conn.execute("SELECT interrupt_id, by FROM spends"))
+    assert closed == spent
+    return spent
+
+
+async def test_two_processes_racing_200_spends_of_one_token_have_one_winner(
+    tmp_path: Path,
+) -> None:
+    """Two processes spend one token 100 times each: exactly one spend succeeds."""
+    path = tmp_path / "race.sqlite3"
+    await prepare(path, ["tok"])
+
+    results = await race(SPENDER, path, "100", json.dumps(["tok"]))
+
+    wins = [result["tok"] for result in results]
+    assert sum(wins) == 1
+    assert spenders(path) == {"tok": f"proc-{wins.index(1)}"}
+
+
+async def test_two_processes_racing_over_20_tokens_spend_each_once(tmp_path: Path) -> None:
+    """200 attempts over 20 tokens (10 each) from two processes: exactly 20 succeed."""
+    path = tmp_path / "race.sqlite3"
+    tokens = [f"tok-{n}" for n in range(20)]
+    await prepare(path, tokens)
+
+    results = await race(SPENDER, path, "5", json.dumps(tokens))
+
+    assert sum(sum(result.values()) for result in results) == 20
+    for token in tokens:
+        assert [result[token] for result in results].count(1) == 1, token
+    winners = {token: f"proc-{0 if results[0][token] else 1}" for token in tokens}
+    assert spenders(path) == winners
+
+
+async def test_two_processes_creating_one_file_migrate_it_once(tmp_path: Path) -> None:
+    """Two processes opening a new file at once both succeed and record each migration once."""
+    path = tmp_path / "new.sqlite3"
+
+    await race(OPENER, path)
+
+    with closing(sqlite3.connect(path)) as conn:
+        versions = [v for (v,) in conn.execute("SELECT version FROM schema_migrations")]
+    assert versions == [m.version for m in MIGRATIONS]

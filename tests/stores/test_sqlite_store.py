@@ -1,0 +1,231 @@
+"""SQLite-only behaviour: durability, migrations, pragmas, atomic spend, URLs."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from bot.stores import (
+    AuditEvent,
+    Closing,
+    MemoryStores,
+    PauseRecord,
+    PauseStatus,
+    RunRecord,
+    SqliteStores,
+    StoreError,
+    open_stores,
+)
+from bot.stores._migrations import LATEST_VERSION, MIGRATIONS
+
+
+def pause(interrupt_id: str = "i1") -> PauseRecord:
+    return PauseRecord(
+        interrupt_id=interrupt_id,
+        run_id="run-1",
+        scope="team-a",
+        name="approve",
+        tool_call_id="call-1",
+        checkpoint_id="run-1:1",
+        payload={"question": "Deploy?"},
+        issued_at=100.0,
+        expires_at=200.0,
+    )
+
+
+ANSWER = Closing(status=PauseStatus.ANSWERED, by="alice", at=150.0, answer={"choice": "yes"})
+
+
+def raw(path: Path) -> closing[sqlite3.Connection]:
+    """A plain connection to inspect or sabotage the file behind the store's back."""
+    return closing(sqlite3.connect(path, isolation_level=None))
+
+
+async def test_data_survives_close_and_reopen(tmp_path: Path) -> None:
+    """Everything written is there after the store is closed and the file reopened."""
+    path = tmp_path / "bot.sqlite3"
+    stores = await SqliteStores.open(path)
+    try:
+        await stores.ledger.issue(pause("i1"))
+        await stores.ledger.issue(pause("i2"))
+        assert await stores.consumption.spend("i1", ANSWER)
+        await stores.runs.create(
+            RunRecord("run-1", "team-a", "slack", "alice", "go", created_at=1.0)
+        )
+        checkpoint_id = await stores.checkpoints.save("run-1", {"step": 3})
+        await stores.audit.append(AuditEvent(at=1.0, kind="issued", run_id="run-1"))
+    finally:
+        await stores.close()
+
+    reopened = await SqliteStores.open(path)
+    try:
+        answered = await reopened.ledger.get("i1")
+        assert answered is not None
+        assert (answered.status, answered.closed_by) == (PauseStatus.ANSWERED, "alice")
+        assert [p.interrupt_id for p in await reopened.ledger.outstanding()] == ["i2"]
+        assert await reopened.consumption.spend("i1", ANSWER) is False  # still spent
+        assert (await reopened.runs.get("run-1")) is not None
+        assert await reopened.checkpoints.load(checkpoint_id) == {"step": 3}
+        assert [e.kind for e in await reopened.audit.recent()] == ["issued"]
+    finally:
+        await reopened.close()
+
+
+async def test_migrations_are_applied_once(tmp_path: Path) -> None:
+    """Reopening a file does not re-run or re-record its migrations."""
+    path = tmp_path / "bot.sqlite3"
+    for _ in range(3):
+        await (await SqliteStores.open(path)).close()
+    with raw(path) as conn:
+        versions = [v for (v,) in conn.execute("SELECT version FROM schema_migrations")]
+    assert versions == [m.version for m in MIGRATIONS]
+
+
+async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    """A file migrated by a newer bot raises StoreError asking for an upgrade."""
+    path = tmp_path / "bot.sqlite3"
+    await (await SqliteStores.open(path)).close()
+    with raw(path) as conn:
+        conn.execute(
+            "INSERT INTO schema_migrations (version, description, applied_at) VALUES (?, ?, ?)",
+            (LATEST_VERSION + 1, "from the future", 0.0),
+        )
+    with pytest.raises(StoreError, match="upgrade the bot"):
+        await SqliteStores.open(path)
+
+
+async def test_connection_uses_wal_and_the_agreed_pragmas(tmp_path: Path) -> None:
+    """The file is in WAL mode and the store's connection has its pragmas set."""
+    path = tmp_path / "bot.sqlite3"
+    stores = await SqliteStores.open(path)
+    try:
+        with raw(path) as conn:
+            assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        pragmas = await stores._db.run(
+            lambda conn: [
+                conn.execute(f"PRAGMA {name}").fetchone()[0]
+                for name in ("journal_mode", "synchronous", "busy_timeout", "foreign_keys")
+            ]
+        )
+        assert pragmas == ["wal", 1, 5000, 1]  # synchronous 1 is NORMAL
+    finally:
+        await stores.close()
+
+
+async def test_open_creates_missing_folders(tmp_path: Path) -> None:
+    """Opening a path under folders that do not exist yet creates them."""
+    path = tmp_path / "a" / "b" / "bot.sqlite3"
+    await (await SqliteStores.open(path)).close()
+    assert path.is_file()
+
+
+async def test_a_failing_spend_leaves_nothing_half_written(tmp_path: Path) -> None:
+    """If closing the pause fails, the spend is rolled back too; once fixed, spend works."""
+    path = tmp_path / "bot.sqlite3"
+    stores = await SqliteStores.open(path)
+    try:
+        await stores.ledger.issue(pause())
+        with raw(path) as conn:
+            conn.execute(
+                "CREATE TRIGGER boom BEFORE UPDATE ON pauses BEGIN SELECT RAISE(ABORT, 'boom'); END"
+            )
+        with pytest.raises(sqlite3.Error, match="boom"):
+            await stores.consumption.spend("i1", ANSWER)
+
+        with raw(path) as conn:
+            assert conn.execute("SELECT COUNT(*) FROM spends").fetchone() == (0,)
+            conn.execute("DROP TRIGGER boom")
+        row = await stores.ledger.get("i1")
+        assert row is not None
+        assert row.status is PauseStatus.OUTSTANDING
+        assert await stores.consumption.spend("i1", ANSWER) is True
+    finally:
+        await stores.close()
+
+
+async def test_a_value_json_cannot_hold_is_refused_without_a_trace(tmp_path: Path) -> None:
+    """A payload that is not JSON raises TypeError and leaves no row behind."""
+    stores = await SqliteStores.open(tmp_path / "bot.sqlite3")
+    try:
+        bad = dataclasses.replace(pause(), payload={"when": object()})
+        with pytest.raises(TypeError):
+            await stores.ledger.issue(bad)
+        assert await stores.ledger.get("i1") is None
+        with pytest.raises(TypeError):
+            await stores.checkpoints.save("run-1", {"set": {1, 2}})
+        assert await stores.checkpoints.load("run-1:1") is None
+    finally:
+        await stores.close()
+
+
+async def test_checkpoint_ids_count_up_per_run(tmp_path: Path) -> None:
+    """Checkpoint ids are run_id:version, versions counting from 1 in each run."""
+    stores = await SqliteStores.open(tmp_path / "bot.sqlite3")
+    try:
+        ids = [await stores.checkpoints.save(run_id, {}) for run_id in ("a", "a", "b", "a")]
+        assert ids == ["a:1", "a:2", "b:1", "a:3"]
+    finally:
+        await stores.close()
+
+
+async def test_concurrent_spends_in_one_process_have_one_winner(tmp_path: Path) -> None:
+    """Fifty spends gathered over two connections to one file: exactly one wins."""
+    path = tmp_path / "bot.sqlite3"
+    first, second = await SqliteStores.open(path), await SqliteStores.open(path)
+    try:
+        await first.ledger.issue(pause())
+        results = await asyncio.gather(
+            *(s.consumption.spend("i1", ANSWER) for s in [first, second] * 25)
+        )
+        assert results.count(True) == 1
+    finally:
+        await first.close()
+        await second.close()
+
+
+async def test_a_closed_store_refuses_use_and_closes_twice(tmp_path: Path) -> None:
+    """An open store answers ping; once closed, calls raise StoreError and close is harmless."""
+    stores = await SqliteStores.open(tmp_path / "bot.sqlite3")
+    await stores.ping()
+    await stores.close()
+    await stores.close()
+    with pytest.raises(StoreError, match="closed"):
+        await stores.ping()
+
+
+async def test_open_stores_picks_the_backend_from_the_url(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """memory:// and both sqlite forms open; relative paths resolve from the cwd."""
+    memory = await open_stores("memory://")
+    assert isinstance(memory, MemoryStores)
+    await memory.close()
+
+    monkeypatch.chdir(tmp_path)
+    relative = await open_stores("sqlite:///data/rel.sqlite3")
+    assert isinstance(relative, SqliteStores)
+    await relative.close()
+    assert (tmp_path / "data" / "rel.sqlite3").is_file()
+
+    absolute_path = tmp_path / "abs" / "bot.sqlite3"
+    absolute = await open_stores(f"sqlite:///{absolute_path}")  # "sqlite:////tmp/..."
+    assert isinstance(absolute, SqliteStores)
+    await absolute.close()
+    assert absolute_path.is_file()
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["postgresql://bot:hunter2@db/bot", "sqlite://", "sqlite:///", "mysql://x", "", "bot.db"],
+)
+async def test_open_stores_refuses_other_urls(url: str) -> None:
+    """Unsupported URLs raise StoreError naming DATABASE_URL, never echoing a password."""
+    with pytest.raises(StoreError, match="DATABASE_URL") as raised:
+        await open_stores(url)
+    assert "sqlite:////absolute" in str(raised.value)
+    assert "hunter2" not in str(raised.value)

@@ -1,0 +1,229 @@
+"""The contract every store backend keeps, run against memory and SQLite alike."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.stores import (
+    AuditEvent,
+    Closing,
+    PauseRecord,
+    PauseStatus,
+    RunRecord,
+    RunStatus,
+    Stores,
+    open_stores,
+)
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+async def stores(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Stores]:
+    url = "memory://" if request.param == "memory" else f"sqlite:///{tmp_path}/stores.sqlite3"
+    opened = await open_stores(url)
+    try:
+        yield opened
+    finally:
+        await opened.close()
+
+
+def pause(interrupt_id: str = "i1", **changes: Any) -> PauseRecord:
+    record = PauseRecord(
+        interrupt_id=interrupt_id,
+        run_id="run-1",
+        scope="team-a",
+        name="approve_deploy",
+        tool_call_id="call-1",
+        checkpoint_id="run-1:1",
+        payload={"question": "Deploy?", "options": ["yes", "no"]},
+        issued_at=100.0,
+        expires_at=200.0,
+    )
+    return dataclasses.replace(record, **changes)
+
+
+def closing(by: str = "alice", at: float = 150.0) -> Closing:
+    return Closing(status=PauseStatus.ANSWERED, by=by, at=at, answer={"choice": "yes"})
+
+
+def run(run_id: str = "run-1", created_at: float = 1.0) -> RunRecord:
+    return RunRecord(
+        run_id=run_id,
+        scope="team-a",
+        surface="slack",
+        requester="alice",
+        text="deploy the thing",
+        created_at=created_at,
+        conversation={"channel": "C1", "thread": "T1"},
+    )
+
+
+async def test_issue_then_get_returns_every_field(stores: Stores) -> None:
+    """A pause read back equals the one issued, every field included."""
+    record = pause(
+        root_run_id="root-1",
+        session_id="sess-1",
+        thread_id="thread-1",
+        status=PauseStatus.ANSWERED,
+        answer={"choice": "no", "note": "ünïcode"},
+        closed_by="bob",
+        closed_at=150.5,
+        resumed_at=160.25,
+        message_ref={"channel": "C1", "ts": "1.2"},
+        cross_scope_attempts=({"actor": "eve", "scope": "b"}, {"actor": "mal", "scope": "c"}),
+    )
+    await stores.ledger.issue(record)
+    assert await stores.ledger.get("i1") == record
+    assert await stores.ledger.get("nope") is None
+
+
+async def test_reissue_replaces_the_row_and_keeps_its_place(stores: Stores) -> None:
+    """Issuing an existing id again replaces it whole but keeps its place in listings."""
+    await stores.ledger.issue(pause("a", cross_scope_attempts=({"actor": "eve"},)))
+    await stores.ledger.issue(pause("b"))
+    replacement = pause("a", payload={"question": "Again?"})
+    await stores.ledger.issue(replacement)
+    assert await stores.ledger.get("a") == replacement
+    assert [p.interrupt_id for p in await stores.ledger.outstanding()] == ["a", "b"]
+
+
+async def test_set_message_ref_is_stored(stores: Stores) -> None:
+    """set_message_ref records where the question was posted."""
+    await stores.ledger.issue(pause())
+    await stores.ledger.set_message_ref("i1", {"channel": "C9", "ts": "42.1"})
+    row = await stores.ledger.get("i1")
+    assert row is not None
+    assert row.message_ref == {"channel": "C9", "ts": "42.1"}
+
+
+async def test_record_cross_scope_keeps_order(stores: Stores) -> None:
+    """Cross-scope attempts come back in the order they were recorded."""
+    await stores.ledger.issue(pause())
+    attempts = [{"actor": f"user-{n}", "scope": "other"} for n in (3, 1, 2)]
+    for attempt in attempts:
+        await stores.ledger.record_cross_scope("i1", attempt)
+    row = await stores.ledger.get("i1")
+    assert row is not None
+    assert row.cross_scope_attempts == tuple(attempts)
+
+
+async def test_updates_to_unknown_ids_raise_key_error(stores: Stores) -> None:
+    """Updating a pause or run that was never written raises KeyError."""
+    with pytest.raises(KeyError):
+        await stores.ledger.set_message_ref("ghost", {"ts": "1"})
+    with pytest.raises(KeyError):
+        await stores.ledger.record_cross_scope("ghost", {"actor": "eve"})
+    with pytest.raises(KeyError):
+        await stores.ledger.mark_resumed("ghost", 1.0)
+    with pytest.raises(KeyError):
+        await stores.runs.set_status("ghost", RunStatus.FAILED, at=1.0)
+
+
+async def test_spend_closes_an_outstanding_pause_exactly_once(stores: Stores) -> None:
+    """The first spend closes the row and wins; a second spend and an unknown id lose."""
+    await stores.ledger.issue(pause())
+    assert await stores.consumption.spend("i1", closing("alice", 150.0)) is True
+    assert await stores.consumption.spend("i1", closing("bob", 151.0)) is False
+    assert await stores.consumption.spend("unknown", closing()) is False
+    row = await stores.ledger.get("i1")
+    assert row is not None
+    assert (row.status, row.answer, row.closed_by, row.closed_at) == (
+        PauseStatus.ANSWERED,
+        {"choice": "yes"},
+        "alice",
+        150.0,
+    )
+
+
+async def test_spend_leaves_a_closed_pause_alone(stores: Stores) -> None:
+    """Spending a pause that is no longer outstanding fails and changes nothing."""
+    expired = pause(status=PauseStatus.EXPIRED, closed_by="sweeper", closed_at=201.0)
+    await stores.ledger.issue(expired)
+    assert await stores.consumption.spend("i1", closing()) is False
+    assert await stores.ledger.get("i1") == expired
+
+
+async def test_mark_resumed_removes_a_pause_from_unresumed(stores: Stores) -> None:
+    """Closed, unresumed pauses are listed in issue order until marked resumed."""
+    await stores.ledger.issue(pause("open"))
+    await stores.ledger.issue(pause("x", status=PauseStatus.CANCELLED, closed_by="admin"))
+    await stores.ledger.issue(pause("y"))
+    assert await stores.consumption.spend("y", closing())
+    assert [p.interrupt_id for p in await stores.ledger.unresumed()] == ["x", "y"]
+    await stores.ledger.mark_resumed("x", 300.0)
+    assert [p.interrupt_id for p in await stores.ledger.unresumed()] == ["y"]
+    row = await stores.ledger.get("x")
+    assert row is not None
+    assert row.resumed_at == 300.0
+
+
+async def test_outstanding_is_filtered_by_scope(stores: Stores) -> None:
+    """outstanding lists only open pauses, and only the scope asked for when given."""
+    await stores.ledger.issue(pause("a1", scope="a"))
+    await stores.ledger.issue(pause("b1", scope="b"))
+    await stores.ledger.issue(pause("a2", scope="a"))
+    await stores.ledger.issue(pause("a3", scope="a", status=PauseStatus.EXPIRED))
+    assert [p.interrupt_id for p in await stores.ledger.outstanding()] == ["a1", "b1", "a2"]
+    assert [p.interrupt_id for p in await stores.ledger.outstanding(scope="a")] == ["a1", "a2"]
+    assert await stores.ledger.outstanding(scope="zzz") == []
+
+
+async def test_overdue_is_ordered_by_expiry_and_limited(stores: Stores) -> None:
+    """overdue lists open pauses expired by now, soonest expiry first, at most limit."""
+    for interrupt_id, expires_at in [("c", 30.0), ("a", 10.0), ("b", 20.0), ("future", 50.0)]:
+        await stores.ledger.issue(pause(interrupt_id, expires_at=expires_at))
+    await stores.ledger.issue(pause("closed", expires_at=5.0, status=PauseStatus.CANCELLED))
+    assert [p.interrupt_id for p in await stores.ledger.overdue(40.0)] == ["a", "b", "c"]
+    assert [p.interrupt_id for p in await stores.ledger.overdue(40.0, limit=2)] == ["a", "b"]
+    assert await stores.ledger.overdue(1.0) == []
+
+
+async def test_checkpoints_round_trip_with_distinct_ids(stores: Stores) -> None:
+    """Each save gets its own id and load returns the saved state; unknown ids load None."""
+    first = {"messages": [{"role": "user", "content": "hi"}], "step": 1}
+    second = {"messages": [], "step": 2, "nested": {"a": [1, 2.5, None, True]}}
+    id1 = await stores.checkpoints.save("run-1", first)
+    id2 = await stores.checkpoints.save("run-1", second)
+    id3 = await stores.checkpoints.save("run-2", first)
+    assert len({id1, id2, id3}) == 3
+    assert await stores.checkpoints.load(id1) == first
+    assert await stores.checkpoints.load(id2) == second
+    assert await stores.checkpoints.load(id3) == first
+    assert await stores.checkpoints.load("run-1:nope") is None
+
+
+async def test_runs_create_get_set_status_and_recent(stores: Stores) -> None:
+    """Runs read back whole, status updates keep the last final text, recent is newest first."""
+    older, newer = run("r1", created_at=1.0), run("r2", created_at=2.0)
+    await stores.runs.create(older)
+    await stores.runs.create(newer)
+    assert await stores.runs.get("r1") == older
+    assert await stores.runs.get("missing") is None
+
+    await stores.runs.set_status("r1", RunStatus.COMPLETED, at=5.0, text="done")
+    await stores.runs.set_status("r1", RunStatus.FAILED, at=6.0)
+    got = await stores.runs.get("r1")
+    assert got is not None
+    assert (got.status, got.updated_at, got.final_text) == (RunStatus.FAILED, 6.0, "done")
+
+    assert [r.run_id for r in await stores.runs.recent()] == ["r2", "r1"]
+    assert [r.run_id for r in await stores.runs.recent(limit=1)] == ["r2"]
+
+
+async def test_audit_recent_is_newest_first_and_filters_by_run(stores: Stores) -> None:
+    """Audit events come back newest first, optionally only one run's."""
+    events = [
+        AuditEvent(at=1.0, kind="issued", run_id="r1", interrupt_id="i1", actor="bot"),
+        AuditEvent(at=2.0, kind="issued", run_id="r2", interrupt_id="i2", actor="bot"),
+        AuditEvent(at=3.0, kind="answered", run_id="r1", actor="alice", detail={"choice": "y"}),
+    ]
+    for event in events:
+        await stores.audit.append(event)
+    assert await stores.audit.recent() == list(reversed(events))
+    assert await stores.audit.recent(limit=2) == [events[2], events[1]]
+    assert await stores.audit.recent(run_id="r1") == [events[2], events[0]]
+    assert await stores.audit.recent(run_id="nobody") == []
