@@ -1,0 +1,95 @@
+"""What a pause is bound to, and the stage handler that pauses.
+
+Every refusal of a pause declines (``no_change``) rather than raising: a
+raise from ``pre-tool`` is a crashed stage and ends the turn, while a
+decline lets the tool body hand the model a refusal it can work around.
+Only ``HumanInteractionError`` is a refusal; anything else is a wiring bug
+and is allowed to crash the stage so it is seen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from bot.human.capability import ASK_USER, HumanInteractionError
+from bot.human.tokens import MintedPause
+from bot.kernel.contracts import StageHandler, StageResult, no_change
+from bot.kernel.interrupts import InvocationPaused, PendingInterrupt
+from bot.kernel.state import snapshot
+
+if TYPE_CHECKING:
+    from bot.human.capability import HumanInteractionCapability
+    from bot.kernel.turn import StageContext
+
+
+@dataclass(frozen=True, slots=True)
+class PauseBinding:
+    """The run a pause belongs to, resolved per run by the composition root.
+
+    Resolved through a callable, never captured at construction: none of
+    these facts is known when the plan is compiled. ``checkpoint_id`` None
+    means the capability's checkpoint store assigns one.
+    """
+
+    pin: Any = None
+    scope: Any = None
+    run_id: str = ""
+    root_run_id: str = ""
+    session_id: str = ""
+    thread_id: str = ""
+    checkpoint_id: str | None = None
+
+
+def pause_handler(
+    capability: HumanInteractionCapability,
+    binding: Callable[[], PauseBinding | None],
+    encode_token: Callable[[MintedPause], str],
+) -> StageHandler:
+    """Build the handler that turns a reserved interaction call into a pause."""
+
+    async def handle(context: StageContext) -> StageResult[Any]:
+        registered = frozenset(capability.names())
+        pending = [call for call in context.requests if call.name in registered]
+        if not pending:
+            return no_change("this round asked for no registered interaction")
+        resolved = binding()
+        if resolved is None:
+            return no_change("no pause binding was resolved for this run")
+        # Only the first: the run stops either way, and a second token now
+        # would be an outstanding ledger row for a question never asked. The
+        # resume re-runs this stage, which then pauses on the next one.
+        call = pending[0]
+        try:
+            event = await capability.pause(
+                pin=resolved.pin,
+                scope=resolved.scope,
+                run_id=resolved.run_id,
+                root_run_id=resolved.root_run_id or context.request.root_run_id or resolved.run_id,
+                session_id=resolved.session_id,
+                thread_id=resolved.thread_id,
+                payload=call.arguments,
+                name=call.name,
+                tool_call_id=call.call_id,
+                checkpoint_id=resolved.checkpoint_id,
+                turn_state=snapshot(context.request, context.state),
+            )
+        except HumanInteractionError as refused:
+            return no_change(f"the {call.name!r} pause was refused, no token minted: {refused}")
+        raise InvocationPaused(
+            PendingInterrupt(
+                name=call.name,
+                kind="ask_user" if call.name == ASK_USER else "interrupt",
+                payload=event.payload,
+                token=encode_token(event.pause),
+                tool_call_id=event.tool_call_id,
+                interrupt_id=event.interrupt_id,
+                run_id=event.run_id,
+                session_id=event.session_id,
+                expires_at=float(event.pause.claims.exp),
+                resumable=event.resumable,
+            )
+        )
+
+    return handle

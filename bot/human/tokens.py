@@ -1,0 +1,171 @@
+"""Resume tokens: JWTs bound to one pause, signed with rotating keys.
+
+The first configured key signs; every configured key verifies, so adding a
+key in front and retiring the old one later never breaks an open pause.
+Decoding names its algorithm per key, so ``alg: none`` and algorithm
+confusion are refused by construction rather than by a check we might forget.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import jwt
+
+from bot.errors import BotError
+
+MAX_TOKEN_CHARS = 1000
+"""Tokens ride in Slack button values (2,000) and modal metadata (3,000)."""
+
+MIN_SECRET_CHARS = 32
+DEFAULT_ISSUER = "chatops-bridge"
+DEFAULT_AUDIENCE = "chatops-bridge/resume"
+_REQUIRED = ("jti", "sub", "iat", "exp", "aud", "iss")
+
+
+class TokenError(BotError):
+    """A token was refused; nothing was spent."""
+
+
+class TokenInvalidError(TokenError):
+    """Forged, tampered, truncated, unknown key, wrong audience or not a token."""
+
+
+class TokenExpiredError(TokenError):
+    """Signed by us, but past its expiry."""
+
+
+class SigningConfigError(BotError):
+    """The signing keys are unusable; the message names the setting to fix."""
+
+
+@dataclass(frozen=True, slots=True)
+class PauseClaims:
+    """What a token says: which pause, which run, where, until when."""
+
+    jti: str  # interrupt id
+    sub: str  # run id
+    iat: int
+    exp: int
+    scope: str
+    thread: str
+    checkpoint: str
+    call: str  # the reserved tool call id the answer joins on
+    name: str  # interaction name
+    aud: str = DEFAULT_AUDIENCE
+    iss: str = DEFAULT_ISSUER
+
+
+@dataclass(frozen=True, slots=True)
+class MintedPause:
+    """A signed-to-be envelope; ``encode`` renders it as the opaque string."""
+
+    claims: PauseClaims
+
+
+@dataclass(frozen=True, slots=True)
+class SigningKey:
+    """One key by id. HS256 uses one secret for both; asymmetric keys differ."""
+
+    kid: str
+    signing: Any
+    verifying: Any
+    algorithm: str = "HS256"
+
+    def __repr__(self) -> str:  # never print key material
+        return f"SigningKey(kid={self.kid!r}, algorithm={self.algorithm!r})"
+
+
+def parse_signing_keys(text: str) -> tuple[SigningKey, ...]:
+    """Parse ``kid:secret,kid:secret``; the first key signs."""
+    keys: list[SigningKey] = []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        kid, sep, secret = item.partition(":")
+        if not sep or not kid or not secret:
+            raise SigningConfigError(
+                "BOT_SIGNING_KEYS must look like 'kid:secret,kid:secret'; one entry has no ':'."
+            )
+        if len(secret) < MIN_SECRET_CHARS:
+            raise SigningConfigError(
+                f"BOT_SIGNING_KEYS key {kid!r} is shorter than {MIN_SECRET_CHARS} characters; "
+                "generate one with `python -m bot keygen`."
+            )
+        keys.append(SigningKey(kid, secret, secret))
+    if not keys:
+        raise SigningConfigError("BOT_SIGNING_KEYS is set but names no key.")
+    if len({key.kid for key in keys}) != len(keys):
+        raise SigningConfigError("BOT_SIGNING_KEYS names the same kid twice.")
+    return tuple(keys)
+
+
+def random_signing_key(kid: str | None = None) -> SigningKey:
+    secret = secrets.token_urlsafe(48)
+    return SigningKey(kid or f"k{secrets.token_hex(4)}", secret, secret)
+
+
+class TokenSigner:
+    """Mints, encodes and decodes resume tokens."""
+
+    def __init__(
+        self,
+        keys: Sequence[SigningKey],
+        *,
+        issuer: str = DEFAULT_ISSUER,
+        audience: str = DEFAULT_AUDIENCE,
+    ) -> None:
+        if not keys:
+            raise SigningConfigError("a token signer needs at least one key.")
+        self._signing = keys[0]
+        self._by_kid = {key.kid: key for key in keys}
+        self.issuer = issuer
+        self.audience = audience
+
+    def mint(self, claims: PauseClaims) -> MintedPause:
+        return MintedPause(claims)
+
+    def encode(self, minted: MintedPause) -> str:
+        # The signer owns audience and issuer, whatever the envelope says.
+        payload = asdict(minted.claims) | {"aud": self.audience, "iss": self.issuer}
+        token = jwt.encode(
+            payload,
+            self._signing.signing,
+            algorithm=self._signing.algorithm,
+            headers={"kid": self._signing.kid},
+        )
+        if len(token) >= MAX_TOKEN_CHARS:
+            raise TokenError(
+                f"a resume token came out {len(token)} characters long; shorten the ids "
+                f"bound into it (the limit is {MAX_TOKEN_CHARS})."
+            )
+        return token
+
+    def decode(self, token: str, *, now: float) -> PauseClaims:
+        """Verify everything but the clock-free parts first, then expiry against ``now``."""
+        if not isinstance(token, str) or not token or len(token) >= MAX_TOKEN_CHARS:
+            raise TokenInvalidError("not a resume token")
+        try:
+            header = jwt.get_unverified_header(token)
+        except jwt.InvalidTokenError as error:
+            raise TokenInvalidError("not a resume token") from error
+        key = self._by_kid.get(str(header.get("kid", "")))
+        if key is None:
+            raise TokenInvalidError("signed by a key this bot does not hold")
+        try:
+            data = jwt.decode(
+                token,
+                key.verifying,
+                algorithms=[key.algorithm],
+                audience=self.audience,
+                issuer=self.issuer,
+                # Time claims are checked below against the injected clock.
+                options={"require": list(_REQUIRED), "verify_exp": False, "verify_iat": False},
+            )
+            claims = PauseClaims(**{k: data[k] for k in PauseClaims.__slots__})
+        except (jwt.InvalidTokenError, KeyError, TypeError) as error:
+            raise TokenInvalidError("signature, audience or claims do not check out") from error
+        if claims.exp <= now:
+            raise TokenExpiredError("the token is past its expiry")
+        return claims
