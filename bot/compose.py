@@ -1,0 +1,55 @@
+"""Wire the human capability, the agent and the stores together.
+
+Shared by the application, the tests and the benchmarks so all three run
+the same composition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from bot.human.capability import HumanInteractionCapability, InteractionRegistration
+from bot.human.factory import ask_user_registration, human_interaction
+from bot.human.live_binding import current_run_binding
+from bot.human.tokens import TokenSigner
+from bot.human.ttl import TTLPolicy
+from bot.kernel.tools import Tool
+from bot.kernel.turn import DEFAULT_MAX_ROUNDS, Agent
+from bot.providers.base import Provider
+from bot.stores.ports import Stores
+
+
+def build_agent(
+    *,
+    provider: Provider,
+    stores: Stores,
+    signer: TokenSigner,
+    clock: Callable[[], float],
+    tools: Sequence[Tool] = (),
+    registrations: Sequence[InteractionRegistration] | None = None,
+    ttl: TTLPolicy | None = None,
+    system_prompt: str = "",
+    max_rounds: int = DEFAULT_MAX_ROUNDS,
+) -> tuple[Agent, HumanInteractionCapability]:
+    """The agent with human interaction bound to these stores and this signer."""
+    capability = human_interaction(
+        signer=signer,
+        binding=current_run_binding,
+        encode_token=signer.encode,
+        decode_token=lambda token: signer.decode(token, now=clock()),
+        registrations=registrations if registrations is not None else [ask_user_registration()],
+        ttl=ttl,
+        consumption=stores.consumption,
+        ledger=stores.ledger,
+        checkpoints=stores.checkpoints,
+        audit=stores.audit,
+        clock=clock,
+    )
+    agent = Agent(
+        provider,
+        capabilities=[capability],
+        tools=tools,
+        system_prompt=system_prompt,
+        max_rounds=max_rounds,
+    )
+    return agent, capability

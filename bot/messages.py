@@ -1,0 +1,62 @@
+"""Every sentence a person sees, in one place, the same on every surface."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import assert_never
+
+from bot.outcomes import (
+    AlreadyAnswered,
+    AnswerInvalid,
+    Cancelled,
+    NotAllowedToAnswer,
+    Refusal,
+    ScopeMismatch,
+    StoreUnavailable,
+    TokenExpired,
+    TokenInvalid,
+)
+
+
+def when(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def refusal_text(refusal: Refusal) -> str:
+    """One sentence: what happened and what to do."""
+    match refusal:
+        case TokenInvalid():
+            return "This answer link is not valid; answer from the latest message the bot posted."
+        case TokenExpired():
+            return "This question has expired; ask the bot again to get a fresh one."
+        case AlreadyAnswered(by=by, at=at):
+            return f"This question was already answered by {by} at {when(at)}; nothing changed."
+        case Cancelled(by=by, at=at):
+            return f"This question was cancelled by {by} at {when(at)}; nothing changed."
+        case ScopeMismatch():
+            return "This question belongs to another workspace; answer it where it was asked."
+        case NotAllowedToAnswer():
+            return "This question is not yours to answer; ask the person who started the run."
+        case AnswerInvalid(fields=fields):
+            detail = "; ".join(f"{name}: {problem}" for name, problem in fields.items())
+            return f"That answer does not fit the question ({detail}); correct it and submit again."
+        case StoreUnavailable():
+            return "The bot could not record your answer just now; nothing changed, try again."
+        case _:
+            assert_never(refusal)
+
+
+def answered_text(by: str, at: float) -> str:
+    return f"Answered by {by} at {when(at)}."
+
+
+def expired_text(at: float) -> str:
+    return f"Expired at {when(at)} without an answer."
+
+
+def cancelled_text(by: str, at: float) -> str:
+    return f"Cancelled by {by} at {when(at)}."
+
+
+RUN_FAILED = "The run stopped on an error; an admin can see the details in the audit log."
+BOT_MISCONFIGURED = "The bot is misconfigured; an admin has been told what to fix."

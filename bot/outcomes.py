@@ -1,0 +1,96 @@
+"""What redeeming an answer can come to: one success, or one typed refusal.
+
+No refusal spends the token; each carries what the person needs to hear.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.stores.records import PauseRecord, RunRecord
+
+
+@dataclass(frozen=True, slots=True)
+class TokenInvalid:
+    """Forged, tampered, truncated, unknown key, or not a token at all."""
+
+
+@dataclass(frozen=True, slots=True)
+class TokenExpired:
+    expired_at: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AlreadyAnswered:
+    by: str
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Cancelled:
+    by: str
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeMismatch:
+    """Answered from another workspace/tenant than the one asked in."""
+
+
+@dataclass(frozen=True, slots=True)
+class NotAllowedToAnswer:
+    """The person is not among those who may answer this question."""
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerInvalid:
+    fields: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class StoreUnavailable:
+    """The store failed before the spend committed; nothing changed."""
+
+
+Refusal = (
+    TokenInvalid
+    | TokenExpired
+    | AlreadyAnswered
+    | Cancelled
+    | ScopeMismatch
+    | NotAllowedToAnswer
+    | AnswerInvalid
+    | StoreUnavailable
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Redeemed:
+    """The token is spent, the answer stored, and the resume is owed."""
+
+    interrupt_id: str
+    run_id: str
+    responder: str
+    answer: dict[str, Any]
+    at: float
+    # The closed row and its run, so the resume needs no second read.
+    closed: PauseRecord | None = field(default=None, repr=False, compare=False)
+    run: RunRecord | None = field(default=None, repr=False, compare=False)
+
+
+RedeemOutcome = Redeemed | Refusal
+
+
+@dataclass(frozen=True, slots=True)
+class Responder:
+    """The person acting, as the surface identified them (e.g. ``slack:T1:U1``)."""
+
+    id: str
+    name: str = ""
+    is_admin: bool = False
+
+    @property
+    def display(self) -> str:
+        return self.name or self.id

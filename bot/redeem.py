@@ -1,0 +1,153 @@
+"""Redeeming an answer: every check, in order, before the one atomic spend.
+
+The order is the contract (DESIGN step 5): token, ledger row, scope,
+person, answer, spend. Every refusal returns before the spend, so a refused
+answer never costs the person their token.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from bot.human.capability import AnswerValidationError, HumanInteractionCapability
+from bot.human.tokens import PauseClaims, TokenExpiredError, TokenInvalidError
+from bot.outcomes import (
+    AlreadyAnswered,
+    AnswerInvalid,
+    Cancelled,
+    NotAllowedToAnswer,
+    Redeemed,
+    RedeemOutcome,
+    Refusal,
+    Responder,
+    ScopeMismatch,
+    StoreUnavailable,
+    TokenExpired,
+    TokenInvalid,
+)
+from bot.policy import AnswerPolicy
+from bot.stores.ports import Stores
+from bot.stores.records import AuditEvent, Closing, PauseRecord, PauseStatus
+
+log = logging.getLogger(__name__)
+
+
+class Redeemer:
+    """Turns (token, answer, who, scope) into Redeemed or a typed refusal."""
+
+    def __init__(
+        self,
+        *,
+        capability: HumanInteractionCapability,
+        stores: Stores,
+        policy: AnswerPolicy,
+        clock: Callable[[], float],
+    ) -> None:
+        self._capability = capability
+        self._stores = stores
+        self._policy = policy
+        self._clock = clock
+
+    async def redeem(
+        self, token: str, answer: Mapping[str, Any], *, responder: Responder, scope: str
+    ) -> RedeemOutcome:
+        now = self._clock()
+        try:
+            claims = self._capability.signer.decode(token, now=now)
+        except TokenExpiredError:
+            return await self._refused(TokenExpired(), None, responder)
+        except TokenInvalidError:
+            return await self._refused(TokenInvalid(), None, responder)
+        try:
+            return await self._redeem_claims(claims, answer, responder, scope, now)
+        except Exception:
+            log.exception("redeem failed in the store", extra={"interrupt_id": claims.jti})
+            return StoreUnavailable()
+
+    async def _redeem_claims(
+        self,
+        claims: PauseClaims,
+        answer: Mapping[str, Any],
+        responder: Responder,
+        scope: str,
+        now: float,
+    ) -> RedeemOutcome:
+        record = await self._stores.ledger.get(claims.jti)
+        if record is None or record.run_id != claims.sub or record.tool_call_id != claims.call:
+            return await self._refused(TokenInvalid(), None, responder)
+        closed = _closed_refusal(record)
+        if closed is not None:
+            return await self._refused(closed, record, responder)
+        registration = self._capability.registration(record.name)
+        if registration is None:
+            return await self._refused(TokenInvalid(), record, responder)
+        if scope != record.scope:
+            # Recorded whether or not it is allowed: the ledger is where an
+            # admin finds out that answers arrive from elsewhere.
+            attempt = {"scope": scope, "responder": responder.id, "at": now}
+            await self._stores.ledger.record_cross_scope(record.interrupt_id, attempt)
+            if not registration.cross_scope_allowed:
+                return await self._refused(ScopeMismatch(), record, responder)
+        run = await self._stores.runs.get(record.run_id)
+        if not self._policy(record, run, responder):
+            return await self._refused(NotAllowedToAnswer(), record, responder)
+        try:
+            clean = registration.validate_answer(answer, record.payload)
+        except AnswerValidationError as invalid:
+            return await self._refused(AnswerInvalid(invalid.fields), record, responder)
+        closing = Closing(PauseStatus.ANSWERED, by=responder.display, at=now, answer=clean)
+        if not await self._stores.consumption.spend(record.interrupt_id, closing):
+            # Lost a race: whoever won has closed the row by now.
+            latest = await self._stores.ledger.get(record.interrupt_id)
+            lost = _closed_refusal(latest) if latest is not None else None
+            return await self._refused(lost or TokenInvalid(), record, responder)
+        await self._audit("answered", record, responder, {})
+        answered = dataclasses.replace(
+            record, status=closing.status, answer=clean, closed_by=closing.by, closed_at=now
+        )
+        return Redeemed(
+            record.interrupt_id, record.run_id, responder.display, clean, now, answered, run
+        )
+
+    async def _refused(
+        self, refusal: Refusal, record: PauseRecord | None, responder: Responder
+    ) -> Refusal:
+        try:
+            await self._audit("refused", record, responder, {"reason": type(refusal).__name__})
+        except Exception:
+            log.warning("could not audit a refusal", exc_info=True)
+        return refusal
+
+    async def _audit(
+        self,
+        kind: str,
+        record: PauseRecord | None,
+        responder: Responder,
+        detail: dict[str, Any],
+    ) -> None:
+        await self._stores.audit.append(
+            AuditEvent(
+                at=self._clock(),
+                kind=kind,
+                run_id=record.run_id if record else "",
+                interrupt_id=record.interrupt_id if record else "",
+                actor=responder.id,
+                detail=detail,
+            )
+        )
+
+
+def _closed_refusal(record: PauseRecord) -> Refusal | None:
+    at = record.closed_at or 0.0
+    match record.status:
+        case PauseStatus.OUTSTANDING:
+            return None
+        case PauseStatus.ANSWERED:
+            return AlreadyAnswered(record.closed_by, at)
+        case PauseStatus.EXPIRED:
+            return TokenExpired(at)
+        case PauseStatus.CANCELLED:
+            return Cancelled(record.closed_by, at)

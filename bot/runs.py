@@ -1,0 +1,226 @@
+"""RunService: runs from chat messages, pauses out, answers in, resumes in the background.
+
+Adapters call ``start`` and ``redeem`` and nothing else decides anything:
+the checks live in ``Redeemer``, the words in ``bot.messages``. Every task
+this service starts is owned, so shutdown can drain it; whatever a drain
+cuts short stays closed-but-unresumed in the ledger and ``recover`` picks
+it up at the next start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from typing import Any, TypeVar, assert_never
+
+from bot.human.capability import HumanInteractionCapability
+from bot.kernel.state import TurnRequest
+from bot.kernel.turn import Agent, TurnCompleted, TurnOutcome, TurnPaused
+from bot.messages import RUN_FAILED
+from bot.metrics import Metrics
+from bot.outcomes import Redeemed, RedeemOutcome, Responder
+from bot.policy import AnswerPolicy, RequesterOrApprovers
+from bot.redeem import Redeemer
+from bot.resume import resume_turn
+from bot.stores.ports import Stores
+from bot.stores.records import AuditEvent, Closing, PauseRecord, PauseStatus, RunRecord, RunStatus
+from bot.surfaces import Conversation, Surface
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class RunService:
+    """The one place a run's life is driven, for every surface."""
+
+    def __init__(
+        self,
+        *,
+        agent: Agent,
+        capability: HumanInteractionCapability,
+        stores: Stores,
+        surfaces: Mapping[str, Surface] | None = None,
+        policy: AnswerPolicy | None = None,
+        metrics: Metrics | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.agent = agent
+        self.capability = capability
+        self.stores = stores
+        self.surfaces: dict[str, Surface] = dict(surfaces or {})
+        self.metrics = metrics or Metrics()
+        self.clock = clock
+        self._redeemer = Redeemer(
+            capability=capability,
+            stores=stores,
+            policy=policy or RequesterOrApprovers(),
+            clock=clock,
+        )
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def add_surface(self, surface: Surface) -> None:
+        self.surfaces[surface.name] = surface
+
+    # -- the path of one pause -------------------------------------------------
+
+    async def start(self, where: Conversation, who: Responder, text: str) -> RunRecord:
+        """Store the run and drive its first turn in the background."""
+        now = self.clock()
+        run = RunRecord(
+            run_id=f"run_{secrets.token_hex(8)}",
+            scope=where.scope,
+            surface=where.surface,
+            requester=who.id,
+            text=text,
+            created_at=now,
+            updated_at=now,
+            conversation=where.to_json(),
+        )
+        await self.stores.runs.create(run)
+        await self._audit("started", run.run_id, "", who.id, {"surface": where.surface})
+        request = TurnRequest(
+            text=text,
+            scope=where.scope,
+            run_id=run.run_id,
+            root_run_id=run.run_id,
+            session_id=where.key,
+            thread_id=where.thread,
+        )
+        self._spawn(self._drive(run, lambda: self.agent.run_turn(request)), f"turn {run.run_id}")
+        return run
+
+    async def redeem(
+        self, token: str, answer: Mapping[str, Any], *, responder: Responder, scope: str
+    ) -> RedeemOutcome:
+        """Check and spend; on success the resume is owed and scheduled."""
+        outcome = await self._redeemer.redeem(token, answer, responder=responder, scope=scope)
+        if isinstance(outcome, Redeemed):
+            self.metrics.pauses_answered.inc()
+            record = outcome.closed or await self.stores.ledger.get(outcome.interrupt_id)
+            if record is not None:
+                self._spawn(self._resume(record, outcome.run), f"resume {record.run_id}")
+        else:
+            self.metrics.refusals.labels(reason=type(outcome).__name__).inc()
+        return outcome
+
+    async def cancel(self, interrupt_id: str, *, by: Responder) -> bool:
+        """Close an open question as cancelled and resume its run without an answer."""
+        closing = Closing(PauseStatus.CANCELLED, by=by.display, at=self.clock())
+        return await self._close(interrupt_id, closing, self.metrics.pauses_cancelled.inc)
+
+    async def sweep(self, *, limit: int = 100) -> int:
+        """Expire overdue questions; each resumes with an "expired" observation."""
+        count = 0
+        for record in await self.stores.ledger.overdue(self.clock(), limit=limit):
+            closing = Closing(PauseStatus.EXPIRED, by="", at=self.clock())
+            if await self._close(record.interrupt_id, closing, self.metrics.pauses_expired.inc):
+                count += 1
+        return count
+
+    async def recover(self) -> int:
+        """Resume every pause that closed but whose run was never continued."""
+        owed = await self.stores.ledger.unresumed()
+        for record in owed:
+            log.info("recovering run", extra={"run_id": record.run_id})
+            self._spawn(self._resume(record), f"recover {record.run_id}")
+        return len(owed)
+
+    # -- background work -------------------------------------------------------
+
+    async def wait_idle(self) -> None:
+        """Wait until no owned task is left (tasks may start more tasks)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def drain(self, grace_seconds: float) -> None:
+        """Let owned tasks finish within the grace period, then cancel the rest."""
+        if self._tasks:
+            _, pending = await asyncio.wait(list(self._tasks), timeout=grace_seconds)
+            for task in pending:
+                task.cancel()
+            if pending:
+                log.warning("cancelled %d tasks at shutdown; recovery resumes them", len(pending))
+                await asyncio.gather(*pending, return_exceptions=True)
+
+    def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> None:
+        task = asyncio.get_running_loop().create_task(work, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._forget)
+
+    def _forget(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("background task %s failed", task.get_name(), exc_info=task.exception())
+
+    async def _close(self, interrupt_id: str, closing: Closing, count: Callable[[], None]) -> bool:
+        if not await self.stores.consumption.spend(interrupt_id, closing):
+            return False
+        count()
+        record = await self.stores.ledger.get(interrupt_id)
+        if record is not None:
+            await self._audit(closing.status.value, record.run_id, interrupt_id, closing.by, {})
+            self._spawn(self._resume(record), f"resume {record.run_id}")
+        return True
+
+    async def _resume(self, record: PauseRecord, run: RunRecord | None = None) -> None:
+        run = run or await self.stores.runs.get(record.run_id)
+        if run is None:
+            log.error("closed pause names an unknown run", extra={"run_id": record.run_id})
+            return
+        surface = self.surfaces.get(run.surface)
+        if surface is not None:
+            await _quietly(surface.show_closed(run, record), "show_closed")
+        started = time.perf_counter()
+        await self._drive(run, lambda: resume_turn(self.agent, self.stores.checkpoints, record))
+        await self.stores.ledger.mark_resumed(record.interrupt_id, self.clock())
+        self.metrics.resume_seconds.observe(time.perf_counter() - started)
+
+    async def _drive(self, run: RunRecord, step: Callable[[], Awaitable[TurnOutcome]]) -> None:
+        surface = self.surfaces.get(run.surface)
+        try:
+            outcome = await step()
+        except Exception as error:
+            log.exception("run failed", extra={"run_id": run.run_id})
+            await self.stores.runs.set_status(
+                run.run_id, RunStatus.FAILED, at=self.clock(), text=RUN_FAILED
+            )
+            await self._audit("failed", run.run_id, "", "", {"error": type(error).__name__})
+            self.metrics.runs_finished.labels(status="failed").inc()
+            if surface is not None:
+                await _quietly(surface.post_outcome(run, RUN_FAILED, failed=True), "post_outcome")
+            return
+        match outcome:
+            case TurnPaused(interrupt=interrupt):
+                self.metrics.pauses_issued.inc()
+                await self.stores.runs.set_status(run.run_id, RunStatus.PAUSED, at=self.clock())
+                if surface is not None:
+                    ref = await _quietly(surface.publish_question(run, interrupt), "publish")
+                    if ref:
+                        await self.stores.ledger.set_message_ref(interrupt.interrupt_id, ref)
+            case TurnCompleted(text=text):
+                await self.stores.runs.set_status(
+                    run.run_id, RunStatus.COMPLETED, at=self.clock(), text=text
+                )
+                self.metrics.runs_finished.labels(status="completed").inc()
+                if surface is not None:
+                    await _quietly(surface.post_outcome(run, text), "post_outcome")
+            case _:
+                assert_never(outcome)
+
+    async def _audit(
+        self, kind: str, run_id: str, interrupt_id: str, actor: str, detail: dict[str, Any]
+    ) -> None:
+        event = AuditEvent(self.clock(), kind, run_id, interrupt_id, actor, detail)
+        await self.stores.audit.append(event)
+
+
+async def _quietly(work: Awaitable[T], what: str) -> T | None:
+    """A surface that cannot post must not fail the run: log it and go on."""
+    try:
+        return await work
+    except Exception:
+        log.exception("surface %s failed", what)
+        return None

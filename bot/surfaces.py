@@ -1,0 +1,52 @@
+"""The port a chat surface implements so RunService can talk through it.
+
+RunService decides what to say; a surface only knows how to say it on its
+platform (Block Kit, Adaptive Card, console page).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from bot.kernel.interrupts import PendingInterrupt
+from bot.stores.records import PauseRecord, RunRecord
+
+
+class Surface(Protocol):
+    """A place runs start from and questions are posted to."""
+
+    name: str
+
+    async def publish_question(
+        self, run: RunRecord, interrupt: PendingInterrupt
+    ) -> dict[str, Any] | None:
+        """Post the question; return a reference that lets it be edited later."""
+        ...
+
+    async def show_closed(self, run: RunRecord, record: PauseRecord) -> None:
+        """Edit the posted question to show who answered, or that it expired."""
+        ...
+
+    async def post_outcome(self, run: RunRecord, text: str, *, failed: bool = False) -> None:
+        """Post the run's final text (or failure) in its thread."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    """Where a run was started: surface, scope (workspace/tenant), thread.
+
+    ``reference`` is whatever the surface needs to post there later, even
+    from another process (a Bot Framework conversation reference, a Slack
+    channel and thread ts); RunService stores it and never reads inside it.
+    """
+
+    surface: str
+    scope: str
+    key: str
+    thread: str = ""
+    reference: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "thread": self.thread, "reference": self.reference}

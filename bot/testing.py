@@ -1,0 +1,78 @@
+"""Fakes users need to test their own agents: a fixed clock, scripted calls, a surface.
+
+Shipped in the package (not only in tests/) so deployments can test their
+own tools and registrations against the real turn loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.kernel.interrupts import PendingInterrupt
+from bot.kernel.messages import ModelReply, RequestedCall
+from bot.stores.records import PauseRecord, RunRecord
+
+
+class FixedClock:
+    """A clock that moves only when told to."""
+
+    def __init__(self, start: float = 1_800_000_000.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def call(name: str, **arguments: Any) -> RequestedCall:
+    return RequestedCall(name, arguments)
+
+
+def calls(*requested: RequestedCall, text: str = "") -> ModelReply:
+    """A model reply that asks for these tool calls in one round."""
+    return ModelReply(text=text, calls=tuple(requested))
+
+
+def say(text: str) -> ModelReply:
+    return ModelReply(text=text)
+
+
+def question(
+    text: str, *options: str, header: str = "", multi_select: bool = False
+) -> dict[str, Any]:
+    """One ask_user question in the wire shape the model writes."""
+    return {
+        "question": text,
+        "header": header,
+        "options": [{"label": label, "description": ""} for label in options],
+        "multi_select": multi_select,
+    }
+
+
+@dataclass
+class RecordingSurface:
+    """A surface that remembers what it was asked to show."""
+
+    name: str = "test"
+    questions: list[tuple[RunRecord, PendingInterrupt]] = field(default_factory=list)
+    closed: list[PauseRecord] = field(default_factory=list)
+    outcomes: list[tuple[str, str, bool]] = field(default_factory=list)
+
+    async def publish_question(
+        self, run: RunRecord, interrupt: PendingInterrupt
+    ) -> dict[str, Any] | None:
+        self.questions.append((run, interrupt))
+        return {"surface": self.name, "message": f"m{len(self.questions)}"}
+
+    async def show_closed(self, run: RunRecord, record: PauseRecord) -> None:
+        self.closed.append(record)
+
+    async def post_outcome(self, run: RunRecord, text: str, *, failed: bool = False) -> None:
+        self.outcomes.append((run.run_id, text, failed))
+
+    @property
+    def last_token(self) -> str:
+        return self.questions[-1][1].token

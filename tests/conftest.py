@@ -1,0 +1,84 @@
+"""Shared fixtures: a fixed clock, a signer, real stores, a service factory."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.compose import build_agent
+from bot.human.capability import InteractionRegistration
+from bot.human.tokens import TokenSigner, random_signing_key
+from bot.human.ttl import TTLPolicy
+from bot.kernel.tools import Tool
+from bot.providers.scripted import Script, ScriptedProvider
+from bot.runs import RunService
+from bot.stores import open_stores
+from bot.stores.ports import Stores
+from bot.testing import FixedClock, RecordingSurface
+from tests.support import Harness, HarnessFactory
+
+
+@pytest.fixture
+def clock() -> FixedClock:
+    return FixedClock()
+
+
+@pytest.fixture
+def signer() -> TokenSigner:
+    return TokenSigner([random_signing_key("k1")])
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "bot.sqlite3"
+
+
+@pytest.fixture
+async def sqlite_stores(db_path: Path) -> AsyncIterator[Stores]:
+    stores = await open_stores(f"sqlite:///{db_path}")
+    yield stores
+    await stores.close()
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+async def stores(request: pytest.FixtureRequest, db_path: Path) -> AsyncIterator[Stores]:
+    url = "memory://" if request.param == "memory" else f"sqlite:///{db_path}"
+    opened = await open_stores(url)
+    yield opened
+    await opened.close()
+
+
+@pytest.fixture
+def harness(clock: FixedClock, signer: TokenSigner) -> HarnessFactory:
+    def make(
+        stores: Stores,
+        script: Sequence[Any] | Script,
+        *,
+        tools: Sequence[Tool] = (),
+        registrations: Sequence[InteractionRegistration] | None = None,
+        ttl: TTLPolicy | None = None,
+    ) -> Harness:
+        provider = ScriptedProvider(script)
+        agent, capability = build_agent(
+            provider=provider,
+            stores=stores,
+            signer=signer,
+            clock=clock,
+            tools=tools,
+            registrations=registrations,
+            ttl=ttl,
+        )
+        surface = RecordingSurface()
+        service = RunService(
+            agent=agent,
+            capability=capability,
+            stores=stores,
+            surfaces={"test": surface},
+            clock=clock,
+        )
+        return Harness(service, agent, capability, surface, provider, stores)
+
+    return make

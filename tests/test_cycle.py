@@ -1,0 +1,85 @@
+"""Whole pause -> redeem -> resume cycles on a real SQLite file, crash included."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.human import ASK_USER, REFUSAL
+from bot.outcomes import Redeemed
+from bot.policy import RequesterOrApprovers
+from bot.redeem import Redeemer
+from bot.stores import PauseStatus, RunStatus, open_stores
+from bot.stores.ports import Stores
+from bot.testing import FixedClock, call, calls, question, say
+from tests.support import REQUESTER, WHERE, HarnessFactory
+
+ASK = call(ASK_USER, questions=[question("Which environment?", "staging", "production")])
+
+
+async def test_a_malformed_payload_is_declined_as_the_observation(
+    harness: HarnessFactory, sqlite_stores: Stores
+) -> None:
+    """A question the schema refuses is not posted; the model reads the refusal and goes on."""
+    bad = call(ASK_USER, questions="which env?")
+    h = harness(sqlite_stores, [calls(bad), say("I will assume staging.")])
+    run_id = await h.start()
+    assert h.surface.questions == []
+    assert await sqlite_stores.ledger.outstanding() == []
+    tool_messages = [m for m in h.provider.calls[-1] if m.role == "tool"]
+    assert [m.content for m in tool_messages] == [REFUSAL]
+    run = await sqlite_stores.runs.get(run_id)
+    assert run is not None and run.status is RunStatus.COMPLETED
+
+
+async def test_a_crash_between_spend_and_resume_is_recovered_with_the_stored_answer(
+    harness: HarnessFactory, db_path: Path, clock: FixedClock
+) -> None:
+    """The answer is stored with the spend; a fresh process's recovery pass finishes the run."""
+    before = await open_stores(f"sqlite:///{db_path}")
+    h = harness(before, [calls(ASK)])
+    run_id = await h.start()
+    # Redeem without the service, so no resume is scheduled: the process
+    # "dies" right after the spend committed.
+    redeemer = Redeemer(
+        capability=h.capability, stores=before, policy=RequesterOrApprovers(), clock=clock
+    )
+    outcome = await redeemer.redeem(
+        h.surface.last_token,
+        {"answers": {"Which environment?": "production"}},
+        responder=REQUESTER,
+        scope=WHERE.scope,
+    )
+    assert isinstance(outcome, Redeemed)
+    await before.close()
+
+    after = await open_stores(f"sqlite:///{db_path}")
+    try:
+        restarted = harness(after, [say("deployed to production")])
+        assert await restarted.service.recover() == 1
+        await restarted.service.wait_idle()
+        observation = next(m for m in restarted.provider.calls[-1] if m.role == "tool")
+        assert "Which environment? -> production" in observation.content
+        run = await after.runs.get(run_id)
+        assert run is not None and run.status is RunStatus.COMPLETED
+        assert run.final_text == "deployed to production"
+        assert await after.ledger.unresumed() == []
+        assert await restarted.service.recover() == 0
+        row = await after.ledger.get(outcome.interrupt_id)
+        assert row is not None and row.status is PauseStatus.ANSWERED
+    finally:
+        await after.close()
+
+
+async def test_a_run_whose_model_fails_is_marked_failed_and_the_service_keeps_serving(
+    harness: HarnessFactory, sqlite_stores: Stores
+) -> None:
+    """A provider error ends that run as FAILED with one sentence; the next run works."""
+    h = harness(sqlite_stores, [])
+    failed_id = await h.start()
+    run = await sqlite_stores.runs.get(failed_id)
+    assert run is not None and run.status is RunStatus.FAILED
+    assert h.surface.outcomes[-1][2] is True
+    h.provider._replies.append(say("fine now"))
+    ok_id = await h.start()
+    ok = await sqlite_stores.runs.get(ok_id)
+    assert ok is not None and ok.final_text == "fine now"
