@@ -206,32 +206,19 @@ class HumanInteractionCapability:
         checkpoint, resumable = await self._record_turn(run_id, checkpoint_id, turn_state)
         now = self.clock()
         ttl = self.ttl.for_interaction(name, registration.ttl)
-        claims = PauseClaims(
-            jti=f"int_{secrets.token_hex(12)}",
-            sub=run_id,
-            iat=int(now),
-            exp=int(now + ttl.total_seconds()),
-            scope=str(scope or ""),
-            thread=thread_id,
-            checkpoint=checkpoint,
-            call=tool_call_id,
-            name=name,
-            aud=self.signer.audience,
-            iss=self.signer.issuer,
-        )
         record = PauseRecord(
-            interrupt_id=claims.jti,
+            interrupt_id=f"int_{secrets.token_hex(12)}",
             run_id=run_id,
             root_run_id=root_run_id,
             session_id=session_id,
             thread_id=thread_id,
-            scope=claims.scope,
+            scope=str(scope or ""),
             name=name,
             tool_call_id=tool_call_id,
             checkpoint_id=checkpoint,
             payload=clean,
-            issued_at=now,
-            expires_at=float(claims.exp),
+            issued_at=float(int(now)),
+            expires_at=float(int(now + ttl.total_seconds())),
         )
         if self.ledger is not None:
             try:
@@ -243,13 +230,13 @@ class HumanInteractionCapability:
                     f"the issuance ledger refused the pause ({type(error).__name__})"
                 ) from error
         if self.audit is not None:
-            event = AuditEvent(now, "paused", run_id, claims.jti, detail={"name": name})
+            event = AuditEvent(now, "paused", run_id, record.interrupt_id, detail={"name": name})
             await self.audit.append(event)
         return PauseEvent(
-            pause=self.signer.mint(claims),
+            pause=self.signer.mint(claims_for(record)),
             payload=clean,
             tool_call_id=tool_call_id,
-            interrupt_id=claims.jti,
+            interrupt_id=record.interrupt_id,
             run_id=run_id,
             session_id=session_id,
             resumable=resumable,
@@ -273,6 +260,26 @@ class HumanInteractionCapability:
             raise HumanInteractionError(
                 f"the checkpoint store refused the turn state ({type(error).__name__})"
             ) from error
+
+
+def claims_for(record: PauseRecord) -> PauseClaims:
+    """The token claims of a ledger row.
+
+    Signing is deterministic, so re-encoding an outstanding row yields the
+    very token first posted: tokens need never be stored at rest, and a
+    surface can show an open question again after a restart.
+    """
+    return PauseClaims(
+        jti=record.interrupt_id,
+        sub=record.run_id,
+        iat=int(record.issued_at),
+        exp=int(record.expires_at),
+        scope=record.scope,
+        thread=record.thread_id,
+        checkpoint=record.checkpoint_id,
+        call=record.tool_call_id,
+        name=record.name,
+    )
 
 
 def _field_errors(error: ValidationError) -> dict[str, str]:
