@@ -98,6 +98,15 @@ class CapabilityContribution:
     tools: tuple[ContributedToolSpec, ...] = ()
 
 
+class Capability(Protocol):
+    """Anything an Agent can fold: it names itself and contributes on request."""
+
+    @property
+    def name(self) -> str: ...
+
+    def contribute(self, request: CapabilityRequest) -> CapabilityContribution: ...
+
+
 @dataclass(frozen=True, slots=True)
 class FoldedPlan:
     """Every contribution merged, in contribution order."""

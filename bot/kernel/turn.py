@@ -8,7 +8,7 @@ join the answer onto exactly that id later.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -17,6 +17,7 @@ from typing import Any
 
 from bot.errors import BotError
 from bot.kernel.contracts import (
+    Capability,
     CapabilityContribution,
     CapabilityRequest,
     FoldedPlan,
@@ -122,7 +123,7 @@ class Agent:
         self,
         provider: Provider,
         *,
-        capabilities: Sequence[Any] = (),
+        capabilities: Sequence[Capability] = (),
         tools: Sequence[Tool] = (),
         grants: Sequence[CapabilityRequest] = (),
         system_prompt: str = "",
@@ -246,14 +247,16 @@ class Agent:
             return f"The tool {call.name!r} failed: {type(error).__name__}: {error}"
 
 
-def _tracer(stage_id: str, phase: Phase, round_number: int) -> Any:
+def _tracer(
+    stage_id: str, phase: Phase, round_number: int
+) -> Callable[[TraceStatus, str], StageTrace]:
     def trace(status: TraceStatus, detail: str) -> StageTrace:
         return StageTrace(stage_id, phase, round_number, status, detail)
 
     return trace
 
 
-def _schema_for(capabilities: Sequence[Any], tool_name: str) -> dict[str, Any] | None:
+def _schema_for(capabilities: Sequence[Capability], tool_name: str) -> dict[str, Any] | None:
     for capability in capabilities:
         schema_of = getattr(capability, "parameters_schema", None)
         if schema_of is not None:
