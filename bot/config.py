@@ -68,6 +68,13 @@ class Settings(BaseSettings):
             raise ValueError("use sqlite:///path/to/file.sqlite3 (or memory:// for experiments)")
         return value
 
+    @field_validator("console_password", "signing_keys", "openai_api_key")
+    @classmethod
+    def _not_blank(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().strip():
+            raise ValueError("is set but blank; give it a value or unset it")
+        return value
+
     @model_validator(mode="after")
     def _public_console_needs_a_password(self) -> Settings:
         if self.console and self.host not in LOOPBACK_HOSTS and self.console_password is None:

@@ -1,0 +1,56 @@
+"""Where the signing keys come from: configured, or generated once per install.
+
+There is no shared default key. Without BOT_SIGNING_KEYS the embedded
+default generates a random key on first start and keeps it in the data
+folder (mode 0600), so tokens survive a restart; a store shared between
+hosts without explicit keys is refused, because each host would mint its
+own key and refuse the others' tokens.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from bot.config import Settings
+from bot.human.tokens import (
+    SigningConfigError,
+    SigningKey,
+    TokenSigner,
+    parse_signing_keys,
+    random_signing_key,
+)
+
+KEY_FILE = "signing-key"
+
+
+def signer_from(settings: Settings) -> TokenSigner:
+    if settings.signing_keys is not None:
+        return TokenSigner(parse_signing_keys(settings.signing_keys.get_secret_value()))
+    if not settings.database_url.startswith(("sqlite:", "memory:")):
+        raise SigningConfigError(
+            "BOT_SIGNING_KEYS is required with a shared store: every replica must sign "
+            "with the same keys. Generate one with `python -m bot keygen`."
+        )
+    return TokenSigner([local_key(settings.data_dir)])
+
+
+def local_key(data_dir: Path) -> SigningKey:
+    """Read the generated key, creating it atomically (O_EXCL) the first time."""
+    path = data_dir / KEY_FILE
+    data_dir.mkdir(parents=True, exist_ok=True)
+    key = random_signing_key("local")
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return _read(path)
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(f"{key.kid}:{key.signing}\n")
+    return key
+
+
+def _read(path: Path) -> SigningKey:
+    text = path.read_text().strip()
+    if not text:
+        raise SigningConfigError(f"{path} is empty; delete it to generate a new key.")
+    return parse_signing_keys(text)[0]

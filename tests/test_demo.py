@@ -1,0 +1,79 @@
+"""The demo ops agent: ask, approve, act, report, on the real turn loop."""
+
+from __future__ import annotations
+
+from bot.approval import approval_registration, approval_tool
+from bot.demo import HELP, Fleet, demo_script
+from bot.human import ask_user_registration
+from bot.outcomes import Redeemed
+from bot.stores.ports import Stores
+from bot.testing import FixedClock
+from tests.support import Harness, HarnessFactory
+
+
+def demo(harness: HarnessFactory, stores: Stores, fleet: Fleet | None = None) -> Harness:
+    return harness(
+        stores,
+        demo_script,
+        tools=[*(fleet or Fleet()).tools(), approval_tool()],
+        registrations=[ask_user_registration(), approval_registration()],
+    )
+
+
+async def test_deploy_asks_environment_then_approval_then_deploys(
+    harness: HarnessFactory, sqlite_stores: Stores
+) -> None:
+    """deploy web: environment question, approval, deploy, report."""
+    fleet = Fleet()
+    h = demo(harness, sqlite_stores, fleet)
+    await h.start("deploy web")
+    first = h.surface.questions[-1][1]
+    assert first.name == "ask_user"
+    question = first.payload["questions"][0]
+    assert [o["label"] for o in question["options"]] == ["staging", "production"]
+    assert isinstance(await h.answer({"answers": {question["question"]: "staging"}}), Redeemed)
+    approval = h.surface.questions[-1][1]
+    assert approval.name == "approval"
+    assert approval.payload["summary"] == "Deploy web 1.5.0 to staging"
+    assert approval.payload["risk"] == "low"
+    assert isinstance(await h.answer({"decision": "approve", "comment": ""}), Redeemed)
+    assert h.surface.outcomes[-1][1] == (
+        "Deployed web 1.5.0 to staging (was 1.4.2). Health checks green."
+    )
+    assert fleet.running["web"]["staging"] == "1.5.0"
+
+
+async def test_a_rejection_deploys_nothing(harness: HarnessFactory, sqlite_stores: Stores) -> None:
+    """Rejecting the approval ends the run without touching the fleet."""
+    fleet = Fleet()
+    h = demo(harness, sqlite_stores, fleet)
+    await h.start("deploy api")
+    question = h.surface.questions[-1][1].payload["questions"][0]["question"]
+    await h.answer({"answers": {question: "production"}})
+    assert h.surface.questions[-1][1].payload["risk"] == "high"
+    await h.answer({"decision": "reject", "comment": "freeze week"})
+    assert h.surface.outcomes[-1][1] == "Rejected (freeze week); I did not deploy api."
+    assert fleet.running["api"]["production"] == "1.9.7"
+
+
+async def test_an_unanswered_question_expires_into_no_action(
+    harness: HarnessFactory, sqlite_stores: Stores, clock: FixedClock
+) -> None:
+    """Expiry resumes the run with 'no answer', and the demo does nothing."""
+    h = demo(harness, sqlite_stores)
+    await h.start("rollback worker")
+    clock.advance(25 * 3600)
+    assert await h.service.sweep() == 1
+    await h.service.wait_idle()
+    final = h.surface.outcomes[-1][1]
+    assert final.startswith("No decision arrived, so I did not rollback worker.")
+
+
+async def test_status_and_unknown_requests(harness: HarnessFactory, sqlite_stores: Stores) -> None:
+    """status runs a tool without pausing; anything else gets the help text."""
+    h = demo(harness, sqlite_stores)
+    await h.start("status web")
+    assert h.surface.outcomes[-1][1] == "web: staging 1.4.2, production 1.4.1; all healthy."
+    await h.start("hello")
+    assert h.surface.outcomes[-1][1] == HELP
+    assert h.surface.questions == []
