@@ -6,6 +6,7 @@ from bot.stores.ports import Audit, Checkpoints, Consumption, Ledger, Runs, Stor
 from bot.stores.records import (
     AuditEvent,
     Closing,
+    ConversationSummary,
     PauseRecord,
     PauseStatus,
     RunRecord,
@@ -20,6 +21,7 @@ __all__ = [
     "Checkpoints",
     "Closing",
     "Consumption",
+    "ConversationSummary",
     "InMemoryConsumption",
     "Ledger",
     "MemoryStores",

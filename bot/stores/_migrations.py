@@ -107,6 +107,20 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX audit_run ON audit (run_id)",
         ),
     ),
+    Migration(
+        2,
+        "runs.conversation_key, to list a conversation's runs without reading JSON",
+        (
+            "ALTER TABLE runs ADD COLUMN conversation_key TEXT NOT NULL DEFAULT ''",
+            # For the string keys Conversation.to_json writes, this is what
+            # SqliteRuns.create now stores itself. (PostgreSQL would spell
+            # the JSON read conversation::jsonb ->> 'key'.)
+            "UPDATE runs SET conversation_key = COALESCE(json_extract(conversation, '$.key'), '')",
+            # created_at last (and seq, the rowid, implied after it): a
+            # conversation's runs come out of the index already in order.
+            "CREATE INDEX runs_conversation ON runs (surface, conversation_key, created_at)",
+        ),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
@@ -128,12 +142,16 @@ def _current_version(conn: sqlite3.Connection, path: str) -> int:
     return int(version)
 
 
-def migrate(conn: sqlite3.Connection, path: str = "the database") -> int:
-    """Bring the schema up to ``LATEST_VERSION``; returns the version reached."""
+def migrate(
+    conn: sqlite3.Connection, path: str = "the database", *, target: int = LATEST_VERSION
+) -> int:
+    """Bring the schema up to ``target`` (tests stop early); returns the version reached."""
     with transaction(conn):
         conn.execute(_CREATE_TRACKING)
         _current_version(conn, path)
     for migration in MIGRATIONS:
+        if migration.version > target:
+            break
         with transaction(conn):
             # Re-read under the write lock: another process may have applied it.
             if _current_version(conn, path) >= migration.version:
@@ -144,4 +162,4 @@ def migrate(conn: sqlite3.Connection, path: str = "the database") -> int:
                 "INSERT INTO schema_migrations (version, description, applied_at) VALUES (?, ?, ?)",
                 (migration.version, migration.description, time.time()),
             )
-    return LATEST_VERSION
+    return _current_version(conn, path)

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from bot.stores.records import (
     AuditEvent,
     Closing,
+    ConversationSummary,
     PauseRecord,
     PauseStatus,
     RunRecord,
@@ -57,6 +59,11 @@ class MemoryLedger:
             for row in self.rows.values()
             if row.status is not PauseStatus.OUTSTANDING and row.resumed_at is None
         ]
+
+    async def for_runs(self, run_ids: Sequence[str]) -> list[PauseRecord]:
+        wanted = set(run_ids)
+        rows = [row for row in self.rows.values() if row.run_id in wanted]
+        return sorted(rows, key=lambda row: row.issued_at)
 
     def close_outstanding(self, interrupt_id: str, closing: Closing) -> bool:
         row = self.rows.get(interrupt_id)
@@ -125,6 +132,30 @@ class MemoryRuns:
 
     async def recent(self, *, limit: int = 50) -> list[RunRecord]:
         return sorted(self.rows.values(), key=lambda r: r.created_at, reverse=True)[:limit]
+
+    async def in_conversation(self, surface: str, key: str, *, limit: int = 50) -> list[RunRecord]:
+        runs = [
+            run
+            for run in self.rows.values()
+            if run.surface == surface and run.conversation.get("key") == key
+        ]
+        return sorted(runs, key=lambda r: r.created_at)[-limit:] if limit > 0 else []
+
+    async def conversations(self, surface: str, *, limit: int = 50) -> list[ConversationSummary]:
+        grouped: dict[str, list[RunRecord]] = {}
+        for run in sorted(self.rows.values(), key=lambda r: r.created_at):
+            if run.surface == surface:
+                grouped.setdefault(str(run.conversation.get("key", "")), []).append(run)
+        summaries = [
+            ConversationSummary(
+                key=key,
+                title=runs[0].text,
+                updated_at=max(max(r.updated_at, r.created_at) for r in runs),
+                runs=len(runs),
+            )
+            for key, runs in grouped.items()
+        ]
+        return sorted(summaries, key=lambda s: s.updated_at, reverse=True)[: max(limit, 0)]
 
 
 class MemoryAudit:

@@ -7,9 +7,17 @@ lose an answer or let a token be spent twice.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol
 
-from bot.stores.records import AuditEvent, Closing, PauseRecord, RunRecord, RunStatus
+from bot.stores.records import (
+    AuditEvent,
+    Closing,
+    ConversationSummary,
+    PauseRecord,
+    RunRecord,
+    RunStatus,
+)
 
 
 class Consumption(Protocol):
@@ -35,6 +43,9 @@ class Ledger(Protocol):
     async def outstanding(self, *, scope: str | None = None) -> list[PauseRecord]: ...
     async def overdue(self, now: float, *, limit: int = 100) -> list[PauseRecord]: ...
     async def unresumed(self) -> list[PauseRecord]: ...
+    async def for_runs(self, run_ids: Sequence[str]) -> list[PauseRecord]:
+        """Every pause of these runs, in the order they were issued."""
+        ...
 
 
 class Checkpoints(Protocol):
@@ -53,6 +64,13 @@ class Runs(Protocol):
         self, run_id: str, status: RunStatus, *, at: float, text: str = ""
     ) -> None: ...
     async def recent(self, *, limit: int = 50) -> list[RunRecord]: ...
+    async def in_conversation(self, surface: str, key: str, *, limit: int = 50) -> list[RunRecord]:
+        """The latest ``limit`` runs started in one conversation, oldest first."""
+        ...
+
+    async def conversations(self, surface: str, *, limit: int = 50) -> list[ConversationSummary]:
+        """A surface's conversations, most recently active first."""
+        ...
 
 
 class Audit(Protocol):

@@ -88,3 +88,13 @@ class AuditEvent:
     interrupt_id: str = ""
     actor: str = ""
     detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationSummary:
+    """One conversation of a surface, for a list: its first words and last activity."""
+
+    key: str
+    title: str
+    updated_at: float
+    runs: int

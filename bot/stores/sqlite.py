@@ -1,11 +1,13 @@
 """Durable stores in one SQLite file, shared safely by several processes.
 
-Every port method is one sync function run as one transaction in the
-database's worker thread (see ``_sqlite_db``). Semantics match
-``bot.stores.memory`` method for method, including insertion order where the
-memory backend returns it and KeyError for updates to an unknown id.
-JSON columns hold dicts; a value that is not JSON-serialisable is refused
-with TypeError when written rather than corrupting the row.
+Every port method is one sync function run as one transaction (or one
+statement) by ``_sqlite_db.Database``: inline on the event loop when the
+lock is free, else in its worker thread. Row mapping lives in
+``_sqlite_rows``. Semantics match ``bot.stores.memory`` method for method,
+including insertion order where the memory backend returns it and KeyError
+for updates to an unknown id. JSON columns hold dicts; a value that is not
+JSON-serialisable is refused with TypeError when written rather than
+corrupting the row.
 """
 
 from __future__ import annotations
@@ -13,28 +15,37 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from bot.stores._migrations import migrate
 from bot.stores._sqlite_db import Database, transaction
+from bot.stores._sqlite_rows import (
+    SELECT_RUNS,
+    UPSERT_PAUSE,
+    UPSERT_RUN,
+    audit_from_row,
+    audit_params,
+    dump,
+    pause_params,
+    pauses_from_rows,
+    pauses_query,
+    run_from_row,
+    run_params,
+)
 from bot.stores.ports import Audit, Checkpoints, Consumption, Ledger, Runs
 from bot.stores.records import (
     AuditEvent,
     Closing,
+    ConversationSummary,
     PauseRecord,
     PauseStatus,
     RunRecord,
     RunStatus,
 )
 
-
-def _dump(value: dict[str, Any] | None) -> str | None:
-    return None if value is None else json.dumps(value, separators=(",", ":"))
-
-
-def _load(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
+_OUTSTANDING = str(PauseStatus.OUTSTANDING)
 
 
 class _NotSpent(Exception):
@@ -48,6 +59,8 @@ class SqliteConsumption:
         self._db = db
 
     async def spend(self, interrupt_id: str, closing: Closing) -> bool:
+        answer = dump(closing.answer)  # a bad answer never takes the lock
+
         def spend(conn: sqlite3.Connection) -> bool:
             try:
                 with transaction(conn):
@@ -65,11 +78,11 @@ class SqliteConsumption:
                         " WHERE interrupt_id = ? AND status = ?",
                         (
                             str(closing.status),
-                            _dump(closing.answer),
+                            answer,
                             closing.by,
                             closing.at,
                             interrupt_id,
-                            str(PauseStatus.OUTSTANDING),
+                            _OUTSTANDING,
                         ),
                     )
                     if closed.rowcount == 0:
@@ -82,101 +95,25 @@ class SqliteConsumption:
         return await self._db.run(spend)
 
 
-_PAUSE_COLUMNS = (
-    "interrupt_id",
-    "run_id",
-    "scope",
-    "name",
-    "tool_call_id",
-    "checkpoint_id",
-    "payload",
-    "issued_at",
-    "expires_at",
-    "root_run_id",
-    "session_id",
-    "thread_id",
-    "status",
-    "answer",
-    "closed_by",
-    "closed_at",
-    "resumed_at",
-    "message_ref",
+_GET_PAUSE = pauses_query("WHERE p.interrupt_id = ?", "p.seq")
+_OUTSTANDING_PAUSES = pauses_query("WHERE p.status = ? AND (? IS NULL OR p.scope = ?)", "p.seq")
+_OVERDUE_PAUSES = pauses_query("WHERE p.status = ? AND p.expires_at <= ?", "p.expires_at, p.seq")
+_UNRESUMED_PAUSES = pauses_query("WHERE p.status <> ? AND p.resumed_at IS NULL", "p.seq")
+# The ids travel as one JSON array, so the SQL text (and its cached
+# statement) is the same however many runs are asked for.
+_PAUSES_OF_RUNS = pauses_query(
+    "WHERE p.run_id IN (SELECT value FROM json_each(?))", "p.issued_at, p.seq"
 )
-_RUN_COLUMNS = (
-    "run_id",
-    "scope",
-    "surface",
-    "requester",
-    "text",
-    "created_at",
-    "conversation",
-    "status",
-    "updated_at",
-    "final_text",
+_INSERT_ATTEMPT = (
+    "INSERT INTO cross_scope_attempts (interrupt_id, attempt_json, at) VALUES (?, ?, ?)"
 )
-
-
-def _upsert_sql(table: str, key: str, columns: tuple[str, ...]) -> str:
-    # An upsert, not INSERT OR REPLACE: REPLACE deletes the row, giving it a
-    # new seq (so a new place in insertion order) and cascading to children;
-    # the memory backend's dict assignment keeps the row's place.
-    updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c != key)
-    return (
-        f"INSERT INTO {table} ({', '.join(columns)})"  # noqa: S608 - our own identifiers
-        f" VALUES ({', '.join('?' for _ in columns)})"
-        f" ON CONFLICT ({key}) DO UPDATE SET {updates}"
-    )
-
-
-_UPSERT_PAUSE = _upsert_sql("pauses", "interrupt_id", _PAUSE_COLUMNS)
-_UPSERT_RUN = _upsert_sql("runs", "run_id", _RUN_COLUMNS)
-_SELECT_PAUSES = f"SELECT {', '.join(_PAUSE_COLUMNS)} FROM pauses"  # noqa: S608 - our own identifiers
-_SELECT_RUNS = f"SELECT {', '.join(_RUN_COLUMNS)} FROM runs"  # noqa: S608 - our own identifiers
-
-
-def _pause_from_row(conn: sqlite3.Connection, row: sqlite3.Row) -> PauseRecord:
-    attempts = conn.execute(
-        "SELECT attempt_json FROM cross_scope_attempts WHERE interrupt_id = ? ORDER BY seq",
-        (row["interrupt_id"],),
-    ).fetchall()
-    return PauseRecord(
-        interrupt_id=row["interrupt_id"],
-        run_id=row["run_id"],
-        scope=row["scope"],
-        name=row["name"],
-        tool_call_id=row["tool_call_id"],
-        checkpoint_id=row["checkpoint_id"],
-        payload=_load(row["payload"]),
-        issued_at=row["issued_at"],
-        expires_at=row["expires_at"],
-        root_run_id=row["root_run_id"],
-        session_id=row["session_id"],
-        thread_id=row["thread_id"],
-        status=PauseStatus(row["status"]),
-        answer=_load(row["answer"]),
-        closed_by=row["closed_by"],
-        closed_at=row["closed_at"],
-        resumed_at=row["resumed_at"],
-        message_ref=_load(row["message_ref"]),
-        cross_scope_attempts=tuple(_load(a["attempt_json"]) for a in attempts),
-    )
+_NO_LIMIT = -1
 
 
 def _select_pauses(
-    conn: sqlite3.Connection, where: str, params: tuple[Any, ...]
+    conn: sqlite3.Connection, query: str, params: tuple[Any, ...], limit: int = _NO_LIMIT
 ) -> list[PauseRecord]:
-    with transaction(conn, write=False):  # one snapshot: rows and their attempts agree
-        rows = conn.execute(f"{_SELECT_PAUSES} {where}", params).fetchall()
-        return [_pause_from_row(conn, row) for row in rows]
-
-
-def _require_pause(conn: sqlite3.Connection, interrupt_id: str) -> None:
-    # The memory ledger raises KeyError for an unknown id; so do we.
-    if (
-        conn.execute("SELECT 1 FROM pauses WHERE interrupt_id = ?", (interrupt_id,)).fetchone()
-        is None
-    ):
-        raise KeyError(interrupt_id)
+    return pauses_from_rows(conn.execute(query, (*params, limit)))
 
 
 class SqliteLedger:
@@ -186,63 +123,41 @@ class SqliteLedger:
         self._db = db
 
     async def issue(self, record: PauseRecord) -> None:
+        params = pause_params(record)  # a bad payload never takes the lock
+        attempts = [dump(a) for a in record.cross_scope_attempts]
+
         def issue(conn: sqlite3.Connection) -> None:
             with transaction(conn):
-                conn.execute(
-                    _UPSERT_PAUSE,
-                    (
-                        record.interrupt_id,
-                        record.run_id,
-                        record.scope,
-                        record.name,
-                        record.tool_call_id,
-                        record.checkpoint_id,
-                        _dump(record.payload),
-                        record.issued_at,
-                        record.expires_at,
-                        record.root_run_id,
-                        record.session_id,
-                        record.thread_id,
-                        str(record.status),
-                        _dump(record.answer),
-                        record.closed_by,
-                        record.closed_at,
-                        record.resumed_at,
-                        _dump(record.message_ref),
-                    ),
-                )
+                conn.execute(UPSERT_PAUSE, params)
                 # The record is the whole truth, attempts included.
                 conn.execute(
                     "DELETE FROM cross_scope_attempts WHERE interrupt_id = ?",
                     (record.interrupt_id,),
                 )
                 now = time.time()
-                conn.executemany(
-                    "INSERT INTO cross_scope_attempts (interrupt_id, attempt_json, at)"
-                    " VALUES (?, ?, ?)",
-                    [(record.interrupt_id, _dump(a), now) for a in record.cross_scope_attempts],
-                )
+                conn.executemany(_INSERT_ATTEMPT, [(record.interrupt_id, a, now) for a in attempts])
 
         await self._db.run(issue)
 
     async def get(self, interrupt_id: str) -> PauseRecord | None:
-        rows = await self._db.run(
-            lambda conn: _select_pauses(conn, "WHERE interrupt_id = ?", (interrupt_id,))
-        )
+        rows = await self._db.run(lambda conn: _select_pauses(conn, _GET_PAUSE, (interrupt_id,)))
         return rows[0] if rows else None
 
     async def set_message_ref(self, interrupt_id: str, ref: dict[str, Any]) -> None:
-        await self._update(interrupt_id, "message_ref", _dump(ref))
+        await self._update(interrupt_id, "message_ref", dump(ref))
 
     async def record_cross_scope(self, interrupt_id: str, attempt: dict[str, Any]) -> None:
+        attempt_json = dump(attempt)
+
         def record(conn: sqlite3.Connection) -> None:
             with transaction(conn):
-                _require_pause(conn, interrupt_id)
-                conn.execute(
-                    "INSERT INTO cross_scope_attempts (interrupt_id, attempt_json, at)"
-                    " VALUES (?, ?, ?)",
-                    (interrupt_id, _dump(attempt), time.time()),
-                )
+                # The memory ledger raises KeyError for an unknown id; so do we.
+                known = conn.execute(
+                    "SELECT 1 FROM pauses WHERE interrupt_id = ?", (interrupt_id,)
+                ).fetchone()
+                if known is None:
+                    raise KeyError(interrupt_id)
+                conn.execute(_INSERT_ATTEMPT, (interrupt_id, attempt_json, time.time()))
 
         await self._db.run(record)
 
@@ -250,42 +165,35 @@ class SqliteLedger:
         await self._update(interrupt_id, "resumed_at", at)
 
     async def outstanding(self, *, scope: str | None = None) -> list[PauseRecord]:
-        return await self._db.run(
-            lambda conn: _select_pauses(
-                conn,
-                "WHERE status = ? AND (? IS NULL OR scope = ?) ORDER BY seq",
-                (str(PauseStatus.OUTSTANDING), scope, scope),
-            )
+        # In the worker: the list grows with the table, not with a limit.
+        return await self._db.run_in_worker(
+            lambda conn: _select_pauses(conn, _OUTSTANDING_PAUSES, (_OUTSTANDING, scope, scope))
         )
 
     async def overdue(self, now: float, *, limit: int = 100) -> list[PauseRecord]:
         return await self._db.run(
-            lambda conn: _select_pauses(
-                conn,
-                "WHERE status = ? AND expires_at <= ? ORDER BY expires_at, seq LIMIT ?",
-                (str(PauseStatus.OUTSTANDING), now, max(limit, 0)),
-            )
+            lambda conn: _select_pauses(conn, _OVERDUE_PAUSES, (_OUTSTANDING, now), max(limit, 0))
         )
 
     async def unresumed(self) -> list[PauseRecord]:
-        return await self._db.run(
-            lambda conn: _select_pauses(
-                conn,
-                "WHERE status <> ? AND resumed_at IS NULL ORDER BY seq",
-                (str(PauseStatus.OUTSTANDING),),
-            )
+        # In the worker: the list grows with the table, not with a limit.
+        return await self._db.run_in_worker(
+            lambda conn: _select_pauses(conn, _UNRESUMED_PAUSES, (_OUTSTANDING,))
         )
+
+    async def for_runs(self, run_ids: Sequence[str]) -> list[PauseRecord]:
+        ids = json.dumps(list(run_ids))
+        return await self._db.run(lambda conn: _select_pauses(conn, _PAUSES_OF_RUNS, (ids,)))
 
     async def _update(
         self, interrupt_id: str, column: Literal["message_ref", "resumed_at"], value: Any
     ) -> None:
+        # One fixed text per column, so each keeps its cached statement.
+        sql = f"UPDATE pauses SET {column} = ? WHERE interrupt_id = ?"  # noqa: S608 - a Literal column
+
         def update(conn: sqlite3.Connection) -> None:
             with transaction(conn):
-                changed = conn.execute(
-                    f"UPDATE pauses SET {column} = ? WHERE interrupt_id = ?",  # noqa: S608 - a Literal column
-                    (value, interrupt_id),
-                )
-                if changed.rowcount == 0:
+                if conn.execute(sql, (value, interrupt_id)).rowcount == 0:
                     raise KeyError(interrupt_id)
 
         await self._db.run(update)
@@ -298,7 +206,7 @@ class SqliteCheckpoints:
         self._db = db
 
     async def save(self, run_id: str, state: dict[str, Any]) -> str:
-        state_json = _dump(state)  # serialise before the hop: a bad state never takes the lock
+        state_json = dump(state)  # a bad state never takes the lock
 
         def save(conn: sqlite3.Connection) -> str:
             with transaction(conn):
@@ -328,19 +236,33 @@ class SqliteCheckpoints:
         return None if state is None else dict(json.loads(state))
 
 
-def _run_from_row(row: sqlite3.Row) -> RunRecord:
-    return RunRecord(
-        run_id=row["run_id"],
-        scope=row["scope"],
-        surface=row["surface"],
-        requester=row["requester"],
-        text=row["text"],
-        created_at=row["created_at"],
-        conversation=_load(row["conversation"]),
-        status=RunStatus(row["status"]),
-        updated_at=row["updated_at"],
-        final_text=row["final_text"],
-    )
+# json_type: the memory backend matches only a string key equal to ``key``;
+# conversation_key alone would also match a missing key ('') or a number.
+_RUNS_IN_CONVERSATION = (
+    f"{SELECT_RUNS} WHERE surface = ? AND conversation_key = ?"
+    " AND json_type(conversation, '$.key') = 'text'"
+    " ORDER BY created_at DESC, seq DESC LIMIT ?"
+)
+# Ties on last activity keep the order of each conversation's first run,
+# as the memory backend's stable sort does.
+_CONVERSATIONS = """
+WITH ranked AS (
+    SELECT conversation_key, text, created_at, seq,
+        MAX(updated_at, created_at) AS active,
+        ROW_NUMBER() OVER (PARTITION BY conversation_key ORDER BY created_at, seq) AS n
+    FROM runs WHERE surface = ?
+)
+SELECT conversation_key,
+    MAX(CASE WHEN n = 1 THEN text END) AS title,
+    MAX(active) AS last_active,
+    COUNT(*) AS runs,
+    MIN(created_at) AS first_at,
+    MIN(CASE WHEN n = 1 THEN seq END) AS first_seq
+FROM ranked
+GROUP BY conversation_key
+ORDER BY last_active DESC, first_at, first_seq
+LIMIT ?
+"""
 
 
 class SqliteRuns:
@@ -348,30 +270,18 @@ class SqliteRuns:
         self._db = db
 
     async def create(self, run: RunRecord) -> None:
+        params = run_params(run)
+
         def create(conn: sqlite3.Connection) -> None:
             with transaction(conn):
-                conn.execute(
-                    _UPSERT_RUN,
-                    (
-                        run.run_id,
-                        run.scope,
-                        run.surface,
-                        run.requester,
-                        run.text,
-                        run.created_at,
-                        _dump(run.conversation),
-                        str(run.status),
-                        run.updated_at,
-                        run.final_text,
-                    ),
-                )
+                conn.execute(UPSERT_RUN, params)
 
         await self._db.run(create)
 
     async def get(self, run_id: str) -> RunRecord | None:
         def get(conn: sqlite3.Connection) -> RunRecord | None:
-            row = conn.execute(f"{_SELECT_RUNS} WHERE run_id = ?", (run_id,)).fetchone()
-            return None if row is None else _run_from_row(row)
+            row = conn.execute(f"{SELECT_RUNS} WHERE run_id = ?", (run_id,)).fetchone()
+            return None if row is None else run_from_row(row)
 
         return await self._db.run(get)
 
@@ -396,12 +306,46 @@ class SqliteRuns:
         def recent(conn: sqlite3.Connection) -> list[RunRecord]:
             rows = conn.execute(
                 # seq breaks ties in creation order, as the memory backend's stable sort does.
-                f"{_SELECT_RUNS} ORDER BY created_at DESC, seq LIMIT ?",
+                f"{SELECT_RUNS} ORDER BY created_at DESC, seq LIMIT ?",
                 (max(limit, 0),),
-            ).fetchall()
-            return [_run_from_row(row) for row in rows]
+            )
+            return [run_from_row(row) for row in rows]
 
         return await self._db.run(recent)
+
+    async def in_conversation(self, surface: str, key: str, *, limit: int = 50) -> list[RunRecord]:
+        def in_conversation(conn: sqlite3.Connection) -> list[RunRecord]:
+            # Newest first so LIMIT keeps the latest, then turned oldest first.
+            rows = conn.execute(_RUNS_IN_CONVERSATION, (surface, key, max(limit, 0)))
+            return [run_from_row(row) for row in rows][::-1]
+
+        return await self._db.run(in_conversation)
+
+    async def conversations(self, surface: str, *, limit: int = 50) -> list[ConversationSummary]:
+        def conversations(conn: sqlite3.Connection) -> list[ConversationSummary]:
+            rows = conn.execute(_CONVERSATIONS, (surface, max(limit, 0)))
+            return [
+                ConversationSummary(
+                    key=row["conversation_key"],
+                    title=row["title"],
+                    updated_at=row["last_active"],
+                    runs=row["runs"],
+                )
+                for row in rows
+            ]
+
+        # In the worker: it reads every run of the surface, whatever the limit.
+        return await self._db.run_in_worker(conversations)
+
+
+_INSERT_AUDIT = (
+    "INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail) VALUES (?, ?, ?, ?, ?, ?)"
+)
+_AUDIT_COLUMNS = "SELECT at, kind, run_id, interrupt_id, actor, detail FROM audit"
+# Two texts rather than "? IS NULL OR run_id = ?", which would keep the
+# planner off the run_id index and scan the whole table for a quiet run.
+_RECENT_AUDIT = f"{_AUDIT_COLUMNS} ORDER BY id DESC LIMIT ?"
+_RECENT_AUDIT_OF_RUN = f"{_AUDIT_COLUMNS} WHERE run_id = ? ORDER BY id DESC LIMIT ?"
 
 
 class SqliteAudit:
@@ -411,43 +355,23 @@ class SqliteAudit:
         self._db = db
 
     async def append(self, event: AuditEvent) -> None:
+        params = audit_params(event)
+
         def append(conn: sqlite3.Connection) -> None:
             with transaction(conn):
-                conn.execute(
-                    "INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    (
-                        event.at,
-                        event.kind,
-                        event.run_id,
-                        event.interrupt_id,
-                        event.actor,
-                        _dump(event.detail),
-                    ),
-                )
+                conn.execute(_INSERT_AUDIT, params)
 
         await self._db.run(append)
 
     async def recent(self, *, limit: int = 100, run_id: str | None = None) -> list[AuditEvent]:
-        def recent(conn: sqlite3.Connection) -> list[AuditEvent]:
-            rows = conn.execute(
-                "SELECT at, kind, run_id, interrupt_id, actor, detail FROM audit"
-                " WHERE (? IS NULL OR run_id = ?) ORDER BY id DESC LIMIT ?",
-                (run_id, run_id, max(limit, 0)),
-            ).fetchall()
-            return [
-                AuditEvent(
-                    at=row["at"],
-                    kind=row["kind"],
-                    run_id=row["run_id"],
-                    interrupt_id=row["interrupt_id"],
-                    actor=row["actor"],
-                    detail=_load(row["detail"]),
-                )
-                for row in rows
-            ]
-
-        return await self._db.run(recent)
+        query, params = (
+            (_RECENT_AUDIT, (max(limit, 0),))
+            if run_id is None
+            else (_RECENT_AUDIT_OF_RUN, (run_id, max(limit, 0)))
+        )
+        return await self._db.run(
+            lambda conn: [audit_from_row(row) for row in conn.execute(query, params)]
+        )
 
 
 class SqliteStores:
@@ -470,12 +394,8 @@ class SqliteStores:
         path.parent.mkdir(parents=True, exist_ok=True)
         db = await Database.open(path)
         try:
-
-            def prepare(conn: sqlite3.Connection) -> None:
-                conn.row_factory = sqlite3.Row
-                migrate(conn, str(path))
-
-            await db.run(prepare)
+            # In the worker: it may wait for another process migrating the same file.
+            await db.run_in_worker(lambda conn: migrate(conn, str(path)))
         except BaseException:
             await db.close()
             raise

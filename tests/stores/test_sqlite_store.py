@@ -1,9 +1,10 @@
-"""SQLite-only behaviour: durability, migrations, pragmas, atomic spend, URLs."""
+"""SQLite-only behaviour: durability, migrations, pragmas, checkpoints, atomic spend, URLs."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import sqlite3
 from contextlib import closing
 from pathlib import Path
@@ -19,9 +20,10 @@ from bot.stores import (
     RunRecord,
     SqliteStores,
     StoreError,
+    _sqlite_db,
     open_stores,
 )
-from bot.stores._migrations import LATEST_VERSION, MIGRATIONS
+from bot.stores._migrations import LATEST_VERSION, MIGRATIONS, migrate
 
 
 def pause(interrupt_id: str = "i1") -> PauseRecord:
@@ -86,6 +88,98 @@ async def test_migrations_are_applied_once(tmp_path: Path) -> None:
     assert versions == [m.version for m in MIGRATIONS]
 
 
+async def test_a_version_1_file_gets_conversation_keys_backfilled(tmp_path: Path) -> None:
+    """Opening a version-1 file adds runs.conversation_key, filled from each run's JSON."""
+    path = tmp_path / "bot.sqlite3"
+    conversations = {
+        "r1": '{"key":"C1","thread":""}',
+        "r2": '{"channel":"X"}',
+        "r3": '{"key":"C1"}',
+    }
+    with raw(path) as conn:
+        assert migrate(conn, str(path), target=1) == 1
+        for n, (run_id, conversation) in enumerate(conversations.items()):
+            conn.execute(
+                "INSERT INTO runs (run_id, scope, surface, requester, text, created_at,"
+                " conversation, status, updated_at, final_text)"
+                " VALUES (?, 'team-a', 'console', 'alice', ?, ?, ?, 'completed', 0, '')",
+                (run_id, f"text {run_id}", float(n), conversation),
+            )
+
+    stores = await SqliteStores.open(path)
+    try:
+        with raw(path) as conn:
+            keys = dict(conn.execute("SELECT run_id, conversation_key FROM runs"))
+            versions = [v for (v,) in conn.execute("SELECT version FROM schema_migrations")]
+        assert keys == {"r1": "C1", "r2": "", "r3": "C1"}
+        assert versions == [1, 2]
+        in_c1 = await stores.runs.in_conversation("console", "C1")
+        assert [r.run_id for r in in_c1] == ["r1", "r3"]
+        summaries = await stores.runs.conversations("console")
+        assert [(c.key, c.title, c.runs) for c in summaries] == [
+            ("C1", "text r1", 2),
+            ("", "text r2", 1),
+        ]
+    finally:
+        await stores.close()
+
+
+async def test_steady_writes_are_checkpointed_and_the_wal_reused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With autocheckpoint off, the store's own checkpoints still keep the WAL short."""
+    monkeypatch.setattr("bot.stores._sqlite_db._CHECKPOINT_EVERY", 10)
+    path = tmp_path / "bot.sqlite3"
+    stores = await SqliteStores.open(path)
+    try:
+        for n in range(200):
+            await stores.audit.append(AuditEvent(at=float(n), kind="tick"))
+        pending = stores._db._checkpointing
+        if pending is not None:
+            await pending
+        with raw(path) as conn:
+            _, frames, _ = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        # 200 commits of 2+ pages each: without restarts the WAL would hold 400+ frames.
+        assert frames < 100
+        assert len(await stores.audit.recent(limit=1000)) == 200
+    finally:
+        await stores.close()
+
+
+def test_a_checkpoint_skips_the_wal_restart_rather_than_wait_for_a_writer(tmp_path: Path) -> None:
+    """Another connection holding the write lock: the checkpoint returns, nothing raised."""
+    path = tmp_path / "bot.sqlite3"
+    with closing(_sqlite_db._connect(str(path), busy_timeout_ms=5000)) as conn:
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("CREATE TABLE t (x INTEGER)")
+        conn.execute("INSERT INTO t VALUES (1)")
+        with raw(path) as writer:
+            writer.execute("BEGIN IMMEDIATE")
+            _sqlite_db._checkpoint(conn)
+            writer.execute("ROLLBACK")
+        assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == 5000
+        assert not conn.in_transaction
+
+
+async def test_close_with_a_checkpoint_pending_keeps_every_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Closing right after a write that started a checkpoint loses nothing and logs no error."""
+    monkeypatch.setattr("bot.stores._sqlite_db._CHECKPOINT_EVERY", 1)
+    path = tmp_path / "bot.sqlite3"
+    stores = await SqliteStores.open(path)
+    await stores.audit.append(AuditEvent(at=1.0, kind="last"))
+    assert stores._db._checkpointing is not None
+    await stores.close()
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+    reopened = await SqliteStores.open(path)
+    try:
+        assert [e.kind for e in await reopened.audit.recent()] == ["last"]
+    finally:
+        await reopened.close()
+
+
 async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
     """A file migrated by a newer bot raises StoreError asking for an upgrade."""
     path = tmp_path / "bot.sqlite3"
@@ -99,20 +193,23 @@ async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
         await SqliteStores.open(path)
 
 
-async def test_connection_uses_wal_and_the_agreed_pragmas(tmp_path: Path) -> None:
-    """The file is in WAL mode and the store's connection has its pragmas set."""
+async def test_connections_use_wal_and_the_agreed_pragmas(tmp_path: Path) -> None:
+    """WAL; only the worker's connection waits for locks; neither checkpoints on its own."""
     path = tmp_path / "bot.sqlite3"
     stores = await SqliteStores.open(path)
     try:
         with raw(path) as conn:
             assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        pragmas = await stores._db.run(
-            lambda conn: [
-                conn.execute(f"PRAGMA {name}").fetchone()[0]
-                for name in ("journal_mode", "synchronous", "busy_timeout", "foreign_keys")
+
+        def pragmas(conn: sqlite3.Connection) -> list[object]:
+            names = ("journal_mode", "synchronous", "busy_timeout", "foreign_keys")
+            return [conn.execute(f"PRAGMA {name}").fetchone()[0] for name in names] + [
+                conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
             ]
-        )
-        assert pragmas == ["wal", 1, 5000, 1]  # synchronous 1 is NORMAL
+
+        # synchronous 1 is NORMAL
+        assert await stores._db.run(pragmas) == ["wal", 1, 0, 1, 0]
+        assert await stores._db.run_in_worker(pragmas) == ["wal", 1, 5000, 1, 0]
     finally:
         await stores.close()
 

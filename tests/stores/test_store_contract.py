@@ -12,6 +12,7 @@ import pytest
 from bot.stores import (
     AuditEvent,
     Closing,
+    ConversationSummary,
     PauseRecord,
     PauseStatus,
     RunRecord,
@@ -59,6 +60,19 @@ def run(run_id: str = "run-1", created_at: float = 1.0) -> RunRecord:
         text="deploy the thing",
         created_at=created_at,
         conversation={"channel": "C1", "thread": "T1"},
+    )
+
+
+def said(
+    run_id: str, key: str, created_at: float, *, surface: str = "console", text: str = ""
+) -> RunRecord:
+    """A run started in conversation ``key`` of ``surface``, saying ``text``."""
+    return dataclasses.replace(
+        run(run_id, created_at),
+        surface=surface,
+        text=text or f"said {run_id}",
+        updated_at=created_at,
+        conversation={"key": key, "thread": "", "reference": {}},
     )
 
 
@@ -227,3 +241,74 @@ async def test_audit_recent_is_newest_first_and_filters_by_run(stores: Stores) -
     assert await stores.audit.recent(limit=2) == [events[2], events[1]]
     assert await stores.audit.recent(run_id="r1") == [events[2], events[0]]
     assert await stores.audit.recent(run_id="nobody") == []
+
+
+async def test_for_runs_lists_those_runs_pauses_in_issue_order(stores: Stores) -> None:
+    """for_runs returns every pause of the runs named, by issued_at, attempts included."""
+    await stores.ledger.issue(pause("late", run_id="r1", issued_at=30.0))
+    await stores.ledger.issue(pause("other", run_id="r3", issued_at=5.0))
+    await stores.ledger.issue(pause("early", run_id="r2", issued_at=10.0))
+    await stores.ledger.issue(pause("tie-a", run_id="r1", issued_at=20.0))
+    await stores.ledger.issue(pause("tie-b", run_id="r2", issued_at=20.0))
+    await stores.ledger.record_cross_scope("late", {"actor": "eve", "scope": "b"})
+    assert await stores.consumption.spend("early", closing())
+
+    found = await stores.ledger.for_runs(["r1", "r2", "nobody"])
+
+    assert [p.interrupt_id for p in found] == ["early", "tie-a", "tie-b", "late"]
+    assert found == [await stores.ledger.get(p.interrupt_id) for p in found]
+    assert found[-1].cross_scope_attempts == ({"actor": "eve", "scope": "b"},)
+    assert found[0].status is PauseStatus.ANSWERED
+    assert await stores.ledger.for_runs([]) == []
+    assert await stores.ledger.for_runs(["nobody"]) == []
+
+
+async def test_in_conversation_lists_the_latest_runs_oldest_first(stores: Stores) -> None:
+    """in_conversation keeps one surface's one conversation, the latest ``limit``, oldest first."""
+    mine = [said("a", "C1", 3.0), said("b", "C1", 1.0), said("c", "C1", 2.0)]
+    for record in [*mine, said("x", "C2", 1.5), said("y", "C1", 2.5, surface="slack")]:
+        await stores.runs.create(record)
+    await stores.runs.set_status("b", RunStatus.COMPLETED, at=9.0, text="done")
+
+    listed = await stores.runs.in_conversation("console", "C1")
+
+    assert [r.run_id for r in listed] == ["b", "c", "a"]
+    assert listed[0] == await stores.runs.get("b")
+    latest = await stores.runs.in_conversation("console", "C1", limit=2)
+    assert [r.run_id for r in latest] == ["c", "a"]
+    assert await stores.runs.in_conversation("console", "C1", limit=0) == []
+    assert await stores.runs.in_conversation("console", "nowhere") == []
+    assert await stores.runs.in_conversation("teams", "C1") == []
+
+
+async def test_conversations_summarise_a_surface_most_recent_first(stores: Stores) -> None:
+    """Each conversation: first run's text, last activity of any run, and its run count."""
+    await stores.runs.create(said("a1", "A", 1.0, text="deploy web"))
+    await stores.runs.create(said("b1", "B", 2.0, text="status api"))
+    await stores.runs.create(said("a2", "A", 3.0, text="roll back"))
+    await stores.runs.create(said("c1", "C", 4.0, text="restart worker"))
+    await stores.runs.create(said("s1", "A", 9.0, surface="slack"))
+    # Activity after creation counts: B's run finishes last of all.
+    await stores.runs.set_status("b1", RunStatus.COMPLETED, at=8.0, text="fine")
+
+    summaries = await stores.runs.conversations("console")
+
+    assert summaries == [
+        ConversationSummary(key="B", title="status api", updated_at=8.0, runs=1),
+        ConversationSummary(key="C", title="restart worker", updated_at=4.0, runs=1),
+        ConversationSummary(key="A", title="deploy web", updated_at=3.0, runs=2),
+    ]
+    assert [s.key for s in await stores.runs.conversations("console", limit=2)] == ["B", "C"]
+    assert await stores.runs.conversations("console", limit=0) == []
+    assert await stores.runs.conversations("teams") == []
+
+
+async def test_conversations_break_ties_by_first_run(stores: Stores) -> None:
+    """Equally recent conversations keep their first runs' order: by created_at, then insertion."""
+    await stores.runs.create(said("y", "Y", 2.0))
+    await stores.runs.create(said("z", "Z", 1.0))
+    await stores.runs.create(said("x", "X", 2.0))
+    for run_id in ("z", "y", "x"):
+        await stores.runs.set_status(run_id, RunStatus.COMPLETED, at=5.0)
+
+    assert [s.key for s in await stores.runs.conversations("console")] == ["Z", "Y", "X"]

@@ -1,0 +1,212 @@
+"""Records <-> SQLite rows: column lists, parameter tuples, JSON columns, row mapping.
+
+Every SQL string here is built once, at import, from our own identifiers, so
+each query has one fixed text and the connection's prepared-statement cache
+(``sqlite3.connect(cached_statements=...)``) keeps hitting.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from typing import Any
+
+from bot.stores.records import AuditEvent, PauseRecord, PauseStatus, RunRecord, RunStatus
+
+# One encoder: json.dumps with separators= builds a new encoder per call.
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
+
+
+def dump(value: dict[str, Any] | None) -> str | None:
+    """JSON text for a dict column; TypeError (before any SQL) if JSON cannot hold it."""
+    return None if value is None else _ENCODER.encode(value)
+
+
+def load(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+PAUSE_COLUMNS = (
+    "interrupt_id",
+    "run_id",
+    "scope",
+    "name",
+    "tool_call_id",
+    "checkpoint_id",
+    "payload",
+    "issued_at",
+    "expires_at",
+    "root_run_id",
+    "session_id",
+    "thread_id",
+    "status",
+    "answer",
+    "closed_by",
+    "closed_at",
+    "resumed_at",
+    "message_ref",
+)
+RUN_COLUMNS = (
+    "run_id",
+    "scope",
+    "surface",
+    "requester",
+    "text",
+    "created_at",
+    "conversation",
+    "status",
+    "updated_at",
+    "final_text",
+)
+# Written, never read back: it is derived from ``conversation``.
+_RUN_WRITE_COLUMNS = (*RUN_COLUMNS, "conversation_key")
+
+
+def _upsert_sql(table: str, key: str, columns: tuple[str, ...]) -> str:
+    # An upsert, not INSERT OR REPLACE: REPLACE deletes the row, giving it a
+    # new seq (so a new place in insertion order) and cascading to children;
+    # the memory backend's dict assignment keeps the row's place.
+    updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c != key)
+    return (
+        f"INSERT INTO {table} ({', '.join(columns)})"  # noqa: S608 - our own identifiers
+        f" VALUES ({', '.join('?' for _ in columns)})"
+        f" ON CONFLICT ({key}) DO UPDATE SET {updates}"
+    )
+
+
+UPSERT_PAUSE = _upsert_sql("pauses", "interrupt_id", PAUSE_COLUMNS)
+UPSERT_RUN = _upsert_sql("runs", "run_id", _RUN_WRITE_COLUMNS)
+SELECT_RUNS = f"SELECT {', '.join(RUN_COLUMNS)} FROM runs"  # noqa: S608 - our own identifiers
+
+
+def pauses_query(where: str, order: str) -> str:
+    """Pauses matching ``where`` (alias ``p``), in ``order``, each with its attempts.
+
+    One statement, so one snapshot: a pause and its attempts always agree
+    without an explicit read transaction. The pauses are chosen (and
+    limited, by the last parameter; -1 for all) before the join, so the limit
+    counts pauses rather than attempts. ``order`` must name ``p.`` columns;
+    it is valid both inside and outside the subquery, which is aliased ``p``
+    too.
+    """
+    columns = ", ".join(f"p.{c}" for c in PAUSE_COLUMNS)
+    return (
+        f"SELECT {columns}, a.attempt_json FROM"  # noqa: S608 - our own identifiers
+        f" (SELECT * FROM pauses AS p {where} ORDER BY {order} LIMIT ?) AS p"
+        " LEFT JOIN cross_scope_attempts AS a ON a.interrupt_id = p.interrupt_id"
+        f" ORDER BY {order}, a.seq"
+    )
+
+
+def pause_params(record: PauseRecord) -> tuple[Any, ...]:
+    """``record`` as ``UPSERT_PAUSE`` parameters, in ``PAUSE_COLUMNS`` order."""
+    return (
+        record.interrupt_id,
+        record.run_id,
+        record.scope,
+        record.name,
+        record.tool_call_id,
+        record.checkpoint_id,
+        dump(record.payload),
+        record.issued_at,
+        record.expires_at,
+        record.root_run_id,
+        record.session_id,
+        record.thread_id,
+        str(record.status),
+        dump(record.answer),
+        record.closed_by,
+        record.closed_at,
+        record.resumed_at,
+        dump(record.message_ref),
+    )
+
+
+def pauses_from_rows(rows: Iterable[sqlite3.Row]) -> list[PauseRecord]:
+    """Fold ``pauses_query`` rows (one per attempt, or one with NULL) into records."""
+    grouped: dict[str, tuple[sqlite3.Row, list[Any]]] = {}
+    for row in rows:
+        _, attempts = grouped.setdefault(row["interrupt_id"], (row, []))
+        if row["attempt_json"] is not None:
+            attempts.append(load(row["attempt_json"]))
+    return [_pause_from_row(row, attempts) for row, attempts in grouped.values()]
+
+
+def _pause_from_row(row: sqlite3.Row, attempts: list[Any]) -> PauseRecord:
+    return PauseRecord(
+        interrupt_id=row["interrupt_id"],
+        run_id=row["run_id"],
+        scope=row["scope"],
+        name=row["name"],
+        tool_call_id=row["tool_call_id"],
+        checkpoint_id=row["checkpoint_id"],
+        payload=load(row["payload"]),
+        issued_at=row["issued_at"],
+        expires_at=row["expires_at"],
+        root_run_id=row["root_run_id"],
+        session_id=row["session_id"],
+        thread_id=row["thread_id"],
+        status=PauseStatus(row["status"]),
+        answer=load(row["answer"]),
+        closed_by=row["closed_by"],
+        closed_at=row["closed_at"],
+        resumed_at=row["resumed_at"],
+        message_ref=load(row["message_ref"]),
+        cross_scope_attempts=tuple(attempts),
+    )
+
+
+def run_params(run: RunRecord) -> tuple[Any, ...]:
+    """``run`` as ``UPSERT_RUN`` parameters, conversation_key last."""
+    return (
+        run.run_id,
+        run.scope,
+        run.surface,
+        run.requester,
+        run.text,
+        run.created_at,
+        dump(run.conversation),
+        str(run.status),
+        run.updated_at,
+        run.final_text,
+        # The memory backend groups conversations by this very expression.
+        str(run.conversation.get("key", "")),
+    )
+
+
+def run_from_row(row: sqlite3.Row) -> RunRecord:
+    return RunRecord(
+        run_id=row["run_id"],
+        scope=row["scope"],
+        surface=row["surface"],
+        requester=row["requester"],
+        text=row["text"],
+        created_at=row["created_at"],
+        conversation=load(row["conversation"]),
+        status=RunStatus(row["status"]),
+        updated_at=row["updated_at"],
+        final_text=row["final_text"],
+    )
+
+
+def audit_params(event: AuditEvent) -> tuple[Any, ...]:
+    return (
+        event.at,
+        event.kind,
+        event.run_id,
+        event.interrupt_id,
+        event.actor,
+        dump(event.detail),
+    )
+
+
+def audit_from_row(row: sqlite3.Row) -> AuditEvent:
+    return AuditEvent(
+        at=row["at"],
+        kind=row["kind"],
+        run_id=row["run_id"],
+        interrupt_id=row["interrupt_id"],
+        actor=row["actor"],
+        detail=load(row["detail"]),
+    )
