@@ -14,9 +14,11 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from dataclasses import dataclass
 from typing import Any, TypeVar, assert_never
 
-from bot.human.capability import HumanInteractionCapability
+from bot.human.capability import HumanInteractionCapability, claims_for
+from bot.human.tokens import MintedPause
 from bot.kernel.state import TurnRequest
 from bot.kernel.turn import Agent, TurnCompleted, TurnOutcome, TurnPaused
 from bot.messages import RUN_FAILED
@@ -26,11 +28,33 @@ from bot.policy import AnswerPolicy, RequesterOrApprovers
 from bot.redeem import Redeemer
 from bot.resume import resume_turn
 from bot.stores.ports import Stores
-from bot.stores.records import AuditEvent, Closing, PauseRecord, PauseStatus, RunRecord, RunStatus
+from bot.stores.records import (
+    AuditEvent,
+    Closing,
+    ConversationSummary,
+    PauseRecord,
+    PauseStatus,
+    RunRecord,
+    RunStatus,
+)
 from bot.surfaces import Conversation, Surface
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionView:
+    """A question as a surface redraws it; ``token`` only while it is open."""
+
+    record: PauseRecord
+    token: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RunView:
+    run: RunRecord
+    questions: tuple[QuestionView, ...] = ()
 
 
 class RunService:
@@ -128,6 +152,25 @@ class RunService:
             self._spawn(self._resume(record), f"recover {record.run_id}")
         return len(owed)
 
+    # -- reading, for surfaces that redraw from the store ----------------------
+
+    async def history(self, surface: str, key: str, *, limit: int = 50) -> list[RunView]:
+        """A conversation's runs with their questions, oldest first."""
+        runs = await self.stores.runs.in_conversation(surface, key, limit=limit)
+        pauses = await self.stores.ledger.for_runs([run.run_id for run in runs])
+        by_run: dict[str, list[QuestionView]] = {}
+        for record in pauses:
+            token = self.token_for(record) if record.status is PauseStatus.OUTSTANDING else ""
+            by_run.setdefault(record.run_id, []).append(QuestionView(record, token))
+        return [RunView(run, tuple(by_run.get(run.run_id, ()))) for run in runs]
+
+    async def conversations(self, surface: str, *, limit: int = 50) -> list[ConversationSummary]:
+        return await self.stores.runs.conversations(surface, limit=limit)
+
+    def token_for(self, record: PauseRecord) -> str:
+        """The token of an outstanding question, re-derived (tokens are never stored)."""
+        return self.capability.signer.encode(MintedPause(claims_for(record)))
+
     # -- background work -------------------------------------------------------
 
     async def wait_idle(self) -> None:
@@ -168,12 +211,15 @@ class RunService:
     async def _resume(self, record: PauseRecord, run: RunRecord | None = None) -> None:
         run = run or await self.stores.runs.get(record.run_id)
         if run is None:
+            # Marked resumed anyway, or every recovery pass would try again forever.
             log.error("closed pause names an unknown run", extra={"run_id": record.run_id})
+            await self.stores.ledger.mark_resumed(record.interrupt_id, self.clock())
             return
         surface = self.surfaces.get(run.surface)
         if surface is not None:
             await _quietly(surface.show_closed(run, record), "show_closed")
         started = time.perf_counter()
+        await self.stores.runs.set_status(run.run_id, RunStatus.RUNNING, at=self.clock())
         await self._drive(run, lambda: resume_turn(self.agent, self.stores.checkpoints, record))
         await self.stores.ledger.mark_resumed(record.interrupt_id, self.clock())
         self.metrics.resume_seconds.observe(time.perf_counter() - started)

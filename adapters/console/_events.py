@@ -1,0 +1,53 @@
+"""``GET /api/events``: Server-Sent Events telling the page what to re-read.
+
+A stream ends when the hub closes (shutdown), or when a write finds the
+client gone; the heartbeat makes sure such a write happens every interval.
+"""
+
+from __future__ import annotations
+
+import json
+
+from aiohttp import web
+
+from adapters.console._http import secure
+from adapters.console._surface import ConsoleSurface
+
+# EventSource reconnects on its own; this is how long it waits first.
+RETRY_MILLISECONDS = 3000
+
+
+class EventStream:
+    """The SSE handler; one subscription per open stream, released on the way out."""
+
+    def __init__(self, surface: ConsoleSurface) -> None:
+        self.surface = surface
+
+    async def __call__(self, request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"X-Accel-Buffering": "no"})
+        response.content_type = "text/event-stream"
+        secure(response, api=True)
+        subscription = self.surface.subscribe()
+        try:
+            await response.prepare(request)
+            await response.write(f"retry: {RETRY_MILLISECONDS}\n\n".encode())
+            while True:
+                changed = await subscription.next(max_wait=self.surface.heartbeat_seconds)
+                if changed is None or _gone(request):
+                    break
+                await response.write(encode_changed(changed) if changed else b": heartbeat\n\n")
+        except ConnectionError:
+            pass  # The page went away mid-write; nothing is owed to it.
+        finally:
+            self.surface.unsubscribe(subscription)
+        return response
+
+
+def encode_changed(keys: list[str]) -> bytes:
+    frames = (f"event: changed\ndata: {json.dumps({'conversation': key})}\n\n" for key in keys)
+    return "".join(frames).encode()
+
+
+def _gone(request: web.Request) -> bool:
+    transport = request.transport
+    return transport is None or transport.is_closing()

@@ -1,0 +1,170 @@
+"""The composition root: settings -> stores, signer, agent, surfaces -> one aiohttp app."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import timedelta
+
+from aiohttp import web
+
+from adapters.console import ConsoleSurface, mount_console
+from bot.agent_spec import AgentSpec, load_factory
+from bot.compose import build_agent
+from bot.config import Settings
+from bot.demo import demo_agent
+from bot.errors import BotError
+from bot.human.ttl import TTLPolicy
+from bot.metrics import Metrics
+from bot.policy import RequesterOrApprovers
+from bot.providers.base import Provider
+from bot.providers.openai_compat import OpenAICompatibleProvider
+from bot.runs import RunService
+from bot.signing import signer_from
+from bot.stores import open_stores
+from bot.web import RUN_SERVICE, SETTINGS
+
+log = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 64 * 1024
+INTERNAL_ERROR = "The bot hit an internal error; nothing was changed. Try again, or ask an admin."
+
+
+def create_app(settings: Settings) -> web.Application:
+    """Build the app; stores and the run service open when it starts."""
+    app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=[_no_tracebacks])
+    app[SETTINGS] = settings
+    console = ConsoleSurface() if settings.console else None
+    if console is not None:
+        password = settings.console_password
+        mount_console(app, console, password=password.get_secret_value() if password else None)
+    app.router.add_get("/healthz", _healthz)
+    app.router.add_get("/metrics", _metrics)
+
+    async def lifecycle(app: web.Application) -> AsyncIterator[None]:
+        async with _running_service(settings, console) as service:
+            app[RUN_SERVICE] = service
+            yield
+
+    app.cleanup_ctx.append(lifecycle)
+    return app
+
+
+@contextlib.asynccontextmanager
+async def _running_service(
+    settings: Settings, console: ConsoleSurface | None
+) -> AsyncIterator[RunService]:
+    stores = await open_stores(settings.database_url)
+    provider: Provider | None = None
+    sweeper: asyncio.Task[None] | None = None
+    service: RunService | None = None
+    try:
+        spec = agent_spec(settings)
+        provider = spec.provider or _configured_model(settings)
+        agent, capability = build_agent(
+            provider=provider,
+            stores=stores,
+            signer=signer_from(settings),
+            clock=time.time,
+            tools=spec.tools,
+            registrations=spec.registrations,
+            ttl=TTLPolicy(
+                default=timedelta(seconds=settings.ttl_seconds),
+                maximum=timedelta(seconds=settings.max_ttl_seconds),
+            ),
+            system_prompt=spec.system_prompt,
+            max_rounds=spec.max_rounds,
+        )
+        service = RunService(
+            agent=agent,
+            capability=capability,
+            stores=stores,
+            policy=RequesterOrApprovers(
+                approvers=frozenset(settings.admins) | frozenset(settings.approvers),
+                anyone=settings.anyone_may_answer,
+            ),
+            metrics=Metrics(),
+        )
+        if console is not None:
+            service.add_surface(console)
+        recovered = await service.recover()
+        if recovered:
+            log.info("resuming %d runs answered before the last stop", recovered)
+        sweeper = asyncio.get_running_loop().create_task(
+            _sweep_forever(service, settings.sweep_seconds), name="expiry sweeper"
+        )
+        yield service
+    finally:
+        if sweeper is not None:
+            sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sweeper
+        if service is not None:
+            await service.drain(settings.shutdown_grace_seconds)
+        close = getattr(provider, "close", None)
+        if close is not None:
+            await close()
+        await stores.close()
+
+
+def agent_spec(settings: Settings) -> AgentSpec:
+    return load_factory(settings.agent)(settings) if settings.agent else demo_agent(settings)
+
+
+def _configured_model(settings: Settings) -> Provider:
+    if settings.openai_base_url is None or settings.openai_api_key is None:
+        raise BotError(
+            "the agent has no model: set OPENAI_BASE_URL and OPENAI_API_KEY, or return a "
+            "provider from the BOT_AGENT factory."
+        )
+    return OpenAICompatibleProvider(
+        base_url=settings.openai_base_url,
+        api_key=settings.openai_api_key.get_secret_value(),
+        model=settings.openai_model,
+    )
+
+
+async def _sweep_forever(service: RunService, interval: float) -> None:
+    while True:
+        await asyncio.sleep(interval)
+        try:
+            expired = await service.sweep()
+        except Exception:
+            log.exception("expiry sweep failed; retrying next interval")
+            continue
+        if expired:
+            log.info("expired %d questions", expired)
+
+
+async def _healthz(request: web.Request) -> web.Response:
+    service = request.app.get(RUN_SERVICE)
+    if service is None:
+        return web.json_response({"ok": False, "error": "starting"}, status=503)
+    try:
+        await service.stores.ping()
+    except Exception:
+        log.exception("health check: store unreachable")
+        return web.json_response({"ok": False, "error": "store unreachable"}, status=503)
+    return web.json_response({"ok": True})
+
+
+async def _metrics(request: web.Request) -> web.Response:
+    service = request.app[RUN_SERVICE]
+    return web.Response(body=service.metrics.render(), content_type="text/plain", charset="utf-8")
+
+
+@web.middleware
+async def _no_tracebacks(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """Any unexpected error is one sentence to the caller and a logged trace for us."""
+    try:
+        return await handler(request)
+    except web.HTTPException:
+        raise
+    except Exception:
+        log.exception("unhandled error", extra={"path": request.path})
+        return web.json_response({"ok": False, "error": INTERNAL_ERROR}, status=500)

@@ -1,0 +1,11 @@
+"""Typed keys for what the composition root puts on the aiohttp application."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from bot.config import Settings
+from bot.runs import RunService
+
+RUN_SERVICE = web.AppKey("run_service", RunService)
+SETTINGS = web.AppKey("settings", Settings)

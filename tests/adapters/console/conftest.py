@@ -1,0 +1,60 @@
+"""A real console on a loopback port, over a real RunService and SQLite stores."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+
+from adapters.console import ConsoleSurface, mount_console
+from bot.approval import approval_registration, approval_tool
+from bot.compose import build_agent
+from bot.demo import Fleet, demo_script
+from bot.human.factory import ask_user_registration
+from bot.human.tokens import TokenSigner
+from bot.providers.scripted import ScriptedProvider
+from bot.runs import RunService
+from bot.stores.ports import Stores
+from bot.testing import FixedClock
+from bot.web import RUN_SERVICE
+from tests.adapters.console.console_support import Console, ConsoleFactory
+
+
+@pytest.fixture
+async def make_console(
+    sqlite_stores: Stores, clock: FixedClock, signer: TokenSigner
+) -> AsyncIterator[ConsoleFactory]:
+    opened: list[Console] = []
+
+    async def make(*, password: str | None = None, heartbeat_seconds: float = 15.0) -> Console:
+        agent, capability = build_agent(
+            provider=ScriptedProvider(demo_script),
+            stores=sqlite_stores,
+            signer=signer,
+            clock=clock,
+            tools=[*Fleet().tools(), approval_tool()],
+            registrations=[ask_user_registration(), approval_registration()],
+        )
+        service = RunService(agent=agent, capability=capability, stores=sqlite_stores, clock=clock)
+        surface = ConsoleSurface(heartbeat_seconds=heartbeat_seconds)
+        service.add_surface(surface)
+        app = web.Application()
+        mount_console(app, surface, password=password)
+        app[RUN_SERVICE] = service
+        client = TestClient(TestServer(app))
+        await client.start_server()
+        console = Console(client, service, surface, clock)
+        opened.append(console)
+        return console
+
+    yield make
+    for console in opened:
+        await console.client.close()
+        await console.service.drain(5.0)
+
+
+@pytest.fixture
+async def console(make_console: ConsoleFactory) -> Console:
+    return await make_console()

@@ -1,0 +1,81 @@
+"""Helpers for the console tests: a driven console and an event-stream reader."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import ClientResponse, web
+from aiohttp.test_utils import TestClient
+
+from adapters.console import ConsoleSurface
+from bot.runs import RunService
+from bot.testing import FixedClock
+
+CID = "c-test-1"
+WHICH_ENV = "Which environment should I deploy web in?"
+DEPLOYED = "Deployed web 1.5.0 to staging (was 1.4.2). Health checks green."
+JSON = {"Content-Type": "application/json"}
+
+
+@dataclass
+class Console:
+    """One mounted console and the service behind it, driven over HTTP."""
+
+    client: TestClient[web.Request, web.Application]
+    service: RunService
+    surface: ConsoleSurface
+    clock: FixedClock
+
+    async def send(self, text: str, *, cid: str = CID, name: str = "Ana") -> ClientResponse:
+        response = await self.client.post(
+            f"/api/conversations/{cid}/messages", json={"text": text, "name": name}
+        )
+        await self.service.wait_idle()
+        return response
+
+    async def answer(self, token: str, answer: Any, *, name: str = "Ana") -> ClientResponse:
+        response = await self.client.post(
+            "/api/answer", json={"token": token, "answer": answer, "name": name}
+        )
+        await self.service.wait_idle()
+        return response
+
+    async def feed(self, cid: str = CID) -> dict[str, Any]:
+        response = await self.client.get(f"/api/conversations/{cid}")
+        assert response.status == 200
+        body: dict[str, Any] = await response.json()
+        return body
+
+    async def questions(self, cid: str = CID) -> list[dict[str, Any]]:
+        return [q for run in (await self.feed(cid))["runs"] for q in run["questions"]]
+
+    async def open_question(self, cid: str = CID) -> dict[str, Any]:
+        (question,) = [q for q in await self.questions(cid) if q["status"] == "outstanding"]
+        return question
+
+
+ConsoleFactory = Callable[..., Awaitable[Console]]
+
+
+async def next_event(response: ClientResponse) -> tuple[str, str]:
+    """Read the stream up to the next named event: (event, data); comments skipped."""
+    event, data = "", ""
+    while True:
+        raw = await response.content.readline()
+        if not raw:
+            raise EOFError("the event stream ended before an event arrived")
+        line = raw.decode().rstrip("\n")
+        if line.startswith("event: "):
+            event = line.removeprefix("event: ")
+        elif line.startswith("data: "):
+            data = line.removeprefix("data: ")
+        elif not line and event:
+            return event, data
+
+
+async def within(seconds: float, work: Awaitable[Any]) -> Any:
+    """Bound a wait so a broken stream fails the test instead of hanging it."""
+    return await asyncio.wait_for(work, seconds)

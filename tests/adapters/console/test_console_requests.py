@@ -1,0 +1,151 @@
+"""Requests the console turns away: a sentence, the right status, and no damage."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+
+from adapters.console import ConsoleSurface, mount_console
+from adapters.console._api import answer_response
+from bot.messages import refusal_text
+from bot.outcomes import (
+    AlreadyAnswered,
+    AnswerInvalid,
+    Cancelled,
+    NotAllowedToAnswer,
+    Refusal,
+    ScopeMismatch,
+    StoreUnavailable,
+    TokenExpired,
+    TokenInvalid,
+)
+from tests.adapters.console.console_support import CID, JSON, WHICH_ENV, Console
+
+
+async def refused(response: Any, status: int) -> str:
+    assert response.status == status, await response.text()
+    body = await response.json()
+    assert body["ok"] is False
+    error: str = body["error"]
+    assert error.endswith(".")
+    assert "Traceback" not in error
+    return error
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "{not json",
+        "[1, 2]",
+        '"deploy web"',
+        '{"text": 42}',
+        '{"text": "deploy web", "name": ["Ana"]}',
+    ],
+)
+async def test_malformed_message_is_400_with_a_sentence(console: Console, body: str) -> None:
+    """Bad JSON or wrong types say what to send, and start nothing."""
+    response = await console.client.post(
+        f"/api/conversations/{CID}/messages", data=body, headers=JSON
+    )
+    assert "text" in await refused(response, 400)
+    assert await console.service.stores.runs.recent() == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "",
+        "{}",
+        '{"token": "t"}',
+        '{"token": "t", "answer": "staging"}',
+        '{"token": 7, "answer": {}}',
+        '{"token": "", "answer": {}}',
+    ],
+)
+async def test_malformed_answer_is_400_and_the_server_keeps_serving(
+    console: Console, body: str
+) -> None:
+    """A broken answer request says what to send; the next request is served normally."""
+    await console.send("deploy web")
+    response = await console.client.post("/api/answer", data=body, headers=JSON)
+    assert "token" in await refused(response, 400)
+    asked = await console.open_question()
+    good = await console.answer(asked["token"], {"answers": {WHICH_ENV: "staging"}})
+    assert good.status == 200
+
+
+async def test_empty_message_is_400(console: Console) -> None:
+    """Whitespace alone is not a message."""
+    response = await console.client.post(
+        f"/api/conversations/{CID}/messages", json={"text": "  \n ", "name": "Ana"}
+    )
+    assert "empty" in await refused(response, 400)
+
+
+async def test_overlong_message_is_413(console: Console) -> None:
+    """Text over 4,000 characters is refused with the limit named."""
+    response = await console.client.post(
+        f"/api/conversations/{CID}/messages", json={"text": "x" * 4001}
+    )
+    assert "4,000" in await refused(response, 413)
+    assert await console.service.stores.runs.recent() == []
+
+
+@pytest.mark.parametrize("cid", ["Upper", "has_underscore", "x" * 41])
+async def test_bad_conversation_id_is_400(console: Console, cid: str) -> None:
+    """Conversation ids outside [a-z0-9-]{1,40} are refused on read and on write."""
+    read = await console.client.get(f"/api/conversations/{cid}")
+    assert "Conversation ids" in await refused(read, 400)
+    write = await console.client.post(f"/api/conversations/{cid}/messages", json={"text": "hi"})
+    assert "Conversation ids" in await refused(write, 400)
+
+
+async def test_display_name_is_trimmed_and_capped(console: Console) -> None:
+    """The answerer's name is stripped and cut to 40 characters; blank means operator."""
+    await console.send("deploy web")
+    asked = await console.open_question()
+    await console.answer(asked["token"], {"answers": {WHICH_ENV: "staging"}}, name=" " + "n" * 50)
+    approval = await console.open_question()
+    await console.answer(approval["token"], {"decision": "reject"}, name="   ")
+    first, second = await console.questions()
+    assert first["closed_by"] == "n" * 40
+    assert second["closed_by"] == "operator"
+
+
+@pytest.mark.parametrize(
+    ("refusal", "status"),
+    [
+        (AlreadyAnswered("Ana", 1.0), 409),
+        (Cancelled("Root", 1.0), 409),
+        (TokenExpired(), 409),
+        (NotAllowedToAnswer(), 403),
+        (ScopeMismatch(), 403),
+        (TokenInvalid(), 403),
+        (AnswerInvalid({"answers": "pick one"}), 422),
+        (StoreUnavailable(), 503),
+    ],
+)
+async def test_each_refusal_has_its_status_and_sentence(refusal: Refusal, status: int) -> None:
+    """Every refusal maps to one status and carries the shared sentence."""
+    response = answer_response(refusal)
+    assert response.status == status
+    assert response.text is not None
+    assert refusal_text(refusal).replace('"', '\\"') in response.text
+
+
+async def test_unexpected_failure_is_a_sentence_not_a_trace(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A handler that breaks (here: no service on the app) answers 500 with one sentence."""
+    app = web.Application()
+    mount_console(app, ConsoleSurface(), password=None)
+    async with TestClient(TestServer(app)) as client:
+        response = await client.get("/api/conversations")
+        error = await refused(response, 500)
+        assert "unexpected error" in error
+        page = await client.get("/")
+        assert page.status == 200
+    assert "console request failed" in caplog.text

@@ -1,0 +1,54 @@
+"""The JSON the page draws from: pure functions over runs and questions."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from adapters.console._views import question_json
+from bot.messages import answered_text, cancelled_text, expired_text
+from bot.runs import QuestionView
+from bot.stores.records import PauseRecord, PauseStatus
+
+OPEN = PauseRecord(
+    interrupt_id="i1",
+    run_id="r1",
+    scope="console",
+    name="deploy_window",
+    tool_call_id="c1",
+    checkpoint_id="k1",
+    payload={"window": "tonight"},
+    issued_at=100.0,
+    expires_at=200.0,
+)
+
+
+def closed(status: PauseStatus, by: str = "Ana") -> PauseRecord:
+    return dataclasses.replace(OPEN, status=status, closed_by=by, closed_at=150.0)
+
+
+async def test_unknown_interaction_is_drawn_as_other() -> None:
+    """An interaction the page has no form for gets kind "other" and keeps its payload."""
+    shown = question_json(QuestionView(OPEN, "tok"))
+    assert (shown["kind"], shown["name"], shown["payload"]) == (
+        "other",
+        "deploy_window",
+        {"window": "tonight"},
+    )
+    assert shown["token"] == "tok"
+    assert shown["closed_text"] is None
+
+
+async def test_closed_questions_carry_their_sentence_and_no_token() -> None:
+    """Answered, expired and cancelled each read with the shared sentence; no token leaks."""
+    cases = {
+        PauseStatus.ANSWERED: answered_text("Ana", 150.0),
+        PauseStatus.EXPIRED: expired_text(150.0),
+        PauseStatus.CANCELLED: cancelled_text("Ana", 150.0),
+    }
+    for status, sentence in cases.items():
+        shown = question_json(QuestionView(closed(status), "stale-token"))
+        assert (shown["status"], shown["closed_text"], shown["token"]) == (
+            status.value,
+            sentence,
+            None,
+        )

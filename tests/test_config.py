@@ -1,0 +1,126 @@
+"""Settings: defaults, one clear line per mistake, and the signing-key rules."""
+
+from __future__ import annotations
+
+import logging
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.config import SettingsError, load_settings
+from bot.human.tokens import SigningConfigError
+from bot.logs import JsonFormatter, RedactingFilter
+from bot.signing import KEY_FILE, signer_from
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)  # no stray .env is read
+    for name in ("PORT", "BOT_HOST", "DATABASE_URL", "BOT_SIGNING_KEYS", "BOT_CONSOLE_PASSWORD"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_defaults_are_the_embedded_local_setup() -> None:
+    """No environment: port 3978, loopback, SQLite under var/, console on."""
+    settings = load_settings()
+    assert (settings.port, settings.host) == (3978, "127.0.0.1")
+    assert settings.database_url == "sqlite:///var/bot.sqlite3"
+    assert settings.console and settings.console_is_local
+
+
+@pytest.mark.parametrize(
+    ("environment", "expected"),
+    [
+        ({"PORT": "http"}, "PORT: Input should be a valid integer"),
+        ({"BOT_TTL_SECONDS": "0"}, "BOT_TTL_SECONDS: Input should be greater than 0"),
+        ({"DATABASE_URL": "mysql://db"}, "DATABASE_URL: use sqlite:///"),
+        ({"BOT_HOST": "0.0.0.0"}, "set BOT_CONSOLE_PASSWORD, or BOT_CONSOLE=false"),  # noqa: S104
+        ({"OPENAI_BASE_URL": "http://127.0.0.1:9"}, "without OPENAI_API_KEY"),
+        ({"BOT_AGENT": "not a path"}, "BOT_AGENT: String should match pattern"),
+        ({"BOT_CONSOLE_PASSWORD": "  "}, "BOT_CONSOLE_PASSWORD: is set but blank"),
+    ],
+)
+def test_each_mistake_is_one_line_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch, environment: dict[str, str], expected: str
+) -> None:
+    """A bad value is reported by variable name, not as a traceback."""
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(SettingsError) as raised:
+        load_settings()
+    assert any(line.startswith(expected) or expected in line for line in raised.value.lines)
+
+
+def test_the_cli_reports_a_bad_setting_in_one_line_and_exits_2(tmp_path: Path) -> None:
+    """`python -m bot check` with a bad PORT prints one line and no traceback."""
+    result = subprocess.run(
+        [sys.executable, "-m", "bot", "check"],
+        env={"PORT": "http", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path.cwd())},
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "configuration error: PORT: Input should be a valid integer, unable to parse string "
+        "as an integer"
+    ]
+
+
+def test_check_prints_the_enabled_store_and_surfaces(tmp_path: Path) -> None:
+    """`python -m bot check` names the store, the signing source and the console."""
+    root = Path(__file__).resolve().parents[1]
+    result = subprocess.run(
+        [sys.executable, "-m", "bot", "check"],
+        env={
+            "PATH": "/usr/bin:/bin",
+            "DATABASE_URL": f"sqlite:///{tmp_path}/bot.sqlite3",
+            "BOT_DATA_DIR": str(tmp_path / "var"),
+        },
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "store:    sqlite (spends shared across processes: True)" in result.stdout
+    assert "console:  http://127.0.0.1:3978/" in result.stdout
+
+
+def test_the_generated_key_is_private_and_stable(tmp_path: Path) -> None:
+    """Without keys, one random key is made (0600) and reused on the next start."""
+    settings = load_settings(BOT_DATA_DIR=str(tmp_path / "data"))
+    first = signer_from(settings)
+    second = signer_from(settings)
+    path = tmp_path / "data" / KEY_FILE
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert first._signing.signing == second._signing.signing
+    other = signer_from(load_settings(BOT_DATA_DIR=str(tmp_path / "elsewhere")))
+    assert other._signing.signing != first._signing.signing
+
+
+def test_configured_keys_win_and_weak_ones_are_refused() -> None:
+    """BOT_SIGNING_KEYS is used as given; a short secret is a configuration error."""
+    signer = signer_from(load_settings(BOT_SIGNING_KEYS="new:" + "n" * 40 + ",old:" + "o" * 40))
+    assert signer._signing.kid == "new"
+    with pytest.raises(SigningConfigError, match="shorter than 32"):
+        signer_from(load_settings(BOT_SIGNING_KEYS="k:short"))
+
+
+def test_logs_never_carry_tokens_or_secrets() -> None:
+    """The redaction filter rewrites JWT-shaped strings and configured secrets."""
+    token = "eyJhbGciOiJIUzI1NiJ9.eyJqdGkiOiJpbnQifQ.c2lnbmF0dXJlc2lnbmF0dXJl"
+    record = logging.makeLogRecord(
+        {"msg": "answer with %s using key %s", "args": (token, "supersecretvalue1")}
+    )
+    RedactingFilter(["supersecretvalue1"]).filter(record)
+    line = JsonFormatter().format(record)
+    assert token not in line
+    assert "supersecretvalue1" not in line
+    assert "[token]" in line and "[secret]" in line
