@@ -286,5 +286,6 @@ def _field_errors(error: ValidationError) -> dict[str, str]:
     fields: dict[str, str] = {}
     for item in error.errors(include_url=False):
         where = ".".join(str(part) for part in item["loc"]) or "answer"
-        fields.setdefault(where, item["msg"])
+        # Our validators' messages are sentences already; pydantic prefixes them.
+        fields.setdefault(where, str(item["msg"]).removeprefix("Value error, "))
     return fields
