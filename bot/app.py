@@ -132,11 +132,12 @@ async def _sweep_forever(service: RunService, interval: float) -> None:
         await asyncio.sleep(interval)
         try:
             expired = await service.sweep()
+            recovered = await service.recover()
         except Exception:
             log.exception("expiry sweep failed; retrying next interval")
             continue
-        if expired:
-            log.info("expired %d questions", expired)
+        if expired or recovered:
+            log.info("expired %d questions, recovered %d runs", expired, recovered)
 
 
 async def _healthz(request: web.Request) -> web.Response:

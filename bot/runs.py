@@ -40,6 +40,10 @@ from bot.stores.records import (
 from bot.surfaces import Conversation, Surface
 
 log = logging.getLogger(__name__)
+
+# How long a process may take to resume a run before another may try: long
+# enough for several slow model calls, short enough to heal after a crash.
+RESUME_CLAIM_SECONDS = 600.0
 T = TypeVar("T")
 
 
@@ -124,8 +128,8 @@ class RunService:
         if isinstance(outcome, Redeemed):
             self.metrics.pauses_answered.inc()
             record = outcome.closed or await self.stores.ledger.get(outcome.interrupt_id)
-            if record is not None:
-                self._spawn(self._resume(record, outcome.run), f"resume {record.run_id}")
+            if record is not None and await self._claim(record):
+                self._spawn(self._resumed(record, outcome.run), f"resume {record.run_id}")
         else:
             self.metrics.refusals.labels(reason=type(outcome).__name__).inc()
         return outcome
@@ -145,12 +149,18 @@ class RunService:
         return count
 
     async def recover(self) -> int:
-        """Resume every pause that closed but whose run was never continued."""
-        owed = await self.stores.ledger.unresumed()
-        for record in owed:
-            log.info("recovering run", extra={"run_id": record.run_id})
-            self._spawn(self._resume(record), f"recover {record.run_id}")
-        return len(owed)
+        """Resume every pause that closed but whose run was never continued.
+
+        Run at start and by the sweeper, so a pause whose resumer died (its
+        claim lapsed) is picked up by whichever process sees it next.
+        """
+        count = 0
+        for record in await self.stores.ledger.unresumed():
+            if await self._claim(record):
+                log.info("recovering run", extra={"run_id": record.run_id})
+                self._spawn(self._resumed(record), f"recover {record.run_id}")
+                count += 1
+        return count
 
     # -- reading, for surfaces that redraw from the store ----------------------
 
@@ -205,10 +215,17 @@ class RunService:
         record = await self.stores.ledger.get(interrupt_id)
         if record is not None:
             await self._audit(closing.status.value, record.run_id, interrupt_id, closing.by, {})
-            self._spawn(self._resume(record), f"resume {record.run_id}")
+            if await self._claim(record):
+                self._spawn(self._resumed(record), f"resume {record.run_id}")
         return True
 
-    async def _resume(self, record: PauseRecord, run: RunRecord | None = None) -> None:
+    async def _claim(self, record: PauseRecord) -> bool:
+        now = self.clock()
+        return await self.stores.ledger.claim_resume(
+            record.interrupt_id, now=now, until=now + RESUME_CLAIM_SECONDS
+        )
+
+    async def _resumed(self, record: PauseRecord, run: RunRecord | None = None) -> None:
         run = run or await self.stores.runs.get(record.run_id)
         if run is None:
             # Marked resumed anyway, or every recovery pass would try again forever.

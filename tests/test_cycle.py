@@ -83,3 +83,35 @@ async def test_a_run_whose_model_fails_is_marked_failed_and_the_service_keeps_se
     ok_id = await h.start()
     ok = await sqlite_stores.runs.get(ok_id)
     assert ok is not None and ok.final_text == "fine now"
+
+
+async def test_two_services_recovering_one_answer_resume_it_once(
+    harness: HarnessFactory, db_path: Path, clock: FixedClock
+) -> None:
+    """Two processes' recovery passes over one answered pause: exactly one resumes it."""
+    first_stores = await open_stores(f"sqlite:///{db_path}")
+    second_stores = await open_stores(f"sqlite:///{db_path}")
+    try:
+        first = harness(first_stores, [calls(ASK), say("done once")])
+        await first.start()
+        redeemer = Redeemer(
+            capability=first.capability,
+            stores=first_stores,
+            policy=RequesterOrApprovers(),
+            clock=clock,
+        )
+        answer = {"answers": {"Which environment?": "staging"}}
+        redeemed = await redeemer.redeem(
+            first.surface.last_token, answer, responder=REQUESTER, scope=WHERE.scope
+        )
+        assert isinstance(redeemed, Redeemed)
+        second = harness(second_stores, [say("done twice")])
+        counts = [await first.service.recover(), await second.service.recover()]
+        await first.service.wait_idle()
+        await second.service.wait_idle()
+        assert sorted(counts) == [0, 1]
+        outcomes = first.surface.outcomes + second.surface.outcomes
+        assert [text for _, text, _ in outcomes] == ["done once"]
+    finally:
+        await first_stores.close()
+        await second_stores.close()

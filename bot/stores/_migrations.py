@@ -121,6 +121,11 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX runs_conversation ON runs (surface, conversation_key, created_at)",
         ),
     ),
+    Migration(
+        3,
+        "pauses.resume_claimed_until: one process at a time resumes a closed pause",
+        ("ALTER TABLE pauses ADD COLUMN resume_claimed_until REAL",),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -25,6 +25,7 @@ from bot.stores.records import (
 class MemoryLedger:
     def __init__(self) -> None:
         self.rows: dict[str, PauseRecord] = {}
+        self.claims: dict[str, float] = {}
 
     async def issue(self, record: PauseRecord) -> None:
         self.rows[record.interrupt_id] = record
@@ -41,6 +42,15 @@ class MemoryLedger:
 
     async def mark_resumed(self, interrupt_id: str, at: float) -> None:
         self._replace(interrupt_id, resumed_at=at)
+
+    async def claim_resume(self, interrupt_id: str, *, now: float, until: float) -> bool:
+        row = self.rows.get(interrupt_id)
+        if row is None or row.status is PauseStatus.OUTSTANDING or row.resumed_at is not None:
+            return False
+        if self.claims.get(interrupt_id, 0.0) > now:
+            return False
+        self.claims[interrupt_id] = until
+        return True
 
     async def outstanding(self, *, scope: str | None = None) -> list[PauseRecord]:
         return [

@@ -98,6 +98,11 @@ class SqliteConsumption:
 _GET_PAUSE = pauses_query("WHERE p.interrupt_id = ?", "p.seq")
 _OUTSTANDING_PAUSES = pauses_query("WHERE p.status = ? AND (? IS NULL OR p.scope = ?)", "p.seq")
 _OVERDUE_PAUSES = pauses_query("WHERE p.status = ? AND p.expires_at <= ?", "p.expires_at, p.seq")
+# One statement decides the claim, so two processes cannot both win it.
+_CLAIM_RESUME = (
+    "UPDATE pauses SET resume_claimed_until = ? WHERE interrupt_id = ? AND status <> ?"
+    " AND resumed_at IS NULL AND (resume_claimed_until IS NULL OR resume_claimed_until <= ?)"
+)
 _UNRESUMED_PAUSES = pauses_query("WHERE p.status <> ? AND p.resumed_at IS NULL", "p.seq")
 # The ids travel as one JSON array, so the SQL text (and its cached
 # statement) is the same however many runs are asked for.
@@ -163,6 +168,15 @@ class SqliteLedger:
 
     async def mark_resumed(self, interrupt_id: str, at: float) -> None:
         await self._update(interrupt_id, "resumed_at", at)
+
+    async def claim_resume(self, interrupt_id: str, *, now: float, until: float) -> bool:
+        def claim(conn: sqlite3.Connection) -> bool:
+            with transaction(conn):
+                return bool(
+                    conn.execute(_CLAIM_RESUME, (until, interrupt_id, _OUTSTANDING, now)).rowcount
+                )
+
+        return await self._db.run(claim)
 
     async def outstanding(self, *, scope: str | None = None) -> list[PauseRecord]:
         # In the worker: the list grows with the table, not with a limit.

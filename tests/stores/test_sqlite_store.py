@@ -112,7 +112,7 @@ async def test_a_version_1_file_gets_conversation_keys_backfilled(tmp_path: Path
             keys = dict(conn.execute("SELECT run_id, conversation_key FROM runs"))
             versions = [v for (v,) in conn.execute("SELECT version FROM schema_migrations")]
         assert keys == {"r1": "C1", "r2": "", "r3": "C1"}
-        assert versions == [1, 2]
+        assert versions == [m.version for m in MIGRATIONS]
         in_c1 = await stores.runs.in_conversation("console", "C1")
         assert [r.run_id for r in in_c1] == ["r1", "r3"]
         summaries = await stores.runs.conversations("console")

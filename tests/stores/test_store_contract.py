@@ -175,6 +175,20 @@ async def test_mark_resumed_removes_a_pause_from_unresumed(stores: Stores) -> No
     assert row.resumed_at == 300.0
 
 
+async def test_claim_resume_is_held_by_one_claimant_until_it_lapses(stores: Stores) -> None:
+    """Only closed, unresumed pauses can be claimed; one claim at a time until it expires."""
+    await stores.ledger.issue(pause("open"))
+    await stores.ledger.issue(pause("done"))
+    assert await stores.consumption.spend("done", closing())
+    assert not await stores.ledger.claim_resume("open", now=160.0, until=760.0)
+    assert not await stores.ledger.claim_resume("nope", now=160.0, until=760.0)
+    assert await stores.ledger.claim_resume("done", now=160.0, until=760.0)
+    assert not await stores.ledger.claim_resume("done", now=700.0, until=1300.0)
+    assert await stores.ledger.claim_resume("done", now=760.0, until=1360.0)
+    await stores.ledger.mark_resumed("done", 800.0)
+    assert not await stores.ledger.claim_resume("done", now=5000.0, until=5600.0)
+
+
 async def test_outstanding_is_filtered_by_scope(stores: Stores) -> None:
     """outstanding lists only open pauses, and only the scope asked for when given."""
     await stores.ledger.issue(pause("a1", scope="a"))
