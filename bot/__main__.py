@@ -51,7 +51,7 @@ def _serve(settings: Settings) -> int:
         port=settings.port,
         # Resumes drain inside cleanup; this bounds open requests before it.
         shutdown_timeout=min(5.0, settings.shutdown_grace_seconds),
-        print=lambda line: print(line, file=sys.stderr),
+        print=None,  # our own "serving on" line is logged, in the log's format
     )
     return 0
 

@@ -93,11 +93,19 @@ async def _running_service(
         recovered = await service.recover()
         if recovered:
             log.info("resuming %d runs answered before the last stop", recovered)
+        log.info(
+            "serving on http://%s:%d/ (store %s, console %s)",
+            settings.host,
+            settings.port,
+            settings.database_url.split("://")[0],
+            "on" if console is not None else "off",
+        )
         sweeper = asyncio.get_running_loop().create_task(
             _sweep_forever(service, settings.sweep_seconds), name="expiry sweeper"
         )
         yield service
     finally:
+        log.info("shutting down: finishing resumes in flight")
         if sweeper is not None:
             sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -108,6 +116,7 @@ async def _running_service(
         if close is not None:
             await close()
         await stores.close()
+        log.info("stopped cleanly")
 
 
 def agent_spec(settings: Settings) -> AgentSpec:

@@ -137,7 +137,8 @@ def _change_step(verb: str, service: str, results: list[tuple[str, str]]) -> Mod
         )
     name, observation = results[-1]
     if observation.startswith("No answer"):
-        return ModelReply(text=f"No decision arrived, so I did not {verb} {service}. {observation}")
+        why = "it was cancelled" if "cancelled" in observation else "it expired unanswered"
+        return ModelReply(text=f"No decision arrived, so I did not {verb} {service}: {why}.")
     if name == ASK_USER:
         chosen = re.search(r"-> (\w+)", observation)
         environment = chosen.group(1) if chosen else "staging"

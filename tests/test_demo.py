@@ -66,7 +66,7 @@ async def test_an_unanswered_question_expires_into_no_action(
     assert await h.service.sweep() == 1
     await h.service.wait_idle()
     final = h.surface.outcomes[-1][1]
-    assert final.startswith("No decision arrived, so I did not rollback worker.")
+    assert final == "No decision arrived, so I did not rollback worker: it expired unanswered."
 
 
 async def test_status_and_unknown_requests(harness: HarnessFactory, sqlite_stores: Stores) -> None:

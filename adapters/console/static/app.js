@@ -20,8 +20,13 @@ function el(tag, props = {}, ...children) {
     else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
     else node.setAttribute(key, value === true ? "" : String(value));
   }
-  node.append(...children.filter((child) => child !== null && child !== undefined));
+  node.append(...present(children));
   return node;
+}
+
+// DOM append() renders null as the text "null"; parts may be optional.
+function present(nodes) {
+  return nodes.filter((node) => node !== null && node !== undefined);
 }
 
 // --- talking to the bot ------------------------------------------------------
@@ -182,9 +187,9 @@ function question(q) {
   const box = el("article", { class: "question", "data-status": q.status, "data-interrupt": q.interrupt_id });
   if (q.status === "outstanding" && q.token) {
     const draw = { ask_user: askUserForm, approval: approvalForm }[q.kind] || jsonForm;
-    box.append(...draw(q, (answer) => submitAnswer(q, answer, box)));
+    box.append(...present(draw(q, (answer) => submitAnswer(q, answer, box))));
   } else {
-    box.append(...closedSummary(q), el("p", { class: "closed-text", text: q.closed_text || q.status }));
+    box.append(...present(closedSummary(q)), el("p", { class: "closed-text", text: q.closed_text || q.status }));
   }
   return box;
 }

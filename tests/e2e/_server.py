@@ -1,0 +1,151 @@
+"""A real `python -m bot` process on loopback: start, SIGKILL, SIGTERM, restart.
+
+Each server owns a folder holding its SQLite file, its data dir (where the
+signing key is generated on first start) and its combined stdout/stderr
+log. A restart reuses all three, so it is the same bot coming back: same
+store, same key, same port.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import aiohttp
+
+ROOT = Path(__file__).resolve().parents[2]
+READY_SECONDS = 30.0
+# Variables the bot reads; the test's own environment must not leak into the child.
+_BOT_PREFIXES = ("BOT_", "OPENAI_", "DATABASE_URL", "PORT")
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on right now (bind 0, read it, close)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class BotServer:
+    """One bot process at a time in ``folder``; ``close`` always leaves none running."""
+
+    def __init__(self, folder: Path, **env: str) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.folder = folder
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = folder / "server.log"
+        inherited = {k: v for k, v in os.environ.items() if not k.startswith(_BOT_PREFIXES)}
+        self.env = {
+            **inherited,
+            "PYTHONUNBUFFERED": "1",  # lines reach the log even when the process is killed
+            "PORT": str(self.port),
+            "BOT_HOST": "127.0.0.1",
+            "DATABASE_URL": f"sqlite:///{folder / 'bot.sqlite3'}",
+            "BOT_DATA_DIR": str(folder / "var"),
+            "BOT_LOG_FORMAT": "json",
+            **env,
+        }
+        self.process: subprocess.Popen[bytes] | None = None
+        self.starts = 0
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    async def start(self) -> BotServer:
+        """Launch the process and wait until /healthz answers 200."""
+        self._launch()
+        await self.wait_ready()
+        return self
+
+    async def restart(self) -> BotServer:
+        """Start again with the same environment, store, data dir and port."""
+        if self.running:
+            raise RuntimeError("restart() needs the previous process stopped first")
+        return await self.start()
+
+    def kill(self) -> int:
+        """SIGKILL: no cleanup, no drain, exactly like a crash."""
+        process = self._require_process()
+        process.send_signal(signal.SIGKILL)
+        return process.wait(timeout=10)
+
+    async def terminate(self, *, within: float = 30.0) -> int:
+        """SIGTERM, then wait at most ``within`` s for the exit code (TimeoutExpired if not)."""
+        process = self._require_process()
+        process.send_signal(signal.SIGTERM)
+        return await asyncio.to_thread(process.wait, within)
+
+    def close(self) -> None:
+        """Kill the process if it still runs; safe to call any number of times."""
+        if self.running:
+            assert self.process is not None
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(encoding="utf-8", errors="replace")
+
+    def log_tail(self, lines: int = 40) -> str:
+        if not self.log_path.exists():
+            return "(no log)"
+        return "\n".join(self.log_text().splitlines()[-lines:])
+
+    async def wait_ready(self, *, seconds: float = READY_SECONDS) -> None:
+        """Readiness wait: poll /healthz until 200, the process dies, or the deadline."""
+        deadline = time.monotonic() + seconds
+        timeout = aiohttp.ClientTimeout(total=2)
+        async with aiohttp.ClientSession(timeout=timeout) as session:
+            while True:
+                process = self._require_process()
+                if process.poll() is not None:
+                    raise RuntimeError(
+                        f"bot exited with {process.returncode} before it was ready; "
+                        f"log tail:\n{self.log_tail()}"
+                    )
+                try:
+                    async with session.get(f"{self.url}/healthz") as response:
+                        if response.status == 200:
+                            return
+                except (aiohttp.ClientError, TimeoutError):
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"bot not ready on {self.url} after {seconds:.0f} s; "
+                        f"log tail:\n{self.log_tail()}"
+                    )
+                await asyncio.sleep(0.05)
+
+    def _launch(self) -> None:
+        if self.running:
+            raise RuntimeError("the bot is already running")
+        self.starts += 1
+        with self.log_path.open("ab") as log:
+            log.write(f"--- start {self.starts} on port {self.port} ---\n".encode())
+            log.flush()
+            # The child keeps its own copy of the descriptor after we close ours.
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "bot"],
+                cwd=ROOT,
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+
+    def _require_process(self) -> subprocess.Popen[bytes]:
+        if self.process is None:
+            raise RuntimeError("the bot was never started")
+        return self.process
+
+
+# What the ``start_bot`` fixture gives a test: ``await start_bot(**env)`` -> a ready server.
+StartBot = Callable[..., Awaitable[BotServer]]

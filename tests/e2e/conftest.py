@@ -1,0 +1,37 @@
+"""Fixtures for whole-process tests: real bot processes and an HTTP client."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from tests.e2e._server import BotServer, StartBot
+
+
+@pytest.fixture
+def start_bot(tmp_path: Path) -> Iterator[StartBot]:
+    """``await start_bot(BOT_TTL_SECONDS="2")`` -> a ready server; all are killed at teardown.
+
+    The log tail is printed at teardown, which pytest shows only for a failed test.
+    """
+    servers: list[BotServer] = []
+
+    async def start(**env: str) -> BotServer:
+        server = BotServer(tmp_path / f"bot{len(servers)}", **env)
+        servers.append(server)
+        return await server.start()
+
+    yield start
+    for server in servers:
+        server.close()
+        print(f"--- {server.log_path} (last lines) ---\n{server.log_tail()}")
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[aiohttp.ClientSession]:
+    timeout = aiohttp.ClientTimeout(total=20)
+    async with aiohttp.ClientSession(timeout=timeout) as session:
+        yield session
