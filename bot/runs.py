@@ -128,8 +128,9 @@ class RunService:
         if isinstance(outcome, Redeemed):
             self.metrics.pauses_answered.inc()
             record = outcome.closed or await self.stores.ledger.get(outcome.interrupt_id)
-            if record is not None and await self._claim(record):
-                self._spawn(self._resumed(record, outcome.run), f"resume {record.run_id}")
+            if record is not None:
+                # Claimed in the task, not here: the person's ack waits on nothing more.
+                self._spawn(self._claim_and_resume(record, outcome.run), f"resume {record.run_id}")
         else:
             self.metrics.refusals.labels(reason=type(outcome).__name__).inc()
         return outcome
@@ -215,9 +216,12 @@ class RunService:
         record = await self.stores.ledger.get(interrupt_id)
         if record is not None:
             await self._audit(closing.status.value, record.run_id, interrupt_id, closing.by, {})
-            if await self._claim(record):
-                self._spawn(self._resumed(record), f"resume {record.run_id}")
+            self._spawn(self._claim_and_resume(record), f"resume {record.run_id}")
         return True
+
+    async def _claim_and_resume(self, record: PauseRecord, run: RunRecord | None = None) -> None:
+        if await self._claim(record):
+            await self._resumed(record, run)
 
     async def _claim(self, record: PauseRecord) -> bool:
         now = self.clock()
