@@ -76,8 +76,8 @@ class Redeemed:
     answer: dict[str, Any]
     at: float
     # The closed row and its run, so the resume needs no second read.
-    closed: PauseRecord | None = field(default=None, repr=False, compare=False)
-    run: RunRecord | None = field(default=None, repr=False, compare=False)
+    closed: PauseRecord = field(repr=False, compare=False)
+    run: RunRecord | None = field(repr=False, compare=False)
 
 
 RedeemOutcome = Redeemed | Refusal

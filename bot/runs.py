@@ -127,10 +127,9 @@ class RunService:
         outcome = await self._redeemer.redeem(token, answer, responder=responder, scope=scope)
         if isinstance(outcome, Redeemed):
             self.metrics.pauses_answered.inc()
-            record = outcome.closed or await self.stores.ledger.get(outcome.interrupt_id)
-            if record is not None:
-                # Claimed in the task, not here: the person's ack waits on nothing more.
-                self._spawn(self._claim_and_resume(record, outcome.run), f"resume {record.run_id}")
+            # Claimed in the task, not here: the person's ack waits on nothing more.
+            resume = self._claim_and_resume(outcome.closed, outcome.run)
+            self._spawn(resume, f"resume {outcome.run_id}")
         else:
             self.metrics.refusals.labels(reason=type(outcome).__name__).inc()
         return outcome
