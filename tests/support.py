@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import jwt
+
 from bot.human.capability import HumanInteractionCapability
+from bot.human.tokens import MintedPause, PauseClaims, TokenSigner, random_signing_key
 from bot.kernel.turn import Agent
 from bot.outcomes import Responder
 from bot.providers.scripted import ScriptedProvider
@@ -44,3 +49,24 @@ class Harness:
 
 
 HarnessFactory = Callable[..., Harness]
+
+
+def forgeries(good: str) -> dict[str, str]:
+    """Every way to get a token wrong, derived from a real one (kid ``k1``)."""
+    header, _payload, signature = good.split(".")
+    claims = jwt.decode(good, options={"verify_signature": False})
+    stranger = TokenSigner([random_signing_key("k1")])
+    fields = {k: claims[k] for k in PauseClaims.__slots__}
+    return {
+        "forged with another secret": stranger.encode(MintedPause(PauseClaims(**fields))),
+        "tampered payload": ".".join([header, _b64({**claims, "scope": "T-other"}), signature]),
+        "alg none": jwt.encode(claims, None, algorithm="none", headers={"kid": "k1"}),
+        "unknown kid": jwt.encode(claims, "x" * 48, algorithm="HS256", headers={"kid": "k9"}),
+        "truncated": good[: len(good) // 2],
+        "signature dropped": good.rsplit(".", 1)[0] + ".",
+        "10 kB of garbage": "A" * 10_240,
+    }
+
+
+def _b64(data: dict[str, object]) -> str:
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()

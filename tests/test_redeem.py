@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import base64
-import json
 import sqlite3
 from typing import Any
 
-import jwt
 import pytest
 
 from bot.human import ASK_USER, AskUserPayload, AskUserResponse, InteractionRegistration
-from bot.human.tokens import MintedPause, PauseClaims, TokenSigner, random_signing_key
 from bot.messages import refusal_text
 from bot.outcomes import (
     AlreadyAnswered,
@@ -28,7 +24,7 @@ from bot.outcomes import (
 from bot.stores import PauseStatus, RunStatus
 from bot.stores.ports import Stores
 from bot.testing import FixedClock, call, calls, question, say
-from tests.support import Harness, HarnessFactory
+from tests.support import Harness, HarnessFactory, forgeries
 
 ASK = call(ASK_USER, questions=[question("Which environment?", "staging", "production")])
 GOOD = {"answers": {"Which environment?": "staging"}}
@@ -80,33 +76,12 @@ async def test_refusals_spend_nothing_and_the_right_answer_still_redeems(
     assert h.surface.outcomes[-1][1] == "deployed"
 
 
-def bad_tokens(good: str) -> dict[str, str]:
-    """Every way a token can be wrong, derived from a real one."""
-    header, _payload, signature = good.split(".")
-    claims = jwt.decode(good, options={"verify_signature": False})
-    stranger = TokenSigner([random_signing_key("k1")])
-    return {
-        "forged": stranger.encode(
-            MintedPause(PauseClaims(**{k: claims[k] for k in PauseClaims.__slots__}))
-        ),
-        "tampered": ".".join([header, _b64({**claims, "scope": "T-other"}), signature]),
-        "alg none": jwt.encode(claims, None, algorithm="none", headers={"kid": "k1"}),
-        "unknown kid": jwt.encode(claims, "x" * 48, algorithm="HS256", headers={"kid": "k9"}),
-        "truncated": good[:-10],
-        "garbage": "A" * 10_240,
-    }
-
-
-def _b64(data: dict[str, Any]) -> str:
-    return base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()
-
-
 async def test_every_kind_of_bad_token_is_refused_and_spends_nothing(
     harness: HarnessFactory, stores: Stores
 ) -> None:
     """Forged, tampered, alg:none, unknown kid, truncated, garbage: TokenInvalid, row untouched."""
     h = await paused(harness, stores)
-    for kind, token in bad_tokens(h.surface.last_token).items():
+    for kind, token in forgeries(h.surface.last_token).items():
         refused = await h.answer(GOOD, token=token)
         assert isinstance(refused, TokenInvalid), kind
         await assert_untouched(h)
