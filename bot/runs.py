@@ -10,6 +10,7 @@ it up at the next start.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import secrets
 import time
@@ -19,6 +20,7 @@ from typing import Any, TypeVar, assert_never
 
 from bot.human.capability import HumanInteractionCapability, claims_for
 from bot.human.tokens import MintedPause
+from bot.kernel.messages import Message
 from bot.kernel.state import TurnRequest
 from bot.kernel.turn import Agent, TurnCompleted, TurnOutcome, TurnPaused
 from bot.messages import RUN_FAILED
@@ -44,6 +46,8 @@ log = logging.getLogger(__name__)
 # How long a process may take to resume a run before another may try: long
 # enough for several slow model calls, short enough to heal after a crash.
 RESUME_CLAIM_SECONDS = 600.0
+# Finished runs of the same conversation replayed to the model as context.
+HISTORY_RUNS = 10
 T = TypeVar("T")
 
 
@@ -94,11 +98,19 @@ class RunService:
 
     # -- the path of one pause -------------------------------------------------
 
-    async def start(self, where: Conversation, who: Responder, text: str) -> RunRecord:
-        """Store the run and drive its first turn in the background."""
+    async def start(
+        self, where: Conversation, who: Responder, text: str, *, key: str | None = None
+    ) -> RunRecord | None:
+        """Store the run and drive its first turn in the background.
+
+        ``key`` is the platform's id for the message (a Slack ``event_id``,
+        a Teams activity id): the run id is derived from it, so a retried or
+        duplicated delivery finds the run already there and starts nothing
+        (None), in this process or any other sharing the store.
+        """
         now = self.clock()
         run = RunRecord(
-            run_id=f"run_{secrets.token_hex(8)}",
+            run_id=_run_id(where, key),
             scope=where.scope,
             surface=where.surface,
             requester=who.id,
@@ -107,7 +119,10 @@ class RunService:
             updated_at=now,
             conversation=where.to_json(),
         )
-        await self.stores.runs.create(run)
+        history = await self._history_of(where)
+        if not await self.stores.runs.create(run):
+            log.info("duplicate start ignored", extra={"run_id": run.run_id})
+            return None
         await self._audit("started", run.run_id, "", who.id, {"surface": where.surface})
         request = TurnRequest(
             text=text,
@@ -116,9 +131,21 @@ class RunService:
             root_run_id=run.run_id,
             session_id=where.key,
             thread_id=where.thread,
+            history=history,
         )
         self._spawn(self._drive(run, lambda: self.agent.run_turn(request)), f"turn {run.run_id}")
         return run
+
+    async def _history_of(self, where: Conversation) -> tuple[Message, ...]:
+        """Earlier finished exchanges of this conversation, so a follow-up continues it."""
+        earlier = await self.stores.runs.in_conversation(
+            where.surface, where.key, limit=HISTORY_RUNS
+        )
+        history: list[Message] = []
+        for run in earlier:
+            if run.status is RunStatus.COMPLETED and run.final_text:
+                history += [Message("user", run.text), Message("assistant", run.final_text)]
+        return tuple(history)
 
     async def redeem(
         self, token: str, answer: Mapping[str, Any], *, responder: Responder, scope: str
@@ -281,6 +308,13 @@ class RunService:
     ) -> None:
         event = AuditEvent(self.clock(), kind, run_id, interrupt_id, actor, detail)
         await self.stores.audit.append(event)
+
+
+def _run_id(where: Conversation, key: str | None) -> str:
+    if key is None:
+        return f"run_{secrets.token_hex(8)}"
+    digest = hashlib.sha256(f"{where.surface}\x00{where.scope}\x00{key}".encode()).hexdigest()
+    return f"run_{digest[:16]}"
 
 
 async def _quietly(work: Awaitable[T], what: str) -> T | None:

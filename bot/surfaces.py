@@ -13,6 +13,24 @@ from bot.kernel.interrupts import PendingInterrupt
 from bot.stores.records import PauseRecord, RunRecord
 
 
+class DeliveryError(Exception):
+    """A surface could not deliver; says whether (and when) trying again can help.
+
+    ``permanent`` failures (bad credentials, a channel the bot is not in) are
+    marked on the run with ``reason`` for an admin to read; anything else is
+    retried with backoff, no sooner than ``retry_after`` seconds when the
+    platform said so (Slack's Retry-After, a connector's 429).
+    """
+
+    def __init__(
+        self, reason: str, *, permanent: bool = False, retry_after: float | None = None
+    ) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.permanent = permanent
+        self.retry_after = retry_after
+
+
 class Surface(Protocol):
     """A place runs start from and questions are posted to."""
 
@@ -21,7 +39,11 @@ class Surface(Protocol):
     async def publish_question(
         self, run: RunRecord, interrupt: PendingInterrupt
     ) -> dict[str, Any] | None:
-        """Post the question; return a reference that lets it be edited later."""
+        """Post the question; return a reference that lets it be edited later.
+
+        Raise ``DeliveryError`` to say whether a retry can help; any other
+        exception is retried as a transient failure.
+        """
         ...
 
     async def show_closed(self, run: RunRecord, record: PauseRecord) -> None:

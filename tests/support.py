@@ -36,6 +36,7 @@ class Harness:
     async def start(self, text: str = "go", *, where: Conversation = WHERE) -> str:
         run = await self.service.start(where, REQUESTER, text)
         await self.service.wait_idle()
+        assert run is not None
         return run.run_id
 
     async def answer(

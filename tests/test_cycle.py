@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from bot.human import ASK_USER, REFUSAL
+from bot.kernel.messages import ModelReply
 from bot.outcomes import Redeemed
 from bot.policy import RequesterOrApprovers
 from bot.redeem import Redeemer
@@ -115,3 +117,30 @@ async def test_two_services_recovering_one_answer_resume_it_once(
     finally:
         await first_stores.close()
         await second_stores.close()
+
+
+async def test_a_repeated_start_key_starts_one_run(stores: Stores, harness: HarnessFactory) -> None:
+    """The same platform event delivered twice (a retry, two replicas) starts one run."""
+    h = harness(stores, [say("done")])
+    first = await h.service.start(WHERE, REQUESTER, "go", key="Ev1")
+    again = await h.service.start(WHERE, REQUESTER, "go", key="Ev1")
+    await h.service.wait_idle()
+    assert first is not None
+    assert again is None
+    assert [o[1] for o in h.surface.outcomes] == ["done"]
+
+
+async def test_a_follow_up_sees_the_finished_exchange(
+    stores: Stores, harness: HarnessFactory
+) -> None:
+    """A second message in the same conversation reaches the model with the first exchange."""
+    seen: list[list[str]] = []
+
+    def script(messages: Any, tools: Any) -> ModelReply:
+        seen.append([m.content for m in messages])
+        return say(f"reply {len(seen)}")
+
+    h = harness(stores, script)
+    await h.start("first")
+    await h.start("second")
+    assert seen[-1] == ["first", "reply 1", "second"]

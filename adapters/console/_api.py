@@ -73,6 +73,7 @@ class ConsoleApi:
             raise ConsoleError(413, TEXT_TOO_LONG)
         where = Conversation(surface=SURFACE, scope=SCOPE, key=key)
         run = await request.app[RUN_SERVICE].start(where, _responder(body, SEND_MESSAGE), text)
+        assert run is not None  # no key given, so never a duplicate
         # Other open pages learn of the new run now, not at its first question.
         self.surface.notify(key)
         return web.json_response({"run_id": run.run_id}, status=202)

@@ -76,7 +76,10 @@ def _upsert_sql(table: str, key: str, columns: tuple[str, ...]) -> str:
 
 
 UPSERT_PAUSE = _upsert_sql("pauses", "interrupt_id", PAUSE_COLUMNS)
-UPSERT_RUN = _upsert_sql("runs", "run_id", _RUN_WRITE_COLUMNS)
+INSERT_RUN = (
+    f"INSERT INTO runs ({', '.join(_RUN_WRITE_COLUMNS)})"  # noqa: S608 - our own identifiers
+    f" VALUES ({', '.join('?' for _ in _RUN_WRITE_COLUMNS)}) ON CONFLICT (run_id) DO NOTHING"
+)
 SELECT_RUNS = f"SELECT {', '.join(RUN_COLUMNS)} FROM runs"  # noqa: S608 - our own identifiers
 
 
@@ -158,7 +161,7 @@ def _pause_from_row(row: sqlite3.Row, attempts: list[Any]) -> PauseRecord:
 
 
 def run_params(run: RunRecord) -> tuple[Any, ...]:
-    """``run`` as ``UPSERT_RUN`` parameters, conversation_key last."""
+    """``run`` as ``INSERT_RUN`` parameters, conversation_key last."""
     return (
         run.run_id,
         run.scope,

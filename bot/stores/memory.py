@@ -126,8 +126,11 @@ class MemoryRuns:
     def __init__(self) -> None:
         self.rows: dict[str, RunRecord] = {}
 
-    async def create(self, run: RunRecord) -> None:
+    async def create(self, run: RunRecord) -> bool:
+        if run.run_id in self.rows:
+            return False
         self.rows[run.run_id] = run
+        return True
 
     async def get(self, run_id: str) -> RunRecord | None:
         return self.rows.get(run_id)

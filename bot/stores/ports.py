@@ -67,7 +67,14 @@ class Checkpoints(Protocol):
 class Runs(Protocol):
     """Runs and where they live; RunService relies on it to post outcomes."""
 
-    async def create(self, run: RunRecord) -> None: ...
+    async def create(self, run: RunRecord) -> bool:
+        """Store a new run; False (and nothing changed) if its id exists already.
+
+        Surfaces derive a run id from a platform event id, so a retried event
+        (or the same event reaching two replicas) starts one run, not two.
+        """
+        ...
+
     async def get(self, run_id: str) -> RunRecord | None: ...
     async def set_status(
         self, run_id: str, status: RunStatus, *, at: float, text: str = ""

@@ -22,9 +22,9 @@ from typing import Any, Literal
 from bot.stores._migrations import migrate
 from bot.stores._sqlite_db import Database, transaction
 from bot.stores._sqlite_rows import (
+    INSERT_RUN,
     SELECT_RUNS,
     UPSERT_PAUSE,
-    UPSERT_RUN,
     audit_from_row,
     audit_params,
     dump,
@@ -283,14 +283,14 @@ class SqliteRuns:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def create(self, run: RunRecord) -> None:
+    async def create(self, run: RunRecord) -> bool:
         params = run_params(run)
 
-        def create(conn: sqlite3.Connection) -> None:
+        def create(conn: sqlite3.Connection) -> bool:
             with transaction(conn):
-                conn.execute(UPSERT_RUN, params)
+                return bool(conn.execute(INSERT_RUN, params).rowcount)
 
-        await self._db.run(create)
+        return await self._db.run(create)
 
     async def get(self, run_id: str) -> RunRecord | None:
         def get(conn: sqlite3.Connection) -> RunRecord | None:
