@@ -87,6 +87,7 @@ async def _running_service(
                 anyone=settings.anyone_may_answer,
             ),
             metrics=Metrics(),
+            lease_seconds=settings.lease_seconds,
         )
         if console is not None:
             service.add_surface(console)
@@ -101,7 +102,9 @@ async def _running_service(
             "on" if console is not None else "off",
         )
         sweeper = asyncio.get_running_loop().create_task(
-            _sweep_forever(service, settings.sweep_seconds), name="expiry sweeper"
+            # Often enough that a lapsed lease is taken over well within a second lease.
+            _sweep_forever(service, min(settings.sweep_seconds, settings.lease_seconds / 2)),
+            name="expiry sweeper",
         )
         yield service
     finally:
@@ -141,6 +144,7 @@ async def _sweep_forever(service: RunService, interval: float) -> None:
         await asyncio.sleep(interval)
         try:
             expired = await service.sweep()
+            # Also delivers what is due, including what a dead process owed.
             recovered = await service.recover()
         except Exception:
             log.exception("expiry sweep failed; retrying next interval")

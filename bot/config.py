@@ -50,6 +50,7 @@ class Settings(BaseSettings):
     max_ttl_seconds: float = Field(7 * 24 * 3600, alias="BOT_MAX_TTL_SECONDS", gt=0)
     sweep_seconds: float = Field(5.0, alias="BOT_SWEEP_SECONDS", gt=0)
     shutdown_grace_seconds: float = Field(25.0, alias="BOT_SHUTDOWN_GRACE_SECONDS", ge=0, le=30)
+    lease_seconds: float = Field(30.0, alias="BOT_LEASE_SECONDS", ge=1, le=3600)
     admins: Annotated[list[str], NoDecode] = Field(default_factory=list, alias="BOT_ADMINS")
     approvers: Annotated[list[str], NoDecode] = Field(default_factory=list, alias="BOT_APPROVERS")
     anyone_may_answer: bool = Field(False, alias="BOT_ANYONE_MAY_ANSWER")

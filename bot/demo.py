@@ -12,6 +12,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from bot.agent_spec import AgentSpec
 from bot.approval import APPROVAL, approval_registration, approval_tool
@@ -136,12 +137,12 @@ def _change_step(verb: str, service: str, results: list[tuple[str, str]]) -> Mod
             ],
         )
     name, observation = results[-1]
-    if observation.startswith("No answer"):
-        why = "it was cancelled" if "cancelled" in observation else "it expired unanswered"
+    closed = _closed(observation) if name in (ASK_USER, APPROVAL) else {}
+    if name in (ASK_USER, APPROVAL) and closed.get("status") != "answered":
+        why = "it was cancelled" if closed.get("status") == "cancelled" else "it expired unanswered"
         return ModelReply(text=f"No decision arrived, so I did not {verb} {service}: {why}.")
     if name == ASK_USER:
-        chosen = re.search(r"-> (\w+)", observation)
-        environment = chosen.group(1) if chosen else "staging"
+        environment = _environment_from(results)
         fleet = Fleet()
         summary = (
             f"Deploy {service} {fleet.candidate[service]} to {environment}"
@@ -156,12 +157,11 @@ def _change_step(verb: str, service: str, results: list[tuple[str, str]]) -> Mod
             risk="high" if environment == "production" else "low",
         )
     if name == APPROVAL:
-        decision = _decision(observation)
+        decision = closed.get("answer") or {}
         if decision.get("decision") != "approve":
             comment = decision.get("comment") or "no reason given"
             return ModelReply(text=f"Rejected ({comment}); I did not {verb} {service}.")
-        environment = _environment_from(results)
-        return _call(verb, service=service, environment=environment)
+        return _call(verb, service=service, environment=_environment_from(results))
     return ModelReply(text=observation)
 
 
@@ -171,20 +171,24 @@ def _results(after: Sequence[Message]) -> list[tuple[str, str]]:
     return [(names.get(m.tool_call_id, ""), m.content) for m in after if m.role == "tool"]
 
 
-def _decision(observation: str) -> dict[str, str]:
-    _, _, raw = observation.partition("answered: ")
+def _closed(observation: str) -> dict[str, Any]:
+    """A closed question's observation, read as the JSON data it is (anything else: {})."""
     try:
-        data = json.loads(raw)
+        data = json.loads(observation)
     except ValueError:
         return {}
     return data if isinstance(data, dict) else {}
 
 
 def _environment_from(results: list[tuple[str, str]]) -> str:
+    """The environment the person picked: a value in the answers, never parsed from prose."""
     for name, observation in results:
-        chosen = re.search(r"-> (\w+)", observation) if name == ASK_USER else None
-        if chosen:
-            return chosen.group(1)
+        if name != ASK_USER:
+            continue
+        for item in _closed(observation).get("answers", ()):
+            answer = item.get("answer") if isinstance(item, dict) else None
+            if answer in ENVIRONMENTS:
+                return str(answer)
     return "staging"
 
 

@@ -70,3 +70,8 @@ def configure_logging(*, level: str, fmt: str, secrets: Iterable[str] = ()) -> N
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
+
+
+def scrub(text: str) -> str:
+    """``text`` with anything token-shaped replaced, for text kept where admins read it."""
+    return _JWT.sub("[token]", text)

@@ -98,15 +98,22 @@ class Redeemer:
             clean = registration.validate_answer(answer, record.payload)
         except AnswerValidationError as invalid:
             return await self._refused(AnswerInvalid(invalid.fields), record, responder)
-        closing = Closing(PauseStatus.ANSWERED, by=responder.display, at=now, answer=clean)
+        closing = Closing(
+            PauseStatus.ANSWERED, by=responder.display, at=now, answer=clean, by_id=responder.id
+        )
         if not await self._stores.consumption.spend(record.interrupt_id, closing):
             # Lost a race: whoever won has closed the row by now.
             latest = await self._stores.ledger.get(record.interrupt_id)
             lost = _closed_refusal(latest) if latest is not None else None
             return await self._refused(lost or TokenInvalid(), record, responder)
-        await self._audit("answered", record, responder, {})
+        # The spend audited the answer in its own transaction.
         answered = dataclasses.replace(
-            record, status=closing.status, answer=clean, closed_by=closing.by, closed_at=now
+            record,
+            status=closing.status,
+            answer=clean,
+            closed_by=closing.by,
+            closed_by_id=closing.by_id,
+            closed_at=now,
         )
         return Redeemed(
             record.interrupt_id, record.run_id, responder.display, clean, now, answered, run

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 from bot.human.capability import ASK_USER
 from bot.kernel.state import restore
 from bot.kernel.turn import Agent, TurnOutcome
-from bot.messages import when
 from bot.stores.ports import Checkpoints
 from bot.stores.records import PauseRecord, PauseStatus
 
@@ -17,37 +17,47 @@ class CheckpointMissingError(LookupError):
     """The paused turn's checkpoint is gone; the run cannot continue."""
 
 
-def observation_for(record: PauseRecord) -> str:
-    """What the model reads as the paused call's result.
+NOT_A_REFUSAL = "This is not a refusal; do not act as if it were answered."
 
-    An expiry is reported as no answer, never as a refusal: the person did
-    not say no, and a model told "rejected" would act on a decision nobody made.
+
+def observation_for(record: PauseRecord) -> str:
+    """What the model reads as the paused call's result: JSON data, never prose.
+
+    Everything a person supplied (their answers, their display name) is a
+    JSON value, so no text they type can read as the bridge speaking. An
+    expiry or a cancellation is reported as no answer, never as a refusal:
+    the person did not say no, and a model told "rejected" would act on a
+    decision nobody made.
     """
+    data: dict[str, Any] = {"interaction": record.name, "status": str(record.status)}
     match record.status:
         case PauseStatus.ANSWERED:
-            return _answer_text(record.name, record.answer or {}, record.closed_by)
+            data["responder"] = {"id": record.closed_by_id, "name": record.closed_by}
+            data["answered_at"] = iso(record.closed_at or 0)
+            answer = record.answer or {}
+            if record.name == ASK_USER:
+                data["answers"] = [
+                    {"question": question, "answer": reply}
+                    for question, reply in dict(answer.get("answers", {})).items()
+                ]
+            else:
+                data["answer"] = answer
         case PauseStatus.EXPIRED:
-            return (
-                f"No answer: the question expired at {when(record.closed_at or 0)} before "
-                "anyone replied. This is not a refusal; do not act as if it were answered."
-            )
+            data["expired_at"] = iso(record.closed_at or 0)
+            data["note"] = f"No answer arrived before the question expired. {NOT_A_REFUSAL}"
         case PauseStatus.CANCELLED:
-            return (
-                f"No answer: the question was cancelled by {record.closed_by}. Stop the "
-                "action that needed it."
+            data["cancelled_by"] = {"id": record.closed_by_id, "name": record.closed_by}
+            data["note"] = (
+                f"No answer: the question was cancelled. {NOT_A_REFUSAL} "
+                "Stop the action that needed it."
             )
         case PauseStatus.OUTSTANDING:
             raise ValueError("an outstanding pause has nothing to resume with")
+    return json.dumps(data, ensure_ascii=False)
 
 
-def _answer_text(name: str, answer: dict[str, Any], by: str) -> str:
-    if name == ASK_USER:
-        lines = [f"{by} answered:"]
-        for question, reply in answer.get("answers", {}).items():
-            shown = ", ".join(reply) if isinstance(reply, list) else reply
-            lines.append(f"- {question} -> {shown}")
-        return "\n".join(lines)
-    return f"{by} answered: {json.dumps(answer, sort_keys=True)}"
+def iso(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).isoformat(timespec="seconds")
 
 
 async def resume_turn(agent: Agent, checkpoints: Checkpoints, record: PauseRecord) -> TurnOutcome:

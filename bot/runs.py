@@ -1,28 +1,40 @@
 """RunService: runs from chat messages, pauses out, answers in, resumes in the background.
 
 Adapters call ``start`` and ``redeem`` and nothing else decides anything:
-the checks live in ``Redeemer``, the words in ``bot.messages``. Every task
-this service starts is owned, so shutdown can drain it; whatever a drain
-cuts short stays closed-but-unresumed in the ledger and ``recover`` picks
-it up at the next start.
+the checks live in ``Redeemer``, the words in ``bot.messages``.
+
+Durability. A run whose status is RUNNING is owed work (its first turn, or
+a resume after its question closed). One worker at a time drives it, under
+a lease in the store that a heartbeat renews; the lease is released when
+the work ends, paused or finished, or is cut short by a drain. ``recover``
+(at start and with every sweep) takes over RUNNING runs whose lease is free
+or lapsed, wherever their worker died. The turn's journal makes the
+re-drive exactly-once for every step that finished (see
+``bot.kernel.journal``), and the stores write what surfaces owe people in
+the outbox with each state change, which ``bot.delivery`` delivers.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
+import os
 import secrets
+import socket
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar, assert_never
+from typing import Any, assert_never
 
-from bot.human.capability import HumanInteractionCapability, claims_for
+from bot.delivery import Deliverer
+from bot.human.capability import ASK_USER, HumanInteractionCapability, claims_for
 from bot.human.tokens import MintedPause
+from bot.kernel.interrupts import PendingInterrupt
 from bot.kernel.messages import Message
 from bot.kernel.state import TurnRequest
-from bot.kernel.turn import Agent, TurnCompleted, TurnOutcome, TurnPaused
+from bot.kernel.turn import Agent, TurnCompleted, TurnPaused
 from bot.messages import RUN_FAILED
 from bot.metrics import Metrics
 from bot.outcomes import Redeemed, RedeemOutcome, Responder
@@ -43,12 +55,9 @@ from bot.surfaces import Conversation, Surface
 
 log = logging.getLogger(__name__)
 
-# How long a process may take to resume a run before another may try: long
-# enough for several slow model calls, short enough to heal after a crash.
-RESUME_CLAIM_SECONDS = 600.0
 # Finished runs of the same conversation replayed to the model as context.
 HISTORY_RUNS = 10
-T = TypeVar("T")
+DEFAULT_LEASE_SECONDS = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +87,7 @@ class RunService:
         policy: AnswerPolicy | None = None,
         metrics: Metrics | None = None,
         clock: Callable[[], float] = time.time,
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
     ) -> None:
         self.agent = agent
         self.capability = capability
@@ -85,6 +95,10 @@ class RunService:
         self.surfaces: dict[str, Surface] = dict(surfaces or {})
         self.metrics = metrics or Metrics()
         self.clock = clock
+        self.lease_seconds = lease_seconds
+        # Unique per process life: a restarted process must not mistake its
+        # predecessor's leases for its own.
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self._redeemer = Redeemer(
             capability=capability,
             stores=stores,
@@ -92,6 +106,16 @@ class RunService:
             clock=clock,
         )
         self._tasks: set[asyncio.Task[None]] = set()
+        # Runs this process is driving, and those asked for again meanwhile.
+        self._driving: set[str] = set()
+        self._again: set[str] = set()
+        self.deliverer = Deliverer(
+            stores=stores,
+            surfaces=self.surfaces,
+            interrupt_for=self.interrupt_for,
+            clock=clock,
+            spawn=self._spawn,
+        )
 
     def add_surface(self, surface: Surface) -> None:
         self.surfaces[surface.name] = surface
@@ -118,33 +142,27 @@ class RunService:
             created_at=now,
             updated_at=now,
             conversation=where.to_json(),
+            # Created leased to us, so no other process's recovery takes it first.
+            lease_owner=self.owner,
+            lease_until=now + self.lease_seconds,
         )
-        history = await self._history_of(where)
         if not await self.stores.runs.create(run):
             log.info("duplicate start ignored", extra={"run_id": run.run_id})
             return None
         await self._audit("started", run.run_id, "", who.id, {"surface": where.surface})
-        request = TurnRequest(
-            text=text,
-            scope=where.scope,
-            run_id=run.run_id,
-            root_run_id=run.run_id,
-            session_id=where.key,
-            thread_id=where.thread,
-            history=history,
-        )
-        self._spawn(self._drive(run, lambda: self.agent.run_turn(request)), f"turn {run.run_id}")
+        self._spawn(self._work(run.run_id), f"turn {run.run_id}")
         return run
 
-    async def _history_of(self, where: Conversation) -> tuple[Message, ...]:
-        """Earlier finished exchanges of this conversation, so a follow-up continues it."""
+    async def _history_of(self, run: RunRecord) -> tuple[Message, ...]:
+        """Earlier finished exchanges of the run's conversation, so a follow-up continues it."""
         earlier = await self.stores.runs.in_conversation(
-            where.surface, where.key, limit=HISTORY_RUNS
+            run.surface, str(run.conversation.get("key", "")), limit=HISTORY_RUNS + 1
         )
         history: list[Message] = []
-        for run in earlier:
-            if run.status is RunStatus.COMPLETED and run.final_text:
-                history += [Message("user", run.text), Message("assistant", run.final_text)]
+        for before in earlier:
+            done = before.status is RunStatus.COMPLETED and before.final_text
+            if done and before.created_at <= run.created_at and before.run_id != run.run_id:
+                history += [Message("user", before.text), Message("assistant", before.final_text)]
         return tuple(history)
 
     async def redeem(
@@ -154,16 +172,16 @@ class RunService:
         outcome = await self._redeemer.redeem(token, answer, responder=responder, scope=scope)
         if isinstance(outcome, Redeemed):
             self.metrics.pauses_answered.inc()
-            # Claimed in the task, not here: the person's ack waits on nothing more.
-            resume = self._claim_and_resume(outcome.closed, outcome.run)
-            self._spawn(resume, f"resume {outcome.run_id}")
+            # Leased in the task, not here: the person's ack waits on nothing more.
+            self._spawn(self._work(outcome.run_id), f"resume {outcome.run_id}")
+            self.deliverer.kick()
         else:
             self.metrics.refusals.labels(reason=type(outcome).__name__).inc()
         return outcome
 
     async def cancel(self, interrupt_id: str, *, by: Responder) -> bool:
         """Close an open question as cancelled and resume its run without an answer."""
-        closing = Closing(PauseStatus.CANCELLED, by=by.display, at=self.clock())
+        closing = Closing(PauseStatus.CANCELLED, by=by.display, at=self.clock(), by_id=by.id)
         return await self._close(interrupt_id, closing, self.metrics.pauses_cancelled.inc)
 
     async def sweep(self, *, limit: int = 100) -> int:
@@ -176,17 +194,23 @@ class RunService:
         return count
 
     async def recover(self) -> int:
-        """Resume every pause that closed but whose run was never continued.
+        """Take over every RUNNING run whose lease is free or lapsed.
 
-        Run at start and by the sweeper, so a pause whose resumer died (its
-        claim lapsed) is picked up by whichever process sees it next.
+        Run at start and by the sweeper: a run whose worker died (its lease
+        lapsed), was cut short by a drain (released), or never started its
+        first turn is driven by whichever process sees it next.
         """
         count = 0
-        for record in await self.stores.ledger.unresumed():
-            if await self._claim(record):
-                log.info("recovering run", extra={"run_id": record.run_id})
-                self._spawn(self._resumed(record), f"recover {record.run_id}")
+        now = self.clock()
+        for run_id in await self.stores.leases.lapsed(now):
+            # Leased here, so the count is what this process took over.
+            if run_id not in self._driving and await self.stores.leases.acquire(
+                run_id, self.owner, now=now, until=now + self.lease_seconds
+            ):
+                log.info("recovering run", extra={"run_id": run_id})
+                self._spawn(self._work(run_id), f"recover {run_id}")
                 count += 1
+        self.deliverer.kick()
         return count
 
     # -- reading, for surfaces that redraw from the store ----------------------
@@ -208,6 +232,21 @@ class RunService:
         """The token of an outstanding question, re-derived (tokens are never stored)."""
         return self.capability.signer.encode(MintedPause(claims_for(record)))
 
+    def interrupt_for(self, record: PauseRecord) -> PendingInterrupt:
+        """An outstanding ledger row as the pending interrupt a surface posts."""
+        return PendingInterrupt(
+            name=record.name,
+            kind="ask_user" if record.name == ASK_USER else "interrupt",
+            payload=record.payload,
+            token=self.token_for(record),
+            tool_call_id=record.tool_call_id,
+            interrupt_id=record.interrupt_id,
+            run_id=record.run_id,
+            session_id=record.session_id,
+            expires_at=record.expires_at,
+            resumable=True,
+        )
+
     # -- background work -------------------------------------------------------
 
     async def wait_idle(self) -> None:
@@ -216,7 +255,12 @@ class RunService:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     async def drain(self, grace_seconds: float) -> None:
-        """Let owned tasks finish within the grace period, then cancel the rest."""
+        """Let owned tasks finish within the grace period, then cancel the rest.
+
+        A cancelled worker releases its run's lease on the way out, so the
+        next start takes the run over at once rather than after the lease.
+        """
+        self.deliverer.cancel_timers()
         if self._tasks:
             _, pending = await asyncio.wait(list(self._tasks), timeout=grace_seconds)
             for task in pending:
@@ -236,72 +280,104 @@ class RunService:
             log.error("background task %s failed", task.get_name(), exc_info=task.exception())
 
     async def _close(self, interrupt_id: str, closing: Closing, count: Callable[[], None]) -> bool:
+        # The store closes, audits, owes the edit and marks the resume owed, at once.
         if not await self.stores.consumption.spend(interrupt_id, closing):
             return False
         count()
         record = await self.stores.ledger.get(interrupt_id)
         if record is not None:
-            await self._audit(closing.status.value, record.run_id, interrupt_id, closing.by, {})
-            self._spawn(self._claim_and_resume(record), f"resume {record.run_id}")
+            self._spawn(self._work(record.run_id), f"resume {record.run_id}")
+        self.deliverer.kick()
         return True
 
-    async def _claim_and_resume(self, record: PauseRecord, run: RunRecord | None = None) -> None:
-        if await self._claim(record):
-            await self._resumed(record, run)
-
-    async def _claim(self, record: PauseRecord) -> bool:
-        now = self.clock()
-        return await self.stores.ledger.claim_resume(
-            record.interrupt_id, now=now, until=now + RESUME_CLAIM_SECONDS
-        )
-
-    async def _resumed(self, record: PauseRecord, run: RunRecord | None = None) -> None:
-        run = run or await self.stores.runs.get(record.run_id)
-        if run is None:
-            # Marked resumed anyway, or every recovery pass would try again forever.
-            log.error("closed pause names an unknown run", extra={"run_id": record.run_id})
-            await self.stores.ledger.mark_resumed(record.interrupt_id, self.clock())
+    async def _work(self, run_id: str) -> None:
+        """Drive the run while it is owed work; a second call meanwhile drives it once more."""
+        if run_id in self._driving:
+            self._again.add(run_id)
             return
-        surface = self.surfaces.get(run.surface)
-        if surface is not None:
-            await _quietly(surface.show_closed(run, record), "show_closed")
-        started = time.perf_counter()
-        await self.stores.runs.set_status(run.run_id, RunStatus.RUNNING, at=self.clock())
-        await self._drive(run, lambda: resume_turn(self.agent, self.stores.checkpoints, record))
-        await self.stores.ledger.mark_resumed(record.interrupt_id, self.clock())
-        self.metrics.resume_seconds.observe(time.perf_counter() - started)
-
-    async def _drive(self, run: RunRecord, step: Callable[[], Awaitable[TurnOutcome]]) -> None:
-        surface = self.surfaces.get(run.surface)
+        self._driving.add(run_id)
         try:
-            outcome = await step()
-        except Exception as error:
-            log.exception("run failed", extra={"run_id": run.run_id})
-            await self.stores.runs.set_status(
-                run.run_id, RunStatus.FAILED, at=self.clock(), text=RUN_FAILED
-            )
-            await self._audit("failed", run.run_id, "", "", {"error": type(error).__name__})
-            self.metrics.runs_finished.labels(status="failed").inc()
-            if surface is not None:
-                await _quietly(surface.post_outcome(run, RUN_FAILED, failed=True), "post_outcome")
+            again = True
+            while again:
+                self._again.discard(run_id)
+                await self._under_lease(run_id)
+                again = run_id in self._again
+        finally:
+            self._driving.discard(run_id)
+
+    async def _under_lease(self, run_id: str) -> None:
+        now = self.clock()
+        if not await self.stores.leases.acquire(
+            run_id, self.owner, now=now, until=now + self.lease_seconds
+        ):
+            return  # another worker holds it, or nothing is owed
+        heartbeat = asyncio.get_running_loop().create_task(
+            self._heartbeat(run_id), name=f"lease {run_id}"
+        )
+        try:
+            run = await self.stores.runs.get(run_id)
+            if run is not None and run.status is RunStatus.RUNNING:
+                await self._advance(run)
+        finally:
+            heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await heartbeat
+            # Also on a drain's cancellation: the next start takes over at once.
+            await self.stores.leases.release(run_id, self.owner)
+            self.deliverer.kick()
+
+    async def _heartbeat(self, run_id: str) -> None:
+        while True:
+            await asyncio.sleep(self.lease_seconds / 3)
+            until = self.clock() + self.lease_seconds
+            if not await self.stores.leases.renew(run_id, self.owner, until=until):
+                log.warning("lost the lease of a run we were driving", extra={"run_id": run_id})
+                return
+
+    async def _advance(self, run: RunRecord) -> None:
+        """One step of work: resume from the latest closed pause, or (re)run the first turn."""
+        pauses = await self.stores.ledger.for_runs([run.run_id])
+        if any(p.status is PauseStatus.OUTSTANDING for p in pauses):
+            log.error("a running run has an open question", extra={"run_id": run.run_id})
             return
+        closed = [p for p in pauses if p.resumed_at is None]
+        started = time.perf_counter()
+        try:
+            if closed:
+                outcome = await resume_turn(self.agent, self.stores.checkpoints, closed[-1])
+            else:
+                outcome = await self.agent.run_turn(await self._request_for(run))
+        except Exception:
+            log.exception("run failed", extra={"run_id": run.run_id})
+            if await self.stores.runs.finish(
+                run.run_id, RunStatus.FAILED, at=self.clock(), text=RUN_FAILED, failed=True
+            ):
+                self.metrics.runs_finished.labels(status="failed").inc()
+            return
+        if closed:
+            self.metrics.resume_seconds.observe(time.perf_counter() - started)
         match outcome:
-            case TurnPaused(interrupt=interrupt):
+            case TurnPaused():
+                # The ledger row marked the run paused and owes the post, in one write.
                 self.metrics.pauses_issued.inc()
-                await self.stores.runs.set_status(run.run_id, RunStatus.PAUSED, at=self.clock())
-                if surface is not None:
-                    ref = await _quietly(surface.publish_question(run, interrupt), "publish")
-                    if ref:
-                        await self.stores.ledger.set_message_ref(interrupt.interrupt_id, ref)
             case TurnCompleted(text=text):
-                await self.stores.runs.set_status(
+                if await self.stores.runs.finish(
                     run.run_id, RunStatus.COMPLETED, at=self.clock(), text=text
-                )
-                self.metrics.runs_finished.labels(status="completed").inc()
-                if surface is not None:
-                    await _quietly(surface.post_outcome(run, text), "post_outcome")
+                ):
+                    self.metrics.runs_finished.labels(status="completed").inc()
             case _:
                 assert_never(outcome)
+
+    async def _request_for(self, run: RunRecord) -> TurnRequest:
+        return TurnRequest(
+            text=run.text,
+            scope=run.scope,
+            run_id=run.run_id,
+            root_run_id=run.run_id,
+            session_id=str(run.conversation.get("key", "")),
+            thread_id=str(run.conversation.get("thread", "")),
+            history=await self._history_of(run),
+        )
 
     async def _audit(
         self, kind: str, run_id: str, interrupt_id: str, actor: str, detail: dict[str, Any]
@@ -315,12 +391,3 @@ def _run_id(where: Conversation, key: str | None) -> str:
         return f"run_{secrets.token_hex(8)}"
     digest = hashlib.sha256(f"{where.surface}\x00{where.scope}\x00{key}".encode()).hexdigest()
     return f"run_{digest[:16]}"
-
-
-async def _quietly(work: Awaitable[T], what: str) -> T | None:
-    """A surface that cannot post must not fail the run: log it and go on."""
-    try:
-        return await work
-    except Exception:
-        log.exception("surface %s failed", what)
-        return None

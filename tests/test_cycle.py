@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,9 @@ async def test_a_crash_between_spend_and_resume_is_recovered_with_the_stored_ans
         assert await restarted.service.recover() == 1
         await restarted.service.wait_idle()
         observation = next(m for m in restarted.provider.calls[-1] if m.role == "tool")
-        assert "Which environment? -> production" in observation.content
+        assert json.loads(observation.content)["answers"] == [
+            {"question": "Which environment?", "answer": "production"}
+        ]
         run = await after.runs.get(run_id)
         assert run is not None and run.status is RunStatus.COMPLETED
         assert run.final_text == "deployed to production"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from typing import Any
 
@@ -160,7 +161,8 @@ async def test_a_cancelled_question_refuses_later_answers_with_who_cancelled(
     await h.service.wait_idle()
     refused = await h.answer(GOOD)
     assert isinstance(refused, Cancelled) and refused.by == "Root"
-    assert "cancelled by Root" in next(m for m in h.provider.calls[-1] if m.role == "tool").content
+    seen = json.loads(next(m for m in h.provider.calls[-1] if m.role == "tool").content)
+    assert (seen["status"], seen["cancelled_by"]["name"]) == ("cancelled", "Root")
 
 
 async def test_a_store_failing_mid_spend_leaves_the_token_unspent(

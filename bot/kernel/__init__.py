@@ -13,6 +13,7 @@ from bot.kernel.contracts import (
     no_change,
 )
 from bot.kernel.interrupts import InvocationPaused, PendingInterrupt
+from bot.kernel.journal import CallContext, Journal, NoJournal, current_call
 from bot.kernel.messages import Message, ModelReply, RequestedCall, ToolCall, ToolDefinition
 from bot.kernel.state import CheckpointVersionError, TurnRequest, TurnState, restore, snapshot
 from bot.kernel.tools import Tool, bind_contributed_tool, function_tool
@@ -32,6 +33,7 @@ from bot.kernel.turn import (
 
 __all__ = [
     "Agent",
+    "CallContext",
     "CapabilityContribution",
     "CapabilityRequest",
     "CheckpointVersionError",
@@ -40,8 +42,10 @@ __all__ = [
     "EffectFamily",
     "FoldedPlan",
     "InvocationPaused",
+    "Journal",
     "Message",
     "ModelReply",
+    "NoJournal",
     "PendingInterrupt",
     "Phase",
     "RequestedCall",
@@ -60,6 +64,7 @@ __all__ = [
     "TurnRequest",
     "TurnState",
     "bind_contributed_tool",
+    "current_call",
     "current_turn",
     "fold_contributions",
     "function_tool",

@@ -26,6 +26,14 @@ from bot.kernel.contracts import (
     fold_contributions,
 )
 from bot.kernel.interrupts import InvocationPaused, PendingInterrupt
+from bot.kernel.journal import (
+    CallContext,
+    Journal,
+    NoJournal,
+    dispatching,
+    model_step,
+    tool_step,
+)
 from bot.kernel.messages import Message, ToolCall
 from bot.kernel.state import TurnRequest, TurnState
 from bot.kernel.tools import Tool, bind_contributed_tool
@@ -114,6 +122,8 @@ class _Turn:
     request: TurnRequest
     state: TurnState
     traces: list[StageTrace] = field(default_factory=list)
+    # The run's journal as it stood when this drive began.
+    done: dict[str, Any] = field(default_factory=dict)
 
 
 class Agent:
@@ -128,8 +138,10 @@ class Agent:
         grants: Sequence[CapabilityRequest] = (),
         system_prompt: str = "",
         max_rounds: int = DEFAULT_MAX_ROUNDS,
+        journal: Journal | None = None,
     ) -> None:
         self.provider = provider
+        self.journal: Journal = journal or NoJournal()
         self.system_prompt = system_prompt
         self.max_rounds = max_rounds
         granted = {request.capability: request for request in grants}
@@ -170,6 +182,7 @@ class Agent:
         return await self._drive(_Turn(request, state))
 
     async def _drive(self, turn: _Turn) -> TurnOutcome:
+        turn.done = dict(await self.journal.steps(turn.request.run_id))
         with _running(turn.request):
             try:
                 while True:
@@ -190,26 +203,38 @@ class Agent:
         state = turn.state
         state.round += 1
         await self._run_stages(turn, Phase.PRE_MODEL)
-        definitions = [tool.definition() for tool in self.tools.values()]
-        reply = await self.provider.complete(tuple(state.messages), definitions)
+        text, calls = await self._model_reply(turn)
         await self._run_stages(turn, Phase.POST_MODEL)
-        if not reply.calls:
-            state.messages.append(Message("assistant", reply.text))
-            return reply.text
-        calls = tuple(
-            ToolCall(reserve_call_id(), call.name, dict(call.arguments)) for call in reply.calls
-        )
-        state.messages.append(Message("assistant", reply.text, tool_calls=calls))
+        if not calls:
+            state.messages.append(Message("assistant", text))
+            return text
+        state.messages.append(Message("assistant", text, tool_calls=calls))
         state.reserved = list(calls)
         state.observations = {}
         return None
+
+    async def _model_reply(self, turn: _Turn) -> tuple[str, tuple[ToolCall, ...]]:
+        """The round's reply with its reserved call ids: from the journal, or asked and recorded."""
+        step = model_step(turn.state.round)
+        recorded = turn.done.get(step)
+        if recorded is not None:
+            calls = tuple(ToolCall.from_json(call) for call in recorded["calls"])
+            return str(recorded["text"]), calls
+        definitions = [tool.definition() for tool in self.tools.values()]
+        reply = await self.provider.complete(tuple(turn.state.messages), definitions)
+        calls = tuple(
+            ToolCall(reserve_call_id(), call.name, dict(call.arguments)) for call in reply.calls
+        )
+        entry = {"text": reply.text, "calls": [call.to_json() for call in calls]}
+        await self.journal.record(turn.request.run_id, step, entry)
+        return reply.text, calls
 
     async def _finish_round(self, turn: _Turn) -> None:
         state = turn.state
         waiting = tuple(c for c in state.reserved if c.call_id not in state.observations)
         await self._run_stages(turn, Phase.PRE_TOOL, waiting)
         for call in waiting:
-            state.observations[call.call_id] = await self._dispatch(call)
+            state.observations[call.call_id] = await self._tool_result(turn, call)
         for call in state.reserved:
             state.messages.append(
                 Message("tool", state.observations[call.call_id], tool_call_id=call.call_id)
@@ -217,6 +242,17 @@ class Agent:
         state.reserved = []
         state.observations = {}
         await self._run_stages(turn, Phase.POST_TOOL)
+
+    async def _tool_result(self, turn: _Turn, call: ToolCall) -> str:
+        """A finished call's journaled result, or the call dispatched and its result recorded."""
+        step = tool_step(call.call_id)
+        if step in turn.done:
+            return str(turn.done[step])
+        run_id = turn.request.run_id
+        with dispatching(CallContext(run_id, call.call_id, call.name)):
+            result = await self._dispatch(call)
+        await self.journal.record(run_id, step, result)
+        return result
 
     async def _run_stages(
         self, turn: _Turn, phase: Phase, calls: tuple[ToolCall, ...] = ()

@@ -126,6 +126,50 @@ MIGRATIONS: tuple[Migration, ...] = (
         "pauses.resume_claimed_until: one process at a time resumes a closed pause",
         ("ALTER TABLE pauses ADD COLUMN resume_claimed_until REAL",),
     ),
+    Migration(
+        4,
+        "durable runs: leases, journal, outbox; bounded cross-scope attempts; closer ids",
+        (
+            # Version 3's per-pause claim is superseded by the run's lease.
+            "ALTER TABLE runs ADD COLUMN lease_owner TEXT NOT NULL DEFAULT ''",
+            "ALTER TABLE runs ADD COLUMN lease_until REAL",
+            "ALTER TABLE runs ADD COLUMN delivery_error TEXT NOT NULL DEFAULT ''",
+            # Recovery asks for RUNNING runs whose lease lapsed.
+            "CREATE INDEX runs_status_lease ON runs (status, lease_until)",
+            "ALTER TABLE pauses ADD COLUMN closed_by_id TEXT NOT NULL DEFAULT ''",
+            "ALTER TABLE pauses ADD COLUMN cross_scope_count INTEGER NOT NULL DEFAULT 0",
+            """UPDATE pauses SET cross_scope_count = (
+                SELECT COUNT(*) FROM cross_scope_attempts AS a
+                WHERE a.interrupt_id = pauses.interrupt_id)""",
+            # One pause per reserved call: a replay can never ask the same call twice.
+            "CREATE UNIQUE INDEX pauses_run_call ON pauses (run_id, tool_call_id)",
+            """CREATE TABLE journal (
+                run_id TEXT NOT NULL,
+                step TEXT NOT NULL,
+                value TEXT NOT NULL,
+                at REAL NOT NULL,
+                PRIMARY KEY (run_id, step)
+            )""",
+            """CREATE TABLE outbox (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                run_id TEXT NOT NULL,
+                surface TEXT NOT NULL,
+                kind TEXT NOT NULL,
+                interrupt_id TEXT NOT NULL,
+                body TEXT NOT NULL,
+                created_at REAL NOT NULL,
+                state TEXT NOT NULL,
+                attempts INTEGER NOT NULL,
+                next_at REAL NOT NULL,
+                claimed_until REAL NOT NULL,
+                last_error TEXT NOT NULL,
+                done_at REAL
+            )""",
+            # The claim reads pending rows by due time, and checks each run's oldest.
+            "CREATE INDEX outbox_due ON outbox (state, next_at)",
+            "CREATE INDEX outbox_run ON outbox (run_id, state, id)",
+        ),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -12,7 +12,16 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
-from bot.stores.records import AuditEvent, PauseRecord, PauseStatus, RunRecord, RunStatus
+from bot.stores.records import (
+    AuditEvent,
+    Delivery,
+    DeliveryKind,
+    DeliveryState,
+    PauseRecord,
+    PauseStatus,
+    RunRecord,
+    RunStatus,
+)
 
 # One encoder: json.dumps with separators= builds a new encoder per call.
 _ENCODER = json.JSONEncoder(separators=(",", ":"))
@@ -46,6 +55,8 @@ PAUSE_COLUMNS = (
     "closed_at",
     "resumed_at",
     "message_ref",
+    "closed_by_id",
+    "cross_scope_count",
 )
 RUN_COLUMNS = (
     "run_id",
@@ -58,6 +69,9 @@ RUN_COLUMNS = (
     "status",
     "updated_at",
     "final_text",
+    "lease_owner",
+    "lease_until",
+    "delivery_error",
 )
 # Written, never read back: it is derived from ``conversation``.
 _RUN_WRITE_COLUMNS = (*RUN_COLUMNS, "conversation_key")
@@ -123,6 +137,8 @@ def pause_params(record: PauseRecord) -> tuple[Any, ...]:
         record.closed_at,
         record.resumed_at,
         dump(record.message_ref),
+        record.closed_by_id,
+        record.cross_scope_count,
     )
 
 
@@ -157,6 +173,8 @@ def _pause_from_row(row: sqlite3.Row, attempts: list[Any]) -> PauseRecord:
         resumed_at=row["resumed_at"],
         message_ref=load(row["message_ref"]),
         cross_scope_attempts=tuple(attempts),
+        cross_scope_count=row["cross_scope_count"],
+        closed_by_id=row["closed_by_id"],
     )
 
 
@@ -173,6 +191,9 @@ def run_params(run: RunRecord) -> tuple[Any, ...]:
         str(run.status),
         run.updated_at,
         run.final_text,
+        run.lease_owner,
+        run.lease_until,
+        run.delivery_error,
         # The memory backend groups conversations by this very expression.
         str(run.conversation.get("key", "")),
     )
@@ -190,6 +211,9 @@ def run_from_row(row: sqlite3.Row) -> RunRecord:
         status=RunStatus(row["status"]),
         updated_at=row["updated_at"],
         final_text=row["final_text"],
+        lease_owner=row["lease_owner"],
+        lease_until=row["lease_until"],
+        delivery_error=row["delivery_error"],
     )
 
 
@@ -212,4 +236,19 @@ def audit_from_row(row: sqlite3.Row) -> AuditEvent:
         interrupt_id=row["interrupt_id"],
         actor=row["actor"],
         detail=load(row["detail"]),
+    )
+
+
+def delivery_from_row(row: sqlite3.Row) -> Delivery:
+    return Delivery(
+        delivery_id=row["id"],
+        run_id=row["run_id"],
+        surface=row["surface"],
+        kind=DeliveryKind(row["kind"]),
+        interrupt_id=row["interrupt_id"],
+        body=load(row["body"]),
+        attempts=row["attempts"],
+        state=DeliveryState(row["state"]),
+        next_at=row["next_at"],
+        last_error=row["last_error"],
     )

@@ -12,9 +12,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot.stores.records import (
+    MAX_CROSS_SCOPE_KEPT,
     AuditEvent,
     Closing,
     ConversationSummary,
+    Delivery,
+    DeliveryKind,
+    DeliveryState,
     PauseRecord,
     PauseStatus,
     RunRecord,
@@ -23,12 +27,23 @@ from bot.stores.records import (
 
 
 class MemoryLedger:
-    def __init__(self) -> None:
+    """Pauses; with ``effects`` wired (as ``MemoryStores`` does) it keeps the
+    other stores in step exactly as a backend's single transaction would."""
+
+    def __init__(self, effects: _Effects | None = None) -> None:
         self.rows: dict[str, PauseRecord] = {}
-        self.claims: dict[str, float] = {}
+        self._effects = effects
 
     async def issue(self, record: PauseRecord) -> None:
+        known = record.interrupt_id in self.rows
+        if not known and any(
+            row.run_id == record.run_id and row.tool_call_id == record.tool_call_id
+            for row in self.rows.values()
+        ):
+            raise ValueError(f"call {record.tool_call_id!r} of {record.run_id!r} paused already")
         self.rows[record.interrupt_id] = record
+        if self._effects is not None and not known and record.status is PauseStatus.OUTSTANDING:
+            self._effects.paused(record, self)
 
     async def get(self, interrupt_id: str) -> PauseRecord | None:
         return self.rows.get(interrupt_id)
@@ -38,19 +53,13 @@ class MemoryLedger:
 
     async def record_cross_scope(self, interrupt_id: str, attempt: dict[str, Any]) -> None:
         row = self.rows[interrupt_id]
-        self._replace(interrupt_id, cross_scope_attempts=(*row.cross_scope_attempts, attempt))
+        kept = (*row.cross_scope_attempts, attempt)[-MAX_CROSS_SCOPE_KEPT:]
+        self._replace(
+            interrupt_id, cross_scope_attempts=kept, cross_scope_count=row.cross_scope_count + 1
+        )
 
     async def mark_resumed(self, interrupt_id: str, at: float) -> None:
         self._replace(interrupt_id, resumed_at=at)
-
-    async def claim_resume(self, interrupt_id: str, *, now: float, until: float) -> bool:
-        row = self.rows.get(interrupt_id)
-        if row is None or row.status is PauseStatus.OUTSTANDING or row.resumed_at is not None:
-            return False
-        if self.claims.get(interrupt_id, 0.0) > now:
-            return False
-        self.claims[interrupt_id] = until
-        return True
 
     async def outstanding(self, *, scope: str | None = None) -> list[PauseRecord]:
         return [
@@ -84,9 +93,18 @@ class MemoryLedger:
             status=closing.status,
             answer=closing.answer,
             closed_by=closing.by,
+            closed_by_id=closing.by_id,
             closed_at=closing.at,
         )
+        if self._effects is not None:
+            self._effects.closed(self.rows[interrupt_id], closing)
         return True
+
+    def mark_run_resumed(self, run_id: str, at: float) -> None:
+        for row in list(self.rows.values()):
+            closed = row.status is not PauseStatus.OUTSTANDING
+            if row.run_id == run_id and closed and row.resumed_at is None:
+                self._replace(row.interrupt_id, resumed_at=at)
 
     def _replace(self, interrupt_id: str, **changes: Any) -> None:
         self.rows[interrupt_id] = dataclasses.replace(self.rows[interrupt_id], **changes)
@@ -123,8 +141,9 @@ class MemoryCheckpoints:
 
 
 class MemoryRuns:
-    def __init__(self) -> None:
+    def __init__(self, effects: _Effects | None = None) -> None:
         self.rows: dict[str, RunRecord] = {}
+        self._effects = effects
 
     async def create(self, run: RunRecord) -> bool:
         if run.run_id in self.rows:
@@ -142,6 +161,23 @@ class MemoryRuns:
         self.rows[run_id] = dataclasses.replace(
             row, status=status, updated_at=at, final_text=text or row.final_text
         )
+
+    async def finish(
+        self, run_id: str, status: RunStatus, *, at: float, text: str, failed: bool = False
+    ) -> bool:
+        row = self.rows.get(run_id)
+        if row is None or row.status is not RunStatus.RUNNING:
+            return False
+        self.rows[run_id] = dataclasses.replace(
+            row, status=status, updated_at=at, final_text=text, lease_owner="", lease_until=None
+        )
+        if self._effects is not None:
+            self._effects.finished(self.rows[run_id], text, failed=failed)
+        return True
+
+    def replace(self, run_id: str, **changes: Any) -> None:
+        if run_id in self.rows:
+            self.rows[run_id] = dataclasses.replace(self.rows[run_id], **changes)
 
     async def recent(self, *, limit: int = 50) -> list[RunRecord]:
         return sorted(self.rows.values(), key=lambda r: r.created_at, reverse=True)[:limit]
@@ -183,15 +219,170 @@ class MemoryAudit:
         return list(reversed(events))[:limit]
 
 
-class MemoryStores:
-    """All five ports in one process."""
+class MemoryLeases:
+    """Leases on the memory runs' rows."""
+
+    def __init__(self, runs: MemoryRuns) -> None:
+        self._runs = runs
+
+    async def acquire(self, run_id: str, owner: str, *, now: float, until: float) -> bool:
+        row = self._runs.rows.get(run_id)
+        if row is None or row.status is not RunStatus.RUNNING:
+            return False
+        free = row.lease_until is None or row.lease_until <= now or row.lease_owner == owner
+        if free:
+            self._runs.replace(run_id, lease_owner=owner, lease_until=until)
+        return free
+
+    async def renew(self, run_id: str, owner: str, *, until: float) -> bool:
+        row = self._runs.rows.get(run_id)
+        if row is None or row.lease_owner != owner:
+            return False
+        self._runs.replace(run_id, lease_until=until)
+        return True
+
+    async def release(self, run_id: str, owner: str) -> None:
+        row = self._runs.rows.get(run_id)
+        if row is not None and row.lease_owner == owner:
+            self._runs.replace(run_id, lease_owner="", lease_until=None)
+
+    async def lapsed(self, now: float, *, limit: int = 100) -> list[str]:
+        return [
+            row.run_id
+            for row in self._runs.rows.values()
+            if row.status is RunStatus.RUNNING
+            and (row.lease_until is None or row.lease_until <= now)
+        ][: max(limit, 0)]
+
+
+class MemoryJournal:
+    def __init__(self) -> None:
+        self.entries: dict[str, dict[str, Any]] = {}
+
+    async def steps(self, run_id: str) -> dict[str, Any]:
+        return dict(self.entries.get(run_id, {}))
+
+    async def record(self, run_id: str, step: str, value: Any) -> None:
+        self.entries.setdefault(run_id, {}).setdefault(step, value)
+
+
+class MemoryOutbox:
+    def __init__(self, ledger: MemoryLedger, runs: MemoryRuns) -> None:
+        self.rows: dict[int, Delivery] = {}
+        self.claims: dict[int, float] = {}
+        self._ledger = ledger
+        self._runs = runs
+
+    def add(self, run: RunRecord, kind: DeliveryKind, interrupt_id: str = "", **body: Any) -> None:
+        delivery_id = len(self.rows) + 1
+        self.rows[delivery_id] = Delivery(
+            delivery_id, run.run_id, run.surface, kind, interrupt_id, dict(body)
+        )
+
+    async def claim(
+        self, now: float, *, until: float, surfaces: Sequence[str], limit: int = 50
+    ) -> list[Delivery]:
+        first_of_run: dict[str, Delivery] = {}
+        for row in self.rows.values():
+            if row.state is DeliveryState.PENDING:
+                first_of_run.setdefault(row.run_id, row)
+        due = [
+            row
+            for row in first_of_run.values()
+            if row.surface in surfaces
+            and row.next_at <= now
+            and self.claims.get(row.delivery_id, 0.0) <= now
+        ][: max(limit, 0)]
+        for row in due:
+            self.claims[row.delivery_id] = until
+        return due
+
+    async def delivered(
+        self, delivery_id: int, *, at: float, message_ref: dict[str, Any] | None = None
+    ) -> None:
+        row = self.rows[delivery_id]
+        self.rows[delivery_id] = dataclasses.replace(row, state=DeliveryState.DONE)
+        if message_ref is not None and row.interrupt_id in self._ledger.rows:
+            await self._ledger.set_message_ref(row.interrupt_id, message_ref)
+
+    async def retry(self, delivery_id: int, *, next_at: float, error: str) -> None:
+        row = self.rows[delivery_id]
+        self.rows[delivery_id] = dataclasses.replace(
+            row, attempts=row.attempts + 1, next_at=next_at, last_error=error
+        )
+        self.claims.pop(delivery_id, None)
+
+    async def failed(self, delivery_id: int, *, at: float, error: str) -> None:
+        row = self.rows[delivery_id]
+        self.rows[delivery_id] = dataclasses.replace(
+            row, attempts=row.attempts + 1, state=DeliveryState.FAILED, last_error=error
+        )
+        self._runs.replace(row.run_id, delivery_error=error, updated_at=at)
+
+    async def of_run(self, run_id: str) -> list[Delivery]:
+        return [row for row in self.rows.values() if row.run_id == run_id]
+
+
+class _Effects:
+    """What one backend transaction does beside its main write, for the memory stores."""
 
     def __init__(self) -> None:
-        self.ledger = MemoryLedger()
+        self.ledger: MemoryLedger | None = None
+        self.runs: MemoryRuns | None = None
+        self.audit: MemoryAudit | None = None
+        self.outbox: MemoryOutbox | None = None
+
+    def paused(self, record: PauseRecord, ledger: MemoryLedger) -> None:
+        run = self.runs.rows.get(record.run_id) if self.runs else None
+        if run is None or self.runs is None or self.outbox is None:
+            return
+        ledger.mark_run_resumed(record.run_id, record.issued_at)
+        self.runs.replace(run.run_id, status=RunStatus.PAUSED, updated_at=record.issued_at)
+        self.outbox.add(run, DeliveryKind.PUBLISH, record.interrupt_id)
+
+    def closed(self, record: PauseRecord, closing: Closing) -> None:
+        if self.audit is not None:
+            self.audit.events.append(
+                AuditEvent(
+                    closing.at,
+                    str(closing.status),
+                    record.run_id,
+                    record.interrupt_id,
+                    closing.by_id or closing.by,
+                )
+            )
+        run = self.runs.rows.get(record.run_id) if self.runs else None
+        if run is None or self.runs is None or self.outbox is None:
+            return
+        if run.status is RunStatus.PAUSED:
+            self.runs.replace(run.run_id, status=RunStatus.RUNNING, updated_at=closing.at)
+        self.outbox.add(run, DeliveryKind.CLOSED, record.interrupt_id)
+
+    def finished(self, run: RunRecord, text: str, *, failed: bool) -> None:
+        if self.ledger is not None:
+            self.ledger.mark_run_resumed(run.run_id, run.updated_at)
+        if self.audit is not None:
+            kind = "failed" if failed else "completed"
+            self.audit.events.append(AuditEvent(run.updated_at, kind, run.run_id))
+        if self.outbox is not None:
+            self.outbox.add(run, DeliveryKind.OUTCOME, text=text, failed=failed)
+
+
+class MemoryStores:
+    """Every port in one process."""
+
+    def __init__(self) -> None:
+        effects = _Effects()
+        self.ledger = MemoryLedger(effects)
         self.consumption = InMemoryConsumption(self.ledger)
         self.checkpoints = MemoryCheckpoints()
-        self.runs = MemoryRuns()
+        self.runs = MemoryRuns(effects)
         self.audit = MemoryAudit()
+        self.leases = MemoryLeases(self.runs)
+        self.journal = MemoryJournal()
+        self.outbox = MemoryOutbox(self.ledger, self.runs)
+        effects.ledger, effects.runs = self.ledger, self.runs
+        effects.audit, effects.outbox = self.audit, self.outbox
 
     async def ping(self) -> None:
         return None

@@ -1,8 +1,11 @@
-"""Store ports. Each backend (memory, SQLite, PostgreSQL) implements all five.
+"""Store ports. Each backend (memory, SQLite, PostgreSQL) implements all of them.
 
 Spending a token and recording the answer are one port call (``spend``)
 because they must be one transaction: a crash between them would either
-lose an answer or let a token be spent twice.
+lose an answer or let a token be spent twice. For the same reason every
+state change that owes a person a message writes its outbox row in the
+same transaction (``issue``, ``spend``, ``Runs.finish``): a crash can delay
+a message, never lose it.
 """
 
 from __future__ import annotations
@@ -10,10 +13,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from bot.kernel.journal import Journal
 from bot.stores.records import (
     AuditEvent,
     Closing,
     ConversationSummary,
+    Delivery,
     PauseRecord,
     RunRecord,
     RunStatus,
@@ -27,7 +32,10 @@ class Consumption(Protocol):
         """Close an outstanding pause and spend its token, atomically.
 
         True for the one caller that spent it; False if it was already
-        spent or closed, however many processes race.
+        spent or closed, however many processes race. In the same
+        transaction (where the backend keeps runs): the run is marked
+        RUNNING (its resume is owed), the close is audited, and the edit of
+        the posted question is put in the outbox.
         """
         ...
 
@@ -35,20 +43,16 @@ class Consumption(Protocol):
 class Ledger(Protocol):
     """Issued pauses; the capability writes them, redemption and admins read them."""
 
-    async def issue(self, record: PauseRecord) -> None: ...
+    async def issue(self, record: PauseRecord) -> None:
+        """Write the row. For a new outstanding row, in the same transaction: the
+        run is marked PAUSED, its earlier closed pauses resumed, and posting the
+        question is put in the outbox, so it is never outstanding unseen."""
+        ...
+
     async def get(self, interrupt_id: str) -> PauseRecord | None: ...
     async def set_message_ref(self, interrupt_id: str, ref: dict[str, Any]) -> None: ...
     async def record_cross_scope(self, interrupt_id: str, attempt: dict[str, Any]) -> None: ...
     async def mark_resumed(self, interrupt_id: str, at: float) -> None: ...
-    async def claim_resume(self, interrupt_id: str, *, now: float, until: float) -> bool:
-        """Take the right to resume a closed pause until ``until``.
-
-        True for one claimant at a time across every process sharing the
-        store; an expired claim (its holder died) can be taken again, and a
-        resumed pause can never be claimed.
-        """
-        ...
-
     async def outstanding(self, *, scope: str | None = None) -> list[PauseRecord]: ...
     async def overdue(self, now: float, *, limit: int = 100) -> list[PauseRecord]: ...
     async def unresumed(self) -> list[PauseRecord]: ...
@@ -66,6 +70,18 @@ class Checkpoints(Protocol):
 
 class Runs(Protocol):
     """Runs and where they live; RunService relies on it to post outcomes."""
+
+    async def finish(
+        self, run_id: str, status: RunStatus, *, at: float, text: str, failed: bool = False
+    ) -> bool:
+        """End a RUNNING run as COMPLETED or FAILED, once.
+
+        In the same transaction: the lease is cleared, earlier closed pauses
+        are marked resumed, the end is audited and posting ``text`` is put
+        in the outbox. False (nothing changed) if the run was not RUNNING,
+        so a replayed ending posts nothing twice.
+        """
+        ...
 
     async def create(self, run: RunRecord) -> bool:
         """Store a new run; False (and nothing changed) if its id exists already.
@@ -89,6 +105,55 @@ class Runs(Protocol):
         ...
 
 
+class Leases(Protocol):
+    """Who drives a run until when; RunService relies on it so one worker drives a run."""
+
+    async def acquire(self, run_id: str, owner: str, *, now: float, until: float) -> bool:
+        """Take (or extend) the lease of a RUNNING run whose lease is free, lapsed or ours."""
+        ...
+
+    async def renew(self, run_id: str, owner: str, *, until: float) -> bool:
+        """Extend our lease; False if it is no longer ours."""
+        ...
+
+    async def release(self, run_id: str, owner: str) -> None:
+        """Give the lease up (if it is ours) so another worker may take over at once."""
+        ...
+
+    async def lapsed(self, now: float, *, limit: int = 100) -> list[str]:
+        """RUNNING runs nobody holds: work owed whose worker finished badly or died."""
+        ...
+
+
+class Outbox(Protocol):
+    """Messages owed to people; whichever process claims a row delivers it."""
+
+    async def claim(
+        self, now: float, *, until: float, surfaces: Sequence[str], limit: int = 50
+    ) -> list[Delivery]:
+        """Claim due rows of these surfaces until ``until``, the oldest per run only,
+        so a run's messages arrive in the order they were owed."""
+        ...
+
+    async def delivered(
+        self, delivery_id: int, *, at: float, message_ref: dict[str, Any] | None = None
+    ) -> None:
+        """Mark it done; a posted question's reference is saved on its ledger row."""
+        ...
+
+    async def retry(self, delivery_id: int, *, next_at: float, error: str) -> None:
+        """Count a failed attempt and release the row until ``next_at``."""
+        ...
+
+    async def failed(self, delivery_id: int, *, at: float, error: str) -> None:
+        """Give up: the row is failed and ``error`` is marked on its run."""
+        ...
+
+    async def of_run(self, run_id: str) -> list[Delivery]:
+        """Every row of a run, oldest first (admins, tests)."""
+        ...
+
+
 class Audit(Protocol):
     """Append-only history; admins read it, nothing rewrites it."""
 
@@ -97,7 +162,7 @@ class Audit(Protocol):
 
 
 class Stores(Protocol):
-    """One backend's five ports, opened and closed together."""
+    """One backend's ports, opened and closed together."""
 
     # Read-only so each backend may narrow them to its own classes.
     @property
@@ -110,6 +175,12 @@ class Stores(Protocol):
     def runs(self) -> Runs: ...
     @property
     def audit(self) -> Audit: ...
+    @property
+    def leases(self) -> Leases: ...
+    @property
+    def journal(self) -> Journal: ...
+    @property
+    def outbox(self) -> Outbox: ...
 
     async def ping(self) -> None: ...
     async def close(self) -> None: ...

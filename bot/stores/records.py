@@ -16,7 +16,12 @@ class PauseStatus(StrEnum):
     CANCELLED = "cancelled"
 
 
+MAX_CROSS_SCOPE_KEPT = 5
+
+
 class RunStatus(StrEnum):
+    """RUNNING means work is owed (a first turn or a resume); PAUSED waits on a person."""
+
     RUNNING = "running"
     PAUSED = "paused"
     COMPLETED = "completed"
@@ -49,7 +54,12 @@ class PauseRecord:
     closed_at: float | None = None
     resumed_at: float | None = None
     message_ref: dict[str, Any] | None = None
+    # The last few attempts only (``MAX_CROSS_SCOPE_KEPT``), and how many in all:
+    # a row someone keeps answering from elsewhere must not grow without limit.
     cross_scope_attempts: tuple[dict[str, Any], ...] = ()
+    cross_scope_count: int = 0
+    # Who closed it as the platform authenticated them (``closed_by`` is the display name).
+    closed_by_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +70,7 @@ class Closing:
     by: str
     at: float
     answer: dict[str, Any] | None = None
+    by_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +87,11 @@ class RunRecord:
     status: RunStatus = RunStatus.RUNNING
     updated_at: float = 0.0
     final_text: str = ""
+    # Which process drives the run until when; see ``Leases``.
+    lease_owner: str = ""
+    lease_until: float | None = None
+    # The surface's reason when something it owed could not be delivered.
+    delivery_error: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,3 +114,38 @@ class ConversationSummary:
     title: str
     updated_at: float
     runs: int
+
+
+class DeliveryKind(StrEnum):
+    """What a surface owes a person."""
+
+    PUBLISH = "publish"  # post the question
+    CLOSED = "closed"  # edit the posted question to its outcome
+    OUTCOME = "outcome"  # post the run's final text in its thread
+
+
+class DeliveryState(StrEnum):
+    PENDING = "pending"
+    DONE = "done"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """One outbox row: written with the state change that owes it, delivered later.
+
+    ``body`` carries what the state change knew (the outcome text); the rest
+    is read from the ledger and the run at delivery time, so a redelivery
+    always shows the current truth.
+    """
+
+    delivery_id: int
+    run_id: str
+    surface: str
+    kind: DeliveryKind
+    interrupt_id: str = ""
+    body: dict[str, Any] = field(default_factory=dict)
+    attempts: int = 0
+    state: DeliveryState = DeliveryState.PENDING
+    next_at: float = 0.0
+    last_error: str = ""

@@ -19,8 +19,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from bot.kernel.journal import Journal
 from bot.stores._migrations import migrate
 from bot.stores._sqlite_db import Database, transaction
+from bot.stores._sqlite_durable import (
+    SqliteJournal,
+    SqliteLeases,
+    SqliteOutbox,
+    enqueue,
+    mark_resumed,
+)
 from bot.stores._sqlite_rows import (
     INSERT_RUN,
     SELECT_RUNS,
@@ -34,11 +42,13 @@ from bot.stores._sqlite_rows import (
     run_from_row,
     run_params,
 )
-from bot.stores.ports import Audit, Checkpoints, Consumption, Ledger, Runs
+from bot.stores.ports import Audit, Checkpoints, Consumption, Leases, Ledger, Outbox, Runs
 from bot.stores.records import (
+    MAX_CROSS_SCOPE_KEPT,
     AuditEvent,
     Closing,
     ConversationSummary,
+    DeliveryKind,
     PauseRecord,
     PauseStatus,
     RunRecord,
@@ -46,6 +56,11 @@ from bot.stores.records import (
 )
 
 _OUTSTANDING = str(PauseStatus.OUTSTANDING)
+_PAUSED = str(RunStatus.PAUSED)
+_RUNNING = str(RunStatus.RUNNING)
+# A closed pause owes its run a resume; only a PAUSED run changes (a test may
+# close a pause of a run that is elsewhere in its life).
+_RESUME_OWED = "UPDATE runs SET status = 'running', updated_at = ? WHERE run_id = ? AND status = ?"
 
 
 class _NotSpent(Exception):
@@ -60,6 +75,7 @@ class SqliteConsumption:
 
     async def spend(self, interrupt_id: str, closing: Closing) -> bool:
         answer = dump(closing.answer)  # a bad answer never takes the lock
+        status = str(closing.status)
 
         def spend(conn: sqlite3.Connection) -> bool:
             try:
@@ -74,12 +90,13 @@ class SqliteConsumption:
                     if spent.rowcount == 0:
                         raise _NotSpent
                     closed = conn.execute(
-                        "UPDATE pauses SET status = ?, answer = ?, closed_by = ?, closed_at = ?"
-                        " WHERE interrupt_id = ? AND status = ?",
+                        "UPDATE pauses SET status = ?, answer = ?, closed_by = ?, closed_by_id = ?,"
+                        " closed_at = ? WHERE interrupt_id = ? AND status = ?",
                         (
-                            str(closing.status),
+                            status,
                             answer,
                             closing.by,
+                            closing.by_id,
                             closing.at,
                             interrupt_id,
                             _OUTSTANDING,
@@ -88,6 +105,24 @@ class SqliteConsumption:
                     if closed.rowcount == 0:
                         # Unknown or already closed: undo the spends row too.
                         raise _NotSpent
+                    (run_id,) = conn.execute(
+                        "SELECT run_id FROM pauses WHERE interrupt_id = ?", (interrupt_id,)
+                    ).fetchone()
+                    conn.execute(_RESUME_OWED, (closing.at, run_id, _PAUSED))
+                    conn.execute(
+                        _INSERT_AUDIT,
+                        (
+                            closing.at,
+                            status,
+                            run_id,
+                            interrupt_id,
+                            closing.by_id or closing.by,
+                            "{}",
+                        ),
+                    )
+                    enqueue(
+                        conn, run_id, DeliveryKind.CLOSED, at=closing.at, interrupt_id=interrupt_id
+                    )
             except _NotSpent:
                 return False
             return True
@@ -98,11 +133,6 @@ class SqliteConsumption:
 _GET_PAUSE = pauses_query("WHERE p.interrupt_id = ?", "p.seq")
 _OUTSTANDING_PAUSES = pauses_query("WHERE p.status = ? AND (? IS NULL OR p.scope = ?)", "p.seq")
 _OVERDUE_PAUSES = pauses_query("WHERE p.status = ? AND p.expires_at <= ?", "p.expires_at, p.seq")
-# One statement decides the claim, so two processes cannot both win it.
-_CLAIM_RESUME = (
-    "UPDATE pauses SET resume_claimed_until = ? WHERE interrupt_id = ? AND status <> ?"
-    " AND resumed_at IS NULL AND (resume_claimed_until IS NULL OR resume_claimed_until <= ?)"
-)
 _UNRESUMED_PAUSES = pauses_query("WHERE p.status <> ? AND p.resumed_at IS NULL", "p.seq")
 # The ids travel as one JSON array, so the SQL text (and its cached
 # statement) is the same however many runs are asked for.
@@ -111,6 +141,10 @@ _PAUSES_OF_RUNS = pauses_query(
 )
 _INSERT_ATTEMPT = (
     "INSERT INTO cross_scope_attempts (interrupt_id, attempt_json, at) VALUES (?, ?, ?)"
+)
+_TRIM_ATTEMPTS = (
+    "DELETE FROM cross_scope_attempts WHERE interrupt_id = ? AND seq NOT IN"
+    " (SELECT seq FROM cross_scope_attempts WHERE interrupt_id = ? ORDER BY seq DESC LIMIT ?)"
 )
 _NO_LIMIT = -1
 
@@ -133,14 +167,34 @@ class SqliteLedger:
 
         def issue(conn: sqlite3.Connection) -> None:
             with transaction(conn):
+                known = conn.execute(
+                    "SELECT 1 FROM pauses WHERE interrupt_id = ?", (record.interrupt_id,)
+                ).fetchone()
                 conn.execute(UPSERT_PAUSE, params)
-                # The record is the whole truth, attempts included.
-                conn.execute(
-                    "DELETE FROM cross_scope_attempts WHERE interrupt_id = ?",
-                    (record.interrupt_id,),
-                )
+                if known:
+                    # The record is the whole truth, attempts included.
+                    conn.execute(
+                        "DELETE FROM cross_scope_attempts WHERE interrupt_id = ?",
+                        (record.interrupt_id,),
+                    )
                 now = time.time()
                 conn.executemany(_INSERT_ATTEMPT, [(record.interrupt_id, a, now) for a in attempts])
+                if not known and record.status is PauseStatus.OUTSTANDING:
+                    at = record.issued_at
+                    paused = conn.execute(
+                        "UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ?",
+                        (_PAUSED, at, record.run_id),
+                    )
+                    if paused.rowcount == 0:
+                        return  # a pause of no known run (tests): nobody to post to
+                    mark_resumed(conn, record.run_id, at)
+                    enqueue(
+                        conn,
+                        record.run_id,
+                        DeliveryKind.PUBLISH,
+                        at=at,
+                        interrupt_id=record.interrupt_id,
+                    )
 
         await self._db.run(issue)
 
@@ -163,20 +217,17 @@ class SqliteLedger:
                 if known is None:
                     raise KeyError(interrupt_id)
                 conn.execute(_INSERT_ATTEMPT, (interrupt_id, attempt_json, time.time()))
+                conn.execute(_TRIM_ATTEMPTS, (interrupt_id, interrupt_id, MAX_CROSS_SCOPE_KEPT))
+                conn.execute(
+                    "UPDATE pauses SET cross_scope_count = cross_scope_count + 1"
+                    " WHERE interrupt_id = ?",
+                    (interrupt_id,),
+                )
 
         await self._db.run(record)
 
     async def mark_resumed(self, interrupt_id: str, at: float) -> None:
         await self._update(interrupt_id, "resumed_at", at)
-
-    async def claim_resume(self, interrupt_id: str, *, now: float, until: float) -> bool:
-        def claim(conn: sqlite3.Connection) -> bool:
-            with transaction(conn):
-                return bool(
-                    conn.execute(_CLAIM_RESUME, (until, interrupt_id, _OUTSTANDING, now)).rowcount
-                )
-
-        return await self._db.run(claim)
 
     async def outstanding(self, *, scope: str | None = None) -> list[PauseRecord]:
         # In the worker: the list grows with the table, not with a limit.
@@ -316,6 +367,28 @@ class SqliteRuns:
 
         await self._db.run(set_status)
 
+    async def finish(
+        self, run_id: str, status: RunStatus, *, at: float, text: str, failed: bool = False
+    ) -> bool:
+        kind = "failed" if failed else "completed"
+
+        def finish(conn: sqlite3.Connection) -> bool:
+            with transaction(conn):
+                ended = conn.execute(
+                    "UPDATE runs SET status = ?, updated_at = ?, final_text = ?, lease_owner = '',"
+                    " lease_until = NULL WHERE run_id = ? AND status = ?",
+                    (str(status), at, text, run_id, _RUNNING),
+                )
+                if ended.rowcount == 0:
+                    return False
+                mark_resumed(conn, run_id, at)
+                conn.execute(_INSERT_AUDIT, (at, kind, run_id, "", "", "{}"))
+                body = {"text": text, "failed": failed}
+                enqueue(conn, run_id, DeliveryKind.OUTCOME, at=at, body=body)
+                return True
+
+        return await self._db.run(finish)
+
     async def recent(self, *, limit: int = 50) -> list[RunRecord]:
         def recent(conn: sqlite3.Connection) -> list[RunRecord]:
             rows = conn.execute(
@@ -389,7 +462,7 @@ class SqliteAudit:
 
 
 class SqliteStores:
-    """All five ports over one SQLite file; open with ``await SqliteStores.open(path)``."""
+    """Every port over one SQLite file; open with ``await SqliteStores.open(path)``."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -400,6 +473,9 @@ class SqliteStores:
         self.checkpoints: Checkpoints = SqliteCheckpoints(db)
         self.runs: Runs = SqliteRuns(db)
         self.audit: Audit = SqliteAudit(db)
+        self.leases: Leases = SqliteLeases(db)
+        self.journal: Journal = SqliteJournal(db)
+        self.outbox: Outbox = SqliteOutbox(db)
 
     @classmethod
     async def open(cls, path: str | Path) -> SqliteStores:

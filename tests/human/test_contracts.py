@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -414,7 +415,9 @@ async def test_h11_resume_joins_the_paused_call_and_runs_the_others_once(
     assert ran == ["lookup"]
     final_transcript = h.provider.calls[-1]
     observation = next(m for m in final_transcript if m.tool_call_id == paused.tool_call_id)
-    assert "Which environment? -> staging" in observation.content
+    assert json.loads(observation.content)["answers"] == [
+        {"question": "Which environment?", "answer": "staging"}
+    ]
     assert h.surface.outcomes == [(run_id, "deployed to staging", False)]
     row = await sqlite_stores.ledger.get(paused.interrupt_id)
     assert row.status is PauseStatus.ANSWERED and row.resumed_at is not None

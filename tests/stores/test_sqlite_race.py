@@ -79,7 +79,7 @@ def pause(interrupt_id: str) -> PauseRecord:
         run_id="run-1",
         scope="team-a",
         name="approve",
-        tool_call_id="call-1",
+        tool_call_id=f"call-{interrupt_id}",
         checkpoint_id="run-1:1",
         payload={},
         issued_at=0.0,

@@ -32,7 +32,7 @@ def pause(interrupt_id: str = "i1") -> PauseRecord:
         run_id="run-1",
         scope="team-a",
         name="approve",
-        tool_call_id="call-1",
+        tool_call_id=f"call-{interrupt_id}",
         checkpoint_id="run-1:1",
         payload={"question": "Deploy?"},
         issued_at=100.0,
@@ -73,7 +73,7 @@ async def test_data_survives_close_and_reopen(tmp_path: Path) -> None:
         assert await reopened.consumption.spend("i1", ANSWER) is False  # still spent
         assert (await reopened.runs.get("run-1")) is not None
         assert await reopened.checkpoints.load(checkpoint_id) == {"step": 3}
-        assert [e.kind for e in await reopened.audit.recent()] == ["issued"]
+        assert [e.kind for e in await reopened.audit.recent()] == ["issued", "answered"]
     finally:
         await reopened.close()
 

@@ -20,6 +20,7 @@ from bot.stores import (
     Stores,
     open_stores,
 )
+from bot.stores.records import MAX_CROSS_SCOPE_KEPT, DeliveryKind, DeliveryState
 
 
 @pytest.fixture(params=["memory", "sqlite"])
@@ -38,7 +39,7 @@ def pause(interrupt_id: str = "i1", **changes: Any) -> PauseRecord:
         run_id="run-1",
         scope="team-a",
         name="approve_deploy",
-        tool_call_id="call-1",
+        tool_call_id=f"call-{interrupt_id}",
         checkpoint_id="run-1:1",
         payload={"question": "Deploy?", "options": ["yes", "no"]},
         issued_at=100.0,
@@ -175,18 +176,166 @@ async def test_mark_resumed_removes_a_pause_from_unresumed(stores: Stores) -> No
     assert row.resumed_at == 300.0
 
 
-async def test_claim_resume_is_held_by_one_claimant_until_it_lapses(stores: Stores) -> None:
-    """Only closed, unresumed pauses can be claimed; one claim at a time until it expires."""
-    await stores.ledger.issue(pause("open"))
-    await stores.ledger.issue(pause("done"))
-    assert await stores.consumption.spend("done", closing())
-    assert not await stores.ledger.claim_resume("open", now=160.0, until=760.0)
-    assert not await stores.ledger.claim_resume("nope", now=160.0, until=760.0)
-    assert await stores.ledger.claim_resume("done", now=160.0, until=760.0)
-    assert not await stores.ledger.claim_resume("done", now=700.0, until=1300.0)
-    assert await stores.ledger.claim_resume("done", now=760.0, until=1360.0)
-    await stores.ledger.mark_resumed("done", 800.0)
-    assert not await stores.ledger.claim_resume("done", now=5000.0, until=5600.0)
+async def test_a_lease_is_held_by_one_owner_until_it_lapses(stores: Stores) -> None:
+    """Only a RUNNING run can be leased; one owner at a time until the lease lapses or is freed."""
+    await stores.runs.create(run("r1"))
+    assert await stores.leases.acquire("r1", "a", now=10.0, until=40.0)
+    assert not await stores.leases.acquire("r1", "b", now=20.0, until=50.0)
+    assert await stores.leases.acquire("r1", "a", now=20.0, until=50.0)  # ours: extended
+    assert await stores.leases.lapsed(30.0) == []
+    assert await stores.leases.lapsed(50.0) == ["r1"]
+    assert not await stores.leases.renew("r1", "b", until=90.0)
+    assert await stores.leases.renew("r1", "a", until=90.0)
+    assert await stores.leases.lapsed(60.0) == []
+    await stores.leases.release("r1", "b")  # not b's: nothing changes
+    assert await stores.leases.lapsed(60.0) == []
+    await stores.leases.release("r1", "a")
+    assert await stores.leases.lapsed(60.0) == ["r1"]
+    assert await stores.leases.acquire("r1", "b", now=60.0, until=90.0)
+    assert await stores.leases.acquire("r1", "c", now=91.0, until=120.0)  # b's lapsed
+    assert not await stores.leases.acquire("nope", "a", now=0.0, until=1.0)
+
+
+async def test_only_running_runs_can_be_leased(stores: Stores) -> None:
+    """A paused or finished run is owed no work, so nobody leases or recovers it."""
+    await stores.runs.create(run("r1"))
+    await stores.ledger.issue(pause("q1", run_id="r1"))
+    assert (await stores.runs.get("r1")).status is RunStatus.PAUSED  # type: ignore[union-attr]
+    assert not await stores.leases.acquire("r1", "a", now=0.0, until=30.0)
+    assert await stores.leases.lapsed(1e9) == []
+
+
+async def test_issuing_a_pause_pauses_its_run_and_owes_the_post(stores: Stores) -> None:
+    """One write: the row, the run PAUSED, earlier closes marked resumed, a publish owed."""
+    await stores.runs.create(run("r1"))
+    await stores.ledger.issue(pause("q1", run_id="r1"))
+    assert await stores.consumption.spend("q1", closing())
+    await stores.ledger.issue(pause("q2", run_id="r1", issued_at=170.0))
+    first = await stores.ledger.get("q1")
+    assert first is not None
+    assert first.resumed_at == 170.0
+    kinds = [(d.kind, d.interrupt_id) for d in await stores.outbox.of_run("r1")]
+    assert kinds == [
+        (DeliveryKind.PUBLISH, "q1"),
+        (DeliveryKind.CLOSED, "q1"),
+        (DeliveryKind.PUBLISH, "q2"),
+    ]
+
+
+async def test_a_spend_owes_the_resume_the_edit_and_the_audit(stores: Stores) -> None:
+    """One write: the pause closed, the run RUNNING again, the close audited, the edit owed."""
+    await stores.runs.create(run("r1"))
+    await stores.ledger.issue(pause("q1", run_id="r1"))
+    spent = dataclasses.replace(closing(), by_id="slack:T1:U1")
+    assert await stores.consumption.spend("q1", spent)
+    row = await stores.runs.get("r1")
+    assert row is not None
+    assert row.status is RunStatus.RUNNING
+    closed = await stores.ledger.get("q1")
+    assert closed is not None
+    assert closed.closed_by_id == "slack:T1:U1"
+    events = await stores.audit.recent(run_id="r1")
+    assert [(e.kind, e.actor, e.interrupt_id) for e in events] == [
+        ("answered", "slack:T1:U1", "q1")
+    ]
+    assert [d.kind for d in await stores.outbox.of_run("r1")][-1] is DeliveryKind.CLOSED
+
+
+async def test_finish_ends_a_running_run_once_and_owes_the_outcome(stores: Stores) -> None:
+    """A replayed ending changes nothing and owes nothing twice."""
+    await stores.runs.create(run("r1"))
+    assert await stores.leases.acquire("r1", "a", now=0.0, until=30.0)
+    assert await stores.runs.finish("r1", RunStatus.COMPLETED, at=5.0, text="done")
+    assert not await stores.runs.finish("r1", RunStatus.COMPLETED, at=6.0, text="done")
+    row = await stores.runs.get("r1")
+    assert row is not None
+    assert (row.status, row.final_text, row.lease_owner, row.lease_until) == (
+        RunStatus.COMPLETED,
+        "done",
+        "",
+        None,
+    )
+    outcomes = [d.body for d in await stores.outbox.of_run("r1")]
+    assert outcomes == [{"text": "done", "failed": False}]
+    assert [e.kind for e in await stores.audit.recent(run_id="r1")] == ["completed"]
+
+
+async def test_the_journal_keeps_the_first_record_of_a_step(stores: Stores) -> None:
+    """A step recorded twice (a replay racing a late writer) keeps its first value."""
+    await stores.journal.record("r1", "model:1", {"text": "a", "calls": []})
+    await stores.journal.record("r1", "model:1", {"text": "b", "calls": []})
+    await stores.journal.record("r1", "tool:c1", "result")
+    await stores.journal.record("r2", "tool:c1", "other run")
+    assert await stores.journal.steps("r1") == {
+        "model:1": {"text": "a", "calls": []},
+        "tool:c1": "result",
+    }
+    assert await stores.journal.steps("nobody") == {}
+
+
+async def test_the_outbox_hands_out_a_runs_messages_in_order(stores: Stores) -> None:
+    """Claims take the oldest due row per run; a retry holds the run's later rows back."""
+    await stores.runs.create(run("r1"))
+    await stores.runs.create(run("r2"))
+    await stores.ledger.issue(pause("q1", run_id="r1"))
+    await stores.ledger.issue(pause("q2", run_id="r2"))
+    assert await stores.consumption.spend("q1", closing())
+    first = await stores.outbox.claim(200.0, until=260.0, surfaces=["slack"])
+    assert [(d.run_id, d.kind) for d in first] == [
+        ("r1", DeliveryKind.PUBLISH),
+        ("r2", DeliveryKind.PUBLISH),
+    ]
+    assert await stores.outbox.claim(200.0, until=260.0, surfaces=["slack"]) == []  # held
+    assert await stores.outbox.claim(200.0, until=260.0, surfaces=["teams"]) == []
+    r1, r2 = first
+    await stores.outbox.retry(r1.delivery_id, next_at=230.0, error="ratelimited")
+    await stores.outbox.delivered(r2.delivery_id, at=201.0, message_ref={"ts": "1.2"})
+    assert await stores.outbox.claim(210.0, until=270.0, surfaces=["slack"]) == []
+    again = await stores.outbox.claim(230.0, until=290.0, surfaces=["slack"])
+    assert [(d.run_id, d.kind, d.attempts, d.last_error) for d in again] == [
+        ("r1", DeliveryKind.PUBLISH, 1, "ratelimited")
+    ]
+    await stores.outbox.delivered(again[0].delivery_id, at=231.0, message_ref={"ts": "9.9"})
+    closed = await stores.outbox.claim(232.0, until=290.0, surfaces=["slack"])
+    assert [(d.run_id, d.kind) for d in closed] == [("r1", DeliveryKind.CLOSED)]
+    posted = await stores.ledger.get("q2")
+    assert posted is not None
+    assert posted.message_ref == {"ts": "1.2"}
+
+
+async def test_a_claim_lapses_so_a_dead_deliverers_rows_are_delivered(stores: Stores) -> None:
+    """A row claimed by a process that died is claimable again after the claim lapses."""
+    await stores.runs.create(run("r1"))
+    await stores.ledger.issue(pause("q1", run_id="r1"))
+    assert len(await stores.outbox.claim(200.0, until=260.0, surfaces=["slack"])) == 1
+    assert await stores.outbox.claim(259.0, until=300.0, surfaces=["slack"]) == []
+    assert len(await stores.outbox.claim(260.0, until=300.0, surfaces=["slack"])) == 1
+
+
+async def test_a_failed_delivery_leaves_its_reason_on_the_run(stores: Stores) -> None:
+    """Given up for good: the row is failed and the run says why, for an admin."""
+    await stores.runs.create(run("r1"))
+    await stores.ledger.issue(pause("q1", run_id="r1"))
+    (row,) = await stores.outbox.claim(200.0, until=260.0, surfaces=["slack"])
+    await stores.outbox.failed(row.delivery_id, at=201.0, error="invalid_auth: reinstall")
+    (failed,) = await stores.outbox.of_run("r1")
+    assert (failed.state, failed.last_error) == (DeliveryState.FAILED, "invalid_auth: reinstall")
+    got = await stores.runs.get("r1")
+    assert got is not None
+    assert got.delivery_error == "invalid_auth: reinstall"
+    assert await stores.outbox.claim(999.0, until=1000.0, surfaces=["slack"]) == []
+
+
+async def test_cross_scope_attempts_keep_a_count_and_the_last_few(stores: Stores) -> None:
+    """A row answered from elsewhere again and again stays bounded."""
+    await stores.ledger.issue(pause("q1"))
+    for n in range(MAX_CROSS_SCOPE_KEPT + 7):
+        await stores.ledger.record_cross_scope("q1", {"scope": f"s{n}"})
+    row = await stores.ledger.get("q1")
+    assert row is not None
+    assert row.cross_scope_count == MAX_CROSS_SCOPE_KEPT + 7
+    kept = [a["scope"] for a in row.cross_scope_attempts]
+    assert kept == [f"s{n}" for n in range(7, MAX_CROSS_SCOPE_KEPT + 7)]
 
 
 async def test_outstanding_is_filtered_by_scope(stores: Stores) -> None:

@@ -1,0 +1,165 @@
+"""Delivering the outbox: what surfaces owe people, with retries and a visible failure.
+
+The rows are written by the stores in the same transaction as the state
+change that owes them; this module only claims due rows and hands each to
+its surface. Whichever process claims a row delivers it, so a message owed
+by a process that died is delivered by the next one that looks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any, assert_never
+
+from bot.kernel.interrupts import PendingInterrupt
+from bot.logs import scrub
+from bot.stores.ports import Stores
+from bot.stores.records import Delivery, DeliveryKind, PauseRecord, PauseStatus
+from bot.surfaces import DeliveryError, Surface
+
+log = logging.getLogger(__name__)
+
+# Long enough for a slow platform call; a claim held by a dead process lapses after it.
+CLAIM_SECONDS = 60.0
+# 1, 2, 4 ... 256 s, then every 5 minutes: about an hour before giving up.
+MAX_ATTEMPTS = 12
+MAX_BACKOFF_SECONDS = 300.0
+MAX_REASON_CHARS = 300
+
+
+def backoff(attempts: int) -> float:
+    return min(2.0**attempts, MAX_BACKOFF_SECONDS)
+
+
+class Deliverer:
+    """Claims due outbox rows for the surfaces this process has, and delivers them."""
+
+    def __init__(
+        self,
+        *,
+        stores: Stores,
+        surfaces: Mapping[str, Surface],
+        interrupt_for: Callable[[PauseRecord], PendingInterrupt],
+        clock: Callable[[], float],
+        spawn: Callable[[Any, str], None],
+    ) -> None:
+        self._stores = stores
+        self._surfaces = surfaces
+        self._interrupt_for = interrupt_for
+        self._clock = clock
+        self._spawn = spawn
+        self._busy = False
+        self._again = False
+        self._timers: set[asyncio.TimerHandle] = set()
+
+    def kick(self) -> None:
+        """Deliver what is due now, in an owned task; a kick while busy runs one more pass."""
+        if self._busy:
+            self._again = True
+            return
+        self._busy = True
+        self._spawn(self._passes(), "deliver outbox")
+
+    async def deliver_due(self) -> int:
+        """One pass: claim what is due for our surfaces and deliver it; returns how many."""
+        if not self._surfaces:
+            return 0
+        now = self._clock()
+        claimed = await self._stores.outbox.claim(
+            now, until=now + CLAIM_SECONDS, surfaces=list(self._surfaces)
+        )
+        for delivery in claimed:
+            await self._deliver(delivery)
+        return len(claimed)
+
+    def cancel_timers(self) -> None:
+        for timer in self._timers:
+            timer.cancel()
+        self._timers.clear()
+
+    async def _passes(self) -> None:
+        try:
+            # A run's next message is claimable once the one before it is done.
+            while await self.deliver_due() or self._again:
+                self._again = False
+        finally:
+            self._busy = False
+
+    async def _deliver(self, delivery: Delivery) -> None:
+        surface = self._surfaces[delivery.surface]
+        try:
+            ref = await self._send(surface, delivery)
+        except DeliveryError as error:
+            await self._failed(delivery, error.reason, error.permanent, error.retry_after)
+        except Exception as error:  # noqa: BLE001 - any other failure is worth a retry
+            reason = f"{type(error).__name__}: {error}"
+            await self._failed(delivery, reason, permanent=False, retry_after=None)
+        else:
+            await self._stores.outbox.delivered(
+                delivery.delivery_id, at=self._clock(), message_ref=ref
+            )
+
+    async def _send(self, surface: Surface, delivery: Delivery) -> dict[str, Any] | None:
+        run = await self._stores.runs.get(delivery.run_id)
+        if run is None:
+            return None
+        match delivery.kind:
+            case DeliveryKind.PUBLISH:
+                record = await self._stores.ledger.get(delivery.interrupt_id)
+                if record is None or record.status is not PauseStatus.OUTSTANDING:
+                    return None  # closed before it could be posted; its close is owed next
+                return await surface.publish_question(run, self._interrupt_for(record))
+            case DeliveryKind.CLOSED:
+                record = await self._stores.ledger.get(delivery.interrupt_id)
+                if record is not None:
+                    await surface.show_closed(run, record)
+                return None
+            case DeliveryKind.OUTCOME:
+                text = str(delivery.body.get("text", ""))
+                await surface.post_outcome(run, text, failed=bool(delivery.body.get("failed")))
+                return None
+            case _:
+                assert_never(delivery.kind)
+
+    async def _failed(
+        self, delivery: Delivery, reason: str, permanent: bool, retry_after: float | None
+    ) -> None:
+        reason = scrub(reason)[:MAX_REASON_CHARS]
+        now = self._clock()
+        where = {"run_id": delivery.run_id, "interrupt_id": delivery.interrupt_id}
+        if permanent or delivery.attempts + 1 >= MAX_ATTEMPTS:
+            # Logged once, here; the reason stays on the run for an admin to read.
+            log.error(
+                "could not deliver %s to %s: %s",
+                delivery.kind,
+                delivery.surface,
+                reason,
+                extra=where,
+            )
+            await self._stores.outbox.failed(delivery.delivery_id, at=now, error=reason)
+            return
+        delay = max(backoff(delivery.attempts), retry_after or 0.0)
+        log.warning(
+            "delivery of %s to %s failed (%s); retrying in %.0f s",
+            delivery.kind,
+            delivery.surface,
+            reason,
+            delay,
+            extra=where,
+        )
+        await self._stores.outbox.retry(delivery.delivery_id, next_at=now + delay, error=reason)
+        self._wake_in(delay)
+
+    def _wake_in(self, delay: float) -> None:
+        loop = asyncio.get_running_loop()
+        timer: asyncio.TimerHandle | None = None
+
+        def wake() -> None:
+            if timer is not None:
+                self._timers.discard(timer)
+            self.kick()
+
+        timer = loop.call_later(delay, wake)
+        self._timers.add(timer)

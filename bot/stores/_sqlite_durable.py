@@ -1,0 +1,194 @@
+"""Durable execution on SQLite: run leases, the step journal, the delivery outbox.
+
+``enqueue`` and ``mark_resumed`` are written into other ports' transactions
+(issue, spend, finish), which is what makes "the state changed" and "a
+message is owed" one fact rather than two.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from bot.stores._sqlite_db import Database, transaction
+from bot.stores._sqlite_rows import delivery_from_row, dump
+from bot.stores.records import Delivery, DeliveryKind, DeliveryState, PauseStatus, RunStatus
+
+_RUNNING = str(RunStatus.RUNNING)
+_PENDING = str(DeliveryState.PENDING)
+
+_ENQUEUE = (
+    "INSERT INTO outbox (run_id, surface, kind, interrupt_id, body, created_at, state,"
+    " attempts, next_at, claimed_until, last_error)"
+    " SELECT run_id, surface, ?, ?, ?, ?, ?, 0, ?, 0, '' FROM runs WHERE run_id = ?"
+)
+_MARK_RESUMED = (
+    "UPDATE pauses SET resumed_at = ? WHERE run_id = ? AND status <> ? AND resumed_at IS NULL"
+)
+
+
+def enqueue(
+    conn: sqlite3.Connection,
+    run_id: str,
+    kind: DeliveryKind,
+    *,
+    at: float,
+    interrupt_id: str = "",
+    body: dict[str, Any] | None = None,
+) -> None:
+    """Owe the run's surface a message, inside the caller's transaction."""
+    conn.execute(_ENQUEUE, (str(kind), interrupt_id, dump(body or {}), at, _PENDING, at, run_id))
+
+
+def mark_resumed(conn: sqlite3.Connection, run_id: str, at: float) -> None:
+    """Every closed pause of the run has been continued from, inside the caller's transaction."""
+    conn.execute(_MARK_RESUMED, (at, run_id, str(PauseStatus.OUTSTANDING)))
+
+
+_ACQUIRE = (
+    "UPDATE runs SET lease_owner = ?, lease_until = ? WHERE run_id = ? AND status = ?"
+    " AND (lease_until IS NULL OR lease_until <= ? OR lease_owner = ?)"
+)
+_LAPSED = (
+    "SELECT run_id FROM runs WHERE status = ? AND (lease_until IS NULL OR lease_until <= ?)"
+    " ORDER BY seq LIMIT ?"
+)
+
+
+class SqliteLeases:
+    """Leases live on the runs' rows, so a run and its lease never disagree."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def acquire(self, run_id: str, owner: str, *, now: float, until: float) -> bool:
+        params = (owner, until, run_id, _RUNNING, now, owner)
+        return await self._db.run(lambda conn: _changed(conn, _ACQUIRE, params))
+
+    async def renew(self, run_id: str, owner: str, *, until: float) -> bool:
+        sql = "UPDATE runs SET lease_until = ? WHERE run_id = ? AND lease_owner = ?"
+        return await self._db.run(lambda conn: _changed(conn, sql, (until, run_id, owner)))
+
+    async def release(self, run_id: str, owner: str) -> None:
+        sql = (
+            "UPDATE runs SET lease_owner = '', lease_until = NULL"
+            " WHERE run_id = ? AND lease_owner = ?"
+        )
+        await self._db.run(lambda conn: _changed(conn, sql, (run_id, owner)))
+
+    async def lapsed(self, now: float, *, limit: int = 100) -> list[str]:
+        params = (_RUNNING, now, max(limit, 0))
+        return await self._db.run(
+            lambda conn: [row["run_id"] for row in conn.execute(_LAPSED, params)]
+        )
+
+
+class SqliteJournal:
+    """Finished steps; the primary key makes the first record of a step the only one."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def steps(self, run_id: str) -> dict[str, Any]:
+        def steps(conn: sqlite3.Connection) -> dict[str, Any]:
+            rows = conn.execute("SELECT step, value FROM journal WHERE run_id = ?", (run_id,))
+            return {row["step"]: json.loads(row["value"]) for row in rows}
+
+        return await self._db.run(steps)
+
+    async def record(self, run_id: str, step: str, value: Any) -> None:
+        text = json.dumps(value, separators=(",", ":"))  # a bad value never takes the lock
+        sql = (
+            "INSERT INTO journal (run_id, step, value, at) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (run_id, step) DO NOTHING"
+        )
+        params = (run_id, step, text, time.time())
+        await self._db.run(lambda conn: _changed(conn, sql, params))
+
+
+# The oldest pending row of each run only: a run's messages keep their order,
+# and one that waits for a retry holds back the ones owed after it.
+_CLAIM = """
+UPDATE outbox SET claimed_until = ? WHERE id IN (
+    SELECT o.id FROM outbox AS o
+    WHERE o.state = ? AND o.next_at <= ? AND o.claimed_until <= ?
+      AND o.surface IN (SELECT value FROM json_each(?))
+      AND NOT EXISTS (
+          SELECT 1 FROM outbox AS e WHERE e.run_id = o.run_id AND e.state = ? AND e.id < o.id)
+    ORDER BY o.id LIMIT ?)
+RETURNING *
+"""
+
+
+class SqliteOutbox:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def claim(
+        self, now: float, *, until: float, surfaces: Sequence[str], limit: int = 50
+    ) -> list[Delivery]:
+        params = (until, _PENDING, now, now, json.dumps(list(surfaces)), _PENDING, max(limit, 0))
+
+        def claim(conn: sqlite3.Connection) -> list[Delivery]:
+            with transaction(conn):
+                rows = [delivery_from_row(row) for row in conn.execute(_CLAIM, params)]
+            return sorted(rows, key=lambda row: row.delivery_id)
+
+        return await self._db.run(claim)
+
+    async def delivered(
+        self, delivery_id: int, *, at: float, message_ref: dict[str, Any] | None = None
+    ) -> None:
+        ref = dump(message_ref)
+
+        def delivered(conn: sqlite3.Connection) -> None:
+            with transaction(conn):
+                conn.execute(
+                    "UPDATE outbox SET state = ?, done_at = ? WHERE id = ?",
+                    (str(DeliveryState.DONE), at, delivery_id),
+                )
+                if ref is not None:
+                    conn.execute(
+                        "UPDATE pauses SET message_ref = ? WHERE interrupt_id ="
+                        " (SELECT interrupt_id FROM outbox WHERE id = ?)",
+                        (ref, delivery_id),
+                    )
+
+        await self._db.run(delivered)
+
+    async def retry(self, delivery_id: int, *, next_at: float, error: str) -> None:
+        sql = (
+            "UPDATE outbox SET attempts = attempts + 1, next_at = ?, claimed_until = 0,"
+            " last_error = ? WHERE id = ?"
+        )
+        await self._db.run(lambda conn: _changed(conn, sql, (next_at, error, delivery_id)))
+
+    async def failed(self, delivery_id: int, *, at: float, error: str) -> None:
+        def failed(conn: sqlite3.Connection) -> None:
+            with transaction(conn):
+                conn.execute(
+                    "UPDATE outbox SET attempts = attempts + 1, state = ?, last_error = ?,"
+                    " done_at = ? WHERE id = ?",
+                    (str(DeliveryState.FAILED), error, at, delivery_id),
+                )
+                conn.execute(
+                    "UPDATE runs SET delivery_error = ?, updated_at = ? WHERE run_id ="
+                    " (SELECT run_id FROM outbox WHERE id = ?)",
+                    (error, at, delivery_id),
+                )
+
+        await self._db.run(failed)
+
+    async def of_run(self, run_id: str) -> list[Delivery]:
+        sql = "SELECT * FROM outbox WHERE run_id = ? ORDER BY id"
+        return await self._db.run(
+            lambda conn: [delivery_from_row(row) for row in conn.execute(sql, (run_id,))]
+        )
+
+
+def _changed(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> bool:
+    with transaction(conn):
+        return bool(conn.execute(sql, params).rowcount)
