@@ -27,6 +27,7 @@ CLAIM_SECONDS = 60.0
 MAX_ATTEMPTS = 12
 MAX_BACKOFF_SECONDS = 300.0
 MAX_REASON_CHARS = 300
+CLAIM_BATCH = 50
 
 
 def backoff(attempts: int) -> float:
@@ -68,7 +69,7 @@ class Deliverer:
             return 0
         now = self._clock()
         claimed = await self._stores.outbox.claim(
-            now, until=now + CLAIM_SECONDS, surfaces=list(self._surfaces)
+            now, until=now + CLAIM_SECONDS, surfaces=list(self._surfaces), limit=CLAIM_BATCH
         )
         for delivery in claimed:
             await self._deliver(delivery)
@@ -81,9 +82,12 @@ class Deliverer:
 
     async def _passes(self) -> None:
         try:
-            # A run's next message is claimable once the one before it is done.
-            while await self.deliver_due() or self._again:
+            while True:
                 self._again = False
+                full = await self.deliver_due() >= CLAIM_BATCH
+                # Whatever a state change owed meanwhile came with a kick.
+                if not (full or self._again):
+                    return
         finally:
             self._busy = False
 

@@ -45,11 +45,16 @@ class Redeemer:
         stores: Stores,
         policy: AnswerPolicy,
         clock: Callable[[], float],
+        lease_owner: str = "",
+        lease_seconds: float = 0.0,
     ) -> None:
         self._capability = capability
         self._stores = stores
         self._policy = policy
         self._clock = clock
+        # Who resumes what this redeemer closes: it takes the run's lease with the spend.
+        self._lease_owner = lease_owner
+        self._lease_seconds = lease_seconds
 
     async def redeem(
         self, token: str, answer: Mapping[str, Any], *, responder: Responder, scope: str
@@ -99,7 +104,13 @@ class Redeemer:
         except AnswerValidationError as invalid:
             return await self._refused(AnswerInvalid(invalid.fields), record, responder)
         closing = Closing(
-            PauseStatus.ANSWERED, by=responder.display, at=now, answer=clean, by_id=responder.id
+            PauseStatus.ANSWERED,
+            by=responder.display,
+            at=now,
+            answer=clean,
+            by_id=responder.id,
+            lease_owner=self._lease_owner,
+            lease_until=now + self._lease_seconds if self._lease_owner else None,
         )
         if not await self._stores.consumption.spend(record.interrupt_id, closing):
             # Lost a race: whoever won has closed the row by now.

@@ -104,6 +104,8 @@ class RunService:
             stores=stores,
             policy=policy or RequesterOrApprovers(),
             clock=clock,
+            lease_owner=self.owner,
+            lease_seconds=lease_seconds,
         )
         self._tasks: set[asyncio.Task[None]] = set()
         # Runs this process is driving, and those asked for again meanwhile.
@@ -149,8 +151,7 @@ class RunService:
         if not await self.stores.runs.create(run):
             log.info("duplicate start ignored", extra={"run_id": run.run_id})
             return None
-        await self._audit("started", run.run_id, "", who.id, {"surface": where.surface})
-        self._spawn(self._work(run.run_id), f"turn {run.run_id}")
+        self._spawn(self._work(run.run_id, run=run), f"turn {run.run_id}")
         return run
 
     async def _history_of(self, run: RunRecord) -> tuple[Message, ...]:
@@ -173,7 +174,8 @@ class RunService:
         if isinstance(outcome, Redeemed):
             self.metrics.pauses_answered.inc()
             # Leased in the task, not here: the person's ack waits on nothing more.
-            self._spawn(self._work(outcome.run_id), f"resume {outcome.run_id}")
+            work = self._work(outcome.run_id, run=outcome.run, resume_from=outcome.closed)
+            self._spawn(work, f"resume {outcome.run_id}")
             self.deliverer.kick()
         else:
             self.metrics.refusals.labels(reason=type(outcome).__name__).inc()
@@ -181,14 +183,14 @@ class RunService:
 
     async def cancel(self, interrupt_id: str, *, by: Responder) -> bool:
         """Close an open question as cancelled and resume its run without an answer."""
-        closing = Closing(PauseStatus.CANCELLED, by=by.display, at=self.clock(), by_id=by.id)
+        closing = self._closing(PauseStatus.CANCELLED, by=by.display, by_id=by.id)
         return await self._close(interrupt_id, closing, self.metrics.pauses_cancelled.inc)
 
     async def sweep(self, *, limit: int = 100) -> int:
         """Expire overdue questions; each resumes with an "expired" observation."""
         count = 0
         for record in await self.stores.ledger.overdue(self.clock(), limit=limit):
-            closing = Closing(PauseStatus.EXPIRED, by="", at=self.clock())
+            closing = self._closing(PauseStatus.EXPIRED, by="", by_id="")
             if await self._close(record.interrupt_id, closing, self.metrics.pauses_expired.inc):
                 count += 1
         return count
@@ -279,8 +281,15 @@ class RunService:
         if not task.cancelled() and task.exception() is not None:
             log.error("background task %s failed", task.get_name(), exc_info=task.exception())
 
+    def _closing(self, status: PauseStatus, *, by: str, by_id: str) -> Closing:
+        now = self.clock()
+        until = now + self.lease_seconds
+        return Closing(
+            status, by=by, at=now, by_id=by_id, lease_owner=self.owner, lease_until=until
+        )
+
     async def _close(self, interrupt_id: str, closing: Closing, count: Callable[[], None]) -> bool:
-        # The store closes, audits, owes the edit and marks the resume owed, at once.
+        # The store closes, audits, owes the edit and leases us the resume, at once.
         if not await self.stores.consumption.spend(interrupt_id, closing):
             return False
         count()
@@ -290,8 +299,13 @@ class RunService:
         self.deliverer.kick()
         return True
 
-    async def _work(self, run_id: str) -> None:
-        """Drive the run while it is owed work; a second call meanwhile drives it once more."""
+    async def _work(
+        self, run_id: str, *, run: RunRecord | None = None, resume_from: PauseRecord | None = None
+    ) -> None:
+        """Drive the run while it is owed work; a second call meanwhile drives it once more.
+
+        ``run`` and ``resume_from`` spare the reads when the caller just wrote them.
+        """
         if run_id in self._driving:
             self._again.add(run_id)
             return
@@ -300,13 +314,17 @@ class RunService:
             again = True
             while again:
                 self._again.discard(run_id)
-                await self._under_lease(run_id)
+                await self._under_lease(run_id, run, resume_from)
+                run = resume_from = None
                 again = run_id in self._again
         finally:
             self._driving.discard(run_id)
 
-    async def _under_lease(self, run_id: str) -> None:
+    async def _under_lease(
+        self, run_id: str, run: RunRecord | None, resume_from: PauseRecord | None
+    ) -> None:
         now = self.clock()
+        # Usually ours already: taken with the run's creation or the spend.
         if not await self.stores.leases.acquire(
             run_id, self.owner, now=now, until=now + self.lease_seconds
         ):
@@ -314,16 +332,18 @@ class RunService:
         heartbeat = asyncio.get_running_loop().create_task(
             self._heartbeat(run_id), name=f"lease {run_id}"
         )
+        ended = False
         try:
-            run = await self.stores.runs.get(run_id)
-            if run is not None and run.status is RunStatus.RUNNING:
-                await self._advance(run)
+            run = run or await self.stores.runs.get(run_id)
+            if run is not None:
+                ended = await self._advance(run, resume_from)
         finally:
             heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await heartbeat
-            # Also on a drain's cancellation: the next start takes over at once.
-            await self.stores.leases.release(run_id, self.owner)
+            if not ended:
+                # Also on a drain's cancellation: the next start takes over at once.
+                await self.stores.leases.release(run_id, self.owner)
             self.deliverer.kick()
 
     async def _heartbeat(self, run_id: str) -> None:
@@ -334,17 +354,23 @@ class RunService:
                 log.warning("lost the lease of a run we were driving", extra={"run_id": run_id})
                 return
 
-    async def _advance(self, run: RunRecord) -> None:
-        """One step of work: resume from the latest closed pause, or (re)run the first turn."""
-        pauses = await self.stores.ledger.for_runs([run.run_id])
-        if any(p.status is PauseStatus.OUTSTANDING for p in pauses):
-            log.error("a running run has an open question", extra={"run_id": run.run_id})
-            return
-        closed = [p for p in pauses if p.resumed_at is None]
+    async def _advance(self, run: RunRecord, resume_from: PauseRecord | None) -> bool:
+        """Resume from the latest closed pause, or (re)run the first turn.
+
+        True when the outcome was recorded (paused or finished), which also
+        released the lease in the same write.
+        """
+        if resume_from is None:
+            pauses = await self.stores.ledger.for_runs([run.run_id])
+            if any(p.status is PauseStatus.OUTSTANDING for p in pauses):
+                log.error("a running run has an open question", extra={"run_id": run.run_id})
+                return False
+            closed = [p for p in pauses if p.resumed_at is None]
+            resume_from = closed[-1] if closed else None
         started = time.perf_counter()
         try:
-            if closed:
-                outcome = await resume_turn(self.agent, self.stores.checkpoints, closed[-1])
+            if resume_from is not None:
+                outcome = await resume_turn(self.agent, self.stores.checkpoints, resume_from)
             else:
                 outcome = await self.agent.run_turn(await self._request_for(run))
         except Exception:
@@ -353,8 +379,8 @@ class RunService:
                 run.run_id, RunStatus.FAILED, at=self.clock(), text=RUN_FAILED, failed=True
             ):
                 self.metrics.runs_finished.labels(status="failed").inc()
-            return
-        if closed:
+            return True
+        if resume_from is not None:
             self.metrics.resume_seconds.observe(time.perf_counter() - started)
         match outcome:
             case TurnPaused():
@@ -367,6 +393,7 @@ class RunService:
                     self.metrics.runs_finished.labels(status="completed").inc()
             case _:
                 assert_never(outcome)
+        return True
 
     async def _request_for(self, run: RunRecord) -> TurnRequest:
         return TurnRequest(

@@ -149,6 +149,8 @@ class MemoryRuns:
         if run.run_id in self.rows:
             return False
         self.rows[run.run_id] = run
+        if self._effects is not None:
+            self._effects.started(run)
         return True
 
     async def get(self, run_id: str) -> RunRecord | None:
@@ -332,12 +334,24 @@ class _Effects:
         self.audit: MemoryAudit | None = None
         self.outbox: MemoryOutbox | None = None
 
+    def started(self, run: RunRecord) -> None:
+        if self.audit is not None:
+            detail = {"surface": run.surface}
+            event = AuditEvent(run.created_at, "started", run.run_id, "", run.requester, detail)
+            self.audit.events.append(event)
+
     def paused(self, record: PauseRecord, ledger: MemoryLedger) -> None:
         run = self.runs.rows.get(record.run_id) if self.runs else None
         if run is None or self.runs is None or self.outbox is None:
             return
         ledger.mark_run_resumed(record.run_id, record.issued_at)
-        self.runs.replace(run.run_id, status=RunStatus.PAUSED, updated_at=record.issued_at)
+        self.runs.replace(
+            run.run_id,
+            status=RunStatus.PAUSED,
+            updated_at=record.issued_at,
+            lease_owner="",
+            lease_until=None,
+        )
         self.outbox.add(run, DeliveryKind.PUBLISH, record.interrupt_id)
 
     def closed(self, record: PauseRecord, closing: Closing) -> None:
@@ -355,7 +369,13 @@ class _Effects:
         if run is None or self.runs is None or self.outbox is None:
             return
         if run.status is RunStatus.PAUSED:
-            self.runs.replace(run.run_id, status=RunStatus.RUNNING, updated_at=closing.at)
+            self.runs.replace(
+                run.run_id,
+                status=RunStatus.RUNNING,
+                updated_at=closing.at,
+                lease_owner=closing.lease_owner,
+                lease_until=closing.lease_until,
+            )
         self.outbox.add(run, DeliveryKind.CLOSED, record.interrupt_id)
 
     def finished(self, run: RunRecord, text: str, *, failed: bool) -> None:

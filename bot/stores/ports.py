@@ -34,8 +34,9 @@ class Consumption(Protocol):
         True for the one caller that spent it; False if it was already
         spent or closed, however many processes race. In the same
         transaction (where the backend keeps runs): the run is marked
-        RUNNING (its resume is owed), the close is audited, and the edit of
-        the posted question is put in the outbox.
+        RUNNING (its resume is owed) and leased to ``closing.lease_owner``,
+        the close is audited, and the edit of the posted question is put in
+        the outbox.
         """
         ...
 
@@ -45,8 +46,9 @@ class Ledger(Protocol):
 
     async def issue(self, record: PauseRecord) -> None:
         """Write the row. For a new outstanding row, in the same transaction: the
-        run is marked PAUSED, its earlier closed pauses resumed, and posting the
-        question is put in the outbox, so it is never outstanding unseen."""
+        run is marked PAUSED and its lease cleared, its earlier closed pauses
+        marked resumed, and posting the question is put in the outbox, so it is
+        never outstanding unseen."""
         ...
 
     async def get(self, interrupt_id: str) -> PauseRecord | None: ...
@@ -84,7 +86,7 @@ class Runs(Protocol):
         ...
 
     async def create(self, run: RunRecord) -> bool:
-        """Store a new run; False (and nothing changed) if its id exists already.
+        """Store a new run (and audit its start); False, nothing changed, if its id exists.
 
         Surfaces derive a run id from a platform event id, so a retried event
         (or the same event reaching two replicas) starts one run, not two.

@@ -71,6 +71,10 @@ class Closing:
     at: float
     answer: dict[str, Any] | None = None
     by_id: str = ""
+    # The process that will resume the run takes its lease in the same write,
+    # so no other process's recovery can take it in between.
+    lease_owner: str = ""
+    lease_until: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,7 +60,10 @@ _PAUSED = str(RunStatus.PAUSED)
 _RUNNING = str(RunStatus.RUNNING)
 # A closed pause owes its run a resume; only a PAUSED run changes (a test may
 # close a pause of a run that is elsewhere in its life).
-_RESUME_OWED = "UPDATE runs SET status = 'running', updated_at = ? WHERE run_id = ? AND status = ?"
+_RESUME_OWED = (
+    "UPDATE runs SET status = 'running', updated_at = ?, lease_owner = ?, lease_until = ?"
+    " WHERE run_id = ? AND status = ?"
+)
 
 
 class _NotSpent(Exception):
@@ -108,7 +111,10 @@ class SqliteConsumption:
                     (run_id,) = conn.execute(
                         "SELECT run_id FROM pauses WHERE interrupt_id = ?", (interrupt_id,)
                     ).fetchone()
-                    conn.execute(_RESUME_OWED, (closing.at, run_id, _PAUSED))
+                    conn.execute(
+                        _RESUME_OWED,
+                        (closing.at, closing.lease_owner, closing.lease_until, run_id, _PAUSED),
+                    )
                     conn.execute(
                         _INSERT_AUDIT,
                         (
@@ -182,7 +188,9 @@ class SqliteLedger:
                 if not known and record.status is PauseStatus.OUTSTANDING:
                     at = record.issued_at
                     paused = conn.execute(
-                        "UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ?",
+                        # Nothing is owed until an answer, so nobody holds the lease.
+                        "UPDATE runs SET status = ?, updated_at = ?, lease_owner = '',"
+                        " lease_until = NULL WHERE run_id = ?",
                         (_PAUSED, at, record.run_id),
                     )
                     if paused.rowcount == 0:
@@ -337,9 +345,21 @@ class SqliteRuns:
     async def create(self, run: RunRecord) -> bool:
         params = run_params(run)
 
+        started = (
+            run.created_at,
+            "started",
+            run.run_id,
+            "",
+            run.requester,
+            dump({"surface": run.surface}),
+        )
+
         def create(conn: sqlite3.Connection) -> bool:
             with transaction(conn):
-                return bool(conn.execute(INSERT_RUN, params).rowcount)
+                if conn.execute(INSERT_RUN, params).rowcount == 0:
+                    return False
+                conn.execute(_INSERT_AUDIT, started)
+                return True
 
         return await self._db.run(create)
 

@@ -236,7 +236,8 @@ async def test_a_spend_owes_the_resume_the_edit_and_the_audit(stores: Stores) ->
     assert closed.closed_by_id == "slack:T1:U1"
     events = await stores.audit.recent(run_id="r1")
     assert [(e.kind, e.actor, e.interrupt_id) for e in events] == [
-        ("answered", "slack:T1:U1", "q1")
+        ("answered", "slack:T1:U1", "q1"),
+        ("started", "alice", ""),
     ]
     assert [d.kind for d in await stores.outbox.of_run("r1")][-1] is DeliveryKind.CLOSED
 
@@ -257,7 +258,7 @@ async def test_finish_ends_a_running_run_once_and_owes_the_outcome(stores: Store
     )
     outcomes = [d.body for d in await stores.outbox.of_run("r1")]
     assert outcomes == [{"text": "done", "failed": False}]
-    assert [e.kind for e in await stores.audit.recent(run_id="r1")] == ["completed"]
+    assert [e.kind for e in await stores.audit.recent(run_id="r1")] == ["completed", "started"]
 
 
 async def test_the_journal_keeps_the_first_record_of_a_step(stores: Stores) -> None:
