@@ -27,7 +27,6 @@ from bot.surfaces import Conversation
 from bot.testing import RecordingSurface, call, calls, question, say
 
 WHO = Responder("bench:alice", "Alice")
-WHERE = Conversation(surface="bench", scope="T1", key="C1")
 ANSWER = {"answers": {"Which environment?": "staging"}}
 
 
@@ -51,10 +50,13 @@ async def measure(url: str, iterations: int, warmup: int = 50) -> list[float]:
     try:
         for i in range(warmup + iterations):
             began = time.perf_counter()
-            await service.start(WHERE, WHO, "deploy web")
+            # A conversation per cycle, as a mention per thread is in Slack: one
+            # long conversation would measure its growing history instead.
+            where = Conversation(surface="bench", scope="T1", key=f"C{i}")
+            await service.start(where, WHO, "deploy web")
             await service.wait_idle()
             outcome = await service.redeem(
-                surface.last_token, ANSWER, responder=WHO, scope=WHERE.scope
+                surface.last_token, ANSWER, responder=WHO, scope=where.scope
             )
             await service.wait_idle()
             elapsed = time.perf_counter() - began

@@ -51,5 +51,6 @@ def build_agent(
         tools=tools,
         system_prompt=system_prompt,
         max_rounds=max_rounds,
+        journal=stores.journal,
     )
     return agent, capability

@@ -45,7 +45,9 @@ class Deliverer:
         interrupt_for: Callable[[PauseRecord], PendingInterrupt],
         clock: Callable[[], float],
         spawn: Callable[[Any, str], None],
+        owner: str,
     ) -> None:
+        self._owner = owner
         self._stores = stores
         self._surfaces = surfaces
         self._interrupt_for = interrupt_for
@@ -69,7 +71,11 @@ class Deliverer:
             return 0
         now = self._clock()
         claimed = await self._stores.outbox.claim(
-            now, until=now + CLAIM_SECONDS, surfaces=list(self._surfaces), limit=CLAIM_BATCH
+            now,
+            until=now + CLAIM_SECONDS,
+            owner=self._owner,
+            surfaces=list(self._surfaces),
+            limit=CLAIM_BATCH,
         )
         for delivery in claimed:
             await self._deliver(delivery)

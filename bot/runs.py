@@ -117,6 +117,7 @@ class RunService:
             interrupt_for=self.interrupt_for,
             clock=clock,
             spawn=self._spawn,
+            owner=self.owner,
         )
 
     def add_surface(self, surface: Surface) -> None:
@@ -151,7 +152,7 @@ class RunService:
         if not await self.stores.runs.create(run):
             log.info("duplicate start ignored", extra={"run_id": run.run_id})
             return None
-        self._spawn(self._work(run.run_id, run=run), f"turn {run.run_id}")
+        self._spawn(self._work(run.run_id, run=run, leased=True), f"turn {run.run_id}")
         return run
 
     async def _history_of(self, run: RunRecord) -> tuple[Message, ...]:
@@ -174,7 +175,9 @@ class RunService:
         if isinstance(outcome, Redeemed):
             self.metrics.pauses_answered.inc()
             # Leased in the task, not here: the person's ack waits on nothing more.
-            work = self._work(outcome.run_id, run=outcome.run, resume_from=outcome.closed)
+            work = self._work(
+                outcome.run_id, run=outcome.run, resume_from=outcome.closed, leased=True
+            )
             self._spawn(work, f"resume {outcome.run_id}")
             self.deliverer.kick()
         else:
@@ -295,16 +298,23 @@ class RunService:
         count()
         record = await self.stores.ledger.get(interrupt_id)
         if record is not None:
-            self._spawn(self._work(record.run_id), f"resume {record.run_id}")
+            work = self._work(record.run_id, resume_from=record, leased=True)
+            self._spawn(work, f"resume {record.run_id}")
         self.deliverer.kick()
         return True
 
     async def _work(
-        self, run_id: str, *, run: RunRecord | None = None, resume_from: PauseRecord | None = None
+        self,
+        run_id: str,
+        *,
+        run: RunRecord | None = None,
+        resume_from: PauseRecord | None = None,
+        leased: bool = False,
     ) -> None:
         """Drive the run while it is owed work; a second call meanwhile drives it once more.
 
-        ``run`` and ``resume_from`` spare the reads when the caller just wrote them.
+        ``run`` and ``resume_from`` spare the reads, and ``leased`` the lease,
+        when the caller just wrote them (the run's creation, the spend).
         """
         if run_id in self._driving:
             self._again.add(run_id)
@@ -314,18 +324,22 @@ class RunService:
             again = True
             while again:
                 self._again.discard(run_id)
-                await self._under_lease(run_id, run, resume_from)
-                run = resume_from = None
+                await self._under_lease(run_id, run, resume_from, leased=leased)
+                run, resume_from, leased = None, None, False
                 again = run_id in self._again
         finally:
             self._driving.discard(run_id)
 
     async def _under_lease(
-        self, run_id: str, run: RunRecord | None, resume_from: PauseRecord | None
+        self,
+        run_id: str,
+        run: RunRecord | None,
+        resume_from: PauseRecord | None,
+        *,
+        leased: bool,
     ) -> None:
         now = self.clock()
-        # Usually ours already: taken with the run's creation or the spend.
-        if not await self.stores.leases.acquire(
+        if not leased and not await self.stores.leases.acquire(
             run_id, self.owner, now=now, until=now + self.lease_seconds
         ):
             return  # another worker holds it, or nothing is owed

@@ -162,6 +162,7 @@ MIGRATIONS: tuple[Migration, ...] = (
                 attempts INTEGER NOT NULL,
                 next_at REAL NOT NULL,
                 claimed_until REAL NOT NULL,
+                claimed_by TEXT NOT NULL,
                 last_error TEXT NOT NULL,
                 done_at REAL
             )""",

@@ -20,10 +20,14 @@ from bot.stores.records import Delivery, DeliveryKind, DeliveryState, PauseStatu
 _RUNNING = str(RunStatus.RUNNING)
 _PENDING = str(DeliveryState.PENDING)
 
+# Born claimed by whoever holds the run's lease: the process that made the
+# change delivers it with no claim of its own, and if that process dies the
+# row is anyone's once the lease lapses.
 _ENQUEUE = (
     "INSERT INTO outbox (run_id, surface, kind, interrupt_id, body, created_at, state,"
-    " attempts, next_at, claimed_until, last_error)"
-    " SELECT run_id, surface, ?, ?, ?, ?, ?, 0, ?, 0, '' FROM runs WHERE run_id = ?"
+    " attempts, next_at, claimed_until, claimed_by, last_error)"
+    " SELECT run_id, surface, ?, ?, ?, ?, ?, 0, ?, COALESCE(lease_until, 0), lease_owner, ''"
+    " FROM runs WHERE run_id = ?"
 )
 _MARK_RESUMED = (
     "UPDATE pauses SET resumed_at = ? WHERE run_id = ? AND status <> ? AND resumed_at IS NULL"
@@ -38,9 +42,12 @@ def enqueue(
     at: float,
     interrupt_id: str = "",
     body: dict[str, Any] | None = None,
-) -> None:
-    """Owe the run's surface a message, inside the caller's transaction."""
-    conn.execute(_ENQUEUE, (str(kind), interrupt_id, dump(body or {}), at, _PENDING, at, run_id))
+) -> bool:
+    """Owe the run's surface a message, inside the caller's transaction (before it
+    clears the run's lease, which the row is born claimed under). False if the
+    run is unknown."""
+    params = (str(kind), interrupt_id, dump(body or {}), at, _PENDING, at, run_id)
+    return bool(conn.execute(_ENQUEUE, params).rowcount)
 
 
 def mark_resumed(conn: sqlite3.Connection, run_id: str, at: float) -> None:
@@ -111,16 +118,20 @@ class SqliteJournal:
 
 # The oldest pending row of each run only: a run's messages keep their order,
 # and one that waits for a retry holds back the ones owed after it.
-_CLAIM = """
-UPDATE outbox SET claimed_until = ? WHERE id IN (
-    SELECT o.id FROM outbox AS o
-    WHERE o.state = ? AND o.next_at <= ? AND o.claimed_until <= ?
-      AND o.surface IN (SELECT value FROM json_each(?))
-      AND NOT EXISTS (
-          SELECT 1 FROM outbox AS e WHERE e.run_id = o.run_id AND e.state = ? AND e.id < o.id)
-    ORDER BY o.id LIMIT ?)
-RETURNING *
+_DUE = """
+SELECT o.id, o.claimed_by = ? AND o.claimed_until > ? AS mine FROM outbox AS o
+WHERE o.state = ? AND o.next_at <= ? AND (o.claimed_until <= ? OR o.claimed_by = ?)
+  AND o.surface IN (SELECT value FROM json_each(?))
+  AND NOT EXISTS (
+      SELECT 1 FROM outbox AS e WHERE e.run_id = o.run_id AND e.state = ? AND e.id < o.id)
+ORDER BY o.id LIMIT ?
 """
+_MINE = "SELECT * FROM outbox WHERE id = ?"
+# Re-checked under the write lock: another process may have claimed it since.
+_TAKE = (
+    "UPDATE outbox SET claimed_until = ?, claimed_by = ? WHERE id = ? AND state = ?"
+    " AND claimed_until <= ? RETURNING *"
+)
 
 
 class SqliteOutbox:
@@ -128,14 +139,24 @@ class SqliteOutbox:
         self._db = db
 
     async def claim(
-        self, now: float, *, until: float, surfaces: Sequence[str], limit: int = 50
+        self, now: float, *, until: float, owner: str, surfaces: Sequence[str], limit: int = 50
     ) -> list[Delivery]:
-        params = (until, _PENDING, now, now, json.dumps(list(surfaces)), _PENDING, max(limit, 0))
+        due = (owner, now, _PENDING, now, now, owner, json.dumps(list(surfaces)), _PENDING, limit)
 
         def claim(conn: sqlite3.Connection) -> list[Delivery]:
-            with transaction(conn):
-                rows = [delivery_from_row(row) for row in conn.execute(_CLAIM, params)]
-            return sorted(rows, key=lambda row: row.delivery_id)
+            # Read first, without the write lock: most passes find only rows
+            # born ours, or nothing.
+            found = [(row["id"], bool(row["mine"])) for row in conn.execute(_DUE, due)]
+            rows = [conn.execute(_MINE, (i,)).fetchone() for i, mine in found if mine]
+            others = [i for i, mine in found if not mine]
+            if others:
+                with transaction(conn):
+                    for i in others:
+                        rows.append(
+                            conn.execute(_TAKE, (until, owner, i, _PENDING, now)).fetchone()
+                        )
+            taken = [delivery_from_row(row) for row in rows if row is not None]
+            return sorted(taken, key=lambda row: row.delivery_id)
 
         return await self._db.run(claim)
 
@@ -162,7 +183,7 @@ class SqliteOutbox:
     async def retry(self, delivery_id: int, *, next_at: float, error: str) -> None:
         sql = (
             "UPDATE outbox SET attempts = attempts + 1, next_at = ?, claimed_until = 0,"
-            " last_error = ? WHERE id = ?"
+            " claimed_by = '', last_error = ? WHERE id = ?"
         )
         await self._db.run(lambda conn: _changed(conn, sql, (next_at, error, delivery_id)))
 

@@ -32,15 +32,21 @@ class MemoryLedger:
 
     def __init__(self, effects: _Effects | None = None) -> None:
         self.rows: dict[str, PauseRecord] = {}
+        # Indexes, as the SQL backends have: pause ids by run, paused calls.
+        self._of_run: dict[str, list[str]] = {}
+        self._calls: set[tuple[str, str]] = set()
+        self._seq: dict[str, int] = {}
         self._effects = effects
 
     async def issue(self, record: PauseRecord) -> None:
         known = record.interrupt_id in self.rows
-        if not known and any(
-            row.run_id == record.run_id and row.tool_call_id == record.tool_call_id
-            for row in self.rows.values()
-        ):
-            raise ValueError(f"call {record.tool_call_id!r} of {record.run_id!r} paused already")
+        call = (record.run_id, record.tool_call_id)
+        if not known:
+            if call in self._calls:
+                raise ValueError(f"call {call[1]!r} of {call[0]!r} paused already")
+            self._calls.add(call)
+            self._of_run.setdefault(record.run_id, []).append(record.interrupt_id)
+            self._seq[record.interrupt_id] = len(self._seq)
         self.rows[record.interrupt_id] = record
         if self._effects is not None and not known and record.status is PauseStatus.OUTSTANDING:
             self._effects.paused(record, self)
@@ -80,9 +86,11 @@ class MemoryLedger:
         ]
 
     async def for_runs(self, run_ids: Sequence[str]) -> list[PauseRecord]:
-        wanted = set(run_ids)
-        rows = [row for row in self.rows.values() if row.run_id in wanted]
-        return sorted(rows, key=lambda row: row.issued_at)
+        ids = {i for run_id in run_ids for i in self._of_run.get(run_id, ())}
+        # Ties keep issue order, as the SQL backends' sequence column does.
+        return [
+            self.rows[i] for i in sorted(ids, key=lambda i: (self.rows[i].issued_at, self._seq[i]))
+        ]
 
     def close_outstanding(self, interrupt_id: str, closing: Closing) -> bool:
         row = self.rows.get(interrupt_id)
@@ -101,10 +109,10 @@ class MemoryLedger:
         return True
 
     def mark_run_resumed(self, run_id: str, at: float) -> None:
-        for row in list(self.rows.values()):
-            closed = row.status is not PauseStatus.OUTSTANDING
-            if row.run_id == run_id and closed and row.resumed_at is None:
-                self._replace(row.interrupt_id, resumed_at=at)
+        for interrupt_id in self._of_run.get(run_id, ()):
+            row = self.rows[interrupt_id]
+            if row.status is not PauseStatus.OUTSTANDING and row.resumed_at is None:
+                self._replace(interrupt_id, resumed_at=at)
 
     def _replace(self, interrupt_id: str, **changes: Any) -> None:
         self.rows[interrupt_id] = dataclasses.replace(self.rows[interrupt_id], **changes)
@@ -143,12 +151,16 @@ class MemoryCheckpoints:
 class MemoryRuns:
     def __init__(self, effects: _Effects | None = None) -> None:
         self.rows: dict[str, RunRecord] = {}
+        self._in: dict[tuple[str, str], list[str]] = {}  # runs by (surface, conversation key)
         self._effects = effects
 
     async def create(self, run: RunRecord) -> bool:
         if run.run_id in self.rows:
             return False
         self.rows[run.run_id] = run
+        key = run.conversation.get("key")
+        if isinstance(key, str):
+            self._in.setdefault((run.surface, key), []).append(run.run_id)
         if self._effects is not None:
             self._effects.started(run)
         return True
@@ -170,11 +182,10 @@ class MemoryRuns:
         row = self.rows.get(run_id)
         if row is None or row.status is not RunStatus.RUNNING:
             return False
-        self.rows[run_id] = dataclasses.replace(
-            row, status=status, updated_at=at, final_text=text, lease_owner="", lease_until=None
-        )
+        ended = dataclasses.replace(row, status=status, updated_at=at, final_text=text)
         if self._effects is not None:
-            self._effects.finished(self.rows[run_id], text, failed=failed)
+            self._effects.finished(ended, text, failed=failed)  # owed under the lease
+        self.rows[run_id] = dataclasses.replace(ended, lease_owner="", lease_until=None)
         return True
 
     def replace(self, run_id: str, **changes: Any) -> None:
@@ -185,11 +196,7 @@ class MemoryRuns:
         return sorted(self.rows.values(), key=lambda r: r.created_at, reverse=True)[:limit]
 
     async def in_conversation(self, surface: str, key: str, *, limit: int = 50) -> list[RunRecord]:
-        runs = [
-            run
-            for run in self.rows.values()
-            if run.surface == surface and run.conversation.get("key") == key
-        ]
+        runs = [self.rows[run_id] for run_id in self._in.get((surface, key), ())]
         return sorted(runs, key=lambda r: r.created_at)[-limit:] if limit > 0 else []
 
     async def conversations(self, surface: str, *, limit: int = 50) -> list[ConversationSummary]:
@@ -271,7 +278,8 @@ class MemoryJournal:
 class MemoryOutbox:
     def __init__(self, ledger: MemoryLedger, runs: MemoryRuns) -> None:
         self.rows: dict[int, Delivery] = {}
-        self.claims: dict[int, float] = {}
+        self.claims: dict[int, tuple[str, float]] = {}
+        self._pending: set[int] = set()
         self._ledger = ledger
         self._runs = runs
 
@@ -280,30 +288,33 @@ class MemoryOutbox:
         self.rows[delivery_id] = Delivery(
             delivery_id, run.run_id, run.surface, kind, interrupt_id, dict(body)
         )
+        # Born claimed under the run's lease, as the SQL backends do.
+        self.claims[delivery_id] = (run.lease_owner, run.lease_until or 0.0)
+        self._pending.add(delivery_id)
 
     async def claim(
-        self, now: float, *, until: float, surfaces: Sequence[str], limit: int = 50
+        self, now: float, *, until: float, owner: str, surfaces: Sequence[str], limit: int = 50
     ) -> list[Delivery]:
         first_of_run: dict[str, Delivery] = {}
-        for row in self.rows.values():
-            if row.state is DeliveryState.PENDING:
-                first_of_run.setdefault(row.run_id, row)
-        due = [
-            row
-            for row in first_of_run.values()
-            if row.surface in surfaces
-            and row.next_at <= now
-            and self.claims.get(row.delivery_id, 0.0) <= now
-        ][: max(limit, 0)]
-        for row in due:
-            self.claims[row.delivery_id] = until
-        return due
+        for delivery_id in sorted(self._pending):
+            row = self.rows[delivery_id]
+            first_of_run.setdefault(row.run_id, row)
+        taken: list[Delivery] = []
+        for row in first_of_run.values():
+            holder, held_until = self.claims.get(row.delivery_id, ("", 0.0))
+            free = held_until <= now or holder == owner
+            if row.surface in surfaces and row.next_at <= now and free:
+                if held_until <= now:
+                    self.claims[row.delivery_id] = (owner, until)
+                taken.append(row)
+        return taken[: max(limit, 0)]
 
     async def delivered(
         self, delivery_id: int, *, at: float, message_ref: dict[str, Any] | None = None
     ) -> None:
         row = self.rows[delivery_id]
         self.rows[delivery_id] = dataclasses.replace(row, state=DeliveryState.DONE)
+        self._pending.discard(delivery_id)
         if message_ref is not None and row.interrupt_id in self._ledger.rows:
             await self._ledger.set_message_ref(row.interrupt_id, message_ref)
 
@@ -319,10 +330,11 @@ class MemoryOutbox:
         self.rows[delivery_id] = dataclasses.replace(
             row, attempts=row.attempts + 1, state=DeliveryState.FAILED, last_error=error
         )
+        self._pending.discard(delivery_id)
         self._runs.replace(row.run_id, delivery_error=error, updated_at=at)
 
     async def of_run(self, run_id: str) -> list[Delivery]:
-        return [row for row in self.rows.values() if row.run_id == run_id]
+        return [row for row in self.rows.values() if row.run_id == run_id]  # admins, tests
 
 
 class _Effects:
@@ -376,7 +388,7 @@ class _Effects:
                 lease_owner=closing.lease_owner,
                 lease_until=closing.lease_until,
             )
-        self.outbox.add(run, DeliveryKind.CLOSED, record.interrupt_id)
+        self.outbox.add(self.runs.rows[run.run_id], DeliveryKind.CLOSED, record.interrupt_id)
 
     def finished(self, run: RunRecord, text: str, *, failed: bool) -> None:
         if self.ledger is not None:

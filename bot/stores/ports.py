@@ -131,10 +131,15 @@ class Outbox(Protocol):
     """Messages owed to people; whichever process claims a row delivers it."""
 
     async def claim(
-        self, now: float, *, until: float, surfaces: Sequence[str], limit: int = 50
+        self, now: float, *, until: float, owner: str, surfaces: Sequence[str], limit: int = 50
     ) -> list[Delivery]:
-        """Claim due rows of these surfaces until ``until``, the oldest per run only,
-        so a run's messages arrive in the order they were owed."""
+        """Due rows of these surfaces that ``owner`` may deliver, the oldest per run only,
+        so a run's messages arrive in the order they were owed.
+
+        A row is born claimed under its run's lease (by the process that made
+        the change, until the lease's end); other rows are claimed here until
+        ``until``, by one owner across every process sharing the store.
+        """
         ...
 
     async def delivered(

@@ -60,6 +60,11 @@ _PAUSED = str(RunStatus.PAUSED)
 _RUNNING = str(RunStatus.RUNNING)
 # A closed pause owes its run a resume; only a PAUSED run changes (a test may
 # close a pause of a run that is elsewhere in its life).
+_PAUSE_RUN = (
+    "UPDATE runs SET status = ?, updated_at = ?, lease_owner = '', lease_until = NULL"
+    " WHERE run_id = ?"
+)
+_CLEAR_LEASE = "UPDATE runs SET lease_owner = '', lease_until = NULL WHERE run_id = ?"
 _RESUME_OWED = (
     "UPDATE runs SET status = 'running', updated_at = ?, lease_owner = ?, lease_until = ?"
     " WHERE run_id = ? AND status = ?"
@@ -187,22 +192,17 @@ class SqliteLedger:
                 conn.executemany(_INSERT_ATTEMPT, [(record.interrupt_id, a, now) for a in attempts])
                 if not known and record.status is PauseStatus.OUTSTANDING:
                     at = record.issued_at
-                    paused = conn.execute(
-                        # Nothing is owed until an answer, so nobody holds the lease.
-                        "UPDATE runs SET status = ?, updated_at = ?, lease_owner = '',"
-                        " lease_until = NULL WHERE run_id = ?",
-                        (_PAUSED, at, record.run_id),
-                    )
-                    if paused.rowcount == 0:
-                        return  # a pause of no known run (tests): nobody to post to
-                    mark_resumed(conn, record.run_id, at)
-                    enqueue(
+                    if not enqueue(
                         conn,
                         record.run_id,
                         DeliveryKind.PUBLISH,
                         at=at,
                         interrupt_id=record.interrupt_id,
-                    )
+                    ):
+                        return  # a pause of no known run (tests): nobody to post to
+                    mark_resumed(conn, record.run_id, at)
+                    # Nothing is owed until an answer, so nobody holds the lease.
+                    conn.execute(_PAUSE_RUN, (_PAUSED, at, record.run_id))
 
         await self._db.run(issue)
 
@@ -395,8 +395,8 @@ class SqliteRuns:
         def finish(conn: sqlite3.Connection) -> bool:
             with transaction(conn):
                 ended = conn.execute(
-                    "UPDATE runs SET status = ?, updated_at = ?, final_text = ?, lease_owner = '',"
-                    " lease_until = NULL WHERE run_id = ? AND status = ?",
+                    "UPDATE runs SET status = ?, updated_at = ?, final_text = ?"
+                    " WHERE run_id = ? AND status = ?",
                     (str(status), at, text, run_id, _RUNNING),
                 )
                 if ended.rowcount == 0:
@@ -405,6 +405,7 @@ class SqliteRuns:
                 conn.execute(_INSERT_AUDIT, (at, kind, run_id, "", "", "{}"))
                 body = {"text": text, "failed": failed}
                 enqueue(conn, run_id, DeliveryKind.OUTCOME, at=at, body=body)
+                conn.execute(_CLEAR_LEASE, (run_id,))
                 return True
 
         return await self._db.run(finish)

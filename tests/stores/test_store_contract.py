@@ -281,23 +281,23 @@ async def test_the_outbox_hands_out_a_runs_messages_in_order(stores: Stores) -> 
     await stores.ledger.issue(pause("q1", run_id="r1"))
     await stores.ledger.issue(pause("q2", run_id="r2"))
     assert await stores.consumption.spend("q1", closing())
-    first = await stores.outbox.claim(200.0, until=260.0, surfaces=["slack"])
+    first = await stores.outbox.claim(200.0, until=260.0, owner="me", surfaces=["slack"])
     assert [(d.run_id, d.kind) for d in first] == [
         ("r1", DeliveryKind.PUBLISH),
         ("r2", DeliveryKind.PUBLISH),
     ]
-    assert await stores.outbox.claim(200.0, until=260.0, surfaces=["slack"]) == []  # held
-    assert await stores.outbox.claim(200.0, until=260.0, surfaces=["teams"]) == []
+    assert await stores.outbox.claim(200.0, until=260.0, owner="other", surfaces=["slack"]) == []
+    assert await stores.outbox.claim(200.0, until=260.0, owner="me", surfaces=["teams"]) == []
     r1, r2 = first
     await stores.outbox.retry(r1.delivery_id, next_at=230.0, error="ratelimited")
     await stores.outbox.delivered(r2.delivery_id, at=201.0, message_ref={"ts": "1.2"})
-    assert await stores.outbox.claim(210.0, until=270.0, surfaces=["slack"]) == []
-    again = await stores.outbox.claim(230.0, until=290.0, surfaces=["slack"])
+    assert await stores.outbox.claim(210.0, until=270.0, owner="me", surfaces=["slack"]) == []
+    again = await stores.outbox.claim(230.0, until=290.0, owner="me", surfaces=["slack"])
     assert [(d.run_id, d.kind, d.attempts, d.last_error) for d in again] == [
         ("r1", DeliveryKind.PUBLISH, 1, "ratelimited")
     ]
     await stores.outbox.delivered(again[0].delivery_id, at=231.0, message_ref={"ts": "9.9"})
-    closed = await stores.outbox.claim(232.0, until=290.0, surfaces=["slack"])
+    closed = await stores.outbox.claim(232.0, until=290.0, owner="me", surfaces=["slack"])
     assert [(d.run_id, d.kind) for d in closed] == [("r1", DeliveryKind.CLOSED)]
     posted = await stores.ledger.get("q2")
     assert posted is not None
@@ -308,23 +308,34 @@ async def test_a_claim_lapses_so_a_dead_deliverers_rows_are_delivered(stores: St
     """A row claimed by a process that died is claimable again after the claim lapses."""
     await stores.runs.create(run("r1"))
     await stores.ledger.issue(pause("q1", run_id="r1"))
-    assert len(await stores.outbox.claim(200.0, until=260.0, surfaces=["slack"])) == 1
-    assert await stores.outbox.claim(259.0, until=300.0, surfaces=["slack"]) == []
-    assert len(await stores.outbox.claim(260.0, until=300.0, surfaces=["slack"])) == 1
+    assert len(await stores.outbox.claim(200.0, until=260.0, owner="a", surfaces=["slack"])) == 1
+    assert await stores.outbox.claim(259.0, until=300.0, owner="b", surfaces=["slack"]) == []
+    assert len(await stores.outbox.claim(260.0, until=300.0, owner="b", surfaces=["slack"])) == 1
+
+
+async def test_rows_are_born_claimed_by_the_runs_leaseholder(stores: Stores) -> None:
+    """The process driving a run delivers what it owed; others wait for its lease to lapse."""
+    await stores.runs.create(dataclasses.replace(run("r1"), lease_owner="a", lease_until=230.0))
+    await stores.ledger.issue(pause("q1", run_id="r1"))
+    assert await stores.outbox.claim(200.0, until=260.0, owner="b", surfaces=["slack"]) == []
+    (mine,) = await stores.outbox.claim(200.0, until=260.0, owner="a", surfaces=["slack"])
+    assert (mine.kind, mine.interrupt_id) == (DeliveryKind.PUBLISH, "q1")
+    (late,) = await stores.outbox.claim(230.0, until=290.0, owner="b", surfaces=["slack"])
+    assert late.delivery_id == mine.delivery_id
 
 
 async def test_a_failed_delivery_leaves_its_reason_on_the_run(stores: Stores) -> None:
     """Given up for good: the row is failed and the run says why, for an admin."""
     await stores.runs.create(run("r1"))
     await stores.ledger.issue(pause("q1", run_id="r1"))
-    (row,) = await stores.outbox.claim(200.0, until=260.0, surfaces=["slack"])
+    (row,) = await stores.outbox.claim(200.0, until=260.0, owner="me", surfaces=["slack"])
     await stores.outbox.failed(row.delivery_id, at=201.0, error="invalid_auth: reinstall")
     (failed,) = await stores.outbox.of_run("r1")
     assert (failed.state, failed.last_error) == (DeliveryState.FAILED, "invalid_auth: reinstall")
     got = await stores.runs.get("r1")
     assert got is not None
     assert got.delivery_error == "invalid_auth: reinstall"
-    assert await stores.outbox.claim(999.0, until=1000.0, surfaces=["slack"]) == []
+    assert await stores.outbox.claim(999.0, until=1000.0, owner="me", surfaces=["slack"]) == []
 
 
 async def test_cross_scope_attempts_keep_a_count_and_the_last_few(stores: Stores) -> None:
