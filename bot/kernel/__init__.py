@@ -14,6 +14,7 @@ from bot.kernel.contracts import (
 )
 from bot.kernel.interrupts import InvocationPaused, PendingInterrupt
 from bot.kernel.messages import Message, ModelReply, RequestedCall, ToolCall, ToolDefinition
+from bot.kernel.provider import Provider
 from bot.kernel.state import CheckpointVersionError, TurnRequest, TurnState, restore, snapshot
 from bot.kernel.tools import Tool, bind_contributed_tool, function_tool
 from bot.kernel.turn import (
@@ -44,6 +45,7 @@ __all__ = [
     "ModelReply",
     "PendingInterrupt",
     "Phase",
+    "Provider",
     "RequestedCall",
     "StageContext",
     "StageDescriptor",

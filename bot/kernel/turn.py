@@ -27,9 +27,9 @@ from bot.kernel.contracts import (
 )
 from bot.kernel.interrupts import InvocationPaused, PendingInterrupt
 from bot.kernel.messages import Message, ToolCall
+from bot.kernel.provider import Provider
 from bot.kernel.state import TurnRequest, TurnState
 from bot.kernel.tools import Tool, bind_contributed_tool
-from bot.providers.base import Provider
 
 DEFAULT_MAX_ROUNDS = 12
 
