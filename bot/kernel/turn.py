@@ -232,7 +232,10 @@ class Agent:
                 raise
             except Exception as crash:  # noqa: BLE001 - any crash becomes a FAILED trace
                 turn.traces.append(trace_of(TraceStatus.FAILED, f"{type(crash).__name__}: {crash}"))
-                continue
+                # The turn is over, so no later stage of the phase may run: one
+                # that pauses would write a ledger row and a checkpoint for a
+                # turn that will never be resumed.
+                break
             status = TraceStatus.CHANGED if result.changed else TraceStatus.NO_CHANGE
             turn.traces.append(trace_of(status, result.reason))
         require_no_crashed_stage(turn.traces)
