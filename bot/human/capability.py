@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import logging
 import secrets
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from bot.errors import BotError
-from bot.human.tokens import MintedPause, PauseClaims, TokenSigner
+from bot.human.tokens import MAX_TOKEN_CHARS, MintedPause, PauseClaims, TokenError, TokenSigner
 from bot.human.ttl import DEFAULT_TTL, TTLPolicy
 from bot.kernel.contracts import CapabilityContribution, CapabilityRequest
 from bot.stores.ports import Audit, Checkpoints, Consumption, Ledger
 from bot.stores.records import AuditEvent, PauseRecord
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 CAPABILITY_NAME = "human-interaction"
 ASK_USER = "ask_user"
@@ -52,6 +56,13 @@ class InteractionRegistration:
     cross_scope_allowed: bool = False
     ttl: timedelta | None = None
 
+    def __post_init__(self) -> None:
+        if self.ttl is not None and self.ttl <= timedelta(0):
+            raise InteractionConfigurationError(
+                f"interaction {self.name!r} has a TTL of {self.ttl}; a pause must stay open "
+                "for a positive time. Pass a positive ttl, or None for the policy's default."
+            )
+
     @classmethod
     def ask_user(
         cls,
@@ -82,7 +93,7 @@ class InteractionRegistration:
 
 @dataclass(frozen=True, slots=True)
 class PauseEvent:
-    """What ``pause`` reports: the envelope to encode and whether it can resume."""
+    """What ``pause`` reports: the envelope, its encoded token, and whether it can resume."""
 
     pause: MintedPause
     payload: dict[str, Any]
@@ -91,6 +102,7 @@ class PauseEvent:
     run_id: str
     session_id: str
     resumable: bool
+    token: str
 
 
 Clock = Callable[[], float]
@@ -110,7 +122,7 @@ class HumanInteractionCapability:
         consumption: Consumption,
         binding: Callable[[], Any] | None,
         encode_token: Callable[[MintedPause], str] | None,
-        decode_token: Callable[..., Any] | None = None,
+        decode_token: Callable[[str], PauseClaims] | None = None,
         ask_user_description: str | None = None,
         ledger: Ledger | None = None,
         checkpoints: Checkpoints | None = None,
@@ -196,55 +208,99 @@ class HumanInteractionCapability:
         tool_call_id: str,
         checkpoint_id: str | None,
         turn_state: dict[str, Any],
+        encode_token: Callable[[MintedPause], str] | None = None,
     ) -> PauseEvent:
-        """Record the turn, issue the ledger row and mint the token, or refuse."""
-        del pin  # Carried by the binding for deployments; the ledger has no use for it.
+        """Save the turn, encode the token, audit, issue the ledger row -- or refuse.
+
+        All or nothing. The ledger row is written last because it is what
+        makes a pause outstanding; every step before it is either free of
+        writes (validation, encoding) or undone when a later step fails (the
+        checkpoint is discarded, a written audit event is followed by a
+        withdrawal). So a refusal never leaves an outstanding row or a
+        checkpoint nothing refers to. ``pin`` travels inside ``turn_state``:
+        the stage snapshots the turn with the binding's pin, and a resume
+        reads it back from the checkpoint.
+        """
+        del pin
         registration = self._registrations.get(name)
         if registration is None:
             raise HumanInteractionError(f"{name!r} is not a registered interaction")
+        encode = encode_token or self.encode_token
+        if encode is None:
+            raise HumanInteractionError("no token encoder is configured, so no pause can be minted")
         clean = registration.validate_payload(payload)
         checkpoint, resumable = await self._record_turn(run_id, checkpoint_id, turn_state)
-        now = self.clock()
-        ttl = self.ttl.for_interaction(name, registration.ttl)
-        record = PauseRecord(
-            interrupt_id=f"int_{secrets.token_hex(12)}",
-            run_id=run_id,
-            root_run_id=root_run_id,
-            session_id=session_id,
-            thread_id=thread_id,
-            scope=str(scope or ""),
-            name=name,
-            tool_call_id=tool_call_id,
-            checkpoint_id=checkpoint,
-            payload=clean,
-            issued_at=float(int(now)),
-            expires_at=float(int(now + ttl.total_seconds())),
-        )
-        if self.ledger is not None:
-            try:
-                await self.ledger.issue(record)
-            except _WIRING_BUGS:
-                raise
-            except Exception as error:
-                raise HumanInteractionError(
-                    f"the issuance ledger refused the pause ({type(error).__name__})"
-                ) from error
-        if self.audit is not None:
-            event = AuditEvent(now, "paused", run_id, record.interrupt_id, detail={"name": name})
-            await self.audit.append(event)
+        try:
+            now = self.clock()
+            ttl = self.ttl.for_interaction(name, registration.ttl)
+            record = PauseRecord(
+                interrupt_id=f"int_{secrets.token_hex(12)}",
+                run_id=run_id,
+                root_run_id=root_run_id,
+                session_id=session_id,
+                thread_id=thread_id,
+                scope=str(scope or ""),
+                name=name,
+                tool_call_id=tool_call_id,
+                checkpoint_id=checkpoint,
+                payload=clean,
+                issued_at=float(int(now)),
+                expires_at=float(int(now + ttl.total_seconds())),
+            )
+            minted = self.signer.mint(claims_for(record))
+            token = _encoded(encode, minted)
+            await self._issue(record, now)
+        except BaseException:
+            if resumable:
+                await self._discard(checkpoint)
+            raise
         return PauseEvent(
-            pause=self.signer.mint(claims_for(record)),
+            pause=minted,
             payload=clean,
             tool_call_id=tool_call_id,
             interrupt_id=record.interrupt_id,
             run_id=run_id,
             session_id=session_id,
             resumable=resumable,
+            token=token,
         )
+
+    async def _issue(self, record: PauseRecord, now: float) -> None:
+        """Audit, then write the row; a row that could not be written withdraws the audit."""
+        detail = {"name": record.name}
+        if self.audit is not None:
+            await _port_call(
+                "audit log",
+                self.audit.append(
+                    AuditEvent(now, "paused", record.run_id, record.interrupt_id, detail=detail)
+                ),
+            )
+        if self.ledger is None:
+            return
+        try:
+            await _port_call("issuance ledger", self.ledger.issue(record))
+        except BaseException:
+            if self.audit is not None:
+                withdrawn = AuditEvent(
+                    now, "pause-withdrawn", record.run_id, record.interrupt_id, detail=detail
+                )
+                try:
+                    await self.audit.append(withdrawn)
+                except Exception:
+                    log.warning("could not audit a withdrawn pause", exc_info=True)
+            raise
 
     async def _record_turn(
         self, run_id: str, checkpoint_id: str | None, turn_state: dict[str, Any]
     ) -> tuple[str, bool]:
+        """The checkpoint id the pause binds to, and whether our store acknowledged the state.
+
+        A bound id is used as given. With no store, the deployment's own saver
+        holds the state under that id and nothing here measured a write, so
+        the pause says ``resumable=False``. With a store, the state must be
+        saved under the bound id (or a new one) and the store must answer
+        with that id; anything else is a refusal.
+        """
         if self.checkpoints is None:
             if checkpoint_id is None:
                 raise HumanInteractionError(
@@ -252,14 +308,56 @@ class HumanInteractionCapability:
                     "so the paused turn could never be continued"
                 )
             return checkpoint_id, False
-        try:
-            return await self.checkpoints.save(run_id, turn_state), True
-        except _WIRING_BUGS:
-            raise
-        except Exception as error:
+        if checkpoint_id is None:
+            saving = self.checkpoints.save(run_id, turn_state)
+        else:
+            saving = self.checkpoints.save(run_id, turn_state, checkpoint_id=checkpoint_id)
+        saved = await _port_call("checkpoint store", saving)
+        if not saved or (checkpoint_id is not None and saved != checkpoint_id):
+            if saved:
+                await self._discard(saved)
             raise HumanInteractionError(
-                f"the checkpoint store refused the turn state ({type(error).__name__})"
-            ) from error
+                "the checkpoint store did not acknowledge the turn state under the bound "
+                f"checkpoint id (it answered {saved!r})"
+            )
+        return saved, True
+
+    async def _discard(self, checkpoint_id: str) -> None:
+        if self.checkpoints is None:
+            return
+        try:
+            await self.checkpoints.discard(checkpoint_id)
+        except Exception:
+            # The pause is refused either way; an unreferenced checkpoint is
+            # garbage, not a question anyone can see.
+            log.warning("could not discard checkpoint %s", checkpoint_id, exc_info=True)
+
+
+async def _port_call(port: str, call: Awaitable[T]) -> T:
+    """Await a store call; a store's bad minute becomes a refusal, a wiring bug stays a crash."""
+    try:
+        return await call
+    except _WIRING_BUGS:
+        raise
+    except Exception as error:
+        raise HumanInteractionError(
+            f"the {port} refused the pause ({type(error).__name__})"
+        ) from error
+
+
+def _encoded(encode: Callable[[MintedPause], str], minted: MintedPause) -> str:
+    """Encode and length-check before anything outstanding exists."""
+    try:
+        token = encode(minted)
+    except TokenError as error:
+        raise HumanInteractionError(f"the resume token could not be encoded: {error}") from error
+    if not isinstance(token, str) or not token or len(token) >= MAX_TOKEN_CHARS:
+        size = len(token) if isinstance(token, str) else 0
+        raise HumanInteractionError(
+            f"the encoder returned no usable resume token ({size} characters; it must be "
+            f"non-empty and under {MAX_TOKEN_CHARS})"
+        )
+    return token
 
 
 def claims_for(record: PauseRecord) -> PauseClaims:
