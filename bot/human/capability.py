@@ -2,48 +2,41 @@
 
 from __future__ import annotations
 
-import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from bot.errors import BotError
-from bot.human.tokens import MAX_TOKEN_CHARS, MintedPause, PauseClaims, TokenError, TokenSigner
+from bot.human import _issuing
+from bot.human.errors import (
+    AnswerValidationError,
+    HumanInteractionError,
+    InteractionConfigurationError,
+)
+from bot.human.tokens import MintedPause, PauseClaims, TokenSigner
 from bot.human.ttl import DEFAULT_TTL, TTLPolicy
 from bot.kernel.contracts import CapabilityContribution, CapabilityRequest
 from bot.stores.ports import Audit, Checkpoints, Consumption, Ledger
-from bot.stores.records import AuditEvent, PauseRecord
+from bot.stores.records import PauseRecord
 
-log = logging.getLogger(__name__)
-T = TypeVar("T")
+__all__ = [
+    "ASK_USER",
+    "CAPABILITY_NAME",
+    "AnswerValidationError",
+    "HumanInteractionCapability",
+    "HumanInteractionError",
+    "InteractionConfigurationError",
+    "InteractionRegistration",
+    "PauseEvent",
+    "claims_for",
+]
 
 CAPABILITY_NAME = "human-interaction"
 ASK_USER = "ask_user"
-
-# A store having a bad minute is a refusal (the model is told, the turn goes
-# on); a port wired wrong is a bug that must crash the stage and be seen.
-_WIRING_BUGS = (TypeError, AttributeError)
-
-
-class HumanInteractionError(BotError):
-    """A pause was refused; no token was minted."""
-
-
-class InteractionConfigurationError(HumanInteractionError):
-    """The capability was composed so that it could never pause; says what is missing."""
-
-
-class AnswerValidationError(BotError):
-    """An answer does not fit the response schema; ``fields`` says where."""
-
-    def __init__(self, fields: Mapping[str, str]) -> None:
-        super().__init__("; ".join(f"{k}: {v}" for k, v in fields.items()))
-        self.fields = dict(fields)
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,7 +222,9 @@ class HumanInteractionCapability:
         if encode is None:
             raise HumanInteractionError("no token encoder is configured, so no pause can be minted")
         clean = registration.validate_payload(payload)
-        checkpoint, resumable = await self._record_turn(run_id, checkpoint_id, turn_state)
+        checkpoint, resumable = await _issuing.record_turn(
+            self.checkpoints, run_id, checkpoint_id, turn_state
+        )
         try:
             now = self.clock()
             ttl = self.ttl.for_interaction(name, registration.ttl)
@@ -248,11 +243,11 @@ class HumanInteractionCapability:
                 expires_at=float(int(now + ttl.total_seconds())),
             )
             minted = self.signer.mint(claims_for(record))
-            token = _encoded(encode, minted)
-            await self._issue(record, now)
+            token = _issuing.encoded(encode, minted)
+            await _issuing.issue(self.ledger, self.audit, record, now)
         except BaseException:
             if resumable:
-                await self._discard(checkpoint)
+                await _issuing.discard(self.checkpoints, checkpoint)
             raise
         return PauseEvent(
             pause=minted,
@@ -264,100 +259,6 @@ class HumanInteractionCapability:
             resumable=resumable,
             token=token,
         )
-
-    async def _issue(self, record: PauseRecord, now: float) -> None:
-        """Audit, then write the row; a row that could not be written withdraws the audit."""
-        detail = {"name": record.name}
-        if self.audit is not None:
-            await _port_call(
-                "audit log",
-                self.audit.append(
-                    AuditEvent(now, "paused", record.run_id, record.interrupt_id, detail=detail)
-                ),
-            )
-        if self.ledger is None:
-            return
-        try:
-            await _port_call("issuance ledger", self.ledger.issue(record))
-        except BaseException:
-            if self.audit is not None:
-                withdrawn = AuditEvent(
-                    now, "pause-withdrawn", record.run_id, record.interrupt_id, detail=detail
-                )
-                try:
-                    await self.audit.append(withdrawn)
-                except Exception:
-                    log.warning("could not audit a withdrawn pause", exc_info=True)
-            raise
-
-    async def _record_turn(
-        self, run_id: str, checkpoint_id: str | None, turn_state: dict[str, Any]
-    ) -> tuple[str, bool]:
-        """The checkpoint id the pause binds to, and whether our store acknowledged the state.
-
-        A bound id is used as given. With no store, the deployment's own saver
-        holds the state under that id and nothing here measured a write, so
-        the pause says ``resumable=False``. With a store, the state must be
-        saved under the bound id (or a new one) and the store must answer
-        with that id; anything else is a refusal.
-        """
-        if self.checkpoints is None:
-            if checkpoint_id is None:
-                raise HumanInteractionError(
-                    "no checkpoint id was bound and no checkpoint store is configured, "
-                    "so the paused turn could never be continued"
-                )
-            return checkpoint_id, False
-        if checkpoint_id is None:
-            saving = self.checkpoints.save(run_id, turn_state)
-        else:
-            saving = self.checkpoints.save(run_id, turn_state, checkpoint_id=checkpoint_id)
-        saved = await _port_call("checkpoint store", saving)
-        if not saved or (checkpoint_id is not None and saved != checkpoint_id):
-            if saved:
-                await self._discard(saved)
-            raise HumanInteractionError(
-                "the checkpoint store did not acknowledge the turn state under the bound "
-                f"checkpoint id (it answered {saved!r})"
-            )
-        return saved, True
-
-    async def _discard(self, checkpoint_id: str) -> None:
-        if self.checkpoints is None:
-            return
-        try:
-            await self.checkpoints.discard(checkpoint_id)
-        except Exception:
-            # The pause is refused either way; an unreferenced checkpoint is
-            # garbage, not a question anyone can see.
-            log.warning("could not discard checkpoint %s", checkpoint_id, exc_info=True)
-
-
-async def _port_call(port: str, call: Awaitable[T]) -> T:
-    """Await a store call; a store's bad minute becomes a refusal, a wiring bug stays a crash."""
-    try:
-        return await call
-    except _WIRING_BUGS:
-        raise
-    except Exception as error:
-        raise HumanInteractionError(
-            f"the {port} refused the pause ({type(error).__name__})"
-        ) from error
-
-
-def _encoded(encode: Callable[[MintedPause], str], minted: MintedPause) -> str:
-    """Encode and length-check before anything outstanding exists."""
-    try:
-        token = encode(minted)
-    except TokenError as error:
-        raise HumanInteractionError(f"the resume token could not be encoded: {error}") from error
-    if not isinstance(token, str) or not token or len(token) >= MAX_TOKEN_CHARS:
-        size = len(token) if isinstance(token, str) else 0
-        raise HumanInteractionError(
-            f"the encoder returned no usable resume token ({size} characters; it must be "
-            f"non-empty and under {MAX_TOKEN_CHARS})"
-        )
-    return token
 
 
 def claims_for(record: PauseRecord) -> PauseClaims:
