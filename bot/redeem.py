@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from bot.human.capability import AnswerValidationError, HumanInteractionCapability
-from bot.human.tokens import PauseClaims, TokenExpiredError, TokenInvalidError
+from bot.human.tokens import PauseClaims, TokenError, TokenExpiredError
 from bot.outcomes import (
     AlreadyAnswered,
     AnswerInvalid,
@@ -60,11 +60,22 @@ class Redeemer:
         self, token: str, answer: Mapping[str, Any], *, responder: Responder, scope: str
     ) -> RedeemOutcome:
         now = self._clock()
+        decode = self._capability.decode_token
+        if decode is None:
+            # Composition fault: without the capability's reader no pause can
+            # be redeemed, and reading around it would skip the deployment's choice.
+            log.error("the human-interaction capability has no decode_token; cannot redeem")
+            return await self._refused(TokenInvalid(), None, responder)
         try:
-            claims = self._capability.signer.decode(token, now=now)
+            claims = decode(token)
         except TokenExpiredError:
             return await self._refused(TokenExpired(), None, responder)
-        except TokenInvalidError:
+        except TokenError:
+            return await self._refused(TokenInvalid(), None, responder)
+        except Exception:
+            # A reader that crashes on what a stranger sent is still a refusal
+            # to that stranger; the log says which reader to fix.
+            log.exception("decode_token raised instead of refusing the token")
             return await self._refused(TokenInvalid(), None, responder)
         try:
             return await self._redeem_claims(claims, answer, responder, scope, now)
@@ -86,6 +97,12 @@ class Redeemer:
         closed = _closed_refusal(record)
         if closed is not None:
             return await self._refused(closed, record, responder)
+        if record.expires_at <= now:
+            # The row decides, not the token's exp alone: the two agree when
+            # issued, but only the row is ours to shorten (and it is what the
+            # sweeper reads), so an answer after it is refused even if the
+            # sweeper has not closed the row yet.
+            return await self._refused(TokenExpired(record.expires_at), record, responder)
         registration = self._capability.registration(record.name)
         if registration is None:
             return await self._refused(TokenInvalid(), record, responder)
@@ -112,7 +129,7 @@ class Redeemer:
             lease_owner=self._lease_owner,
             lease_until=now + self._lease_seconds if self._lease_owner else None,
         )
-        if not await self._stores.consumption.spend(record.interrupt_id, closing):
+        if not await self._capability.consumption.spend(record.interrupt_id, closing):
             # Lost a race: whoever won has closed the row by now.
             latest = await self._stores.ledger.get(record.interrupt_id)
             lost = _closed_refusal(latest) if latest is not None else None

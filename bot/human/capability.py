@@ -11,35 +11,32 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from bot.errors import BotError
+from bot.human import _issuing
+from bot.human.errors import (
+    AnswerValidationError,
+    HumanInteractionError,
+    InteractionConfigurationError,
+)
 from bot.human.tokens import MintedPause, PauseClaims, TokenSigner
 from bot.human.ttl import DEFAULT_TTL, TTLPolicy
 from bot.kernel.contracts import CapabilityContribution, CapabilityRequest
 from bot.stores.ports import Audit, Checkpoints, Consumption, Ledger
-from bot.stores.records import AuditEvent, PauseRecord
+from bot.stores.records import PauseRecord
+
+__all__ = [
+    "ASK_USER",
+    "CAPABILITY_NAME",
+    "AnswerValidationError",
+    "HumanInteractionCapability",
+    "HumanInteractionError",
+    "InteractionConfigurationError",
+    "InteractionRegistration",
+    "PauseEvent",
+    "claims_for",
+]
 
 CAPABILITY_NAME = "human-interaction"
 ASK_USER = "ask_user"
-
-# A store having a bad minute is a refusal (the model is told, the turn goes
-# on); a port wired wrong is a bug that must crash the stage and be seen.
-_WIRING_BUGS = (TypeError, AttributeError)
-
-
-class HumanInteractionError(BotError):
-    """A pause was refused; no token was minted."""
-
-
-class InteractionConfigurationError(HumanInteractionError):
-    """The capability was composed so that it could never pause; says what is missing."""
-
-
-class AnswerValidationError(BotError):
-    """An answer does not fit the response schema; ``fields`` says where."""
-
-    def __init__(self, fields: Mapping[str, str]) -> None:
-        super().__init__("; ".join(f"{k}: {v}" for k, v in fields.items()))
-        self.fields = dict(fields)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +48,13 @@ class InteractionRegistration:
     response_schema: type[BaseModel]
     cross_scope_allowed: bool = False
     ttl: timedelta | None = None
+
+    def __post_init__(self) -> None:
+        if self.ttl is not None and self.ttl <= timedelta(0):
+            raise InteractionConfigurationError(
+                f"interaction {self.name!r} has a TTL of {self.ttl}; a pause must stay open "
+                "for a positive time. Pass a positive ttl, or None for the policy's default."
+            )
 
     @classmethod
     def ask_user(
@@ -82,7 +86,7 @@ class InteractionRegistration:
 
 @dataclass(frozen=True, slots=True)
 class PauseEvent:
-    """What ``pause`` reports: the envelope to encode and whether it can resume."""
+    """What ``pause`` reports: the envelope, its encoded token, and whether it can resume."""
 
     pause: MintedPause
     payload: dict[str, Any]
@@ -91,6 +95,7 @@ class PauseEvent:
     run_id: str
     session_id: str
     resumable: bool
+    token: str
 
 
 Clock = Callable[[], float]
@@ -110,7 +115,7 @@ class HumanInteractionCapability:
         consumption: Consumption,
         binding: Callable[[], Any] | None,
         encode_token: Callable[[MintedPause], str] | None,
-        decode_token: Callable[..., Any] | None = None,
+        decode_token: Callable[[str], PauseClaims] | None = None,
         ask_user_description: str | None = None,
         ledger: Ledger | None = None,
         checkpoints: Checkpoints | None = None,
@@ -196,70 +201,64 @@ class HumanInteractionCapability:
         tool_call_id: str,
         checkpoint_id: str | None,
         turn_state: dict[str, Any],
+        encode_token: Callable[[MintedPause], str] | None = None,
     ) -> PauseEvent:
-        """Record the turn, issue the ledger row and mint the token, or refuse."""
-        del pin  # Carried by the binding for deployments; the ledger has no use for it.
+        """Save the turn, encode the token, audit, issue the ledger row -- or refuse.
+
+        All or nothing. The ledger row is written last because it is what
+        makes a pause outstanding; every step before it is either free of
+        writes (validation, encoding) or undone when a later step fails (the
+        checkpoint is discarded, a written audit event is followed by a
+        withdrawal). So a refusal never leaves an outstanding row or a
+        checkpoint nothing refers to. ``pin`` travels inside ``turn_state``:
+        the stage snapshots the turn with the binding's pin, and a resume
+        reads it back from the checkpoint.
+        """
+        del pin
         registration = self._registrations.get(name)
         if registration is None:
             raise HumanInteractionError(f"{name!r} is not a registered interaction")
+        encode = encode_token or self.encode_token
+        if encode is None:
+            raise HumanInteractionError("no token encoder is configured, so no pause can be minted")
         clean = registration.validate_payload(payload)
-        checkpoint, resumable = await self._record_turn(run_id, checkpoint_id, turn_state)
-        now = self.clock()
-        ttl = self.ttl.for_interaction(name, registration.ttl)
-        record = PauseRecord(
-            interrupt_id=f"int_{secrets.token_hex(12)}",
-            run_id=run_id,
-            root_run_id=root_run_id,
-            session_id=session_id,
-            thread_id=thread_id,
-            scope=str(scope or ""),
-            name=name,
-            tool_call_id=tool_call_id,
-            checkpoint_id=checkpoint,
-            payload=clean,
-            issued_at=float(int(now)),
-            expires_at=float(int(now + ttl.total_seconds())),
+        checkpoint, resumable = await _issuing.record_turn(
+            self.checkpoints, run_id, checkpoint_id, turn_state
         )
-        if self.ledger is not None:
-            try:
-                await self.ledger.issue(record)
-            except _WIRING_BUGS:
-                raise
-            except Exception as error:
-                raise HumanInteractionError(
-                    f"the issuance ledger refused the pause ({type(error).__name__})"
-                ) from error
-        if self.audit is not None:
-            event = AuditEvent(now, "paused", run_id, record.interrupt_id, detail={"name": name})
-            await self.audit.append(event)
+        try:
+            now = self.clock()
+            ttl = self.ttl.for_interaction(name, registration.ttl)
+            record = PauseRecord(
+                interrupt_id=f"int_{secrets.token_hex(12)}",
+                run_id=run_id,
+                root_run_id=root_run_id,
+                session_id=session_id,
+                thread_id=thread_id,
+                scope=str(scope or ""),
+                name=name,
+                tool_call_id=tool_call_id,
+                checkpoint_id=checkpoint,
+                payload=clean,
+                issued_at=float(int(now)),
+                expires_at=float(int(now + ttl.total_seconds())),
+            )
+            minted = self.signer.mint(claims_for(record))
+            token = _issuing.encoded(encode, minted)
+            await _issuing.issue(self.ledger, self.audit, record, now)
+        except BaseException:
+            if resumable:
+                await _issuing.discard(self.checkpoints, checkpoint)
+            raise
         return PauseEvent(
-            pause=self.signer.mint(claims_for(record)),
+            pause=minted,
             payload=clean,
             tool_call_id=tool_call_id,
             interrupt_id=record.interrupt_id,
             run_id=run_id,
             session_id=session_id,
             resumable=resumable,
+            token=token,
         )
-
-    async def _record_turn(
-        self, run_id: str, checkpoint_id: str | None, turn_state: dict[str, Any]
-    ) -> tuple[str, bool]:
-        if self.checkpoints is None:
-            if checkpoint_id is None:
-                raise HumanInteractionError(
-                    "no checkpoint id was bound and no checkpoint store is configured, "
-                    "so the paused turn could never be continued"
-                )
-            return checkpoint_id, False
-        try:
-            return await self.checkpoints.save(run_id, turn_state), True
-        except _WIRING_BUGS:
-            raise
-        except Exception as error:
-            raise HumanInteractionError(
-                f"the checkpoint store refused the turn state ({type(error).__name__})"
-            ) from error
 
 
 def claims_for(record: PauseRecord) -> PauseClaims:

@@ -69,8 +69,11 @@ def ask_user_tool_spec(refusal: str = REFUSAL) -> InteractionToolSpec:
     tool the model could not call correctly.
     """
 
-    async def ask_user(questions: list[dict[str, Any]]) -> str:
-        del questions  # Reached only when the stage declined; see the module docstring.
+    async def ask_user(**arguments: Any) -> str:
+        # Reached only when the stage declined, and often because the model's
+        # arguments were wrong: a wrong key, extra keys or unparsed text must
+        # still get the refusal, never a TypeError from the call itself.
+        del arguments
         return refusal
 
     return InteractionToolSpec(

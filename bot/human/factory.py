@@ -18,7 +18,7 @@ from bot.human.capability import (
     InteractionConfigurationError,
     InteractionRegistration,
 )
-from bot.human.tokens import MintedPause, TokenSigner
+from bot.human.tokens import MintedPause, PauseClaims, TokenSigner
 from bot.human.ttl import DEFAULT_TTL, TTLPolicy
 from bot.stores.memory import InMemoryConsumption
 from bot.stores.ports import Consumption
@@ -99,6 +99,11 @@ def _check_answer(question: AskUserQuestion, answer: str | list[str] | None) -> 
         raise ValueError(f"{where!r} needs an answer")
     if question.multi_select:
         chosen = [answer] if isinstance(answer, str) else answer
+        # Bounded first, so a long list costs nothing before it is refused.
+        if len(chosen) > len(labels):
+            raise ValueError(f"{where!r}: choose at most {len(labels)} of the options")
+        if len(set(chosen)) != len(chosen):
+            raise ValueError(f"{where!r}: each option may be chosen once")
         unknown = [choice for choice in chosen if choice not in labels]
         if unknown:
             raise ValueError(f"{where!r}: {unknown} are not among the options")
@@ -124,7 +129,7 @@ def human_interaction(
     signer: TokenSigner,
     binding: Callable[[], Any],
     encode_token: Callable[[MintedPause], str],
-    decode_token: Callable[..., Any] | None = None,
+    decode_token: Callable[[str], PauseClaims] | None = None,
     registrations: Iterable[InteractionRegistration] | None = None,
     ttl: TTLPolicy | None = None,
     ask_user_description: str | None = None,

@@ -9,6 +9,7 @@ and is allowed to crash the stage so it is seen.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -61,6 +62,11 @@ def pause_handler(
         # would be an outstanding ledger row for a question never asked. The
         # resume re-runs this stage, which then pauses on the next one.
         call = pending[0]
+        # The pin rides in the checkpoint's request, so the resumed turn (and
+        # any binding resolved in it) sees the pin this pause was taken under.
+        pinned = context.request
+        if resolved.pin is not None:
+            pinned = dataclasses.replace(context.request, pin=str(resolved.pin))
         try:
             event = await capability.pause(
                 pin=resolved.pin,
@@ -73,7 +79,8 @@ def pause_handler(
                 name=call.name,
                 tool_call_id=call.call_id,
                 checkpoint_id=resolved.checkpoint_id,
-                turn_state=snapshot(context.request, context.state),
+                turn_state=snapshot(pinned, context.state),
+                encode_token=encode_token,
             )
         except HumanInteractionError as refused:
             return no_change(f"the {call.name!r} pause was refused, no token minted: {refused}")
@@ -82,7 +89,7 @@ def pause_handler(
                 name=call.name,
                 kind="ask_user" if call.name == ASK_USER else "interrupt",
                 payload=event.payload,
-                token=encode_token(event.pause),
+                token=event.token,
                 tool_call_id=event.tool_call_id,
                 interrupt_id=event.interrupt_id,
                 run_id=event.run_id,

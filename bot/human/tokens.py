@@ -8,6 +8,9 @@ confusion are refused by construction rather than by a check we might forget.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import re
 import secrets
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -146,6 +149,7 @@ class TokenSigner:
         """Verify everything but the clock-free parts first, then expiry against ``now``."""
         if not isinstance(token, str) or not token or len(token) >= MAX_TOKEN_CHARS:
             raise TokenInvalidError("not a resume token")
+        _require_canonical(token)
         try:
             header = jwt.get_unverified_header(token)
         except jwt.InvalidTokenError as error:
@@ -166,6 +170,41 @@ class TokenSigner:
             claims = PauseClaims(**{k: data[k] for k in PauseClaims.__slots__})
         except (jwt.InvalidTokenError, KeyError, TypeError) as error:
             raise TokenInvalidError("signature, audience or claims do not check out") from error
+        _require_claim_types(claims)
         if claims.exp <= now:
             raise TokenExpiredError("the token is past its expiry")
         return claims
+
+
+_SEGMENT = re.compile(r"[A-Za-z0-9_-]*")
+_INT_CLAIMS = ("iat", "exp")
+
+
+def _require_canonical(token: str) -> None:
+    """Refuse any spelling but the one base64url encoding of each segment.
+
+    The last character of a segment can carry unused bits, and Python's
+    decoder skips characters outside the alphabet, so two different strings
+    can decode to one signature. Only the canonical one is the token we
+    issued; the others would be a second spelling of a single-use token.
+    """
+    segments = token.split(".")
+    if len(segments) != 3 or not all(_SEGMENT.fullmatch(segment) for segment in segments):
+        raise TokenInvalidError("not a resume token")
+    signature = segments[2]
+    try:
+        raw = base64.urlsafe_b64decode(signature + "=" * (-len(signature) % 4))
+    except (binascii.Error, ValueError) as error:
+        raise TokenInvalidError("not a resume token") from error
+    if base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii") != signature:
+        raise TokenInvalidError("the signature is not canonical base64url")
+
+
+def _require_claim_types(claims: PauseClaims) -> None:
+    """A claim of the wrong type is a malformed token, not a crash further on."""
+    for name in PauseClaims.__slots__:
+        value = getattr(claims, name)
+        wanted = int if name in _INT_CLAIMS else str
+        # bool is an int to Python, never a time to us.
+        if not isinstance(value, wanted) or isinstance(value, bool):
+            raise TokenInvalidError(f"the {name!r} claim has the wrong type")

@@ -9,6 +9,12 @@ from datetime import timedelta
 from bot.errors import BotError
 
 
+def require_positive_ttl(ttl: timedelta, what: str) -> None:
+    """Refuse a TTL of zero or less: a pause that is born expired can never be answered."""
+    if ttl <= timedelta(0):
+        raise BotError(f"{what} must be positive, not {ttl}; check the TTL settings.")
+
+
 @dataclass(frozen=True, slots=True)
 class TTLPolicy:
     """A default, per-interaction overrides, and a ceiling nothing exceeds."""
@@ -18,12 +24,26 @@ class TTLPolicy:
     overrides: Mapping[str, timedelta] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.default <= timedelta(0) or self.maximum <= timedelta(0):
-            raise BotError("a TTL must be positive; check the TTL settings.")
+        require_positive_ttl(self.default, "the default TTL")
+        require_positive_ttl(self.maximum, "the maximum TTL")
+        if self.default > self.maximum:
+            raise BotError(
+                f"the default TTL ({self.default}) exceeds the maximum ({self.maximum}); "
+                "lower the default or raise the maximum."
+            )
+        for name, ttl in self.overrides.items():
+            require_positive_ttl(ttl, f"the TTL override for {name!r}")
 
     def for_interaction(self, name: str, registered: timedelta | None = None) -> timedelta:
         """The policy's override wins, then the registration's, then the default."""
-        ttl = self.overrides.get(name) or registered or self.default
+        override = self.overrides.get(name)
+        if override is not None:
+            ttl = override
+        elif registered is not None:
+            require_positive_ttl(registered, f"the registered TTL of {name!r}")
+            ttl = registered
+        else:
+            ttl = self.default
         return min(ttl, self.maximum)
 
 

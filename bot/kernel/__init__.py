@@ -15,6 +15,7 @@ from bot.kernel.contracts import (
 from bot.kernel.interrupts import InvocationPaused, PendingInterrupt
 from bot.kernel.journal import CallContext, Journal, NoJournal, current_call
 from bot.kernel.messages import Message, ModelReply, RequestedCall, ToolCall, ToolDefinition
+from bot.kernel.provider import Provider
 from bot.kernel.state import CheckpointVersionError, TurnRequest, TurnState, restore, snapshot
 from bot.kernel.tools import Tool, bind_contributed_tool, function_tool
 from bot.kernel.turn import (
@@ -48,6 +49,7 @@ __all__ = [
     "NoJournal",
     "PendingInterrupt",
     "Phase",
+    "Provider",
     "RequestedCall",
     "StageContext",
     "StageDescriptor",

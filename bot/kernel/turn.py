@@ -35,9 +35,9 @@ from bot.kernel.journal import (
     tool_step,
 )
 from bot.kernel.messages import Message, ToolCall
+from bot.kernel.provider import Provider
 from bot.kernel.state import TurnRequest, TurnState
 from bot.kernel.tools import Tool, bind_contributed_tool
-from bot.providers.base import Provider
 
 DEFAULT_MAX_ROUNDS = 12
 
@@ -268,7 +268,10 @@ class Agent:
                 raise
             except Exception as crash:  # noqa: BLE001 - any crash becomes a FAILED trace
                 turn.traces.append(trace_of(TraceStatus.FAILED, f"{type(crash).__name__}: {crash}"))
-                continue
+                # The turn is over, so no later stage of the phase may run: one
+                # that pauses would write a ledger row and a checkpoint for a
+                # turn that will never be resumed.
+                break
             status = TraceStatus.CHANGED if result.changed else TraceStatus.NO_CHANGE
             turn.traces.append(trace_of(status, result.reason))
         require_no_crashed_stage(turn.traces)

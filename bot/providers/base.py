@@ -1,20 +1,15 @@
-"""The one port every model provider implements."""
+"""What every model provider shares: the kernel's port, and the error a provider raises.
+
+``Provider`` is defined by the kernel (``bot.kernel.provider``) and
+re-exported here for the imports that already name this module.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
-
 from bot.errors import BotError
-from bot.kernel.messages import Message, ModelReply, ToolDefinition
+from bot.kernel.provider import Provider
 
-
-class Provider(Protocol):
-    """A chat model; the turn loop relies on it for each round."""
-
-    async def complete(
-        self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
-    ) -> ModelReply: ...
+__all__ = ["Provider", "ProviderError"]
 
 
 class ProviderError(BotError):

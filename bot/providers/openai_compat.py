@@ -12,6 +12,7 @@ from typing import Any
 import aiohttp
 
 from bot.kernel.messages import Message, ModelReply, RequestedCall, ToolDefinition
+from bot.kernel.provider import Provider
 from bot.providers.base import ProviderError
 
 log = logging.getLogger(__name__)
@@ -36,7 +37,7 @@ def backoff_delay(attempt: int, retry_after: float | None) -> float:
     return min(BACKOFF_BASE_SECONDS * 2.0 ** (attempt - 1), RETRY_AFTER_CAP_SECONDS)
 
 
-class OpenAICompatibleProvider:
+class OpenAICompatibleProvider(Provider):
     """Asks an OpenAI-compatible ``/chat/completions`` endpoint for each model round.
 
     Overload and outages (429, 5xx, connection errors, timeouts) are retried

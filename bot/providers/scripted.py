@@ -6,12 +6,13 @@ import inspect
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 from bot.kernel.messages import Message, ModelReply, ToolDefinition
+from bot.kernel.provider import Provider
 from bot.providers.base import ProviderError
 
 Script = Callable[[Sequence[Message], Sequence[ToolDefinition]], ModelReply | Awaitable[ModelReply]]
 
 
-class ScriptedProvider:
+class ScriptedProvider(Provider):
     """Replies in order from a list, or computes each reply with a callable.
 
     A callable that reads the transcript is stateless, so it survives a

@@ -119,17 +119,22 @@ class MemoryLedger:
 
 
 class InMemoryConsumption:
-    """Spent tokens of this process only; see ``redemption_is_shared``."""
+    """Spent tokens of this process only; see ``redemption_is_shared``.
+
+    With a ledger, a spend also closes that ledger's row. Without one (the
+    capability's default) it is a record of spent ids and nothing more, so
+    a token is still single-use within the process.
+    """
 
     def __init__(self, ledger: MemoryLedger | None = None) -> None:
-        self._ledger = ledger or MemoryLedger()
+        self._ledger = ledger
         self._spent: set[str] = set()
 
     async def spend(self, interrupt_id: str, closing: Closing) -> bool:
         # No await between the check and the write: one event loop makes it atomic.
         if interrupt_id in self._spent:
             return False
-        if not self._ledger.close_outstanding(interrupt_id, closing):
+        if self._ledger is not None and not self._ledger.close_outstanding(interrupt_id, closing):
             return False
         self._spent.add(interrupt_id)
         return True
@@ -139,13 +144,20 @@ class MemoryCheckpoints:
     def __init__(self) -> None:
         self.saved: dict[str, dict[str, Any]] = {}
 
-    async def save(self, run_id: str, state: dict[str, Any]) -> str:
-        checkpoint_id = f"{run_id}:{uuid.uuid4().hex[:12]}"
+    async def save(
+        self, run_id: str, state: dict[str, Any], *, checkpoint_id: str | None = None
+    ) -> str:
+        checkpoint_id = checkpoint_id or f"{run_id}:{uuid.uuid4().hex[:12]}"
+        if checkpoint_id in self.saved:
+            raise KeyError(f"checkpoint {checkpoint_id!r} exists already")
         self.saved[checkpoint_id] = state
         return checkpoint_id
 
     async def load(self, checkpoint_id: str) -> dict[str, Any] | None:
         return self.saved.get(checkpoint_id)
+
+    async def discard(self, checkpoint_id: str) -> None:
+        self.saved.pop(checkpoint_id, None)
 
 
 class MemoryRuns:

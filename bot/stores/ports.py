@@ -66,8 +66,20 @@ class Ledger(Protocol):
 class Checkpoints(Protocol):
     """Versioned turn state; the capability saves it at a pause, resume loads it."""
 
-    async def save(self, run_id: str, state: dict[str, Any]) -> str: ...
+    async def save(
+        self, run_id: str, state: dict[str, Any], *, checkpoint_id: str | None = None
+    ) -> str:
+        """Store ``state`` under ``checkpoint_id`` (a new id when None); return the id.
+
+        The returned id is the acknowledgement the capability measures
+        ``resumable`` by; an id that exists already is refused, never overwritten.
+        """
+        ...
+
     async def load(self, checkpoint_id: str) -> dict[str, Any] | None: ...
+    async def discard(self, checkpoint_id: str) -> None:
+        """Forget a checkpoint whose pause was refused; a missing id is not an error."""
+        ...
 
 
 class Runs(Protocol):

@@ -278,7 +278,9 @@ class SqliteCheckpoints:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def save(self, run_id: str, state: dict[str, Any]) -> str:
+    async def save(
+        self, run_id: str, state: dict[str, Any], *, checkpoint_id: str | None = None
+    ) -> str:
         state_json = dump(state)  # a bad state never takes the lock
 
         def save(conn: sqlite3.Connection) -> str:
@@ -288,15 +290,23 @@ class SqliteCheckpoints:
                     "SELECT COALESCE(MAX(version), 0) + 1 FROM checkpoints WHERE run_id = ?",
                     (run_id,),
                 ).fetchone()
-                checkpoint_id = f"{run_id}:{version}"
+                # A bound id is kept as given; the primary key refuses a reused one.
+                saved_id = checkpoint_id or f"{run_id}:{version}"
                 conn.execute(
                     "INSERT INTO checkpoints (checkpoint_id, run_id, version, state, created_at)"
                     " VALUES (?, ?, ?, ?, ?)",
-                    (checkpoint_id, run_id, version, state_json, time.time()),
+                    (saved_id, run_id, version, state_json, time.time()),
                 )
-                return checkpoint_id
+                return saved_id
 
         return await self._db.run(save)
+
+    async def discard(self, checkpoint_id: str) -> None:
+        def discard(conn: sqlite3.Connection) -> None:
+            with transaction(conn):
+                conn.execute("DELETE FROM checkpoints WHERE checkpoint_id = ?", (checkpoint_id,))
+
+        await self._db.run(discard)
 
     async def load(self, checkpoint_id: str) -> dict[str, Any] | None:
         def load(conn: sqlite3.Connection) -> str | None:

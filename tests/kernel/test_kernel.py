@@ -146,3 +146,43 @@ async def test_resume_refuses_an_answer_for_a_call_the_round_did_not_reserve() -
     state = TurnState(reserved=[ToolCall("call_1", "ask_user", {})])
     with pytest.raises(ContractViolationError, match="call_2"):
         await agent.resume(REQUEST, state, observations={"call_2": "hi"})
+
+
+async def test_a_crashed_stage_stops_its_phase_and_ends_the_turn() -> None:
+    """After a FAILED pre-tool stage no later stage of the phase runs and no tool is dispatched."""
+    from bot.kernel import ContractViolationError
+
+    ran: list[str] = []
+
+    async def crash(context: Any) -> Any:
+        ran.append("crash")
+        raise RuntimeError("wired wrong")
+
+    async def later(context: Any) -> Any:
+        ran.append("later")
+        return no_change("looked")
+
+    async def tool() -> str:
+        ran.append("tool")
+        return "ran"
+
+    first = StageDescriptor("a.crash", Phase.PRE_TOOL, "a")
+    second = StageDescriptor("b.later", Phase.PRE_TOOL, "b")
+
+    class Contributes:
+        def __init__(self, name: str, stage: StageDescriptor, handler: Any) -> None:
+            self.name, self._stage, self._handler = name, stage, handler
+
+        def contribute(self, request: CapabilityRequest) -> CapabilityContribution:
+            return CapabilityContribution(
+                self.name, stages=(self._stage,), handlers={self._stage.stage_id: self._handler}
+            )
+
+    agent = Agent(
+        ScriptedProvider([calls(call("tool")), say("never")]),
+        capabilities=[Contributes("a", first, crash), Contributes("b", second, later)],
+        tools=[function_tool(tool, name="tool", description="t", parameters={})],
+    )
+    with pytest.raises(ContractViolationError, match=r"'a\.crash' crashed in pre-tool"):
+        await agent.run_turn(REQUEST)
+    assert ran == ["crash"]
