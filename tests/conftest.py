@@ -13,6 +13,7 @@ from bot.human.capability import InteractionRegistration
 from bot.human.tokens import TokenSigner, random_signing_key
 from bot.human.ttl import TTLPolicy
 from bot.kernel.tools import Tool
+from bot.policy import AnswerPolicy
 from bot.providers.scripted import Script, ScriptedProvider
 from bot.runs import RunService
 from bot.stores import open_stores
@@ -60,6 +61,7 @@ def harness(clock: FixedClock, signer: TokenSigner) -> HarnessFactory:
         tools: Sequence[Tool] = (),
         registrations: Sequence[InteractionRegistration] | None = None,
         ttl: TTLPolicy | None = None,
+        policy: AnswerPolicy | None = None,
     ) -> Harness:
         provider = ScriptedProvider(script)
         agent, capability = build_agent(
@@ -78,6 +80,7 @@ def harness(clock: FixedClock, signer: TokenSigner) -> HarnessFactory:
             stores=stores,
             surfaces={"test": surface},
             clock=clock,
+            policy=policy,
         )
         return Harness(service, agent, capability, surface, provider, stores)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from bot.approval import approval_registration, approval_tool
 from bot.demo import HELP, Fleet, demo_script
 from bot.human import ask_user_registration
@@ -11,12 +13,15 @@ from bot.testing import FixedClock
 from tests.support import Harness, HarnessFactory
 
 
-def demo(harness: HarnessFactory, stores: Stores, fleet: Fleet | None = None) -> Harness:
+def demo(
+    harness: HarnessFactory, stores: Stores, fleet: Fleet | None = None, **options: Any
+) -> Harness:
     return harness(
         stores,
         demo_script,
         tools=[*(fleet or Fleet()).tools(), approval_tool()],
         registrations=[ask_user_registration(), approval_registration()],
+        **options,
     )
 
 

@@ -1,0 +1,149 @@
+"""The outbox: what a surface owes is delivered once it can be, and a lasting failure is visible."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.delivery import MAX_ATTEMPTS
+from bot.human import ASK_USER
+from bot.kernel.interrupts import PendingInterrupt
+from bot.stores import RunStatus
+from bot.stores.ports import Stores
+from bot.stores.records import DeliveryKind, DeliveryState, PauseRecord, RunRecord
+from bot.surfaces import DeliveryError
+from bot.testing import FixedClock, RecordingSurface, call, calls, question, say
+from tests.support import HarnessFactory
+
+ASK = call(ASK_USER, questions=[question("Which environment?", "staging", "production")])
+
+
+@dataclass
+class DownSurface(RecordingSurface):
+    """Fails every call while ``down``; records what got through."""
+
+    down: bool = True
+    error: Exception = field(default_factory=lambda: DeliveryError("503 from the platform"))
+    attempts: int = 0
+
+    async def publish_question(
+        self, run: RunRecord, interrupt: PendingInterrupt
+    ) -> dict[str, Any] | None:
+        self.attempts += 1
+        if self.down:
+            raise self.error
+        return await super().publish_question(run, interrupt)
+
+    async def show_closed(self, run: RunRecord, record: PauseRecord) -> None:
+        if self.down:
+            raise self.error
+        await super().show_closed(run, record)
+
+
+def with_surface(h: Any, surface: RecordingSurface) -> None:
+    h.service.add_surface(surface)
+    h.surface = surface
+
+
+async def test_a_question_published_while_the_surface_is_down_appears_when_it_is_back(
+    stores: Stores, harness: HarnessFactory, clock: FixedClock
+) -> None:
+    """The question stays owed (visibly), then is posted once the surface answers again."""
+    h = harness(stores, [calls(ASK), say("done")])
+    surface = DownSurface(error=DeliveryError("ratelimited", retry_after=30.0))
+    with_surface(h, surface)
+    run_id = await h.start()
+    assert surface.questions == []
+    (owed,) = await stores.outbox.of_run(run_id)
+    assert (owed.kind, owed.state, owed.last_error) == (
+        DeliveryKind.PUBLISH,
+        DeliveryState.PENDING,
+        "ratelimited",
+    )
+    (outstanding,) = await stores.ledger.outstanding()  # owed, so never outstanding unseen
+    clock.advance(10)
+    assert await h.service.deliverer.deliver_due() == 0  # Retry-After honoured
+    surface.down = False
+    clock.advance(25)
+    assert await h.service.deliverer.deliver_due() == 1
+    assert [i.interrupt_id for _, i in surface.questions] == [outstanding.interrupt_id]
+    posted = await stores.ledger.get(outstanding.interrupt_id)
+    assert posted is not None
+    assert posted.message_ref == {"surface": "test", "message": "m1"}
+    assert await h.answer({"answers": {"Which environment?": "staging"}})
+    assert [text for _, text, _ in surface.outcomes] == ["done"]
+
+
+async def test_a_surface_that_always_fails_leaves_its_reason_on_the_run(
+    stores: Stores, harness: HarnessFactory, clock: FixedClock
+) -> None:
+    """Transient failures are retried with backoff until the last attempt, then marked."""
+    h = harness(stores, [calls(ASK)])
+    surface = DownSurface(error=ConnectionResetError("connection reset by peer"))
+    with_surface(h, surface)
+    run_id = await h.start()
+    for _ in range(MAX_ATTEMPTS):
+        clock.advance(400)
+        await h.service.deliverer.deliver_due()
+    assert surface.attempts == MAX_ATTEMPTS
+    run = await stores.runs.get(run_id)
+    assert run is not None
+    assert run.status is RunStatus.PAUSED
+    assert run.delivery_error == "ConnectionResetError: connection reset by peer"
+    (owed,) = await stores.outbox.of_run(run_id)
+    assert owed.state is DeliveryState.FAILED
+    clock.advance(400)
+    assert await h.service.deliverer.deliver_due() == 0
+    assert surface.attempts == MAX_ATTEMPTS
+
+
+async def test_a_permanent_failure_is_marked_at_once_with_the_fix(
+    stores: Stores, harness: HarnessFactory
+) -> None:
+    """invalid_auth is not retried: the run says why nothing was posted."""
+    h = harness(stores, [calls(ASK)])
+    reason = "invalid_auth: the bot token was revoked; reinstall the app"
+    surface = DownSurface(error=DeliveryError(reason, permanent=True))
+    with_surface(h, surface)
+    run_id = await h.start()
+    assert surface.attempts == 1
+    run = await stores.runs.get(run_id)
+    assert run is not None
+    assert run.delivery_error == reason
+
+
+async def test_a_token_in_a_failure_reason_is_not_kept(
+    stores: Stores, harness: HarnessFactory
+) -> None:
+    """Whatever a surface's error says, nothing token-shaped lands on the run."""
+    h = harness(stores, [calls(ASK)])
+    surface = DownSurface(
+        error=DeliveryError("rejected eyJhbGciOi.eyJzdWIiOi.c2lnbmF0dXJl", permanent=True)
+    )
+    with_surface(h, surface)
+    run_id = await h.start()
+    run = await stores.runs.get(run_id)
+    assert run is not None
+    assert "eyJ" not in run.delivery_error
+    assert "[token]" in run.delivery_error
+
+
+async def test_messages_of_a_run_wait_for_the_one_owed_before_them(
+    stores: Stores, harness: HarnessFactory, clock: FixedClock
+) -> None:
+    """Nothing overtakes the owed post; once due, a question already closed is not posted
+    (it would invite an answer that can only be refused), its close and outcome are."""
+    h = harness(stores, [calls(ASK), say("done")])
+    surface = DownSurface(error=DeliveryError("503"))
+    with_surface(h, surface)
+    await h.start()
+    token = h.service.token_for((await stores.ledger.outstanding())[0])
+    assert await h.answer({"answers": {"Which environment?": "staging"}}, token=token)
+    assert surface.questions == [] and surface.closed == [] and surface.outcomes == []
+    surface.down = False
+    clock.advance(5)
+    for _ in range(3):
+        await h.service.deliverer.deliver_due()
+    assert surface.questions == []
+    assert len(surface.closed) == 1
+    assert [text for _, text, _ in surface.outcomes] == ["done"]
