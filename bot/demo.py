@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +19,7 @@ from bot.approval import APPROVAL, approval_registration, approval_tool
 from bot.config import Settings
 from bot.human.capability import ASK_USER
 from bot.human.factory import ask_user_registration
+from bot.kernel.journal import current_call
 from bot.kernel.messages import Message, ModelReply, RequestedCall, ToolDefinition
 from bot.kernel.tools import Tool, function_tool
 
@@ -49,6 +50,8 @@ class Fleet:
         default_factory=lambda: {"web": "1.5.0", "api": "2.0.1", "worker": "0.9.4"}
     )
     previous: dict[tuple[str, str], str] = field(default_factory=dict)
+    # Results by idempotency key: a change replayed after a crash is not made twice.
+    applied: dict[str, str] = field(default_factory=dict)
 
     def tools(self) -> list[Tool]:
         service = {"type": "string", "enum": sorted(self.running)}
@@ -60,19 +63,10 @@ class Fleet:
             return f"{service}: {shown}; all healthy."
 
         async def deploy(service: str, environment: str) -> str:
-            envs = self._service(service)
-            was, new = envs[environment], self.candidate[service]
-            self.previous[(service, environment)] = was
-            envs[environment] = new
-            return f"Deployed {service} {new} to {environment} (was {was}). Health checks green."
+            return self._once(lambda: self._deploy(service, environment))
 
         async def rollback(service: str, environment: str) -> str:
-            envs = self._service(service)
-            back = self.previous.pop((service, environment), None)
-            if back is None:
-                return f"Nothing to roll back: {service} on {environment} has no earlier deploy."
-            envs[environment] = back
-            return f"Rolled {service} on {environment} back to {back}."
+            return self._once(lambda: self._rollback(service, environment))
 
         one = {"type": "object", "properties": {"service": service}, "required": ["service"]}
         two = {
@@ -94,6 +88,30 @@ class Fleet:
                 rollback, name="rollback", description="Undo the last deploy.", parameters=two
             ),
         ]
+
+    def _once(self, change: Callable[[], str]) -> str:
+        """Apply a change once per idempotency key, as a real deploy API would."""
+        call = current_call()
+        if call is None:
+            return change()
+        if call.idempotency_key not in self.applied:
+            self.applied[call.idempotency_key] = change()
+        return self.applied[call.idempotency_key]
+
+    def _deploy(self, service: str, environment: str) -> str:
+        envs = self._service(service)
+        was, new = envs[environment], self.candidate[service]
+        self.previous[(service, environment)] = was
+        envs[environment] = new
+        return f"Deployed {service} {new} to {environment} (was {was}). Health checks green."
+
+    def _rollback(self, service: str, environment: str) -> str:
+        envs = self._service(service)
+        back = self.previous.pop((service, environment), None)
+        if back is None:
+            return f"Nothing to roll back: {service} on {environment} has no earlier deploy."
+        envs[environment] = back
+        return f"Rolled {service} on {environment} back to {back}."
 
     def _service(self, service: str) -> dict[str, str]:
         if service not in self.running:

@@ -7,6 +7,7 @@ from typing import Any
 from bot.approval import approval_registration, approval_tool
 from bot.demo import HELP, Fleet, demo_script
 from bot.human import ask_user_registration
+from bot.kernel.journal import CallContext, dispatching
 from bot.outcomes import Redeemed
 from bot.stores.ports import Stores
 from bot.testing import FixedClock
@@ -82,3 +83,18 @@ async def test_status_and_unknown_requests(harness: HarnessFactory, sqlite_store
     await h.start("hello")
     assert h.surface.outcomes[-1][1] == HELP
     assert h.surface.questions == []
+
+
+async def test_a_deploy_replayed_with_its_key_changes_the_fleet_once() -> None:
+    """The demo's deploy reads the call's idempotency key: the same call twice deploys once."""
+    fleet = Fleet()
+    deploy = next(tool for tool in fleet.tools() if tool.name == "deploy")
+    arguments = {"service": "web", "environment": "staging"}
+    with dispatching(CallContext("run-1", "call-1", "deploy")):
+        first = await deploy.call(arguments)
+        fleet.candidate["web"] = "9.9.9"  # a second deploy would ship this
+        again = await deploy.call(arguments)
+    assert first == again
+    assert fleet.running["web"]["staging"] == "1.5.0"
+    with dispatching(CallContext("run-1", "call-2", "deploy")):
+        assert "9.9.9" in await deploy.call(arguments)  # another call is another change
