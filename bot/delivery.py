@@ -16,8 +16,8 @@ from typing import Any, assert_never
 from bot.kernel.interrupts import PendingInterrupt
 from bot.logs import scrub
 from bot.stores.ports import Stores
-from bot.stores.records import Delivery, DeliveryKind, PauseRecord, PauseStatus
-from bot.surfaces import DeliveryError, Surface
+from bot.stores.records import Delivery, DeliveryKind, PauseRecord, PauseStatus, RunRecord
+from bot.surfaces import DeliveryError, RedrawsQuestions, Surface
 
 log = logging.getLogger(__name__)
 
@@ -126,12 +126,32 @@ class Deliverer:
                 if record is not None:
                     await surface.show_closed(run, record)
                 return None
+            case DeliveryKind.MOVED | DeliveryKind.REFRESH:
+                await self._redraw(surface, run, delivery)
+                return None
             case DeliveryKind.OUTCOME:
                 text = str(delivery.body.get("text", ""))
                 await surface.post_outcome(run, text, failed=bool(delivery.body.get("failed")))
                 return None
             case _:
                 assert_never(delivery.kind)
+
+    async def _redraw(self, surface: Surface, run: RunRecord, delivery: Delivery) -> None:
+        record = await self._stores.ledger.get(delivery.interrupt_id)
+        # A closed question's own CLOSED edit shows its end; nothing to redraw.
+        if record is None or record.status is not PauseStatus.OUTSTANDING:
+            return
+        if not isinstance(surface, RedrawsQuestions):
+            log.warning("%s cannot redraw a posted question; skipped", surface.name)
+            return
+        if delivery.kind is DeliveryKind.REFRESH:
+            if record.message_ref is not None:
+                await surface.refresh_question(run, self._interrupt_for(record), record.message_ref)
+            return
+        previous = delivery.body.get("previous_ref")
+        # Unchanged if the second post failed: the old message is still the live one.
+        if isinstance(previous, dict) and previous != record.message_ref:
+            await surface.show_moved(run, record, previous)
 
     async def _failed(
         self, delivery: Delivery, reason: str, permanent: bool, retry_after: float | None

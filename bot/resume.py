@@ -47,6 +47,10 @@ def observation_for(record: PauseRecord) -> str:
             data["note"] = f"No answer arrived before the question expired. {NOT_A_REFUSAL}"
         case PauseStatus.CANCELLED:
             data["cancelled_by"] = {"id": record.closed_by_id, "name": record.closed_by}
+            # An admin's reason rides on the row's answer, and reaches the model as a value.
+            reason = (record.answer or {}).get("reason")
+            if isinstance(reason, str) and reason:
+                data["reason"] = reason
             data["note"] = (
                 f"No answer: the question was cancelled. {NOT_A_REFUSAL} "
                 "Stop the action that needed it."

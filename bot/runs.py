@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
 import logging
 import os
@@ -184,9 +185,15 @@ class RunService:
             self.metrics.refusals.labels(reason=type(outcome).__name__).inc()
         return outcome
 
-    async def cancel(self, interrupt_id: str, *, by: Responder) -> bool:
-        """Close an open question as cancelled and resume its run without an answer."""
+    async def cancel(self, interrupt_id: str, *, by: Responder, reason: str = "") -> bool:
+        """Close an open question as cancelled and resume its run without an answer.
+
+        ``reason`` is kept on the row (as its answer's ``reason``) and reaches
+        the model as a JSON value, never as prose.
+        """
         closing = self._closing(PauseStatus.CANCELLED, by=by.display, by_id=by.id)
+        if reason:
+            closing = dataclasses.replace(closing, answer={"reason": reason})
         return await self._close(interrupt_id, closing, self.metrics.pauses_cancelled.inc)
 
     async def sweep(self, *, limit: int = 100) -> int:

@@ -7,7 +7,7 @@ platform (Block Kit, Adaptive Card, console page).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from bot.kernel.interrupts import PendingInterrupt
 from bot.stores.records import PauseRecord, RunRecord
@@ -52,6 +52,27 @@ class Surface(Protocol):
 
     async def post_outcome(self, run: RunRecord, text: str, *, failed: bool = False) -> None:
         """Post the run's final text (or failure) in its thread."""
+        ...
+
+
+@runtime_checkable
+class RedrawsQuestions(Protocol):
+    """What a surface adds so admin commands can change a posted question.
+
+    Optional: a surface without it still gets every question posted again
+    by ``resend``; only the two edits below are skipped (and logged).
+    """
+
+    async def refresh_question(
+        self, run: RunRecord, interrupt: PendingInterrupt, ref: dict[str, Any]
+    ) -> None:
+        """Redraw the question at ``ref`` in place: new expiry, the token re-derived with it."""
+        ...
+
+    async def show_moved(
+        self, run: RunRecord, record: PauseRecord, previous_ref: dict[str, Any]
+    ) -> None:
+        """Edit the earlier message at ``previous_ref`` to point to ``record.message_ref``."""
         ...
 
 

@@ -171,6 +171,28 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX outbox_run ON outbox (run_id, state, id)",
         ),
     ),
+    Migration(
+        5,
+        "admin commands: indexes for pending (keyset by issue order) and stats",
+        (
+            # Partial indexes hold the outstanding rows only, so ``pending``
+            # reads a page of them however many closed rows there are; the
+            # queries spell status = 'outstanding' literally so the planner
+            # can prove the index applies.
+            "CREATE INDEX pauses_open ON pauses (seq) WHERE status = 'outstanding'",
+            "CREATE INDEX pauses_open_scope ON pauses (scope, seq) WHERE status = 'outstanding'",
+            "CREATE INDEX pauses_open_name ON pauses (name, seq) WHERE status = 'outstanding'",
+            # ``pending user=...``: the requester is on the run.
+            "CREATE INDEX runs_requester ON runs (requester)",
+            # Percentiles of the time to answer walk this index to the
+            # nearest rank instead of sorting every answered row.
+            "CREATE INDEX pauses_answer_time ON pauses ((closed_at - issued_at))"
+            " WHERE status = 'answered'",
+            # Refusals by reason count index entries, not audit rows' JSON.
+            "CREATE INDEX audit_refusals ON audit (json_extract(detail, '$.reason'))"
+            " WHERE kind = 'refused'",
+        ),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

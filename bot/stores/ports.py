@@ -19,7 +19,10 @@ from bot.stores.records import (
     Closing,
     ConversationSummary,
     Delivery,
+    OpenQuestion,
     PauseRecord,
+    PendingFilter,
+    QuestionStats,
     RunRecord,
     RunStatus,
 )
@@ -180,6 +183,43 @@ class Audit(Protocol):
     async def recent(self, *, limit: int = 100, run_id: str | None = None) -> list[AuditEvent]: ...
 
 
+class AdminStore(Protocol):
+    """Reads and writes of admin commands; ``bot.admin`` relies on it, nothing else."""
+
+    async def pending(
+        self, *, where: PendingFilter, after: str | None = None, limit: int = 20
+    ) -> list[OpenQuestion]:
+        """Outstanding questions in issue order, after the cursor ``after``.
+
+        Keyset pagination on an index of outstanding rows: the first page
+        costs the same with ten or a million questions open.
+        """
+        ...
+
+    async def stats(self) -> QuestionStats:
+        """Counts and percentiles aggregated in the store, never row by row here."""
+        ...
+
+    async def extend(
+        self, interrupt_id: str, *, expires_at: float, at: float, actor: str
+    ) -> PauseRecord | None:
+        """Move an outstanding question's expiry; None if it is not outstanding.
+
+        In the same transaction: the change is audited ("extended") and a
+        redraw of the posted question is put in the outbox.
+        """
+        ...
+
+    async def repost(self, interrupt_id: str, *, at: float, actor: str) -> PauseRecord | None:
+        """Owe a second post of an outstanding question; None if it is not outstanding.
+
+        In the same transaction: audited ("resent"), a PUBLISH row for the
+        same ledger row (so still one token, one spend) and, if it was
+        posted before, a MOVED row carrying the old message's reference.
+        """
+        ...
+
+
 class Stores(Protocol):
     """One backend's ports, opened and closed together."""
 
@@ -200,6 +240,8 @@ class Stores(Protocol):
     def journal(self) -> Journal: ...
     @property
     def outbox(self) -> Outbox: ...
+    @property
+    def admin(self) -> AdminStore: ...
 
     async def ping(self) -> None: ...
     async def close(self) -> None: ...

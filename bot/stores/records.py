@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -126,6 +127,11 @@ class DeliveryKind(StrEnum):
     PUBLISH = "publish"  # post the question
     CLOSED = "closed"  # edit the posted question to its outcome
     OUTCOME = "outcome"  # post the run's final text in its thread
+    # Admin commands (``bot.admin``): a question posted again leaves its old
+    # message pointing at the new one; an extended question is redrawn
+    # (its new expiry, and the token re-derived with it).
+    MOVED = "moved"  # edit an earlier message of the question to point to the latest
+    REFRESH = "refresh"  # redraw the posted question in place
 
 
 class DeliveryState(StrEnum):
@@ -153,3 +159,55 @@ class Delivery:
     state: DeliveryState = DeliveryState.PENDING
     next_at: float = 0.0
     last_error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class OpenQuestion:
+    """An outstanding pause as an admin lists it, with who asked (from its run).
+
+    ``cursor`` is the keyset position in issue order: pass it back as
+    ``after`` for the next page.
+    """
+
+    interrupt_id: str
+    run_id: str
+    scope: str
+    name: str
+    payload: dict[str, Any]
+    issued_at: float
+    expires_at: float
+    requester: str
+    surface: str
+    message_ref: dict[str, Any] | None
+    cursor: str
+
+
+@dataclass(frozen=True, slots=True)
+class PendingFilter:
+    """What ``pending`` narrows to; None matches everything."""
+
+    scope: str | None = None
+    requester: str | None = None
+    name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionStats:
+    """Counters over every question the store has issued, computed by the store."""
+
+    issued: int
+    outstanding: int
+    answered: int
+    expired: int
+    cancelled: int
+    refusals: dict[str, int]
+    # Nearest-rank percentiles of closed_at - issued_at over answered questions.
+    answer_seconds_p50: float | None
+    answer_seconds_p90: float | None
+    deliveries_failed: int
+    deliveries_retrying: int
+
+
+def nearest_rank(count: int, fraction: float) -> int:
+    """The 0-based position of the nearest-rank percentile among ``count`` sorted values."""
+    return max(0, math.ceil(count * fraction) - 1)

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from bot.kernel.journal import Journal
 from bot.stores._migrations import migrate
+from bot.stores._sqlite_admin import SqliteAdmin
 from bot.stores._sqlite_db import Database, transaction
 from bot.stores._sqlite_durable import (
     SqliteJournal,
@@ -42,7 +43,16 @@ from bot.stores._sqlite_rows import (
     run_from_row,
     run_params,
 )
-from bot.stores.ports import Audit, Checkpoints, Consumption, Leases, Ledger, Outbox, Runs
+from bot.stores.ports import (
+    AdminStore,
+    Audit,
+    Checkpoints,
+    Consumption,
+    Leases,
+    Ledger,
+    Outbox,
+    Runs,
+)
 from bot.stores.records import (
     MAX_CROSS_SCOPE_KEPT,
     AuditEvent,
@@ -507,6 +517,7 @@ class SqliteStores:
         self.leases: Leases = SqliteLeases(db)
         self.journal: Journal = SqliteJournal(db)
         self.outbox: Outbox = SqliteOutbox(db)
+        self.admin: AdminStore = SqliteAdmin(db)
 
     @classmethod
     async def open(cls, path: str | Path) -> SqliteStores:
