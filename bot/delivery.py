@@ -110,6 +110,10 @@ class Deliverer:
             await self._stores.outbox.delivered(
                 delivery.delivery_id, at=self._clock(), message_ref=ref
             )
+            if delivery.body.get("repost"):
+                # A second post owes the old message's edit right behind it, in the
+                # same run, which a pass claims only once this row is done.
+                self._again = True
 
     async def _send(self, surface: Surface, delivery: Delivery) -> dict[str, Any] | None:
         run = await self._stores.runs.get(delivery.run_id)

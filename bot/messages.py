@@ -60,3 +60,42 @@ def cancelled_text(by: str, at: float) -> str:
 
 RUN_FAILED = "The run stopped on an error; an admin can see the details in the audit log."
 BOT_MISCONFIGURED = "The bot is misconfigured; an admin has been told what to fix."
+
+
+# Admin commands (bot.admin); every surface shows these same sentences.
+ADMINS_ONLY = "Only admins can use that command; ask an admin, or type `help` for yours."
+
+
+def question_not_found(interrupt_id: str) -> str:
+    return f"There is no question {interrupt_id!r}; copy its id from `pending`."
+
+
+def run_not_found(run_id: str) -> str:
+    return f"There is no run {run_id!r}; copy its id from `show <question-id>`."
+
+
+def question_not_open(interrupt_id: str, status: str) -> str:
+    return f"Question {interrupt_id!r} is {status}, not open; nothing changed."
+
+
+def extend_too_far(latest: float) -> str:
+    return (
+        f"That is past the longest a question may stay open ({when(latest)}); "
+        "extend by less, or cancel and ask again."
+    )
+
+
+def cancelled_by_admin(interrupt_id: str, by: str) -> str:
+    return f"Cancelled {interrupt_id} as {by}; its run resumes without an answer."
+
+
+def resent_question(interrupt_id: str) -> str:
+    return f"Posting {interrupt_id} again; the old message will point to the new one."
+
+
+def extended_question(interrupt_id: str, expires_at: float) -> str:
+    return f"{interrupt_id} now expires at {when(expires_at)}."
+
+
+def moved_text(link: str) -> str:
+    return f"This question was posted again: {link}. Answer it there."

@@ -60,6 +60,8 @@ class RecordingSurface:
     questions: list[tuple[RunRecord, PendingInterrupt]] = field(default_factory=list)
     closed: list[PauseRecord] = field(default_factory=list)
     outcomes: list[tuple[str, str, bool]] = field(default_factory=list)
+    refreshed: list[tuple[PendingInterrupt, dict[str, Any]]] = field(default_factory=list)
+    moved: list[tuple[PauseRecord, dict[str, Any]]] = field(default_factory=list)
 
     async def publish_question(
         self, run: RunRecord, interrupt: PendingInterrupt
@@ -72,6 +74,16 @@ class RecordingSurface:
 
     async def post_outcome(self, run: RunRecord, text: str, *, failed: bool = False) -> None:
         self.outcomes.append((run.run_id, text, failed))
+
+    async def refresh_question(
+        self, run: RunRecord, interrupt: PendingInterrupt, ref: dict[str, Any]
+    ) -> None:
+        self.refreshed.append((interrupt, ref))
+
+    async def show_moved(
+        self, run: RunRecord, record: PauseRecord, previous_ref: dict[str, Any]
+    ) -> None:
+        self.moved.append((record, previous_ref))
 
     @property
     def last_token(self) -> str:

@@ -1,0 +1,58 @@
+"""Admin commands, platform-neutral: parse, authorize, execute, audit.
+
+A surface builds the ``Responder`` from its platform's authentication,
+hands the typed text to ``AdminService.handle`` and renders the result
+value its own way (``text_of`` and ``json_of`` here for the shell and the
+console; Block Kit and Adaptive Cards in their adapters). Store reads and
+writes go through the ``AdminStore`` port.
+"""
+
+from bot.admin._commands import USAGES, Command, Usage, UsageError, parse, parse_duration
+from bot.admin._render import json_of, text_of
+from bot.admin._results import (
+    AdminRefusal,
+    AdminResult,
+    AdminsOnly,
+    AuditShown,
+    CancelDone,
+    CommandInvalid,
+    Extended,
+    HelpShown,
+    NotFound,
+    NotOpen,
+    PendingItem,
+    PendingPage,
+    QuestionShown,
+    Resent,
+    StatsShown,
+    TooLong,
+)
+from bot.admin._service import AdminService
+
+__all__ = [
+    "USAGES",
+    "AdminRefusal",
+    "AdminResult",
+    "AdminService",
+    "AdminsOnly",
+    "AuditShown",
+    "CancelDone",
+    "Command",
+    "CommandInvalid",
+    "Extended",
+    "HelpShown",
+    "NotFound",
+    "NotOpen",
+    "PendingItem",
+    "PendingPage",
+    "QuestionShown",
+    "Resent",
+    "StatsShown",
+    "TooLong",
+    "Usage",
+    "UsageError",
+    "json_of",
+    "parse",
+    "parse_duration",
+    "text_of",
+]

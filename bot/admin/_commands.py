@@ -1,0 +1,210 @@
+"""Admin commands as values: what a person typed, parsed once for every surface.
+
+``/hitl pending channel=C1``, a Teams message ``pending --user ...`` and the
+shell's ``python -m bot admin pending --channel C1`` all parse here, so the
+grammar is the same everywhere: a command word, then positional arguments,
+then options as ``name=value`` or ``--name value``.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.errors import BotError
+
+MAX_PAGE = 100
+DEFAULT_PAGE = 20
+MAX_REASON_CHARS = 300
+
+
+class UsageError(BotError):
+    """The command could not be parsed; the message says what to type instead."""
+
+
+@dataclass(frozen=True, slots=True)
+class Help:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    scope: str | None = None
+    requester: str | None = None
+    name: str | None = None
+    after: str | None = None
+    limit: int = DEFAULT_PAGE
+
+
+@dataclass(frozen=True, slots=True)
+class Show:
+    interrupt_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Cancel:
+    interrupt_id: str
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Resend:
+    interrupt_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Extend:
+    interrupt_id: str
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class AuditLog:
+    run_id: str
+
+
+Command = Help | Pending | Show | Cancel | Resend | Extend | Stats | AuditLog
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """One command's syntax and what it does, for ``help``."""
+
+    name: str
+    syntax: str
+    summary: str
+
+
+USAGES: tuple[Usage, ...] = (
+    Usage(
+        "pending",
+        "pending [channel=<scope>] [user=<id>] [name=<registration>] [after=<cursor>] [limit=<n>]",
+        "open questions: who asked, who may answer, age, expiry, link",
+    ),
+    Usage("show", "show <question-id>", "a question's payload, status, history and deliveries"),
+    Usage("cancel", "cancel <question-id> [reason]", "close it; the run resumes cancelled"),
+    Usage("resend", "resend <question-id>", "post it again; the old message points to the new"),
+    Usage("extend", "extend <question-id> <duration, e.g. 2h>", "push its expiry back"),
+    Usage("stats", "stats", "issued, answered, expired, cancelled, refusals, time to answer"),
+    Usage("audit", "audit <run-id>", "a run's events, in order"),
+    Usage("help", "help", "the commands you may use"),
+)
+_SYNTAX = {usage.name: usage.syntax for usage in USAGES}
+_OPTION_NAMES = {
+    "channel": "channel",
+    "scope": "channel",
+    "user": "user",
+    "requester": "user",
+    "name": "name",
+    "registration": "name",
+    "after": "after",
+    "limit": "limit",
+}
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhd])")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse(words: str | Sequence[str]) -> Command:
+    """A command from text (``"cancel q1 wrong env"``) or from argv words."""
+    if isinstance(words, str):
+        try:
+            words = shlex.split(words)
+        except ValueError:
+            raise UsageError("Unbalanced quotes; close the quote and try again.") from None
+    if not words:
+        return Help()
+    verb, rest = words[0].lower(), list(words[1:])
+    match verb:
+        case "help":
+            return Help()
+        case "stats":
+            _no_more(verb, rest)
+            return Stats()
+        case "pending":
+            return _pending(rest)
+        case "show":
+            return Show(_one_id(verb, rest))
+        case "resend":
+            return Resend(_one_id(verb, rest))
+        case "audit":
+            return AuditLog(_one_id(verb, rest))
+        case "cancel":
+            if not rest:
+                raise _usage(verb)
+            reason = " ".join(rest[1:]).strip()
+            if len(reason) > MAX_REASON_CHARS:
+                raise UsageError(f"Keep the reason under {MAX_REASON_CHARS} characters.")
+            return Cancel(rest[0], reason)
+        case "extend":
+            if len(rest) != 2:
+                raise _usage(verb)
+            return Extend(rest[0], parse_duration(rest[1]))
+        case _:
+            raise UsageError(f"There is no admin command {verb!r}; type `help` for the list.")
+
+
+def parse_duration(text: str) -> float:
+    """``90s``, ``30m``, ``2h``, ``1d``, ``1h30m`` -> seconds (positive)."""
+    spelled = text.strip().lower()
+    parts = _DURATION.findall(spelled)
+    if not parts or "".join(n + u for n, u in parts) != spelled:
+        raise UsageError(f"{text!r} is not a duration; write it like 30m, 2h or 1d.")
+    seconds = sum(float(n) * _UNIT_SECONDS[u] for n, u in parts)
+    if seconds <= 0:
+        raise UsageError("The duration must be more than zero.")
+    return seconds
+
+
+def _pending(rest: list[str]) -> Pending:
+    options: dict[str, str] = {}
+    words = iter(rest)
+    for word in words:
+        if word.startswith("--"):
+            key, value = word[2:], next(words, None)
+            if "=" in key:
+                key, value = key.split("=", 1)
+        elif "=" in word:
+            key, value = word.split("=", 1)
+        else:
+            raise _usage("pending")
+        name = _OPTION_NAMES.get(key.lower())
+        if name is None or value is None or not value.strip():
+            raise _usage("pending")
+        options[name] = value.strip()
+    limit = DEFAULT_PAGE
+    if "limit" in options:
+        if not options["limit"].isdigit() or not 1 <= int(options["limit"]) <= MAX_PAGE:
+            raise UsageError(f"limit is a whole number from 1 to {MAX_PAGE}.")
+        limit = int(options["limit"])
+    after = options.get("after")
+    if after is not None and not after.isdigit():
+        raise UsageError("after takes the cursor a page of `pending` printed.")
+    return Pending(
+        scope=options.get("channel"),
+        requester=options.get("user"),
+        name=options.get("name"),
+        after=after,
+        limit=limit,
+    )
+
+
+def _one_id(verb: str, rest: list[str]) -> str:
+    if len(rest) != 1:
+        raise _usage(verb)
+    return rest[0]
+
+
+def _no_more(verb: str, rest: list[str]) -> None:
+    if rest:
+        raise _usage(verb)
+
+
+def _usage(verb: str) -> UsageError:
+    return UsageError(f"Usage: {_SYNTAX[verb]}")

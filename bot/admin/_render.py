@@ -1,0 +1,182 @@
+"""Admin results as text (the shell) and JSON (``--json``, the console API).
+
+Pure functions, no I/O. The one-line ``summary_of`` is shared by every
+surface so a refusal reads the same in Slack, Teams, the console and a shell.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any, assert_never
+
+from bot.admin._results import (
+    AdminResult,
+    AdminsOnly,
+    AuditShown,
+    CancelDone,
+    CommandInvalid,
+    Extended,
+    HelpShown,
+    NotFound,
+    NotOpen,
+    PendingPage,
+    QuestionShown,
+    Resent,
+    StatsShown,
+    TooLong,
+)
+from bot.messages import (
+    ADMINS_ONLY,
+    cancelled_by_admin,
+    extend_too_far,
+    extended_question,
+    question_not_open,
+    resent_question,
+    when,
+)
+from bot.stores.records import AuditEvent
+
+MAX_TITLE = 80
+
+
+def ok(result: AdminResult) -> bool:
+    return not isinstance(result, AdminsOnly | CommandInvalid | NotFound | NotOpen | TooLong)
+
+
+def summary_of(result: AdminResult) -> str:
+    """One sentence for a refusal or an action; empty for a listing."""
+    match result:
+        case AdminsOnly():
+            return ADMINS_ONLY
+        case CommandInvalid(text=text) | NotFound(text=text):
+            return text
+        case NotOpen(interrupt_id=interrupt_id, status=status):
+            return question_not_open(interrupt_id, status)
+        case TooLong(latest=latest):
+            return extend_too_far(latest)
+        case CancelDone(interrupt_id=interrupt_id, by=by):
+            return cancelled_by_admin(interrupt_id, by)
+        case Resent(interrupt_id=interrupt_id):
+            return resent_question(interrupt_id)
+        case Extended(interrupt_id=interrupt_id, expires_at=expires_at):
+            return extended_question(interrupt_id, expires_at)
+        case HelpShown() | PendingPage() | QuestionShown() | StatsShown() | AuditShown():
+            return ""
+        case _:
+            assert_never(result)
+
+
+def title_of(payload: dict[str, Any], name: str) -> str:
+    """A question's first words, for a list line."""
+    questions = payload.get("questions")
+    if isinstance(questions, list) and questions and isinstance(questions[0], dict):
+        text = str(questions[0].get("question", ""))
+    else:
+        text = str(payload.get("question") or payload.get("summary") or payload.get("action") or "")
+    text = " ".join(text.split()) or name
+    return text if len(text) <= MAX_TITLE else text[: MAX_TITLE - 1] + "…"
+
+
+def duration(seconds: float) -> str:
+    """``3d 4h``, ``2h 5m``, ``40s``: two units at most."""
+    seconds = max(0, int(seconds))
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [(days, "d"), (hours, "h"), (minutes, "m"), (secs, "s")]
+    shown = [f"{n}{unit}" for n, unit in parts if n][:2]
+    return " ".join(shown) or "0s"
+
+
+def link_of(ref: dict[str, Any] | None) -> str:
+    """Where the question was posted, as the surface recorded it."""
+    if not ref:
+        return "not posted yet"
+    for key in ("permalink", "url", "link"):
+        if isinstance(ref.get(key), str):
+            return str(ref[key])
+    return json.dumps(ref, sort_keys=True, separators=(",", ":"))
+
+
+def text_of(result: AdminResult) -> str:
+    """Plain text for a terminal."""
+    summary = summary_of(result)
+    if summary:
+        return summary
+    match result:
+        case HelpShown(usages=usages):
+            return "\n".join(f"{u.syntax}\n    {u.summary}" for u in usages)
+        case PendingPage(at=at, items=items, next_after=next_after):
+            if not items:
+                return "No open questions match."
+            lines = []
+            for item in items:
+                q = item.question
+                lines.append(
+                    f"{q.interrupt_id}  {title_of(q.payload, q.name)}\n"
+                    f"    {q.name} in {q.scope}; asked by {q.requester or '?'}"
+                    f" {duration(at - q.issued_at)} ago; expires in"
+                    f" {duration(q.expires_at - at)} ({when(q.expires_at)})\n"
+                    f"    may answer: {', '.join(item.may_answer)}\n"
+                    f"    message: {link_of(q.message_ref)}"
+                )
+            if next_after is not None:
+                lines.append(f"more: pending after={next_after}")
+            return "\n".join(lines)
+        case QuestionShown(record=record, run=run, history=history, deliveries=deliveries):
+            lines = [
+                f"{record.interrupt_id}  {record.status}  ({record.name} in {record.scope})",
+                f"run: {record.run_id} ({run.status if run else 'unknown'})"
+                f" asked by {run.requester if run else '?'}",
+                f"issued {when(record.issued_at)}, expires {when(record.expires_at)}",
+                f"may answer: {', '.join(result.may_answer)}",
+                f"message: {link_of(record.message_ref)}",
+                f"payload: {json.dumps(record.payload, ensure_ascii=False)}",
+            ]
+            if record.closed_at is not None:
+                lines.append(f"closed by {record.closed_by} at {when(record.closed_at)}")
+            if run is not None and run.delivery_error:
+                lines.append(f"delivery error: {run.delivery_error}")
+            lines.append("deliveries:")
+            lines += [
+                f"  #{d.delivery_id} {d.kind} {d.state} attempts={d.attempts}"
+                + (f" last error: {d.last_error}" if d.last_error else "")
+                for d in deliveries
+            ]
+            lines.append("history:")
+            lines += [f"  {event_line(e)}" for e in history]
+            return "\n".join(lines)
+        case StatsShown(stats=s):
+            refusals = ", ".join(f"{k} {v}" for k, v in sorted(s.refusals.items())) or "none"
+            p50 = duration(s.answer_seconds_p50) if s.answer_seconds_p50 is not None else "-"
+            p90 = duration(s.answer_seconds_p90) if s.answer_seconds_p90 is not None else "-"
+            return "\n".join(
+                (
+                    f"issued {s.issued}: open {s.outstanding}, answered {s.answered},"
+                    f" expired {s.expired}, cancelled {s.cancelled}",
+                    f"refusals: {refusals}",
+                    f"time to answer: median {p50}, p90 {p90}",
+                    f"deliveries: {s.deliveries_failed} failed, {s.deliveries_retrying} retrying",
+                )
+            )
+        case AuditShown(run_id=run_id, events=events):
+            return "\n".join([f"run {run_id}:", *(f"  {event_line(e)}" for e in events)])
+        case _:
+            return summary
+
+
+def event_line(event: AuditEvent) -> str:
+    detail = json.dumps(event.detail, ensure_ascii=False, sort_keys=True) if event.detail else ""
+    target = f" {event.interrupt_id}" if event.interrupt_id else ""
+    return f"{when(event.at)} {event.kind}{target} by {event.actor or '-'} {detail}".rstrip()
+
+
+def json_of(result: AdminResult) -> dict[str, Any]:
+    """The result as JSON data: ``ok``, ``kind``, ``message`` and its fields."""
+    return {
+        "ok": ok(result),
+        "kind": type(result).__name__,
+        "message": summary_of(result),
+        **dataclasses.asdict(result),
+    }

@@ -1,0 +1,126 @@
+"""What an admin command comes to: a closed union of frozen values.
+
+Each surface renders them its own way (Block Kit, an Adaptive Card, text,
+JSON); none of them decides anything. ``at`` is when the command ran, so a
+renderer computes ages without reading a clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.admin._commands import Usage
+from bot.stores.records import (
+    AuditEvent,
+    Delivery,
+    OpenQuestion,
+    PauseRecord,
+    QuestionStats,
+    RunRecord,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class HelpShown:
+    usages: tuple[Usage, ...]
+    admin: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PendingItem:
+    question: OpenQuestion
+    may_answer: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PendingPage:
+    at: float
+    items: tuple[PendingItem, ...]
+    # Pass as ``after=`` for the next page; None on the last one.
+    next_after: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionShown:
+    at: float
+    record: PauseRecord
+    run: RunRecord | None
+    may_answer: tuple[str, ...]
+    history: tuple[AuditEvent, ...]
+    deliveries: tuple[Delivery, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CancelDone:
+    interrupt_id: str
+    run_id: str
+    by: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Resent:
+    interrupt_id: str
+    run_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Extended:
+    interrupt_id: str
+    run_id: str
+    previous_expires_at: float
+    expires_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class StatsShown:
+    at: float
+    stats: QuestionStats
+
+
+@dataclass(frozen=True, slots=True)
+class AuditShown:
+    run_id: str
+    events: tuple[AuditEvent, ...]
+
+
+# Refusals: nothing changed; ``text`` says why and what to do.
+@dataclass(frozen=True, slots=True)
+class AdminsOnly:
+    command: str
+
+
+@dataclass(frozen=True, slots=True)
+class CommandInvalid:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class NotFound:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class NotOpen:
+    interrupt_id: str
+    status: str
+
+
+@dataclass(frozen=True, slots=True)
+class TooLong:
+    interrupt_id: str
+    latest: float
+
+
+AdminRefusal = AdminsOnly | CommandInvalid | NotFound | NotOpen | TooLong
+AdminResult = (
+    HelpShown
+    | PendingPage
+    | QuestionShown
+    | CancelDone
+    | Resent
+    | Extended
+    | StatsShown
+    | AuditShown
+    | AdminRefusal
+)

@@ -1,0 +1,266 @@
+"""``AdminService``: authorize, execute and audit an admin command, for every surface.
+
+Who acts is the ``Responder`` the surface built from the platform's own
+authentication (a signed Slack request, a Teams token, the console sign-in,
+the shell's OS user); no command argument can name someone else. An admin
+is a responder whose id is configured (``BOT_ADMINS``) or whom the surface
+marked ``is_admin`` from a platform group it resolved. Everyone else may
+use ``help`` only; any other attempt is refused and audited.
+
+Cancelling goes through ``RunService.cancel`` when a service runs in this
+process (the run resumes at once). The shell has none: its cancel spends
+the token in the store with no lease, and the serving process's next sweep
+recovers the run and delivers the edit, exactly as after a crash.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections.abc import Callable, Collection, Sequence
+from typing import Any, assert_never
+
+from bot.admin._commands import (
+    USAGES,
+    AuditLog,
+    Cancel,
+    Command,
+    Extend,
+    Help,
+    Pending,
+    Resend,
+    Show,
+    Stats,
+    UsageError,
+    parse,
+)
+from bot.admin._results import (
+    AdminResult,
+    AdminsOnly,
+    AuditShown,
+    CancelDone,
+    CommandInvalid,
+    Extended,
+    HelpShown,
+    NotFound,
+    NotOpen,
+    PendingItem,
+    PendingPage,
+    QuestionShown,
+    Resent,
+    StatsShown,
+    TooLong,
+)
+from bot.messages import question_not_found, run_not_found
+from bot.outcomes import Responder
+from bot.runs import RunService
+from bot.stores.ports import Stores
+from bot.stores.records import (
+    AuditEvent,
+    Closing,
+    PauseRecord,
+    PauseStatus,
+    PendingFilter,
+)
+
+log = logging.getLogger(__name__)
+
+HISTORY_LIMIT = 500
+
+
+class AdminService:
+    """Parses, authorizes, executes and audits admin commands."""
+
+    def __init__(
+        self,
+        *,
+        stores: Stores,
+        admins: Collection[str],
+        max_ttl_seconds: float,
+        runs: RunService | None = None,
+        approvers: Collection[str] = (),
+        anyone_may_answer: bool = False,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._stores = stores
+        self._admins = frozenset(admins)
+        self._max_ttl = max_ttl_seconds
+        self._runs = runs
+        self._approvers = tuple(sorted(set(approvers) - self._admins))
+        self._anyone = anyone_may_answer
+        self._clock = clock
+
+    def is_admin(self, who: Responder) -> bool:
+        return who.is_admin or who.id in self._admins
+
+    async def handle(self, words: str | Sequence[str], *, who: Responder) -> AdminResult:
+        """Parse and execute; a command that does not parse is a refusal that says why."""
+        try:
+            command = parse(words)
+        except UsageError as error:
+            if not self.is_admin(who):
+                # A stranger learns nothing about the grammar; the attempt is on record.
+                verb = words.split(" ", 1)[0] if isinstance(words, str) else " ".join(words[:1])
+                await self._audit("admin-refused", who, {"command": verb[:40]})
+                return AdminsOnly(verb[:40])
+            return CommandInvalid(str(error))
+        return await self.execute(command, who=who)
+
+    async def execute(self, command: Command, *, who: Responder) -> AdminResult:
+        name = type(command).__name__.lower()
+        if not isinstance(command, Help) and not self.is_admin(who):
+            await self._audit("admin-refused", who, {"command": name}, **_ids(command))
+            return AdminsOnly(name)
+        result = await self._execute(command, who)
+        if not isinstance(command, Help):
+            detail = {"command": name, **_arguments(command), "result": type(result).__name__}
+            await self._audit("admin", who, detail, **_ids(command, result))
+        return result
+
+    async def _execute(self, command: Command, who: Responder) -> AdminResult:
+        match command:
+            case Help():
+                admin = self.is_admin(who)
+                usages = USAGES if admin else tuple(u for u in USAGES if u.name == "help")
+                return HelpShown(usages, admin)
+            case Pending():
+                return await self._pending(command)
+            case Show(interrupt_id=interrupt_id):
+                return await self._show(interrupt_id)
+            case Cancel(interrupt_id=interrupt_id, reason=reason):
+                return await self._cancel(interrupt_id, reason, who)
+            case Resend(interrupt_id=interrupt_id):
+                return await self._resend(interrupt_id, who)
+            case Extend(interrupt_id=interrupt_id, seconds=seconds):
+                return await self._extend(interrupt_id, seconds, who)
+            case Stats():
+                return StatsShown(self._clock(), await self._stores.admin.stats())
+            case AuditLog(run_id=run_id):
+                events = await self._stores.audit.recent(limit=HISTORY_LIMIT, run_id=run_id)
+                if not events and await self._stores.runs.get(run_id) is None:
+                    return NotFound(run_not_found(run_id))
+                return AuditShown(run_id, tuple(reversed(events)))
+            case _:
+                assert_never(command)
+
+    async def _pending(self, command: Pending) -> PendingPage:
+        where = PendingFilter(scope=command.scope, requester=command.requester, name=command.name)
+        # One more than asked: whether a next page exists, without a count.
+        found = await self._stores.admin.pending(
+            where=where, after=command.after, limit=command.limit + 1
+        )
+        page = found[: command.limit]
+        items = tuple(PendingItem(q, self._may_answer(q.requester, q.scope)) for q in page)
+        more = len(found) > command.limit
+        return PendingPage(self._clock(), items, page[-1].cursor if more and page else None)
+
+    async def _show(self, interrupt_id: str) -> AdminResult:
+        record = await self._stores.ledger.get(interrupt_id)
+        if record is None:
+            return NotFound(question_not_found(interrupt_id))
+        run = await self._stores.runs.get(record.run_id)
+        events = await self._stores.audit.recent(limit=HISTORY_LIMIT, run_id=record.run_id)
+        history = tuple(e for e in reversed(events) if e.interrupt_id in ("", interrupt_id))
+        deliveries = await self._stores.outbox.of_run(record.run_id)
+        return QuestionShown(
+            at=self._clock(),
+            record=record,
+            run=run,
+            may_answer=self._may_answer(run.requester if run else "", record.scope),
+            history=history,
+            deliveries=tuple(d for d in deliveries if d.interrupt_id in ("", interrupt_id)),
+        )
+
+    async def _cancel(self, interrupt_id: str, reason: str, who: Responder) -> AdminResult:
+        if self._runs is not None:
+            done = await self._runs.cancel(interrupt_id, by=who, reason=reason)
+        else:
+            closing = Closing(
+                PauseStatus.CANCELLED,
+                by=who.display,
+                at=self._clock(),
+                answer={"reason": reason} if reason else None,
+                by_id=who.id,
+            )
+            done = await self._stores.consumption.spend(interrupt_id, closing)
+        record = await self._stores.ledger.get(interrupt_id)
+        if record is None:
+            return NotFound(question_not_found(interrupt_id))
+        if not done:
+            # Lost to an answer, an expiry or another cancel: the row says which.
+            return NotOpen(interrupt_id, str(record.status))
+        return CancelDone(interrupt_id, record.run_id, who.display, reason)
+
+    async def _resend(self, interrupt_id: str, who: Responder) -> AdminResult:
+        record = await self._stores.admin.repost(interrupt_id, at=self._clock(), actor=who.id)
+        if record is None:
+            return await self._not_open(interrupt_id)
+        self._kick()
+        return Resent(interrupt_id, record.run_id)
+
+    async def _extend(self, interrupt_id: str, seconds: float, who: Responder) -> AdminResult:
+        now = self._clock()
+        record = await self._stores.ledger.get(interrupt_id)
+        if record is None or record.status is not PauseStatus.OUTSTANDING:
+            return await self._not_open(interrupt_id)
+        if record.expires_at <= now:
+            # Overdue, waiting for the sweeper: reviving it would race the expiry.
+            return NotOpen(interrupt_id, str(PauseStatus.EXPIRED))
+        latest = record.issued_at + self._max_ttl
+        expires_at = record.expires_at + seconds
+        if expires_at > latest:
+            return TooLong(interrupt_id, latest)
+        extended = await self._stores.admin.extend(
+            interrupt_id, expires_at=expires_at, at=now, actor=who.id
+        )
+        if extended is None:
+            return await self._not_open(interrupt_id)
+        self._kick()
+        return Extended(interrupt_id, record.run_id, record.expires_at, expires_at)
+
+    async def _not_open(self, interrupt_id: str) -> AdminResult:
+        record = await self._stores.ledger.get(interrupt_id)
+        if record is None:
+            return NotFound(question_not_found(interrupt_id))
+        return NotOpen(interrupt_id, str(record.status))
+
+    def _may_answer(self, requester: str, scope: str) -> tuple[str, ...]:
+        if self._anyone:
+            return (f"anyone in {scope}",)
+        named = (requester,) if requester else ()
+        return (*named, *self._approvers, "admins")
+
+    def _kick(self) -> None:
+        # In the serving process, deliver now; the shell leaves it to the next sweep.
+        if self._runs is not None:
+            self._runs.deliverer.kick()
+
+    async def _audit(
+        self,
+        kind: str,
+        who: Responder,
+        detail: dict[str, Any],
+        *,
+        run_id: str = "",
+        interrupt_id: str = "",
+    ) -> None:
+        event = AuditEvent(self._clock(), kind, run_id, interrupt_id, who.id, detail)
+        await self._stores.audit.append(event)
+
+
+def _arguments(command: Command) -> dict[str, Any]:
+    fields = dataclasses.asdict(command)
+    # Ids go in the event's own columns; the rest (filters, reason, duration) in detail.
+    fields.pop("interrupt_id", None)
+    fields.pop("run_id", None)
+    return {key: value for key, value in fields.items() if value not in (None, "")}
+
+
+def _ids(command: Command, result: AdminResult | None = None) -> dict[str, str]:
+    interrupt_id = str(getattr(command, "interrupt_id", ""))
+    run_id = str(getattr(command, "run_id", "") or getattr(result, "run_id", ""))
+    record: PauseRecord | None = getattr(result, "record", None)
+    if record is not None:
+        run_id = record.run_id
+    return {"run_id": run_id, "interrupt_id": interrupt_id}

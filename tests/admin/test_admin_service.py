@@ -1,0 +1,297 @@
+"""Admin commands through AdminService over real runs, on memory and SQLite alike."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jwt
+import pytest
+
+from bot.admin import (
+    AdminService,
+    AdminsOnly,
+    AuditShown,
+    CancelDone,
+    CommandInvalid,
+    Extended,
+    HelpShown,
+    NotFound,
+    NotOpen,
+    PendingPage,
+    QuestionShown,
+    Resent,
+    StatsShown,
+    TooLong,
+    text_of,
+)
+from bot.human import ASK_USER
+from bot.kernel.messages import Message, ModelReply, ToolDefinition
+from bot.outcomes import AlreadyAnswered, Cancelled, Redeemed, Responder, TokenExpired
+from bot.stores import PauseStatus, RunStatus
+from bot.stores.ports import Stores
+from bot.stores.records import DeliveryKind
+from bot.surfaces import Conversation
+from bot.testing import FixedClock, call, calls, question, say
+from tests.support import REQUESTER, WHERE, Harness, HarnessFactory
+
+ASK = call(ASK_USER, questions=[question("Which environment?", "staging", "production")])
+PICK = {"answers": {"Which environment?": "staging"}}
+ROOT = Responder("test:root", "Root")
+EVE = Responder("test:eve", "Eve")
+MAX_TTL = 7 * 24 * 3600.0
+
+
+@dataclass
+class Setup:
+    h: Harness
+    admin: AdminService
+    stores: Stores
+    clock: FixedClock
+
+    async def ask(self, *, where: Conversation = WHERE) -> str:
+        await self.h.start(where=where)
+        return self.h.surface.questions[-1][1].interrupt_id
+
+    async def run(self, text: str, who: Responder = ROOT) -> Any:
+        result = await self.admin.handle(text, who=who)
+        await self.h.service.wait_idle()
+        return result
+
+
+def ask_then_done(messages: Sequence[Message], _tools: Sequence[ToolDefinition]) -> ModelReply:
+    """Each new run asks once; a resumed one (its last message a tool result) is done."""
+    return say("done") if messages[-1].role == "tool" else calls(ASK)
+
+
+@pytest.fixture
+def setup(harness: HarnessFactory, stores: Stores, clock: FixedClock) -> Setup:
+    h = harness(stores, ask_then_done)
+    admin = AdminService(
+        stores=stores,
+        admins={ROOT.id},
+        max_ttl_seconds=MAX_TTL,
+        runs=h.service,
+        clock=clock,
+    )
+    return Setup(h, admin, stores, clock)
+
+
+async def test_a_non_admin_is_refused_every_command_but_help_and_each_attempt_is_audited(
+    setup: Setup,
+) -> None:
+    """Eve gets "admins only" for everything but help, which lists help alone; all on record."""
+    interrupt_id = await setup.ask()
+    for command in ("pending", f"show {interrupt_id}", f"cancel {interrupt_id}", "stats"):
+        assert isinstance(await setup.run(command, EVE), AdminsOnly)
+    assert isinstance(await setup.run("frobnicate", EVE), AdminsOnly)
+    shown = await setup.run("help", EVE)
+    assert isinstance(shown, HelpShown)
+    assert [u.name for u in shown.usages] == ["help"]
+    refused = [e for e in await setup.stores.audit.recent() if e.kind == "admin-refused"]
+    assert len(refused) == 5
+    assert {e.actor for e in refused} == {EVE.id}
+    row = await setup.stores.ledger.get(interrupt_id)
+    assert row is not None and row.status is PauseStatus.OUTSTANDING
+
+
+async def test_admins_are_configured_ids_or_marked_by_their_surface(setup: Setup) -> None:
+    """An id in the admin list, or a responder the surface marked admin, may act."""
+    marked = Responder("test:grouped", "G", is_admin=True)
+    assert isinstance(await setup.run("stats", marked), StatsShown)
+    shown = await setup.run("help")
+    assert isinstance(shown, HelpShown)
+    assert {u.name for u in shown.usages} >= {"pending", "cancel", "resend", "extend", "audit"}
+
+
+async def test_pending_lists_who_asked_who_may_answer_age_expiry_and_the_link(
+    setup: Setup,
+) -> None:
+    """Each open question comes with its requester, answerers, timing and message ref."""
+    interrupt_id = await setup.ask()
+    setup.clock.advance(90)
+    page = await setup.run("pending")
+    assert isinstance(page, PendingPage)
+    (item,) = page.items
+    q = item.question
+    assert (q.interrupt_id, q.requester, q.scope, q.name) == (
+        interrupt_id,
+        REQUESTER.id,
+        WHERE.scope,
+        ASK_USER,
+    )
+    assert page.at - q.issued_at == 90
+    assert item.may_answer == (REQUESTER.id, "admins")
+    assert q.message_ref == {"surface": "test", "message": "m1"}
+    assert "asked by test:alice 1m 30s ago" in text_of(page)
+
+
+async def test_pending_filters_by_channel_user_and_registration_and_pages_by_cursor(
+    setup: Setup,
+) -> None:
+    """Filters narrow the list; keyset pages follow issue order without repeats."""
+    first = await setup.ask()
+    other = Conversation(surface="test", scope="T2", key="C2")
+    second = await setup.ask(where=other)
+    third = await setup.ask()
+    ids = lambda page: [i.question.interrupt_id for i in page.items]  # noqa: E731
+    assert ids(await setup.run("pending channel=T2")) == [second]
+    assert ids(await setup.run("pending --channel T1")) == [first, third]
+    assert ids(await setup.run(f"pending user={REQUESTER.id}")) == [first, second, third]
+    assert ids(await setup.run("pending user=test:nobody")) == []
+    assert ids(await setup.run("pending name=approval")) == []
+    assert ids(await setup.run(f"pending name={ASK_USER} channel=T1")) == [first, third]
+    one = await setup.run("pending limit=2")
+    assert ids(one) == [first, second] and one.next_after is not None
+    two = await setup.run(f"pending limit=2 after={one.next_after}")
+    assert ids(two) == [third] and two.next_after is None
+    assert isinstance(await setup.run("pending limit=0"), CommandInvalid)
+
+
+async def test_show_has_payload_status_history_and_delivery_state(setup: Setup) -> None:
+    """show returns the row, its run, its audit events in order and its outbox rows."""
+    interrupt_id = await setup.ask()
+    shown = await setup.run(f"show {interrupt_id}")
+    assert isinstance(shown, QuestionShown)
+    assert shown.record.payload["questions"][0]["question"] == "Which environment?"
+    assert shown.record.status is PauseStatus.OUTSTANDING
+    assert shown.run is not None and shown.run.status is RunStatus.PAUSED
+    kinds = [e.kind for e in shown.history]
+    assert kinds[0] == "started" and "paused" in kinds
+    assert [(d.kind, d.state.value) for d in shown.deliveries] == [(DeliveryKind.PUBLISH, "done")]
+    assert isinstance(await setup.run("show nope"), NotFound)
+
+
+async def test_cancel_revokes_the_token_edits_the_message_and_resumes_with_the_reason(
+    setup: Setup,
+) -> None:
+    """The run resumes with a JSON observation naming the admin and the reason as values."""
+    interrupt_id = await setup.ask()
+    token = setup.h.surface.last_token
+    done = await setup.run(f"cancel {interrupt_id} wrong environment, ask again")
+    assert done == CancelDone(interrupt_id, done.run_id, "Root", "wrong environment, ask again")
+    assert [r.interrupt_id for r in setup.h.surface.closed] == [interrupt_id]
+    observation = next(m for m in setup.h.provider.calls[-1] if m.role == "tool")
+    seen = json.loads(observation.content)
+    assert seen["status"] == "cancelled"
+    assert seen["cancelled_by"] == {"id": ROOT.id, "name": "Root"}
+    assert seen["reason"] == "wrong environment, ask again"
+    assert isinstance(await setup.h.answer(PICK, token=token), Cancelled)
+    assert await setup.run(f"cancel {interrupt_id}") == NotOpen(interrupt_id, "cancelled")
+
+
+async def test_resend_posts_again_points_the_old_message_to_the_new_and_allows_one_spend(
+    setup: Setup,
+) -> None:
+    """Same ledger row, same token: the answer on the new message closes both."""
+    interrupt_id = await setup.ask()
+    old_token = setup.h.surface.last_token
+    assert await setup.run(f"resend {interrupt_id}") == Resent(
+        interrupt_id, setup.h.surface.questions[0][0].run_id
+    )
+    assert len(setup.h.surface.questions) == 2
+    new = setup.h.surface.questions[-1][1]
+    assert new.interrupt_id == interrupt_id and new.token == old_token
+    ((moved, previous),) = setup.h.surface.moved
+    assert previous == {"surface": "test", "message": "m1"}
+    assert moved.message_ref == {"surface": "test", "message": "m2"}
+    assert isinstance(await setup.h.answer(PICK, token=new.token), Redeemed)
+    assert isinstance(await setup.h.answer(PICK, token=old_token), AlreadyAnswered)
+    kinds = [e.kind for e in await setup.stores.audit.recent(run_id=moved.run_id)]
+    assert kinds.count("answered") == 1 and "resent" in kinds
+
+
+async def test_extend_moves_the_expiry_redraws_with_a_token_that_carries_it(
+    setup: Setup,
+) -> None:
+    """The row's expiry decides; the redrawn token's exp follows it; the old one lapses."""
+    interrupt_id = await setup.ask()
+    old_token = setup.h.surface.last_token
+    row = await setup.stores.ledger.get(interrupt_id)
+    assert row is not None
+    extended = await setup.run(f"extend {interrupt_id} 2h")
+    assert extended == Extended(interrupt_id, row.run_id, row.expires_at, row.expires_at + 7200)
+    ((redrawn, ref),) = setup.h.surface.refreshed
+    assert ref == {"surface": "test", "message": "m1"}
+    claims = jwt.decode(redrawn.token, options={"verify_signature": False})
+    assert claims["exp"] == int(row.expires_at + 7200)
+    setup.clock.advance(row.expires_at - setup.clock.now + 60)  # past the old expiry
+    assert isinstance(await setup.h.answer(PICK, token=old_token), TokenExpired)
+    assert isinstance(await setup.h.answer(PICK, token=redrawn.token), Redeemed)
+
+
+async def test_extend_stays_within_the_maximum_ttl_from_issue(setup: Setup) -> None:
+    """Past issue time + BOT_MAX_TTL_SECONDS is refused and nothing changes."""
+    interrupt_id = await setup.ask()
+    row = await setup.stores.ledger.get(interrupt_id)
+    assert row is not None
+    too_long = await setup.run(f"extend {interrupt_id} 7d")
+    assert too_long == TooLong(interrupt_id, row.issued_at + MAX_TTL)
+    after = await setup.stores.ledger.get(interrupt_id)
+    assert after is not None and after.expires_at == row.expires_at
+    assert setup.h.surface.refreshed == []
+    assert isinstance(await setup.run(f"extend {interrupt_id} soon"), CommandInvalid)
+
+
+async def test_stats_counts_outcomes_refusals_and_time_to_answer(setup: Setup) -> None:
+    """Issued, answered, expired, cancelled, refusals by reason, p50/p90, failing deliveries."""
+    await setup.ask()
+    setup.clock.advance(60)
+    assert isinstance(await setup.h.answer(PICK), Redeemed)
+    assert isinstance(await setup.h.answer(PICK), AlreadyAnswered)
+    cancelled = await setup.ask()
+    await setup.run(f"cancel {cancelled}")
+    await setup.ask()
+    setup.clock.advance(200)
+    assert isinstance(await setup.h.answer(PICK), Redeemed)
+    await setup.ask()
+    shown = await setup.run("stats")
+    assert isinstance(shown, StatsShown)
+    s = shown.stats
+    assert (s.issued, s.outstanding, s.answered, s.expired, s.cancelled) == (4, 1, 2, 0, 1)
+    assert s.refusals == {"AlreadyAnswered": 1}
+    assert (s.answer_seconds_p50, s.answer_seconds_p90) == (60.0, 200.0)
+    assert (s.deliveries_failed, s.deliveries_retrying) == (0, 0)
+
+
+async def test_audit_lists_a_runs_events_in_order_including_admin_actions(setup: Setup) -> None:
+    """Every admin action is on the run's record with its actor, in order."""
+    interrupt_id = await setup.ask()
+    await setup.run(f"extend {interrupt_id} 1h")
+    await setup.run(f"cancel {interrupt_id} no longer needed")
+    row = await setup.stores.ledger.get(interrupt_id)
+    assert row is not None
+    shown = await setup.run(f"audit {row.run_id}")
+    assert isinstance(shown, AuditShown)
+    kinds = [e.kind for e in shown.events]
+    assert kinds[0] == "started"
+    assert kinds.index("extended") < kinds.index("cancelled") < kinds.index("completed")
+    admin = [e for e in shown.events if e.kind == "admin"]
+    assert [e.detail["command"] for e in admin] == ["extend", "cancel"]
+    assert {e.actor for e in admin} == {ROOT.id}
+    assert [e.at for e in shown.events] == sorted(e.at for e in shown.events)
+    assert isinstance(await setup.run("audit run_missing"), NotFound)
+
+
+async def test_a_cancel_racing_an_answer_has_exactly_one_winner_and_both_are_told(
+    setup: Setup,
+) -> None:
+    """Whichever lands first wins; the other hears why nothing changed."""
+    interrupt_id = await setup.ask()
+    token = setup.h.surface.last_token
+    cancel, answer = await asyncio.gather(
+        setup.admin.handle(f"cancel {interrupt_id}", who=ROOT),
+        setup.h.service.redeem(token, PICK, responder=REQUESTER, scope=WHERE.scope),
+    )
+    await setup.h.service.wait_idle()
+    won = [isinstance(cancel, CancelDone), isinstance(answer, Redeemed)]
+    assert won.count(True) == 1
+    if isinstance(cancel, CancelDone):
+        assert isinstance(answer, Cancelled) and answer.by == "Root"
+    else:
+        assert cancel == NotOpen(interrupt_id, "answered")
+    row = await setup.stores.ledger.get(interrupt_id)
+    assert row is not None and len(setup.h.surface.closed) == 1
