@@ -1,4 +1,5 @@
-"""`python -m bot` serves; `check` validates configuration; `keygen` prints a signing key."""
+"""`python -m bot` serves; `check` validates configuration; `keygen` prints a signing key;
+`admin <command>` runs an admin command (`admin help`) against the configured store."""
 
 from __future__ import annotations
 
@@ -6,18 +7,34 @@ import argparse
 import asyncio
 import secrets
 import sys
+from collections.abc import Callable
 
 from bot.config import Settings, SettingsError, load_settings
 from bot.errors import BotError
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["admin"]:
+        return _with_settings(lambda settings: asyncio.run(_admin(settings, argv[1:])))
     parser = argparse.ArgumentParser(prog="python -m bot", description=__doc__)
-    parser.add_argument("command", nargs="?", default="serve", choices=("serve", "check", "keygen"))
+    parser.add_argument(
+        "command", nargs="?", default="serve", choices=("serve", "check", "keygen", "admin")
+    )
     command = parser.parse_args(argv).command
     if command == "keygen":
         print(f"k{secrets.token_hex(3)}:{secrets.token_urlsafe(48)}")
         return 0
+
+    def run(settings: Settings) -> int:
+        if command == "check":
+            return asyncio.run(_check(settings))
+        return _serve(settings)
+
+    return _with_settings(run)
+
+
+def _with_settings(run: Callable[[Settings], int]) -> int:
     try:
         settings = load_settings()
     except SettingsError as error:
@@ -25,12 +42,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"configuration error: {line}", file=sys.stderr)
         return 2
     try:
-        if command == "check":
-            return asyncio.run(_check(settings))
-        return _serve(settings)
+        return run(settings)
     except BotError as error:
         print(f"configuration error: {error}", file=sys.stderr)
         return 2
+
+
+async def _admin(settings: Settings, argv: list[str]) -> int:
+    from bot.admin._cli import run_admin
+
+    return await run_admin(settings, argv)
 
 
 def _serve(settings: Settings) -> int:

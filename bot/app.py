@@ -12,6 +12,7 @@ from datetime import timedelta
 from aiohttp import web
 
 from adapters.console import ConsoleSurface, mount_console
+from bot.admin import AdminService
 from bot.agent_spec import AgentSpec, load_factory
 from bot.compose import build_agent
 from bot.config import Settings
@@ -25,7 +26,7 @@ from bot.providers.openai_compat import OpenAICompatibleProvider
 from bot.runs import RunService
 from bot.signing import signer_from
 from bot.stores import open_stores
-from bot.web import RUN_SERVICE, SETTINGS
+from bot.web import ADMIN_SERVICE, RUN_SERVICE, SETTINGS
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,7 @@ def create_app(settings: Settings) -> web.Application:
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
         async with _running_service(settings, console) as service:
             app[RUN_SERVICE] = service
+            app[ADMIN_SERVICE] = admin_service(settings, service)
             yield
 
     app.cleanup_ctx.append(lifecycle)
@@ -120,6 +122,19 @@ async def _running_service(
             await close()
         await stores.close()
         log.info("stopped cleanly")
+
+
+def admin_service(settings: Settings, service: RunService) -> AdminService:
+    """Admin commands in the serving process: a cancel resumes the run at once."""
+    return AdminService(
+        stores=service.stores,
+        admins=settings.admins,
+        max_ttl_seconds=settings.max_ttl_seconds,
+        runs=service,
+        approvers=settings.approvers,
+        anyone_may_answer=settings.anyone_may_answer,
+        clock=service.clock,
+    )
 
 
 def agent_spec(settings: Settings) -> AgentSpec:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from bot.admin import AdminService
 from bot.config import Settings
 from bot.runs import RunService
 
 RUN_SERVICE = web.AppKey("run_service", RunService)
 SETTINGS = web.AppKey("settings", Settings)
+ADMIN_SERVICE = web.AppKey("admin_service", AdminService)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from adapters.console._admin import add_admin_routes
 from adapters.console._api import ConsoleApi
 from adapters.console._events import EventStream
 from adapters.console._http import ConsoleError, Handler, guarded
@@ -18,6 +19,8 @@ ASSETS = {
     "index.html": "text/html",
     "app.js": "text/javascript",
     "style.css": "text/css",
+    "admin.html": "text/html",
+    "admin.js": "text/javascript",
 }
 
 
@@ -52,6 +55,12 @@ def mount_console(app: web.Application, surface: ConsoleSurface, *, password: st
     app.router.add_post("/api/conversations/{cid}/messages", endpoint(api.post_message))
     app.router.add_post("/api/answer", endpoint(api.answer))
     app.router.add_get("/api/events", endpoint(EventStream(surface)), allow_head=False)
+
+    async def admin_page(_request: web.Request) -> web.Response:
+        return _file(files, "admin.html")
+
+    app.router.add_get("/admin", page(admin_page))
+    add_admin_routes(app, endpoint)
 
     async def close_streams(_app: web.Application) -> None:
         await surface.close()

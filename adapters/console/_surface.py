@@ -42,6 +42,18 @@ class ConsoleSurface:
     async def post_outcome(self, run: RunRecord, text: str, *, failed: bool = False) -> None:
         self.notify(conversation_key(run))
 
+    # Admin redraws (bot.surfaces.RedrawsQuestions): the page re-reads the
+    # question, with its new expiry and re-derived token, from the store.
+    async def refresh_question(
+        self, run: RunRecord, interrupt: PendingInterrupt, ref: dict[str, Any]
+    ) -> None:
+        self.notify(conversation_key(run))
+
+    async def show_moved(
+        self, run: RunRecord, record: PauseRecord, previous_ref: dict[str, Any]
+    ) -> None:
+        self.notify(conversation_key(run))
+
     def notify(self, key: str) -> None:
         """Tell every open page that this conversation changed."""
         self.hub.publish(key)

@@ -1,0 +1,111 @@
+"""The console's admin API: ``/api/admin/...`` translated into ``bot.admin`` commands.
+
+Every route builds the command's words from the path and body (never by
+splicing text into a command line) and hands them to ``AdminService``,
+which authorizes, executes and audits. The console is a single-operator
+surface reached only on loopback or with its password, so its operator is
+an admin, as the shell's is (see ``docs/architecture.md``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from aiohttp import web
+
+from adapters.console._http import ConsoleError, Handler, read_json, text_field
+from bot.admin import (
+    AdminResult,
+    AdminsOnly,
+    CommandInvalid,
+    NotFound,
+    NotOpen,
+    TooLong,
+    json_of,
+)
+from bot.outcomes import Responder
+from bot.web import ADMIN_SERVICE
+
+OPERATOR = Responder("console:operator", "console operator", is_admin=True)
+SEND_REASON = 'Send a JSON object like {"reason": "wrong environment"} (the reason is optional).'
+SEND_DURATION = 'Send a JSON object like {"duration": "2h"}.'
+NO_ADMIN = "Admin commands are not available in this console; start the bot with its store."
+_PENDING_OPTIONS = ("channel", "user", "name", "after", "limit")
+
+
+class ConsoleAdmin:
+    """Handlers for ``/api/admin/...``; each one is one ``AdminService.handle`` call."""
+
+    async def pending(self, request: web.Request) -> web.Response:
+        words = ["pending"]
+        for option in _PENDING_OPTIONS:
+            value = request.query.get(option)
+            if value:
+                words.append(f"{option}={value}")
+        return await _handle(request, words)
+
+    async def stats(self, request: web.Request) -> web.Response:
+        return await _handle(request, ["stats"])
+
+    async def show(self, request: web.Request) -> web.Response:
+        return await _handle(request, ["show", request.match_info["qid"]])
+
+    async def audit(self, request: web.Request) -> web.Response:
+        return await _handle(request, ["audit", request.match_info["rid"]])
+
+    async def cancel(self, request: web.Request) -> web.Response:
+        body = await read_json(request, expected=SEND_REASON)
+        reason = text_field(body, "reason", expected=SEND_REASON).strip()
+        words = ["cancel", request.match_info["qid"], *([reason] if reason else [])]
+        return await _handle(request, words)
+
+    async def resend(self, request: web.Request) -> web.Response:
+        await read_json(request, expected="Send an empty JSON object: {}.")
+        return await _handle(request, ["resend", request.match_info["qid"]])
+
+    async def extend(self, request: web.Request) -> web.Response:
+        body = await read_json(request, expected=SEND_DURATION)
+        duration = text_field(body, "duration", expected=SEND_DURATION).strip()
+        if not duration:
+            raise ConsoleError(400, SEND_DURATION)
+        return await _handle(request, ["extend", request.match_info["qid"], duration])
+
+
+async def _handle(request: web.Request, words: list[str]) -> web.Response:
+    admin = request.app.get(ADMIN_SERVICE)
+    if admin is None:
+        raise ConsoleError(503, NO_ADMIN)
+    result = await admin.handle(words, who=OPERATOR)
+    return web.json_response(json_of(result), status=_status(result), dumps=_dumps)
+
+
+def _status(result: AdminResult) -> int:
+    match result:
+        case AdminsOnly():
+            return 403
+        case NotFound():
+            return 404
+        case NotOpen():
+            return 409
+        case TooLong() | CommandInvalid():
+            return 422
+        case _:
+            return 200
+
+
+def _dumps(data: object) -> str:
+    # Enum members are str subclasses; anything else unexpected is shown, not fatal.
+    return json.dumps(data, ensure_ascii=False, default=str)
+
+
+def add_admin_routes(app: web.Application, wrap: Callable[[Handler], Handler]) -> None:
+    """The admin API under ``/api/admin``, each handler wrapped by the console's guard."""
+    admin = ConsoleAdmin()
+    app.router.add_get("/api/admin/pending", wrap(admin.pending))
+    app.router.add_get("/api/admin/stats", wrap(admin.stats))
+    app.router.add_get("/api/admin/questions/{qid}", wrap(admin.show))
+    app.router.add_get("/api/admin/runs/{rid}/audit", wrap(admin.audit))
+    app.router.add_post("/api/admin/questions/{qid}/cancel", wrap(admin.cancel))
+    app.router.add_post("/api/admin/questions/{qid}/resend", wrap(admin.resend))
+    app.router.add_post("/api/admin/questions/{qid}/extend", wrap(admin.extend))

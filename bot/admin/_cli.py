@@ -1,0 +1,53 @@
+"""``python -m bot admin …``: the admin commands from the operator's shell.
+
+The operator is trusted as whoever runs the process on the host with the
+store's credentials: the actor is ``shell:<os user>``, audited like any
+other admin. No RunService runs here, so a cancel spends the token in the
+store and the serving process's next sweep resumes the run and delivers the
+edits (within ``BOT_SWEEP_SECONDS``).
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from bot.admin._render import json_of, ok, text_of
+from bot.admin._service import AdminService
+from bot.config import Settings
+from bot.outcomes import Responder
+from bot.stores import open_stores
+
+USAGE = "usage: python -m bot admin [--json] <command> [arguments]  (try: help)"
+
+
+def shell_responder() -> Responder:
+    user = getpass.getuser()
+    return Responder(id=f"shell:{user}", name=user, is_admin=True)
+
+
+async def run_admin(settings: Settings, argv: Sequence[str], *, out: TextIO = sys.stdout) -> int:
+    """Run one command; 0 when it did what was asked, 1 when it was refused."""
+    words = list(argv)
+    as_json = "--json" in words
+    words = [w for w in words if w != "--json"]
+    stores = await open_stores(settings.database_url)
+    try:
+        admin = AdminService(
+            stores=stores,
+            admins=settings.admins,
+            max_ttl_seconds=settings.max_ttl_seconds,
+            approvers=settings.approvers,
+            anyone_may_answer=settings.anyone_may_answer,
+        )
+        result = await admin.handle(words, who=shell_responder())
+    finally:
+        await stores.close()
+    if as_json:
+        print(json.dumps(json_of(result), ensure_ascii=False, default=str), file=out)
+    else:
+        print(text_of(result), file=out)
+    return 0 if ok(result) else 1
