@@ -26,6 +26,7 @@ from bot.stores.records import (
     QuestionStats,
     RunRecord,
     RunStatus,
+    answer_bucket,
     nearest_rank,
 )
 
@@ -403,7 +404,7 @@ class MemoryAdmin:
             if isinstance(reason, str):
                 refusals[reason] = refusals.get(reason, 0) + 1
         took = sorted(
-            (row.closed_at or 0.0) - row.issued_at
+            answer_bucket((row.closed_at or row.issued_at) - row.issued_at)
             for row in rows
             if row.status is PauseStatus.ANSWERED
         )

@@ -1,0 +1,89 @@
+"""``python -m bot admin`` as a real subprocess against the serving process's SQLite file."""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from bot.human import ASK_USER
+from bot.stores import PauseStatus, RunStatus, open_stores
+from bot.testing import call, calls, question, say
+from tests.support import HarnessFactory
+
+ASK = call(ASK_USER, questions=[question("Which environment?", "staging", "production")])
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def admin_cli(db_path: Path, *words: str) -> tuple[int, str]:
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "DATABASE_URL": f"sqlite:///{db_path}",
+        "BOT_DATA_DIR": str(db_path.parent),
+        "PYTHONPATH": str(ROOT),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "bot", "admin", *words],
+        cwd=db_path.parent,  # no stray .env
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.stderr == "", done.stderr
+    return done.returncode, done.stdout
+
+
+def as_json(out: str) -> Any:
+    return json.loads(out)
+
+
+async def test_the_shell_lists_shows_and_cancels_and_the_server_resumes_the_run(
+    harness: HarnessFactory, db_path: Path
+) -> None:
+    """The CLI's cancel is audited as shell:<user>; the next recovery resumes with its reason."""
+    stores = await open_stores(f"sqlite:///{db_path}")
+    h = harness(stores, [calls(ASK), say("understood, stopping")])
+    run_id = await h.start()
+    interrupt_id = h.surface.questions[-1][1].interrupt_id
+
+    code, out = admin_cli(db_path, "--json", "pending")
+    assert code == 0
+    page = as_json(out)
+    assert [i["question"]["interrupt_id"] for i in page["items"]] == [interrupt_id]
+    code, out = admin_cli(db_path, "show", interrupt_id)
+    assert code == 0 and "Which environment?" in out and "outstanding" in out
+
+    code, out = admin_cli(db_path, "cancel", interrupt_id, "change", "freeze")
+    assert code == 0, out
+    actor = f"shell:{getpass.getuser()}"
+    row = await stores.ledger.get(interrupt_id)
+    assert row is not None and row.status is PauseStatus.CANCELLED
+    assert (row.closed_by_id, row.answer) == (actor, {"reason": "change freeze"})
+    run = await stores.runs.get(run_id)
+    assert run is not None and run.status is RunStatus.RUNNING and run.lease_owner == ""
+
+    # The serving process picks the run up on its next sweep, as after a crash.
+    assert await h.service.recover() == 1
+    await h.service.wait_idle()
+    observation = json.loads(next(m for m in h.provider.calls[-1] if m.role == "tool").content)
+    assert observation["cancelled_by"]["id"] == actor
+    assert observation["reason"] == "change freeze"
+    assert [r.interrupt_id for r in h.surface.closed] == [interrupt_id]
+
+    code, out = admin_cli(db_path, "--json", "audit", run_id)
+    events = as_json(out)["events"]
+    assert code == 0
+    assert any(e["kind"] == "admin" and e["actor"] == actor for e in events)
+    code, out = admin_cli(db_path, "cancel", interrupt_id)
+    assert code == 1 and "not open" in out
+    code, out = admin_cli(db_path, "--json", "stats")
+    assert code == 0 and as_json(out)["stats"]["cancelled"] == 1
+    code, out = admin_cli(db_path, "frobnicate")
+    assert code == 1 and "help" in out
+    await stores.close()
