@@ -39,7 +39,9 @@ from bot.config import Settings
 
 log = logging.getLogger(__name__)
 
-# What a turn's logic gets: the activity and its conversation reference, as JSON.
+# What a turn's logic gets: the activity as received and its conversation reference,
+# as JSON. The body as received, not the SDK's model of it: the model's round trip
+# drops fields Teams relies on (a mention's ``mentioned``, ``conversation.tenantId``).
 TurnLogic = Callable[[dict[str, Any], dict[str, Any]], Awaitable[Any]]
 
 
@@ -93,13 +95,15 @@ class BotFramework:
         except Exception as error:  # noqa: BLE001  the SDK raises bare Exception for bad tokens
             raise Unauthenticated(f"{type(error).__name__}: {error}") from None
 
-    async def process(self, authenticated: Any, activity: Any, logic: TurnLogic) -> Any:
+    async def process(
+        self, authenticated: Any, activity: Any, body: dict[str, Any], logic: TurnLogic
+    ) -> Any:
         """Run ``logic`` inside the SDK's turn pipeline; return what it returned."""
         result: list[Any] = []
 
         async def turn(context: Any) -> None:
             reference = TurnContext.get_conversation_reference(context.activity).serialize()
-            result.append(await logic(context.activity.serialize(), reference))
+            result.append(await logic(body, reference))
 
         await self._adapter.process_activity(authenticated, activity, turn)
         return result[0] if result else None
