@@ -96,8 +96,12 @@ async def test_bad_tokens_get_401_never_500(
         "foreign signature": connector.token(audience=APP_ID, service_url=url, key=stranger),
         "garbage": "abc.def.ghi",
     }
-    statuses = {name: (await _post(http, server, activity, token))[0] for name, token in tokens.items()}
+    statuses = {
+        name: (await _post(http, server, activity, token))[0] for name, token in tokens.items()
+    }
     assert statuses == dict.fromkeys(tokens, 401)
-    status, _ = await _post(http, server, activity, connector.token(audience=APP_ID, service_url=url))
+    status, _ = await _post(
+        http, server, activity, connector.token(audience=APP_ID, service_url=url)
+    )
     assert status == 200
     assert "Traceback" not in server.log_text()
