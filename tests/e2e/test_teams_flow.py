@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from tests.e2e._teams import (
-    ALICE,
     BOB,
     CHANNEL,
     DEPLOY_REPORT,
@@ -55,7 +54,7 @@ def _data(action: dict[str, Any], **inputs: str) -> dict[str, Any]:
 async def test_message_card_execute_resumes_and_updates_the_card(
     start_app: StartApp, connector: FakeConnector
 ) -> None:
-    """A personal message posts a card; Action.Execute resumes; the card is edited; the run reports."""
+    """Message -> card -> Action.Execute -> resumed; the card is edited; the run reports."""
     bot = await start_app()
     status, _ = await bot.post(message(connector.url, "deploy web"))
     assert status == 201

@@ -1,4 +1,4 @@
-"""Connector failures: 429/5xx retried no sooner than Retry-After; 401/403 permanent with the fix."""
+"""Connector failures: 429/5xx retried after Retry-After; 401/403 permanent, with the fix."""
 
 from __future__ import annotations
 
