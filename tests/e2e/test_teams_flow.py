@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from bot.outcomes import Responder
+from bot.web import RUN_SERVICE
 from tests.e2e._teams import (
     BOB,
     CHANNEL,
@@ -290,3 +292,38 @@ async def test_malformed_activity_is_refused_without_a_500(
     got, body = await bot.post(None, raw=raw, headers={"Content-Type": content_type})
     assert got == status, body
     assert isinstance(body, dict) and body["error"]
+
+
+async def test_cancellation_edits_the_card(start_app: StartApp, connector: FakeConnector) -> None:
+    """An admin's cancel closes the question; the card says who cancelled it."""
+    bot = await start_app()
+    first = await _question(bot, connector)
+    interrupt_id = actions(card_of(first.body))[0]["data"]["iid"]
+    service = bot.app[RUN_SERVICE]
+    assert await service.cancel(interrupt_id, by=Responder("teams:t:aad-admin", "Root"))
+    edited = await connector.wait_for(
+        lambda: connector.updates(first.activity_id), what="cancelled card"
+    )
+    assert any(t.startswith("Cancelled by Root at ") for t in texts(card_of(edited[-1].body)))
+
+
+async def test_another_replica_answers_and_posts_from_the_stored_reference(
+    tmp_path: Path, connector: FakeConnector
+) -> None:
+    """A question asked through one process is answered through another sharing the store."""
+    first_app = await TeamsBotApp(tmp_path / "shared").start()
+    try:
+        first = await _question(first_app, connector)
+    finally:
+        await first_app.close()
+    staging = actions(card_of(first.body))[0]
+    second_app = await TeamsBotApp(tmp_path / "shared").start()
+    try:
+        status, reply = await second_app.post(execute(connector.url, _data(staging)))
+        assert status == 200
+        assert any(t.startswith("Answered by Alice") for t in texts(reply["value"]))
+        calls = await connector.wait_for(lambda: connector.cards()[1:], what="approval card")
+        assert calls[0].conversation == first.conversation
+        assert connector.updates(first.activity_id)
+    finally:
+        await second_app.close()
