@@ -8,8 +8,11 @@ an activity, 401 for any authentication failure, 415 for a non-JSON body,
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from aiohttp import web
@@ -24,6 +27,9 @@ from bot.web import RUN_SERVICE
 log = logging.getLogger(__name__)
 
 ROUTE = "/api/messages"
+# The SDK refetches keys on the event loop once its copy is an hour old; stay fresher.
+KEYS_REFRESH_SECONDS = 30 * 60
+KEYS_TIMEOUT_SECONDS = 15.0
 NOT_JSON = "Send Bot Framework activities as JSON (Content-Type: application/json)."
 NOT_ACTIVITY = "The body is not a Bot Framework activity (a JSON object with a type)."
 UNAUTHENTICATED = "The request's Authorization header did not prove it came from Teams."
@@ -54,12 +60,41 @@ def mount_teams(app: web.Application, settings: Settings) -> TeamsSurface | None
     )
     bot = TeamsBot(surface, lambda: app[RUN_SERVICE])
     app.router.add_post(ROUTE, _endpoint(framework, bot))
+    if not framework.emulator:
+        app.cleanup_ctx.append(_fresh_signing_keys(framework))
 
     async def close(_app: web.Application) -> None:
         await connector.close()
 
     app.on_cleanup.append(close)
     return surface
+
+
+def _fresh_signing_keys(
+    framework: BotFramework,
+) -> Callable[[web.Application], AsyncIterator[None]]:
+    """Fetch the channel's signing keys at start and every half hour, off the event loop."""
+
+    async def refresh() -> None:
+        try:
+            await asyncio.wait_for(framework.refresh_signing_keys(), KEYS_TIMEOUT_SECONDS)
+        except Exception:  # noqa: BLE001  a failed fetch is retried; the SDK's cache stays
+            log.warning("could not fetch the Teams signing keys from %s", framework.metadata_url)
+
+    async def forever() -> None:
+        while True:
+            await asyncio.sleep(KEYS_REFRESH_SECONDS)
+            await refresh()
+
+    async def lifecycle(_app: web.Application) -> AsyncIterator[None]:
+        await refresh()
+        task = asyncio.get_running_loop().create_task(forever(), name="teams signing keys")
+        yield
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    return lifecycle
 
 
 def _endpoint(framework: BotFramework, bot: TeamsBot) -> Any:

@@ -33,6 +33,7 @@ from botbuilder.integration.aiohttp import (  # type: ignore[import-untyped]
 from botbuilder.schema import Activity  # type: ignore[import-untyped]
 from botframework.connector.auth import (  # type: ignore[import-untyped]
     AuthenticationConstants,
+    JwtTokenExtractor,
 )
 from msrest.universal_http.requests import ClientRetryPolicy
 
@@ -80,6 +81,9 @@ class BotFramework:
             AuthenticationConstants.TO_CHANNEL_FROM_BOT_OAUTH_SCOPE
         )
         self._outbound: Any = None
+        self.metadata_url = config.TO_BOT_FROM_CHANNEL_OPENID_METADATA_URL or (
+            AuthenticationConstants.TO_BOT_FROM_CHANNEL_OPENID_METADATA_URL
+        )
 
     @staticmethod
     def parse(body: dict[str, Any]) -> Any:
@@ -115,6 +119,17 @@ class BotFramework:
 
         await self._adapter.process_activity(authenticated, activity, turn)
         return result[0] if result else None
+
+    async def refresh_signing_keys(self) -> None:
+        """Fetch the channel's signing keys in a thread, into the SDK's shared cache.
+
+        The SDK fetches them itself with blocking ``requests`` calls (no
+        timeout) from inside a request, on the event loop, whenever its copy
+        is a day old, or an hour old and a token names an unknown kid. Kept
+        fresher than an hour from here, that fetch never runs on the loop.
+        """
+        metadata = JwtTokenExtractor.get_open_id_metadata(self.metadata_url)
+        await asyncio.to_thread(asyncio.run, metadata._refresh())
 
     async def bot_token(self) -> str | None:
         """A token for calls to the connector; None in emulator mode.

@@ -62,6 +62,8 @@ async def test_a_channel_signed_token_is_accepted(
 ) -> None:
     """A JWT signed with the endorsed key, for our app id and this serviceUrl, gets through."""
     server = await _bot(start_bot, connector)
+    # Fetched at start, off the event loop, so no request waits on it.
+    assert connector.key_fetches == 1
     activity = _refused_invoke(connector)
     token = connector.token(audience=APP_ID, service_url=connector.url)
 

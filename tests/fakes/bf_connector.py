@@ -50,6 +50,7 @@ class FakeConnector:
         self.calls: list[Call] = []
         self.activities: dict[tuple[str, str], dict[str, Any]] = {}
         self.failures: list[Failure] = []
+        self.key_fetches = 0
         self._ids = itertools.count(1)
         self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         self.kid = "test-key-1"
@@ -156,6 +157,7 @@ class FakeConnector:
         )
 
     async def _keys(self, request: web.Request) -> web.Response:
+        self.key_fetches += 1
         numbers = self.key.public_key().public_numbers()
         jwk = {
             "kty": "RSA",
