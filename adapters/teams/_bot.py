@@ -76,6 +76,8 @@ class TeamsBot:
         outcome, found = await self._redeem(activity, data)
         if isinstance(outcome, Redeemed):
             return card_reply(closed_card(outcome.closed))
+        if isinstance(outcome, AnswerInvalid) and found is None:
+            found = await self._question(self.service(), activity, str(data.get("iid", "")))
         if isinstance(outcome, AnswerInvalid) and found is not None:
             run, record = found
             errors = errors_for(record.name, record.payload, outcome.fields)
@@ -115,8 +117,14 @@ class TeamsBot:
         self, activity: Json, data: Mapping[str, Any]
     ) -> tuple[RedeemOutcome, tuple[RunRecord, PauseRecord] | None]:
         service = self.service()
-        found = await self._question(service, activity, str(data.get("iid", "")))
+        found = None
         answer: Json = {}
+        if data.get("kind") == "approval":
+            # An approval's answer needs nothing from the question: skip the read.
+            # A forged kind only shapes the answer wrongly, which validation refuses.
+            answer = answer_from("approval", {}, data)
+        else:
+            found = await self._question(service, activity, str(data.get("iid", "")))
         if found is not None:
             _, record = found
             answer = answer_from(

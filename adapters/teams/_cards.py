@@ -172,12 +172,12 @@ def _approval(asked: Asked, limits: Limits) -> Json:
     actions = [
         execute(
             "Approve",
-            answer_data(asked.token, asked.interrupt_id, decision="approve"),
+            answer_data(asked.token, asked.interrupt_id, kind="approval", decision="approve"),
             style="positive",
         ),
         execute(
             "Reject",
-            answer_data(asked.token, asked.interrupt_id, decision="reject"),
+            answer_data(asked.token, asked.interrupt_id, kind="approval", decision="reject"),
             style="destructive",
         ),
     ]

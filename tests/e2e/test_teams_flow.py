@@ -327,3 +327,20 @@ async def test_another_replica_answers_and_posts_from_the_stored_reference(
         assert connector.updates(first.activity_id)
     finally:
         await second_app.close()
+
+
+async def test_an_invalid_approval_comment_is_shown_beside_the_comment(
+    start_app: StartApp, connector: FakeConnector
+) -> None:
+    """A 1,001-character comment: the approval card again, the error under the comment box."""
+    bot = await start_app()
+    approval = await _approval(bot, connector)
+    approve = next(a for a in actions(approval) if a["title"] == "Approve")
+
+    status, reply = await bot.post(execute(connector.url, _data(approve, comment="x" * 1001)))
+    assert status == 200
+    body = reply["value"]["body"]
+    index = next(i for i, e in enumerate(body) if e.get("id") == "comment")
+    assert body[index]["value"] == "x" * 1001
+    assert "1000 characters" in body[index + 1]["text"]
+    assert [a["title"] for a in actions(reply["value"])] == ["Approve", "Reject"]
