@@ -24,6 +24,8 @@ from tests.e2e._teams import (
 )
 from tests.fakes.bf_connector import FakeConnector
 
+pytestmark = pytest.mark.e2e
+
 StartApp = Callable[..., Awaitable[TeamsBotApp]]
 
 
