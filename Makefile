@@ -30,6 +30,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/cycle.py
 	$(BIN)/python bench/console.py
 	$(BIN)/python bench/admin.py
+	$(BIN)/python bench/teams_invoke.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

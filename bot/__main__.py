@@ -1,4 +1,5 @@
 """`python -m bot` serves; `check` validates configuration; `keygen` prints a signing key;
+`teams-package` writes the Teams app package (manifest and icons, zipped);
 `admin <command>` runs an admin command (`admin help`) against the configured store."""
 
 from __future__ import annotations
@@ -7,7 +8,6 @@ import argparse
 import asyncio
 import secrets
 import sys
-from collections.abc import Callable
 
 from bot.config import Settings, SettingsError, load_settings
 from bot.errors import BotError
@@ -16,25 +16,20 @@ from bot.errors import BotError
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["admin"]:
-        return _with_settings(lambda settings: asyncio.run(_admin(settings, argv[1:])))
+        # Its own grammar (bot.admin), so argparse never sees the command's words.
+        return _admin(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m bot", description=__doc__)
-    parser.add_argument(
-        "command", nargs="?", default="serve", choices=("serve", "check", "keygen", "admin")
-    )
-    command = parser.parse_args(argv).command
+    commands = ("serve", "check", "keygen", "teams-package")
+    parser.add_argument("command", nargs="?", default="serve", choices=commands)
+    parser.add_argument("--out", default="var/teams-app.zip", help="teams-package: the zip")
+    parser.add_argument("--name", default="Ops assistant", help="teams-package: app name")
+    parser.add_argument("--developer", default="Ops", help="teams-package: developer name")
+    parser.add_argument("--website", help="teams-package: https URL of your bot's site")
+    args = parser.parse_args(argv)
+    command = args.command
     if command == "keygen":
         print(f"k{secrets.token_hex(3)}:{secrets.token_urlsafe(48)}")
         return 0
-
-    def run(settings: Settings) -> int:
-        if command == "check":
-            return asyncio.run(_check(settings))
-        return _serve(settings)
-
-    return _with_settings(run)
-
-
-def _with_settings(run: Callable[[Settings], int]) -> int:
     try:
         settings = load_settings()
     except SettingsError as error:
@@ -42,16 +37,30 @@ def _with_settings(run: Callable[[Settings], int]) -> int:
             print(f"configuration error: {line}", file=sys.stderr)
         return 2
     try:
-        return run(settings)
+        if command == "check":
+            return asyncio.run(_check(settings))
+        if command == "teams-package":
+            return _teams_package(settings, args)
+        return _serve(settings)
     except BotError as error:
         print(f"configuration error: {error}", file=sys.stderr)
         return 2
 
 
-async def _admin(settings: Settings, argv: list[str]) -> int:
-    from bot.admin._cli import run_admin
+def _admin(words: list[str]) -> int:
+    from bot.admin.cli import run_admin
 
-    return await run_admin(settings, argv)
+    try:
+        settings = load_settings()
+    except SettingsError as error:
+        for line in error.lines:
+            print(f"configuration error: {line}", file=sys.stderr)
+        return 2
+    try:
+        return asyncio.run(run_admin(settings, words))
+    except BotError as error:
+        print(f"configuration error: {error}", file=sys.stderr)
+        return 2
 
 
 def _serve(settings: Settings) -> int:
@@ -62,7 +71,12 @@ def _serve(settings: Settings) -> int:
 
     secrets_to_hide = [
         s.get_secret_value()
-        for s in (settings.signing_keys, settings.console_password, settings.openai_api_key)
+        for s in (
+            settings.signing_keys,
+            settings.console_password,
+            settings.openai_api_key,
+            settings.teams_app_password,
+        )
         if s is not None
     ]
     configure_logging(level=settings.log_level, fmt=settings.log_format, secrets=secrets_to_hide)
@@ -106,7 +120,40 @@ async def _check(settings: Settings) -> int:
     print(f"agent:    {spec.name} ({model})")
     print(f"console:  {console}")
     print("slack:    not configured")
-    print("teams:    not configured")
+    print(f"teams:    {_teams_state(settings)}")
+    return 0
+
+
+def _teams_state(settings: Settings) -> str:
+    if not settings.teams_enabled:
+        return "not configured (set MicrosoftAppId and MicrosoftAppPassword)"
+    if settings.teams_emulator:
+        return "emulator mode on /api/messages (no MicrosoftAppId: unauthenticated, loopback only)"
+    return f"app {settings.teams_app_id} ({settings.teams_app_type}) on /api/messages"
+
+
+def _teams_package(settings: Settings, args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from adapters.teams import build_package
+
+    if not settings.teams_app_id:
+        print("configuration error: MicrosoftAppId: set the Azure Bot's app id", file=sys.stderr)
+        return 2
+    if not args.website or not str(args.website).startswith("https://"):
+        print(
+            "usage error: pass --website https://... (privacy and terms pages go under it)",
+            file=sys.stderr,
+        )
+        return 2
+    out = build_package(
+        Path(args.out),
+        app_id=settings.teams_app_id,
+        name=args.name,
+        developer=args.developer,
+        website=args.website,
+    )
+    print(f"wrote {out}: upload it in Teams (Apps > Manage your apps > Upload an app)")
     return 0
 
 

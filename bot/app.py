@@ -12,6 +12,7 @@ from datetime import timedelta
 from aiohttp import web
 
 from adapters.console import ConsoleSurface, mount_console
+from adapters.teams import TeamsSurface, mount_teams
 from bot.admin import AdminService
 from bot.agent_spec import AgentSpec, load_factory
 from bot.compose import build_agent
@@ -42,11 +43,12 @@ def create_app(settings: Settings) -> web.Application:
     if console is not None:
         password = settings.console_password
         mount_console(app, console, password=password.get_secret_value() if password else None)
+    teams = mount_teams(app, settings)
     app.router.add_get("/healthz", _healthz)
     app.router.add_get("/metrics", _metrics)
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
-        async with _running_service(settings, console) as service:
+        async with _running_service(settings, console, teams) as service:
             app[RUN_SERVICE] = service
             app[ADMIN_SERVICE] = admin_service(settings, service)
             yield
@@ -57,7 +59,7 @@ def create_app(settings: Settings) -> web.Application:
 
 @contextlib.asynccontextmanager
 async def _running_service(
-    settings: Settings, console: ConsoleSurface | None
+    settings: Settings, console: ConsoleSurface | None, teams: TeamsSurface | None = None
 ) -> AsyncIterator[RunService]:
     stores = await open_stores(settings.database_url)
     provider: Provider | None = None
@@ -91,8 +93,9 @@ async def _running_service(
             metrics=Metrics(),
             lease_seconds=settings.lease_seconds,
         )
-        if console is not None:
-            service.add_surface(console)
+        for surface in (console, teams):
+            if surface is not None:
+                service.add_surface(surface)
         recovered = await service.recover()
         if recovered:
             log.info("resuming %d runs answered before the last stop", recovered)

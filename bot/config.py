@@ -9,7 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from bot.errors import BotError
@@ -23,6 +30,10 @@ class SettingsError(BotError):
     def __init__(self, lines: list[str]) -> None:
         super().__init__("\n".join(lines))
         self.lines = lines
+
+
+def _names(*names: str) -> AliasChoices:
+    return AliasChoices(*names)
 
 
 def _csv(value: object) -> object:
@@ -59,6 +70,32 @@ class Settings(BaseSettings):
     openai_model: str = Field("gpt-4o-mini", alias="OPENAI_MODEL")
     log_format: Literal["auto", "json", "text"] = Field("auto", alias="BOT_LOG_FORMAT")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", alias="BOT_LOG_LEVEL")
+    # Teams: the Bot Framework's own names, TEAMS_ aliases, and the SDK's keys for other clouds.
+    teams: Literal["auto", "on", "off"] = Field("auto", alias="BOT_TEAMS")
+    teams_app_id: str | None = Field(
+        None, alias="MicrosoftAppId", validation_alias=_names("MicrosoftAppId", "TEAMS_APP_ID")
+    )
+    teams_app_password: SecretStr | None = Field(
+        None,
+        alias="MicrosoftAppPassword",
+        validation_alias=_names("MicrosoftAppPassword", "TEAMS_APP_PASSWORD"),
+    )
+    teams_app_type: Literal["MultiTenant", "SingleTenant", "UserAssignedMSI"] = Field(
+        "MultiTenant",
+        alias="MicrosoftAppType",
+        validation_alias=_names("MicrosoftAppType", "TEAMS_APP_TYPE"),
+    )
+    teams_app_tenant_id: str | None = Field(
+        None,
+        alias="MicrosoftAppTenantId",
+        validation_alias=_names("MicrosoftAppTenantId", "TEAMS_APP_TENANT_ID"),
+    )
+    teams_openid_metadata_url: str | None = Field(
+        None, alias="TO_BOT_FROM_CHANNEL_OPENID_METADATA_URL"
+    )
+    teams_token_issuer: str | None = Field(None, alias="TO_BOT_FROM_CHANNEL_TOKEN_ISSUER")
+    teams_login_url: str | None = Field(None, alias="TO_CHANNEL_FROM_BOT_LOGIN_URL")
+    teams_oauth_scope: str | None = Field(None, alias="TO_CHANNEL_FROM_BOT_OAUTH_SCOPE")
 
     _split_admins = field_validator("admins", "approvers", mode="before")(_csv)
 
@@ -69,7 +106,7 @@ class Settings(BaseSettings):
             raise ValueError("use sqlite:///path/to/file.sqlite3 (or memory:// for experiments)")
         return value
 
-    @field_validator("console_password", "signing_keys", "openai_api_key")
+    @field_validator("console_password", "signing_keys", "openai_api_key", "teams_app_password")
     @classmethod
     def _not_blank(cls, value: SecretStr | None) -> SecretStr | None:
         if value is not None and not value.get_secret_value().strip():
@@ -89,11 +126,44 @@ class Settings(BaseSettings):
             raise ValueError(
                 "BOT_TTL_SECONDS exceeds BOT_MAX_TTL_SECONDS; lower it or raise the max"
             )
+        self._teams_fits()
         return self
+
+    def _teams_fits(self) -> None:
+        if self.teams == "on" and not self.teams_app_id and not self.console_is_local:
+            raise ValueError(
+                f"BOT_TEAMS=on without MicrosoftAppId would accept unauthenticated Teams "
+                f"activities on BOT_HOST={self.host}; set MicrosoftAppId and "
+                "MicrosoftAppPassword, or bind 127.0.0.1 for emulator mode"
+            )
+        if not self.teams_app_id:
+            return
+        if self.teams_app_type != "UserAssignedMSI" and self.teams_app_password is None:
+            raise ValueError(
+                "MicrosoftAppId is set without MicrosoftAppPassword; set the client secret "
+                "of the Azure Bot's app registration"
+            )
+        if self.teams_app_type != "MultiTenant" and not self.teams_app_tenant_id:
+            raise ValueError(
+                f"MicrosoftAppType={self.teams_app_type} needs MicrosoftAppTenantId; set "
+                "the directory (tenant) id of the app registration"
+            )
 
     @property
     def console_is_local(self) -> bool:
         return self.host in LOOPBACK_HOSTS
+
+    @property
+    def teams_enabled(self) -> bool:
+        """On when asked, or (auto) with an app id, or in emulator mode on loopback."""
+        if self.teams == "auto":
+            return bool(self.teams_app_id) or self.console_is_local
+        return self.teams == "on"
+
+    @property
+    def teams_emulator(self) -> bool:
+        """No app id: activities are not authenticated (local use only)."""
+        return self.teams_enabled and not self.teams_app_id
 
 
 def load_settings(**overrides: object) -> Settings:

@@ -62,6 +62,22 @@ RUN_FAILED = "The run stopped on an error; an admin can see the details in the a
 BOT_MISCONFIGURED = "The bot is misconfigured; an admin has been told what to fix."
 
 
+def decided_text(decision: str, by: str, at: float, comment: str = "") -> str:
+    """An approval's outcome, as the closed message shows it."""
+    verb = "Approved" if decision == "approve" else "Rejected"
+    return f"{verb} by {by} at {when(at)}" + (f": {comment}" if comment else ".")
+
+
+def who_may_answer_text(requester: str, *, anyone: bool) -> str:
+    if anyone:
+        return "Anyone here may answer."
+    return f"{requester or 'The requester'} (or an approver) may answer."
+
+
+def expires_text(at: float) -> str:
+    return f"Expires {when(at)}."
+
+
 # Admin commands (bot.admin); every surface shows these same sentences.
 ADMINS_ONLY = "Only admins can use that command; ask an admin, or type `help` for yours."
 

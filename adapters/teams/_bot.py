@@ -1,0 +1,156 @@
+"""A Teams turn as RunService calls: messages start runs, card submits redeem answers.
+
+The invoke is answered as soon as ``RunService.redeem`` returns, that is
+after the checks and the spend; the resume runs in the background.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from adapters.teams._activity import (
+    INVOKE_ACTION,
+    SURFACE,
+    responder_of,
+    scope_of,
+    started,
+    submitted,
+)
+from adapters.teams._answers import answer_from, errors_for, values_from
+from adapters.teams._card_kit import CARD_CONTENT_TYPE, Json, attachment
+from adapters.teams._cards import question_card
+from adapters.teams._closed import closed_card, refusal_card
+from adapters.teams._surface import TeamsSurface
+from bot.messages import refusal_text
+from bot.outcomes import AnswerInvalid, Redeemed, RedeemOutcome, TokenInvalid
+from bot.runs import RunService
+from bot.stores.records import PauseRecord, PauseStatus, RunRecord
+from bot.surfaces import DeliveryError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """The HTTP answer to an invoke activity."""
+
+    status: int
+    body: Json | None = None
+
+
+def card_reply(content: Json) -> Reply:
+    return Reply(200, {"statusCode": 200, "type": CARD_CONTENT_TYPE, "value": content})
+
+
+class TeamsBot:
+    """Translates one activity into at most one RunService call."""
+
+    def __init__(self, surface: TeamsSurface, service: Callable[[], RunService]) -> None:
+        self.surface = surface
+        self.service = service
+
+    async def on_turn(self, activity: Json, reference: Json) -> Reply | None:
+        start = started(activity, reference)
+        if start is not None:
+            run = await self.service().start(
+                start.where, start.who, start.text, key=start.key or None
+            )
+            if run is None:
+                log.info("duplicate Teams delivery ignored", extra={"activity": start.key})
+            return None
+        data = submitted(activity)
+        if activity.get("type") == "invoke":
+            if activity.get("name") != INVOKE_ACTION:
+                return Reply(501)
+            if data is None:
+                return card_reply(refusal_card(refusal_text(TokenInvalid())))
+            return await self._answer_invoke(activity, data)
+        if data is not None:
+            await self._answer_submit(activity, data)
+        return None
+
+    async def _answer_invoke(self, activity: Json, data: Mapping[str, Any]) -> Reply:
+        outcome, found = await self._redeem(activity, data)
+        if isinstance(outcome, Redeemed):
+            return card_reply(closed_card(outcome.closed))
+        if isinstance(outcome, AnswerInvalid) and found is None:
+            found = await self._question(self.service(), activity, str(data.get("iid", "")))
+        if isinstance(outcome, AnswerInvalid) and found is not None:
+            run, record = found
+            errors = errors_for(record.name, record.payload, outcome.fields)
+            asked = self.surface.asked(
+                run,
+                record.name,
+                record.payload,
+                record,
+                token=str(data.get("token", "")),
+                errors=errors or {"": refusal_text(outcome)},
+                values=values_from(data),
+            )
+            return card_reply(question_card(asked))
+        return card_reply(refusal_card(refusal_text(outcome)))
+
+    async def _answer_submit(self, activity: Json, data: Mapping[str, Any]) -> None:
+        """Action.Submit, from clients without Universal Actions: no card to return."""
+        outcome, _ = await self._redeem(activity, data)
+        service_url = str(activity.get("serviceUrl", ""))
+        conversation = str((activity.get("conversation") or {}).get("id", ""))
+        try:
+            if isinstance(outcome, Redeemed):
+                card_id = str(activity.get("replyToId") or "")
+                if card_id:
+                    update = {
+                        "type": "message",
+                        "attachments": [attachment(closed_card(outcome.closed))],
+                    }
+                    await self.surface.connector.update(service_url, conversation, card_id, update)
+            else:
+                message = {"type": "message", "text": refusal_text(outcome), "textFormat": "plain"}
+                await self.surface.connector.send(service_url, conversation, message)
+        except DeliveryError as error:
+            log.warning("could not show the answer's outcome in Teams: %s", error.reason)
+
+    async def _redeem(
+        self, activity: Json, data: Mapping[str, Any]
+    ) -> tuple[RedeemOutcome, tuple[RunRecord, PauseRecord] | None]:
+        service = self.service()
+        found = None
+        answer: Json = {}
+        if data.get("kind") == "approval":
+            # An approval's answer needs nothing from the question: skip the read.
+            # A forged kind only shapes the answer wrongly, which validation refuses.
+            answer = answer_from("approval", {}, data)
+        else:
+            found = await self._question(service, activity, str(data.get("iid", "")))
+        if found is not None:
+            _, record = found
+            answer = answer_from(
+                record.name, record.payload, data, schema=self.surface.schema_of(record.name)
+            )
+        outcome = await service.redeem(
+            str(data.get("token", "")),
+            answer,
+            responder=responder_of(activity),
+            scope=scope_of(activity),
+        )
+        return outcome, found
+
+    @staticmethod
+    async def _question(
+        service: RunService, activity: Json, interrupt_id: str
+    ) -> tuple[RunRecord, PauseRecord] | None:
+        """The open question the card belongs to, read the way every surface redraws.
+
+        Only its shape is taken from here (to turn inputs into an answer);
+        whether the token is good is still decided by ``redeem``.
+        """
+        key = str((activity.get("conversation") or {}).get("id", ""))
+        for view in reversed(await service.history(SURFACE, key)):
+            for question in view.questions:
+                record = question.record
+                if record.interrupt_id == interrupt_id and record.status is PauseStatus.OUTSTANDING:
+                    return view.run, record
+        return None

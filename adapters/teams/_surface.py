@@ -1,0 +1,128 @@
+"""Teams as a Surface: post questions as cards, edit them when closed, post outcomes.
+
+Every post goes to the conversation reference stored with the run, so any
+replica sharing the store can deliver (proactive messaging). The returned
+message reference names the service URL, conversation and activity id, so
+whoever closes the question can edit the card.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from adapters.teams._card_kit import Json, attachment
+from adapters.teams._cards import Asked, question_card
+from adapters.teams._closed import closed_card
+from adapters.teams._connector import Connector, with_retries
+from bot.kernel.interrupts import PendingInterrupt
+from bot.messages import who_may_answer_text
+from bot.stores.records import PauseRecord, RunRecord
+from bot.surfaces import DeliveryError
+
+log = logging.getLogger(__name__)
+
+SURFACE = "teams"
+# The outbox retries a 429 or 5xx (honouring Retry-After) without holding a
+# delivery pass; a deployment may still ask for in-place attempts.
+ATTEMPTS = 1
+MAX_WAIT_SECONDS = 30.0
+NO_REFERENCE = "The run has no Teams conversation reference; it cannot be posted to."
+
+SchemaOf = Callable[[str], Json | None]
+
+
+class TeamsSurface:
+    """Posts and edits through the connector; decides nothing."""
+
+    name = SURFACE
+
+    def __init__(
+        self,
+        connector: Connector,
+        *,
+        schema_of: SchemaOf,
+        anyone_may_answer: bool = False,
+        attempts: int = ATTEMPTS,
+    ) -> None:
+        self.connector = connector
+        self.schema_of = schema_of
+        self.anyone_may_answer = anyone_may_answer
+        self.attempts = attempts
+
+    async def publish_question(
+        self, run: RunRecord, interrupt: PendingInterrupt
+    ) -> dict[str, Any] | None:
+        reference = _reference(run)
+        content = question_card(self.asked(run, interrupt.name, interrupt.payload, interrupt))
+        activity = {"type": "message", "attachments": [attachment(content)]}
+        conversation = reference["conversation"]["id"]
+        activity_id = await self._deliver(
+            lambda: self.connector.send(reference["serviceUrl"], conversation, activity)
+        )
+        return {
+            "service_url": reference["serviceUrl"],
+            "conversation_id": conversation,
+            "activity_id": activity_id,
+        }
+
+    async def show_closed(self, run: RunRecord, record: PauseRecord) -> None:
+        ref = record.message_ref or {}
+        if not ref.get("activity_id"):
+            return
+        activity = {"type": "message", "attachments": [attachment(closed_card(record))]}
+        await self._deliver(
+            lambda: self.connector.update(
+                ref["service_url"], ref["conversation_id"], ref["activity_id"], activity
+            )
+        )
+
+    async def post_outcome(self, run: RunRecord, text: str, *, failed: bool = False) -> None:
+        reference = _reference(run)
+        activity = {"type": "message", "text": text, "textFormat": "plain"}
+        conversation = reference["conversation"]["id"]
+        await self._deliver(
+            lambda: self.connector.send(reference["serviceUrl"], conversation, activity)
+        )
+
+    def asked(
+        self,
+        run: RunRecord,
+        name: str,
+        payload: Json,
+        source: PendingInterrupt | PauseRecord,
+        *,
+        token: str = "",
+        errors: dict[str, str] | None = None,
+        values: dict[str, str] | None = None,
+    ) -> Asked:
+        """What a question card needs, from a fresh pause or a ledger row drawn again."""
+        requester = str(_reference(run).get("user", {}).get("name") or "")
+        return Asked(
+            name=name,
+            payload=payload,
+            token=token or getattr(source, "token", ""),
+            interrupt_id=source.interrupt_id,
+            expires_at=source.expires_at,
+            asked_for=requester,
+            who_may_answer=who_may_answer_text(requester, anyone=self.anyone_may_answer),
+            response_schema=self.schema_of(name),
+            errors=errors or {},
+            values=values or {},
+        )
+
+    async def _deliver(self, work: Callable[[], Any]) -> Any:
+        try:
+            return await with_retries(work, attempts=self.attempts, max_wait=MAX_WAIT_SECONDS)
+        except DeliveryError as error:
+            level = logging.ERROR if error.permanent else logging.WARNING
+            log.log(level, "Teams delivery failed: %s", error.reason)
+            raise
+
+
+def _reference(run: RunRecord) -> dict[str, Any]:
+    reference = run.conversation.get("reference")
+    if not isinstance(reference, dict) or not reference.get("serviceUrl"):
+        raise DeliveryError(NO_REFERENCE, permanent=True)
+    return reference

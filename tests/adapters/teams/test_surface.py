@@ -1,0 +1,107 @@
+"""TeamsSurface against the loopback connector: the posted message fits, edits find their card."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+
+import pytest
+
+from adapters.teams import TeamsSurface
+from adapters.teams._connector import Connector
+from bot.kernel.interrupts import PendingInterrupt
+from bot.stores.records import PauseRecord, PauseStatus, RunRecord
+from bot.surfaces import DeliveryError
+from bot.testing import question
+from tests.fakes.bf_connector import FakeConnector
+
+TEAMS_MESSAGE_LIMIT = 28 * 1024
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeConnector]:
+    connector = await FakeConnector().start()
+    yield connector
+    await connector.close()
+
+
+@pytest.fixture
+async def surface() -> AsyncIterator[TeamsSurface]:
+    async def no_token() -> str | None:
+        return None
+
+    connector = Connector(token=no_token)
+    yield TeamsSurface(connector, schema_of=lambda _name: None, attempts=1)
+    await connector.close()
+
+
+def _run(service_url: str) -> RunRecord:
+    reference = {
+        "serviceUrl": service_url,
+        "conversation": {"id": "a:1chat"},
+        "user": {"id": "29:a", "name": "Ana"},
+    }
+    return RunRecord(
+        run_id="run_1",
+        scope="t/a:1chat",
+        surface="teams",
+        requester="teams:t:aad-ana",
+        text="go",
+        created_at=0.0,
+        conversation={"key": "a:1chat", "reference": reference},
+    )
+
+
+async def test_a_huge_question_posts_within_teams_message_limit(
+    fake: FakeConnector, surface: TeamsSurface
+) -> None:
+    """10,000 characters and 60 options: the whole posted activity stays under 28 KB."""
+    options = [f"choice {i:02d} " + "y" * 60 for i in range(60)]
+    interrupt = PendingInterrupt(
+        name="ask_user",
+        kind="ask_user",
+        payload={"questions": [question("Q" * 10_000, *options)]},
+        token="h." + "t" * 900 + ".s",
+        tool_call_id="c1",
+        interrupt_id="int_1",
+        run_id="run_1",
+        session_id="s",
+        expires_at=1_800_000_000.0,
+        resumable=True,
+    )
+    ref = await surface.publish_question(_run(fake.url), interrupt)
+    assert ref == {"service_url": fake.url, "conversation_id": "a:1chat", "activity_id": "1"}
+    (call,) = fake.posted()
+    assert len(json.dumps(call.body).encode()) < TEAMS_MESSAGE_LIMIT
+
+
+async def test_show_closed_edits_the_posted_card_and_a_401_is_permanent(
+    fake: FakeConnector, surface: TeamsSurface
+) -> None:
+    """The edit goes to the message reference; a refused edit says what to fix."""
+    activity_id = await surface.connector.send(fake.url, "a:1chat", {"type": "message"})
+    record = PauseRecord(
+        interrupt_id="int_1",
+        run_id="run_1",
+        scope="s",
+        name="approval",
+        tool_call_id="c",
+        checkpoint_id="cp",
+        payload={"action": "deploy", "summary": "ship"},
+        issued_at=0.0,
+        expires_at=1.0,
+        status=PauseStatus.EXPIRED,
+        closed_at=1.0,
+        message_ref={
+            "service_url": fake.url,
+            "conversation_id": "a:1chat",
+            "activity_id": activity_id,
+        },
+    )
+    await surface.show_closed(_run(fake.url), record)
+    (edit,) = fake.updates(activity_id)
+    assert "Expired at" in json.dumps(edit.body)
+    fake.fail_next(401)
+    with pytest.raises(DeliveryError) as raised:
+        await surface.show_closed(_run(fake.url), record)
+    assert raised.value.permanent and "MicrosoftAppId" in raised.value.reason

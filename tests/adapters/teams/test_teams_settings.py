@@ -1,0 +1,139 @@
+"""Teams settings: Bot Framework names and TEAMS_ aliases, emulator mode only on loopback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from bot.__main__ import main
+from bot.config import SettingsError, load_settings
+
+ROOT = Path(__file__).resolve().parents[3]
+TEAMS_NAMES = (
+    "MicrosoftAppId",
+    "MicrosoftAppPassword",
+    "MicrosoftAppType",
+    "MicrosoftAppTenantId",
+    "TEAMS_APP_ID",
+    "TEAMS_APP_PASSWORD",
+    "TEAMS_APP_TYPE",
+    "TEAMS_APP_TENANT_ID",
+    "BOT_TEAMS",
+    "BOT_HOST",
+)
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name in TEAMS_NAMES:
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.mark.parametrize("prefix", ["Microsoft", "TEAMS_"])
+def test_bot_framework_names_and_teams_aliases_both_work(
+    monkeypatch: pytest.MonkeyPatch, prefix: str
+) -> None:
+    """MicrosoftAppId/... and TEAMS_APP_ID/... configure the same settings."""
+    names = {
+        "Microsoft": (
+            "MicrosoftAppId",
+            "MicrosoftAppPassword",
+            "MicrosoftAppType",
+            "MicrosoftAppTenantId",
+        ),
+        "TEAMS_": ("TEAMS_APP_ID", "TEAMS_APP_PASSWORD", "TEAMS_APP_TYPE", "TEAMS_APP_TENANT_ID"),
+    }[prefix]
+    for name, value in zip(names, ("app-1", "secret", "SingleTenant", "tenant-1"), strict=True):
+        monkeypatch.setenv(name, value)
+    settings = load_settings()
+    assert settings.teams_app_id == "app-1"
+    assert settings.teams_app_password is not None
+    assert settings.teams_app_password.get_secret_value() == "secret"
+    assert (settings.teams_app_type, settings.teams_app_tenant_id) == ("SingleTenant", "tenant-1")
+    assert settings.teams_enabled and not settings.teams_emulator
+
+
+@pytest.mark.parametrize(
+    ("environment", "expected"),
+    [
+        ({"MicrosoftAppId": "a"}, "MicrosoftAppId is set without MicrosoftAppPassword"),
+        (
+            {
+                "MicrosoftAppId": "a",
+                "MicrosoftAppPassword": "p",
+                "MicrosoftAppType": "SingleTenant",
+            },
+            "MicrosoftAppType=SingleTenant needs MicrosoftAppTenantId",
+        ),
+        (
+            {"BOT_TEAMS": "on", "BOT_HOST": "0.0.0.0", "BOT_CONSOLE": "false"},  # noqa: S104
+            "BOT_TEAMS=on without MicrosoftAppId would accept unauthenticated",
+        ),
+        ({"MicrosoftAppType": "Personal"}, "MicrosoftAppType: Input should be"),
+    ],
+)
+def test_each_teams_mistake_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, environment: dict[str, str], expected: str
+) -> None:
+    """Missing secret, tenant, or emulator mode on a public bind: refused at start."""
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(SettingsError) as raised:
+        load_settings()
+    assert any(expected in line for line in raised.value.lines), raised.value.lines
+
+
+def test_emulator_mode_is_for_loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No app id: emulator mode on 127.0.0.1; off (not unauthenticated) on a public bind."""
+    assert load_settings().teams_emulator
+    monkeypatch.setenv("BOT_HOST", "0.0.0.0")  # noqa: S104
+    monkeypatch.setenv("BOT_CONSOLE", "false")
+    public = load_settings()
+    assert not public.teams_enabled and not public.teams_emulator
+
+
+def test_check_says_whether_teams_is_configured(tmp_path: Path) -> None:
+    """`python -m bot check` prints the Teams line: emulator mode, or the app id."""
+    base = {
+        "PATH": "/usr/bin:/bin",
+        "DATABASE_URL": f"sqlite:///{tmp_path}/bot.sqlite3",
+        "BOT_DATA_DIR": str(tmp_path / "var"),
+    }
+    lines = []
+    for extra in ({}, {"MicrosoftAppId": "app-9", "MicrosoftAppPassword": "p"}):
+        result = subprocess.run(
+            [sys.executable, "-m", "bot", "check"],
+            env={**base, **extra},
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert result.returncode == 0, result.stderr
+        lines += [line for line in result.stdout.splitlines() if line.startswith("teams:")]
+    assert lines == [
+        "teams:    emulator mode on /api/messages (no MicrosoftAppId: unauthenticated, "
+        "loopback only)",
+        "teams:    app app-9 (MultiTenant) on /api/messages",
+    ]
+
+
+def test_teams_package_command_writes_the_zip(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`python -m bot teams-package` needs the app id and a site, and writes the zip."""
+    out = tmp_path / "app.zip"
+    argv = ["teams-package", "--out", str(out), "--website", "https://bot.example.com"]
+    assert main(argv) == 2
+    monkeypatch.setenv("MicrosoftAppId", "11111111-2222-3333-4444-555555555555")
+    monkeypatch.setenv("MicrosoftAppPassword", "p")
+    assert main([*argv[:3], "--website", "http://insecure"]) == 2
+    assert main(argv) == 0
+    with zipfile.ZipFile(out) as archive:
+        assert sorted(archive.namelist()) == ["color.png", "manifest.json", "outline.png"]
