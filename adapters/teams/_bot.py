@@ -19,11 +19,13 @@ from adapters.teams._activity import (
     started,
     submitted,
 )
+from adapters.teams._admin import admin_card, admin_words
 from adapters.teams._answers import answer_from, errors_for, values_from
 from adapters.teams._card_kit import CARD_CONTENT_TYPE, Json, attachment
 from adapters.teams._cards import question_card
 from adapters.teams._closed import closed_card, refusal_card
 from adapters.teams._surface import TeamsSurface
+from bot.admin import AdminService
 from bot.messages import refusal_text
 from bot.outcomes import AnswerInvalid, Redeemed, RedeemOutcome, TokenInvalid
 from bot.runs import RunService
@@ -48,11 +50,22 @@ def card_reply(content: Json) -> Reply:
 class TeamsBot:
     """Translates one activity into at most one RunService call."""
 
-    def __init__(self, surface: TeamsSurface, service: Callable[[], RunService]) -> None:
+    def __init__(
+        self,
+        surface: TeamsSurface,
+        service: Callable[[], RunService],
+        admin: Callable[[], AdminService | None] = lambda: None,
+    ) -> None:
         self.surface = surface
         self.service = service
+        self.admin = admin
 
     async def on_turn(self, activity: Json, reference: Json) -> Reply | None:
+        words = admin_words(activity)
+        admin = self.admin() if words is not None else None
+        if words is not None and admin is not None:
+            await self._admin(activity, admin, words)
+            return None
         start = started(activity, reference)
         if start is not None:
             run = await self.service().start(
@@ -71,6 +84,18 @@ class TeamsBot:
         if data is not None:
             await self._answer_submit(activity, data)
         return None
+
+    async def _admin(self, activity: Json, admin: AdminService, words: list[str]) -> None:
+        """Run the command as the person the channel authenticated; reply in the same chat."""
+        result = await admin.handle(words, who=responder_of(activity))
+        reply = {"type": "message", "attachments": [attachment(admin_card(result))]}
+        conversation = str((activity.get("conversation") or {}).get("id", ""))
+        try:
+            await self.surface.connector.send(
+                str(activity.get("serviceUrl", "")), conversation, reply
+            )
+        except DeliveryError as error:
+            log.warning("could not reply to a Teams admin command: %s", error.reason)
 
     async def _answer_invoke(self, activity: Json, data: Mapping[str, Any]) -> Reply:
         outcome, found = await self._redeem(activity, data)

@@ -22,7 +22,7 @@ from adapters.teams._connector import Connector
 from adapters.teams._sdk import BadActivity, BotFramework, Unauthenticated
 from adapters.teams._surface import TeamsSurface
 from bot.config import Settings
-from bot.web import RUN_SERVICE
+from bot.web import ADMIN_SERVICE, RUN_SERVICE
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ def mount_teams(app: web.Application, settings: Settings) -> TeamsSurface | None
     surface = TeamsSurface(
         connector, schema_of=schema_of, anyone_may_answer=settings.anyone_may_answer
     )
-    bot = TeamsBot(surface, lambda: app[RUN_SERVICE])
+    bot = TeamsBot(surface, lambda: app[RUN_SERVICE], lambda: app.get(ADMIN_SERVICE))
     app.router.add_post(ROUTE, _endpoint(framework, bot))
     if not framework.emulator:
         app.cleanup_ctx.append(_fresh_signing_keys(framework))

@@ -100,20 +100,42 @@ def build_manifest(
                 "scopes": SCOPES,
                 "supportsFiles": False,
                 "isNotificationOnly": False,
-                "commandLists": [
-                    {
-                        "scopes": SCOPES,
-                        "commands": [
-                            {"title": title[:32], "description": description[:128]}
-                            for title, description in list(commands)[:10]
-                        ],
-                    }
-                ],
+                "commandLists": command_lists(commands),
             }
         ],
         "permissions": ["identity", "messageTeamMembers"],
         "validDomains": [],
     }
+
+
+# Admin commands (bot.admin) work in a personal chat with the bot.
+ADMIN_COMMANDS = (
+    ("pending", "Admins: open questions, who asked, who may answer, expiry."),
+    ("show", "Admins: show <question-id>: payload, status, history, deliveries."),
+    ("cancel", "Admins: cancel <question-id> [reason]; the run resumes cancelled."),
+    ("resend", "Admins: resend <question-id>: post the question again."),
+    ("extend", "Admins: extend <question-id> <duration, e.g. 2h>."),
+    ("stats", "Admins: issued, answered, expired, refusals, time to answer."),
+    ("audit", "Admins: audit <run-id>: the run's events in order."),
+)
+MAX_COMMANDS = 10
+
+
+def command_lists(commands: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
+    """The compose-box suggestions: the agent's commands everywhere, and in a personal
+    chat the admin commands after them (Teams shows ten per list at most)."""
+    shared = [s for s in SCOPES if s != "personal"]
+    personal = [*list(commands)[: MAX_COMMANDS - 3], *ADMIN_COMMANDS][:MAX_COMMANDS]
+    lists = [{"scopes": ["personal"], "commands": _commands(personal)}]
+    if shared:
+        lists.append({"scopes": shared, "commands": _commands(list(commands)[:MAX_COMMANDS])})
+    return lists
+
+
+def _commands(commands: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
+    return [
+        {"title": title[:32], "description": description[:128]} for title, description in commands
+    ]
 
 
 def color_icon() -> bytes:

@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from adapters.teams._admin import message_link, moved_card
 from adapters.teams._card_kit import Json, attachment
 from adapters.teams._cards import Asked, question_card
 from adapters.teams._closed import closed_card
@@ -75,6 +76,38 @@ class TeamsSurface:
         await self._deliver(
             lambda: self.connector.update(
                 ref["service_url"], ref["conversation_id"], ref["activity_id"], activity
+            )
+        )
+
+    # Admin redraws (bot.surfaces.RedrawsQuestions).
+    async def refresh_question(
+        self, run: RunRecord, interrupt: PendingInterrupt, ref: dict[str, Any]
+    ) -> None:
+        """The card redrawn in place: the new expiry, and the token re-derived with it."""
+        if not ref.get("activity_id"):
+            return
+        content = question_card(self.asked(run, interrupt.name, interrupt.payload, interrupt))
+        activity = {"type": "message", "attachments": [attachment(content)]}
+        await self._deliver(
+            lambda: self.connector.update(
+                ref["service_url"], ref["conversation_id"], ref["activity_id"], activity
+            )
+        )
+
+    async def show_moved(
+        self, run: RunRecord, record: PauseRecord, previous_ref: dict[str, Any]
+    ) -> None:
+        """The old card, without its buttons, pointing to the question's new card."""
+        if not previous_ref.get("activity_id"):
+            return
+        content = moved_card(message_link(record.message_ref))
+        activity = {"type": "message", "attachments": [attachment(content)]}
+        await self._deliver(
+            lambda: self.connector.update(
+                previous_ref["service_url"],
+                previous_ref["conversation_id"],
+                previous_ref["activity_id"],
+                activity,
             )
         )
 

@@ -8,7 +8,15 @@ writes go through the ``AdminStore`` port.
 """
 
 from bot.admin._commands import USAGES, Command, Usage, UsageError, parse, parse_duration
-from bot.admin._render import json_of, text_of
+from bot.admin._render import (
+    duration,
+    event_line,
+    json_of,
+    link_of,
+    summary_of,
+    text_of,
+    title_of,
+)
 from bot.admin._results import (
     AdminRefusal,
     AdminResult,
@@ -51,8 +59,13 @@ __all__ = [
     "TooLong",
     "Usage",
     "UsageError",
+    "duration",
+    "event_line",
     "json_of",
+    "link_of",
     "parse",
     "parse_duration",
+    "summary_of",
     "text_of",
+    "title_of",
 ]

@@ -54,8 +54,15 @@ def test_package_holds_a_1_17_manifest_with_the_bot_and_its_commands(tmp_path: P
     bot = manifest["bots"][0]
     assert bot["botId"] == APP_ID
     assert bot["scopes"] == ["personal", "team", "groupChat"]
-    titles = [c["title"] for c in bot["commandLists"][0]["commands"]]
-    assert titles == ["deploy web", "rollback api", "status worker"]
+    lists = {tuple(c["scopes"]): [m["title"] for m in c["commands"]] for c in bot["commandLists"]}
+    assert lists[("team", "groupChat")] == ["deploy web", "rollback api", "status worker"]
+    # Admin commands are listed where they work: in a personal chat.
+    assert lists[("personal",)] == [
+        "deploy web",
+        "rollback api",
+        "status worker",
+        *("pending", "show", "cancel", "resend", "extend", "stats", "audit"),
+    ]
     assert manifest["icons"] == {"color": "color.png", "outline": "outline.png"}
     assert len(manifest["name"]["short"]) <= 30
     assert len(manifest["description"]["short"]) <= 80

@@ -1,0 +1,178 @@
+"""Admin commands in Teams: recognised in a personal chat, answered with an Adaptive Card.
+
+Recognising is the only decision here, and it is about wording, not
+rights: whether the person may run the command is ``AdminService``'s call,
+made with the identity the channel authenticated (``responder_of``).
+Rendering is pure: an admin result in, a card out.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, assert_never
+
+from adapters.teams._activity import is_personal, strip_mentions
+from adapters.teams._card_kit import Json, card, cut, text, title
+from bot.admin import (
+    USAGES,
+    AdminResult,
+    AdminsOnly,
+    AuditShown,
+    CancelDone,
+    CommandInvalid,
+    Extended,
+    HelpShown,
+    NotFound,
+    NotOpen,
+    PendingPage,
+    QuestionShown,
+    Resent,
+    StatsShown,
+    TooLong,
+    duration,
+    event_line,
+    summary_of,
+    title_of,
+)
+from bot.messages import moved_text, when
+
+VERBS = frozenset(usage.name for usage in USAGES)
+PREFIXES = ("/hitl", "hitl")
+MAX_PAYLOAD_CHARS = 2000
+MAX_EVENTS = 60
+
+
+def admin_words(activity: dict[str, Any]) -> list[str] | None:
+    """The command's words, if this is a personal-chat message that is an admin command.
+
+    The first word must be a command (``pending``, ``cancel`` ...), optionally
+    after ``hitl`` or ``/hitl``, as the app's command list suggests them.
+    """
+    if activity.get("type") != "message" or activity.get("value") is not None:
+        return None
+    if not is_personal(activity):
+        return None
+    words = strip_mentions(str(activity.get("text") or "")).split()
+    if words and words[0].lower() in PREFIXES:
+        words = words[1:] or ["help"]
+    if not words or words[0].lower() not in VERBS:
+        return None
+    return words
+
+
+def message_link(ref: dict[str, Any] | None) -> str:
+    """A Teams deep link to a posted card, from the reference our surface stored."""
+    if not ref or not ref.get("conversation_id") or not ref.get("activity_id"):
+        return ""
+    return f"https://teams.microsoft.com/l/message/{ref['conversation_id']}/{ref['activity_id']}"
+
+
+def moved_card(link: str) -> Json:
+    """What an earlier card of a question posted again shows: where to answer now."""
+    return card([text(moved_text(f"[the new message]({link})" if link else "below"))])
+
+
+def admin_card(result: AdminResult) -> Json:
+    """The result as an Adaptive Card for the person who asked."""
+    summary = summary_of(result)
+    match result:
+        case AdminsOnly() | CommandInvalid() | NotFound() | NotOpen() | TooLong():
+            return card([text(summary, color="attention")])
+        case CancelDone() | Resent() | Extended():
+            return card([text(summary, color="good")])
+        case HelpShown(usages=usages):
+            body = [title("Admin commands")]
+            body += [text(f"`{u.syntax}`\n\n{u.summary}") for u in usages]
+            return card(body)
+        case PendingPage():
+            return _pending(result)
+        case QuestionShown():
+            return _shown(result)
+        case StatsShown(stats=s):
+            p50 = duration(s.answer_seconds_p50) if s.answer_seconds_p50 is not None else "-"
+            p90 = duration(s.answer_seconds_p90) if s.answer_seconds_p90 is not None else "-"
+            refusals = ", ".join(f"{k} {v}" for k, v in sorted(s.refusals.items())) or "none"
+            facts = [
+                ("Issued", str(s.issued)),
+                ("Open", str(s.outstanding)),
+                ("Answered", str(s.answered)),
+                ("Expired", str(s.expired)),
+                ("Cancelled", str(s.cancelled)),
+                ("Refusals", refusals),
+                ("Time to answer", f"median {p50}, p90 {p90}"),
+                ("Deliveries", f"{s.deliveries_failed} failed, {s.deliveries_retrying} retrying"),
+            ]
+            return card([title("Questions"), _facts(facts)])
+        case AuditShown(run_id=run_id, events=events):
+            lines = [event_line(e) for e in events[-MAX_EVENTS:]]
+            return card([title(f"Run {run_id}"), *(text(cut(line, 300)) for line in lines)])
+        case _:
+            assert_never(result)
+
+
+def _pending(page: PendingPage) -> Json:
+    if not page.items:
+        return card([text("No open questions match.")])
+    body: list[Json] = [title(f"Open questions ({len(page.items)})")]
+    for item in page.items:
+        q = item.question
+        link = message_link(q.message_ref)
+        facts = [
+            ("Id", q.interrupt_id),
+            ("Asked by", q.requester or "?"),
+            ("May answer", ", ".join(item.may_answer)),
+            ("Age", duration(page.at - q.issued_at)),
+            ("Expires", when(q.expires_at)),
+        ]
+        body.append(
+            {
+                "type": "Container",
+                "separator": True,
+                "items": [
+                    text(title_of(q.payload, q.name), weight="bolder"),
+                    _facts(facts),
+                    *([text(f"[Open the message]({link})")] if link else []),
+                ],
+            }
+        )
+    if page.next_after is not None:
+        body.append(text(f"More: `pending after={page.next_after}`", isSubtle=True))
+    return card(body)
+
+
+def _shown(shown: QuestionShown) -> Json:
+    record, run = shown.record, shown.run
+    facts = [
+        ("Status", str(record.status)),
+        ("Interaction", record.name),
+        ("Run", f"{record.run_id} ({run.status if run else 'unknown'})"),
+        ("Asked by", run.requester if run else "?"),
+        ("May answer", ", ".join(shown.may_answer)),
+        ("Expires", when(record.expires_at)),
+    ]
+    if run is not None and run.delivery_error:
+        facts.append(("Delivery error", run.delivery_error))
+    deliveries = [
+        f"#{d.delivery_id} {d.kind} {d.state}, {d.attempts} attempts"
+        + (f": {d.last_error}" if d.last_error else "")
+        for d in shown.deliveries
+    ]
+    payload = cut(json.dumps(record.payload, ensure_ascii=False), MAX_PAYLOAD_CHARS)
+    return card(
+        [
+            title(title_of(record.payload, record.name)),
+            _facts(facts),
+            text(payload, fontType="monospace", isSubtle=True),
+            text("Deliveries", weight="bolder"),
+            *(text(line) for line in deliveries),
+            text("History", weight="bolder"),
+            *(text(cut(event_line(e), 300)) for e in shown.history[-MAX_EVENTS:]),
+        ]
+    )
+
+
+def _facts(facts: list[tuple[str, str]]) -> Json:
+    return {
+        "type": "FactSet",
+        "facts": [{"title": name, "value": cut(value, 300)} for name, value in facts],
+    }
