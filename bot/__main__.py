@@ -41,7 +41,16 @@ def _serve(settings: Settings) -> int:
 
     secrets_to_hide = [
         s.get_secret_value()
-        for s in (settings.signing_keys, settings.console_password, settings.openai_api_key)
+        for s in (
+            settings.signing_keys,
+            settings.console_password,
+            settings.openai_api_key,
+            settings.slack_bot_token,
+            settings.slack_signing_secret,
+            settings.slack_app_token,
+            settings.slack_client_secret,
+            settings.slack_installation_key,
+        )
         if s is not None
     ]
     configure_logging(level=settings.log_level, fmt=settings.log_format, secrets=secrets_to_hide)
@@ -84,7 +93,7 @@ async def _check(settings: Settings) -> int:
     print(f"signing:  {signing}")
     print(f"agent:    {spec.name} ({model})")
     print(f"console:  {console}")
-    print("slack:    not configured")
+    print(f"slack:    {settings.slack_mode or 'not configured'}")
     print("teams:    not configured")
     return 0
 

@@ -12,6 +12,7 @@ from datetime import timedelta
 from aiohttp import web
 
 from adapters.console import ConsoleSurface, mount_console
+from adapters.slack import SlackBridge
 from bot.agent_spec import AgentSpec, load_factory
 from bot.compose import build_agent
 from bot.config import Settings
@@ -19,7 +20,7 @@ from bot.demo import demo_agent
 from bot.errors import BotError
 from bot.human.ttl import TTLPolicy
 from bot.metrics import Metrics
-from bot.policy import RequesterOrApprovers
+from bot.policy import RequesterOrApprovers, parse_rules
 from bot.providers.base import Provider
 from bot.providers.openai_compat import OpenAICompatibleProvider
 from bot.runs import RunService
@@ -41,11 +42,14 @@ def create_app(settings: Settings) -> web.Application:
     if console is not None:
         password = settings.console_password
         mount_console(app, console, password=password.get_secret_value() if password else None)
+    slack = SlackBridge(settings) if settings.slack_mode else None
+    if slack is not None:
+        slack.mount(app)
     app.router.add_get("/healthz", _healthz)
     app.router.add_get("/metrics", _metrics)
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
-        async with _running_service(settings, console) as service:
+        async with _running_service(settings, console, slack) as service:
             app[RUN_SERVICE] = service
             yield
 
@@ -55,12 +59,13 @@ def create_app(settings: Settings) -> web.Application:
 
 @contextlib.asynccontextmanager
 async def _running_service(
-    settings: Settings, console: ConsoleSurface | None
+    settings: Settings, console: ConsoleSurface | None, slack: SlackBridge | None = None
 ) -> AsyncIterator[RunService]:
     stores = await open_stores(settings.database_url)
     provider: Provider | None = None
     sweeper: asyncio.Task[None] | None = None
     service: RunService | None = None
+    channels = contextlib.AsyncExitStack()
     try:
         spec = agent_spec(settings)
         provider = spec.provider or _configured_model(settings)
@@ -78,18 +83,19 @@ async def _running_service(
             system_prompt=spec.system_prompt,
             max_rounds=spec.max_rounds,
         )
+        policy = RequesterOrApprovers(
+            approvers=frozenset(settings.admins) | frozenset(settings.approvers),
+            anyone=settings.anyone_may_answer,
+            rules=parse_rules(settings.slack_answerers),
+            directory=slack.directory if slack is not None else None,
+        )
         service = RunService(
-            agent=agent,
-            capability=capability,
-            stores=stores,
-            policy=RequesterOrApprovers(
-                approvers=frozenset(settings.admins) | frozenset(settings.approvers),
-                anyone=settings.anyone_may_answer,
-            ),
-            metrics=Metrics(),
+            agent=agent, capability=capability, stores=stores, policy=policy, metrics=Metrics()
         )
         if console is not None:
             service.add_surface(console)
+        if slack is not None:
+            await channels.enter_async_context(slack.serving(service, policy))
         recovered = await service.recover()
         if recovered:
             log.info("resuming %d runs answered before the last stop", recovered)
@@ -106,6 +112,7 @@ async def _running_service(
         yield service
     finally:
         log.info("shutting down: finishing resumes in flight")
+        await channels.aclose()
         if sweeper is not None:
             sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -126,6 +126,14 @@ MIGRATIONS: tuple[Migration, ...] = (
         "pauses.resume_claimed_until: one process at a time resumes a closed pause",
         ("ALTER TABLE pauses ADD COLUMN resume_claimed_until REAL",),
     ),
+    Migration(
+        4,
+        "installations: platform installations (Slack OAuth), encrypted by the adapter",
+        (
+            "CREATE TABLE installations (platform TEXT NOT NULL, key TEXT NOT NULL,"
+            " blob TEXT NOT NULL, updated_at REAL NOT NULL, PRIMARY KEY (platform, key))",
+        ),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from bot.stores._memory_installations import MemoryInstallations
 from bot.stores.records import (
     AuditEvent,
     Closing,
@@ -192,6 +193,7 @@ class MemoryStores:
         self.checkpoints = MemoryCheckpoints()
         self.runs = MemoryRuns()
         self.audit = MemoryAudit()
+        self.installations = MemoryInstallations()
 
     async def ping(self) -> None:
         return None

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from bot.stores._migrations import migrate
 from bot.stores._sqlite_db import Database, transaction
+from bot.stores._sqlite_installations import SqliteInstallations
 from bot.stores._sqlite_rows import (
     INSERT_RUN,
     SELECT_RUNS,
@@ -34,7 +35,7 @@ from bot.stores._sqlite_rows import (
     run_from_row,
     run_params,
 )
-from bot.stores.ports import Audit, Checkpoints, Consumption, Ledger, Runs
+from bot.stores.ports import Audit, Checkpoints, Consumption, Installations, Ledger, Runs
 from bot.stores.records import (
     AuditEvent,
     Closing,
@@ -400,6 +401,7 @@ class SqliteStores:
         self.checkpoints: Checkpoints = SqliteCheckpoints(db)
         self.runs: Runs = SqliteRuns(db)
         self.audit: Audit = SqliteAudit(db)
+        self.installations: Installations = SqliteInstallations(db)
 
     @classmethod
     async def open(cls, path: str | Path) -> SqliteStores:
