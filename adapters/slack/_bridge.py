@@ -122,7 +122,6 @@ class SlackBridge:
         if settings.slack_bot_token is not None:
             token = settings.slack_bot_token.get_secret_value()
             options["client"] = AsyncWebClient(token=token, base_url=self.api_url)
-            options["token"] = token
         else:
             options["client"] = AsyncWebClient(base_url=self.api_url)
             options["oauth_settings"] = oauth_settings(settings)

@@ -23,7 +23,7 @@ import aiohttp
 ROOT = Path(__file__).resolve().parents[2]
 READY_SECONDS = 30.0
 # Variables the bot reads; the test's own environment must not leak into the child.
-_BOT_PREFIXES = ("BOT_", "OPENAI_", "DATABASE_URL", "PORT")
+_BOT_PREFIXES = ("BOT_", "OPENAI_", "SLACK_", "DATABASE_URL", "PORT")
 
 
 def free_port() -> int:
