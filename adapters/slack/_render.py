@@ -29,6 +29,8 @@ from bot.messages import (
 ASK_USER = "ask_user"
 APPROVAL = "approval"
 MAX_BUTTONS = 5
+# Ten fields of 2,000 would blow the message budget; an argument shows its start.
+APPROVAL_FIELD_TEXT = 600
 
 # action_ids the listeners route on.
 CHOOSE = "hitl_choose"
@@ -187,7 +189,7 @@ def _approval_body(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
         for key, value in items[: L.SECTION_FIELDS - 2]:
             shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
             fields.append(
-                _mrkdwn(clip(f"*{escape(str(key))}*\n{escape(shown)}", L.SECTION_FIELD_TEXT))
+                _mrkdwn(clip(f"*{escape(str(key))}*\n{escape(shown)}", APPROVAL_FIELD_TEXT))
             )
         if len(items) > L.SECTION_FIELDS - 2:
             fields.append(_mrkdwn(f"…and {len(items) - (L.SECTION_FIELDS - 2)} more arguments"))
@@ -271,16 +273,18 @@ def _fit(summary: str, blocks: list[dict[str, Any]]) -> dict[str, Any]:
     """Shrink the longest section until the whole message fits our byte budget."""
     blocks = blocks[: L.MESSAGE_BLOCKS]
     while _size(blocks) > L.MESSAGE_BYTES:
-        texts = [b for b in blocks if b["type"] == "section" and "text" in b]
-        longest = max(texts, key=lambda b: len(b["text"]["text"]), default=None)
-        if longest is None or len(longest["text"]["text"]) <= 2 * len(CUT):
+        texts = [b["text"] for b in blocks if b["type"] == "section" and "text" in b]
+        texts += [f for b in blocks if b["type"] == "section" for f in b.get("fields", [])]
+        longest = max(texts, key=lambda t: len(t["text"]), default=None)
+        if longest is None or len(longest["text"]) <= 2 * len(CUT):
             break
-        longest["text"]["text"] = clip(longest["text"]["text"], len(longest["text"]["text"]) // 2)
+        longest["text"] = clip(longest["text"], len(longest["text"]) // 2)
     return {"text": clip(summary, L.FALLBACK_TEXT), "blocks": blocks}
 
 
 def _size(blocks: Sequence[Mapping[str, Any]]) -> int:
-    return len(json.dumps(blocks, ensure_ascii=False).encode())
+    # ASCII-escaped: never smaller than the UTF-8 bytes Slack receives.
+    return len(json.dumps(blocks))
 
 
 def _summary(name: str, payload: Mapping[str, Any]) -> str:
