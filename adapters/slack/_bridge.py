@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import aiohttp
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
@@ -46,13 +47,17 @@ class SlackBridge:
         self.api_url = settings.slack_api_url
         self._service: RunService | None = None
         self._clients: dict[str, AsyncWebClient] = {}
+        # One keep-alive session for every Web API call: without it slack_sdk
+        # opens a new session, and a new connection, per call.
+        self._session: aiohttp.ClientSession | None = None
         secret = settings.slack_signing_secret
         self._verifier = SignatureVerifier(secret.get_secret_value()) if secret else None
         self.bolt = self._bolt_app()
         # Built with an empty policy; ``serving`` gives it the real one.
         self.surface = SlackSurface(client_for=self.client_for, policy=RequesterOrApprovers())
         self.directory = SlackDirectory(self.surface)
-        Listeners(self.surface, self._running_service).register(self.bolt)
+        self.listeners = Listeners(self.surface, self._running_service)
+        self.listeners.register(self.bolt)
         self._socket: AsyncSocketModeHandler | None = None
 
     def mount(self, app: web.Application) -> None:
@@ -86,13 +91,21 @@ class SlackBridge:
             if self._socket is not None:
                 await self._socket.close_async()  # type: ignore[no-untyped-call]
                 self._socket = None
+            await self.listeners.close()
+            if self._session is not None:
+                await self._session.close()
+                self._session = None
+            self._clients.clear()
 
     async def client_for(self, team: str) -> AsyncWebClient:
         """The Web API client holding ``team``'s bot token."""
         token = await self._token_for(team)
         client = self._clients.get(token)
         if client is None:
-            client = self._clients[token] = AsyncWebClient(token=token, base_url=self.api_url)
+            if self._session is None:
+                self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30))
+            client = AsyncWebClient(token=token, base_url=self.api_url, session=self._session)
+            self._clients[token] = client
         return client
 
     async def _token_for(self, team: str) -> str:
@@ -113,6 +126,8 @@ class SlackBridge:
         settings = self.settings
         options: dict[str, Any] = {
             "request_verification_enabled": False,  # verified in _events, once
+            # Ack when the listener returns, instead of bolt polling for it every 10 ms.
+            "process_before_response": True,
             "raise_error_for_unhandled_request": False,
             "logger": logging.getLogger("slack_bolt"),
         }

@@ -5,6 +5,11 @@ is checked and spent (``RunService.redeem``) before the ack, so a refusal
 can still be shown in the modal; the resume runs after, in the background.
 If the redeem ever takes longer than ``ACK_BUDGET_SECONDS`` the ack goes
 first and the outcome is reported as an ephemeral message instead.
+
+Bolt runs with ``process_before_response``: the ack is sent when a listener
+returns (rather than bolt polling for it every 10 ms), so whatever a
+listener owes after its ack (an ephemeral refusal, opening a modal) runs in
+a task this class owns and ``close`` drains.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext
@@ -28,7 +33,14 @@ from adapters.slack._modals import (
 from adapters.slack._render import APPROVE, CHOOSE, OPEN_FORM, REJECT, parse_value
 from adapters.slack._surface import SURFACE, SlackSurface
 from bot.messages import ADMIN_COMMANDS_COMING, QUESTION_CLOSED, refusal_text
-from bot.outcomes import AnswerInvalid, NotAllowedToAnswer, Redeemed, RedeemOutcome, Responder
+from bot.outcomes import (
+    AnswerInvalid,
+    NotAllowedToAnswer,
+    Redeemed,
+    RedeemOutcome,
+    Refusal,
+    Responder,
+)
 from bot.runs import QuestionView, RunService
 from bot.surfaces import Conversation, DeliveryError
 
@@ -45,6 +57,25 @@ class Listeners:
     def __init__(self, surface: SlackSurface, service: Callable[[], RunService]) -> None:
         self.surface = surface
         self.service = service
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def close(self, grace_seconds: float = 5.0) -> None:
+        """Let after-ack work finish (briefly), then cancel what is left."""
+        if self._tasks:
+            _, pending = await asyncio.wait(list(self._tasks), timeout=grace_seconds)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+
+    def _later(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("slack after-ack work failed", exc_info=task.exception())
 
     def register(self, app: AsyncApp) -> None:
         app.event("app_mention")(self.mention)
@@ -96,20 +127,24 @@ class Listeners:
     async def click(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
         token, answer = parse_value(str(action.get("value") or ""))
         team, channel, user = who_where(body)
-        outcome, acked = await self._redeem(ack, token, answer, team, channel, user)
-        if not acked:
-            await ack()
-        await self._report(outcome, team, channel, user, body)
+        outcome = await self._redeem(token, answer, team, channel, user, body)
+        await ack()
+        if outcome is not None and not isinstance(outcome, Redeemed):
+            self._later(self._report(outcome, team, channel, user, body))
 
     async def reject(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
         await ack()
         token, _ = parse_value(str(action.get("value") or ""))
         _, channel, _ = who_where(body)
         metadata = Metadata(token, "reject", channel, _message_ts(body), _thread(body))
-        await self._open(body, reject_modal(metadata))
+        # views.open must use the trigger within 3 s: right after the ack, not queued.
+        self._later(self._open(body, reject_modal(metadata)))
 
     async def open_form(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
         await ack()
+        self._later(self._open_form(body, action))
+
+    async def _open_form(self, body: dict[str, Any], action: dict[str, Any]) -> None:
         token, _ = parse_value(str(action.get("value") or ""))
         team, channel, user = who_where(body)
         question = await self._question(channel, _thread(body), token)
@@ -139,16 +174,14 @@ class Listeners:
                 schema = self._schema(question.record.name)
         values = (view.get("state") or {}).get("values") or {}
         answer = answer_from_state(metadata, payload, schema, values)
-        outcome, acked = await self._redeem(
-            ack, metadata.token, answer, team, metadata.channel, user
-        )
-        if isinstance(outcome, AnswerInvalid) and not acked:
+        outcome = await self._redeem(metadata.token, answer, team, metadata.channel, user, body)
+        if isinstance(outcome, AnswerInvalid):
             errors = errors_for(metadata, payload, schema, outcome.fields)
             await ack(response_action="errors", errors=errors)
             return
-        if not acked:
-            await ack()
-        await self._report(outcome, team, metadata.channel, user, body)
+        await ack()
+        if outcome is not None and not isinstance(outcome, Redeemed):
+            self._later(self._report(outcome, team, metadata.channel, user, body))
 
     async def command(self, ack: AsyncAck) -> None:
         await ack(text=ADMIN_COMMANDS_COMING)
@@ -157,31 +190,40 @@ class Listeners:
 
     async def _redeem(
         self,
-        ack: AsyncAck,
         token: str,
         answer: Mapping[str, Any],
         team: str,
         channel: str,
         user: str,
-    ) -> tuple[RedeemOutcome, bool]:
-        """The outcome, and whether the ack had to go first because it was slow."""
+        body: dict[str, Any],
+    ) -> RedeemOutcome | None:
+        """The outcome; None if it was too slow for Slack's 3 s and will be reported later."""
         work = self.service().redeem(
             token, answer, responder=responder(team, user), scope=f"{team}:{channel}"
         )
         task = asyncio.ensure_future(work)
         done, _ = await asyncio.wait({task}, timeout=ACK_BUDGET_SECONDS)
         if done:
-            return task.result(), False
-        # Slack gives up on us at 3 s: ack now, report the outcome when it comes.
-        log.warning("redeem is slow; acked before it finished")
-        await ack()
-        return await task, True
+            return task.result()
+        log.warning("redeem is slow; acking before it finishes")
+        self._later(self._report_when_done(task, team, channel, user, body))
+        return None
+
+    async def _report_when_done(
+        self,
+        task: asyncio.Future[RedeemOutcome],
+        team: str,
+        channel: str,
+        user: str,
+        body: dict[str, Any],
+    ) -> None:
+        outcome = await task
+        if not isinstance(outcome, Redeemed):
+            await self._report(outcome, team, channel, user, body)
 
     async def _report(
-        self, outcome: RedeemOutcome, team: str, channel: str, user: str, body: dict[str, Any]
+        self, outcome: Refusal, team: str, channel: str, user: str, body: dict[str, Any]
     ) -> None:
-        if isinstance(outcome, Redeemed):
-            return
         text = refusal_text(outcome)
         if isinstance(outcome, NotAllowedToAnswer):
             text = _audience_of(body) or text

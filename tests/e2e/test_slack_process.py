@@ -26,8 +26,9 @@ async def fake() -> AsyncIterator[FakeSlack]:
     await slack.close()
 
 
-async def driver(start_bot: StartBot, fake: FakeSlack, http: aiohttp.ClientSession,
-                 **env: str) -> SlackDriver:
+async def driver(
+    start_bot: StartBot, fake: FakeSlack, http: aiohttp.ClientSession, **env: str
+) -> SlackDriver:
     return SlackDriver(http, await slack_bot(start_bot, fake, **env), fake)
 
 
@@ -160,9 +161,7 @@ async def test_the_modal_shows_a_validation_error_then_takes_a_good_answer(
     start_bot: StartBot, fake: FakeSlack, http: aiohttp.ClientSession
 ) -> None:
     """Answer… opens a modal; an empty answer comes back under its field; a good one resumes."""
-    slack = await driver(
-        start_bot, fake, http, BOT_AGENT="tests.e2e._slack_agents:free_text"
-    )
+    slack = await driver(start_bot, fake, http, BOT_AGENT="tests.e2e._slack_agents:free_text")
     await slack.event(mention("release", user=ALICE))
     ask = await slack.question()
     assert [b["text"]["text"] for b in buttons(ask.args)] == ["Answer…"]
@@ -262,13 +261,12 @@ async def test_a_permanent_error_is_logged_once_with_the_fix(
     await slack.event(mention("deploy api", user=ALICE, ts="8.0001"))
     await fake.wait_for("chat.postMessage", 2)
     await slack.bot.wait_ready()
-    lines = [
-        json.loads(line) for line in slack.bot.log_text().splitlines() if line.startswith("{")
-    ]
+    lines = [json.loads(line) for line in slack.bot.log_text().splitlines() if line.startswith("{")]
 
     def fixes() -> list[dict[str, object]]:
         return [
-            entry for entry in lines
+            entry
+            for entry in lines
             if entry.get("logger") == "adapters.slack._errors"
             and entry.get("level") == "error"
             and "invalid_auth" in str(entry.get("message"))
@@ -279,8 +277,7 @@ async def test_a_permanent_error_is_logged_once_with_the_fix(
             break
         await asyncio.sleep(0.05)
         lines = [
-            json.loads(line) for line in slack.bot.log_text().splitlines()
-            if line.startswith("{")
+            json.loads(line) for line in slack.bot.log_text().splitlines() if line.startswith("{")
         ]
     assert len(fixes()) == 1
     assert "reinstall the app" in str(fixes()[0]["message"])

@@ -48,10 +48,12 @@ async def test_events_and_clicks_arrive_over_socket_mode_and_are_acked(
         SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_APP_TOKEN=APP_TOKEN, SLACK_API_URL=fake.api_url
     )
     await connected(fake)
-    async with aiohttp.ClientSession() as http:
-        async with http.post(f"{bot.url}/slack/events", data="{}") as response:
-            # Socket Mode only: nobody can post events over HTTP without a signing secret.
-            assert response.status == 404
+    async with (
+        aiohttp.ClientSession() as http,
+        http.post(f"{bot.url}/slack/events", data="{}") as response,
+    ):
+        # Socket Mode only: nobody can post events over HTTP without a signing secret.
+        assert response.status == 404
     opened = fake.of("apps.connections.open")
     assert opened and opened[0].token == APP_TOKEN
 
@@ -61,8 +63,12 @@ async def test_events_and_clicks_arrive_over_socket_mode_and_are_acked(
     ask = (await fake.wait_for("chat.postMessage", where=lambda c: bool(buttons(c.args))))[0]
 
     button = buttons(ask.args)[0]
-    action = {"type": "button", "action_id": button["action_id"], "value": button["value"],
-              "text": button["text"]}
+    action = {
+        "type": "button",
+        "action_id": button["action_id"],
+        "value": button["value"],
+        "text": button["text"],
+    }
     click = await fake.send_envelope(
         "interactive", block_actions(action, user=ALICE, message=posted_message(ask))
     )

@@ -67,13 +67,25 @@ class FakeSlack:
     def api_url(self) -> str:
         return f"{self.url}/api/"
 
-    async def start(self) -> FakeSlack:
+    async def _calls(self, request: web.Request) -> web.Response:
+        """What was called, for a driver in another process (the benchmark)."""
+        method = request.query.get("method")
+        return web.json_response(
+            [
+                {"method": c.method, "args": c.args, "token": c.token, "response": c.response}
+                for c in self.calls
+                if method in (None, c.method)
+            ]
+        )
+
+    async def start(self, port: int = 0) -> FakeSlack:
         app = web.Application()
         app.router.add_route("*", "/api/{method}", self._api)
         app.router.add_get("/link", self._link)
+        app.router.add_get("/_calls", self._calls)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, "127.0.0.1", port)
         await site.start()
         port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
         self.url = f"http://127.0.0.1:{port}"
@@ -85,8 +97,15 @@ class FakeSlack:
         if self._runner is not None:
             await self._runner.cleanup()
 
-    def fail(self, method: str, error: str, *, status: int = 200, retry_after: float | None = None,
-             times: int = 1) -> None:
+    def fail(
+        self,
+        method: str,
+        error: str,
+        *,
+        status: int = 200,
+        retry_after: float | None = None,
+        times: int = 1,
+    ) -> None:
         """The next ``times`` calls of ``method`` fail as Slack would say."""
         self.failures.setdefault(method, []).extend(
             Failure(error, status, retry_after) for _ in range(times)
@@ -95,8 +114,9 @@ class FakeSlack:
     def of(self, method: str) -> list[Call]:
         return [call for call in self.calls if call.method == method]
 
-    async def wait_for(self, method: str, count: int = 1, *, seconds: float = 15.0,
-                       where: Any = None) -> list[Call]:
+    async def wait_for(
+        self, method: str, count: int = 1, *, seconds: float = 15.0, where: Any = None
+    ) -> list[Call]:
         """Readiness wait: the first ``count`` recorded calls of ``method`` (matching ``where``)."""
         deadline = time.monotonic() + seconds
         while True:
@@ -137,11 +157,22 @@ class FakeSlack:
         ts = f"1700000000.{next(self._ts):06d}"
         match method:
             case "auth.test":
-                return {"ok": True, "user_id": BOT_USER, "team_id": TEAM, "bot_id": "B0BOT",
-                        "team": "Test", "user": "bot", "url": "https://test.slack.com/"}
+                return {
+                    "ok": True,
+                    "user_id": BOT_USER,
+                    "team_id": TEAM,
+                    "bot_id": "B0BOT",
+                    "team": "Test",
+                    "user": "bot",
+                    "url": "https://test.slack.com/",
+                }
             case "chat.postMessage":
-                return {"ok": True, "channel": args.get("channel"), "ts": ts,
-                        "message": {"ts": ts, "text": args.get("text", "")}}
+                return {
+                    "ok": True,
+                    "channel": args.get("channel"),
+                    "ts": ts,
+                    "message": {"ts": ts, "text": args.get("text", "")},
+                }
             case "chat.update":
                 return {"ok": True, "channel": args.get("channel"), "ts": args.get("ts")}
             case "chat.postEphemeral":
@@ -162,9 +193,14 @@ class FakeSlack:
         ws = web.WebSocketResponse(autoping=True)
         await ws.prepare(request)
         self.sockets.append(ws)
-        await ws.send_json({"type": "hello", "num_connections": 1,
-                            "connection_info": {"app_id": "A0TEST"},
-                            "debug_info": {"host": "fake", "approximate_connection_time": 3600}})
+        await ws.send_json(
+            {
+                "type": "hello",
+                "num_connections": 1,
+                "connection_info": {"app_id": "A0TEST"},
+                "debug_info": {"host": "fake", "approximate_connection_time": 3600},
+            }
+        )
         async for message in ws:
             if message.type == WSMsgType.TEXT:
                 data = json.loads(message.data)
@@ -173,13 +209,19 @@ class FakeSlack:
         self.sockets.remove(ws)
         return ws
 
-    async def send_envelope(self, kind: str, payload: dict[str, Any], *,
-                            retry_attempt: int = 0) -> str:
+    async def send_envelope(
+        self, kind: str, payload: dict[str, Any], *, retry_attempt: int = 0
+    ) -> str:
         """Push one envelope (``events_api``, ``interactive``...) and return its id."""
         envelope_id = str(uuid.uuid4())
-        envelope = {"envelope_id": envelope_id, "type": kind, "payload": payload,
-                    "accepts_response_payload": kind != "events_api",
-                    "retry_attempt": retry_attempt, "retry_reason": ""}
+        envelope = {
+            "envelope_id": envelope_id,
+            "type": kind,
+            "payload": payload,
+            "accepts_response_payload": kind != "events_api",
+            "retry_attempt": retry_attempt,
+            "retry_reason": "",
+        }
         await self.sockets[-1].send_json(envelope)
         return envelope_id
 
@@ -213,7 +255,9 @@ async def _arguments(request: web.Request) -> dict[str, Any]:
 # -- signing and payloads --------------------------------------------------------
 
 
-def sign(body: str, *, secret: str = SIGNING_SECRET, timestamp: int | None = None) -> dict[str, str]:
+def sign(
+    body: str, *, secret: str = SIGNING_SECRET, timestamp: int | None = None
+) -> dict[str, str]:
     """The two headers Slack adds to every request it sends us."""
     ts = str(int(time.time()) if timestamp is None else timestamp)
     base = f"v0:{ts}:{body}".encode()
@@ -224,35 +268,73 @@ def sign(body: str, *, secret: str = SIGNING_SECRET, timestamp: int | None = Non
 _event_ids: Iterator[int] = itertools.count(1)
 
 
-def event_callback(event: dict[str, Any], *, event_id: str | None = None,
-                   team: str = TEAM) -> dict[str, Any]:
+def event_callback(
+    event: dict[str, Any], *, event_id: str | None = None, team: str = TEAM
+) -> dict[str, Any]:
     return {
-        "token": "legacy", "team_id": team, "api_app_id": "A0TEST", "type": "event_callback",
-        "event_id": event_id or f"Ev{next(_event_ids):08d}", "event_time": int(time.time()),
+        "token": "legacy",
+        "team_id": team,
+        "api_app_id": "A0TEST",
+        "type": "event_callback",
+        "event_id": event_id or f"Ev{next(_event_ids):08d}",
+        "event_time": int(time.time()),
         "event": event,
-        "authorizations": [{"team_id": team, "user_id": BOT_USER, "is_bot": True,
-                            "is_enterprise_install": False, "enterprise_id": None}],
+        "authorizations": [
+            {
+                "team_id": team,
+                "user_id": BOT_USER,
+                "is_bot": True,
+                "is_enterprise_install": False,
+                "enterprise_id": None,
+            }
+        ],
     }
 
 
-def mention(text: str, *, user: str, channel: str = "C0CHAN", ts: str = "1699999999.000100",
-            thread_ts: str | None = None, team: str = TEAM) -> dict[str, Any]:
-    event = {"type": "app_mention", "user": user, "text": f"<@{BOT_USER}> {text}", "ts": ts,
-             "channel": channel, "team": team, "event_ts": ts}
+def mention(
+    text: str,
+    *,
+    user: str,
+    channel: str = "C0CHAN",
+    ts: str = "1699999999.000100",
+    thread_ts: str | None = None,
+    team: str = TEAM,
+) -> dict[str, Any]:
+    event = {
+        "type": "app_mention",
+        "user": user,
+        "text": f"<@{BOT_USER}> {text}",
+        "ts": ts,
+        "channel": channel,
+        "team": team,
+        "event_ts": ts,
+    }
     if thread_ts:
         event["thread_ts"] = thread_ts
     return event
 
 
-def block_actions(action: dict[str, Any], *, user: str, message: dict[str, Any],
-                  channel: str = "C0CHAN", team: str = TEAM) -> dict[str, Any]:
+def block_actions(
+    action: dict[str, Any],
+    *,
+    user: str,
+    message: dict[str, Any],
+    channel: str = "C0CHAN",
+    team: str = TEAM,
+) -> dict[str, Any]:
     return {
         "type": "block_actions",
         "user": {"id": user, "username": user.lower(), "name": user.lower(), "team_id": team},
-        "api_app_id": "A0TEST", "token": "legacy", "trigger_id": f"trig-{uuid.uuid4().hex[:8]}",
+        "api_app_id": "A0TEST",
+        "token": "legacy",
+        "trigger_id": f"trig-{uuid.uuid4().hex[:8]}",
         "team": {"id": team, "domain": "test"},
-        "container": {"type": "message", "message_ts": message["ts"], "channel_id": channel,
-                      "is_ephemeral": False},
+        "container": {
+            "type": "message",
+            "message_ts": message["ts"],
+            "channel_id": channel,
+            "is_ephemeral": False,
+        },
         "channel": {"id": channel, "name": "ops"},
         "message": message,
         "response_url": "https://hooks.invalid/response",
@@ -260,15 +342,25 @@ def block_actions(action: dict[str, Any], *, user: str, message: dict[str, Any],
     }
 
 
-def view_submission(view: dict[str, Any], values: dict[str, Any], *, user: str,
-                    team: str = TEAM) -> dict[str, Any]:
+def view_submission(
+    view: dict[str, Any], values: dict[str, Any], *, user: str, team: str = TEAM
+) -> dict[str, Any]:
     return {
         "type": "view_submission",
         "team": {"id": team, "domain": "test"},
         "user": {"id": user, "username": user.lower(), "name": user.lower(), "team_id": team},
-        "api_app_id": "A0TEST", "token": "legacy", "trigger_id": "trig-submit",
-        "view": {**view, "id": "V0VIEW", "team_id": team, "state": {"values": values},
-                 "hash": "h", "app_id": "A0TEST", "bot_id": "B0BOT"},
+        "api_app_id": "A0TEST",
+        "token": "legacy",
+        "trigger_id": "trig-submit",
+        "view": {
+            **view,
+            "id": "V0VIEW",
+            "team_id": team,
+            "state": {"values": values},
+            "hash": "h",
+            "app_id": "A0TEST",
+            "bot_id": "B0BOT",
+        },
         "response_urls": [],
     }
 
@@ -289,6 +381,26 @@ def buttons(message_args: dict[str, Any]) -> list[dict[str, Any]]:
 
 def posted_message(call: Call) -> dict[str, Any]:
     """The message as a block_actions payload carries it back."""
-    return {"type": "message", "ts": call.response["ts"], "thread_ts": call.args.get("thread_ts"),
-            "text": call.args.get("text", ""), "blocks": call.args.get("blocks", []),
-            "user": BOT_USER, "bot_id": "B0BOT"}
+    return {
+        "type": "message",
+        "ts": call.response["ts"],
+        "thread_ts": call.args.get("thread_ts"),
+        "text": call.args.get("text", ""),
+        "blocks": call.args.get("blocks", []),
+        "user": BOT_USER,
+        "bot_id": "B0BOT",
+    }
+
+
+async def _serve(port: int) -> None:
+    fake = await FakeSlack().start(port)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await fake.close()
+
+
+if __name__ == "__main__":
+    import sys
+
+    asyncio.run(_serve(int(sys.argv[1])))

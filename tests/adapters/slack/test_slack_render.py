@@ -85,8 +85,11 @@ def assert_modal_within_limits(view: dict[str, Any]) -> None:
             assert len(block["label"]["text"]) <= L.INPUT_LABEL
             assert len(block.get("hint", {}).get("text", "")) <= L.INPUT_HINT
             options = block["element"].get("options", [])
-            limit = L.CHOICE_OPTIONS if block["element"]["type"] in (
-                "radio_buttons", "checkboxes") else L.SELECT_OPTIONS
+            limit = (
+                L.CHOICE_OPTIONS
+                if block["element"]["type"] in ("radio_buttons", "checkboxes")
+                else L.SELECT_OPTIONS
+            )
             assert len(options) <= limit
             for option in options:
                 assert len(option["text"]["text"]) <= L.OPTION_TEXT
@@ -114,11 +117,19 @@ def test_many_questions_and_many_arguments_still_fit() -> None:
     message = question_message(asked("ask_user", many))
     assert_message_within_limits(message)
     assert "more questions" in json.dumps(message)
-    view = answer_modal("ask_user", {"questions": many["questions"] * 2}, {},
-                        Metadata(TOKEN, "ask", "C1", "1.2", "1.1"))
+    view = answer_modal(
+        "ask_user",
+        {"questions": many["questions"] * 2},
+        {},
+        Metadata(TOKEN, "ask", "C1", "1.2", "1.1"),
+    )
     assert_modal_within_limits(view)
-    approval = {"action": "a" * 500, "summary": HUGE,
-                "arguments": {f"k{i}": "v" * 3000 for i in range(30)}, "risk": "high"}
+    approval = {
+        "action": "a" * 500,
+        "summary": HUGE,
+        "arguments": {f"k{i}": "v" * 3000 for i in range(30)},
+        "risk": "high",
+    }
     assert_message_within_limits(question_message(asked("approval", approval)))
 
 
@@ -129,8 +140,10 @@ def test_buttons_carry_the_token_and_the_choice() -> None:
     assert_message_within_limits(message)
     actions = next(b for b in message["blocks"] if b["type"] == "actions")
     decoded = [parse_value(b["value"]) for b in actions["elements"]]
-    assert decoded == [(TOKEN, {"answers": {"Where?": "eu"}}),
-                       (TOKEN, {"answers": {"Where?": "us"}})]
+    assert decoded == [
+        (TOKEN, {"answers": {"Where?": "eu"}}),
+        (TOKEN, {"answers": {"Where?": "us"}}),
+    ]
     assert "<!date^1800000000^" in json.dumps(message)
 
 
