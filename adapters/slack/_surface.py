@@ -33,6 +33,7 @@ ClientFor = Callable[[str], Awaitable[AsyncWebClient]]
 ATTEMPTS = 4
 MAX_WAIT_SECONDS = 30.0
 GROUP_CACHE_SECONDS = 300.0
+JSON_METHODS = frozenset({"chat.postMessage", "chat.update", "chat.postEphemeral", "views.open"})
 
 
 class SlackSurface:
@@ -104,7 +105,11 @@ class SlackSurface:
             attempt += 1
             try:
                 client = await self._client_for(team)
-                response = await client.api_call(method, json=arguments)
+                if method in JSON_METHODS:
+                    response = await client.api_call(method, json=arguments)
+                else:
+                    # Read methods (usergroups.users.list) take form fields, not JSON.
+                    response = await client.api_call(method, data=arguments)
                 return dict(response.data) if isinstance(response.data, dict) else {}
             except (SlackApiError, aiohttp.ClientError, TimeoutError) as error:
                 failure = delivery_error(error, method=method)

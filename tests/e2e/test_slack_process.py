@@ -281,3 +281,55 @@ async def test_a_permanent_error_is_logged_once_with_the_fix(
         ]
     assert len(fixes()) == 1
     assert "reinstall the app" in str(fixes()[0]["message"])
+
+
+def message(text: str, *, user: str, ts: str, thread_ts: str | None = None,
+            channel: str = CHANNEL, channel_type: str = "channel", **extra: str) -> dict[str, str]:
+    event = {"type": "message", "user": user, "text": text, "ts": ts, "channel": channel,
+             "channel_type": channel_type, "team": "T0TEST", "event_ts": ts, **extra}
+    if thread_ts:
+        event["thread_ts"] = thread_ts
+    return event
+
+
+async def test_thread_replies_continue_and_direct_messages_start_runs(
+    start_bot: StartBot, fake: FakeSlack, http: aiohttp.ClientSession
+) -> None:
+    """A reply in our thread continues it; a DM starts a run; bots and strangers' threads don't."""
+    slack = await driver(start_bot, fake, http)
+    await slack.event(mention("status web", user=ALICE, ts="10.000100"))
+    first = await slack.reply("web: staging")
+    assert first.args["thread_ts"] == "10.000100"
+    # The bot's own reply comes back as a message event: it must start nothing.
+    await slack.event(message("web: staging 1.4.2", user="UBOT", ts="10.000200",
+                              thread_ts="10.000100", bot_id="B0BOT"))
+    # A reply in a thread the bot never joined: nothing either.
+    await slack.event(message("status worker", user=ALICE, ts="20.000200", thread_ts="20.000100"))
+    await slack.event(message("status api", user=ALICE, ts="10.000300", thread_ts="10.000100"))
+    follow_up = await slack.reply("api: staging")
+    assert follow_up.args["thread_ts"] == "10.000100"
+
+    await slack.event(message("status worker", user=ALICE, ts="30.000100", channel="D0DM",
+                              channel_type="im"))
+    direct = await slack.reply("worker: staging")
+    assert direct.args["channel"] == "D0DM" and direct.args["thread_ts"] == "30.000100"
+    replies = [c for c in fake.of("chat.postMessage") if c.response]
+    assert [c.args["thread_ts"] for c in replies] == ["10.000100", "10.000100", "30.000100"]
+
+
+async def test_a_user_group_may_answer_and_its_membership_is_cached(
+    start_bot: StartBot, fake: FakeSlack, http: aiohttp.ClientSession
+) -> None:
+    """SLACK_ANSWERERS names a group: members answer, others (the requester too) are told who."""
+    fake.group_members["S0ONCALL"] = [BOB]
+    slack = await driver(start_bot, fake, http, SLACK_ANSWERERS="ask_user=S0ONCALL")
+    await slack.event(mention("deploy web", user=ALICE))
+    ask = await slack.question()
+    assert "Only <!subteam^S0ONCALL> can answer this." in text_of(ask)
+    await slack.click(ask, "staging", user=ALICE)
+    told = (await slack.ephemeral(ALICE))[0]
+    assert told.args["text"] == "Only <!subteam^S0ONCALL> can answer this."
+    status, _ = await slack.click(ask, "staging", user=BOB)
+    assert status == 200
+    assert f"Answered by <@{BOB}>" in text_of((await slack.edits_of(ask))[0])
+    assert len(fake.of("usergroups.users.list")) == 1
