@@ -30,6 +30,7 @@ APP_TOKEN = "xapp-test-app-token"
 SIGNING_SECRET = "test-signing-secret-0123456789abcdef"
 TEAM = "T0TEST"
 BOT_USER = "UBOT"
+INSTALLED_TOKEN = "xoxb-installed-through-oauth"
 
 
 @dataclass
@@ -181,6 +182,14 @@ class FakeSlack:
                 return {"ok": True, "view": {"id": f"V{ts}"}}
             case "usergroups.users.list":
                 return {"ok": True, "users": self.group_members.get(str(args.get("usergroup")), [])}
+            case "oauth.v2.access":
+                # What Slack answers once a workspace admin approves the install.
+                self.valid_tokens.add(INSTALLED_TOKEN)
+                return {"ok": True, "access_token": INSTALLED_TOKEN, "token_type": "bot",
+                        "scope": "chat:write,commands", "bot_user_id": BOT_USER,
+                        "app_id": "A0TEST", "team": {"id": TEAM, "name": "Test"},
+                        "enterprise": None, "is_enterprise_install": False,
+                        "authed_user": {"id": "U0ADMIN"}}
             case "apps.connections.open":
                 host = request.host
                 return {"ok": True, "url": f"ws://{host}/link"}
