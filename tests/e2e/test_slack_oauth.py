@@ -49,7 +49,8 @@ async def test_a_workspace_installs_then_its_token_answers_its_events(
 
     forged = f"{bot.url}/slack/oauth_redirect?code=the-code&state=forged.1.x"
     async with http.get(forged, headers={"Cookie": "slack-app-oauth-state=forged.1.x"}) as response:
-        assert response.status == 400, await response.text()
+        assert response.status == 401
+        assert "invalid_state" in await response.text()
 
     slack = SlackDriver(http, bot, fake)
     assert await slack.event(mention("deploy web", user=ALICE)) == 200
