@@ -176,7 +176,14 @@ def oauth_settings(settings: Settings) -> AsyncOAuthSettings:
         installation_store=EncryptedInstallationStore(fernet_for(material)),
         installation_store_bot_only=True,
         state_store=SignedStateStore(material),
+        authorization_url=authorization_url(settings.slack_api_url),
     )
+
+
+def authorization_url(api_url: str) -> str:
+    """Where a person approves the install: beside the Web API (slack.com, slack-gov.com)."""
+    base = api_url.removesuffix("/").removesuffix("/api")
+    return f"{base}/oauth/v2/authorize"
 
 
 def _team_key(

@@ -22,6 +22,7 @@ from adapters.slack._errors import ErrorLog, delivery_error, error_code
 from adapters.slack._render import Asked, Closed, closed_message, question_message, reply_message
 from bot.kernel.interrupts import PendingInterrupt
 from bot.messages import ANYONE_MAY_ANSWER, only_they_may_answer
+from bot.outcomes import Responder
 from bot.policy import Answerers, RequesterOrApprovers
 from bot.stores.records import PauseRecord, RunRecord
 from bot.surfaces import DeliveryError
@@ -132,8 +133,8 @@ class SlackDirectory:
         self._ttl = ttl
         self._cache: dict[tuple[str, str], tuple[float, frozenset[str]]] = {}
 
-    async def is_member(self, group: str, who: Any) -> bool:
-        parts = str(who.id).split(":")
+    async def is_member(self, group: str, who: Responder) -> bool:
+        parts = who.id.split(":")
         if len(parts) != 3 or parts[0] != SURFACE:
             return False
         _, team, user = parts

@@ -68,3 +68,12 @@ async def test_the_oauth_state_is_signed_and_expires(monkeypatch: pytest.MonkeyP
     assert not await states.async_consume("garbage")
     monkeypatch.setattr(time, "time", lambda: int(issued) + 3600)
     assert not await states.async_consume(state)
+
+
+def test_the_install_page_sends_people_to_the_configured_slack() -> None:
+    from adapters.slack._installations import authorization_url
+
+    assert authorization_url("https://slack.com/api/") == "https://slack.com/oauth/v2/authorize"
+    assert authorization_url("https://slack-gov.com/api/") == (
+        "https://slack-gov.com/oauth/v2/authorize"
+    )
