@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext
@@ -47,7 +47,6 @@ from bot.surfaces import Conversation, DeliveryError
 log = logging.getLogger(__name__)
 
 ACK_BUDGET_SECONDS = 2.0
-MENTION = re.compile(r"<@[A-Z0-9]+>\s*")
 AUDIENCE = re.compile(r"(Only .+? can answer this\.)")
 
 
@@ -88,9 +87,11 @@ class Listeners:
 
     # -- starting runs ---------------------------------------------------------
 
-    async def mention(self, body: dict[str, Any], event: dict[str, Any]) -> None:
+    async def mention(
+        self, body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext
+    ) -> None:
         thread = str(event.get("thread_ts") or event["ts"])
-        await self._start(body, event, thread)
+        await self._start(body, event, thread, str(context.bot_user_id or ""))
 
     async def message(
         self, body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext
@@ -106,9 +107,11 @@ class Listeners:
             key = f"{event['channel']}:{thread}"
             if not await self.service().history(SURFACE, key, limit=1):
                 return
-        await self._start(body, event, thread)
+        await self._start(body, event, thread, str(context.bot_user_id or ""))
 
-    async def _start(self, body: dict[str, Any], event: dict[str, Any], thread: str) -> None:
+    async def _start(
+        self, body: dict[str, Any], event: dict[str, Any], thread: str, bot_user: str
+    ) -> None:
         team = str(body.get("team_id") or event.get("team") or "")
         channel, user = str(event["channel"]), str(event["user"])
         where = Conversation(
@@ -118,7 +121,8 @@ class Listeners:
             thread=thread,
             reference={"team": team, "channel": channel, "thread_ts": thread},
         )
-        text = MENTION.sub("", str(event.get("text") or ""), count=1).strip()
+        # Only our own mention goes: "ask <@U123> to approve" keeps the person named.
+        text = re.sub(rf"<@{re.escape(bot_user)}>\s*", "", str(event.get("text") or "")).strip()
         key = str(body.get("event_id") or f"{channel}:{event['ts']}")
         await self.service().start(where, responder(team, user), text, key=key)
 
@@ -291,6 +295,3 @@ def _audience_of(body: Mapping[str, Any]) -> str:
             if found:
                 return found.group(1)
     return ""
-
-
-Handler = Callable[..., Awaitable[None]]

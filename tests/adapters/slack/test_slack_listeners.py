@@ -91,3 +91,36 @@ def test_who_and_where_come_from_the_payload_not_the_text() -> None:
     del body["team"]
     assert who_where(body) == ("T1", "C2", "U1")
     assert responder("T1", "U1") == Responder("slack:T1:U1", "<@U1>")
+
+
+class Context(dict[str, Any]):
+    bot_user_id = "UBOT"
+
+
+class StartService:
+    def __init__(self) -> None:
+        self.started: list[tuple[Any, Responder, str, str | None]] = []
+
+    async def start(self, where: Any, who: Responder, text: str, *, key: str | None = None) -> None:
+        self.started.append((where, who, text, key))
+
+
+async def test_a_mention_starts_a_run_keyed_by_event_in_its_thread() -> None:
+    """Only the bot's own mention is cut; the thread is the conversation; the event id the key."""
+    service = StartService()
+    listeners = Listeners(Surface([]), lambda: service)  # type: ignore[arg-type]
+    event = {
+        "type": "app_mention",
+        "user": "U1",
+        "channel": "C1",
+        "ts": "5.2",
+        "thread_ts": "5.1",
+        "text": "<@UBOT> ask <@U7> to approve, <@UBOT>",
+    }
+    body = {"team_id": "T1", "event_id": "Ev1", "event": event}
+    await listeners.mention(body, event, Context())  # type: ignore[arg-type]
+    where, who, text, key = service.started[0]
+    assert text == "ask <@U7> to approve,"
+    assert (where.scope, where.key, where.thread, key) == ("T1:C1", "C1:5.1", "5.1", "Ev1")
+    assert where.reference == {"team": "T1", "channel": "C1", "thread_ts": "5.1"}
+    assert who == Responder("slack:T1:U1", "<@U1>")
