@@ -112,13 +112,13 @@ async def _running_service(
         yield service
     finally:
         log.info("shutting down: finishing resumes in flight")
-        await channels.aclose()
         if sweeper is not None:
             sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await sweeper
         if service is not None:
             await service.drain(settings.shutdown_grace_seconds)
+        await channels.aclose()  # after the drain: resumes in flight still post to Slack
         close = getattr(provider, "close", None)
         if close is not None:
             await close()

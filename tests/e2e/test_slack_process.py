@@ -333,3 +333,17 @@ async def test_a_user_group_may_answer_and_its_membership_is_cached(
     assert status == 200
     assert f"Answered by <@{BOB}>" in text_of((await slack.edits_of(ask))[0])
     assert len(fake.of("usergroups.users.list")) == 1
+
+
+async def test_sigterm_after_a_click_stops_cleanly(
+    start_bot: StartBot, fake: FakeSlack, http: aiohttp.ClientSession
+) -> None:
+    """SIGTERM with Slack on: the resume in flight finishes, sessions close, exit code 0."""
+    slack = await driver(start_bot, fake, http)
+    await slack.event(mention("deploy web", user=ALICE))
+    await slack.click(await slack.question(), "staging")
+    await slack.question(2)
+    assert await slack.bot.terminate() == 0
+    log = slack.bot.log_text()
+    assert "stopped cleanly" in log
+    assert "Unclosed" not in log and "Traceback" not in log
