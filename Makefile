@@ -29,6 +29,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/cycle.py
 	$(BIN)/python bench/console.py
+	$(BIN)/python bench/slack_click.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -239,6 +239,10 @@ async def test_bad_requests_get_401_or_400_and_no_traceback(
     assert status == 400 and "Traceback" not in text and "not a Slack payload" in text
     status, text = await slack.post("{nope", content_type="application/json")
     assert status == 400 and "Traceback" not in text
+    # Slack's own handshake when the Request URL is saved still works, signed.
+    challenge = json.dumps({"type": "url_verification", "token": "t", "challenge": "c-123"})
+    status, text = await slack.post(challenge, content_type="application/json")
+    assert status == 200 and "c-123" in text
 
 
 async def test_the_slash_command_answers(
