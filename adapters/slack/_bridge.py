@@ -20,6 +20,7 @@ from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_sdk.errors import SlackApiError
 from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -27,6 +28,7 @@ from adapters.slack._installations import EncryptedInstallationStore, oauth_sett
 from adapters.slack._listeners import Listeners
 from adapters.slack._surface import SlackDirectory, SlackSurface
 from bot.config import Settings
+from bot.errors import BotError
 from bot.policy import RequesterOrApprovers
 from bot.runs import RunService
 
@@ -80,6 +82,7 @@ class SlackBridge:
         token = self.settings.slack_app_token
         if token is not None:
             client = AsyncWebClient(base_url=self.api_url)
+            await _check_app_token(client, token.get_secret_value())
             self._socket = AsyncSocketModeHandler(
                 self.bolt, token.get_secret_value(), web_client=client
             )
@@ -129,7 +132,7 @@ class SlackBridge:
             # Ack when the listener returns, instead of bolt polling for it every 10 ms.
             "process_before_response": True,
             "raise_error_for_unhandled_request": False,
-            "logger": logging.getLogger("slack_bolt"),
+            "logger": _bolt_logger(),
         }
         secret = settings.slack_signing_secret
         if secret is not None:
@@ -173,6 +176,51 @@ class SlackBridge:
             body="", query=request.query_string, headers=dict(request.headers)
         )
         return await to_aiohttp_response(await flow.handle_callback(bolt_request))
+
+
+async def _check_app_token(client: AsyncWebClient, token: str) -> None:
+    """Fail the start with one line on a token Slack refuses.
+
+    slack_sdk's Socket Mode client retries a refused token forever, every
+    ten seconds; a wrong token is a configuration error, not an outage.
+    Outages (rate limits, network) are left to its retries.
+    """
+    try:
+        await client.apps_connections_open(app_token=token)
+    except SlackApiError as error:
+        code = str(error.response.get("error", ""))
+        if code in (
+            "invalid_auth",
+            "not_authed",
+            "token_revoked",
+            "account_inactive",
+            "missing_scope",
+            "not_allowed_token_type",
+        ):
+            raise BotError(
+                f"SLACK_APP_TOKEN was refused by Slack ({code}): generate an app-level "
+                "token with the connections:write scope (README, Slack section)"
+            ) from None
+    except aiohttp.ClientError:
+        pass
+
+
+class _QuietBolt(logging.Filter):
+    """Drops bolt's warning that SLACK_BOT_TOKEN (read from the environment) is unused.
+
+    We hand bolt a client of our own (it carries SLACK_API_URL); bolt still
+    reads the variable itself and warns at every start.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "will be unused" not in record.getMessage()
+
+
+def _bolt_logger() -> logging.Logger:
+    logger = logging.getLogger("slack_bolt.app")
+    if not any(isinstance(f, _QuietBolt) for f in logger.filters):
+        logger.addFilter(_QuietBolt())
+    return logger
 
 
 def _refuse(status: int, error: str) -> web.Response:

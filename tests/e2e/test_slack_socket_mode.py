@@ -76,3 +76,16 @@ async def test_events_and_clicks_arrive_over_socket_mode_and_are_acked(
     edited = (await fake.wait_for("chat.update"))[0]
     assert f"Answered by <@{ALICE}>" in text_of(edited) and not buttons(edited.args)
     bot.close()  # drop the link before the fake shuts down
+
+
+async def test_a_refused_app_token_stops_the_bot_with_one_line(
+    fake: FakeSlack, start_bot: StartBot
+) -> None:
+    """apps.connections.open says invalid_auth: exit 2 with what to do, no traceback."""
+    fake.fail("apps.connections.open", "invalid_auth")
+    with pytest.raises(RuntimeError, match="exited with 2") as raised:
+        await start_bot(
+            SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_APP_TOKEN=APP_TOKEN, SLACK_API_URL=fake.api_url
+        )
+    assert "SLACK_APP_TOKEN was refused by Slack (invalid_auth)" in str(raised.value)
+    assert "Traceback" not in str(raised.value)
