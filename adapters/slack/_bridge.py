@@ -143,7 +143,11 @@ class SlackBridge:
         else:
             options["client"] = AsyncWebClient(base_url=self.api_url)
             options["oauth_settings"] = oauth_settings(settings)
-        return AsyncApp(**options)
+        app = AsyncApp(**options)
+        if "oauth_settings" in options:
+            # An uninstall or revoked token deletes the workspace's installation.
+            app.enable_token_revocation_listeners()
+        return app
 
     async def _events(self, request: web.Request) -> web.Response:
         body = await request.read()

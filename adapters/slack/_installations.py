@@ -67,11 +67,10 @@ class EncryptedInstallationStore(AsyncInstallationStore):
         return log
 
     async def async_save(self, installation: Installation) -> None:
+        # One row per workspace (and its bot): the bot asks for no user tokens,
+        # so there is nothing per installer to keep, and an uninstall removes all.
         team = _team_key(installation.enterprise_id, installation.team_id)
-        data = installation.to_dict_for_copying()
-        await self._put(f"installation:{team}:latest", data)
-        if installation.user_id:
-            await self._put(f"installation:{team}:{installation.user_id}", data)
+        await self._put(f"installation:{team}:latest", installation.to_dict_for_copying())
         await self.async_save_bot(installation.to_bot())
 
     async def async_save_bot(self, bot: Bot) -> None:
@@ -96,8 +95,9 @@ class EncryptedInstallationStore(AsyncInstallationStore):
         user_id: str | None = None,
         is_enterprise_install: bool | None = False,
     ) -> Installation | None:
+        del user_id  # one installation per workspace, see async_save
         team = _team_key(enterprise_id, team_id, is_enterprise_install)
-        data = await self._get(f"installation:{team}:{user_id or 'latest'}")
+        data = await self._get(f"installation:{team}:latest")
         return Installation(**data) if data else None
 
     async def async_delete_bot(self, *, enterprise_id: str | None, team_id: str | None) -> None:
@@ -106,8 +106,9 @@ class EncryptedInstallationStore(AsyncInstallationStore):
     async def async_delete_installation(
         self, *, enterprise_id: str | None, team_id: str | None, user_id: str | None = None
     ) -> None:
-        team = _team_key(enterprise_id, team_id)
-        await self._port().delete(PLATFORM, f"installation:{team}:{user_id or 'latest'}")
+        if user_id is None:
+            team = _team_key(enterprise_id, team_id)
+            await self._port().delete(PLATFORM, f"installation:{team}:latest")
 
     async def _put(self, key: str, data: dict[str, Any]) -> None:
         plain = json.dumps(data, default=str).encode()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import sqlite3
@@ -63,3 +64,13 @@ async def test_a_workspace_installs_then_its_token_answers_its_events(
     assert blobs and all(INSTALLED_TOKEN not in blob for blob in blobs)
     assert INSTALLED_TOKEN not in bot.log_text()
     assert json.dumps(INSTALLED_TOKEN)[1:-1] not in database.read_bytes().decode("latin-1")
+
+    # The workspace uninstalls the app: its installation (and token) is deleted.
+    assert await slack.event({"type": "app_uninstalled"}) == 200
+    for _ in range(200):
+        with sqlite3.connect(database) as conn:
+            (left,) = conn.execute("SELECT COUNT(*) FROM installations").fetchone()
+        if left == 0:
+            break
+        await asyncio.sleep(0.05)
+    assert left == 0

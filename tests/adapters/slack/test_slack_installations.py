@@ -35,12 +35,13 @@ async def test_an_installation_round_trips_encrypted(stores: Stores) -> None:
     assert bot is not None and bot.bot_token == TOKEN and bot.bot_user_id == "UBOT"
     found = await store.async_find_installation(enterprise_id=None, team_id="T1")
     assert found is not None and found.user_id == "UADMIN"
-    for key in ("bot:-:T1", "installation:-:T1:latest", "installation:-:T1:UADMIN"):
+    for key in ("bot:-:T1", "installation:-:T1:latest"):
         blob = await stores.installations.find("slack", key)
         assert blob is not None and TOKEN not in blob
     assert await store.async_find_bot(enterprise_id=None, team_id="T2") is None
-    await store.async_delete_bot(enterprise_id=None, team_id="T1")
+    await store.async_delete_all(enterprise_id=None, team_id="T1")
     assert await store.async_find_bot(enterprise_id=None, team_id="T1") is None
+    assert await store.async_find_installation(enterprise_id=None, team_id="T1") is None
 
 
 async def test_keys_rotate_and_a_lost_key_reads_nothing(
