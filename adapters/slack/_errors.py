@@ -36,6 +36,7 @@ FIXES = {
     "is_archived": "the channel is archived: unarchive it, or start the run in another channel",
     "msg_too_long": "Slack refused the message as too long: report this bug with the run id",
     "invalid_blocks": "Slack refused the message's blocks: report this bug with the run id",
+    "msg_blocks_too_long": "Slack refused the blocks as too long: report this bug with the run id",
     "message_not_found": "the question's message was deleted, so it cannot be edited",
     "cant_update_message": "the bot may only edit its own messages: the reference is wrong",
     "team_access_not_granted": "the app is not installed in this workspace: install it there",

@@ -1,16 +1,19 @@
 """Block Kit's limits, and the one way we cut content to fit them.
 
 Numbers are Slack's documented maxima (Block Kit reference: blocks, block
-elements, composition objects, views). ``MESSAGE_BYTES`` is our own budget:
-Slack documents no single size for a whole message's blocks, so we keep
-each message well under the sizes it is known to accept.
+elements, composition objects, views). ``MESSAGE_BYTES`` and
+``MESSAGE_TEXT`` are our own budgets: Slack documents no size for a whole
+message's blocks, yet refuses one with ``msg_blocks_too_long`` once the
+text of all its blocks passes roughly 11,000-13,000 characters (reported
+in slackapi/bolt-js issues 2509 and 2867), so we stay well under that.
 """
 
 from __future__ import annotations
 
 MESSAGE_BLOCKS = 50
 MODAL_BLOCKS = 100
-MESSAGE_BYTES = 12_000
+MESSAGE_BYTES = 12_000  # the blocks' JSON, ASCII-escaped
+MESSAGE_TEXT = 8_000  # every text object's characters, summed
 FALLBACK_TEXT = 3_000  # the notification text beside the blocks
 
 SECTION_TEXT = 3_000

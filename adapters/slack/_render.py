@@ -272,7 +272,7 @@ def _plain(text: str) -> dict[str, Any]:
 def _fit(summary: str, blocks: list[dict[str, Any]]) -> dict[str, Any]:
     """Shrink the longest section until the whole message fits our byte budget."""
     blocks = blocks[: L.MESSAGE_BLOCKS]
-    while _size(blocks) > L.MESSAGE_BYTES:
+    while _size(blocks) > L.MESSAGE_BYTES or text_length(blocks) > L.MESSAGE_TEXT:
         texts = [b["text"] for b in blocks if b["type"] == "section" and "text" in b]
         texts += [f for b in blocks if b["type"] == "section" for f in b.get("fields", [])]
         longest = max(texts, key=lambda t: len(t["text"]), default=None)
@@ -280,6 +280,16 @@ def _fit(summary: str, blocks: list[dict[str, Any]]) -> dict[str, Any]:
             break
         longest["text"] = clip(longest["text"], len(longest["text"]) // 2)
     return {"text": clip(summary, L.FALLBACK_TEXT), "blocks": blocks}
+
+
+def text_length(node: Any) -> int:
+    """Characters of every text object in ``node``, however deep (what Slack sums)."""
+    if isinstance(node, Mapping):
+        own = len(node["text"]) if node.get("type") in ("mrkdwn", "plain_text") else 0
+        return own + sum(text_length(v) for k, v in node.items() if k != "text" or not own)
+    if isinstance(node, list):
+        return sum(text_length(item) for item in node)
+    return 0
 
 
 def _size(blocks: Sequence[Mapping[str, Any]]) -> int:

@@ -18,6 +18,7 @@ from adapters.slack._render import (
     kind_of,
     parse_value,
     question_message,
+    text_length,
 )
 from bot.approval import ApprovalResponse
 
@@ -52,6 +53,7 @@ def assert_message_within_limits(message: dict[str, Any]) -> None:
     blocks = message["blocks"]
     assert len(blocks) <= L.MESSAGE_BLOCKS
     assert len(json.dumps(blocks).encode()) <= L.MESSAGE_BYTES
+    assert sum(len(text) for _, text in texts(blocks)) <= L.MESSAGE_TEXT
     assert len(message["text"]) <= L.FALLBACK_TEXT
     for block in blocks:
         assert len(block.get("block_id", "")) <= L.BLOCK_ID
@@ -145,6 +147,17 @@ def test_buttons_carry_the_token_and_the_choice() -> None:
         (TOKEN, {"answers": {"Where?": "us"}}),
     ]
     assert "<!date^1800000000^" in json.dumps(message)
+
+
+def test_text_length_counts_every_text_object_once() -> None:
+    blocks = [
+        {
+            "type": "section",
+            "text": {"type": "mrkdwn", "text": "abc"},
+            "fields": [{"type": "plain_text", "text": "de"}],
+        }
+    ]
+    assert text_length(blocks) == 5 == sum(len(t) for _, t in texts(blocks))
 
 
 def test_malformed_values_decode_to_nothing() -> None:
