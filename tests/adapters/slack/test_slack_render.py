@@ -110,6 +110,11 @@ def test_a_10000_character_question_with_60_options_fits_every_limit() -> None:
     assert_modal_within_limits(view)
     select = view["blocks"][0]["element"]
     assert select["type"] == "static_select" and len(select["options"]) == 60
+    answer = {"answers": {HUGE: "option 1 " + "x" * 200}}
+    done = closed_message(
+        Closed("ask_user", huge_payload(), "<@U1>", "answered", "<@U2>", 1.8e9, answer)
+    )
+    assert_message_within_limits(done)
     assert all(o["text"]["text"].endswith(L.CUT) for o in select["options"])
 
 
