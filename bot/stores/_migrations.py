@@ -171,6 +171,14 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX outbox_run ON outbox (run_id, state, id)",
         ),
     ),
+    Migration(
+        5,
+        "installations: platform installations (Slack OAuth), encrypted by the adapter",
+        (
+            "CREATE TABLE installations (platform TEXT NOT NULL, key TEXT NOT NULL,"
+            " blob TEXT NOT NULL, updated_at REAL NOT NULL, PRIMARY KEY (platform, key))",
+        ),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from bot.stores._memory_installations import MemoryInstallations
 from bot.stores.records import (
     MAX_CROSS_SCOPE_KEPT,
     AuditEvent,
@@ -427,6 +428,7 @@ class MemoryStores:
         self.outbox = MemoryOutbox(self.ledger, self.runs)
         effects.ledger, effects.runs = self.ledger, self.runs
         effects.audit, effects.outbox = self.audit, self.outbox
+        self.installations = MemoryInstallations()
 
     async def ping(self) -> None:
         return None

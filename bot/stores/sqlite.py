@@ -29,6 +29,7 @@ from bot.stores._sqlite_durable import (
     enqueue,
     mark_resumed,
 )
+from bot.stores._sqlite_installations import SqliteInstallations
 from bot.stores._sqlite_rows import (
     INSERT_RUN,
     SELECT_RUNS,
@@ -42,7 +43,16 @@ from bot.stores._sqlite_rows import (
     run_from_row,
     run_params,
 )
-from bot.stores.ports import Audit, Checkpoints, Consumption, Leases, Ledger, Outbox, Runs
+from bot.stores.ports import (
+    Audit,
+    Checkpoints,
+    Consumption,
+    Installations,
+    Leases,
+    Ledger,
+    Outbox,
+    Runs,
+)
 from bot.stores.records import (
     MAX_CROSS_SCOPE_KEPT,
     AuditEvent,
@@ -507,6 +517,7 @@ class SqliteStores:
         self.leases: Leases = SqliteLeases(db)
         self.journal: Journal = SqliteJournal(db)
         self.outbox: Outbox = SqliteOutbox(db)
+        self.installations: Installations = SqliteInstallations(db)
 
     @classmethod
     async def open(cls, path: str | Path) -> SqliteStores:
