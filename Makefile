@@ -31,6 +31,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/console.py
 	$(BIN)/python bench/admin.py
 	$(BIN)/python bench/teams_invoke.py
+	$(BIN)/python bench/slack_click.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

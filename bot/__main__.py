@@ -76,6 +76,11 @@ def _serve(settings: Settings) -> int:
             settings.console_password,
             settings.openai_api_key,
             settings.teams_app_password,
+            settings.slack_bot_token,
+            settings.slack_signing_secret,
+            settings.slack_app_token,
+            settings.slack_client_secret,
+            settings.slack_installation_key,
         )
         if s is not None
     ]
@@ -119,7 +124,7 @@ async def _check(settings: Settings) -> int:
     print(f"signing:  {signing}")
     print(f"agent:    {spec.name} ({model})")
     print(f"console:  {console}")
-    print("slack:    not configured")
+    print(f"slack:    {settings.slack_mode or 'not configured'}")
     print(f"teams:    {_teams_state(settings)}")
     return 0
 

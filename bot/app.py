@@ -12,6 +12,7 @@ from datetime import timedelta
 from aiohttp import web
 
 from adapters.console import ConsoleSurface, mount_console
+from adapters.slack import SlackBridge
 from adapters.teams import TeamsSurface, mount_teams
 from bot.admin import AdminService
 from bot.agent_spec import AgentSpec, load_factory
@@ -21,7 +22,7 @@ from bot.demo import demo_agent
 from bot.errors import BotError
 from bot.human.ttl import TTLPolicy
 from bot.metrics import Metrics
-from bot.policy import RequesterOrApprovers
+from bot.policy import RequesterOrApprovers, parse_rules
 from bot.providers.base import Provider
 from bot.providers.openai_compat import OpenAICompatibleProvider
 from bot.runs import RunService
@@ -44,11 +45,14 @@ def create_app(settings: Settings) -> web.Application:
         password = settings.console_password
         mount_console(app, console, password=password.get_secret_value() if password else None)
     teams = mount_teams(app, settings)
+    slack = SlackBridge(settings) if settings.slack_mode else None
+    if slack is not None:
+        slack.mount(app)
     app.router.add_get("/healthz", _healthz)
     app.router.add_get("/metrics", _metrics)
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
-        async with _running_service(settings, console, teams) as service:
+        async with _running_service(settings, console, teams, slack) as service:
             app[RUN_SERVICE] = service
             app[ADMIN_SERVICE] = admin_service(settings, service)
             yield
@@ -59,12 +63,16 @@ def create_app(settings: Settings) -> web.Application:
 
 @contextlib.asynccontextmanager
 async def _running_service(
-    settings: Settings, console: ConsoleSurface | None, teams: TeamsSurface | None = None
+    settings: Settings,
+    console: ConsoleSurface | None,
+    teams: TeamsSurface | None = None,
+    slack: SlackBridge | None = None,
 ) -> AsyncIterator[RunService]:
     stores = await open_stores(settings.database_url)
     provider: Provider | None = None
     sweeper: asyncio.Task[None] | None = None
     service: RunService | None = None
+    channels = contextlib.AsyncExitStack()
     try:
         spec = agent_spec(settings)
         provider = spec.provider or _configured_model(settings)
@@ -82,20 +90,25 @@ async def _running_service(
             system_prompt=spec.system_prompt,
             max_rounds=spec.max_rounds,
         )
+        policy = RequesterOrApprovers(
+            approvers=frozenset(settings.admins) | frozenset(settings.approvers),
+            anyone=settings.anyone_may_answer,
+            rules=parse_rules(settings.slack_answerers),
+            directory=slack.directory if slack is not None else None,
+        )
         service = RunService(
             agent=agent,
             capability=capability,
             stores=stores,
-            policy=RequesterOrApprovers(
-                approvers=frozenset(settings.admins) | frozenset(settings.approvers),
-                anyone=settings.anyone_may_answer,
-            ),
+            policy=policy,
             metrics=Metrics(),
             lease_seconds=settings.lease_seconds,
         )
         for surface in (console, teams):
             if surface is not None:
                 service.add_surface(surface)
+        if slack is not None:
+            await channels.enter_async_context(slack.serving(service, policy))
         recovered = await service.recover()
         if recovered:
             log.info("resuming %d runs answered before the last stop", recovered)
@@ -120,6 +133,7 @@ async def _running_service(
                 await sweeper
         if service is not None:
             await service.drain(settings.shutdown_grace_seconds)
+        await channels.aclose()  # after the drain: resumes in flight still post to Slack
         close = getattr(provider, "close", None)
         if close is not None:
             await close()

@@ -97,6 +97,17 @@ class Settings(BaseSettings):
     teams_login_url: str | None = Field(None, alias="TO_CHANNEL_FROM_BOT_LOGIN_URL")
     teams_oauth_scope: str | None = Field(None, alias="TO_CHANNEL_FROM_BOT_OAUTH_SCOPE")
 
+    # Slack (adapters/slack): one workspace with a bot token, several through
+    # OAuth; Socket Mode when an app token is set. See README, "Slack".
+    slack_bot_token: SecretStr | None = Field(None, alias="SLACK_BOT_TOKEN")
+    slack_signing_secret: SecretStr | None = Field(None, alias="SLACK_SIGNING_SECRET")
+    slack_app_token: SecretStr | None = Field(None, alias="SLACK_APP_TOKEN")
+    slack_client_id: str | None = Field(None, alias="SLACK_CLIENT_ID")
+    slack_client_secret: SecretStr | None = Field(None, alias="SLACK_CLIENT_SECRET")
+    slack_installation_key: SecretStr | None = Field(None, alias="SLACK_INSTALLATION_KEY")
+    slack_api_url: str = Field("https://slack.com/api/", alias="SLACK_API_URL")
+    slack_answerers: str = Field("", alias="SLACK_ANSWERERS")
+
     _split_admins = field_validator("admins", "approvers", mode="before")(_csv)
 
     @field_validator("database_url")
@@ -106,7 +117,17 @@ class Settings(BaseSettings):
             raise ValueError("use sqlite:///path/to/file.sqlite3 (or memory:// for experiments)")
         return value
 
-    @field_validator("console_password", "signing_keys", "openai_api_key", "teams_app_password")
+    @field_validator(
+        "console_password",
+        "signing_keys",
+        "openai_api_key",
+        "teams_app_password",
+        "slack_bot_token",
+        "slack_signing_secret",
+        "slack_app_token",
+        "slack_client_secret",
+        "slack_installation_key",
+    )
     @classmethod
     def _not_blank(cls, value: SecretStr | None) -> SecretStr | None:
         if value is not None and not value.get_secret_value().strip():
@@ -148,6 +169,52 @@ class Settings(BaseSettings):
                 f"MicrosoftAppType={self.teams_app_type} needs MicrosoftAppTenantId; set "
                 "the directory (tenant) id of the app registration"
             )
+
+    @field_validator("slack_api_url")
+    @classmethod
+    def _api_url(cls, value: str) -> str:
+        if not value.startswith(("https://", "http://")):
+            raise ValueError("use the Web API's base URL, e.g. https://slack.com/api/")
+        return value if value.endswith("/") else value + "/"
+
+    @field_validator("slack_answerers")
+    @classmethod
+    def _answerers(cls, value: str) -> str:
+        from bot.policy import parse_rules
+
+        parse_rules(value)
+        return value
+
+    @model_validator(mode="after")
+    def _slack_complete(self) -> Settings:
+        http = self.slack_signing_secret is not None
+        socket = self.slack_app_token is not None
+        if socket and not self.slack_app_token.get_secret_value().startswith("xapp-"):  # type: ignore[union-attr]
+            raise ValueError("SLACK_APP_TOKEN is an app-level token starting with xapp-")
+        if self.slack_bot_token is not None and not (http or socket):
+            raise ValueError(
+                "SLACK_BOT_TOKEN is set without SLACK_SIGNING_SECRET (events over HTTP) or "
+                "SLACK_APP_TOKEN (Socket Mode); set one"
+            )
+        if self.slack_client_id is not None:
+            if self.slack_client_secret is None or not http:
+                raise ValueError(
+                    "SLACK_CLIENT_ID needs SLACK_CLIENT_SECRET and SLACK_SIGNING_SECRET for OAuth"
+                )
+            if self.slack_bot_token is not None:
+                raise ValueError(
+                    "set SLACK_BOT_TOKEN (one workspace) or SLACK_CLIENT_ID (OAuth), not both"
+                )
+        return self
+
+    @property
+    def slack_mode(self) -> str | None:
+        """How Slack is configured, in words; None when it is not."""
+        if self.slack_bot_token is None and self.slack_client_id is None:
+            return None
+        workspaces = "one workspace" if self.slack_bot_token else "OAuth, many workspaces"
+        transport = "Socket Mode" if self.slack_app_token else "HTTP at /slack/events"
+        return f"{workspaces}, {transport}"
 
     @property
     def console_is_local(self) -> bool:

@@ -58,6 +58,39 @@ def cancelled_text(by: str, at: float) -> str:
     return f"Cancelled by {by} at {when(at)}."
 
 
+# Slack and Teams redraw a closed question with one of these lines; ``at`` is
+# already formatted by the surface (Slack's <!date> shows the reader's zone).
+
+
+def approved_line(by: str, at: str) -> str:
+    return f"Approved by {by} at {at}."
+
+
+def rejected_line(by: str, at: str, comment: str = "") -> str:
+    return f"Rejected by {by} at {at}: {comment}" if comment else f"Rejected by {by} at {at}."
+
+
+def answered_line(by: str, at: str, summary: str) -> str:
+    return f"Answered by {by} at {at}: {summary}" if summary else f"Answered by {by} at {at}."
+
+
+def cancelled_line(by: str, at: str) -> str:
+    return f"Cancelled by {by} at {at}."
+
+
+def asked_line(requester: str, audience: str, expires: str) -> str:
+    return f"Asked for {requester}. {audience} Expires {expires}."
+
+
+def only_they_may_answer(who: str) -> str:
+    """Who may answer, as a question shows it and as a refused person is told."""
+    return f"Only {who} can answer this."
+
+
+EXPIRED_LINE = "Expired, no answer."
+QUESTION_CLOSED = "This question is no longer open; answer the latest one the bot posted."
+ANYONE_MAY_ANSWER = "Anyone here can answer this."
+ADMIN_COMMANDS_COMING = "Admin commands are coming: `/hitl` will list, cancel and resend questions."
 RUN_FAILED = "The run stopped on an error; an admin can see the details in the audit log."
 BOT_MISCONFIGURED = "The bot is misconfigured; an admin has been told what to fix."
 

@@ -1,28 +1,109 @@
-"""Who may answer a question: the decision every surface defers to."""
+"""Who may answer a question: the decision every surface defers to.
+
+By default only the person who started the run (and admins, and any named
+approver). Per interaction a deployment may open a question to anyone in
+the scope (the channel), to named people, or to the members of a group;
+group membership comes from a ``Directory`` the surface provides (Slack's
+user groups), but the decision is made here, the same for every surface.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from bot.outcomes import Responder
 from bot.stores.records import PauseRecord, RunRecord
 
-AnswerPolicy = Callable[[PauseRecord, RunRecord | None, Responder], bool]
+AnswerPolicy = Callable[[PauseRecord, RunRecord | None, Responder], Awaitable[bool]]
+
+
+class Directory(Protocol):
+    """Group membership; the policy relies on it for rules that name a group."""
+
+    async def is_member(self, group: str, who: Responder) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Answerers:
+    """Who may answer one interaction's questions, besides admins and approvers.
+
+    ``people`` match a responder id exactly, or its last ``:`` part, so a
+    bare Slack user id (``U123``) names that user in any workspace.
+    """
+
+    requester: bool = True
+    anyone: bool = False
+    people: frozenset[str] = frozenset()
+    groups: frozenset[str] = frozenset()
+
+    def names(self, who: str) -> bool:
+        return any(who == person or who.endswith(f":{person}") for person in self.people)
 
 
 @dataclass(frozen=True, slots=True)
 class RequesterOrApprovers:
-    """The person who started the run, admins, and any named approver.
+    """The person who started the run, admins, any named approver, and ``rules``.
 
     ``anyone`` opens every question to everyone in the scope, for teams
-    that triage together; it is off by default.
+    that triage together; it is off by default. ``rules`` set the answerers
+    of one interaction (by name) instead of the default.
     """
 
     approvers: Collection[str] = field(default_factory=frozenset)
     anyone: bool = False
+    rules: Mapping[str, Answerers] = field(default_factory=dict)
+    directory: Directory | None = None
 
-    def __call__(self, record: PauseRecord, run: RunRecord | None, who: Responder) -> bool:
-        if self.anyone or who.is_admin or who.id in self.approvers:
+    def answerers(self, interaction: str) -> Answerers:
+        """The rule for one interaction, for deciding and for showing who may answer."""
+        return self.rules.get(interaction) or Answerers(anyone=self.anyone)
+
+    async def __call__(self, record: PauseRecord, run: RunRecord | None, who: Responder) -> bool:
+        if who.is_admin or who.id in self.approvers:
             return True
-        return run is not None and run.requester == who.id
+        rule = self.answerers(record.name)
+        if rule.anyone or rule.names(who.id):
+            return True
+        if rule.requester and run is not None and run.requester == who.id:
+            return True
+        if self.directory is not None:
+            for group in sorted(rule.groups):
+                if await self.directory.is_member(group, who):
+                    return True
+        return False
+
+
+def parse_rules(text: str) -> dict[str, Answerers]:
+    """``approval=U1 U2 S3;ask_user=anyone`` -> rules per interaction.
+
+    Each entry names an interaction and who may answer it: ``anyone``,
+    ``requester``, people, and groups written ``group:ID`` (Slack user
+    group ids start with ``S`` and are accepted bare too). Naming people
+    or groups drops the requester unless ``requester`` is listed as well.
+    """
+    rules: dict[str, Answerers] = {}
+    for entry in filter(None, (part.strip() for part in text.split(";"))):
+        name, sep, who = entry.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"{entry!r} is not interaction=who (e.g. approval=U123 S456)")
+        words = who.replace(",", " ").split()
+        people: set[str] = set()
+        groups: set[str] = set()
+        for word in words:
+            if word in ("anyone", "requester"):
+                continue
+            if word.startswith("group:"):
+                groups.add(word.removeprefix("group:"))
+            elif word.startswith("S"):
+                groups.add(word)
+            else:
+                people.add(word)
+        rules[name.strip()] = Answerers(
+            requester="requester" in words or not (people or groups),
+            anyone="anyone" in words,
+            people=frozenset(people),
+            groups=frozenset(groups),
+        )
+    return rules

@@ -114,7 +114,7 @@ class Redeemer:
             if not registration.cross_scope_allowed:
                 return await self._refused(ScopeMismatch(), record, responder)
         run = await self._stores.runs.get(record.run_id)
-        if not self._policy(record, run, responder):
+        if not await self._policy(record, run, responder):
             return await self._refused(NotAllowedToAnswer(), record, responder)
         try:
             clean = registration.validate_answer(answer, record.payload)

@@ -189,6 +189,14 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(
         5,
+        "installations: platform installations (Slack OAuth), encrypted by the adapter",
+        (
+            "CREATE TABLE installations (platform TEXT NOT NULL, key TEXT NOT NULL,"
+            " blob TEXT NOT NULL, updated_at REAL NOT NULL, PRIMARY KEY (platform, key))",
+        ),
+    ),
+    Migration(
+        6,
         "admin commands: indexes for pending (keyset by issue order), counters for stats",
         (
             # Partial indexes hold the outstanding rows only, so ``pending``

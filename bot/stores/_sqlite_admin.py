@@ -1,6 +1,6 @@
 """Admin reads and writes on SQLite: ``pending`` by keyset, ``stats`` in SQL.
 
-Both reads are built for large tables (see migration 5): ``pending`` walks a
+Both reads are built for large tables (see migration 6): ``pending`` walks a
 partial index of outstanding rows from the cursor, and ``stats`` reads
 counters that triggers keep, including a histogram of the time to answer
 that percentiles are read from. No row is loaded into Python to compute a figure.
@@ -71,7 +71,7 @@ def _cursor(after: str | None) -> int:
         raise ValueError(f"{after!r} is not a page cursor; pass the one a page returned") from None
 
 
-# Kept by triggers (migration 5) in every transaction that writes the rows.
+# Kept by triggers (migration 6) in every transaction that writes the rows.
 _COUNTS = "SELECT status, n FROM pause_counts"
 _REFUSALS = "SELECT reason, n FROM refusal_counts WHERE n > 0"
 # The first bucket whose running total passes the rank (0-based).

@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from bot.stores._memory_installations import MemoryInstallations
 from bot.stores.records import (
     MAX_CROSS_SCOPE_KEPT,
     AuditEvent,
@@ -551,6 +552,7 @@ class MemoryStores:
         self.admin = MemoryAdmin(self.ledger, self.runs, self.audit, self.outbox)
         effects.ledger, effects.runs = self.ledger, self.runs
         effects.audit, effects.outbox = self.audit, self.outbox
+        self.installations = MemoryInstallations()
 
     async def ping(self) -> None:
         return None

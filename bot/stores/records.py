@@ -219,7 +219,7 @@ def answer_bucket(seconds: float) -> float:
 
     Exact to the second under an hour, the minute under a day, then the
     hour: percentiles read from counters rather than from every row.
-    Migration 5 spells the same function in SQL.
+    Migration 6 spells the same function in SQL.
     """
     seconds = max(seconds, 0.0)
     if seconds < 3600:

@@ -30,6 +30,7 @@ from bot.stores._sqlite_durable import (
     enqueue,
     mark_resumed,
 )
+from bot.stores._sqlite_installations import SqliteInstallations
 from bot.stores._sqlite_rows import (
     INSERT_RUN,
     SELECT_RUNS,
@@ -48,6 +49,7 @@ from bot.stores.ports import (
     Audit,
     Checkpoints,
     Consumption,
+    Installations,
     Leases,
     Ledger,
     Outbox,
@@ -517,6 +519,7 @@ class SqliteStores:
         self.leases: Leases = SqliteLeases(db)
         self.journal: Journal = SqliteJournal(db)
         self.outbox: Outbox = SqliteOutbox(db)
+        self.installations: Installations = SqliteInstallations(db)
         self.admin: AdminStore = SqliteAdmin(db)
 
     @classmethod

@@ -26,6 +26,7 @@ READY_SECONDS = 30.0
 _BOT_PREFIXES = (
     "BOT_",
     "OPENAI_",
+    "SLACK_",
     "DATABASE_URL",
     "PORT",
     "Microsoft",

@@ -146,11 +146,11 @@ async def test_sqlite_pending_reads_an_index_never_the_whole_table(
         assert not any("TEMP B-TREE" in step for step in plan), plan
 
 
-async def test_migration_5_counts_the_rows_already_there(tmp_path: Path) -> None:
+async def test_migration_6_counts_the_rows_already_there(tmp_path: Path) -> None:
     """Counters start from the table as it was, not from zero."""
     path = tmp_path / "old.sqlite3"
     conn = sqlite3.connect(path, isolation_level=None)
-    migrate(conn, target=4)
+    migrate(conn, target=5)
     columns = "interrupt_id, run_id, scope, name, tool_call_id, checkpoint_id, payload,"
     columns += " issued_at, expires_at, root_run_id, session_id, thread_id, status, closed_by,"
     columns += " closed_at"
@@ -166,7 +166,7 @@ async def test_migration_5_counts_the_rows_already_there(tmp_path: Path) -> None
         "INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail)"
         " VALUES (1, 'refused', '', '', 'x', '{\"reason\": \"ScopeMismatch\"}')"
     )
-    assert migrate(conn) == 5
+    assert migrate(conn) == 6
     conn.close()
     stores = await open_stores(f"sqlite:///{path}")
     try:

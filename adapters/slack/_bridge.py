@@ -1,0 +1,231 @@
+"""``SlackBridge``: the bolt app on our aiohttp server, or over Socket Mode.
+
+HTTP requests are verified here, once, before bolt sees them (bolt's own
+check is switched off so the HMAC is not computed twice): a bad signature
+or stale timestamp gets 401, a body that does not parse gets 400, and
+neither ever shows a traceback. With ``SLACK_APP_TOKEN`` set the same bolt
+app also takes events over Socket Mode, so a laptop needs no public URL.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+from slack_bolt.adapter.aiohttp import to_aiohttp_response
+from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_sdk.errors import SlackApiError
+from slack_sdk.signature import SignatureVerifier
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack._installations import EncryptedInstallationStore, oauth_settings
+from adapters.slack._listeners import Listeners
+from adapters.slack._surface import SlackDirectory, SlackSurface
+from bot.config import Settings
+from bot.errors import BotError
+from bot.policy import RequesterOrApprovers
+from bot.runs import RunService
+
+log = logging.getLogger(__name__)
+
+EVENTS_PATH = "/slack/events"
+INSTALL_PATH = "/slack/install"
+REDIRECT_PATH = "/slack/oauth_redirect"
+BAD_SIGNATURE = "This request is not signed by Slack with this app's signing secret."
+BAD_BODY = "This request's body is not a Slack payload."
+
+
+class SlackBridge:
+    """Everything Slack: the bolt app, its routes, the surface and the directory."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.api_url = settings.slack_api_url
+        self._service: RunService | None = None
+        self._clients: dict[str, AsyncWebClient] = {}
+        # One keep-alive session for every Web API call: without it slack_sdk
+        # opens a new session, and a new connection, per call.
+        self._session: aiohttp.ClientSession | None = None
+        secret = settings.slack_signing_secret
+        self._verifier = SignatureVerifier(secret.get_secret_value()) if secret else None
+        self.bolt = self._bolt_app()
+        # Built with an empty policy; ``serving`` gives it the real one.
+        self.surface = SlackSurface(client_for=self.client_for, policy=RequesterOrApprovers())
+        self.directory = SlackDirectory(self.surface)
+        self.listeners = Listeners(self.surface, self._running_service)
+        self.listeners.register(self.bolt)
+        self._socket: AsyncSocketModeHandler | None = None
+
+    def mount(self, app: web.Application) -> None:
+        app.router.add_post(EVENTS_PATH, self._events)
+        if self.bolt.oauth_flow is not None:
+            app.router.add_get(INSTALL_PATH, self._install)
+            app.router.add_get(REDIRECT_PATH, self._redirect)
+
+    @asynccontextmanager
+    async def serving(
+        self, service: RunService, policy: RequesterOrApprovers
+    ) -> AsyncIterator[None]:
+        """Bind the run service, register the surface, and run Socket Mode if configured."""
+        self._service = service
+        self.surface.policy = policy
+        store = self.bolt.installation_store
+        if isinstance(store, EncryptedInstallationStore):
+            store.port = service.stores.installations
+        service.add_surface(self.surface)
+        token = self.settings.slack_app_token
+        if token is not None:
+            client = AsyncWebClient(base_url=self.api_url)
+            await _check_app_token(client, token.get_secret_value())
+            self._socket = AsyncSocketModeHandler(
+                self.bolt, token.get_secret_value(), web_client=client
+            )
+            await self._socket.connect_async()  # type: ignore[no-untyped-call]
+            log.info("slack: connected over Socket Mode")
+        try:
+            yield
+        finally:
+            if self._socket is not None:
+                await self._socket.close_async()  # type: ignore[no-untyped-call]
+                self._socket = None
+            await self.listeners.close()
+            if self._session is not None:
+                await self._session.close()
+                self._session = None
+            self._clients.clear()
+
+    async def client_for(self, team: str) -> AsyncWebClient:
+        """The Web API client holding ``team``'s bot token."""
+        token = await self._token_for(team)
+        client = self._clients.get(token)
+        if client is None:
+            if self._session is None:
+                self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30))
+            client = AsyncWebClient(token=token, base_url=self.api_url, session=self._session)
+            self._clients[token] = client
+        return client
+
+    async def _token_for(self, team: str) -> str:
+        if self.settings.slack_bot_token is not None:
+            return self.settings.slack_bot_token.get_secret_value()
+        store = self.bolt.installation_store
+        bot = await store.async_find_bot(enterprise_id=None, team_id=team) if store else None
+        if bot is None or not bot.bot_token:
+            return ""  # Slack answers not_authed, which says what to do
+        return str(bot.bot_token)
+
+    def _running_service(self) -> RunService:
+        if self._service is None:
+            raise RuntimeError("slack event before the run service started")
+        return self._service
+
+    def _bolt_app(self) -> AsyncApp:
+        settings = self.settings
+        options: dict[str, Any] = {
+            "request_verification_enabled": False,  # verified in _events, once
+            # Ack when the listener returns, instead of bolt polling for it every 10 ms.
+            "process_before_response": True,
+            "raise_error_for_unhandled_request": False,
+            "logger": _bolt_logger(),
+        }
+        secret = settings.slack_signing_secret
+        if secret is not None:
+            options["signing_secret"] = secret.get_secret_value()
+        if settings.slack_bot_token is not None:
+            token = settings.slack_bot_token.get_secret_value()
+            options["client"] = AsyncWebClient(token=token, base_url=self.api_url)
+        else:
+            options["client"] = AsyncWebClient(base_url=self.api_url)
+            options["oauth_settings"] = oauth_settings(settings)
+        app = AsyncApp(**options)
+        if "oauth_settings" in options:
+            # An uninstall or revoked token deletes the workspace's installation.
+            app.enable_token_revocation_listeners()
+        return app
+
+    async def _events(self, request: web.Request) -> web.Response:
+        body = await request.read()
+        if self._verifier is None:
+            return _refuse(404, "Slack events arrive over Socket Mode here, not HTTP.")
+        if not self._verifier.is_valid_request(body, dict(request.headers)):
+            return _refuse(401, BAD_SIGNATURE)
+        try:
+            bolt_request = AsyncBoltRequest(
+                body=body.decode("utf-8"),
+                query=request.query_string,
+                headers=dict(request.headers),
+            )
+        except (ValueError, UnicodeDecodeError):
+            return _refuse(400, BAD_BODY)
+        return await to_aiohttp_response(await self.bolt.async_dispatch(bolt_request))
+
+    async def _install(self, request: web.Request) -> web.Response:
+        flow = self.bolt.oauth_flow
+        assert flow is not None
+        bolt_request = AsyncBoltRequest(
+            body="", query=request.query_string, headers=dict(request.headers)
+        )
+        return await to_aiohttp_response(await flow.handle_installation(bolt_request))
+
+    async def _redirect(self, request: web.Request) -> web.Response:
+        flow = self.bolt.oauth_flow
+        assert flow is not None
+        bolt_request = AsyncBoltRequest(
+            body="", query=request.query_string, headers=dict(request.headers)
+        )
+        return await to_aiohttp_response(await flow.handle_callback(bolt_request))
+
+
+async def _check_app_token(client: AsyncWebClient, token: str) -> None:
+    """Fail the start with one line on a token Slack refuses.
+
+    slack_sdk's Socket Mode client retries a refused token forever, every
+    ten seconds; a wrong token is a configuration error, not an outage.
+    Outages (rate limits, network) are left to its retries.
+    """
+    try:
+        await client.apps_connections_open(app_token=token)
+    except SlackApiError as error:
+        code = str(error.response.get("error", ""))
+        if code in (
+            "invalid_auth",
+            "not_authed",
+            "token_revoked",
+            "account_inactive",
+            "missing_scope",
+            "not_allowed_token_type",
+        ):
+            raise BotError(
+                f"SLACK_APP_TOKEN was refused by Slack ({code}): generate an app-level "
+                "token with the connections:write scope (README, Slack section)"
+            ) from None
+    except aiohttp.ClientError:
+        pass
+
+
+class _QuietBolt(logging.Filter):
+    """Drops bolt's warning that SLACK_BOT_TOKEN (read from the environment) is unused.
+
+    We hand bolt a client of our own (it carries SLACK_API_URL); bolt still
+    reads the variable itself and warns at every start.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "will be unused" not in record.getMessage()
+
+
+def _bolt_logger() -> logging.Logger:
+    logger = logging.getLogger("slack_bolt.app")
+    if not any(isinstance(f, _QuietBolt) for f in logger.filters):
+        logger.addFilter(_QuietBolt())
+    return logger
+
+
+def _refuse(status: int, error: str) -> web.Response:
+    return web.json_response({"ok": False, "error": error}, status=status)

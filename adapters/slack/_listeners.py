@@ -1,0 +1,297 @@
+"""Bolt listeners: translate Slack events and interactions into RunService calls.
+
+Who acts is always the user id of the signed payload, never text. A click
+is checked and spent (``RunService.redeem``) before the ack, so a refusal
+can still be shown in the modal; the resume runs after, in the background.
+If the redeem ever takes longer than ``ACK_BUDGET_SECONDS`` the ack goes
+first and the outcome is reported as an ephemeral message instead.
+
+Bolt runs with ``process_before_response``: the ack is sent when a listener
+returns (rather than bolt polling for it every 10 ms), so whatever a
+listener owes after its ack (an ephemeral refusal, opening a modal) runs in
+a task this class owns and ``close`` drains.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Callable, Coroutine, Mapping
+from typing import Any
+
+from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext
+
+from adapters.slack._modals import (
+    Metadata,
+    answer_from_state,
+    answer_modal,
+    errors_for,
+    form_kind,
+    reject_modal,
+)
+from adapters.slack._render import APPROVE, CHOOSE, OPEN_FORM, REJECT, parse_value
+from adapters.slack._surface import SURFACE, SlackSurface
+from bot.messages import ADMIN_COMMANDS_COMING, QUESTION_CLOSED, refusal_text
+from bot.outcomes import (
+    AnswerInvalid,
+    NotAllowedToAnswer,
+    Redeemed,
+    RedeemOutcome,
+    Refusal,
+    Responder,
+)
+from bot.runs import QuestionView, RunService
+from bot.surfaces import Conversation, DeliveryError
+
+log = logging.getLogger(__name__)
+
+ACK_BUDGET_SECONDS = 2.0
+AUDIENCE = re.compile(r"(Only .+? can answer this\.)")
+
+
+class Listeners:
+    """Handlers registered on the bolt app; the service is bound once it starts."""
+
+    def __init__(self, surface: SlackSurface, service: Callable[[], RunService]) -> None:
+        self.surface = surface
+        self.service = service
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def close(self, grace_seconds: float = 5.0) -> None:
+        """Let after-ack work finish (briefly), then cancel what is left."""
+        if self._tasks:
+            _, pending = await asyncio.wait(list(self._tasks), timeout=grace_seconds)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+
+    def _later(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("slack after-ack work failed", exc_info=task.exception())
+
+    def register(self, app: AsyncApp) -> None:
+        app.event("app_mention")(self.mention)
+        app.event("message")(self.message)
+        app.action(re.compile(f"^({CHOOSE}|{APPROVE}):"))(self.click)
+        app.action(re.compile(f"^{REJECT}:"))(self.reject)
+        app.action(re.compile(f"^{OPEN_FORM}:"))(self.open_form)
+        app.view("hitl_answer")(self.submit)
+        app.command("/hitl")(self.command)
+
+    # -- starting runs ---------------------------------------------------------
+
+    async def mention(
+        self, body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext
+    ) -> None:
+        thread = str(event.get("thread_ts") or event["ts"])
+        await self._start(body, event, thread, str(context.bot_user_id or ""))
+
+    async def message(
+        self, body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext
+    ) -> None:
+        if event.get("subtype") or event.get("bot_id") or not event.get("user"):
+            return  # edits, joins, and bots (ourselves included) start nothing
+        thread = str(event.get("thread_ts") or event["ts"])
+        if event.get("channel_type") != "im":
+            # In a channel only a reply in one of our threads continues it; a
+            # reply that mentions us arrives as app_mention too, so skip it here.
+            if thread == event["ts"] or f"<@{context.bot_user_id}>" in str(event.get("text")):
+                return
+            key = f"{event['channel']}:{thread}"
+            if not await self.service().history(SURFACE, key, limit=1):
+                return
+        await self._start(body, event, thread, str(context.bot_user_id or ""))
+
+    async def _start(
+        self, body: dict[str, Any], event: dict[str, Any], thread: str, bot_user: str
+    ) -> None:
+        team = str(body.get("team_id") or event.get("team") or "")
+        channel, user = str(event["channel"]), str(event["user"])
+        where = Conversation(
+            surface=SURFACE,
+            scope=f"{team}:{channel}",
+            key=f"{channel}:{thread}",
+            thread=thread,
+            reference={"team": team, "channel": channel, "thread_ts": thread},
+        )
+        # Only our own mention goes: "ask <@U123> to approve" keeps the person named.
+        text = re.sub(rf"<@{re.escape(bot_user)}>\s*", "", str(event.get("text") or "")).strip()
+        key = str(body.get("event_id") or f"{channel}:{event['ts']}")
+        await self.service().start(where, responder(team, user), text, key=key)
+
+    # -- answering -------------------------------------------------------------
+
+    async def click(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
+        token, answer = parse_value(str(action.get("value") or ""))
+        team, channel, user = who_where(body)
+        outcome = await self._redeem(token, answer, team, channel, user, body)
+        await ack()
+        if outcome is not None and not isinstance(outcome, Redeemed):
+            self._later(self._report(outcome, team, channel, user, body))
+
+    async def reject(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
+        await ack()
+        token, _ = parse_value(str(action.get("value") or ""))
+        _, channel, _ = who_where(body)
+        metadata = Metadata(token, "reject", channel, _message_ts(body), _thread(body))
+        # views.open must use the trigger within 3 s: right after the ack, not queued.
+        self._later(self._open(body, reject_modal(metadata)))
+
+    async def open_form(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
+        await ack()
+        self._later(self._open_form(body, action))
+
+    async def _open_form(self, body: dict[str, Any], action: dict[str, Any]) -> None:
+        token, _ = parse_value(str(action.get("value") or ""))
+        team, channel, user = who_where(body)
+        question = await self._question(channel, _thread(body), token)
+        if question is None:
+            await self._ephemeral(team, channel, user, QUESTION_CLOSED)
+            return
+        record = question.record
+        metadata = Metadata(
+            token, form_kind(record.name), channel, _message_ts(body), _thread(body)
+        )
+        view = answer_modal(record.name, record.payload, self._schema(record.name), metadata)
+        await self._open(body, view)
+
+    async def submit(self, ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
+        metadata = Metadata.parse(str(view.get("private_metadata") or ""))
+        if metadata is None:
+            await ack()
+            log.warning("a modal came back without our metadata; ignored")
+            return
+        team, _, user = who_where(body)
+        payload: Mapping[str, Any] = {}
+        schema: Mapping[str, Any] = {}
+        if metadata.kind != "reject":
+            question = await self._question(metadata.channel, metadata.thread, metadata.token)
+            if question is not None:
+                payload = question.record.payload
+                schema = self._schema(question.record.name)
+        values = (view.get("state") or {}).get("values") or {}
+        answer = answer_from_state(metadata, payload, schema, values)
+        outcome = await self._redeem(metadata.token, answer, team, metadata.channel, user, body)
+        if isinstance(outcome, AnswerInvalid):
+            errors = errors_for(metadata, payload, schema, outcome.fields)
+            await ack(response_action="errors", errors=errors)
+            return
+        await ack()
+        if outcome is not None and not isinstance(outcome, Redeemed):
+            self._later(self._report(outcome, team, metadata.channel, user, body))
+
+    async def command(self, ack: AsyncAck) -> None:
+        await ack(text=ADMIN_COMMANDS_COMING)
+
+    # -- helpers ---------------------------------------------------------------
+
+    async def _redeem(
+        self,
+        token: str,
+        answer: Mapping[str, Any],
+        team: str,
+        channel: str,
+        user: str,
+        body: dict[str, Any],
+    ) -> RedeemOutcome | None:
+        """The outcome; None if it was too slow for Slack's 3 s and will be reported later."""
+        work = self.service().redeem(
+            token, answer, responder=responder(team, user), scope=f"{team}:{channel}"
+        )
+        task = asyncio.ensure_future(work)
+        done, _ = await asyncio.wait({task}, timeout=ACK_BUDGET_SECONDS)
+        if done:
+            return task.result()
+        log.warning("redeem is slow; acking before it finishes")
+        self._later(self._report_when_done(task, team, channel, user, body))
+        return None
+
+    async def _report_when_done(
+        self,
+        task: asyncio.Future[RedeemOutcome],
+        team: str,
+        channel: str,
+        user: str,
+        body: dict[str, Any],
+    ) -> None:
+        outcome = await task
+        if not isinstance(outcome, Redeemed):
+            await self._report(outcome, team, channel, user, body)
+
+    async def _report(
+        self, outcome: Refusal, team: str, channel: str, user: str, body: dict[str, Any]
+    ) -> None:
+        text = refusal_text(outcome)
+        if isinstance(outcome, NotAllowedToAnswer):
+            text = _audience_of(body) or text
+        await self._ephemeral(team, channel, user, text)
+
+    async def _ephemeral(self, team: str, channel: str, user: str, text: str) -> None:
+        try:
+            await self.surface.post_ephemeral(team, channel, user, text)
+        except DeliveryError as error:
+            log.warning("could not tell a person why: %s", error.reason)
+
+    async def _open(self, body: dict[str, Any], view: dict[str, Any]) -> None:
+        team, _, _ = who_where(body)
+        try:
+            await self.surface.call(
+                team, "views.open", trigger_id=body.get("trigger_id"), view=view
+            )
+        except DeliveryError as error:
+            log.warning("could not open the form: %s", error.reason)
+
+    async def _question(self, channel: str, thread: str, token: str) -> QuestionView | None:
+        if not token:
+            return None
+        for run in reversed(await self.service().history(SURFACE, f"{channel}:{thread}")):
+            for question in run.questions:
+                if question.token and question.token == token:
+                    return question
+        return None
+
+    def _schema(self, name: str) -> dict[str, Any]:
+        registration = self.service().capability.registration(name)
+        return registration.response_schema.model_json_schema() if registration else {}
+
+
+def responder(team: str, user: str) -> Responder:
+    return Responder(id=f"{SURFACE}:{team}:{user}", name=f"<@{user}>")
+
+
+def who_where(body: Mapping[str, Any]) -> tuple[str, str, str]:
+    """(team, channel, user) of an interaction, from the signed payload."""
+    user = body.get("user") or {}
+    team = (body.get("team") or {}).get("id") or user.get("team_id") or ""
+    channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get(
+        "channel_id", ""
+    )
+    return str(team), str(channel), str(user.get("id", ""))
+
+
+def _message_ts(body: Mapping[str, Any]) -> str:
+    return str(
+        (body.get("message") or {}).get("ts") or (body.get("container") or {}).get("message_ts", "")
+    )
+
+
+def _thread(body: Mapping[str, Any]) -> str:
+    message = body.get("message") or {}
+    return str(message.get("thread_ts") or message.get("ts") or "")
+
+
+def _audience_of(body: Mapping[str, Any]) -> str:
+    """The "Only @x can answer this." line of the clicked message, if it has one."""
+    for block in (body.get("message") or {}).get("blocks") or []:
+        for element in block.get("elements") or []:
+            found = AUDIENCE.search(str(element.get("text") or ""))
+            if found:
+                return found.group(1)
+    return ""

@@ -1,0 +1,328 @@
+"""Modals built from a question's response schema, and answers read back out of them.
+
+Pure functions, no I/O. ``ask_user`` gets one input per question (free
+text, radio buttons, checkboxes, or a select past ten options); any other
+interaction gets one input per top-level field of its response schema; a
+rejected ``approval`` gets an optional comment. The token rides in
+``private_metadata``; Slack returns it with the submission, signed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from adapters.slack import _limits as L
+from adapters.slack._limits import clip
+from adapters.slack._render import APPROVAL, ASK_USER
+
+FormKind = Literal["ask", "schema", "reject"]
+ANSWER = "answer"  # every input's action_id
+MAX_FREE_TEXT = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class Metadata:
+    """What a modal carries: the token and where its question was posted."""
+
+    token: str
+    kind: FormKind
+    channel: str
+    message_ts: str
+    thread: str
+
+    def dump(self) -> str:
+        data = {
+            "t": self.token,
+            "k": self.kind,
+            "c": self.channel,
+            "m": self.message_ts,
+            "h": self.thread,
+        }
+        return clip(json.dumps(data, separators=(",", ":")), L.PRIVATE_METADATA)
+
+    @classmethod
+    def parse(cls, raw: str) -> Metadata | None:
+        try:
+            data = json.loads(raw)
+        except (ValueError, TypeError):
+            return None
+        if not isinstance(data, dict) or data.get("k") not in ("ask", "schema", "reject"):
+            return None
+        fields = [data.get(key) for key in ("t", "c", "m", "h")]
+        if not all(isinstance(value, str) for value in fields):
+            return None
+        return cls(str(data["t"]), data["k"], str(data["c"]), str(data["m"]), str(data["h"]))
+
+
+def form_kind(name: str) -> FormKind:
+    return "ask" if name == ASK_USER else "schema"
+
+
+def answer_modal(
+    name: str, payload: Mapping[str, Any], schema: Mapping[str, Any], metadata: Metadata
+) -> dict[str, Any]:
+    """The "Answer…" modal: inputs for the question, submit sends them back."""
+    if metadata.kind == "ask":
+        inputs = [_question_input(i, q) for i, q in enumerate(_questions(payload))]
+    else:
+        inputs = _schema_inputs(schema)
+    room = L.MODAL_BLOCKS - 2
+    blocks = inputs[:room]
+    if len(inputs) > room:
+        blocks.append(_note(f"…and {len(inputs) - room} more fields that do not fit a form."))
+    if not blocks:
+        blocks.append(_note("This question has nothing to fill in; submit to answer."))
+    title = "Approval" if name == APPROVAL else "Answer the question"
+    return _modal(title, "Send answer", blocks, metadata)
+
+
+def reject_modal(metadata: Metadata) -> dict[str, Any]:
+    """Reject, with an optional comment the agent reads."""
+    blocks = [
+        _note("*Rejected.* The agent will not perform the action. Add a comment if you like."),
+        {
+            "type": "input",
+            "block_id": "comment",
+            "optional": True,
+            "label": _plain("Comment (optional)"),
+            "element": {
+                "type": "plain_text_input",
+                "action_id": ANSWER,
+                "multiline": True,
+                "max_length": 1000,
+            },
+        },
+    ]
+    return _modal("Reject", "Reject", blocks, metadata)
+
+
+def answer_from_state(
+    metadata: Metadata,
+    payload: Mapping[str, Any],
+    schema: Mapping[str, Any],
+    values: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The answer a submitted modal gives, in the shape the response schema checks."""
+    if metadata.kind == "reject":
+        comment = _read(values.get("comment", {}).get(ANSWER, {}))
+        return {"decision": "reject", "comment": comment if isinstance(comment, str) else ""}
+    if metadata.kind == "ask":
+        answers: dict[str, Any] = {}
+        for i, question in enumerate(_questions(payload)):
+            value = _read(values.get(f"q{i}", {}).get(ANSWER, {}))
+            answers[str(question.get("question", ""))] = "" if value is None else value
+        return {"answers": answers}
+    answer: dict[str, Any] = {}
+    properties = schema.get("properties") or {}
+    for field, spec in properties.items():
+        value = _read(values.get(_field_block(field), {}).get(ANSWER, {}))
+        if value is None or value == "":
+            continue
+        answer[field] = _typed(value, spec if isinstance(spec, Mapping) else {})
+    return answer
+
+
+def errors_for(
+    metadata: Metadata,
+    payload: Mapping[str, Any],
+    schema: Mapping[str, Any],
+    fields: Mapping[str, str],
+) -> dict[str, str]:
+    """Validation problems keyed by the input block they belong under."""
+    errors: dict[str, str] = {}
+    questions = _questions(payload)
+    properties = list(schema.get("properties") or {})
+    for where, problem in fields.items():
+        block = _block_for(metadata, questions, properties, where, problem)
+        errors.setdefault(block, clip(problem, 300))
+    return errors
+
+
+# -- inputs -------------------------------------------------------------------
+
+
+def _question_input(index: int, question: Mapping[str, Any]) -> dict[str, Any]:
+    text = str(question.get("question", ""))
+    header = str(question.get("header") or "")
+    options = [o for o in question.get("options") or [] if isinstance(o, Mapping)]
+    multi = bool(question.get("multi_select"))
+    if not options:
+        element: dict[str, Any] = {
+            "type": "plain_text_input",
+            "action_id": ANSWER,
+            "multiline": True,
+            "max_length": MAX_FREE_TEXT,
+        }
+    else:
+        element = _choice(options, multi=multi)
+    block: dict[str, Any] = {
+        "type": "input",
+        "block_id": f"q{index}",
+        "label": _plain(clip(header or text, L.INPUT_LABEL)),
+        "element": element,
+    }
+    if header:
+        block["hint"] = _plain(clip(text, L.INPUT_HINT))
+    return block
+
+
+def _choice(options: list[Mapping[str, Any]], *, multi: bool) -> dict[str, Any]:
+    few = len(options) <= L.CHOICE_OPTIONS
+    shown = options[: L.SELECT_OPTIONS]
+    items = [_option(o, described=few) for o in shown]
+    if few:
+        return {
+            "type": "checkboxes" if multi else "radio_buttons",
+            "action_id": ANSWER,
+            "options": items,
+        }
+    element = {
+        "type": "multi_static_select" if multi else "static_select",
+        "action_id": ANSWER,
+        "placeholder": _plain("Choose…"),
+        "options": items,
+    }
+    return element
+
+
+def _option(option: Mapping[str, Any], *, described: bool) -> dict[str, Any]:
+    label = str(option.get("label", ""))
+    item: dict[str, Any] = {
+        "text": _plain(clip(label, L.OPTION_TEXT)),
+        "value": clip(label, L.OPTION_VALUE),
+    }
+    description = str(option.get("description") or "")
+    if described and description:
+        item["description"] = _plain(clip(description, L.OPTION_DESCRIPTION))
+    return item
+
+
+def _schema_inputs(schema: Mapping[str, Any]) -> list[dict[str, Any]]:
+    required = set(schema.get("required") or [])
+    blocks = []
+    for field, spec in (schema.get("properties") or {}).items():
+        spec = spec if isinstance(spec, Mapping) else {}
+        block: dict[str, Any] = {
+            "type": "input",
+            "block_id": _field_block(field),
+            "optional": field not in required,
+            "label": _plain(clip(str(spec.get("title") or field), L.INPUT_LABEL)),
+            "element": _schema_element(spec),
+        }
+        if spec.get("description"):
+            block["hint"] = _plain(clip(str(spec["description"]), L.INPUT_HINT))
+        blocks.append(block)
+    return blocks
+
+
+def _schema_element(spec: Mapping[str, Any]) -> dict[str, Any]:
+    kind = spec.get("type")
+    enum = spec.get("enum")
+    raw_items = spec.get("items")
+    items: Mapping[str, Any] = raw_items if isinstance(raw_items, Mapping) else {}
+    if isinstance(enum, list) and enum:
+        return _choice([{"label": str(v)} for v in enum], multi=False)
+    if kind == "array" and isinstance(items.get("enum"), list):
+        return _choice([{"label": str(v)} for v in items["enum"]], multi=True)
+    if kind == "boolean":
+        return {
+            "type": "checkboxes",
+            "action_id": ANSWER,
+            "options": [_option({"label": "Yes"}, described=False)],
+        }
+    if kind in ("integer", "number"):
+        return {"type": "number_input", "action_id": ANSWER, "is_decimal_allowed": kind == "number"}
+    limit = spec.get("maxLength")
+    max_length = min(int(limit), L.TEXT_INPUT_MAX) if isinstance(limit, int) else L.TEXT_INPUT_MAX
+    element: dict[str, Any] = {
+        "type": "plain_text_input",
+        "action_id": ANSWER,
+        "max_length": max_length,
+    }
+    element["multiline"] = kind != "string" or max_length > 150
+    return element
+
+
+def _read(state: Mapping[str, Any]) -> Any:
+    """One input's value out of ``view.state.values``, whatever its element type."""
+    kind = state.get("type")
+    if kind in ("radio_buttons", "static_select"):
+        selected = state.get("selected_option") or {}
+        return selected.get("value") if isinstance(selected, Mapping) else None
+    if kind in ("checkboxes", "multi_static_select"):
+        chosen = state.get("selected_options") or []
+        return [o.get("value") for o in chosen if isinstance(o, Mapping)]
+    return state.get("value")
+
+
+def _typed(value: Any, spec: Mapping[str, Any]) -> Any:
+    kind = spec.get("type")
+    if kind == "boolean":
+        return bool(value)
+    if kind in ("integer", "number") and isinstance(value, str):
+        try:
+            return int(value) if kind == "integer" else float(value)
+        except ValueError:
+            return value  # the schema says which field is wrong
+    if kind in ("object", None) and isinstance(value, str) and value.strip()[:1] in ("{", "["):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _block_for(
+    metadata: Metadata,
+    questions: list[Mapping[str, Any]],
+    properties: list[str],
+    where: str,
+    problem: str,
+) -> str:
+    if metadata.kind == "reject":
+        return "comment"
+    if metadata.kind == "schema":
+        field = where.split(".")[0]
+        # A whole-answer problem goes under the first field.
+        return _field_block(field if field in properties or not properties else properties[0])
+    # ask_user's checks name the question by header (or text) in quotes.
+    for i, question in enumerate(questions):
+        for name in (question.get("header"), question.get("question")):
+            if name and re.search(re.escape(repr(str(name))), problem):
+                return f"q{i}"
+    return "q0"
+
+
+def _field_block(field: str) -> str:
+    return clip(f"f:{field}", L.BLOCK_ID)
+
+
+def _questions(payload: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    questions = payload.get("questions")
+    return [q for q in questions if isinstance(q, Mapping)] if isinstance(questions, list) else []
+
+
+def _modal(
+    title: str, submit: str, blocks: list[dict[str, Any]], metadata: Metadata
+) -> dict[str, Any]:
+    return {
+        "type": "modal",
+        "callback_id": "hitl_answer",
+        "title": _plain(clip(title, L.MODAL_TITLE)),
+        "submit": _plain(clip(submit, L.MODAL_BUTTON)),
+        "close": _plain("Cancel"),
+        "private_metadata": metadata.dump(),
+        "blocks": blocks,
+    }
+
+
+def _note(text: str) -> dict[str, Any]:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": clip(text, L.SECTION_TEXT)}}
+
+
+def _plain(text: str) -> dict[str, Any]:
+    return {"type": "plain_text", "text": text, "emoji": True}

@@ -1,0 +1,325 @@
+"""Questions as Block Kit messages: pure functions, no I/O.
+
+One ``ask_user`` question with up to five options becomes one button per
+option; an ``approval`` becomes Approve / Reject; anything else becomes an
+"Answer…" button that opens a modal (``_modals``). Every message keeps
+within Block Kit's limits (``_limits``): long content is cut with a
+visible marker rather than refused by Slack.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from adapters.slack import _limits as L
+from adapters.slack._limits import CUT, clip
+from bot.messages import (
+    EXPIRED_LINE,
+    answered_line,
+    approved_line,
+    asked_line,
+    cancelled_line,
+    rejected_line,
+)
+
+ASK_USER = "ask_user"
+APPROVAL = "approval"
+MAX_BUTTONS = 5
+# Ten fields of 2,000 would blow the message budget; an argument shows its start.
+APPROVAL_FIELD_TEXT = 600
+
+# action_ids the listeners route on.
+CHOOSE = "hitl_choose"
+APPROVE = "hitl_approve"
+REJECT = "hitl_reject"
+OPEN_FORM = "hitl_open"
+
+Kind = Literal["buttons", "approval", "modal"]
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """What a question message shows; ``requester`` and ``audience`` are mrkdwn."""
+
+    name: str
+    payload: Mapping[str, Any]
+    token: str
+    expires_at: float
+    requester: str
+    audience: str
+
+
+@dataclass(frozen=True, slots=True)
+class Closed:
+    """How a question ended, for the redrawn message."""
+
+    name: str
+    payload: Mapping[str, Any]
+    requester: str
+    status: str  # answered | expired | cancelled
+    by: str
+    at: float
+    answer: Mapping[str, Any] | None = None
+
+
+def escape(text: str) -> str:
+    """Slack's three control characters, so a question cannot mention or link."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def slack_date(at: float) -> str:
+    """``<!date>``: each reader sees their own time zone; the fallback is UTC."""
+    fallback = datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return f"<!date^{int(at)}^{{date_short_pretty}} at {{time}}|{fallback}>"
+
+
+def button_value(token: str, answer: Mapping[str, Any]) -> str:
+    return json.dumps({"t": token, "a": answer}, separators=(",", ":"), ensure_ascii=False)
+
+
+def parse_value(value: str) -> tuple[str, dict[str, Any]]:
+    """(token, answer) from a button value; ("", {}) for anything malformed."""
+    try:
+        data = json.loads(value)
+    except (ValueError, TypeError):
+        return "", {}
+    if not isinstance(data, dict):
+        return "", {}
+    token, answer = data.get("t"), data.get("a", {})
+    if not isinstance(token, str) or not isinstance(answer, dict):
+        return "", {}
+    return token, answer
+
+
+def kind_of(name: str, payload: Mapping[str, Any], token: str) -> Kind:
+    if name == APPROVAL:
+        return "approval"
+    questions = _questions(payload) if name == ASK_USER else []
+    if len(questions) == 1:
+        question = questions[0]
+        options = _options(question)
+        values = [button_value(token, _ask_answer(question, label)) for label in options]
+        if (
+            0 < len(options) <= MAX_BUTTONS
+            and not question.get("multi_select")
+            and all(len(label) <= L.BUTTON_TEXT for label in options)
+            and all(len(value) <= L.BUTTON_VALUE for value in values)
+        ):
+            return "buttons"
+    return "modal"
+
+
+def question_message(asked: Asked) -> dict[str, Any]:
+    """``text`` (the notification) and ``blocks`` for chat.postMessage."""
+    kind = kind_of(asked.name, asked.payload, asked.token)
+    blocks = _body(asked.name, asked.payload, expanded=kind != "buttons")
+    blocks.append(_actions(kind, asked))
+    blocks.append(
+        _context(asked_line(asked.requester, asked.audience, slack_date(asked.expires_at)))
+    )
+    return _fit(_summary(asked.name, asked.payload), blocks)
+
+
+def closed_message(closed: Closed) -> dict[str, Any]:
+    """The question redrawn without its buttons, ending in how it closed."""
+    blocks = _body(closed.name, closed.payload, expanded=False)
+    blocks.append(_context(outcome_line(closed)))
+    return _fit(outcome_line(closed), blocks)
+
+
+def outcome_line(closed: Closed) -> str:
+    at = slack_date(closed.at)
+    by = closed.by
+    answer = dict(closed.answer or {})
+    if closed.status == "expired":
+        return EXPIRED_LINE
+    if closed.status == "cancelled":
+        return cancelled_line(by, at)
+    if closed.name == APPROVAL:
+        comment = escape(str(answer.get("comment") or ""))
+        if answer.get("decision") == "approve":
+            return approved_line(by, at)
+        return rejected_line(by, at, clip(comment, 500))
+    if closed.name == ASK_USER:
+        replies = answer.get("answers", {})
+        shown = "; ".join(
+            ", ".join(map(str, r)) if isinstance(r, list) else str(r) for r in replies.values()
+        )
+        return answered_line(by, at, clip(escape(shown), 1000))
+    return answered_line(by, at, "")
+
+
+def reply_message(text: str) -> dict[str, Any]:
+    """A run's final text as a thread reply, cut to fit one section."""
+    blocks = [_section(text)] if text else []
+    return {"text": clip(text, L.FALLBACK_TEXT), "blocks": blocks}
+
+
+# -- blocks -------------------------------------------------------------------
+
+
+def _body(name: str, payload: Mapping[str, Any], *, expanded: bool) -> list[dict[str, Any]]:
+    if name == APPROVAL:
+        return _approval_body(payload)
+    if name == ASK_USER:
+        blocks: list[dict[str, Any]] = []
+        questions = _questions(payload)
+        # Room for the actions, the context and a "more" line.
+        room = L.MESSAGE_BLOCKS - 3
+        for question in questions[:room]:
+            blocks.append(_section(_question_text(question, expanded=expanded)))
+        if len(questions) > room:
+            blocks.append(_section(f"…and {len(questions) - room} more questions in the form."))
+        return blocks
+    return [_section(_fields_text(payload))]
+
+
+def _approval_body(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
+    action = escape(str(payload.get("action", "")))
+    summary = escape(str(payload.get("summary", "")))
+    section = _section(f"*Approval requested: {action}*\n{summary}")
+    fields = [_mrkdwn(clip(f"*Risk*\n{escape(str(payload.get('risk', 'medium')))}", 2000))]
+    arguments = payload.get("arguments") or {}
+    if isinstance(arguments, Mapping):
+        items = list(arguments.items())
+        for key, value in items[: L.SECTION_FIELDS - 2]:
+            shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            fields.append(
+                _mrkdwn(clip(f"*{escape(str(key))}*\n{escape(shown)}", APPROVAL_FIELD_TEXT))
+            )
+        if len(items) > L.SECTION_FIELDS - 2:
+            fields.append(_mrkdwn(f"…and {len(items) - (L.SECTION_FIELDS - 2)} more arguments"))
+    return [section, {"type": "section", "fields": fields}]
+
+
+def _question_text(question: Mapping[str, Any], *, expanded: bool) -> str:
+    header = escape(str(question.get("header") or ""))
+    text = escape(str(question.get("question", "")))
+    lines = [f"*{header}*\n{text}" if header else f"*{text}*"]
+    if expanded:
+        for option in question.get("options") or []:
+            if isinstance(option, Mapping):
+                label = escape(str(option.get("label", "")))
+                description = escape(str(option.get("description") or ""))
+                lines.append(f"• {label}" + (f": {description}" if description else ""))
+    return "\n".join(lines)
+
+
+def _fields_text(payload: Mapping[str, Any]) -> str:
+    lines = []
+    for key, value in payload.items():
+        shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        lines.append(f"*{escape(str(key))}*: {escape(shown)}")
+    return "\n".join(lines) or "A question is waiting for an answer."
+
+
+def _actions(kind: Kind, asked: Asked) -> dict[str, Any]:
+    if kind == "buttons":
+        question = _questions(asked.payload)[0]
+        elements = [
+            _button(label, CHOOSE, button_value(asked.token, _ask_answer(question, label)), i)
+            for i, label in enumerate(_options(question))
+        ]
+    elif kind == "approval":
+        approve = _button("Approve", APPROVE, button_value(asked.token, {"decision": "approve"}), 0)
+        approve["style"] = "primary"
+        reject = _button("Reject…", REJECT, button_value(asked.token, {"decision": "reject"}), 1)
+        reject["style"] = "danger"
+        reject["confirm"] = {
+            "title": _plain("Reject this action?"),
+            "text": _plain("The agent will not perform it. You can add a comment next."),
+            "confirm": _plain("Reject"),
+            "deny": _plain("Go back"),
+            "style": "danger",
+        }
+        elements = [approve, reject]
+    else:
+        elements = [_button("Answer…", OPEN_FORM, button_value(asked.token, {}), 0)]
+        elements[0]["style"] = "primary"
+    return {"type": "actions", "block_id": "hitl_actions", "elements": elements}
+
+
+def _button(text: str, action: str, value: str, index: int) -> dict[str, Any]:
+    return {
+        "type": "button",
+        "text": _plain(clip(text, L.BUTTON_TEXT)),
+        # action_ids must be unique within a block.
+        "action_id": f"{action}:{index}",
+        "value": value,
+    }
+
+
+def _section(text: str) -> dict[str, Any]:
+    return {"type": "section", "text": _mrkdwn(clip(text, L.SECTION_TEXT))}
+
+
+def _context(text: str) -> dict[str, Any]:
+    return {"type": "context", "elements": [_mrkdwn(clip(text, L.CONTEXT_TEXT))]}
+
+
+def _mrkdwn(text: str) -> dict[str, Any]:
+    return {"type": "mrkdwn", "text": text}
+
+
+def _plain(text: str) -> dict[str, Any]:
+    return {"type": "plain_text", "text": text, "emoji": True}
+
+
+def _fit(summary: str, blocks: list[dict[str, Any]]) -> dict[str, Any]:
+    """Shrink the longest section until the whole message fits our byte budget."""
+    blocks = blocks[: L.MESSAGE_BLOCKS]
+    while _size(blocks) > L.MESSAGE_BYTES or text_length(blocks) > L.MESSAGE_TEXT:
+        texts = [b["text"] for b in blocks if b["type"] == "section" and "text" in b]
+        texts += [f for b in blocks if b["type"] == "section" for f in b.get("fields", [])]
+        longest = max(texts, key=lambda t: len(t["text"]), default=None)
+        if longest is None or len(longest["text"]) <= 2 * len(CUT):
+            break
+        longest["text"] = clip(longest["text"], len(longest["text"]) // 2)
+    return {"text": clip(summary, L.FALLBACK_TEXT), "blocks": blocks}
+
+
+def text_length(node: Any) -> int:
+    """Characters of every text object in ``node``, however deep (what Slack sums)."""
+    if isinstance(node, Mapping):
+        own = len(node["text"]) if node.get("type") in ("mrkdwn", "plain_text") else 0
+        return own + sum(text_length(v) for k, v in node.items() if k != "text" or not own)
+    if isinstance(node, list):
+        return sum(text_length(item) for item in node)
+    return 0
+
+
+def _size(blocks: Sequence[Mapping[str, Any]]) -> int:
+    # ASCII-escaped: never smaller than the UTF-8 bytes Slack receives.
+    return len(json.dumps(blocks))
+
+
+def _summary(name: str, payload: Mapping[str, Any]) -> str:
+    if name == APPROVAL:
+        return f"Approval requested: {payload.get('action', '')}"
+    questions = _questions(payload)
+    if questions:
+        return f"Question: {questions[0].get('question', '')}"
+    return "A question is waiting for an answer."
+
+
+def _questions(payload: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    questions = payload.get("questions")
+    if not isinstance(questions, list):
+        return []
+    return [q for q in questions if isinstance(q, Mapping)]
+
+
+def _options(question: Mapping[str, Any]) -> list[str]:
+    return [
+        str(option.get("label", ""))
+        for option in question.get("options") or []
+        if isinstance(option, Mapping)
+    ]
+
+
+def _ask_answer(question: Mapping[str, Any], label: str) -> dict[str, Any]:
+    return {"answers": {str(question.get("question", "")): label}}

@@ -1,0 +1,184 @@
+"""Slack as a Surface: post a question, edit it once closed, reply in the thread.
+
+Every Web API failure leaves here as ``DeliveryError`` (``_errors``) and the
+outbox retries it, no sooner than Slack's Retry-After. ``retry_rate_limits=True``
+retries a rate-limited call in place instead (bounded), for code that calls
+the surface with no outbox behind it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import aiohttp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack._errors import ErrorLog, delivery_error, error_code
+from adapters.slack._render import Asked, Closed, closed_message, question_message, reply_message
+from bot.kernel.interrupts import PendingInterrupt
+from bot.messages import ANYONE_MAY_ANSWER, only_they_may_answer
+from bot.outcomes import Responder
+from bot.policy import Answerers, RequesterOrApprovers
+from bot.stores.records import PauseRecord, RunRecord
+from bot.surfaces import DeliveryError
+
+log = logging.getLogger(__name__)
+
+SURFACE = "slack"
+ClientFor = Callable[[str], Awaitable[AsyncWebClient]]
+ATTEMPTS = 4
+MAX_WAIT_SECONDS = 30.0
+GROUP_CACHE_SECONDS = 300.0
+JSON_METHODS = frozenset({"chat.postMessage", "chat.update", "chat.postEphemeral", "views.open"})
+
+
+class SlackSurface:
+    """Posts through the Web API client of the run's workspace."""
+
+    name = SURFACE
+
+    def __init__(
+        self,
+        *,
+        client_for: ClientFor,
+        policy: RequesterOrApprovers,
+        retry_rate_limits: bool = False,
+    ) -> None:
+        self._client_for = client_for
+        self.policy = policy
+        self._retry = retry_rate_limits
+        self._errors = ErrorLog()
+
+    async def publish_question(
+        self, run: RunRecord, interrupt: PendingInterrupt
+    ) -> dict[str, Any] | None:
+        team, channel, thread = where(run)
+        asked = Asked(
+            name=interrupt.name,
+            payload=interrupt.payload,
+            token=interrupt.token,
+            expires_at=interrupt.expires_at,
+            requester=mention(run.requester),
+            audience=audience(self.policy.answerers(interrupt.name), run.requester),
+        )
+        message = question_message(asked)
+        posted = await self.call(
+            team, "chat.postMessage", channel=channel, thread_ts=thread, **message
+        )
+        return {"team": team, "channel": channel, "ts": str(posted.get("ts", ""))}
+
+    async def show_closed(self, run: RunRecord, record: PauseRecord) -> None:
+        ref = record.message_ref or {}
+        if not ref.get("ts"):
+            return  # never posted (delivery failed): nothing to edit
+        closed = Closed(
+            name=record.name,
+            payload=record.payload,
+            requester=mention(run.requester),
+            status=str(record.status),
+            by=record.closed_by,
+            at=record.closed_at or time.time(),
+            answer=record.answer,
+        )
+        message = closed_message(closed)
+        await self.call(
+            str(ref.get("team", "")), "chat.update", channel=ref["channel"], ts=ref["ts"], **message
+        )
+
+    async def post_outcome(self, run: RunRecord, text: str, *, failed: bool = False) -> None:
+        team, channel, thread = where(run)
+        await self.call(
+            team, "chat.postMessage", channel=channel, thread_ts=thread, **reply_message(text)
+        )
+
+    async def post_ephemeral(self, team: str, channel: str, user: str, text: str) -> None:
+        await self.call(team, "chat.postEphemeral", channel=channel, user=user, text=text)
+
+    async def call(self, team: str, method: str, **arguments: Any) -> dict[str, Any]:
+        """One Web API call; DeliveryError when it cannot be delivered (after retries)."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                client = await self._client_for(team)
+                if method in JSON_METHODS:
+                    response = await client.api_call(method, json=arguments)
+                else:
+                    # Read methods (usergroups.users.list) take form fields, not JSON.
+                    response = await client.api_call(method, data=arguments)
+                return dict(response.data) if isinstance(response.data, dict) else {}
+            except (SlackApiError, aiohttp.ClientError, TimeoutError) as error:
+                failure = delivery_error(error, method=method)
+            if failure.permanent:
+                self._errors.permanent(team, method, error_code(failure.reason), failure.reason)
+                raise failure
+            wait = failure.retry_after if failure.retry_after is not None else 0.5 * attempt
+            if not self._retry or attempt >= ATTEMPTS or wait > MAX_WAIT_SECONDS:
+                log.warning("slack %s gave up: %s", method, failure.reason, extra={"team": team})
+                raise failure
+            log.info("slack %s: %s; retry in %.1f s", method, failure.reason, wait)
+            await asyncio.sleep(wait)
+
+
+class SlackDirectory:
+    """User group membership from ``usergroups.users.list``, cached per group."""
+
+    def __init__(self, surface: SlackSurface, *, ttl: float = GROUP_CACHE_SECONDS) -> None:
+        self._surface = surface
+        self._ttl = ttl
+        self._cache: dict[tuple[str, str], tuple[float, frozenset[str]]] = {}
+
+    async def is_member(self, group: str, who: Responder) -> bool:
+        parts = who.id.split(":")
+        if len(parts) != 3 or parts[0] != SURFACE:
+            return False
+        _, team, user = parts
+        return user in await self._members(team, group)
+
+    async def _members(self, team: str, group: str) -> frozenset[str]:
+        now = time.monotonic()
+        cached = self._cache.get((team, group))
+        if cached is not None and now - cached[0] < self._ttl:
+            return cached[1]
+        try:
+            data = await self._surface.call(team, "usergroups.users.list", usergroup=group)
+        except DeliveryError as error:
+            # Fail closed: nobody is a member of a group we cannot read.
+            log.warning("cannot read user group %s: %s", group, error.reason)
+            return cached[1] if cached else frozenset()
+        members = frozenset(str(user) for user in data.get("users") or [])
+        self._cache[(team, group)] = (now, members)
+        return members
+
+
+def where(run: RunRecord) -> tuple[str, str, str]:
+    """(team, channel, thread ts) of the run's conversation."""
+    reference = run.conversation.get("reference") or {}
+    return (
+        str(reference.get("team", "")),
+        str(reference.get("channel", "")),
+        str(reference.get("thread_ts", "")),
+    )
+
+
+def mention(responder_id: str) -> str:
+    """``slack:T:U`` as a mention Slack renders as @name; other ids as they are."""
+    parts = responder_id.split(":")
+    if len(parts) == 3 and parts[0] == SURFACE:
+        return f"<@{parts[2]}>"
+    return responder_id
+
+
+def audience(rule: Answerers, requester: str) -> str:
+    """Who may answer, as the question shows it (and a refused person is told)."""
+    if rule.anyone:
+        return ANYONE_MAY_ANSWER
+    names = [mention(requester)] if rule.requester else []
+    names += [f"<@{p.split(':')[-1]}>" for p in sorted(rule.people)]
+    names += [f"<!subteam^{g}>" for g in sorted(rule.groups)]
+    return only_they_may_answer(" or ".join(names) if names else "an admin")

@@ -1,0 +1,106 @@
+"""Slack settings: each mistake is one line naming the variable; check says what is on."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.config import SettingsError, load_settings
+
+SLACK_VARIABLES = (
+    "SLACK_BOT_TOKEN",
+    "SLACK_SIGNING_SECRET",
+    "SLACK_APP_TOKEN",
+    "SLACK_CLIENT_ID",
+    "SLACK_CLIENT_SECRET",
+    "SLACK_INSTALLATION_KEY",
+    "SLACK_API_URL",
+    "SLACK_ANSWERERS",
+)
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name in SLACK_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_slack_is_off_by_default_and_the_api_url_is_slacks() -> None:
+    settings = load_settings()
+    assert settings.slack_mode is None
+    assert settings.slack_api_url == "https://slack.com/api/"
+
+
+@pytest.mark.parametrize(
+    ("given", "mode"),
+    [
+        ({"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_SIGNING_SECRET": "s"}, "one workspace, HTTP"),
+        ({"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_APP_TOKEN": "xapp-1"}, "one workspace, Socket Mode"),
+        (
+            {"SLACK_CLIENT_ID": "1.2", "SLACK_CLIENT_SECRET": "c", "SLACK_SIGNING_SECRET": "s"},
+            "OAuth, many workspaces, HTTP",
+        ),
+    ],
+)
+def test_the_three_ways_to_run_slack(given: dict[str, str], mode: str) -> None:
+    assert (load_settings(**given).slack_mode or "").startswith(mode)
+
+
+@pytest.mark.parametrize(
+    ("given", "names"),
+    [
+        ({"SLACK_BOT_TOKEN": "xoxb-1"}, "SLACK_SIGNING_SECRET"),
+        ({"SLACK_CLIENT_ID": "1.2", "SLACK_SIGNING_SECRET": "s"}, "SLACK_CLIENT_SECRET"),
+        ({"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_APP_TOKEN": "xoxb-wrong"}, "xapp-"),
+        (
+            {
+                "SLACK_BOT_TOKEN": "x",
+                "SLACK_SIGNING_SECRET": "s",
+                "SLACK_CLIENT_ID": "1",
+                "SLACK_CLIENT_SECRET": "c",
+            },
+            "not both",
+        ),
+        ({"SLACK_API_URL": "slack.com/api"}, "SLACK_API_URL"),
+        ({"SLACK_ANSWERERS": "approval"}, "SLACK_ANSWERERS"),
+        ({"SLACK_BOT_TOKEN": " "}, "SLACK_BOT_TOKEN"),
+    ],
+)
+def test_each_slack_mistake_is_one_line(given: dict[str, str], names: str) -> None:
+    with pytest.raises(SettingsError) as raised:
+        load_settings(**given)
+    assert len(raised.value.lines) == 1
+    assert names in raised.value.lines[0]
+
+
+def test_the_api_url_gets_its_trailing_slash() -> None:
+    assert load_settings(SLACK_API_URL="https://slack-gov.com/api").slack_api_url == (
+        "https://slack-gov.com/api/"
+    )
+
+
+def test_check_says_slack_is_configured(tmp_path: Path) -> None:
+    """`python -m bot check` names the Slack mode."""
+    root = Path(__file__).resolve().parents[3]
+    result = subprocess.run(
+        [sys.executable, "-m", "bot", "check"],
+        env={
+            "PATH": "/usr/bin:/bin",
+            "DATABASE_URL": f"sqlite:///{tmp_path}/bot.sqlite3",
+            "BOT_DATA_DIR": str(tmp_path / "var"),
+            "SLACK_BOT_TOKEN": "xoxb-1",
+            "SLACK_APP_TOKEN": "xapp-1",
+        },
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "slack:    one workspace, Socket Mode" in result.stdout
+    assert "xoxb-1" not in result.stdout + result.stderr

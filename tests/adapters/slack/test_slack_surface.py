@@ -1,0 +1,118 @@
+"""SlackSurface against the loopback Web API: what it posts, and how it fails."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import aiohttp
+import pytest
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack._surface import SlackSurface, audience, mention
+from bot.policy import Answerers, RequesterOrApprovers
+from bot.stores.records import PauseRecord, PauseStatus, RunRecord
+from bot.surfaces import DeliveryError
+from tests.fakes.slack_api import BOT_TOKEN, FakeSlack
+
+RUN = RunRecord(
+    "r1",
+    "T1:C1",
+    "slack",
+    "slack:T1:U1",
+    "deploy web",
+    0.0,
+    conversation={"reference": {"team": "T1", "channel": "C1", "thread_ts": "1.1"}},
+)
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeSlack]:
+    slack = await FakeSlack().start()
+    yield slack
+    await slack.close()
+
+
+@pytest.fixture
+async def surface(fake: FakeSlack) -> AsyncIterator[SlackSurface]:
+    async with aiohttp.ClientSession() as session:
+        client = AsyncWebClient(token=BOT_TOKEN, base_url=fake.api_url, session=session)
+
+        async def client_for(team: str) -> AsyncWebClient:
+            return client
+
+        yield SlackSurface(client_for=client_for, policy=RequesterOrApprovers())
+
+
+def closed(status: PauseStatus, ref: dict[str, str] | None) -> PauseRecord:
+    return PauseRecord(
+        "i1",
+        "r1",
+        "T1:C1",
+        "ask_user",
+        "c1",
+        "cp1",
+        {"questions": [{"question": "Where?", "options": [{"label": "eu"}]}]},
+        0.0,
+        60.0,
+        status=status,
+        closed_by="<@U2>",
+        closed_at=1.8e9,
+        answer={"answers": {"Where?": "eu"}},
+        message_ref=ref,
+    )
+
+
+async def test_a_closed_question_is_edited_in_place(fake: FakeSlack, surface: SlackSurface) -> None:
+    await surface.show_closed(
+        RUN, closed(PauseStatus.ANSWERED, {"team": "T1", "channel": "C1", "ts": "9.9"})
+    )
+    update = fake.of("chat.update")[0]
+    assert (update.args["channel"], update.args["ts"]) == ("C1", "9.9")
+    assert "Answered by <@U2>" in str(update.args["blocks"])
+    await surface.show_closed(RUN, closed(PauseStatus.EXPIRED, None))
+    assert len(fake.of("chat.update")) == 1  # never posted: nothing to edit
+
+
+async def test_the_outcome_goes_to_the_thread(fake: FakeSlack, surface: SlackSurface) -> None:
+    await surface.post_outcome(RUN, "Deployed.")
+    posted = fake.of("chat.postMessage")[0]
+    assert (posted.args["channel"], posted.args["thread_ts"], posted.args["text"]) == (
+        "C1",
+        "1.1",
+        "Deployed.",
+    )
+
+
+async def test_a_long_retry_after_is_handed_back_not_slept(
+    fake: FakeSlack, surface: SlackSurface
+) -> None:
+    """Retry-After beyond what a delivery may wait: DeliveryError(retry_after) at once."""
+    fake.fail("chat.postMessage", "ratelimited", status=429, retry_after=120)
+    with pytest.raises(DeliveryError) as raised:
+        await surface.post_outcome(RUN, "Deployed.")
+    assert raised.value.retry_after == 120.0 and not raised.value.permanent
+    assert len(fake.of("chat.postMessage")) == 1
+
+
+async def test_msg_too_long_is_permanent_and_not_retried(
+    fake: FakeSlack, surface: SlackSurface
+) -> None:
+    fake.fail("chat.postMessage", "msg_too_long")
+    with pytest.raises(DeliveryError) as raised:
+        await surface.post_outcome(RUN, "x")
+    assert raised.value.permanent and "msg_too_long" in raised.value.reason
+    assert len(fake.of("chat.postMessage")) == 1
+
+
+async def test_a_revoked_token_is_permanent(fake: FakeSlack, surface: SlackSurface) -> None:
+    fake.valid_tokens.clear()
+    with pytest.raises(DeliveryError) as raised:
+        await surface.post_ephemeral("T1", "C1", "U1", "hello")
+    assert raised.value.permanent and "invalid_auth" in raised.value.reason
+
+
+def test_who_may_answer_is_spelled_as_slack_mentions() -> None:
+    assert mention("slack:T1:U1") == "<@U1>" and mention("console:operator") == "console:operator"
+    rule = Answerers(requester=True, people=frozenset({"U7"}), groups=frozenset({"S9"}))
+    assert audience(rule, "slack:T1:U1") == "Only <@U1> or <@U7> or <!subteam^S9> can answer this."
+    assert audience(Answerers(anyone=True), "slack:T1:U1") == "Anyone here can answer this."

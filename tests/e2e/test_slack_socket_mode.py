@@ -1,0 +1,91 @@
+"""Socket Mode: the bot dials a loopback WebSocket that speaks Slack's envelope protocol."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+
+import aiohttp
+import pytest
+
+from tests.e2e._server import StartBot
+from tests.e2e._slack import ALICE, text_of
+from tests.fakes.slack_api import (
+    APP_TOKEN,
+    BOT_TOKEN,
+    FakeSlack,
+    block_actions,
+    buttons,
+    event_callback,
+    mention,
+    posted_message,
+)
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeSlack]:
+    slack = await FakeSlack().start()
+    yield slack
+    await slack.close()
+
+
+async def connected(fake: FakeSlack, *, seconds: float = 15.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not fake.sockets:
+        if time.monotonic() > deadline:
+            raise AssertionError("the bot never opened a Socket Mode connection")
+        await asyncio.sleep(0.02)
+
+
+async def test_events_and_clicks_arrive_over_socket_mode_and_are_acked(
+    fake: FakeSlack, start_bot: StartBot
+) -> None:
+    """hello, an events_api envelope (mention), an interactive one (click): both acked."""
+    bot = await start_bot(
+        SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_APP_TOKEN=APP_TOKEN, SLACK_API_URL=fake.api_url
+    )
+    await connected(fake)
+    async with (
+        aiohttp.ClientSession() as http,
+        http.post(f"{bot.url}/slack/events", data="{}") as response,
+    ):
+        # Socket Mode only: nobody can post events over HTTP without a signing secret.
+        assert response.status == 404
+    opened = fake.of("apps.connections.open")
+    assert opened and opened[0].token == APP_TOKEN
+
+    sent = await fake.send_envelope("events_api", event_callback(mention("deploy web", user=ALICE)))
+    ack = await fake.ack_for(sent)
+    assert set(ack) == {"envelope_id"} or not ack.get("payload")
+    ask = (await fake.wait_for("chat.postMessage", where=lambda c: bool(buttons(c.args))))[0]
+
+    button = buttons(ask.args)[0]
+    action = {
+        "type": "button",
+        "action_id": button["action_id"],
+        "value": button["value"],
+        "text": button["text"],
+    }
+    click = await fake.send_envelope(
+        "interactive", block_actions(action, user=ALICE, message=posted_message(ask))
+    )
+    await fake.ack_for(click)
+    edited = (await fake.wait_for("chat.update"))[0]
+    assert f"Answered by <@{ALICE}>" in text_of(edited) and not buttons(edited.args)
+    bot.close()  # drop the link before the fake shuts down
+
+
+async def test_a_refused_app_token_stops_the_bot_with_one_line(
+    fake: FakeSlack, start_bot: StartBot
+) -> None:
+    """apps.connections.open says invalid_auth: exit 2 with what to do, no traceback."""
+    fake.fail("apps.connections.open", "invalid_auth")
+    with pytest.raises(RuntimeError, match="exited with 2") as raised:
+        await start_bot(
+            SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_APP_TOKEN=APP_TOKEN, SLACK_API_URL=fake.api_url
+        )
+    assert "SLACK_APP_TOKEN was refused by Slack (invalid_auth)" in str(raised.value)
+    assert "Traceback" not in str(raised.value)

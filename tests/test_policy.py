@@ -1,0 +1,64 @@
+"""Who may answer: the requester by default, and per interaction anyone, people or groups."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.outcomes import Responder
+from bot.policy import Answerers, RequesterOrApprovers, parse_rules
+from bot.stores.records import PauseRecord, RunRecord
+
+ALICE = Responder("slack:T1:UALICE", "<@UALICE>")
+BOB = Responder("slack:T1:UBOB", "<@UBOB>")
+CAROL = Responder("slack:T1:UCAROL", "<@UCAROL>")
+RUN = RunRecord("r1", "T1:C1", "slack", ALICE.id, "deploy web", 0.0)
+
+
+def pause(name: str) -> PauseRecord:
+    return PauseRecord("i1", "r1", "T1:C1", name, "call1", "cp1", {}, 0.0, 60.0)
+
+
+class Groups:
+    """A directory with fixed members that counts its lookups."""
+
+    def __init__(self, members: dict[str, set[str]]) -> None:
+        self.members = members
+        self.asked: list[str] = []
+
+    async def is_member(self, group: str, who: Responder) -> bool:
+        self.asked.append(group)
+        return who.id in self.members.get(group, set())
+
+
+async def test_by_default_only_the_requester_and_admins_answer() -> None:
+    policy = RequesterOrApprovers(approvers={CAROL.id})
+    assert await policy(pause("ask_user"), RUN, ALICE)
+    assert not await policy(pause("ask_user"), RUN, BOB)
+    assert await policy(pause("ask_user"), RUN, CAROL)
+    assert await policy(pause("ask_user"), RUN, Responder("x", is_admin=True))
+    assert not await policy(pause("ask_user"), None, ALICE)
+
+
+async def test_rules_open_one_interaction_to_people_groups_or_anyone() -> None:
+    groups = Groups({"S1": {BOB.id}})
+    policy = RequesterOrApprovers(
+        rules=parse_rules("approval=S1 UCAROL;ask_user=anyone"), directory=groups
+    )
+    assert await policy(pause("approval"), RUN, BOB)  # in the group
+    assert await policy(pause("approval"), RUN, CAROL)  # named, by bare user id
+    assert not await policy(pause("approval"), RUN, ALICE)  # naming others drops the requester
+    assert await policy(pause("ask_user"), RUN, Responder("slack:T1:USTRANGER"))
+    assert not await policy(pause("other"), RUN, BOB)  # the default rule
+    assert groups.asked == ["S1", "S1"]  # only asked when the cheaper checks failed
+
+
+def test_rules_parse_every_form_and_refuse_nonsense() -> None:
+    rules = parse_rules(" approval = U1, group:G2 S3 requester ; ask_user=anyone ")
+    assert rules["approval"] == Answerers(
+        requester=True, people=frozenset({"U1"}), groups=frozenset({"G2", "S3"})
+    )
+    assert rules["ask_user"].anyone
+    assert parse_rules("") == {}
+    for bad in ("approval", "=U1", "approval U1"):
+        with pytest.raises(ValueError, match="interaction=who"):
+            parse_rules(bad)
