@@ -108,7 +108,13 @@ class Settings(BaseSettings):
     slack_api_url: str = Field("https://slack.com/api/", alias="SLACK_API_URL")
     slack_answerers: str = Field("", alias="SLACK_ANSWERERS")
 
-    _split_admins = field_validator("admins", "approvers", mode="before")(_csv)
+    # Admin (bot/admin): admins are BOT_ADMINS (ids as surfaces authenticate
+    # them: slack:T:U, teams:tenant:aad); these add Slack user groups (S...).
+    admin_groups: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, alias="BOT_ADMIN_GROUPS"
+    )
+
+    _split_admins = field_validator("admins", "approvers", "admin_groups", mode="before")(_csv)
 
     @field_validator("database_url")
     @classmethod

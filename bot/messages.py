@@ -90,7 +90,6 @@ def only_they_may_answer(who: str) -> str:
 EXPIRED_LINE = "Expired, no answer."
 QUESTION_CLOSED = "This question is no longer open; answer the latest one the bot posted."
 ANYONE_MAY_ANSWER = "Anyone here can answer this."
-ADMIN_COMMANDS_COMING = "Admin commands are coming: `/hitl` will list, cancel and resend questions."
 RUN_FAILED = "The run stopped on an error; an admin can see the details in the audit log."
 BOT_MISCONFIGURED = "The bot is misconfigured; an admin has been told what to fix."
 
@@ -148,3 +147,7 @@ def extended_question(interrupt_id: str, expires_at: float) -> str:
 
 def moved_text(link: str) -> str:
     return f"This question was posted again: {link}. Answer it there."
+
+
+ADMIN_COMMANDS_UNAVAILABLE = "Admin commands are not available yet; the bot is still starting."
+WORKING_ON_IT = "Working on it; the answer follows here in a moment."

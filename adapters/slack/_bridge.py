@@ -27,10 +27,12 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack._installations import EncryptedInstallationStore, oauth_settings
 from adapters.slack._listeners import Listeners
 from adapters.slack._surface import SlackDirectory, SlackSurface
+from bot.admin import AdminService
 from bot.config import Settings
 from bot.errors import BotError
 from bot.policy import RequesterOrApprovers
 from bot.runs import RunService
+from bot.web import ADMIN_SERVICE
 
 log = logging.getLogger(__name__)
 
@@ -58,11 +60,19 @@ class SlackBridge:
         # Built with an empty policy; ``serving`` gives it the real one.
         self.surface = SlackSurface(client_for=self.client_for, policy=RequesterOrApprovers())
         self.directory = SlackDirectory(self.surface)
-        self.listeners = Listeners(self.surface, self._running_service)
+        self._app: web.Application | None = None
+        self.listeners = Listeners(
+            self.surface,
+            self._running_service,
+            admin=self._admin_service,
+            admin_groups=settings.admin_groups,
+            directory=self.directory,
+        )
         self.listeners.register(self.bolt)
         self._socket: AsyncSocketModeHandler | None = None
 
     def mount(self, app: web.Application) -> None:
+        self._app = app
         app.router.add_post(EVENTS_PATH, self._events)
         if self.bolt.oauth_flow is not None:
             app.router.add_get(INSTALL_PATH, self._install)
@@ -119,6 +129,9 @@ class SlackBridge:
         if bot is None or not bot.bot_token:
             return ""  # Slack answers not_authed, which says what to do
         return str(bot.bot_token)
+
+    def _admin_service(self) -> AdminService | None:
+        return self._app.get(ADMIN_SERVICE) if self._app is not None else None
 
     def _running_service(self) -> RunService:
         if self._service is None:

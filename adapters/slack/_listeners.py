@@ -17,11 +17,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any
 
-from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext
+from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext, AsyncRespond
 
+from adapters.slack._admin import admin_message
 from adapters.slack._modals import (
     Metadata,
     answer_from_state,
@@ -32,7 +33,8 @@ from adapters.slack._modals import (
 )
 from adapters.slack._render import APPROVE, CHOOSE, OPEN_FORM, REJECT, parse_value
 from adapters.slack._surface import SURFACE, SlackSurface
-from bot.messages import ADMIN_COMMANDS_COMING, QUESTION_CLOSED, refusal_text
+from bot.admin import AdminResult, AdminService
+from bot.messages import ADMIN_COMMANDS_UNAVAILABLE, QUESTION_CLOSED, WORKING_ON_IT, refusal_text
 from bot.outcomes import (
     AnswerInvalid,
     NotAllowedToAnswer,
@@ -41,6 +43,7 @@ from bot.outcomes import (
     Refusal,
     Responder,
 )
+from bot.policy import Directory
 from bot.runs import QuestionView, RunService
 from bot.surfaces import Conversation, DeliveryError
 
@@ -53,9 +56,20 @@ AUDIENCE = re.compile(r"(Only .+? can answer this\.)")
 class Listeners:
     """Handlers registered on the bolt app; the service is bound once it starts."""
 
-    def __init__(self, surface: SlackSurface, service: Callable[[], RunService]) -> None:
+    def __init__(
+        self,
+        surface: SlackSurface,
+        service: Callable[[], RunService],
+        *,
+        admin: Callable[[], AdminService | None] = lambda: None,
+        admin_groups: Sequence[str] = (),
+        directory: Directory | None = None,
+    ) -> None:
         self.surface = surface
         self.service = service
+        self.admin = admin
+        self.admin_groups = tuple(admin_groups)
+        self.directory = directory
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def close(self, grace_seconds: float = 5.0) -> None:
@@ -187,8 +201,48 @@ class Listeners:
         if outcome is not None and not isinstance(outcome, Redeemed):
             self._later(self._report(outcome, team, metadata.channel, user, body))
 
-    async def command(self, ack: AsyncAck) -> None:
-        await ack(text=ADMIN_COMMANDS_COMING)
+    async def command(self, ack: AsyncAck, command: dict[str, Any], respond: AsyncRespond) -> None:
+        """``/hitl <command>``: run as the signed request's user; only they see the reply.
+
+        Acked with the result when it is ready within ``ACK_BUDGET_SECONDS``
+        (Slack allows 3 s); otherwise acked at once and the result sent
+        through the command's ``response_url``, ephemeral as well.
+        """
+        admin = self.admin()
+        if admin is None:
+            await ack(text=ADMIN_COMMANDS_UNAVAILABLE, response_type="ephemeral")
+            return
+        team, user = str(command.get("team_id", "")), str(command.get("user_id", ""))
+        text = str(command.get("text") or "")
+        task = asyncio.ensure_future(self._admin_command(admin, team, user, text))
+        done, _ = await asyncio.wait({task}, timeout=ACK_BUDGET_SECONDS)
+        if done:
+            await ack(response_type="ephemeral", **admin_message(task.result()))
+            return
+        await ack(text=WORKING_ON_IT, response_type="ephemeral")
+        self._later(self._respond_when_done(task, respond))
+
+    async def _admin_command(
+        self, admin: AdminService, team: str, user: str, text: str
+    ) -> AdminResult:
+        who = responder(team, user)
+        if not admin.is_admin(who) and await self._in_admin_group(who):
+            who = Responder(who.id, who.name, is_admin=True)
+        return await admin.handle(text, who=who)
+
+    async def _in_admin_group(self, who: Responder) -> bool:
+        if self.directory is None:
+            return False
+        for group in self.admin_groups:
+            if await self.directory.is_member(group, who):
+                return True
+        return False
+
+    async def _respond_when_done(
+        self, task: asyncio.Future[AdminResult], respond: AsyncRespond
+    ) -> None:
+        result = await task
+        await respond(response_type="ephemeral", replace_original=False, **admin_message(result))
 
     # -- helpers ---------------------------------------------------------------
 

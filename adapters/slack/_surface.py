@@ -18,6 +18,7 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack._admin import message_link, moved_message
 from adapters.slack._errors import ErrorLog, delivery_error, error_code
 from adapters.slack._render import Asked, Closed, closed_message, question_message, reply_message
 from bot.kernel.interrupts import PendingInterrupt
@@ -58,7 +59,14 @@ class SlackSurface:
         self, run: RunRecord, interrupt: PendingInterrupt
     ) -> dict[str, Any] | None:
         team, channel, thread = where(run)
-        asked = Asked(
+        message = question_message(self._asked(run, interrupt))
+        posted = await self.call(
+            team, "chat.postMessage", channel=channel, thread_ts=thread, **message
+        )
+        return {"team": team, "channel": channel, "ts": str(posted.get("ts", ""))}
+
+    def _asked(self, run: RunRecord, interrupt: PendingInterrupt) -> Asked:
+        return Asked(
             name=interrupt.name,
             payload=interrupt.payload,
             token=interrupt.token,
@@ -66,11 +74,6 @@ class SlackSurface:
             requester=mention(run.requester),
             audience=audience(self.policy.answerers(interrupt.name), run.requester),
         )
-        message = question_message(asked)
-        posted = await self.call(
-            team, "chat.postMessage", channel=channel, thread_ts=thread, **message
-        )
-        return {"team": team, "channel": channel, "ts": str(posted.get("ts", ""))}
 
     async def show_closed(self, run: RunRecord, record: PauseRecord) -> None:
         ref = record.message_ref or {}
@@ -88,6 +91,33 @@ class SlackSurface:
         message = closed_message(closed)
         await self.call(
             str(ref.get("team", "")), "chat.update", channel=ref["channel"], ts=ref["ts"], **message
+        )
+
+    # Admin redraws (bot.surfaces.RedrawsQuestions).
+    async def refresh_question(
+        self, run: RunRecord, interrupt: PendingInterrupt, ref: dict[str, Any]
+    ) -> None:
+        """The question redrawn in place: its new expiry, and the token re-derived with it."""
+        if not ref.get("ts"):
+            return
+        message = question_message(self._asked(run, interrupt))
+        await self.call(
+            str(ref.get("team", "")), "chat.update", channel=ref["channel"], ts=ref["ts"], **message
+        )
+
+    async def show_moved(
+        self, run: RunRecord, record: PauseRecord, previous_ref: dict[str, Any]
+    ) -> None:
+        """The earlier message, without its buttons, pointing to the question's new message."""
+        if not previous_ref.get("ts"):
+            return
+        message = moved_message(message_link(record.message_ref))
+        await self.call(
+            str(previous_ref.get("team", "")),
+            "chat.update",
+            channel=previous_ref["channel"],
+            ts=previous_ref["ts"],
+            **message,
         )
 
     async def post_outcome(self, run: RunRecord, text: str, *, failed: bool = False) -> None:

@@ -248,11 +248,12 @@ async def test_bad_requests_get_401_or_400_and_no_traceback(
 async def test_the_slash_command_answers(
     start_bot: StartBot, fake: FakeSlack, http: aiohttp.ClientSession
 ) -> None:
-    """/hitl is routed and answers at once (the admin commands fill it in later)."""
+    """/hitl is routed and answers at once, to the caller only; a non-admin is refused."""
     slack = await driver(start_bot, fake, http)
     form = "command=%2Fhitl&text=list&user_id=U0ALICE&team_id=T0TEST&channel_id=C0CHAN"
     status, text = await slack.post(form, content_type="application/x-www-form-urlencoded")
-    assert status == 200 and "Admin commands are coming" in text
+    assert status == 200 and "Only admins can use that command" in text
+    assert json.loads(text)["response_type"] == "ephemeral"
 
 
 async def test_a_permanent_error_is_logged_once_with_the_fix(

@@ -1,0 +1,182 @@
+"""``/hitl`` admin results as Block Kit: pure functions, no I/O.
+
+Kept inside Block Kit's limits: at most ``MAX_BLOCKS`` blocks (Slack allows
+50) and section texts cut under 3,000 characters. A page of ``pending``
+longer than fits is shown up to what fits, with the cursor to go on from.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, assert_never
+
+from bot.admin import (
+    AdminResult,
+    AdminsOnly,
+    AuditShown,
+    CancelDone,
+    CommandInvalid,
+    Extended,
+    HelpShown,
+    NotFound,
+    NotOpen,
+    PendingPage,
+    QuestionShown,
+    Resent,
+    StatsShown,
+    TooLong,
+    duration,
+    event_line,
+    summary_of,
+    title_of,
+)
+from bot.messages import moved_text
+
+Json = dict[str, Any]
+MAX_BLOCKS = 45
+MAX_SECTION = 2900
+MAX_EVENTS = 40
+
+
+def message_link(ref: dict[str, Any] | None) -> str:
+    """A link to a posted message from the reference our surface stored (team, channel, ts)."""
+    if not ref or not ref.get("channel") or not ref.get("ts"):
+        return ""
+    return f"https://slack.com/archives/{ref['channel']}/p{str(ref['ts']).replace('.', '')}"
+
+
+def moved_message(link: str) -> Json:
+    """What an earlier message of a question posted again shows instead of its buttons."""
+    text = moved_text(f"<{link}|the new message>" if link else "below")
+    return {"text": text, "blocks": [_section(text)]}
+
+
+def admin_message(result: AdminResult) -> Json:
+    """``text`` (the notification fallback) and ``blocks`` for an ephemeral reply."""
+    summary = summary_of(result)
+    match result:
+        case AdminsOnly() | CommandInvalid() | NotFound() | NotOpen() | TooLong():
+            return {"text": summary, "blocks": [_section(f":no_entry: {summary}")]}
+        case CancelDone() | Resent() | Extended():
+            return {"text": summary, "blocks": [_section(f":white_check_mark: {summary}")]}
+        case HelpShown(usages=usages):
+            lines = [f"`/hitl {u.syntax}`\n{u.summary}" for u in usages]
+            return _blocks("Admin commands", [_section(line) for line in lines])
+        case PendingPage():
+            return _pending(result)
+        case QuestionShown():
+            return _shown(result)
+        case StatsShown(stats=s):
+            p50 = duration(s.answer_seconds_p50) if s.answer_seconds_p50 is not None else "-"
+            p90 = duration(s.answer_seconds_p90) if s.answer_seconds_p90 is not None else "-"
+            refusals = ", ".join(f"{k} {v}" for k, v in sorted(s.refusals.items())) or "none"
+            fields = [
+                f"*Issued*\n{s.issued}",
+                f"*Open*\n{s.outstanding}",
+                f"*Answered*\n{s.answered}",
+                f"*Expired*\n{s.expired}",
+                f"*Cancelled*\n{s.cancelled}",
+                f"*Time to answer*\nmedian {p50}, p90 {p90}",
+                f"*Refusals*\n{refusals}",
+                f"*Deliveries*\n{s.deliveries_failed} failed, {s.deliveries_retrying} retrying",
+            ]
+            block = {"type": "section", "fields": [_mrkdwn(f[:1900]) for f in fields]}
+            return _blocks("Questions", [block])
+        case AuditShown(run_id=run_id, events=events):
+            lines = [_cut(event_line(e), 300) for e in events[-MAX_EVENTS:]]
+            return _blocks(f"Run {run_id}", [_section("\n".join(lines) or "No events.")])
+        case _:
+            assert_never(result)
+
+
+def _pending(page: PendingPage) -> Json:
+    if not page.items:
+        return {
+            "text": "No open questions match.",
+            "blocks": [_section("No open questions match.")],
+        }
+    blocks: list[Json] = []
+    shown = page.items[: MAX_BLOCKS - 2]
+    for item in shown:
+        q = item.question
+        link = message_link(q.message_ref)
+        where = f"<{link}|message>" if link else "not posted yet"
+        blocks.append(
+            _section(
+                f"*{_escape(title_of(q.payload, q.name))}*\n"
+                f"`{q.interrupt_id}` · {q.name} · asked by {_who(q.requester)}"
+                f" {duration(page.at - q.issued_at)} ago · expires"
+                f" <!date^{int(q.expires_at)}^{{date_short_pretty}} {{time}}"
+                f"|in {duration(q.expires_at - page.at)}> · {where}\n"
+                f"May answer: {', '.join(_who(w) for w in item.may_answer)}"
+            )
+        )
+    after = shown[-1].question.cursor if len(shown) < len(page.items) else page.next_after
+    if after is not None:
+        blocks.append(_context(f"More: `/hitl pending after={after}`"))
+    return _blocks(f"Open questions ({len(shown)})", blocks)
+
+
+def _shown(shown: QuestionShown) -> Json:
+    record, run = shown.record, shown.run
+    link = message_link(record.message_ref)
+    facts = [
+        f"*Status:* {record.status}",
+        f"*Interaction:* {record.name} in `{record.scope}`",
+        f"*Run:* `{record.run_id}` ({run.status if run else 'unknown'})",
+        f"*Asked by:* {_who(run.requester) if run else '?'}",
+        f"*May answer:* {', '.join(_who(w) for w in shown.may_answer)}",
+        f"*Expires:* <!date^{int(record.expires_at)}^{{date_short_pretty}} {{time}}|soon>",
+        f"*Message:* {f'<{link}|open>' if link else 'not posted yet'}",
+    ]
+    if run is not None and run.delivery_error:
+        facts.append(f"*Delivery error:* {_escape(run.delivery_error)}")
+    deliveries = [
+        f"#{d.delivery_id} {d.kind} {d.state}, {d.attempts} attempts"
+        + (f": {_escape(d.last_error)}" if d.last_error else "")
+        for d in shown.deliveries
+    ]
+    history = [_cut(event_line(e), 300) for e in shown.history[-MAX_EVENTS:]]
+    payload = _cut(json.dumps(record.payload, ensure_ascii=False), 1500)
+    return _blocks(
+        _escape(title_of(record.payload, record.name)),
+        [
+            _section("\n".join(facts)),
+            _section(f"```{_escape(payload)}```"),
+            _section("*Deliveries*\n" + ("\n".join(deliveries) or "none")),
+            _section("*History*\n" + ("\n".join(_escape(h) for h in history) or "none")),
+        ],
+    )
+
+
+def _blocks(title: str, body: list[Json]) -> Json:
+    header = {"type": "header", "text": {"type": "plain_text", "text": _cut(title, 150)}}
+    return {"text": title, "blocks": [header, *body][:MAX_BLOCKS]}
+
+
+def _section(text: str) -> Json:
+    return {"type": "section", "text": _mrkdwn(_cut(text, MAX_SECTION))}
+
+
+def _context(text: str) -> Json:
+    return {"type": "context", "elements": [_mrkdwn(text)]}
+
+
+def _mrkdwn(text: str) -> Json:
+    return {"type": "mrkdwn", "text": text}
+
+
+def _who(responder_id: str) -> str:
+    parts = responder_id.split(":")
+    if len(parts) == 3 and parts[0] == "slack":
+        return f"<@{parts[2]}>"
+    return _escape(responder_id or "?")
+
+
+def _escape(text: str) -> str:
+    """Slack's three control characters, so text a person wrote stays text."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
