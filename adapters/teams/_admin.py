@@ -12,7 +12,7 @@ import json
 from typing import Any, assert_never
 
 from adapters.teams._activity import is_personal, strip_mentions
-from adapters.teams._card_kit import Json, card, cut, text, title
+from adapters.teams._card_kit import MAX_CARD_BYTES, Json, card, cut, size, text, title
 from bot.admin import (
     USAGES,
     AdminResult,
@@ -24,6 +24,7 @@ from bot.admin import (
     HelpShown,
     NotFound,
     NotOpen,
+    PendingItem,
     PendingPage,
     QuestionShown,
     Resent,
@@ -111,33 +112,43 @@ def admin_card(result: AdminResult) -> Json:
 
 
 def _pending(page: PendingPage) -> Json:
+    """As many questions as fit Teams' card size; the cursor goes on from the last shown."""
     if not page.items:
         return card([text("No open questions match.")])
-    body: list[Json] = [title(f"Open questions ({len(page.items)})")]
+    items: list[Json] = []
+    last = None
     for item in page.items:
-        q = item.question
-        link = message_link(q.message_ref)
-        facts = [
-            ("Id", q.interrupt_id),
-            ("Asked by", q.requester or "?"),
-            ("May answer", ", ".join(item.may_answer)),
-            ("Age", duration(page.at - q.issued_at)),
-            ("Expires", when(q.expires_at)),
-        ]
-        body.append(
-            {
-                "type": "Container",
-                "separator": True,
-                "items": [
-                    text(title_of(q.payload, q.name), weight="bolder"),
-                    _facts(facts),
-                    *([text(f"[Open the message]({link})")] if link else []),
-                ],
-            }
-        )
-    if page.next_after is not None:
-        body.append(text(f"More: `pending after={page.next_after}`", isSubtle=True))
+        entry = _pending_item(page.at, item)
+        if size(card([*items, entry])) > MAX_CARD_BYTES - 1000:
+            break
+        items.append(entry)
+        last = item.question.cursor
+    after = last if len(items) < len(page.items) else page.next_after
+    body = [title(f"Open questions ({len(items)})"), *items]
+    if after is not None:
+        body.append(text(f"More: `pending after={after}`", isSubtle=True))
     return card(body)
+
+
+def _pending_item(at: float, item: PendingItem) -> Json:
+    q = item.question
+    link = message_link(q.message_ref)
+    facts = [
+        ("Id", q.interrupt_id),
+        ("Asked by", q.requester or "?"),
+        ("May answer", ", ".join(item.may_answer)),
+        ("Age", duration(at - q.issued_at)),
+        ("Expires", when(q.expires_at)),
+    ]
+    return {
+        "type": "Container",
+        "separator": True,
+        "items": [
+            text(title_of(q.payload, q.name), weight="bolder"),
+            _facts(facts),
+            *([text(f"[Open the message]({link})")] if link else []),
+        ],
+    }
 
 
 def _shown(shown: QuestionShown) -> Json:

@@ -1,0 +1,54 @@
+"""/hitl replies as Block Kit: within Slack's limits whatever the page, and text stays text."""
+
+from __future__ import annotations
+
+import json
+
+from adapters.slack._admin import MAX_SECTION, admin_message, message_link
+from bot.admin import AdminsOnly, PendingItem, PendingPage
+from bot.stores.records import OpenQuestion
+
+HOSTILE = "<!channel> deploy *now* <https://evil.example|click> " + "x" * 10_000
+
+
+def page(count: int) -> PendingPage:
+    items = tuple(
+        PendingItem(
+            OpenQuestion(
+                interrupt_id=f"int_{n:04d}",
+                run_id=f"run_{n}",
+                scope="T1:C1",
+                name="ask_user",
+                payload={"questions": [{"question": HOSTILE}]},
+                issued_at=1000.0,
+                expires_at=90_000.0,
+                requester="slack:T1:U1",
+                surface="slack",
+                message_ref={"team": "T1", "channel": "C1", "ts": f"17.{n:06d}"},
+                cursor=str(n + 1),
+            ),
+            ("slack:T1:U1", "admins"),
+        )
+        for n in range(count)
+    )
+    return PendingPage(at=2000.0, items=items, next_after=str(count))
+
+
+def test_a_full_page_of_long_hostile_questions_fits_block_kit_and_keeps_its_place() -> None:
+    """At most 50 blocks, sections under 3,000 characters, mentions escaped, cursor continues."""
+    message = admin_message(page(100))
+    blocks = message["blocks"]
+    assert len(blocks) <= 50
+    sections = [b["text"]["text"] for b in blocks if b["type"] == "section"]
+    assert all(len(text) <= MAX_SECTION for text in sections)
+    assert "<!channel>" not in json.dumps(blocks) and "&lt;!channel&gt;" in sections[0]
+    shown = len(sections)
+    assert blocks[-1]["elements"][0]["text"] == f"More: `/hitl pending after={shown}`"
+    assert message_link({"channel": "C1", "ts": "17.000003"}) in sections[3]
+
+
+def test_a_refusal_is_one_sentence() -> None:
+    """The shared sentence, as text and as the only block."""
+    message = admin_message(AdminsOnly("pending"))
+    assert message["text"].startswith("Only admins can use that command")
+    assert len(message["blocks"]) == 1
