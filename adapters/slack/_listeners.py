@@ -50,6 +50,8 @@ from bot.surfaces import Conversation, DeliveryError
 log = logging.getLogger(__name__)
 
 ACK_BUDGET_SECONDS = 2.0
+USER_MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
+CHANNEL_MENTION = re.compile(r"<#([A-Z0-9]+)(?:\|[^>]*)?>")
 AUDIENCE = re.compile(r"(Only .+? can answer this\.)")
 
 
@@ -213,7 +215,7 @@ class Listeners:
             await ack(text=ADMIN_COMMANDS_UNAVAILABLE, response_type="ephemeral")
             return
         team, user = str(command.get("team_id", "")), str(command.get("user_id", ""))
-        text = str(command.get("text") or "")
+        text = ids_in(team, str(command.get("text") or ""))
         task = asyncio.ensure_future(self._admin_command(admin, team, user, text))
         done, _ = await asyncio.wait({task}, timeout=ACK_BUDGET_SECONDS)
         if done:
@@ -314,6 +316,17 @@ class Listeners:
     def _schema(self, name: str) -> dict[str, Any]:
         registration = self.service().capability.registration(name)
         return registration.response_schema.model_json_schema() if registration else {}
+
+
+def ids_in(team: str, text: str) -> str:
+    """Slack's escaped mentions as the ids admin filters use.
+
+    With ``should_escape: false`` Slack sends ``@alice`` as ``<@U1|alice>``
+    and ``#ops`` as ``<#C1|ops>``; ``pending user=@alice channel=#ops``
+    then means ``user=slack:T:U1 channel=T:C1``.
+    """
+    text = USER_MENTION.sub(lambda m: f"{SURFACE}:{team}:{m.group(1)}", text)
+    return CHANNEL_MENTION.sub(lambda m: f"{team}:{m.group(1)}", text)
 
 
 def responder(team: str, user: str) -> Responder:

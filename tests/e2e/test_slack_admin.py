@@ -104,8 +104,11 @@ async def test_every_command_through_the_slash_command(
     """pending, show, extend, resend (answered on the new message), stats, audit, help, cancel."""
     slack = await admin_driver(start_bot, fake, http)
     first, iid = await ask(slack, "1.000100")
-    page = await hitl(slack, "pending")
-    assert f"<@{ALICE}>" in blocks_text(page)
+    # Filters take people and channels as Slack sends them (escaped mentions).
+    page = await hitl(slack, f"pending user=<@{ALICE}|alice> channel=<#{CHANNEL}|ops>")
+    assert f"<@{ALICE}>" in blocks_text(page) and iid in blocks_text(page)
+    nobody = await hitl(slack, f"pending user=<@{BOB}|bob>")
+    assert nobody["text"] == "No open questions match."
     ts = first.response["ts"].replace(".", "")
     assert f"https://slack.com/archives/{CHANNEL}/p{ts}" in blocks_text(page)
 
