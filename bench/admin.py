@@ -3,7 +3,11 @@
 Rows are bulk-inserted straight into a temporary SQLite file (after the
 store's own migrations made the schema and indexes), then the queries run
 through the real ``AdminStore`` (``SqliteStores.admin``) as the bot calls
-them. Prints figures; asserts nothing about time.
+them. Then the same on PostgreSQL, in a fresh schema of the server at
+``BOT_BENCH_POSTGRES_URL`` (default: the local test server), if the
+PostgreSQL backend is present and the server answers: rows go in by COPY
+with the counting triggers off, and the counters are rebuilt as migration
+6 does. Prints figures; asserts nothing about time.
 
     .venv/bin/python bench/admin.py [--open 100000] [--closed 1000000]
 """
@@ -13,7 +17,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
+import secrets
 import sqlite3
 import statistics
 import sys
@@ -26,6 +32,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bot.stores import SqliteStores
+from bot.stores.ports import AdminStore
 from bot.stores.records import PendingFilter
 
 SCOPES = [f"T1:C{n}" for n in range(50)]
@@ -33,6 +40,15 @@ NAMES = ["ask_user", "approval", "rollback_approval"]
 REASONS = ["AlreadyAnswered", "NotAllowedToAnswer", "TokenExpired", "AnswerInvalid", "TokenInvalid"]
 PAYLOAD = json.dumps({"questions": [{"question": "Deploy web to production?", "options": []}]})
 BATCH = 50_000
+PAUSE_COLUMNS = (
+    "interrupt_id, run_id, scope, name, tool_call_id, checkpoint_id, payload, issued_at,"
+    " expires_at, root_run_id, session_id, thread_id, status, answer, closed_by, closed_at,"
+    " resumed_at, message_ref, closed_by_id, cross_scope_count"
+)
+RUN_COLUMNS = (
+    "run_id, scope, surface, requester, text, created_at, conversation, status, updated_at,"
+    " final_text, lease_owner, lease_until, delivery_error, conversation_key"
+)
 
 
 def _pauses(
@@ -98,17 +114,8 @@ def populate(path: Path, *, opened: int, closed: int) -> float:
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = OFF")
-    pause_sql = (
-        "INSERT INTO pauses (interrupt_id, run_id, scope, name, tool_call_id, checkpoint_id,"
-        " payload, issued_at, expires_at, root_run_id, session_id, thread_id, status, answer,"
-        " closed_by, closed_at, resumed_at, message_ref, closed_by_id, cross_scope_count)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-    )
-    run_sql = (
-        "INSERT INTO runs (run_id, scope, surface, requester, text, created_at, conversation,"
-        " status, updated_at, final_text, lease_owner, lease_until, delivery_error,"
-        " conversation_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-    )
+    pause_sql = f"INSERT INTO pauses ({PAUSE_COLUMNS}) VALUES ({', '.join('?' * 20)})"  # noqa: S608
+    run_sql = f"INSERT INTO runs ({RUN_COLUMNS}) VALUES ({', '.join('?' * 14)})"  # noqa: S608
     # Closed first, then open: the open questions are the newest, as in life.
     for start in range(0, closed, BATCH):
         conn.execute("BEGIN")
@@ -151,7 +158,131 @@ async def timed(work: Callable[[], Awaitable[Any]], repeat: int) -> tuple[list[f
 def figures(label: str, seconds: list[float]) -> None:
     ms = sorted(s * 1000 for s in seconds)
     p99 = ms[min(len(ms) - 1, int(len(ms) * 0.99))]
-    print(f"{label:<44} median {statistics.median(ms):8.2f} ms   p99 {p99:8.2f} ms   (n={len(ms)})")
+    print(
+        f"  {label:<42} median {statistics.median(ms):8.2f} ms   p99 {p99:8.2f} ms   (n={len(ms)})"
+    )
+
+
+async def measure(admin: AdminStore, *, last_cursor: int) -> None:
+    """The figures, through the port the bot calls."""
+    seconds, page = await timed(lambda: admin.pending(where=PendingFilter(), limit=21), 200)
+    figures("pending, first page (20)", seconds)
+    assert len(page) == 21, "the bench should have found a full page"
+    for label, where in (
+        ("pending channel=..., first page", PendingFilter(scope="T1:C7")),
+        ("pending name=approval, first page", PendingFilter(name="approval")),
+        ("pending user=... (~50 open), first page", PendingFilter(requester="slack:T1:U7")),
+    ):
+        seconds, _ = await timed(lambda where=where: admin.pending(where=where, limit=21), 200)
+        figures(label, seconds)
+    deep = str(last_cursor - 30)
+    seconds, _ = await timed(
+        lambda: admin.pending(where=PendingFilter(), after=deep, limit=21), 200
+    )
+    figures("pending, last page (keyset)", seconds)
+    seconds, stats = await timed(admin.stats, 20)
+    figures("stats over every question", seconds)
+    print(
+        f"  issued {stats.issued:,}, answered {stats.answered:,}, expired"
+        f" {stats.expired:,}, cancelled {stats.cancelled:,}, refusals"
+        f" {sum(stats.refusals.values()):,}, p50 {stats.answer_seconds_p50:.0f} s,"
+        f" p90 {stats.answer_seconds_p90:.0f} s"
+    )
+
+
+async def sqlite_bench(opened: int, closed: int) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "bench.sqlite3"
+        stores = await SqliteStores.open(path)  # the schema, by the store's own migrations
+        await stores.close()
+        took = populate(path, opened=opened, closed=closed)
+        print(f"sqlite: {opened:,} open + {closed:,} closed questions inserted in {took:.1f} s")
+        stores = await SqliteStores.open(path)
+        try:
+            await measure(stores.admin, last_cursor=opened + closed)
+        finally:
+            await stores.close()
+
+
+POSTGRES_URL = os.environ.get("BOT_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+async def postgres_bench(opened: int, closed: int) -> None:
+    try:
+        import asyncpg
+        from bot.stores.postgres import PostgresStores
+    except ImportError as missing:
+        print(f"postgresql: not run ({missing.name} is not installed in this checkout)")
+        return
+    try:
+        conn = await asyncpg.connect(POSTGRES_URL, timeout=5)
+    except (OSError, asyncpg.PostgresError, TimeoutError) as error:
+        print(f"postgresql: not run (no server at BOT_BENCH_POSTGRES_URL: {type(error).__name__})")
+        return
+    schema = f"bench_{secrets.token_hex(4)}"
+    await conn.execute(f'CREATE SCHEMA "{schema}"')
+    url = f"{POSTGRES_URL}?search_path={schema}"
+    try:
+        stores = await PostgresStores.open(url)  # the schema, by the store's own migrations
+        await stores.close()
+        await conn.execute(f'SET search_path = "{schema}"')
+        took = await _copy(conn, opened=opened, closed=closed)
+        print(f"postgresql: {opened:,} open + {closed:,} closed questions copied in {took:.1f} s")
+        stores = await PostgresStores.open(url)
+        try:
+            await measure(stores.admin, last_cursor=opened + closed)  # type: ignore[attr-defined]
+        finally:
+            await stores.close()
+    finally:
+        await conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+        await conn.close()
+
+
+async def _copy(conn: Any, *, opened: int, closed: int) -> float:
+    rng = random.Random(11)
+    started = time.perf_counter()
+    columns = [c.strip() for c in PAUSE_COLUMNS.split(",")]
+    await conn.execute("ALTER TABLE pauses DISABLE TRIGGER USER")
+    await conn.execute("ALTER TABLE audit DISABLE TRIGGER USER")
+    for start in range(0, closed, BATCH):
+        rows = list(_pauses(start, min(BATCH, closed - start), open_=False, rng=rng))
+        await conn.copy_records_to_table("pauses", records=rows, columns=columns)
+    for start in range(closed, closed + opened, BATCH):
+        count = min(BATCH, closed + opened - start)
+        rows = list(_pauses(start, count, open_=True, rng=rng))
+        await conn.copy_records_to_table("pauses", records=rows, columns=columns)
+        runs = list(_runs(start, count, rng))
+        await conn.copy_records_to_table(
+            "runs", records=runs, columns=[c.strip() for c in RUN_COLUMNS.split(",")]
+        )
+    refusals = [
+        (1_800_000_000.0, "refused", "", "", "x", json.dumps({"reason": rng.choice(REASONS)}))
+        for _ in range(closed // 10)
+    ]
+    await conn.copy_records_to_table(
+        "audit",
+        records=refusals,
+        columns=["at", "kind", "run_id", "interrupt_id", "actor", "detail"],
+    )
+    # The counters, rebuilt as migration 6 builds them from existing rows.
+    await conn.execute(
+        "UPDATE pause_counts SET n = COALESCE((SELECT COUNT(*) FROM pauses"
+        " WHERE pauses.status = pause_counts.status), 0) WHERE shard = 0"
+    )
+    await conn.execute(
+        "INSERT INTO answer_times (bucket, n) SELECT answer_bucket(GREATEST(COALESCE(closed_at,"
+        " issued_at) - issued_at, 0)), COUNT(*) FROM pauses WHERE status = 'answered'"
+        " GROUP BY 1 ON CONFLICT (bucket) DO UPDATE SET n = excluded.n"
+    )
+    await conn.execute(
+        "INSERT INTO refusal_counts (reason, n) SELECT COALESCE(detail::jsonb ->> 'reason', ''),"
+        " COUNT(*) FROM audit WHERE kind = 'refused' GROUP BY 1"
+        " ON CONFLICT (reason) DO UPDATE SET n = excluded.n"
+    )
+    await conn.execute("ALTER TABLE pauses ENABLE TRIGGER USER")
+    await conn.execute("ALTER TABLE audit ENABLE TRIGGER USER")
+    await conn.execute("ANALYZE")
+    return time.perf_counter() - started
 
 
 async def main() -> None:
@@ -159,49 +290,8 @@ async def main() -> None:
     parser.add_argument("--open", type=int, default=100_000)
     parser.add_argument("--closed", type=int, default=1_000_000)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "bench.sqlite3"
-        stores = await SqliteStores.open(path)  # the schema, by the store's own migrations
-        await stores.close()
-        took = populate(path, opened=args.open, closed=args.closed)
-        print(
-            f"sqlite: {args.open:,} open + {args.closed:,} closed questions"
-            f" inserted in {took:.1f} s"
-        )
-        stores = await SqliteStores.open(path)
-        admin = stores.admin
-        try:
-            seconds, page = await timed(lambda: admin.pending(where=PendingFilter(), limit=21), 200)
-            figures("pending, first page (20)", seconds)
-            seconds, _ = await timed(
-                lambda: admin.pending(where=PendingFilter(scope="T1:C7"), limit=21), 200
-            )
-            figures("pending channel=..., first page", seconds)
-            seconds, _ = await timed(
-                lambda: admin.pending(where=PendingFilter(name="approval"), limit=21), 200
-            )
-            figures("pending name=approval, first page", seconds)
-            seconds, _ = await timed(
-                lambda: admin.pending(where=PendingFilter(requester="slack:T1:U7"), limit=21), 200
-            )
-            figures("pending user=... (~50 open), first page", seconds)
-            deep = str(args.closed + args.open - 30)
-            seconds, _ = await timed(
-                lambda: admin.pending(where=PendingFilter(), after=deep, limit=21), 200
-            )
-            figures("pending, last page (keyset)", seconds)
-            assert len(page) == 21, "the bench should have found a full page"
-            seconds, stats = await timed(admin.stats, 5)
-            figures("stats over every question", seconds)
-            print(
-                f"  issued {stats.issued:,}, answered {stats.answered:,}, expired"
-                f" {stats.expired:,}, cancelled {stats.cancelled:,}, refusals"
-                f" {sum(stats.refusals.values()):,}, p50 {stats.answer_seconds_p50:.0f} s,"
-                f" p90 {stats.answer_seconds_p90:.0f} s"
-            )
-        finally:
-            await stores.close()
-    print("postgresql: not run (see README: the PostgreSQL backend has no admin store yet)")
+    await sqlite_bench(args.open, args.closed)
+    await postgres_bench(args.open, args.closed)
 
 
 if __name__ == "__main__":
