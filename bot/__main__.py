@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import secrets
+import signal
+import socket
 import sys
+
+from pydantic import SecretStr
 
 from bot.config import Settings, SettingsError, load_settings
 from bot.errors import BotError
@@ -34,26 +39,66 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _serve(settings: Settings) -> int:
-    from aiohttp import web
-
-    from bot.app import create_app
     from bot.logs import configure_logging
 
     secrets_to_hide = [
         s.get_secret_value()
-        for s in (settings.signing_keys, settings.console_password, settings.openai_api_key)
+        for s in (
+            settings.signing_keys,
+            settings.console_password,
+            settings.console_users,
+            settings.openai_api_key,
+        )
         if s is not None
     ]
     configure_logging(level=settings.log_level, fmt=settings.log_format, secrets=secrets_to_hide)
-    web.run_app(
+    try:
+        # Bound before anything starts, so a busy port is one line, not a half-started bot.
+        sock = socket.create_server((settings.host, settings.port), family=_family(settings.host))
+    except OSError as error:
+        reason = "already in use" if error.errno == errno.EADDRINUSE else error.strerror
+        print(
+            f"cannot serve: {settings.host}:{settings.port} is {reason}; stop whatever holds "
+            "it or set PORT to another port",
+            file=sys.stderr,
+        )
+        return 2
+    return asyncio.run(_serve_until_stopped(settings, sock))
+
+
+async def _serve_until_stopped(settings: Settings, sock: socket.socket) -> int:
+    from aiohttp import web
+
+    from bot.app import create_app
+    from bot.serving import AccessLog
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    # Our own handlers: a second SIGTERM (a supervisor, then `make` passing it on)
+    # only sets the same event again instead of stopping the loop mid-cleanup.
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    runner = web.AppRunner(
         create_app(settings),
-        host=settings.host,
-        port=settings.port,
+        access_log_class=AccessLog,
+        # Also the deadline for a request's headers: aiohttp closes a connection
+        # that has not completed a request line and headers by then.
+        keepalive_timeout=settings.header_timeout_seconds,
         # Resumes drain inside cleanup; this bounds open requests before it.
         shutdown_timeout=min(5.0, settings.shutdown_grace_seconds),
-        print=None,  # our own "serving on" line is logged, in the log's format
     )
+    try:
+        await runner.setup()
+        await web.SockSite(runner, sock).start()
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+        sock.close()
     return 0
+
+
+def _family(host: str) -> socket.AddressFamily:
+    return socket.AF_INET6 if ":" in host else socket.AF_INET
 
 
 async def _check(settings: Settings) -> int:
@@ -80,6 +125,12 @@ async def _check(settings: Settings) -> int:
         "BOT_SIGNING_KEYS" if settings.signing_keys else f"generated key in {settings.data_dir}"
     )
     model = "scripted" if spec.provider else f"model {settings.openai_model}"
+    if spec.provider is None and settings.openai_base_url and settings.openai_api_key:
+        problem = await _probe_model(settings.openai_base_url, settings.openai_api_key)
+        if problem:
+            print(f"configuration error: OPENAI_BASE_URL: {problem}", file=sys.stderr)
+            return 2
+        model += f" at {settings.openai_base_url}, reachable"
     print(f"store:    {store} (spends shared across processes: {shared})")
     print(f"signing:  {signing}")
     print(f"agent:    {spec.name} ({model})")
@@ -87,6 +138,30 @@ async def _check(settings: Settings) -> int:
     print("slack:    not configured")
     print("teams:    not configured")
     return 0
+
+
+async def _probe_model(base_url: str, api_key: SecretStr) -> str:
+    """'' when ``GET {base}/models`` answers 200 with this key, else what went wrong."""
+    import aiohttp
+
+    url = base_url.rstrip("/") + "/models"
+    headers = {"Authorization": f"Bearer {api_key.get_secret_value()}"}
+    try:
+        async with (
+            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as session,
+            session.get(url, headers=headers) as response,
+        ):
+            if response.status in (401, 403):
+                return f"{base_url} refused OPENAI_API_KEY (HTTP {response.status}); check the key"
+            if response.status != 200:
+                return (
+                    f"{base_url}/models answered HTTP {response.status}; check that the URL "
+                    "is the API's base (it usually ends in /v1)"
+                )
+    except (aiohttp.ClientError, TimeoutError, OSError) as error:
+        reason = type(error).__name__ if isinstance(error, TimeoutError) else str(error)
+        return f"cannot reach {base_url} ({reason}); check the URL and the network"
+    return ""
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, assert_never
 
+from bot import run_events
 from bot.human.capability import HumanInteractionCapability, claims_for
 from bot.human.tokens import MintedPause
 from bot.kernel.messages import Message
@@ -124,6 +125,7 @@ class RunService:
             log.info("duplicate start ignored", extra={"run_id": run.run_id})
             return None
         await self._audit("started", run.run_id, "", who.id, {"surface": where.surface})
+        run_events.started(run.run_id, by=who.id, surface=where.surface)
         request = TurnRequest(
             text=text,
             scope=where.scope,
@@ -242,6 +244,7 @@ class RunService:
         record = await self.stores.ledger.get(interrupt_id)
         if record is not None:
             await self._audit(closing.status.value, record.run_id, interrupt_id, closing.by, {})
+            run_events.closed(closing.status.value, record.run_id, interrupt_id, by=closing.by)
             self._spawn(self._claim_and_resume(record), f"resume {record.run_id}")
         return True
 
@@ -267,6 +270,7 @@ class RunService:
             await _quietly(surface.show_closed(run, record), "show_closed")
         started = time.perf_counter()
         await self.stores.runs.set_status(run.run_id, RunStatus.RUNNING, at=self.clock())
+        run_events.resumed(run.run_id, record.interrupt_id)
         await self._drive(run, lambda: resume_turn(self.agent, self.stores.checkpoints, record))
         await self.stores.ledger.mark_resumed(record.interrupt_id, self.clock())
         self.metrics.resume_seconds.observe(time.perf_counter() - started)
@@ -281,6 +285,7 @@ class RunService:
                 run.run_id, RunStatus.FAILED, at=self.clock(), text=RUN_FAILED
             )
             await self._audit("failed", run.run_id, "", "", {"error": type(error).__name__})
+            run_events.failed(run.run_id, error=type(error).__name__)
             self.metrics.runs_finished.labels(status="failed").inc()
             if surface is not None:
                 await _quietly(surface.post_outcome(run, RUN_FAILED, failed=True), "post_outcome")
@@ -288,6 +293,7 @@ class RunService:
         match outcome:
             case TurnPaused(interrupt=interrupt):
                 self.metrics.pauses_issued.inc()
+                run_events.asked(run.run_id, interrupt.interrupt_id, interaction=interrupt.name)
                 await self.stores.runs.set_status(run.run_id, RunStatus.PAUSED, at=self.clock())
                 if surface is not None:
                     ref = await _quietly(surface.publish_question(run, interrupt), "publish")
@@ -298,6 +304,7 @@ class RunService:
                     run.run_id, RunStatus.COMPLETED, at=self.clock(), text=text
                 )
                 self.metrics.runs_finished.labels(status="completed").inc()
+                run_events.completed(run.run_id)
                 if surface is not None:
                     await _quietly(surface.post_outcome(run, text), "post_outcome")
             case _:

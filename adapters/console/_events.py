@@ -10,7 +10,8 @@ import json
 
 from aiohttp import web
 
-from adapters.console._http import secure
+from adapters.console._http import ConsoleError, secure
+from adapters.console._streams import StreamGate
 from adapters.console._surface import ConsoleSurface
 
 # EventSource reconnects on its own; this is how long it waits first.
@@ -20,10 +21,22 @@ RETRY_MILLISECONDS = 3000
 class EventStream:
     """The SSE handler; one subscription per open stream, released on the way out."""
 
-    def __init__(self, surface: ConsoleSurface) -> None:
+    def __init__(self, surface: ConsoleSurface, gate: StreamGate) -> None:
         self.surface = surface
+        self.gate = gate
 
     async def __call__(self, request: web.Request) -> web.StreamResponse:
+        client = request.remote or "unknown"
+        refused = self.gate.enter(client)
+        if refused is not None:
+            # EventSource gives up on a non-200; the page retries on its own timer.
+            raise ConsoleError(429, refused, retry_after_seconds=RETRY_MILLISECONDS // 1000)
+        try:
+            return await self._stream(request)
+        finally:
+            self.gate.leave(client)
+
+    async def _stream(self, request: web.Request) -> web.StreamResponse:
         response = web.StreamResponse(headers={"X-Accel-Buffering": "no"})
         response.content_type = "text/event-stream"
         secure(response, api=True)

@@ -1,0 +1,31 @@
+"""The HTTP server's defences, shared by every surface mounted on the app.
+
+Host allow-list, tokens refused in URLs, body deadlines, JSON limits,
+JSON errors under ``/api``, an access log without queries, and sign-in.
+Surfaces use these; they never re-implement them.
+"""
+
+from aiohttp import web
+
+from bot.serving._access import AccessLog
+from bot.serving._auth import SignIn
+from bot.serving._guards import http_guards, refusal
+from bot.serving._hosts import LOOPBACK_NAMES, AllowedHosts
+from bot.serving._json import DEFAULT_MAX_DEPTH, JsonRejected, loads_limited
+
+ALLOWED_HOSTS = web.AppKey("allowed_hosts", AllowedHosts)
+SIGN_IN = web.AppKey("sign_in", SignIn)
+
+__all__ = [
+    "ALLOWED_HOSTS",
+    "DEFAULT_MAX_DEPTH",
+    "LOOPBACK_NAMES",
+    "SIGN_IN",
+    "AccessLog",
+    "AllowedHosts",
+    "JsonRejected",
+    "SignIn",
+    "http_guards",
+    "loads_limited",
+    "refusal",
+]
