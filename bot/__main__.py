@@ -74,10 +74,19 @@ async def _serve_until_stopped(settings: Settings, sock: socket.socket) -> int:
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    # Our own handlers: a second SIGTERM (a supervisor, then `make` passing it on)
-    # only sets the same event again instead of stopping the loop mid-cleanup.
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
+    stopping = (signal.SIGTERM, signal.SIGINT)
+
+    def first_signal() -> None:
+        stop.set()
+        # Later signals (a supervisor, then `make` passing one on) are ignored from now
+        # to exit: asyncio would otherwise restore the default, fatal handler when the
+        # loop closes, and a second SIGTERM landing then kills a clean shutdown.
+        for signum in stopping:
+            loop.remove_signal_handler(signum)
+            signal.signal(signum, signal.SIG_IGN)
+
+    for signum in stopping:
+        loop.add_signal_handler(signum, first_signal)
     runner = web.AppRunner(
         create_app(settings),
         access_log_class=AccessLog,
