@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from aiohttp import web
@@ -11,7 +12,7 @@ from adapters.console._events import EventStream
 from adapters.console._http import ConsoleError, Handler, guarded
 from adapters.console._streams import ConsoleLimits, StreamGate
 from adapters.console._surface import ConsoleSurface
-from adapters.console._wording import NO_SUCH_FILE
+from adapters.console._wording import NO_SUCH_FILE, PAGE
 from bot.policy import AnswerPolicy
 
 STATIC = Path(__file__).parent / "static"
@@ -41,6 +42,7 @@ def mount_console(
     api = ConsoleApi(surface, policy=policy)
     # Read once here: a few kilobytes, and a missing file fails at start.
     files = {name: (STATIC / name).read_bytes() for name in ASSETS}
+    files["index.html"] = with_wording(files["index.html"])
 
     async def index(_request: web.Request) -> web.Response:
         return _file(files, "index.html")
@@ -71,6 +73,12 @@ def mount_console(
         await surface.close()
 
     app.on_shutdown.append(close_streams)
+
+
+def with_wording(page: bytes) -> bytes:
+    """The page with its sentences inlined as a JSON data block (not a script: CSP allows it)."""
+    data = json.dumps(PAGE, ensure_ascii=False).replace("<", "\\u003c")
+    return page.replace(b"{{WORDING}}", data.encode())
 
 
 def _file(files: dict[str, bytes], name: str) -> web.Response:

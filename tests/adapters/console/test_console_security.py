@@ -154,7 +154,10 @@ async def test_page_has_no_inline_script(console: Console) -> None:
     """The page loads its script from /static, so the CSP needs no inline allowance."""
     page = await (await console.client.get("/")).text()
     assert '<script src="/static/app.js" defer></script>' in page
-    assert page.count("<script") == 1
+    # The only other script element is the page's wording, a JSON data block.
+    assert page.count("<script") == 2
+    assert '<script id="wording" type="application/json">{"title": ' in page
+    assert "{{WORDING}}" not in page
     script = await console.client.get("/static/app.js")
     assert script.content_type == "text/javascript"
     assert "EventSource" in await script.text()
