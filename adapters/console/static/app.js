@@ -233,6 +233,8 @@ function drawList() {
       href: `#${item.id}`,
       "data-waiting": item.waiting || null,
       "aria-current": item.id === state.cid ? "true" : null,
+      // Picking the open conversation again fires no hashchange; close the panel anyway.
+      onclick: () => toggleSidebar(false),
     }, el("span", { class: "row" }, el("span", { class: "title", text: names.get(item.id) }), badge), meta));
   });
   $("conversations").replaceChildren(...items);
