@@ -49,20 +49,27 @@ function relative(seconds) {
   return seconds > 0 ? say("in", { span: text }) : say("ago", { span: text });
 }
 
-// A <time> that says "in 23 h (Tue 1 Dec, 20:05)" and is refreshed every 30 s.
-function timeNode(at) {
-  const node = el("time", { datetime: new Date(at * 1000).toISOString(), "data-at": at });
-  node.textContent = timeText(at);
+// A <time> that says "in 23 h (Tue 1 Dec, 20:05)" and is refreshed every 30 s;
+// a short one (the sidebar) says only "5 min ago" and keeps the date as a tooltip.
+function timeNode(at, { short = false } = {}) {
+  const node = el("time", {
+    datetime: new Date(at * 1000).toISOString(),
+    "data-at": at,
+    "data-short": short || null,
+    title: ABSOLUTE.format(new Date(at * 1000)),
+  });
+  node.textContent = timeText(at, short);
   return node;
 }
 
-function timeText(at) {
-  return `${relative(at - Date.now() / 1000)} (${ABSOLUTE.format(new Date(at * 1000))})`;
+function timeText(at, short) {
+  const rel = relative(at - Date.now() / 1000);
+  return short ? rel : `${rel} (${ABSOLUTE.format(new Date(at * 1000))})`;
 }
 
 function refreshTimes() {
   for (const node of document.querySelectorAll("time[data-at]")) {
-    node.textContent = timeText(Number(node.dataset.at));
+    node.textContent = timeText(Number(node.dataset.at), node.hasAttribute("data-short"));
   }
 }
 
@@ -125,7 +132,7 @@ function serial(fn) {
 function setLive(live) {
   state.live = live;
   for (const id of ["connection", "connection-small"]) {
-    $(id).textContent = live ? say("live") : say("reconnecting");
+    $(id).textContent = live ? say("live") : say("down");
     $(id).dataset.state = live ? "live" : "down";
   }
   const offline = $("offline");
@@ -228,7 +235,7 @@ function drawList() {
           title: say(item.waiting_on_you ? "waiting_on_you" : "waiting", { n: item.waiting_on_you || item.waiting }),
         })
       : null;
-    const meta = el("span", { class: "meta" }, say(item.runs === 1 ? "run" : "runs", { n: item.runs }), " · ", timeNode(item.updated_at));
+    const meta = el("span", { class: "meta" }, say(item.runs === 1 ? "run" : "runs", { n: item.runs }), " · ", timeNode(item.updated_at, { short: true }));
     return el("li", {}, el("a", {
       href: `#${item.id}`,
       "data-waiting": item.waiting || null,
@@ -468,7 +475,7 @@ function closedSummary(q) {
     const decision = answer.decision === "approve" || answer.decision === "reject" ? answer.decision : "";
     const verdict = decision
       ? el("p", { class: `decision decision-${decision}` },
-          el("strong", { text: say(decision === "approve" ? "approve" : "reject") }),
+          el("strong", { text: say(decision === "approve" ? "approved" : "rejected") }),
           answer.comment ? `: ${answer.comment}` : "")
       : null;
     return [...approvalHead(q), verdict];
