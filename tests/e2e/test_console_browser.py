@@ -231,16 +231,36 @@ async def test_connection_lost_state_clears_after_a_restart(
     status = page.locator("#connection")
     await expect(status).to_have_text("Live", timeout=WAIT_MS)
     await expect(page.locator("#offline")).to_be_hidden()
+    message = page.get_by_label("Message", exact=True)
+    await message.fill("deploy web")
+    await message.press("Enter")
+    await expect(page.get_by_role("button", name="staging", exact=True)).to_be_visible(
+        timeout=WAIT_MS
+    )
 
     server.kill()
     await expect(page.locator("#offline")).to_be_visible(timeout=WAIT_MS)
     await expect(status).to_have_attribute("data-state", "down")
+    # Acting while the bot is down puts up a banner, which can be closed...
+    await page.get_by_role("button", name="staging", exact=True).click()
+    banner = page.locator("#banner")
+    await expect(banner).to_contain_text("cannot reach the bot", timeout=WAIT_MS)
     await page.screenshot(path=SHOTS / "30-desktop-connection-lost.png")
+    await page.get_by_role("button", name="Close").click()
+    await expect(banner).to_be_hidden()
+    await message.fill("status web")
+    await message.press("Enter")
+    await expect(banner).to_be_visible(timeout=WAIT_MS)
 
+    # ...and clears by itself once the bot is back and the stream reconnects.
     await server.restart()
     await expect(status).to_have_text("Live", timeout=WAIT_MS)
     await expect(page.locator("#offline")).to_be_hidden()
-    await expect(page.locator("#banner")).to_be_hidden()
+    await expect(banner).to_be_hidden()
+    await page.get_by_role("button", name="staging", exact=True).click()
+    await expect(page.get_by_role("button", name="Approve", exact=True)).to_be_visible(
+        timeout=WAIT_MS
+    )
     await page.screenshot(path=SHOTS / "31-desktop-reconnected.png")
 
 
