@@ -137,7 +137,7 @@ async def park_runs(session: aiohttp.ClientSession, url: str, n: int) -> list[di
             _, cid = pending.pop()
             async with session.post(
                 f"{url}/api/conversations/{cid}/messages",
-                json={"text": "deploy web", "name": "Bench"},
+                json={"text": "deploy web"},
             ) as response:
                 if response.status != 202:
                     raise SystemExit(f"starting a run: {response.status} {await response.text()}")
@@ -179,7 +179,7 @@ async def _collect(
 
 def _staging(question: dict[str, Any]) -> dict[str, Any]:
     text = question["payload"]["questions"][0]["question"]
-    return {"token": question["token"], "answer": {"answers": {text: "staging"}}, "name": "Bench"}
+    return {"token": question["token"], "answer": {"answers": {text: "staging"}}}
 
 
 async def measure(
