@@ -127,8 +127,12 @@ async def _check(settings: Settings) -> int:
     console = "off"
     if settings.console:
         console = f"http://{settings.host}:{settings.port}/"
-        if not settings.console_is_local:
-            console += " (password protected)"
+        if settings.console_users is not None:
+            console += " (people sign in as themselves)"
+        elif settings.console_password is not None:
+            console += " (one shared sign-in: operator)"
+        else:
+            console += " (open to this machine; answers as the operator)"
     store = settings.database_url.split("://")[0]
     signing = (
         "BOT_SIGNING_KEYS" if settings.signing_keys else f"generated key in {settings.data_dir}"
