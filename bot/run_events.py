@@ -15,6 +15,8 @@ log = logging.getLogger("bot.run_events")
 
 
 def _event(event: str, run_id: str, interrupt_id: str = "", **fields: object) -> None:
+    if not log.isEnabledFor(logging.INFO):
+        return  # on the answer's hot path: build nothing that will not be written
     detail = " ".join(f"{key}={value}" for key, value in fields.items() if value != "")
     log.info(
         "run %s %s%s",

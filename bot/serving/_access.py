@@ -7,12 +7,19 @@ one never reads them.
 
 from __future__ import annotations
 
+import logging
+
 from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
 
 
 class AccessLog(AbstractAccessLogger):
     """The access line as structured fields; the path is logged without its query string."""
+
+    @property
+    def enabled(self) -> bool:
+        # aiohttp skips timing and the call entirely when this is False.
+        return self.logger.isEnabledFor(logging.INFO)
 
     def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
         self.logger.info(
