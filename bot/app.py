@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import getpass
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -15,17 +14,23 @@ from aiohttp import web
 from adapters.console import ConsoleLimits, ConsoleSurface, mount_console
 from bot.agent_spec import AgentSpec, load_factory
 from bot.compose import build_agent
-from bot.config import Settings, parse_console_users
+from bot.config import Settings
 from bot.demo import demo_agent
 from bot.errors import BotError
 from bot.human.ttl import TTLPolicy
-from bot.messages import SIGN_IN_NEEDED
 from bot.metrics import Metrics
 from bot.policy import RequesterOrApprovers
 from bot.providers.base import Provider
 from bot.providers.openai_compat import OpenAICompatibleProvider
 from bot.runs import RunService
-from bot.serving import ALLOWED_HOSTS, SIGN_IN, AllowedHosts, SignIn, http_guards, refusal
+from bot.serving import (
+    ALLOWED_HOSTS,
+    SIGN_IN,
+    allowed_hosts_for,
+    http_guards,
+    refuse_unless_signed_in,
+    sign_in_for,
+)
 from bot.signing import signer_from
 from bot.stores import open_stores
 from bot.web import RUN_SERVICE, SETTINGS
@@ -130,40 +135,12 @@ def answer_policy(settings: Settings) -> RequesterOrApprovers:
     )
 
 
-def allowed_hosts_for(settings: Settings) -> AllowedHosts:
-    """Loopback names on a loopback bind; otherwise only the names people were given."""
-    if settings.console_is_local:
-        extra = list(settings.allowed_hosts)
-        if settings.public_url:
-            extra += list(AllowedHosts.public(settings.public_url).names())
-        return AllowedHosts.loopback(settings.port, extra=extra)
-    return AllowedHosts.public(settings.public_url, settings.allowed_hosts)
-
-
-def sign_in_for(settings: Settings) -> SignIn:
-    """Per-person users; the shared password is one user, ``operator``; else the OS user."""
-    if settings.console_users is not None:
-        return SignIn(parse_console_users(settings.console_users.get_secret_value()))
-    if settings.console_password is not None:
-        return SignIn({"operator": settings.console_password.get_secret_value()})
-    if not settings.console_is_local:
-        return SignIn({})  # nobody can sign in, so nothing guarded is open
-    return SignIn(None, operator=_operator_name())
-
-
 def console_limits(settings: Settings) -> ConsoleLimits:
     return ConsoleLimits(
         max_json_depth=settings.max_json_depth,
         max_streams=settings.max_event_streams,
         max_streams_per_client=settings.max_event_streams_per_client,
     )
-
-
-def _operator_name() -> str:
-    try:
-        return getpass.getuser() or "operator"
-    except (OSError, KeyError):  # no user name in the environment or passwd
-        return "operator"
 
 
 def agent_spec(settings: Settings) -> AgentSpec:
@@ -210,14 +187,8 @@ async def _healthz(request: web.Request) -> web.Response:
 
 async def _metrics(request: web.Request) -> web.Response:
     # Beyond loopback the figures (run counts, refusal reasons) need a sign-in too.
-    authorization = request.headers.get("Authorization", "")
-    if (
-        not request.app[SETTINGS].console_is_local
-        and request.app[SIGN_IN].identify(authorization) is None
-    ):
-        response = refusal(401, SIGN_IN_NEEDED)
-        response.headers["WWW-Authenticate"] = 'Basic realm="bot", charset="UTF-8"'
-        return response
+    if not request.app[SETTINGS].console_is_local and (refused := refuse_unless_signed_in(request)):
+        return refused
     service = request.app[RUN_SERVICE]
     service.metrics.questions_open.set(len(await service.stores.ledger.outstanding()))
     return web.Response(body=service.metrics.render(), content_type="text/plain", charset="utf-8")
