@@ -284,3 +284,26 @@ async def test_check_validates_the_model_url(
     assert line.startswith("configuration error: OPENAI_BASE_URL: ")
     assert expected in line
     assert "sk-test-key-not-real" not in result.stderr + result.stdout
+
+
+async def test_a_rebound_host_reads_no_token(
+    start_bot: StartBot, http: aiohttp.ClientSession
+) -> None:
+    """The issue's reproduction: a foreign Host on a real bot gets 421 and no token, SSE too."""
+    server = await start_bot()
+    api = ConsoleClient(http, server.url)
+    await api.send("ops", "deploy web")
+    token = (await api.outstanding("ops", "ask_user"))["token"]
+    evil = {"Host": f"evil.example:{server.port}"}
+    for path in ["/api/conversations/ops", "/api/conversations", "/api/events", "/", "/metrics"]:
+        async with http.get(f"{server.url}{path}", headers=evil) as response:
+            assert response.status == 421, path
+            assert token not in await response.text()
+    async with http.post(
+        f"{server.url}/api/answer",
+        json={"token": token, "answer": STAGING},
+        headers={**evil, "Origin": f"http://evil.example:{server.port}"},
+    ) as answered:
+        assert answered.status == 421
+    # Nothing was spent: the operator still answers it.
+    await api.answer_ok(token, STAGING)
