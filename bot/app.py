@@ -187,8 +187,10 @@ async def _healthz(request: web.Request) -> web.Response:
 
 async def _metrics(request: web.Request) -> web.Response:
     # Beyond loopback the figures (run counts, refusal reasons) need a sign-in too.
-    if not request.app[SETTINGS].console_is_local and (refused := refuse_unless_signed_in(request)):
-        return refused
+    if not request.app[SETTINGS].console_is_local:
+        refused = await refuse_unless_signed_in(request)
+        if refused is not None:
+            return refused
     service = request.app[RUN_SERVICE]
     service.metrics.questions_open.set(len(await service.stores.ledger.outstanding()))
     return web.Response(body=service.metrics.render(), content_type="text/plain", charset="utf-8")

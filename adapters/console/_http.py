@@ -72,7 +72,7 @@ def guarded(handler: Handler, *, api: bool, max_json_depth: int) -> Handler:
 
     async def guard(request: web.Request) -> web.StreamResponse:
         try:
-            name = request.app[SIGN_IN].identify(request.headers.get(hdrs.AUTHORIZATION, ""))
+            name = await request.app[SIGN_IN].identify(request.headers.get(hdrs.AUTHORIZATION, ""))
             if name is None:
                 raise ConsoleError(401, SIGN_IN_SENTENCE)
             request[WHO] = name

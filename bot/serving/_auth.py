@@ -3,11 +3,14 @@
 Passwords are kept only as scrypt hashes. Verifying one costs tens of
 milliseconds on purpose, and HTTP Basic sends the credentials with every
 request, so a verified header is remembered by its HMAC (keyed per
-process) for a while instead of being hashed again each time.
+process) for a while instead of being hashed again each time. The hashing
+runs in a worker thread, a few at a time, so a burst of wrong passwords
+queues up instead of stalling the event loop for everyone else.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import hmac
@@ -19,6 +22,7 @@ from collections.abc import Callable, Mapping
 _SCRYPT = {"n": 2**14, "r": 8, "p": 1, "dklen": 32}
 _REMEMBERED = 256
 _REMEMBER_SECONDS = 300.0
+_CONCURRENT_CHECKS = 2
 
 
 class SignIn:
@@ -38,13 +42,14 @@ class SignIn:
         self._key = secrets.token_bytes(32)
         self._seen: OrderedDict[bytes, tuple[str, float]] = OrderedDict()
         self._clock = clock
+        self._checks = asyncio.Semaphore(_CONCURRENT_CHECKS)
 
     @property
     def required(self) -> bool:
         """True when people must sign in (some credentials are configured)."""
         return not self._open
 
-    def identify(self, authorization: str) -> str | None:
+    async def identify(self, authorization: str) -> str | None:
         """The signed-in name, the operator's when sign-in is off, None when refused."""
         if self._open:
             return self.operator
@@ -55,7 +60,8 @@ class SignIn:
         remembered = self._seen.get(fingerprint)
         if remembered is not None and remembered[1] > now:
             return remembered[0]
-        name = self._verify(authorization)
+        async with self._checks:
+            name = await asyncio.to_thread(self._verify, authorization)
         if name is not None:
             self._seen[fingerprint] = (name, now + _REMEMBER_SECONDS)
             self._seen.move_to_end(fingerprint)

@@ -38,9 +38,9 @@ def sign_in_for(settings: Settings) -> SignIn:
     return SignIn(None, operator=_operator_name())
 
 
-def refuse_unless_signed_in(request: web.Request) -> web.Response | None:
+async def refuse_unless_signed_in(request: web.Request) -> web.Response | None:
     """None for a signed-in request (or an open console); else the 401 to send."""
-    if request.app[SIGN_IN].identify(request.headers.get(hdrs.AUTHORIZATION, "")) is not None:
+    if await request.app[SIGN_IN].identify(request.headers.get(hdrs.AUTHORIZATION, "")) is not None:
         return None
     response = refusal(401, SIGN_IN_NEEDED)
     response.headers[hdrs.WWW_AUTHENTICATE] = CHALLENGE

@@ -62,23 +62,30 @@ def test_json_depth_is_limited_without_recursion_errors() -> None:
     assert not broken.value.too_deep
 
 
-def test_sign_in_checks_each_person_and_keeps_no_plain_password() -> None:
+async def test_sign_in_checks_each_person_and_keeps_no_plain_password() -> None:
     """Each user signs in with their own password; the object holds only hashes."""
     sign_in = SignIn({"ana": "ana's password!", "bo": "bo's password!!"})
-    assert sign_in.identify(encode_basic_auth("ana", "ana's password!")) == "ana"
-    assert sign_in.identify(encode_basic_auth("ana", "ana's password!")) == "ana"  # remembered
-    assert sign_in.identify(encode_basic_auth("ana", "bo's password!!")) is None
-    assert sign_in.identify(encode_basic_auth("eve", "ana's password!")) is None
-    assert sign_in.identify("Bearer x") is None
-    assert sign_in.identify("") is None
+    assert await sign_in.identify(encode_basic_auth("ana", "ana's password!")) == "ana"
+
+    def hashed_again(_header: str) -> str | None:
+        raise AssertionError("a verified header was hashed again")
+
+    # The second time the header is remembered, not hashed again.
+    sign_in._verify = hashed_again  # type: ignore[method-assign]
+    assert await sign_in.identify(encode_basic_auth("ana", "ana's password!")) == "ana"
+    del sign_in._verify  # back to the class's own
+    assert await sign_in.identify(encode_basic_auth("ana", "bo's password!!")) is None
+    assert await sign_in.identify(encode_basic_auth("eve", "ana's password!")) is None
+    assert await sign_in.identify("Bearer x") is None
+    assert await sign_in.identify("") is None
     assert "ana's password!" not in repr(vars(sign_in))
 
 
-def test_open_sign_in_is_the_operator() -> None:
+async def test_open_sign_in_is_the_operator() -> None:
     """Without users (loopback, no password) everyone is the operator, credentials or not."""
     sign_in = SignIn(None, operator="ops-laptop")
     assert not sign_in.required
-    assert sign_in.identify("") == "ops-laptop"
+    assert await sign_in.identify("") == "ops-laptop"
 
 
 @pytest.mark.parametrize(
