@@ -12,7 +12,7 @@ import sys
 
 from pydantic import SecretStr
 
-from bot.config import Settings, SettingsError, load_settings
+from bot.config import Settings, SettingsError, load_settings, parse_console_users
 from bot.errors import BotError
 
 
@@ -41,17 +41,9 @@ def main(argv: list[str] | None = None) -> int:
 def _serve(settings: Settings) -> int:
     from bot.logs import configure_logging
 
-    secrets_to_hide = [
-        s.get_secret_value()
-        for s in (
-            settings.signing_keys,
-            settings.console_password,
-            settings.console_users,
-            settings.openai_api_key,
-        )
-        if s is not None
-    ]
-    configure_logging(level=settings.log_level, fmt=settings.log_format, secrets=secrets_to_hide)
+    configure_logging(
+        level=settings.log_level, fmt=settings.log_format, secrets=secrets_to_hide(settings)
+    )
     try:
         # Bound before anything starts, so a busy port is one line, not a half-started bot.
         sock = socket.create_server((settings.host, settings.port), family=_family(settings.host))
@@ -64,6 +56,25 @@ def _serve(settings: Settings) -> int:
         )
         return 2
     return asyncio.run(_serve_until_stopped(settings, sock))
+
+
+def secrets_to_hide(settings: Settings) -> list[str]:
+    """Every configured secret on its own, for the log filter to rewrite wherever it appears.
+
+    Lists are split: a log line would hold one signing key or one password,
+    never the whole ``kid:secret,kid:secret`` setting.
+    """
+    hidden = [
+        s.get_secret_value()
+        for s in (settings.signing_keys, settings.console_password, settings.openai_api_key)
+        if s is not None
+    ]
+    if settings.signing_keys is not None:
+        keys = settings.signing_keys.get_secret_value().split(",")
+        hidden += [key.partition(":")[2].strip() for key in keys]
+    if settings.console_users is not None:
+        hidden += parse_console_users(settings.console_users.get_secret_value()).values()
+    return hidden
 
 
 async def _serve_until_stopped(settings: Settings, sock: socket.socket) -> int:
