@@ -10,9 +10,10 @@ import json
 
 from aiohttp import web
 
-from adapters.console._http import ConsoleError, secure
+from adapters.console._http import ConsoleError, secure, signed_in
 from adapters.console._streams import StreamGate
 from adapters.console._surface import ConsoleSurface
+from bot.serving import SIGN_IN
 
 # EventSource reconnects on its own; this is how long it waits first.
 RETRY_MILLISECONDS = 3000
@@ -26,7 +27,7 @@ class EventStream:
         self.gate = gate
 
     async def __call__(self, request: web.Request) -> web.StreamResponse:
-        client = request.remote or "unknown"
+        client = _client_key(request)
         refused = self.gate.enter(client)
         if refused is not None:
             # EventSource gives up on a non-200; the page retries on its own timer.
@@ -54,6 +55,14 @@ class EventStream:
         finally:
             self.surface.unsubscribe(subscription)
         return response
+
+
+def _client_key(request: web.Request) -> str:
+    # Behind a proxy every page shares the proxy's address, so where people sign
+    # in the cap is per person; on an open loopback console it is per address.
+    if request.app[SIGN_IN].required:
+        return f"user:{signed_in(request)}"
+    return f"addr:{request.remote or 'unknown'}"
 
 
 def encode_changed(keys: list[str]) -> bytes:

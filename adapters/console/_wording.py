@@ -28,7 +28,7 @@ TOO_MANY_STREAMS = (
     "Too many console pages are open on this bot; close a few tabs, and this one reconnects."
 )
 TOO_MANY_STREAMS_HERE = (
-    "Too many console pages are open from this computer; close a few tabs, and this one reconnects."
+    "You have too many console pages open; close a few tabs, and this one reconnects."
 )
 
 

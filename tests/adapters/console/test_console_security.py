@@ -230,7 +230,7 @@ async def test_the_event_stream_cap_holds_per_client(make_console: ConsoleFactor
     assert (first.status, second.status) == (200, 200)
     third = await console.client.get("/api/events")
     assert third.status == 429
-    assert "from this computer" in (await third.json())["error"]
+    assert "You have too many console pages open" in (await third.json())["error"]
     assert console.surface.hub.subscribers == 2
     first.close()
 
@@ -256,4 +256,19 @@ async def test_the_event_stream_cap_holds_in_total(make_console: ConsoleFactory)
     assert "open on this bot" in (await refused.json())["error"]
     assert console.surface.hub.subscribers == 2
     for stream in streams:
+        stream.close()
+
+
+async def test_with_sign_in_the_stream_cap_is_per_person(make_console: ConsoleFactory) -> None:
+    """Signed-in people share an address behind a proxy; each still gets their own cap."""
+    console = await make_console(
+        users=USERS, limits=ConsoleLimits(max_streams=10, max_streams_per_client=1)
+    )
+    ana, bo = basic("ana", PASSWORD), basic("bo", BO_PASSWORD)
+    first = await console.client.get("/api/events", headers=ana)
+    second = await console.client.get("/api/events", headers=bo)
+    assert (first.status, second.status) == (200, 200)
+    again = await console.client.get("/api/events", headers=ana)
+    assert again.status == 429
+    for stream in (first, second):
         stream.close()
