@@ -529,8 +529,8 @@ function label() {
   $("message").setAttribute("aria-label", say("message_label"));
   $("message").placeholder = say("message_hint");
   $("send").textContent = say("send");
-  setLive(false);
-  $("offline").hidden = true; // not "lost" before the first attempt
+  // No connection state until the first attempt has succeeded or failed.
+  $("offline").hidden = true;
 }
 
 function start() {
