@@ -1,7 +1,7 @@
 """App-wide middlewares: every route (console, Slack, Teams, /healthz, /metrics) passes them.
 
-Outermost first: the host check and tokens in URLs (the request line and
-headers), then the body read with its deadline and the JSON shape of
+In order: the host check and tokens in URLs (the request line and
+headers), then the body read with its deadline, then the JSON shape of
 errors under ``/api``.
 """
 
@@ -41,22 +41,18 @@ def refusal(status: int, message: str, **headers: str) -> web.Response:
 def http_guards(*, allowed: AllowedHosts, body_timeout: float) -> list[Middleware]:
     """The middlewares in the order the application must install them.
 
-    Two, not five: each middleware is a coroutine frame on every request,
+    One, not five: each middleware is a coroutine frame on every request,
     and the answer endpoint is the hot path.
     """
 
     @web.middleware
-    async def request_line(request: web.Request, handler: Handler) -> web.StreamResponse:
+    async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
         if not allowed.allows_host(request.headers.get(hdrs.HOST, "")):
             # 421 Misdirected Request: this server is not the one for that name.
             return refusal(421, WRONG_HOST, Connection="close")
         # Refused before any handler (and the access log) sees the query.
         if request.query_string and _carries_token(request):
             return refusal(400, TOKEN_IN_URL)
-        return await handler(request)
-
-    @web.middleware
-    async def body_and_api_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
         # Most bodies have fully arrived with their headers; only a partial one
         # is read here, once, under the deadline (handlers then get the bytes).
         if request.body_exists and not request.content.is_eof():
@@ -74,7 +70,7 @@ def http_guards(*, allowed: AllowedHosts, body_timeout: float) -> list[Middlewar
                 raise
             return refusal(405, WRONG_METHOD, Allow=",".join(sorted(error.allowed_methods)))
 
-    return [request_line, body_and_api_errors]
+    return [guard]
 
 
 async def _read_body(request: web.Request, deadline: float) -> web.Response | None:
