@@ -108,7 +108,9 @@ async def test_half_sent_requests_are_closed_while_health_answers(
     start_bot: StartBot, http: aiohttp.ClientSession
 ) -> None:
     """Clients that stop mid-headers or mid-body are cut off; /healthz answers throughout."""
-    server = await start_bot(BOT_HEADER_TIMEOUT_SECONDS="1", BOT_BODY_TIMEOUT_SECONDS="1")
+    server = await start_bot(
+        BOT_HEADER_TIMEOUT_SECONDS="1", BOT_BODY_TIMEOUT_SECONDS="1", BOT_LOG_LEVEL="DEBUG"
+    )
     host = f"127.0.0.1:{server.port}"
     head_only = f"GET /healthz HTTP/1.1\r\nHost: {host}\r\nX-Slow: ".encode()
     body_part = (
@@ -141,7 +143,11 @@ async def test_half_sent_requests_are_closed_while_health_answers(
     assert await server.terminate(within=30) == 0
     log = server.log_text()
     assert "Traceback" not in log
-    assert not [r for r in json_lines(log) if r.get("level") in {"error", "critical"}]
+    records = json_lines(log)
+    assert not [r for r in records if r.get("level") in {"error", "critical"}]
+    late = [r for r in records if r.get("logger") == "bot.serving._guards"]
+    assert len(late) >= SLOW_CLIENTS // 2, "each late or abandoned body is one line"
+    assert all(r["level"] == "debug" and "error" not in r for r in late), late
 
 
 def _read_to_close(sock: socket.socket) -> bytes:
