@@ -63,6 +63,8 @@ class ConsoleApi:
         viewer = self._viewer(request)
         summaries = await service.conversations(SURFACE)
         waiting = {}
+        # One history read per listed conversation (at most 50): RunService has no
+        # "open questions by conversation" query yet, and surfaces never read stores.
         for summary in summaries:
             counts = waiting_counts(await service.history(SURFACE, summary.key), viewer)
             if counts[0]:
