@@ -313,3 +313,19 @@ async def test_a_rebound_host_reads_no_token(
         assert answered.status == 421
     # Nothing was spent: the operator still answers it.
     await api.answer_ok(token, STAGING)
+
+
+async def test_deep_json_is_a_400_sentence_on_a_real_bot(
+    start_bot: StartBot, http: aiohttp.ClientSession
+) -> None:
+    """JSON nested 5,000 levels deep is one 400 sentence, no traceback; the bot goes on."""
+    server = await start_bot()
+    api = ConsoleClient(http, server.url)
+    deep = ('{"token": "x", "answer": ' + "[" * 5000 + "]" * 5000 + "}").encode()
+    for path in ["/api/answer", "/api/conversations/ops/messages"]:
+        status, body = await api.post_raw(path, deep)
+        assert status == 400, body
+        assert "nested too deeply" in body["error"]
+    await api.deploy_to_staging("ops")
+    assert await server.terminate(within=30) == 0
+    assert "Traceback" not in server.log_text()
