@@ -292,3 +292,31 @@ async def test_signed_in_name_is_who_answered(start_bot: StartBot, new_page: New
     bo = await new_page(PHONE, http_credentials={"username": "bo", "password": BO_PASSWORD})
     await bo.goto(f"{server.url}/")
     await expect(bo.locator("#you")).to_have_text("Signed in as bo", timeout=WAIT_MS)
+
+
+async def test_a_refusal_banner_shows_local_times_and_closes(
+    start_bot: StartBot, new_page: NewPage, http: aiohttp.ClientSession
+) -> None:
+    """Answering a question someone else just answered: the banner says so in local time."""
+    server = await start_bot()
+    api = ConsoleClient(http, server.url)
+    await api.send("race", "deploy web")
+    ask = await api.outstanding("race", "ask_user")
+    page = await new_page(DESKTOP)
+    # No live updates, so the page still shows the question after it is answered elsewhere.
+    await page.route("**/api/events", lambda route: route.abort())
+    await page.goto(f"{server.url}/#race")
+    staging = page.get_by_role("button", name="staging", exact=True)
+    await expect(staging).to_be_visible(timeout=WAIT_MS)
+    await api.answer_ok(
+        ask["token"], {"answers": {ask["payload"]["questions"][0]["question"]: "staging"}}
+    )
+
+    await staging.click()
+    banner = page.locator("#banner")
+    await expect(banner).to_contain_text("already answered by", timeout=WAIT_MS)
+    await expect(banner.locator("time")).to_have_count(1)
+    assert "UTC" not in await banner.inner_text()
+    await page.screenshot(path=SHOTS / "50-desktop-refusal-banner.png")
+    await page.get_by_role("button", name="Close").click()
+    await expect(banner).to_be_hidden()

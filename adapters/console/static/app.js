@@ -94,13 +94,32 @@ function errorOf(result) {
   return result.data.error || say("status_error", { status: result.status });
 }
 
+// Server sentences (bot/messages.py) write times as "2026-11-30 20:05 UTC" for
+// every surface; the page shows them in its own local, relative format.
+// "at " goes too: "answered by Ana 5 min ago (Mon, Nov 30, 08:20 PM)" reads right.
+const SERVER_TIME = /(?:at )?(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d) UTC/g;
+
+function withLocalTimes(text) {
+  const parts = [];
+  let last = 0;
+  for (const match of text.matchAll(SERVER_TIME)) {
+    const [whole, y, mo, d, h, mi] = match;
+    parts.push(text.slice(last, match.index), timeNode(Date.UTC(y, mo - 1, d, h, mi) / 1000));
+    last = match.index + whole.length;
+  }
+  parts.push(text.slice(last));
+  return parts;
+}
+
 function showBanner(text) {
-  $("banner-text").textContent = text;
+  $("banner-text").replaceChildren(...present(withLocalTimes(text)));
+  $("banner-text").dataset.text = text;
   $("banner").hidden = false;
 }
 
 function clearBanner() {
   $("banner-text").textContent = "";
+  $("banner-text").dataset.text = "";
   $("banner").hidden = true;
 }
 
@@ -147,7 +166,7 @@ function listen() {
   events.addEventListener("open", () => {
     const wasDown = !state.live;
     setLive(true);
-    if (wasDown && $("banner-text").textContent === say("offline")) clearBanner();
+    if (wasDown && $("banner-text").dataset.text === say("offline")) clearBanner();
     // Catch up on whatever changed while the stream was down.
     refreshConversation();
     refreshList();
@@ -257,7 +276,7 @@ const refreshConversation = serial(async () => {
     showBanner(errorOf(result));
     return;
   }
-  if ($("banner-text").textContent === say("offline")) clearBanner();
+  if ($("banner-text").dataset.text === say("offline")) clearBanner();
   render(result.data.runs);
 });
 
