@@ -31,7 +31,8 @@ from typing import Any
 
 import aiohttp
 
-ROOT = Path(__file__).resolve().parents[1]
+# BENCH_ROOT runs another checkout's bot (e.g. the base of a branch) under this same load.
+ROOT = Path(os.environ.get("BENCH_ROOT") or Path(__file__).resolve().parents[1])
 CLIENTS = 50
 # A conversation's feed lists its latest 50 runs; stay well inside that.
 RUNS_PER_CONVERSATION = 25
@@ -117,6 +118,18 @@ class Server:
             await asyncio.sleep(0.05)
         raise SystemExit(f"the bot did not become ready; log tail:\n{self.tail()}")
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU the server has used so far (Linux /proc); 0 elsewhere.
+
+        On a shared machine wall-clock rates swing with the neighbours' load;
+        CPU per request is the steadier figure to compare two versions by.
+        """
+        try:
+            fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def tail(self, lines: int = 30) -> str:
         text = self.log_path.read_text(encoding="utf-8", errors="replace")
         return "\n".join(text.splitlines()[-lines:])
@@ -137,7 +150,7 @@ async def park_runs(session: aiohttp.ClientSession, url: str, n: int) -> list[di
             _, cid = pending.pop()
             async with session.post(
                 f"{url}/api/conversations/{cid}/messages",
-                json={"text": "deploy web", "name": "Bench"},
+                json={"text": "deploy web"},
             ) as response:
                 if response.status != 202:
                     raise SystemExit(f"starting a run: {response.status} {await response.text()}")
@@ -179,7 +192,7 @@ async def _collect(
 
 def _staging(question: dict[str, Any]) -> dict[str, Any]:
     text = question["payload"]["questions"][0]["question"]
-    return {"token": question["token"], "answer": {"answers": {text: "staging"}}, "name": "Bench"}
+    return {"token": question["token"], "answer": {"answers": {text: "staging"}}}
 
 
 async def measure(
@@ -244,12 +257,16 @@ async def run(n: int) -> int:
 
                 # More baseline requests than answers: each takes a few ms, and a
                 # window of well under a second would mostly measure noise.
+                cpu = server.cpu_seconds()
                 health = await measure(
                     "GET /healthz", sessions, range(max(n, 5000)), healthz_request(server.url)
                 )
+                health_cpu = server.cpu_seconds() - cpu
+                cpu = server.cpu_seconds()
                 answer = await measure(
                     "answer endpoint", sessions, answers, answer_request(server.url)
                 )
+                answer_cpu = server.cpu_seconds() - cpu
                 await wait_resumed(control, server.url, n)
         finally:
             for session in sessions:
@@ -262,6 +279,11 @@ async def run(n: int) -> int:
         f"ratio answer/healthz: p50 {answer.percentile(50) / health.percentile(50):.1f}x, "
         f"p99 {answer.percentile(99) / health.percentile(99):.1f}x, "
         f"throughput {answer.rate / health.rate:.2f}x"
+    )
+    print(
+        f"server CPU per request: answer {answer_cpu / len(answer.latencies) * 1e3:.2f} ms "
+        "(with the resumes it starts meanwhile), "
+        f"healthz {health_cpu / len(health.latencies) * 1e3:.3f} ms"
     )
     print(f"all {n} answered runs resumed to their approval question")
     failures = warm.failures + health.failures + answer.failures

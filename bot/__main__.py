@@ -6,10 +6,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import secrets
+import signal
+import socket
 import sys
 
-from bot.config import Settings, SettingsError, load_settings
+from pydantic import SecretStr
+
+from bot.config import Settings, SettingsError, load_settings, parse_console_users
 from bot.errors import BotError
 
 
@@ -64,12 +69,32 @@ def _admin(words: list[str]) -> int:
 
 
 def _serve(settings: Settings) -> int:
-    from aiohttp import web
-
-    from bot.app import create_app
     from bot.logs import configure_logging
 
-    secrets_to_hide = [
+    configure_logging(
+        level=settings.log_level, fmt=settings.log_format, secrets=secrets_to_hide(settings)
+    )
+    try:
+        # Bound before anything starts, so a busy port is one line, not a half-started bot.
+        sock = socket.create_server((settings.host, settings.port), family=_family(settings.host))
+    except OSError as error:
+        reason = "already in use" if error.errno == errno.EADDRINUSE else error.strerror
+        print(
+            f"cannot serve: {settings.host}:{settings.port} is {reason}; stop whatever holds "
+            "it or set PORT to another port",
+            file=sys.stderr,
+        )
+        return 2
+    return asyncio.run(_serve_until_stopped(settings, sock))
+
+
+def secrets_to_hide(settings: Settings) -> list[str]:
+    """Every configured secret on its own, for the log filter to rewrite wherever it appears.
+
+    Lists are split: a log line would hold one signing key or one password,
+    never the whole ``kid:secret,kid:secret`` setting.
+    """
+    hidden = [
         s.get_secret_value()
         for s in (
             settings.signing_keys,
@@ -84,16 +109,56 @@ def _serve(settings: Settings) -> int:
         )
         if s is not None
     ]
-    configure_logging(level=settings.log_level, fmt=settings.log_format, secrets=secrets_to_hide)
-    web.run_app(
+    if settings.signing_keys is not None:
+        keys = settings.signing_keys.get_secret_value().split(",")
+        hidden += [key.partition(":")[2].strip() for key in keys]
+    if settings.console_users is not None:
+        hidden += parse_console_users(settings.console_users.get_secret_value()).values()
+    return hidden
+
+
+async def _serve_until_stopped(settings: Settings, sock: socket.socket) -> int:
+    from aiohttp import web
+
+    from bot.app import create_app
+    from bot.serving import AccessLog
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    stopping = (signal.SIGTERM, signal.SIGINT)
+
+    def first_signal() -> None:
+        stop.set()
+        # Later signals (a supervisor, then `make` passing one on) are ignored from now
+        # to exit: asyncio would otherwise restore the default, fatal handler when the
+        # loop closes, and a second SIGTERM landing then kills a clean shutdown.
+        for signum in stopping:
+            loop.remove_signal_handler(signum)
+            signal.signal(signum, signal.SIG_IGN)
+
+    for signum in stopping:
+        loop.add_signal_handler(signum, first_signal)
+    runner = web.AppRunner(
         create_app(settings),
-        host=settings.host,
-        port=settings.port,
+        access_log_class=AccessLog,
+        # Also the deadline for a request's headers: aiohttp closes a connection
+        # that has not completed a request line and headers by then.
+        keepalive_timeout=settings.header_timeout_seconds,
         # Resumes drain inside cleanup; this bounds open requests before it.
         shutdown_timeout=min(5.0, settings.shutdown_grace_seconds),
-        print=None,  # our own "serving on" line is logged, in the log's format
     )
+    try:
+        await runner.setup()
+        await web.SockSite(runner, sock).start()
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+        sock.close()
     return 0
+
+
+def _family(host: str) -> socket.AddressFamily:
+    return socket.AF_INET6 if ":" in host else socket.AF_INET
 
 
 async def _check(settings: Settings) -> int:
@@ -113,13 +178,23 @@ async def _check(settings: Settings) -> int:
     console = "off"
     if settings.console:
         console = f"http://{settings.host}:{settings.port}/"
-        if not settings.console_is_local:
-            console += " (password protected)"
+        if settings.console_users is not None:
+            console += " (people sign in as themselves)"
+        elif settings.console_password is not None:
+            console += " (one shared sign-in: operator)"
+        else:
+            console += " (open to this machine; answers as the operator)"
     store = settings.database_url.split("://")[0]
     signing = (
         "BOT_SIGNING_KEYS" if settings.signing_keys else f"generated key in {settings.data_dir}"
     )
     model = "scripted" if spec.provider else f"model {settings.openai_model}"
+    if spec.provider is None and settings.openai_base_url and settings.openai_api_key:
+        problem = await _probe_model(settings.openai_base_url, settings.openai_api_key)
+        if problem:
+            print(f"configuration error: OPENAI_BASE_URL: {problem}", file=sys.stderr)
+            return 2
+        model += f" at {settings.openai_base_url}, reachable"
     print(f"store:    {store} (spends shared across processes: {shared})")
     print(f"signing:  {signing}")
     print(f"agent:    {spec.name} ({model})")
@@ -160,6 +235,30 @@ def _teams_package(settings: Settings, args: argparse.Namespace) -> int:
     )
     print(f"wrote {out}: upload it in Teams (Apps > Manage your apps > Upload an app)")
     return 0
+
+
+async def _probe_model(base_url: str, api_key: SecretStr) -> str:
+    """'' when ``GET {base}/models`` answers 200 with this key, else what went wrong."""
+    import aiohttp
+
+    url = base_url.rstrip("/") + "/models"
+    headers = {"Authorization": f"Bearer {api_key.get_secret_value()}"}
+    try:
+        async with (
+            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as session,
+            session.get(url, headers=headers) as response,
+        ):
+            if response.status in (401, 403):
+                return f"{base_url} refused OPENAI_API_KEY (HTTP {response.status}); check the key"
+            if response.status != 200:
+                return (
+                    f"{base_url}/models answered HTTP {response.status}; check that the URL "
+                    "is the API's base (it usually ends in /v1)"
+                )
+    except (aiohttp.ClientError, TimeoutError, OSError) as error:
+        reason = type(error).__name__ if isinstance(error, TimeoutError) else str(error)
+        return f"cannot reach {base_url} ({reason}); check the URL and the network"
+    return ""
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from datetime import timedelta
 
 from aiohttp import web
 
-from adapters.console import ConsoleSurface, mount_console
+from adapters.console import ConsoleLimits, ConsoleSurface, mount_console
 from adapters.slack import SlackBridge
 from adapters.teams import TeamsSurface, mount_teams
 from bot.admin import AdminService
@@ -26,6 +26,14 @@ from bot.policy import RequesterOrApprovers, parse_rules
 from bot.providers.base import Provider
 from bot.providers.openai_compat import OpenAICompatibleProvider
 from bot.runs import RunService
+from bot.serving import (
+    ALLOWED_HOSTS,
+    SIGN_IN,
+    allowed_hosts_for,
+    http_guards,
+    refuse_unless_signed_in,
+    sign_in_for,
+)
 from bot.signing import signer_from
 from bot.stores import open_stores
 from bot.web import ADMIN_SERVICE, RUN_SERVICE, SETTINGS
@@ -38,21 +46,26 @@ INTERNAL_ERROR = "The bot hit an internal error; nothing was changed. Try again,
 
 def create_app(settings: Settings) -> web.Application:
     """Build the app; stores and the run service open when it starts."""
-    app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=[_no_tracebacks])
+    allowed = allowed_hosts_for(settings)
+    guards = http_guards(allowed=allowed, body_timeout=settings.body_timeout_seconds)
+    app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=[*guards, _no_tracebacks])
     app[SETTINGS] = settings
+    app[ALLOWED_HOSTS] = allowed
+    app[SIGN_IN] = sign_in_for(settings)
+    slack = SlackBridge(settings) if settings.slack_mode else None
+    # One policy for every surface and the run service: who may answer is decided once.
+    policy = answer_policy(settings, slack)
     console = ConsoleSurface() if settings.console else None
     if console is not None:
-        password = settings.console_password
-        mount_console(app, console, password=password.get_secret_value() if password else None)
+        mount_console(app, console, policy=policy, limits=console_limits(settings))
     teams = mount_teams(app, settings)
-    slack = SlackBridge(settings) if settings.slack_mode else None
     if slack is not None:
         slack.mount(app)
     app.router.add_get("/healthz", _healthz)
     app.router.add_get("/metrics", _metrics)
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
-        async with _running_service(settings, console, teams, slack) as service:
+        async with _running_service(settings, policy, console, teams, slack) as service:
             app[RUN_SERVICE] = service
             app[ADMIN_SERVICE] = admin_service(settings, service)
             yield
@@ -64,6 +77,7 @@ def create_app(settings: Settings) -> web.Application:
 @contextlib.asynccontextmanager
 async def _running_service(
     settings: Settings,
+    policy: RequesterOrApprovers,
     console: ConsoleSurface | None,
     teams: TeamsSurface | None = None,
     slack: SlackBridge | None = None,
@@ -89,12 +103,6 @@ async def _running_service(
             ),
             system_prompt=spec.system_prompt,
             max_rounds=spec.max_rounds,
-        )
-        policy = RequesterOrApprovers(
-            approvers=frozenset(settings.admins) | frozenset(settings.approvers),
-            anyone=settings.anyone_may_answer,
-            rules=parse_rules(settings.slack_answerers),
-            directory=slack.directory if slack is not None else None,
         )
         service = RunService(
             agent=agent,
@@ -139,6 +147,23 @@ async def _running_service(
             await close()
         await stores.close()
         log.info("stopped cleanly")
+
+
+def answer_policy(settings: Settings, slack: SlackBridge | None = None) -> RequesterOrApprovers:
+    return RequesterOrApprovers(
+        approvers=frozenset(settings.admins) | frozenset(settings.approvers),
+        anyone=settings.anyone_may_answer,
+        rules=parse_rules(settings.slack_answerers),
+        directory=slack.directory if slack is not None else None,
+    )
+
+
+def console_limits(settings: Settings) -> ConsoleLimits:
+    return ConsoleLimits(
+        max_json_depth=settings.max_json_depth,
+        max_streams=settings.max_event_streams,
+        max_streams_per_client=settings.max_event_streams_per_client,
+    )
 
 
 def admin_service(settings: Settings, service: RunService) -> AdminService:
@@ -198,7 +223,13 @@ async def _healthz(request: web.Request) -> web.Response:
 
 
 async def _metrics(request: web.Request) -> web.Response:
+    # Beyond loopback the figures (run counts, refusal reasons) need a sign-in too.
+    if not request.app[SETTINGS].console_is_local:
+        refused = await refuse_unless_signed_in(request)
+        if refused is not None:
+            return refused
     service = request.app[RUN_SERVICE]
+    service.metrics.questions_open.set(len(await service.stores.ledger.outstanding()))
     return web.Response(body=service.metrics.render(), content_type="text/plain", charset="utf-8")
 
 

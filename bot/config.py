@@ -6,6 +6,7 @@ never as a traceback; ``SettingsError`` carries those lines.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -22,6 +23,8 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from bot.errors import BotError
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+MIN_PASSWORD = 12
+_USER_NAME = re.compile(r"^[A-Za-z0-9._-]{1,40}$")
 
 
 class SettingsError(BotError):
@@ -108,6 +111,52 @@ class Settings(BaseSettings):
     slack_api_url: str = Field("https://slack.com/api/", alias="SLACK_API_URL")
     slack_answerers: str = Field("", alias="SLACK_ANSWERERS")
 
+    # HTTP surface
+    public_url: str | None = Field(None, alias="BOT_PUBLIC_URL", pattern=r"^https?://[^/?#@]+/?")
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, alias="BOT_ALLOWED_HOSTS"
+    )
+    console_users: SecretStr | None = Field(None, alias="BOT_CONSOLE_USERS")
+    header_timeout_seconds: float = Field(10.0, alias="BOT_HEADER_TIMEOUT_SECONDS", gt=0)
+    body_timeout_seconds: float = Field(10.0, alias="BOT_BODY_TIMEOUT_SECONDS", gt=0)
+    max_json_depth: int = Field(32, alias="BOT_MAX_JSON_DEPTH", ge=2, le=200)
+    max_event_streams: int = Field(200, alias="BOT_MAX_EVENT_STREAMS", ge=1)
+    max_event_streams_per_client: int = Field(8, alias="BOT_MAX_EVENT_STREAMS_PER_CLIENT", ge=1)
+
+    _split_hosts = field_validator("allowed_hosts", mode="before")(_csv)
+
+    @field_validator("console_users")
+    @classmethod
+    def _console_users_are_named_and_long(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:
+            parse_console_users(value.get_secret_value())
+        return value
+
+    @field_validator("openai_base_url")
+    @classmethod
+    def _model_url_is_absolute(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"https?://[^/?#\s@]+(/[^?#\s]*)?", value):
+            raise ValueError(
+                "use the API's base URL, like https://api.openai.com/v1 (http or https, "
+                "no query string)"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _public_bind_names_its_hosts(self) -> Settings:
+        # A public console without a password is reported first, by the check below.
+        unlocked = self.console and not (self.console_password or self.console_users)
+        named = self.public_url or self.allowed_hosts
+        if self.host not in LOOPBACK_HOSTS and not named and not unlocked:
+            raise ValueError(
+                f"BOT_HOST={self.host} accepts requests from beyond this machine; set "
+                "BOT_PUBLIC_URL (or BOT_ALLOWED_HOSTS) to the host names people use"
+            )
+        password = self.console_password
+        if password is not None and len(password.get_secret_value()) < MIN_PASSWORD:
+            raise ValueError(f"BOT_CONSOLE_PASSWORD must be at least {MIN_PASSWORD} characters")
+        return self
+
     # Admin (bot/admin): admins are BOT_ADMINS (ids as surfaces authenticate
     # them: slack:T:U, teams:tenant:aad); these add Slack user groups (S...).
     admin_groups: Annotated[list[str], NoDecode] = Field(
@@ -142,10 +191,16 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _public_console_needs_a_password(self) -> Settings:
-        if self.console and self.host not in LOOPBACK_HOSTS and self.console_password is None:
+        if (
+            self.console
+            and self.host not in LOOPBACK_HOSTS
+            and self.console_password is None
+            and self.console_users is None
+        ):
             raise ValueError(
                 f"BOT_HOST={self.host} exposes the console beyond this machine; set "
-                "BOT_CONSOLE_PASSWORD, or BOT_CONSOLE=false"
+                "BOT_CONSOLE_USERS for per-person sign-in (or set BOT_CONSOLE_PASSWORD, or "
+                "BOT_CONSOLE=false)"
             )
         if self.openai_base_url and self.openai_api_key is None:
             raise ValueError("OPENAI_BASE_URL is set without OPENAI_API_KEY; set both")
@@ -237,6 +292,23 @@ class Settings(BaseSettings):
     def teams_emulator(self) -> bool:
         """No app id: activities are not authenticated (local use only)."""
         return self.teams_enabled and not self.teams_app_id
+
+
+def parse_console_users(text: str) -> dict[str, str]:
+    """``name:password,name:password`` -> {name: password}, or ValueError naming the problem."""
+    users: dict[str, str] = {}
+    for entry in (item.strip() for item in text.split(",")):
+        name, colon, password = entry.partition(":")
+        if not colon or not _USER_NAME.fullmatch(name):
+            raise ValueError(
+                "write name:password,name:password with names of letters, digits, . _ or -"
+            )
+        if len(password) < MIN_PASSWORD:
+            raise ValueError(f"the password of {name} must be at least {MIN_PASSWORD} characters")
+        if name in users:
+            raise ValueError(f"{name} is listed twice")
+        users[name] = password
+    return users
 
 
 def load_settings(**overrides: object) -> Settings:

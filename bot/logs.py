@@ -11,16 +11,20 @@ import json
 import logging
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-_JWT = re.compile(r"eyJ[\w-]{4,}\.[\w-]{4,}\.[\w-]*")
+_JWT = re.compile(r"eyJ[\w-]{4,}(?:\.|%2[eE])[\w-]{4,}(?:\.|%2[eE])[\w-]*")
 _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
 
 
 class RedactingFilter(logging.Filter):
-    """Replaces tokens and known secrets in the message and its arguments."""
+    """Scrubs every field of a record: message, arguments, extras, traceback, stack.
+
+    Extra fields are scrubbed recursively; values that are not plain data
+    are turned into scrubbed strings, since a formatter would str() them.
+    """
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         super().__init__()
@@ -33,12 +37,34 @@ class RedactingFilter(logging.Filter):
         return text
 
     def filter(self, record: logging.LogRecord) -> bool:
-        record.msg = self.scrub(record.getMessage())
+        try:
+            message = record.getMessage()
+        except (TypeError, ValueError):  # a bad format string must not lose the record
+            message = f"{record.msg!r} {record.args!r}"
+        record.msg = self.scrub(message)
         record.args = None
         if record.exc_info and record.exc_info[1] is not None:
-            record.exc_text = self.scrub(logging.Formatter().formatException(record.exc_info))
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
             record.exc_info = None
+        if record.exc_text:
+            record.exc_text = self.scrub(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self.scrub(record.stack_info)
+        for key, value in list(vars(record).items()):
+            if key not in _STANDARD:
+                setattr(record, key, self._clean(value))
         return True
+
+    def _clean(self, value: Any, depth: int = 0) -> Any:
+        if isinstance(value, str):
+            return self.scrub(value)
+        if value is None or isinstance(value, bool | int | float):
+            return value
+        if depth < 4 and isinstance(value, Mapping):
+            return {self.scrub(str(k)): self._clean(v, depth + 1) for k, v in value.items()}
+        if depth < 4 and isinstance(value, list | tuple | set | frozenset):
+            return [self._clean(item, depth + 1) for item in value]
+        return self.scrub(str(value))
 
 
 class JsonFormatter(logging.Formatter):
@@ -58,7 +84,12 @@ class JsonFormatter(logging.Formatter):
 
 
 def configure_logging(*, level: str, fmt: str, secrets: Iterable[str] = ()) -> None:
-    """Install one stderr handler; ``fmt`` auto means JSON unless stderr is a TTY."""
+    """Install one stderr handler; ``fmt`` auto means JSON unless stderr is a TTY.
+
+    aiohttp's access logger is replaced by ``bot.serving.AccessLog`` at
+    serve time; its "Error handling request" lines drop to the redacting
+    handler like every other record.
+    """
     handler = logging.StreamHandler(sys.stderr)
     as_json = fmt == "json" or (fmt == "auto" and not sys.stderr.isatty())
     handler.setFormatter(

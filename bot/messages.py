@@ -110,6 +110,17 @@ def expires_text(at: float) -> str:
     return f"Expires {when(at)}."
 
 
+# The HTTP server's own refusals, for any route (console, Slack, Teams, ops).
+WRONG_HOST = "This bot does not answer to that host name; open it at the address it was set up on."
+# A sentence about tokens, not a token (S105 reads the name).
+TOKEN_IN_URL = "Answer tokens are never accepted in a URL; answer from the message or page instead."  # noqa: S105
+BODY_TOO_SLOW = "The request body did not arrive in time; send it again."
+BODY_TOO_LARGE = "That request is too large; send a shorter one."
+JSON_TOO_DEEP = "That JSON is nested too deeply; send a flatter object."
+NO_SUCH_ROUTE = "There is no such API route; check the path against the README."
+WRONG_METHOD = "That API route does not take this method; check the README for how to call it."
+SIGN_IN_NEEDED = "Sign in with your console user name and password."
+
 # Admin commands (bot.admin); every surface shows these same sentences.
 ADMINS_ONLY = "Only admins can use that command; ask an admin, or type `help` for yours."
 

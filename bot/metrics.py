@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    disable_created_metrics,
+    generate_latest,
+)
+
+# ``*_created`` series double every counter's cardinality and no dashboard reads them.
+disable_created_metrics()  # type: ignore[no-untyped-call]  # untyped in prometheus_client
 
 
 class Metrics:
@@ -27,6 +37,11 @@ class Metrics:
         )
         self.runs_finished = Counter(
             "bot_runs_finished", "Runs that ended, by status.", ["status"], registry=self.registry
+        )
+        self.questions_open = Gauge(
+            "bot_questions_open",
+            "Questions waiting on a person right now (read from the store at scrape time).",
+            registry=self.registry,
         )
         self.resume_seconds = Histogram(
             "bot_resume_seconds",

@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from bot import run_events
 from bot.human.capability import AnswerValidationError, HumanInteractionCapability
 from bot.human.tokens import PauseClaims, TokenError, TokenExpiredError
 from bot.outcomes import (
@@ -135,6 +136,7 @@ class Redeemer:
             lost = _closed_refusal(latest) if latest is not None else None
             return await self._refused(lost or TokenInvalid(), record, responder)
         # The spend audited the answer in its own transaction.
+        run_events.answered(record.run_id, record.interrupt_id, by=responder.display)
         answered = dataclasses.replace(
             record,
             status=closing.status,
@@ -150,6 +152,7 @@ class Redeemer:
     async def _refused(
         self, refusal: Refusal, record: PauseRecord | None, responder: Responder
     ) -> Refusal:
+        run_events.refused(record, reason=type(refusal).__name__, by=responder.id)
         try:
             await self._audit("refused", record, responder, {"reason": type(refusal).__name__})
         except Exception:

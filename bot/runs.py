@@ -29,6 +29,7 @@ from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, assert_never
 
+from bot import run_events
 from bot.delivery import Deliverer
 from bot.human.capability import ASK_USER, HumanInteractionCapability, claims_for
 from bot.human.tokens import MintedPause
@@ -153,6 +154,7 @@ class RunService:
         if not await self.stores.runs.create(run):
             log.info("duplicate start ignored", extra={"run_id": run.run_id})
             return None
+        run_events.started(run.run_id, by=who.id, surface=where.surface)
         self._spawn(self._work(run.run_id, run=run, leased=True), f"turn {run.run_id}")
         return run
 
@@ -305,6 +307,7 @@ class RunService:
         count()
         record = await self.stores.ledger.get(interrupt_id)
         if record is not None:
+            run_events.closed(closing.status.value, record.run_id, interrupt_id, by=closing.by)
             work = self._work(record.run_id, resume_from=record, leased=True)
             self._spawn(work, f"resume {record.run_id}")
         self.deliverer.kick()
@@ -389,13 +392,16 @@ class RunService:
             closed = [p for p in pauses if p.resumed_at is None]
             resume_from = closed[-1] if closed else None
         started = time.perf_counter()
+        if resume_from is not None:
+            run_events.resumed(run.run_id, resume_from.interrupt_id)
         try:
             if resume_from is not None:
                 outcome = await resume_turn(self.agent, self.stores.checkpoints, resume_from)
             else:
                 outcome = await self.agent.run_turn(await self._request_for(run))
-        except Exception:
+        except Exception as error:
             log.exception("run failed", extra={"run_id": run.run_id})
+            run_events.failed(run.run_id, error=type(error).__name__)
             if await self.stores.runs.finish(
                 run.run_id, RunStatus.FAILED, at=self.clock(), text=RUN_FAILED, failed=True
             ):
@@ -404,13 +410,15 @@ class RunService:
         if resume_from is not None:
             self.metrics.resume_seconds.observe(time.perf_counter() - started)
         match outcome:
-            case TurnPaused():
+            case TurnPaused(interrupt=interrupt):
                 # The ledger row marked the run paused and owes the post, in one write.
                 self.metrics.pauses_issued.inc()
+                run_events.asked(run.run_id, interrupt.interrupt_id, interaction=interrupt.name)
             case TurnCompleted(text=text):
                 if await self.stores.runs.finish(
                     run.run_id, RunStatus.COMPLETED, at=self.clock(), text=text
                 ):
+                    run_events.completed(run.run_id)
                     self.metrics.runs_finished.labels(status="completed").inc()
             case _:
                 assert_never(outcome)

@@ -8,6 +8,7 @@ static (``static/``) and draws everything from the JSON API.
 
 from adapters.console._hub import EventHub, Subscription
 from adapters.console._mount import mount_console
+from adapters.console._streams import ConsoleLimits
 from adapters.console._surface import ConsoleSurface
 
-__all__ = ["ConsoleSurface", "EventHub", "Subscription", "mount_console"]
+__all__ = ["ConsoleLimits", "ConsoleSurface", "EventHub", "Subscription", "mount_console"]

@@ -2,9 +2,11 @@
 
 Every route builds the command's words from the path and body (never by
 splicing text into a command line) and hands them to ``AdminService``,
-which authorizes, executes and audits. The console is a single-operator
-surface reached only on loopback or with its password, so its operator is
-an admin, as the shell's is (see ``docs/architecture.md``).
+which authorizes, executes and audits. Who acts is the console's
+signed-in person (``console:<name>``), an admin when listed in
+``BOT_ADMINS``. With sign-in off (loopback, no credentials configured) the
+console has one operator, the OS user who started it, trusted as the
+shell's operator is: an admin.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from collections.abc import Callable
 
 from aiohttp import web
 
-from adapters.console._http import ConsoleError, Handler, read_json, text_field
+from adapters.console._http import ConsoleError, Handler, read_json, signed_in, text_field
+from adapters.console._surface import SURFACE
 from bot.admin import (
     AdminResult,
     AdminsOnly,
@@ -25,9 +28,9 @@ from bot.admin import (
     json_of,
 )
 from bot.outcomes import Responder
+from bot.serving import SIGN_IN
 from bot.web import ADMIN_SERVICE
 
-OPERATOR = Responder("console:operator", "console operator", is_admin=True)
 SEND_REASON = 'Send a JSON object like {"reason": "wrong environment"} (the reason is optional).'
 SEND_DURATION = 'Send a JSON object like {"duration": "2h"}.'
 NO_ADMIN = "Admin commands are not available in this console; start the bot with its store."
@@ -76,8 +79,15 @@ async def _handle(request: web.Request, words: list[str]) -> web.Response:
     admin = request.app.get(ADMIN_SERVICE)
     if admin is None:
         raise ConsoleError(503, NO_ADMIN)
-    result = await admin.handle(words, who=OPERATOR)
+    result = await admin.handle(words, who=_responder(request))
     return web.json_response(json_of(result), status=_status(result), dumps=_dumps)
+
+
+def _responder(request: web.Request) -> Responder:
+    # The name the console's guard established, never anything the body says.
+    name = signed_in(request)
+    operator = not request.app[SIGN_IN].required
+    return Responder(id=f"{SURFACE}:{name}", name=name, is_admin=operator)
 
 
 def _status(result: AdminResult) -> int:

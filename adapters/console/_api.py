@@ -11,14 +11,18 @@ from typing import Any, assert_never
 
 from aiohttp import web
 
-from adapters.console._http import ConsoleError, read_json, text_field
+from adapters.console._http import ConsoleError, read_json, signed_in, text_field
 from adapters.console._surface import SURFACE, ConsoleSurface
-from adapters.console._views import conversation_json, conversations_json
+from adapters.console._views import (
+    conversation_json,
+    conversations_json,
+    viewer_for,
+    waiting_counts,
+)
 from adapters.console._wording import (
     ANSWER_RECORDED,
     BAD_CONVERSATION,
     EMPTY_TEXT,
-    MAX_NAME,
     MAX_TEXT,
     SEND_ANSWER,
     SEND_MESSAGE,
@@ -38,12 +42,11 @@ from bot.outcomes import (
     TokenExpired,
     TokenInvalid,
 )
+from bot.policy import AnswerPolicy
+from bot.serving import SIGN_IN
 from bot.surfaces import Conversation
 from bot.web import RUN_SERVICE
 
-# The console has one operator; the name only labels who answered.
-OPERATOR_ID = "console:operator"
-DEFAULT_NAME = "operator"
 SCOPE = "console"
 CONVERSATION_ID = re.compile(r"^[a-z0-9-]{1,40}$")
 
@@ -51,17 +54,35 @@ CONVERSATION_ID = re.compile(r"^[a-z0-9-]{1,40}$")
 class ConsoleApi:
     """Handlers for ``/api/...``; each one is a thin call into the service."""
 
-    def __init__(self, surface: ConsoleSurface) -> None:
+    def __init__(self, surface: ConsoleSurface, *, policy: AnswerPolicy) -> None:
         self.surface = surface
+        self.policy = policy
 
     async def conversations(self, request: web.Request) -> web.Response:
-        summaries = await request.app[RUN_SERVICE].conversations(SURFACE)
-        return web.json_response(conversations_json(summaries))
+        service = request.app[RUN_SERVICE]
+        who = _responder(request)
+        summaries = await service.conversations(SURFACE)
+        waiting = {}
+        # One history read per listed conversation (at most 50): RunService has no
+        # "open questions by conversation" query yet, and surfaces never read stores.
+        for summary in summaries:
+            views = await service.history(SURFACE, summary.key)
+            counts = waiting_counts(views, await viewer_for(who, self.policy, views))
+            if counts[0]:
+                waiting[summary.key] = counts
+        listed = conversations_json(
+            summaries,
+            waiting,
+            you=who.display,
+            sign_in=request.app[SIGN_IN].required,
+        )
+        return web.json_response(listed)
 
     async def conversation(self, request: web.Request) -> web.Response:
         key = _conversation_id(request)
         views = await request.app[RUN_SERVICE].history(SURFACE, key)
-        return web.json_response(conversation_json(key, views))
+        viewer = await viewer_for(_responder(request), self.policy, views)
+        return web.json_response(conversation_json(key, views, viewer))
 
     async def post_message(self, request: web.Request) -> web.Response:
         key = _conversation_id(request)
@@ -72,7 +93,7 @@ class ConsoleApi:
         if len(text) > MAX_TEXT:
             raise ConsoleError(413, TEXT_TOO_LONG)
         where = Conversation(surface=SURFACE, scope=SCOPE, key=key)
-        run = await request.app[RUN_SERVICE].start(where, _responder(body, SEND_MESSAGE), text)
+        run = await request.app[RUN_SERVICE].start(where, _responder(request), text)
         assert run is not None  # no key given, so never a duplicate
         # Other open pages learn of the new run now, not at its first question.
         self.surface.notify(key)
@@ -84,7 +105,7 @@ class ConsoleApi:
         answer = body.get("answer")
         if not token or not isinstance(answer, dict):
             raise ConsoleError(400, SEND_ANSWER)
-        who = _responder(body, SEND_ANSWER)
+        who = _responder(request)
         outcome = await request.app[RUN_SERVICE].redeem(token, answer, responder=who, scope=SCOPE)
         return answer_response(outcome)
 
@@ -116,6 +137,7 @@ def _conversation_id(request: web.Request) -> str:
     return key
 
 
-def _responder(body: dict[str, Any], expected: str) -> Responder:
-    name = text_field(body, "name", expected=expected).strip()[:MAX_NAME].strip()
-    return Responder(id=OPERATOR_ID, name=name or DEFAULT_NAME)
+def _responder(request: web.Request) -> Responder:
+    # The signed-in name (or the operator's), never anything the body says.
+    name = signed_in(request)
+    return Responder(id=f"{SURFACE}:{name}", name=name)

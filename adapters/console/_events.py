@@ -10,8 +10,10 @@ import json
 
 from aiohttp import web
 
-from adapters.console._http import secure
+from adapters.console._http import ConsoleError, secure, signed_in
+from adapters.console._streams import StreamGate
 from adapters.console._surface import ConsoleSurface
+from bot.serving import SIGN_IN
 
 # EventSource reconnects on its own; this is how long it waits first.
 RETRY_MILLISECONDS = 3000
@@ -20,10 +22,22 @@ RETRY_MILLISECONDS = 3000
 class EventStream:
     """The SSE handler; one subscription per open stream, released on the way out."""
 
-    def __init__(self, surface: ConsoleSurface) -> None:
+    def __init__(self, surface: ConsoleSurface, gate: StreamGate) -> None:
         self.surface = surface
+        self.gate = gate
 
     async def __call__(self, request: web.Request) -> web.StreamResponse:
+        client = _client_key(request)
+        refused = self.gate.enter(client)
+        if refused is not None:
+            # EventSource gives up on a non-200; the page retries on its own timer.
+            raise ConsoleError(429, refused, retry_after_seconds=RETRY_MILLISECONDS // 1000)
+        try:
+            return await self._stream(request)
+        finally:
+            self.gate.leave(client)
+
+    async def _stream(self, request: web.Request) -> web.StreamResponse:
         response = web.StreamResponse(headers={"X-Accel-Buffering": "no"})
         response.content_type = "text/event-stream"
         secure(response, api=True)
@@ -41,6 +55,14 @@ class EventStream:
         finally:
             self.surface.unsubscribe(subscription)
         return response
+
+
+def _client_key(request: web.Request) -> str:
+    # Behind a proxy every page shares the proxy's address, so where people sign
+    # in the cap is per person; on an open loopback console it is per address.
+    if request.app[SIGN_IN].required:
+        return f"user:{signed_in(request)}"
+    return f"addr:{request.remote or 'unknown'}"
 
 
 def encode_changed(keys: list[str]) -> bytes:

@@ -1,4 +1,4 @@
-"""What every console route checks and sets: password, same-site POSTs, headers.
+"""What every console route checks and sets: sign-in, same-site JSON POSTs, headers.
 
 The console shares its aiohttp application with Slack and Teams, so these
 checks wrap the console's own handlers rather than run as app middleware.
@@ -6,23 +6,15 @@ checks wrap the console's own handlers rather than run as app middleware.
 
 from __future__ import annotations
 
-import base64
-import hmac
-import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from aiohttp import hdrs, web
-from yarl import URL
 
-from adapters.console._wording import (
-    NOT_JSON,
-    OTHER_ORIGIN,
-    SIGN_IN,
-    TOO_LARGE,
-    UNEXPECTED,
-)
+from adapters.console._wording import NOT_JSON, OTHER_ORIGIN, TOO_DEEP, TOO_LARGE, UNEXPECTED
+from adapters.console._wording import SIGN_IN as SIGN_IN_SENTENCE
+from bot.serving import ALLOWED_HOSTS, DEFAULT_MAX_DEPTH, SIGN_IN, JsonRejected, loads_limited
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +34,9 @@ CONTENT_SECURITY_POLICY = "; ".join(
     )
 )
 CHALLENGE = 'Basic realm="console", charset="UTF-8"'
+# Request-scoped values the guard sets for the handler.
+WHO = web.RequestKey("console_who", str)
+DEPTH = web.RequestKey("console_max_json_depth", int)
 
 
 class ConsoleError(Exception):
@@ -67,13 +62,21 @@ def secure(response: web.StreamResponse, *, api: bool) -> None:
     response.headers["Cache-Control"] = "no-store" if api else "no-cache"
 
 
-def guarded(handler: Handler, *, password: str | None, api: bool) -> Handler:
-    """Wrap a console handler with the password, POST checks and headers."""
+def guarded(handler: Handler, *, api: bool, max_json_depth: int) -> Handler:
+    """Wrap a console handler with sign-in, POST checks and headers.
+
+    Who is asking comes from the app's ``SignIn`` (a person's own
+    credentials, or the operator on an open loopback console) and is put on
+    the request for the handler; nothing in a request body can name it.
+    """
 
     async def guard(request: web.Request) -> web.StreamResponse:
         try:
-            if password is not None and not _authorized(request, password):
-                raise ConsoleError(401, SIGN_IN)
+            name = await request.app[SIGN_IN].identify(request.headers.get(hdrs.AUTHORIZATION, ""))
+            if name is None:
+                raise ConsoleError(401, SIGN_IN_SENTENCE)
+            request[WHO] = name
+            request[DEPTH] = max_json_depth
             if request.method == hdrs.METH_POST:
                 _require_same_site_json(request)
             response = await handler(request)
@@ -93,6 +96,11 @@ def guarded(handler: Handler, *, password: str | None, api: bool) -> Handler:
     return guard
 
 
+def signed_in(request: web.Request) -> str:
+    """The name ``guarded`` established for this request."""
+    return request[WHO]
+
+
 async def read_json(request: web.Request, *, expected: str) -> dict[str, Any]:
     """The body as a JSON object, or a 400 that says what to send instead."""
     try:
@@ -100,9 +108,9 @@ async def read_json(request: web.Request, *, expected: str) -> dict[str, Any]:
     except web.HTTPRequestEntityTooLarge:
         raise ConsoleError(413, TOO_LARGE) from None
     try:
-        body = json.loads(raw)
-    except ValueError:
-        raise ConsoleError(400, expected) from None
+        body = loads_limited(raw, max_depth=request.get(DEPTH, DEFAULT_MAX_DEPTH))
+    except JsonRejected as rejected:
+        raise ConsoleError(400, TOO_DEEP if rejected.too_deep else expected) from None
     if not isinstance(body, dict):
         raise ConsoleError(400, expected)
     return body
@@ -117,40 +125,12 @@ def text_field(body: Mapping[str, Any], key: str, *, expected: str, default: str
     return value
 
 
-def _authorized(request: web.Request, password: str) -> bool:
-    given = _basic_password(request.headers.get(hdrs.AUTHORIZATION, ""))
-    return given is not None and hmac.compare_digest(given.encode(), password.encode())
-
-
-def _basic_password(header: str) -> str | None:
-    """The password of a Basic ``Authorization`` header; the user name is ignored."""
-    scheme, _, encoded = header.partition(" ")
-    if scheme.lower() != "basic":
-        return None
-    try:
-        decoded = base64.b64decode(encoded.strip(), validate=True).decode()
-    except ValueError:  # binascii.Error and UnicodeDecodeError are both ValueErrors
-        return None
-    _user, colon, given = decoded.partition(":")
-    return given if colon else None
-
-
 def _require_same_site_json(request: web.Request) -> None:
     # A cross-site HTML form cannot send application/json without a CORS
     # preflight, which this app never answers; Origin covers scripted fetches.
     if request.content_type != "application/json":
-        raise ConsoleError(403, NOT_JSON)
+        raise ConsoleError(415, NOT_JSON)
     origin = request.headers.get(hdrs.ORIGIN)
-    if origin is not None and not _same_host(origin, request.host):
+    # Checked against the names we serve, never the request's own Host.
+    if origin is not None and not request.app[ALLOWED_HOSTS].allows_origin(origin):
         raise ConsoleError(403, OTHER_ORIGIN)
-
-
-def _same_host(origin: str, host: str) -> bool:
-    try:
-        seen = URL(origin)
-        here = URL(f"{seen.scheme}://{host}") if seen.absolute else None
-    except ValueError:
-        return False
-    if here is None or seen.host is None or here.host is None:
-        return False
-    return (seen.host.lower(), seen.port) == (here.host.lower(), here.port)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from aiohttp import web
@@ -10,8 +11,10 @@ from adapters.console._admin import add_admin_routes
 from adapters.console._api import ConsoleApi
 from adapters.console._events import EventStream
 from adapters.console._http import ConsoleError, Handler, guarded
+from adapters.console._streams import ConsoleLimits, StreamGate
 from adapters.console._surface import ConsoleSurface
-from adapters.console._wording import NO_SUCH_FILE
+from adapters.console._wording import NO_SUCH_FILE, PAGE
+from bot.policy import AnswerPolicy
 
 STATIC = Path(__file__).parent / "static"
 # Only these are served, so a crafted path can never reach another file.
@@ -24,14 +27,25 @@ ASSETS = {
 }
 
 
-def mount_console(app: web.Application, surface: ConsoleSurface, *, password: str | None) -> None:
+def mount_console(
+    app: web.Application,
+    surface: ConsoleSurface,
+    *,
+    policy: AnswerPolicy,
+    limits: ConsoleLimits | None = None,
+) -> None:
     """Add the page, its assets, the JSON API and the event stream to ``app``.
 
-    With ``password`` set, every one of them asks for HTTP Basic auth.
+    Who is asking comes from ``app[SIGN_IN]`` and which sites may post from
+    ``app[ALLOWED_HOSTS]`` (``bot.serving``); when sign-in is required every
+    route asks for HTTP Basic credentials. ``policy`` is the service's own,
+    so the page marks exactly the questions the service would accept.
     """
-    api = ConsoleApi(surface)
+    limits = limits or ConsoleLimits()
+    api = ConsoleApi(surface, policy=policy)
     # Read once here: a few kilobytes, and a missing file fails at start.
     files = {name: (STATIC / name).read_bytes() for name in ASSETS}
+    files["index.html"] = with_wording(files["index.html"])
 
     async def index(_request: web.Request) -> web.Response:
         return _file(files, "index.html")
@@ -43,10 +57,10 @@ def mount_console(app: web.Application, surface: ConsoleSurface, *, password: st
         return _file(files, name)
 
     def page(handler: Handler) -> Handler:
-        return guarded(handler, password=password, api=False)
+        return guarded(handler, api=False, max_json_depth=limits.max_json_depth)
 
     def endpoint(handler: Handler) -> Handler:
-        return guarded(handler, password=password, api=True)
+        return guarded(handler, api=True, max_json_depth=limits.max_json_depth)
 
     app.router.add_get("/", page(index))
     app.router.add_get("/static/{name}", page(asset))
@@ -54,7 +68,9 @@ def mount_console(app: web.Application, surface: ConsoleSurface, *, password: st
     app.router.add_get("/api/conversations/{cid}", endpoint(api.conversation))
     app.router.add_post("/api/conversations/{cid}/messages", endpoint(api.post_message))
     app.router.add_post("/api/answer", endpoint(api.answer))
-    app.router.add_get("/api/events", endpoint(EventStream(surface)), allow_head=False)
+    app.router.add_get(
+        "/api/events", endpoint(EventStream(surface, StreamGate(limits))), allow_head=False
+    )
 
     async def admin_page(_request: web.Request) -> web.Response:
         return _file(files, "admin.html")
@@ -66,6 +82,12 @@ def mount_console(app: web.Application, surface: ConsoleSurface, *, password: st
         await surface.close()
 
     app.on_shutdown.append(close_streams)
+
+
+def with_wording(page: bytes) -> bytes:
+    """The page with its sentences inlined as a JSON data block (not a script: CSP allows it)."""
+    data = json.dumps(PAGE, ensure_ascii=False).replace("<", "\\u003c")
+    return page.replace(b"{{WORDING}}", data.encode())
 
 
 def _file(files: dict[str, bytes], name: str) -> web.Response:

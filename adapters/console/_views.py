@@ -7,39 +7,122 @@ while its question can still be answered).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, assert_never
 
+from adapters.console._surface import SURFACE
+from adapters.console._wording import may_answer_text
 from bot.approval import APPROVAL
 from bot.human.capability import ASK_USER
 from bot.messages import answered_text, cancelled_text, expired_text
+from bot.outcomes import Responder
+from bot.policy import AnswerPolicy, RequesterOrApprovers
 from bot.runs import QuestionView, RunView
-from bot.stores.records import ConversationSummary, PauseRecord, PauseStatus
+from bot.stores.records import ConversationSummary, PauseRecord, PauseStatus, RunRecord
 
 
-def conversations_json(summaries: Sequence[ConversationSummary]) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class Viewer:
+    """Who is looking, the policy that says what they may answer, and what it said.
+
+    ``yours`` holds the ids of the open questions the policy let them answer,
+    asked beforehand (``viewer_for``): the policy may look a group up, and
+    these functions do no I/O.
+    """
+
+    who: Responder
+    policy: AnswerPolicy
+    yours: frozenset[str] = frozenset()
+
+    def may_answer(self, record: PauseRecord, run: RunRecord | None) -> bool:
+        del run
+        return record.interrupt_id in self.yours
+
+    def answerers(self, run: RunRecord) -> str:
+        policy = self.policy
+        if isinstance(policy, RequesterOrApprovers):
+            return may_answer_text(
+                person_name(run.requester), anyone=policy.anyone, approvers=bool(policy.approvers)
+            )
+        return may_answer_text(person_name(run.requester), anyone=False, approvers=True)
+
+
+async def viewer_for(who: Responder, policy: AnswerPolicy, views: Sequence[RunView]) -> Viewer:
+    """Ask the policy, once per open question, what ``who`` may answer."""
+    yours = {
+        question.record.interrupt_id
+        for view in views
+        for question in view.questions
+        if question.record.status is PauseStatus.OUTSTANDING
+        and await policy(question.record, view.run, who)
+    }
+    return Viewer(who, policy, frozenset(yours))
+
+
+def person_name(responder_id: str) -> str:
+    """A console responder id (``console:ana``) as the name people know."""
+    return responder_id.removeprefix(f"{SURFACE}:")
+
+
+def conversations_json(
+    summaries: Sequence[ConversationSummary],
+    waiting: Mapping[str, tuple[int, int]],
+    *,
+    you: str,
+    sign_in: bool,
+) -> dict[str, Any]:
+    """The sidebar: each conversation with how many questions wait, and how many on ``you``."""
     return {
+        "you": you,
+        "sign_in": sign_in,
         "conversations": [
-            {"id": summary.key, "title": summary.title, "updated_at": summary.updated_at}
+            {
+                "id": summary.key,
+                "title": summary.title,
+                "updated_at": summary.updated_at,
+                "runs": summary.runs,
+                "waiting": waiting.get(summary.key, (0, 0))[0],
+                "waiting_on_you": waiting.get(summary.key, (0, 0))[1],
+            }
             for summary in summaries
-        ]
+        ],
     }
 
 
-def conversation_json(key: str, views: Sequence[RunView]) -> dict[str, Any]:
-    return {"id": key, "runs": [run_json(view) for view in views]}
+def waiting_counts(views: Sequence[RunView], viewer: Viewer) -> tuple[int, int]:
+    """(questions open, of which ``viewer`` may answer) in one conversation."""
+    open_count = mine = 0
+    for view in views:
+        for question in view.questions:
+            if question.record.status is PauseStatus.OUTSTANDING:
+                open_count += 1
+                mine += viewer.may_answer(question.record, view.run)
+    return open_count, mine
 
 
-def run_json(view: RunView) -> dict[str, Any]:
+def conversation_json(key: str, views: Sequence[RunView], viewer: Viewer) -> dict[str, Any]:
+    return {"id": key, "runs": [run_json(view, viewer) for view in views]}
+
+
+def run_json(view: RunView, viewer: Viewer) -> dict[str, Any]:
     run = view.run
     return {
         "run_id": run.run_id,
         "text": run.text,
         "requester": run.requester,
+        "asked_by": person_name(run.requester),
         "status": run.status.value,
         "final_text": run.final_text,
         "created_at": run.created_at,
-        "questions": [question_json(question) for question in view.questions],
+        "questions": [
+            {
+                **question_json(question),
+                "may_answer": viewer.answerers(run),
+                "yours": viewer.may_answer(question.record, run),
+            }
+            for question in view.questions
+        ],
     }
 
 
@@ -47,6 +130,7 @@ def question_json(view: QuestionView) -> dict[str, Any]:
     record = view.record
     outstanding = record.status is PauseStatus.OUTSTANDING
     return {
+        "asked_at": record.issued_at,
         "interrupt_id": record.interrupt_id,
         "name": record.name,
         "kind": question_kind(record.name),

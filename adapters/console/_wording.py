@@ -1,27 +1,94 @@
 """The console's own sentences: how to call it, not what happened to a question.
 
 Refusals of an answer come from ``bot.messages.refusal_text`` like on every
-other surface; these only cover requests the console itself turns away.
+other surface; these only cover requests the console itself turns away,
+and the labels the page shows beside a question.
 """
 
 from __future__ import annotations
 
 MAX_TEXT = 4000
-MAX_NAME = 40
 
-SIGN_IN = "The console needs its password; sign in with any user name and that password."
+SIGN_IN = "Sign in to the console with your own user name and password."
 NOT_JSON = "Send console requests as JSON (Content-Type: application/json) from the console page."
 OTHER_ORIGIN = "This request came from another site; use the console page this bot serves."
 TOO_LARGE = "That request is too large; send a shorter message or answer."
+TOO_DEEP = "That JSON is nested too deeply; send the flat object the console page sends."
 TEXT_TOO_LONG = f"That message is too long; keep it under {MAX_TEXT:,} characters."
 EMPTY_TEXT = "The message is empty; type what you want the bot to do."
 BAD_CONVERSATION = (
     "Conversation ids are 1 to 40 lowercase letters, digits or dashes; start a new conversation."
 )
-SEND_MESSAGE = 'Send a JSON object like {"text": "deploy web", "name": "Ana"}.'
-SEND_ANSWER = (
-    'Send a JSON object like {"token": "<the question\'s token>", "answer": {...}, "name": "Ana"}.'
-)
+SEND_MESSAGE = 'Send a JSON object like {"text": "deploy web"}.'
+SEND_ANSWER = 'Send a JSON object like {"token": "<the question\'s token>", "answer": {...}}.'
 ANSWER_RECORDED = "Answer recorded."
 UNEXPECTED = "The console hit an unexpected error; try again, and tell an admin if it persists."
 NO_SUCH_FILE = "There is no such console file; open the console at / instead."
+TOO_MANY_STREAMS = (
+    "Too many console pages are open on this bot; close a few tabs, and this one reconnects."
+)
+TOO_MANY_STREAMS_HERE = (
+    "You have too many console pages open; close a few tabs, and this one reconnects."
+)
+
+
+def may_answer_text(asker: str, *, anyone: bool, approvers: bool) -> str:
+    """Who may answer a question, as the page shows it."""
+    if anyone:
+        return "Anyone signed in to the console"
+    if approvers:
+        return f"{asker}, or an approver"
+    return asker
+
+
+# What the page itself writes; served inside index.html so the script holds no sentences.
+PAGE = {
+    "title": "Bot console",
+    "conversations": "Conversations",
+    "new_conversation": "New conversation",
+    "menu": "Conversations",
+    "menu_waiting": "Conversations ({n} waiting)",
+    "signed_in_as": "Signed in as {name}",
+    "local_operator": "You are {name} (local console)",
+    "waiting": "{n} waiting",
+    "waiting_on_you": "{n} waiting on you",
+    "runs": "{n} runs",
+    "run": "1 run",
+    "untitled": "New conversation",
+    "empty": "Nothing here yet. Ask the bot something, e.g. deploy web.",
+    "working": "Working…",
+    "message_label": "Message",
+    "message_hint": "Ask the bot, e.g. deploy web (Enter sends, Shift+Enter adds a line)",
+    "send": "Send",
+    "submit": "Submit",
+    "close": "Close",
+    "comment": "Comment (optional)",
+    "approve": "Approve",
+    "reject": "Reject",
+    "approve_title": "Approve: {action}",
+    "risk": "{risk} risk",
+    "asked_by": "Asked by {name}",
+    "may_answer": "Who may answer: {who}",
+    "expires": "Expires {when}",
+    "not_yours": "Waiting on {who}; you can read this question but not answer it.",
+    "answered_by": "Answered by {name}",
+    "approved_by": "Approved by {name}",
+    "rejected_by": "Rejected by {name}",
+    "expired": "Expired without an answer",
+    "cancelled_by": "Cancelled by {name}",
+    "bot_asks": "The bot asks ({name})",
+    "bot_asked": "The bot asked ({name})",
+    "question": "Question",
+    "answer_json": "Answer (JSON)",
+    "offline": "The console cannot reach the bot; check that it is running, then try again.",
+    "not_json": "That is not valid JSON; write the answer as a JSON object.",
+    "status_error": "The bot answered with status {status}; try again.",
+    "live": "Live",
+    "down": "Reconnecting…",
+    "approved": "✓ Approved",
+    "rejected": "✗ Rejected",
+    "reconnecting": "Connection lost; reconnecting…",
+    "now": "just now",
+    "in": "in {span}",
+    "ago": "{span} ago",
+}

@@ -19,6 +19,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from bot.app import create_app
 from bot.config import load_settings
 from bot.web import RUN_SERVICE
+from tests.e2e._server import free_port
 
 JSON = {"Content-Type": "application/json"}
 
@@ -99,7 +100,7 @@ async def answer_open_question(client: TestClient[Any, Any], answer: dict[str, A
         questions = [q for r in (await feed(client))["runs"] for q in r["questions"]]
         open_ones = [q for q in questions if q["status"] == "outstanding"]
         if open_ones:
-            body = {"token": open_ones[0]["token"], "answer": answer, "name": "Ana"}
+            body = {"token": open_ones[0]["token"], "answer": answer}
             response = await client.post("/api/answer", data=json.dumps(body), headers=JSON)
             assert response.status == 200, await response.text()
             return
@@ -113,14 +114,17 @@ async def test_the_demo_tools_run_with_a_configured_model(
     """OPENAI_* set: the model is asked with the demo's tools, pauses twice, deploys, reports."""
     fake, base_url = model
     monkeypatch.chdir(tmp_path)
+    port = free_port()  # the app accepts only its own port in Host
     settings = load_settings(
+        PORT=port,
         DATABASE_URL=f"sqlite:///{tmp_path}/bot.sqlite3",
         BOT_DATA_DIR=str(tmp_path / "var"),
         OPENAI_BASE_URL=base_url,
         OPENAI_API_KEY="sk-loopback-key-0123456789",
     )
-    async with TestClient(TestServer(create_app(settings), host="127.0.0.1")) as client:
-        body = {"text": "please deploy web", "name": "Ana"}
+    server = TestServer(create_app(settings), host="127.0.0.1", port=port)
+    async with TestClient(server) as client:
+        body = {"text": "please deploy web"}
         started = await client.post(
             "/api/conversations/ops/messages", data=json.dumps(body), headers=JSON
         )

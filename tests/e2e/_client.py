@@ -20,7 +20,9 @@ DEPLOY_REPORT = "Deployed web 1.5.0 to staging (was 1.4.2). Health checks green.
 # The demo's fleet lives in the process: a later deploy reports "(was 1.5.0)".
 DEPLOYED = "Deployed web 1.5.0 to staging"
 NO_DECISION = "No decision arrived, so I did not deploy web: it expired unanswered."
+# The loopback operator is named after the OS user; tests set it through LOGNAME.
 NAME = "Alice"
+OPERATOR = {"LOGNAME": NAME, "USER": NAME}
 
 
 class ConsoleClient:
@@ -30,9 +32,9 @@ class ConsoleClient:
         self.session = session
         self.url = url
 
-    async def send(self, cid: str, text: str, *, name: str = NAME) -> str:
+    async def send(self, cid: str, text: str) -> str:
         async with self.session.post(
-            f"{self.url}/api/conversations/{cid}/messages", json={"text": text, "name": name}
+            f"{self.url}/api/conversations/{cid}/messages", json={"text": text}
         ) as response:
             body = await response.json()
             assert response.status == 202, body
@@ -43,14 +45,13 @@ class ConsoleClient:
             assert response.status == 200, await response.text()
             return dict(await response.json())
 
-    async def answer(
-        self, token: str, answer: dict[str, Any], *, name: str = NAME
-    ) -> tuple[int, dict[str, Any]]:
-        payload = {"token": token, "answer": answer, "name": name}
+    async def answer(self, token: str, answer: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        # No name: who answered is the bot's own sign-in (the operator on loopback).
+        payload = {"token": token, "answer": answer}
         return await self.post_json("/api/answer", payload)
 
-    async def answer_ok(self, token: str, answer: dict[str, Any], *, name: str = NAME) -> None:
-        status, body = await self.answer(token, answer, name=name)
+    async def answer_ok(self, token: str, answer: dict[str, Any]) -> None:
+        status, body = await self.answer(token, answer)
         assert status == 200, body
         assert body["ok"] is True, body
 

@@ -13,6 +13,7 @@ from aiohttp.test_utils import TestServer
 
 from bot.app import create_app
 from bot.config import load_settings
+from tests.e2e._server import free_port
 
 BOT = {"id": "28:bot-app-id", "name": "Ops bot"}
 TENANT = "72f988bf-tenant"
@@ -111,14 +112,17 @@ class TeamsBotApp:
     """``create_app`` served on 127.0.0.1, talked to over real HTTP."""
 
     def __init__(self, folder: Path, **overrides: Any) -> None:
+        # The port is known up front: the app accepts only its own host and port.
+        port = free_port()
         settings = load_settings(
             database_url=f"sqlite:///{folder / 'bot.sqlite3'}",
             data_dir=folder / "var",
             console=False,
+            port=port,
             **overrides,
         )
         self.app: web.Application = create_app(settings)
-        self.server = TestServer(self.app, host="127.0.0.1")
+        self.server = TestServer(self.app, host="127.0.0.1", port=port)
         self.session: aiohttp.ClientSession | None = None
 
     async def start(self) -> TeamsBotApp:

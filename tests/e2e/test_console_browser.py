@@ -1,15 +1,20 @@
-"""The console page in Debian's headless Chromium: a whole deploy, and an expiry."""
+"""The console page in Debian's headless Chromium, at desktop (1280x800) and phone (390x844).
+
+Screenshots land in test-artifacts/browser/ for a person to look at.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
+import aiohttp
 import pytest
-from playwright.async_api import Locator, Page, async_playwright, expect
+from playwright.async_api import Browser, Locator, Page, async_playwright, expect
 
-from tests.e2e._client import DEPLOY_REPORT, NO_DECISION
+from tests.e2e._client import DEPLOY_REPORT, NO_DECISION, ConsoleClient
 from tests.e2e._server import ROOT, StartBot
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
@@ -27,6 +32,10 @@ CHROMIUM_ARGS = [
 ]
 SHOTS = ROOT / "test-artifacts" / "browser"
 WAIT_MS = 15_000
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+ANA_PASSWORD = "ana's long password"
+BO_PASSWORD = "bo's long password!"
 
 
 @pytest.fixture
@@ -42,21 +51,37 @@ def chromium() -> Path:
 
 
 @pytest.fixture
-async def page(chromium: Path) -> AsyncIterator[Page]:
-    """A fresh page in that Chromium; uncaught page errors fail the test."""
-    errors: list[str] = []
+async def browser(chromium: Path) -> AsyncIterator[Browser]:
     async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
+        launched = await playwright.chromium.launch(
             executable_path=str(chromium), args=CHROMIUM_ARGS
         )
         try:
-            context = await browser.new_context(viewport={"width": 1100, "height": 800})
-            opened = await context.new_page()
-            opened.on("pageerror", lambda error: errors.append(str(error)))
-            yield opened
+            yield launched
         finally:
-            await browser.close()
+            await launched.close()
+
+
+NewPage = Callable[..., Awaitable[Page]]
+
+
+@pytest.fixture
+async def new_page(browser: Browser) -> AsyncIterator[NewPage]:
+    """``await new_page(viewport, credentials)``: a fresh page; uncaught page errors fail."""
+    errors: list[str] = []
+
+    async def make(viewport: dict[str, int] = DESKTOP, **context: Any) -> Page:
+        opened = await (await browser.new_context(viewport=viewport, **context)).new_page()  # type: ignore[arg-type]
+        opened.on("pageerror", lambda error: errors.append(str(error)))
+        return opened
+
+    yield make
     assert not errors, f"the page threw: {errors}"
+
+
+@pytest.fixture
+async def page(new_page: NewPage) -> Page:
+    return await new_page(DESKTOP)
 
 
 async def test_deploy_through_the_page(start_bot: StartBot, page: Page) -> None:
@@ -118,3 +143,180 @@ async def _ask_and_let_expire(start_bot: StartBot, page: Page) -> Locator:
     await expect(expired).to_have_count(1, timeout=WAIT_MS)
     await expect(page.locator(".bot-message", has_text=NO_DECISION)).to_be_visible(timeout=WAIT_MS)
     return expired
+
+
+async def test_waiting_badge_and_first_load(
+    start_bot: StartBot, new_page: NewPage, http: aiohttp.ClientSession
+) -> None:
+    """Two "deploy web" runs waiting: badges, told-apart titles, and the page opens one."""
+    server = await start_bot()
+    api = ConsoleClient(http, server.url)
+    await api.deploy_to_staging("done-1")
+    for cid in ("wait-1", "wait-2"):
+        await api.send(cid, "deploy web")
+        await api.outstanding(cid, "ask_user")
+    page = await new_page(DESKTOP)
+    await page.goto(f"{server.url}/")
+
+    links = page.locator("#conversations a")
+    await expect(links).to_have_count(3, timeout=WAIT_MS)
+    waiting = page.locator("#conversations a[data-waiting]")
+    await expect(waiting).to_have_count(2)
+    await expect(waiting.first.locator(".badge")).to_have_text("1")
+    titles = await page.locator("#conversations .title").all_inner_texts()
+    assert sorted(titles) == ["deploy web #1", "deploy web #2", "deploy web #3"], titles
+    # Waiting conversations sort first; the finished one is last.
+    assert await links.last.get_attribute("data-waiting") is None
+    # The first load opened a conversation that waits on this operator.
+    await expect(page.get_by_role("button", name="staging", exact=True)).to_be_visible(
+        timeout=WAIT_MS
+    )
+    await expect(page.locator(".question .facts")).to_contain_text("Expires in ")
+    await expect(page.locator(".option .description", has_text="customers see it")).to_be_visible()
+    await expect(page.locator("#connection")).to_have_text("Live")
+    await page.screenshot(path=SHOTS / "10-desktop-waiting-badge.png")
+
+
+async def test_answer_from_the_phone_layout(
+    start_bot: StartBot, new_page: NewPage, http: aiohttp.ClientSession
+) -> None:
+    """At 390 px the sidebar folds behind a menu; a question is answered and approved."""
+    server = await start_bot()
+    api = ConsoleClient(http, server.url)
+    await api.send("phone", "deploy web")
+    await api.outstanding("phone", "ask_user")
+    page = await new_page(PHONE, is_mobile=True, has_touch=True)
+    await page.goto(f"{server.url}/")
+
+    menu = page.locator("#menu")
+    await expect(menu).to_have_text("Conversations (1 waiting)", timeout=WAIT_MS)
+    await expect(page.locator("#sidebar")).to_be_hidden()
+    staging = page.get_by_role("button", name="staging", exact=True)
+    await expect(staging).to_be_visible(timeout=WAIT_MS)
+    feed_box = await page.locator("#feed").bounding_box()
+    assert feed_box is not None and feed_box["width"] >= 360, feed_box
+    await page.screenshot(path=SHOTS / "20-phone-question.png")
+
+    await menu.tap()
+    await expect(page.locator("#sidebar")).to_be_visible()
+    await expect(page.locator("#conversations .badge")).to_have_text("1")
+    await page.screenshot(path=SHOTS / "21-phone-sidebar-open.png")
+    await page.locator("#conversations a").first.tap()
+    await expect(page.locator("#sidebar")).to_be_hidden()
+
+    await staging.tap()
+    approve = page.get_by_role("button", name="Approve", exact=True)
+    await expect(approve).to_be_visible(timeout=WAIT_MS)
+    await page.screenshot(path=SHOTS / "22-phone-approval.png")
+    await approve.tap()
+    await expect(page.locator(".bot-message", has_text=DEPLOY_REPORT)).to_be_visible(
+        timeout=WAIT_MS
+    )
+    approved = page.locator(".question .decision-approve")
+    await expect(approved).to_be_visible()
+    answered_approval = page.locator('.question[data-status="answered"]').last
+    await expect(answered_approval.locator(".risk")).to_have_text("low risk")
+    await expect(answered_approval.locator(".arguments")).to_contain_text("staging")
+    await expect(answered_approval.locator(".closed-text")).to_contain_text("Approved by ")
+    await page.screenshot(path=SHOTS / "23-phone-answered.png", full_page=True)
+
+
+async def test_connection_lost_state_clears_after_a_restart(
+    start_bot: StartBot, new_page: NewPage
+) -> None:
+    """Killing the bot shows the connection as lost; after a restart it reads live again."""
+    server = await start_bot()
+    page = await new_page(DESKTOP)
+    await page.goto(f"{server.url}/")
+    status = page.locator("#connection")
+    await expect(status).to_have_text("Live", timeout=WAIT_MS)
+    await expect(page.locator("#offline")).to_be_hidden()
+    message = page.get_by_label("Message", exact=True)
+    await message.fill("deploy web")
+    await message.press("Enter")
+    await expect(page.get_by_role("button", name="staging", exact=True)).to_be_visible(
+        timeout=WAIT_MS
+    )
+
+    server.kill()
+    await expect(page.locator("#offline")).to_be_visible(timeout=WAIT_MS)
+    await expect(status).to_have_attribute("data-state", "down")
+    # Acting while the bot is down puts up a banner, which can be closed...
+    await page.get_by_role("button", name="staging", exact=True).click()
+    banner = page.locator("#banner")
+    await expect(banner).to_contain_text("cannot reach the bot", timeout=WAIT_MS)
+    await page.screenshot(path=SHOTS / "30-desktop-connection-lost.png")
+    await page.get_by_role("button", name="Close").click()
+    await expect(banner).to_be_hidden()
+    await message.fill("status web")
+    await message.press("Enter")
+    await expect(banner).to_be_visible(timeout=WAIT_MS)
+
+    # ...and clears by itself once the bot is back and the stream reconnects.
+    await server.restart()
+    await expect(status).to_have_text("Live", timeout=WAIT_MS)
+    await expect(page.locator("#offline")).to_be_hidden()
+    await expect(banner).to_be_hidden()
+    await page.get_by_role("button", name="staging", exact=True).click()
+    await expect(page.get_by_role("button", name="Approve", exact=True)).to_be_visible(
+        timeout=WAIT_MS
+    )
+    await page.screenshot(path=SHOTS / "31-desktop-reconnected.png")
+
+
+async def test_signed_in_name_is_who_answered(start_bot: StartBot, new_page: NewPage) -> None:
+    """Signed in as ana: the page says so, and her answer reads "Answered by ana"."""
+    server = await start_bot(BOT_CONSOLE_USERS=f"ana:{ANA_PASSWORD},bo:{BO_PASSWORD}")
+    page = await new_page(DESKTOP, http_credentials={"username": "ana", "password": ANA_PASSWORD})
+    await page.goto(f"{server.url}/")
+    await expect(page.locator("#you")).to_have_text("Signed in as ana", timeout=WAIT_MS)
+    message = page.get_by_label("Message", exact=True)
+    await message.fill("deploy web")
+    await message.press("Enter")
+    staging = page.get_by_role("button", name="staging", exact=True)
+    await expect(staging).to_be_visible(timeout=WAIT_MS)
+    await expect(page.locator(".question .facts")).to_contain_text("Asked by ana")
+    await expect(page.locator(".question .facts")).to_contain_text("Who may answer: ana")
+    await staging.click()
+    reject = page.get_by_role("button", name="Reject", exact=True)
+    await expect(reject).to_be_visible(timeout=WAIT_MS)
+    await reject.click()
+    first = page.locator('.question[data-status="answered"]').first
+    await expect(first.locator(".closed-text")).to_contain_text("Answered by ana", timeout=WAIT_MS)
+    rejected = page.locator(".question .decision-reject")
+    await expect(rejected).to_be_visible(timeout=WAIT_MS)
+    await expect(page.locator(".closed-text", has_text="Rejected by ana")).to_be_visible()
+    await page.screenshot(path=SHOTS / "40-desktop-signed-in-answered-by.png", full_page=True)
+
+    # Bo, signed in as himself, sees ana's finished run but nothing he could answer.
+    bo = await new_page(PHONE, http_credentials={"username": "bo", "password": BO_PASSWORD})
+    await bo.goto(f"{server.url}/")
+    await expect(bo.locator("#you")).to_have_text("Signed in as bo", timeout=WAIT_MS)
+
+
+async def test_a_refusal_banner_shows_local_times_and_closes(
+    start_bot: StartBot, new_page: NewPage, http: aiohttp.ClientSession
+) -> None:
+    """Answering a question someone else just answered: the banner says so in local time."""
+    server = await start_bot()
+    api = ConsoleClient(http, server.url)
+    await api.send("race", "deploy web")
+    ask = await api.outstanding("race", "ask_user")
+    page = await new_page(DESKTOP)
+    # No live updates, so the page still shows the question after it is answered elsewhere.
+    await page.route("**/api/events", lambda route: route.abort())
+    await page.goto(f"{server.url}/#race")
+    staging = page.get_by_role("button", name="staging", exact=True)
+    await expect(staging).to_be_visible(timeout=WAIT_MS)
+    await api.answer_ok(
+        ask["token"], {"answers": {ask["payload"]["questions"][0]["question"]: "staging"}}
+    )
+
+    await staging.click()
+    banner = page.locator("#banner")
+    await expect(banner).to_contain_text("already answered by", timeout=WAIT_MS)
+    await expect(banner.locator("time")).to_have_count(1)
+    assert "UTC" not in await banner.inner_text()
+    await page.screenshot(path=SHOTS / "50-desktop-refusal-banner.png")
+    await page.get_by_role("button", name="Close").click()
+    await expect(banner).to_be_hidden()

@@ -14,6 +14,7 @@ from tests.e2e._client import (
     APPROVE,
     DEPLOY_REPORT,
     NO_DECISION,
+    OPERATOR,
     STAGING,
     ConsoleClient,
 )
@@ -52,14 +53,14 @@ async def test_two_tabs_answering_at_once_resume_the_run_once(
     start_bot: StartBot, http: aiohttp.ClientSession
 ) -> None:
     """Two simultaneous answers with one token: one 200, one 409 naming who and when."""
-    server = await start_bot()
+    server = await start_bot(**OPERATOR)
     api = ConsoleClient(http, server.url)
     await api.send("ops", "deploy web")
     ask = await api.outstanding("ops", "ask_user")
 
     results = await asyncio.gather(
-        api.answer(ask["token"], STAGING, name="Alice"),
-        api.answer(ask["token"], STAGING, name="Alice"),
+        api.answer(ask["token"], STAGING),
+        api.answer(ask["token"], STAGING),
     )
     statuses = sorted(status for status, _ in results)
     assert statuses == [200, 409], results

@@ -1,15 +1,20 @@
 // The console page: draws conversations from the JSON API, answers questions
 // with their tokens, and re-reads whatever /api/events says has changed.
-// Every text goes in through textContent, never as HTML.
+// Every text goes in through textContent, never as HTML; every sentence comes
+// from the wording block the server puts in the page (adapters/console/_wording.py).
 "use strict";
 
+const W = JSON.parse(document.getElementById("wording").textContent);
 const ID_PATTERN = /^[a-z0-9-]{1,40}$/;
-const NAME_KEY = "console.name";
-const OFFLINE = "The console cannot reach the bot; check that it is running, then try again.";
-const NOT_JSON = "That is not valid JSON; write the answer as a JSON object.";
+const RETRY_MS = 3000;
+const PHONE = window.matchMedia("(max-width: 760px)");
 
-const state = { cid: "", rendered: new Map() };
+const state = { cid: "", rendered: new Map(), you: "", list: [], live: false, firstList: true };
 const $ = (id) => document.getElementById(id);
+
+function say(key, values = {}) {
+  return (W[key] || key).replace(/\{(\w+)\}/g, (_, name) => String(values[name] ?? ""));
+}
 
 function el(tag, props = {}, ...children) {
   const node = document.createElement(tag);
@@ -26,7 +31,46 @@ function el(tag, props = {}, ...children) {
 
 // DOM append() renders null as the text "null"; parts may be optional.
 function present(nodes) {
-  return nodes.filter((node) => node !== null && node !== undefined);
+  return nodes.filter((node) => node !== null && node !== undefined && node !== "");
+}
+
+// --- time: one format everywhere, local time with a relative part ------------
+
+const ABSOLUTE = new Intl.DateTimeFormat(undefined, {
+  weekday: "short", day: "numeric", month: "short", hour: "2-digit", minute: "2-digit",
+});
+
+function relative(seconds) {
+  const span = Math.abs(seconds);
+  if (span < 45) return say("now");
+  const units = [[86400, "d"], [3600, "h"], [60, "min"]];
+  const [size, unit] = units.find(([s]) => span >= s) || [60, "min"];
+  const text = `${Math.round(span / size)} ${unit}`;
+  return seconds > 0 ? say("in", { span: text }) : say("ago", { span: text });
+}
+
+// A <time> that says "in 23 h (Tue 1 Dec, 20:05)" and is refreshed every 30 s;
+// a short one (the sidebar) says only "5 min ago" and keeps the date as a tooltip.
+function timeNode(at, { short = false } = {}) {
+  const node = el("time", {
+    datetime: new Date(at * 1000).toISOString(),
+    "data-at": at,
+    "data-short": short || null,
+    title: ABSOLUTE.format(new Date(at * 1000)),
+  });
+  node.textContent = timeText(at, short);
+  return node;
+}
+
+function timeText(at, short) {
+  const rel = relative(at - Date.now() / 1000);
+  return short ? rel : `${rel} (${ABSOLUTE.format(new Date(at * 1000))})`;
+}
+
+function refreshTimes() {
+  for (const node of document.querySelectorAll("time[data-at]")) {
+    node.textContent = timeText(Number(node.dataset.at), node.hasAttribute("data-short"));
+  }
 }
 
 // --- talking to the bot ------------------------------------------------------
@@ -42,28 +86,41 @@ async function call(method, path, body) {
     const data = await response.json().catch(() => ({}));
     return { status: response.status, data };
   } catch {
-    return { status: 0, data: { ok: false, error: OFFLINE } };
+    return { status: 0, data: { ok: false, error: say("offline") } };
   }
 }
 
 function errorOf(result) {
-  return result.data.error || `The bot answered with status ${result.status}; try again.`;
+  return result.data.error || say("status_error", { status: result.status });
+}
+
+// Server sentences (bot/messages.py) write times as "2026-11-30 20:05 UTC" for
+// every surface; the page shows them in its own local, relative format.
+// "at " goes too: "answered by Ana 5 min ago (Mon, Nov 30, 08:20 PM)" reads right.
+const SERVER_TIME = /(?:at )?(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d) UTC/g;
+
+function withLocalTimes(text) {
+  const parts = [];
+  let last = 0;
+  for (const match of text.matchAll(SERVER_TIME)) {
+    const [whole, y, mo, d, h, mi] = match;
+    parts.push(text.slice(last, match.index), timeNode(Date.UTC(y, mo - 1, d, h, mi) / 1000));
+    last = match.index + whole.length;
+  }
+  parts.push(text.slice(last));
+  return parts;
 }
 
 function showBanner(text) {
-  const banner = $("banner");
-  banner.textContent = text;
-  banner.hidden = false;
+  $("banner-text").replaceChildren(...present(withLocalTimes(text)));
+  $("banner-text").dataset.text = text;
+  $("banner").hidden = false;
 }
 
 function clearBanner() {
-  const banner = $("banner");
-  banner.textContent = "";
-  banner.hidden = true;
-}
-
-function displayName() {
-  return $("name").value.trim().slice(0, 40) || "operator";
+  $("banner-text").textContent = "";
+  $("banner-text").dataset.text = "";
+  $("banner").hidden = true;
 }
 
 // Runs fn at most once at a time; calls made meanwhile fold into one more run.
@@ -89,6 +146,47 @@ function serial(fn) {
   };
 }
 
+// --- the live connection -----------------------------------------------------
+
+function setLive(live) {
+  state.live = live;
+  for (const id of ["connection", "connection-small"]) {
+    $(id).textContent = live ? say("live") : say("down");
+    $(id).dataset.state = live ? "live" : "down";
+  }
+  const offline = $("offline");
+  offline.textContent = say("reconnecting");
+  offline.hidden = live;
+}
+
+// EventSource retries by itself after a network error, but gives up for good
+// on an HTTP error (a 429 cap, a 401 after a restart); then we retry on a timer.
+function listen() {
+  const events = new EventSource("/api/events");
+  events.addEventListener("open", () => {
+    const wasDown = !state.live;
+    setLive(true);
+    if (wasDown && $("banner-text").dataset.text === say("offline")) clearBanner();
+    // Catch up on whatever changed while the stream was down.
+    refreshConversation();
+    refreshList();
+  });
+  events.addEventListener("changed", (event) => {
+    let changed = "";
+    try {
+      changed = JSON.parse(event.data).conversation;
+    } catch {
+      return;
+    }
+    if (changed === state.cid) refreshConversation();
+    refreshList();
+  });
+  events.addEventListener("error", () => {
+    setLive(false);
+    if (events.readyState === EventSource.CLOSED) setTimeout(listen, RETRY_MS);
+  });
+}
+
 // --- conversations -----------------------------------------------------------
 
 function newId() {
@@ -98,6 +196,7 @@ function newId() {
 }
 
 function open(cid) {
+  if (PHONE.matches) toggleSidebar(false);
   if (cid === state.cid) return;
   state.cid = cid;
   state.rendered = new Map();
@@ -105,22 +204,69 @@ function open(cid) {
   if (location.hash.slice(1) !== cid) history.replaceState(null, "", `#${cid}`);
   clearBanner();
   refreshConversation();
-  refreshList();
+  drawList();
+}
+
+// Waiting on you first, then waiting on others, then the most recent.
+function ordered(items) {
+  const rank = (item) => (item.waiting_on_you ? 0 : item.waiting ? 1 : 2);
+  return [...items].sort((a, b) => rank(a) - rank(b) || b.updated_at - a.updated_at);
+}
+
+// Same first words get "#2", "#3" by age, so "deploy web" x4 can be told apart.
+function titles(items) {
+  const byTitle = new Map();
+  for (const item of [...items].sort((a, b) => a.updated_at - b.updated_at)) {
+    const title = item.title || say("untitled");
+    byTitle.set(title, [...(byTitle.get(title) || []), item.id]);
+  }
+  const shown = new Map();
+  for (const [title, ids] of byTitle) {
+    ids.forEach((id, i) => shown.set(id, ids.length > 1 ? `${title} #${i + 1}` : title));
+  }
+  return shown;
 }
 
 const refreshList = serial(async () => {
   const result = await call("GET", "/api/conversations");
   if (result.status !== 200) return;
-  const items = result.data.conversations.map((item) =>
-    el("li", {}, el("a", {
-      href: `#${item.id}`,
-      title: item.title,
-      "aria-current": item.id === state.cid ? "true" : null,
-      text: item.title || item.id,
-    })),
-  );
-  $("conversations").replaceChildren(...items);
+  state.list = result.data.conversations;
+  if (result.data.you !== state.you) {
+    state.you = result.data.you;
+    $("you").textContent = say(result.data.sign_in ? "signed_in_as" : "local_operator", { name: state.you });
+  }
+  if (state.firstList) {
+    state.firstList = false;
+    // The first load opens what waits on you, unless the address names a conversation.
+    const mine = ordered(state.list).find((item) => item.waiting_on_you);
+    if (!location.hash.slice(1) && mine) open(mine.id);
+  }
+  drawList();
 });
+
+function drawList() {
+  const names = titles(state.list);
+  const items = ordered(state.list).map((item) => {
+    const badge = item.waiting
+      ? el("span", {
+          class: item.waiting_on_you ? "badge mine" : "badge",
+          text: String(item.waiting),
+          title: say(item.waiting_on_you ? "waiting_on_you" : "waiting", { n: item.waiting_on_you || item.waiting }),
+        })
+      : null;
+    const meta = el("span", { class: "meta" }, say(item.runs === 1 ? "run" : "runs", { n: item.runs }), " · ", timeNode(item.updated_at, { short: true }));
+    return el("li", {}, el("a", {
+      href: `#${item.id}`,
+      "data-waiting": item.waiting || null,
+      "aria-current": item.id === state.cid ? "true" : null,
+      // Picking the open conversation again fires no hashchange; close the panel anyway.
+      onclick: () => toggleSidebar(false),
+    }, el("span", { class: "row" }, el("span", { class: "title", text: names.get(item.id) }), badge), meta));
+  });
+  $("conversations").replaceChildren(...items);
+  const waiting = state.list.filter((item) => item.waiting).length;
+  $("menu").textContent = waiting ? say("menu_waiting", { n: waiting }) : say("menu");
+}
 
 const refreshConversation = serial(async () => {
   const cid = state.cid;
@@ -130,6 +276,7 @@ const refreshConversation = serial(async () => {
     showBanner(errorOf(result));
     return;
   }
+  if ($("banner-text").dataset.text === say("offline")) clearBanner();
   render(result.data.runs);
 });
 
@@ -149,14 +296,13 @@ function render(runs) {
   for (const run of runs) {
     nodes.push(keep(`${run.run_id}:text`, run.text, () => userMessage(run)));
     for (const q of run.questions) {
-      nodes.push(keep(q.interrupt_id, `${q.status}|${q.closed_text}`, () => question(q)));
+      const signature = `${q.status}|${q.closed_by}|${q.yours}|${q.token ? 1 : 0}`;
+      nodes.push(keep(q.interrupt_id, signature, () => question(q, run)));
     }
     const end = runEnd(run);
     if (end) nodes.push(keep(`${run.run_id}:end`, `${run.status}|${run.final_text}`, end));
   }
-  if (!nodes.length) {
-    nodes.push(el("p", { class: "empty", text: "Nothing here yet. Ask the bot something, e.g. deploy web." }));
-  }
+  if (!nodes.length) nodes.push(el("p", { class: "empty", text: say("empty") }));
   state.rendered = fresh;
   const feed = $("feed");
   const atBottom = feed.scrollHeight - feed.scrollTop - feed.clientHeight < 40;
@@ -168,8 +314,8 @@ function render(runs) {
 }
 
 function userMessage(run) {
-  const at = new Date(run.created_at * 1000).toLocaleString();
-  return el("div", { class: "user-message" }, run.text, el("span", { class: "meta", text: at }));
+  return el("div", { class: "user-message" }, run.text,
+    el("span", { class: "meta" }, `${run.asked_by} · `, timeNode(run.created_at)));
 }
 
 function runEnd(run) {
@@ -180,39 +326,69 @@ function runEnd(run) {
     return () => el("div", { class: "bot-message failed", text: run.final_text });
   }
   const waiting = run.questions.some((q) => q.status === "outstanding");
-  return waiting ? null : () => el("div", { class: "working", text: "Working…" });
+  return waiting ? null : () => el("div", { class: "working", text: say("working") });
 }
 
-function question(q) {
-  const box = el("article", { class: "question", "data-status": q.status, "data-interrupt": q.interrupt_id });
-  if (q.status === "outstanding" && q.token) {
+function question(q, run) {
+  const box = el("article", {
+    class: "question", "data-status": q.status, "data-interrupt": q.interrupt_id, "data-yours": q.yours,
+  });
+  if (q.status === "outstanding" && q.token && q.yours) {
     const draw = { ask_user: askUserForm, approval: approvalForm }[q.kind] || jsonForm;
     box.append(...present(draw(q, (answer) => submitAnswer(q, answer, box))));
+    box.append(facts(q, run));
+  } else if (q.status === "outstanding") {
+    box.append(...present(readOnly(q)), facts(q, run),
+      el("p", { class: "not-yours", text: say("not_yours", { who: q.may_answer }) }));
   } else {
-    box.append(...present(closedSummary(q)), el("p", { class: "closed-text", text: q.closed_text || q.status }));
+    box.append(...present(closedSummary(q)), closedLine(q));
   }
   return box;
+}
+
+// Who asked, who may answer, and when it expires: the same three facts on every question.
+function facts(q, run) {
+  return el("p", { class: "facts" },
+    el("span", { text: say("asked_by", { name: run.asked_by }) }),
+    el("span", { text: say("may_answer", { who: q.may_answer }) }),
+    el("span", {}, say("expires", { when: "" }).trim(), " ", timeNode(q.expires_at)));
+}
+
+function closedLine(q) {
+  const decision = q.kind === "approval" && q.answer ? q.answer.decision : "";
+  const key = q.status === "answered"
+    ? (decision === "approve" ? "approved_by" : decision === "reject" ? "rejected_by" : "answered_by")
+    : q.status === "cancelled" ? "cancelled_by" : "expired";
+  return el("p", { class: "closed-text" }, say(key, { name: q.closed_by }), " · ",
+    timeNode(q.closed_at || q.expires_at));
 }
 
 function prompt(item) {
   return [item.header ? el("h3", { text: item.header }) : null, el("p", { text: item.question })];
 }
 
+// Options show their descriptions beside them, not only on hover.
+function optionRow(option, control) {
+  const id = `d-${Math.random().toString(36).slice(2)}`;
+  if (option.description) control.setAttribute("aria-describedby", id);
+  return el("div", { class: "option" }, control,
+    option.description ? el("span", { class: "description", id, text: option.description }) : null);
+}
+
 function askUserForm(q, submit) {
   const items = (q.payload && q.payload.questions) || [];
   const only = items.length === 1 ? items[0] : null;
   if (only && only.options.length && !only.multi_select) {
-    const buttons = only.options.map((option) => el("button", {
+    const rows = only.options.map((option) => optionRow(option, el("button", {
       type: "button",
-      title: option.description || null,
       text: option.label,
       onclick: () => submit({ answers: { [only.question]: option.label } }),
-    }));
-    return [...prompt(only), el("div", { class: "options" }, ...buttons)];
+    })));
+    return [...prompt(only), el("div", { class: "options" }, ...rows)];
   }
   const readers = [];
   const fieldsets = items.map((item) => {
-    const set = el("fieldset", {}, el("legend", { text: item.header || "Question" }), el("p", { text: item.question }));
+    const set = el("fieldset", {}, el("legend", { text: item.header || say("question") }), el("p", { text: item.question }));
     if (!item.options.length) {
       const input = el("input", { type: "text", "aria-label": item.question });
       readers.push([item.question, () => input.value.trim()]);
@@ -221,12 +397,11 @@ function askUserForm(q, submit) {
       const boxes = item.options.map((option) => el("input", { type: "checkbox", value: option.label }));
       readers.push([item.question, () => boxes.filter((b) => b.checked).map((b) => b.value)]);
       set.append(el("div", { class: "options" }, ...boxes.map((b, i) =>
-        el("label", { title: item.options[i].description || null }, b, item.options[i].label))));
+        optionRow(item.options[i], el("label", {}, b, item.options[i].label)))));
     } else {
       let chosen = "";
       const buttons = item.options.map((option) => el("button", {
         type: "button",
-        title: option.description || null,
         "aria-pressed": "false",
         text: option.label,
         onclick: (event) => {
@@ -235,11 +410,11 @@ function askUserForm(q, submit) {
         },
       }));
       readers.push([item.question, () => chosen]);
-      set.append(el("div", { class: "options" }, ...buttons));
+      set.append(el("div", { class: "options" }, ...buttons.map((b, i) => optionRow(item.options[i], b))));
     }
     return set;
   });
-  const form = el("form", {}, ...fieldsets, el("div", { class: "actions" }, el("button", { type: "submit", text: "Submit" })));
+  const form = el("form", {}, ...fieldsets, el("div", { class: "actions" }, el("button", { type: "submit", text: say("submit") })));
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     submit({ answers: Object.fromEntries(readers.map(([text, read]) => [text, read()])) });
@@ -247,19 +422,26 @@ function askUserForm(q, submit) {
   return [form];
 }
 
-function approvalForm(q, submit) {
+function approvalHead(q) {
   const p = q.payload || {};
   const risk = ["low", "medium", "high"].includes(p.risk) ? p.risk : "medium";
-  const comment = el("input", { type: "text", "aria-label": "Comment", placeholder: "Comment (optional)" });
+  return [
+    el("h3", {}, `${say("approve_title", { action: p.action || q.name })} `,
+      el("span", { class: `risk risk-${risk}`, text: say("risk", { risk }) })),
+    p.summary ? el("p", { text: p.summary }) : null,
+    argumentsTable(p.arguments || {}),
+  ];
+}
+
+function approvalForm(q, submit) {
+  const comment = el("input", { type: "text", "aria-label": say("comment"), placeholder: say("comment") });
   const decide = (decision) => () => submit({ decision, comment: comment.value.trim() });
   return [
-    el("h3", {}, `Approve: ${p.action || q.name} `, el("span", { class: `risk risk-${risk}`, text: `${risk} risk` })),
-    el("p", { text: p.summary || "" }),
-    argumentsTable(p.arguments || {}),
+    ...approvalHead(q),
     comment,
     el("div", { class: "actions" },
-      el("button", { type: "button", class: "approve", text: "Approve", onclick: decide("approve") }),
-      el("button", { type: "button", class: "reject", text: "Reject", onclick: decide("reject") })),
+      el("button", { type: "button", class: "approve", text: say("approve"), onclick: decide("approve") }),
+      el("button", { type: "button", class: "reject", text: say("reject"), onclick: decide("reject") })),
   ];
 }
 
@@ -271,25 +453,31 @@ function argumentsTable(args) {
 }
 
 function jsonForm(q, submit) {
-  const area = el("textarea", { "aria-label": "Answer (JSON)", rows: "4" });
+  const area = el("textarea", { "aria-label": say("answer_json"), rows: "4" });
   area.value = "{}";
   const form = el("form", {},
-    el("h3", { text: `The bot asks (${q.name})` }),
+    el("h3", { text: say("bot_asks", { name: q.name }) }),
     el("pre", { text: JSON.stringify(q.payload, null, 2) }),
     area,
-    el("div", { class: "actions" }, el("button", { type: "submit", text: "Submit" })));
+    el("div", { class: "actions" }, el("button", { type: "submit", text: say("submit") })));
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     let answer;
     try {
       answer = JSON.parse(area.value);
     } catch {
-      showBanner(NOT_JSON);
+      showBanner(say("not_json"));
       return;
     }
     submit(answer);
   });
   return [form];
+}
+
+function readOnly(q) {
+  if (q.kind === "approval") return approvalHead(q);
+  if (q.kind === "ask_user") return ((q.payload || {}).questions || []).flatMap(prompt);
+  return [el("h3", { text: say("bot_asks", { name: q.name }) })];
 }
 
 function closedSummary(q) {
@@ -303,21 +491,26 @@ function closedSummary(q) {
     });
   }
   if (q.kind === "approval") {
-    const decision = answer.decision ? `→ ${answer.decision}${answer.comment ? `: ${answer.comment}` : ""}` : "";
-    return [el("h3", { text: `Approve: ${p.action || q.name}` }), el("p", { text: p.summary || "" }),
-      decision ? el("p", { class: "answer-summary", text: decision }) : null];
+    const decision = answer.decision === "approve" || answer.decision === "reject" ? answer.decision : "";
+    const verdict = decision
+      ? el("p", { class: `decision decision-${decision}` },
+          el("strong", { text: say(decision === "approve" ? "approved" : "rejected") }),
+          answer.comment ? `: ${answer.comment}` : "")
+      : null;
+    return [...approvalHead(q), verdict];
   }
-  return [el("h3", { text: `The bot asked (${q.name})` })];
+  return [el("h3", { text: say("bot_asked", { name: q.name }) })];
 }
 
 async function submitAnswer(q, answer, box) {
   const controls = box.querySelectorAll("button, input, textarea");
   for (const control of controls) control.disabled = true;
-  const result = await call("POST", "/api/answer", { token: q.token, answer, name: displayName() });
+  const result = await call("POST", "/api/answer", { token: q.token, answer });
   for (const control of controls) control.disabled = false;
   if (result.data.ok) clearBanner();
   else showBanner(errorOf(result));
   refreshConversation();
+  refreshList();
 }
 
 // --- sending and wiring ------------------------------------------------------
@@ -327,7 +520,7 @@ async function send(event) {
   const box = $("message");
   const text = box.value.trim();
   if (!text) return;
-  const result = await call("POST", `/api/conversations/${state.cid}/messages`, { text, name: displayName() });
+  const result = await call("POST", `/api/conversations/${state.cid}/messages`, { text });
   if (result.status !== 202) {
     showBanner(errorOf(result));
     return;
@@ -338,29 +531,29 @@ async function send(event) {
   refreshList();
 }
 
-function listen() {
-  const events = new EventSource("/api/events");
-  events.addEventListener("changed", (event) => {
-    let changed = "";
-    try {
-      changed = JSON.parse(event.data).conversation;
-    } catch {
-      return;
-    }
-    if (changed === state.cid) refreshConversation();
-    refreshList();
-  });
-  // After a reconnect, catch up on whatever changed while the stream was down.
-  events.addEventListener("open", () => {
-    refreshConversation();
-    refreshList();
-  });
+function toggleSidebar(show) {
+  const open = show ?? !document.body.classList.contains("sidebar-open");
+  document.body.classList.toggle("sidebar-open", open);
+  $("menu").setAttribute("aria-expanded", String(open));
+}
+
+function label() {
+  document.title = say("title");
+  $("title").textContent = say("title");
+  $("new-conversation").textContent = say("new_conversation");
+  $("conversations-nav").setAttribute("aria-label", say("conversations"));
+  $("menu").textContent = say("menu");
+  $("banner-close").textContent = "×";
+  $("banner-close").setAttribute("aria-label", say("close"));
+  $("message").setAttribute("aria-label", say("message_label"));
+  $("message").placeholder = say("message_hint");
+  $("send").textContent = say("send");
+  // No connection state until the first attempt has succeeded or failed.
+  $("offline").hidden = true;
 }
 
 function start() {
-  const name = $("name");
-  name.value = localStorage.getItem(NAME_KEY) || "operator";
-  name.addEventListener("input", () => localStorage.setItem(NAME_KEY, name.value.trim().slice(0, 40)));
+  label();
   $("composer").addEventListener("submit", send);
   $("message").addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
@@ -372,13 +565,18 @@ function start() {
     open(newId());
     $("message").focus();
   });
+  $("menu").addEventListener("click", () => toggleSidebar());
+  $("banner-close").addEventListener("click", clearBanner);
   window.addEventListener("hashchange", () => {
     const cid = location.hash.slice(1);
     if (ID_PATTERN.test(cid)) open(cid);
   });
   const fromHash = location.hash.slice(1);
   open(ID_PATTERN.test(fromHash) ? fromHash : newId());
+  history.replaceState(null, "", ID_PATTERN.test(fromHash) ? `#${fromHash}` : location.pathname);
+  refreshList();
   listen();
+  setInterval(refreshTimes, 30_000);
 }
 
 start();

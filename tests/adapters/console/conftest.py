@@ -8,18 +8,21 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from adapters.console import ConsoleSurface, mount_console
+from adapters.console import ConsoleLimits, ConsoleSurface, mount_console
 from bot.approval import approval_registration, approval_tool
 from bot.compose import build_agent
 from bot.demo import Fleet, demo_script
 from bot.human.factory import ask_user_registration
 from bot.human.tokens import TokenSigner
+from bot.policy import RequesterOrApprovers
 from bot.providers.scripted import ScriptedProvider
 from bot.runs import RunService
+from bot.serving import ALLOWED_HOSTS, SIGN_IN, AllowedHosts, SignIn, http_guards
 from bot.stores.ports import Stores
 from bot.testing import FixedClock
 from bot.web import RUN_SERVICE
 from tests.adapters.console.console_support import Console, ConsoleFactory
+from tests.e2e._server import free_port
 
 
 @pytest.fixture
@@ -28,7 +31,14 @@ async def make_console(
 ) -> AsyncIterator[ConsoleFactory]:
     opened: list[Console] = []
 
-    async def make(*, password: str | None = None, heartbeat_seconds: float = 15.0) -> Console:
+    async def make(
+        *,
+        users: dict[str, str] | None = None,
+        heartbeat_seconds: float = 15.0,
+        limits: ConsoleLimits | None = None,
+        policy: RequesterOrApprovers | None = None,
+        operator: str = "Ana",
+    ) -> Console:
         agent, capability = build_agent(
             provider=ScriptedProvider(demo_script),
             stores=sqlite_stores,
@@ -37,13 +47,21 @@ async def make_console(
             tools=[*Fleet().tools(), approval_tool()],
             registrations=[ask_user_registration(), approval_registration()],
         )
-        service = RunService(agent=agent, capability=capability, stores=sqlite_stores, clock=clock)
+        policy = policy or RequesterOrApprovers()
+        service = RunService(
+            agent=agent, capability=capability, stores=sqlite_stores, clock=clock, policy=policy
+        )
         surface = ConsoleSurface(heartbeat_seconds=heartbeat_seconds)
         service.add_surface(surface)
-        app = web.Application()
-        mount_console(app, surface, password=password)
+        # The same guards and keys create_app installs, on a port known up front.
+        port = free_port()
+        allowed = AllowedHosts.loopback(port)
+        app = web.Application(middlewares=http_guards(allowed=allowed, body_timeout=5.0))
+        app[ALLOWED_HOSTS] = allowed
+        app[SIGN_IN] = SignIn(users, operator=operator)
+        mount_console(app, surface, policy=policy, limits=limits)
         app[RUN_SERVICE] = service
-        client = TestClient(TestServer(app))
+        client = TestClient(TestServer(app, host="127.0.0.1", port=port))
         await client.start_server()
         console = Console(client, service, surface, clock)
         opened.append(console)

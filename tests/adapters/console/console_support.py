@@ -29,22 +29,28 @@ class Console:
     surface: ConsoleSurface
     clock: FixedClock
 
-    async def send(self, text: str, *, cid: str = CID, name: str = "Ana") -> ClientResponse:
+    async def send(
+        self, text: str, *, cid: str = CID, headers: dict[str, str] | None = None
+    ) -> ClientResponse:
         response = await self.client.post(
-            f"/api/conversations/{cid}/messages", json={"text": text, "name": name}
+            f"/api/conversations/{cid}/messages", json={"text": text}, headers=headers
         )
         await self.service.wait_idle()
         return response
 
-    async def answer(self, token: str, answer: Any, *, name: str = "Ana") -> ClientResponse:
+    async def answer(
+        self, token: str, answer: Any, *, headers: dict[str, str] | None = None
+    ) -> ClientResponse:
         response = await self.client.post(
-            "/api/answer", json={"token": token, "answer": answer, "name": name}
+            "/api/answer", json={"token": token, "answer": answer}, headers=headers
         )
         await self.service.wait_idle()
         return response
 
-    async def feed(self, cid: str = CID) -> dict[str, Any]:
-        response = await self.client.get(f"/api/conversations/{cid}")
+    async def feed(
+        self, cid: str = CID, *, headers: dict[str, str] | None = None
+    ) -> dict[str, Any]:
+        response = await self.client.get(f"/api/conversations/{cid}", headers=headers)
         assert response.status == 200
         body: dict[str, Any] = await response.json()
         return body

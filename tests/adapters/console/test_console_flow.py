@@ -19,7 +19,7 @@ async def test_message_question_answer_approval_final_text(console: Console) -> 
     origin = str(console.client.make_url("/")).rstrip("/")
     response = await console.client.post(
         f"/api/conversations/{CID}/messages",
-        json={"text": "deploy web", "name": "Ana"},
+        json={"text": "deploy web"},
         headers={"Origin": origin},
     )
     assert response.status == 202
@@ -67,8 +67,8 @@ async def test_a_new_conversation_is_empty(console: Console) -> None:
 async def test_second_answer_with_same_token_is_refused(console: Console) -> None:
     """Replaying a spent token says who answered it and changes nothing."""
     asked = await start_deploy(console)
-    await console.answer(asked["token"], {"answers": {WHICH_ENV: "staging"}}, name="Ana")
-    again = await console.answer(asked["token"], {"answers": {WHICH_ENV: "production"}}, name="Bo")
+    await console.answer(asked["token"], {"answers": {WHICH_ENV: "staging"}})
+    again = await console.answer(asked["token"], {"answers": {WHICH_ENV: "production"}})
     assert again.status == 409
     body = await again.json()
     assert body["ok"] is False

@@ -22,6 +22,8 @@ from bot.outcomes import (
     TokenExpired,
     TokenInvalid,
 )
+from bot.policy import RequesterOrApprovers
+from bot.serving import ALLOWED_HOSTS, SIGN_IN, AllowedHosts, SignIn
 from tests.adapters.console.console_support import CID, JSON, WHICH_ENV, Console
 
 
@@ -42,7 +44,7 @@ async def refused(response: Any, status: int) -> str:
         "[1, 2]",
         '"deploy web"',
         '{"text": 42}',
-        '{"text": "deploy web", "name": ["Ana"]}',
+        '{"text": ["deploy web"]}',
     ],
 )
 async def test_malformed_message_is_400_with_a_sentence(console: Console, body: str) -> None:
@@ -80,7 +82,7 @@ async def test_malformed_answer_is_400_and_the_server_keeps_serving(
 async def test_empty_message_is_400(console: Console) -> None:
     """Whitespace alone is not a message."""
     response = await console.client.post(
-        f"/api/conversations/{CID}/messages", json={"text": "  \n ", "name": "Ana"}
+        f"/api/conversations/{CID}/messages", json={"text": "  \n "}
     )
     assert "empty" in await refused(response, 400)
 
@@ -103,16 +105,39 @@ async def test_bad_conversation_id_is_400(console: Console, cid: str) -> None:
     assert "Conversation ids" in await refused(write, 400)
 
 
-async def test_display_name_is_trimmed_and_capped(console: Console) -> None:
-    """The answerer's name is stripped and cut to 40 characters; blank means operator."""
+async def test_a_name_in_the_body_is_ignored(console: Console) -> None:
+    """Who answered comes from the sign-in (here the loopback operator), never the body."""
     await console.send("deploy web")
     asked = await console.open_question()
-    await console.answer(asked["token"], {"answers": {WHICH_ENV: "staging"}}, name=" " + "n" * 50)
-    approval = await console.open_question()
-    await console.answer(approval["token"], {"decision": "reject"}, name="   ")
-    first, second = await console.questions()
-    assert first["closed_by"] == "n" * 40
-    assert second["closed_by"] == "operator"
+    response = await console.client.post(
+        "/api/answer",
+        json={"token": asked["token"], "answer": {"answers": {WHICH_ENV: "staging"}}, "name": "Bo"},
+    )
+    assert response.status == 200
+    await console.service.wait_idle()
+    (first, _approval) = await console.questions()
+    assert first["closed_by"] == "Ana"
+    assert first["closed_text"].startswith("Answered by Ana at ")
+
+
+@pytest.mark.parametrize("depth", [33, 5000])
+async def test_deeply_nested_json_is_400(console: Console, depth: int) -> None:
+    """JSON nested past the limit (or past Python's recursion limit) is a 400 sentence."""
+    body = '{"text": ' + "[" * depth + "]" * depth + "}"
+    response = await console.client.post(
+        f"/api/conversations/{CID}/messages", data=body, headers=JSON
+    )
+    assert "nested too deeply" in await refused(response, 400)
+    assert await console.service.stores.runs.recent() == []
+
+
+async def test_json_within_the_depth_limit_is_read(console: Console) -> None:
+    """Nesting below the limit reaches the handler, which says what it expected instead."""
+    body = '{"text": "deploy web", "extra": ' + "[" * 20 + "]" * 20 + "}"
+    response = await console.client.post(
+        f"/api/conversations/{CID}/messages", data=body, headers=JSON
+    )
+    assert response.status == 202
 
 
 @pytest.mark.parametrize(
@@ -141,7 +166,9 @@ async def test_unexpected_failure_is_a_sentence_not_a_trace(
 ) -> None:
     """A handler that breaks (here: no service on the app) answers 500 with one sentence."""
     app = web.Application()
-    mount_console(app, ConsoleSurface(), password=None)
+    app[SIGN_IN] = SignIn(None)
+    app[ALLOWED_HOSTS] = AllowedHosts.loopback(0)
+    mount_console(app, ConsoleSurface(), policy=RequesterOrApprovers())
     async with TestClient(TestServer(app)) as client:
         response = await client.get("/api/conversations")
         error = await refused(response, 500)

@@ -1,18 +1,24 @@
-"""The console's password, same-site POSTs and response headers."""
+"""The console's sign-in, same-site POSTs, the event-stream cap and response headers."""
 
 from __future__ import annotations
+
+import asyncio
 
 import pytest
 from aiohttp import encode_basic_auth
 
+from adapters.console import ConsoleLimits
 from tests.adapters.console.console_support import (
     CID,
     WHICH_ENV,
     Console,
     ConsoleFactory,
+    within,
 )
 
 PASSWORD = "correct horse battery"
+BO_PASSWORD = "bo's own long password"
+USERS = {"ana": PASSWORD, "bo": BO_PASSWORD}
 ROUTES = [
     "/",
     "/static/app.js",
@@ -28,11 +34,11 @@ def basic(user: str, password: str) -> dict[str, str]:
 
 @pytest.fixture
 async def locked(make_console: ConsoleFactory) -> Console:
-    return await make_console(password=PASSWORD)
+    return await make_console(users=USERS)
 
 
 @pytest.mark.parametrize("path", ROUTES)
-async def test_password_is_required_on_every_route(locked: Console, path: str) -> None:
+async def test_sign_in_is_required_on_every_route(locked: Console, path: str) -> None:
     """Without credentials each console route is 401 with a Basic challenge."""
     response = await locked.client.get(path)
     assert response.status == 401
@@ -41,16 +47,17 @@ async def test_password_is_required_on_every_route(locked: Console, path: str) -
 
 
 @pytest.mark.parametrize("path", ROUTES)
-async def test_right_password_any_user_is_let_in(locked: Console, path: str) -> None:
-    """Any user name with the password gets the route."""
-    response = await locked.client.get(path, headers=basic("whoever", PASSWORD))
+async def test_a_person_with_their_own_password_is_let_in(locked: Console, path: str) -> None:
+    """A configured user with their own password gets the route."""
+    response = await locked.client.get(path, headers=basic("ana", PASSWORD))
     assert response.status == 200
 
 
-async def test_wrong_password_is_401(locked: Console) -> None:
-    """A wrong password is refused like a missing one."""
-    response = await locked.client.get("/api/conversations", headers=basic("a", "nope"))
-    assert response.status == 401
+async def test_wrong_password_or_someone_elses_is_401(locked: Console) -> None:
+    """A wrong password, another person's password, or an unknown name is refused."""
+    for user, password in [("ana", "nope"), ("ana", BO_PASSWORD), ("whoever", PASSWORD)]:
+        response = await locked.client.get("/api/conversations", headers=basic(user, password))
+        assert response.status == 401, (user, password)
     garbled = await locked.client.get(
         "/api/conversations", headers={"Authorization": "Basic !!!not-base64"}
     )
@@ -62,12 +69,12 @@ async def test_event_stream_needs_the_password(locked: Console) -> None:
     bare = await locked.client.get("/api/events")
     assert bare.status == 401
     assert locked.surface.hub.subscribers == 0
-    async with locked.client.get("/api/events", headers=basic("u", PASSWORD)) as stream:
+    async with locked.client.get("/api/events", headers=basic("ana", PASSWORD)) as stream:
         assert stream.status == 200
         assert stream.headers["Content-Type"].startswith("text/event-stream")
 
 
-async def test_posts_need_the_password_and_start_nothing(locked: Console) -> None:
+async def test_posts_need_sign_in_and_start_nothing(locked: Console) -> None:
     """An unauthenticated message is 401 and no run is stored."""
     response = await locked.client.post(f"/api/conversations/{CID}/messages", json={"text": "hi"})
     assert response.status == 401
@@ -105,14 +112,14 @@ async def test_cross_origin_post_is_403_and_starts_nothing(console: Console) -> 
     "headers",
     [{"Content-Type": "text/plain"}, {"Content-Type": "application/x-www-form-urlencoded"}, {}],
 )
-async def test_non_json_post_is_403_and_starts_nothing(
+async def test_non_json_post_is_415_and_starts_nothing(
     console: Console, headers: dict[str, str]
 ) -> None:
-    """What an HTML form could send cross-site (no JSON content type) is refused."""
+    """What an HTML form could send cross-site (no JSON content type) is refused with 415."""
     response = await console.client.post(
         f"/api/conversations/{CID}/messages", data=b'{"text": "deploy web"}', headers=headers
     )
-    assert response.status == 403
+    assert response.status == 415
     assert "application/json" in (await response.json())["error"]
     assert await console.service.stores.runs.recent() == []
 
@@ -147,7 +154,10 @@ async def test_page_has_no_inline_script(console: Console) -> None:
     """The page loads its script from /static, so the CSP needs no inline allowance."""
     page = await (await console.client.get("/")).text()
     assert '<script src="/static/app.js" defer></script>' in page
-    assert page.count("<script") == 1
+    # The only other script element is the page's wording, a JSON data block.
+    assert page.count("<script") == 2
+    assert '<script id="wording" type="application/json">{"title": ' in page
+    assert "{{WORDING}}" not in page
     script = await console.client.get("/static/app.js")
     assert script.content_type == "text/javascript"
     assert "EventSource" in await script.text()
@@ -167,3 +177,98 @@ async def test_unknown_static_file_is_404(console: Console) -> None:
     response = await console.client.get("/static/secrets.txt")
     assert response.status == 404
     assert (await response.json())["ok"] is False
+
+
+async def test_who_answered_is_who_signed_in(locked: Console) -> None:
+    """Ana starts and answers as herself; a name in the body changes nothing."""
+    ana = basic("ana", PASSWORD)
+    await locked.send("deploy web", headers=ana)
+    (asked,) = [q for run in (await locked.feed(headers=ana))["runs"] for q in run["questions"]]
+    assert (asked["yours"], asked["may_answer"]) == (True, "ana")
+    response = await locked.client.post(
+        "/api/answer",
+        json={"token": asked["token"], "answer": {"answers": {WHICH_ENV: "staging"}}, "name": "bo"},
+        headers=ana,
+    )
+    assert response.status == 200
+    await locked.service.wait_idle()
+    first = (await locked.feed(headers=ana))["runs"][0]["questions"][0]
+    assert first["closed_by"] == "ana"
+    assert first["closed_text"].startswith("Answered by ana at ")
+
+
+async def test_another_person_may_not_answer_your_question(locked: Console) -> None:
+    """Bo sees Ana's question as not his, and his answer is refused with nothing spent."""
+    ana, bo = basic("ana", PASSWORD), basic("bo", BO_PASSWORD)
+    await locked.send("deploy web", headers=ana)
+    seen_by_bo = (await locked.feed(headers=bo))["runs"][0]["questions"][0]
+    assert seen_by_bo["yours"] is False
+    listed = await (await locked.client.get("/api/conversations", headers=bo)).json()
+    assert listed["you"] == "bo"
+    assert (
+        listed["conversations"][0]["waiting"],
+        listed["conversations"][0]["waiting_on_you"],
+    ) == (
+        1,
+        0,
+    )
+    refused = await locked.answer(
+        seen_by_bo["token"], {"answers": {WHICH_ENV: "staging"}}, headers=bo
+    )
+    assert refused.status == 403
+    still = (await locked.feed(headers=ana))["runs"][0]["questions"][0]
+    assert still["status"] == "outstanding"
+
+
+async def test_the_event_stream_cap_holds_per_client(make_console: ConsoleFactory) -> None:
+    """Past the per-client cap a stream is 429 with a sentence; closing one frees a place."""
+    console = await make_console(
+        heartbeat_seconds=0.01, limits=ConsoleLimits(max_streams=10, max_streams_per_client=2)
+    )
+    first = await console.client.get("/api/events")
+    second = await console.client.get("/api/events")
+    assert (first.status, second.status) == (200, 200)
+    third = await console.client.get("/api/events")
+    assert third.status == 429
+    assert "You have too many console pages open" in (await third.json())["error"]
+    assert console.surface.hub.subscribers == 2
+    first.close()
+
+    async def admitted() -> int:
+        while True:
+            again = await console.client.get("/api/events")
+            if again.status == 200:
+                again.close()
+                return again.status
+            await asyncio.sleep(0.02)
+
+    assert await within(5, admitted()) == 200
+    second.close()
+
+
+async def test_the_event_stream_cap_holds_in_total(make_console: ConsoleFactory) -> None:
+    """Past the total cap every client is refused with 429 and a sentence saying why."""
+    console = await make_console(limits=ConsoleLimits(max_streams=2, max_streams_per_client=5))
+    streams = [await console.client.get("/api/events") for _ in range(2)]
+    assert [s.status for s in streams] == [200, 200]
+    refused = await console.client.get("/api/events")
+    assert refused.status == 429
+    assert "open on this bot" in (await refused.json())["error"]
+    assert console.surface.hub.subscribers == 2
+    for stream in streams:
+        stream.close()
+
+
+async def test_with_sign_in_the_stream_cap_is_per_person(make_console: ConsoleFactory) -> None:
+    """Signed-in people share an address behind a proxy; each still gets their own cap."""
+    console = await make_console(
+        users=USERS, limits=ConsoleLimits(max_streams=10, max_streams_per_client=1)
+    )
+    ana, bo = basic("ana", PASSWORD), basic("bo", BO_PASSWORD)
+    first = await console.client.get("/api/events", headers=ana)
+    second = await console.client.get("/api/events", headers=bo)
+    assert (first.status, second.status) == (200, 200)
+    again = await console.client.get("/api/events", headers=ana)
+    assert again.status == 429
+    for stream in (first, second):
+        stream.close()

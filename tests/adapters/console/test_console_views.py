@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from adapters.console._views import question_json
+from adapters.console._views import Viewer, question_json, viewer_for
 from bot.messages import answered_text, cancelled_text, expired_text
-from bot.runs import QuestionView
-from bot.stores.records import PauseRecord, PauseStatus
+from bot.outcomes import Responder
+from bot.policy import RequesterOrApprovers
+from bot.runs import QuestionView, RunView
+from bot.stores.records import PauseRecord, PauseStatus, RunRecord
 
 OPEN = PauseRecord(
     interrupt_id="i1",
@@ -52,3 +54,26 @@ async def test_closed_questions_carry_their_sentence_and_no_token() -> None:
             sentence,
             None,
         )
+
+
+async def test_who_may_answer_follows_the_policy() -> None:
+    """The page's "who may answer" and "yours" come from the service's own policy."""
+    run = RunRecord(
+        run_id="r1",
+        scope="console",
+        surface="console",
+        requester="console:ana",
+        text="deploy web",
+        created_at=1.0,
+    )
+    ana, bo = Responder("console:ana", "ana"), Responder("console:bo", "bo")
+    views = [RunView(run, (QuestionView(OPEN, "t"),))]
+    plain = RequesterOrApprovers()
+    assert Viewer(ana, plain).answerers(run) == "ana"
+    assert (await viewer_for(ana, plain, views)).may_answer(OPEN, run)
+    assert not (await viewer_for(bo, plain, views)).may_answer(OPEN, run)
+    approvers = RequesterOrApprovers(approvers=frozenset({"console:bo"}))
+    assert Viewer(ana, approvers).answerers(run) == "ana, or an approver"
+    assert (await viewer_for(bo, approvers, views)).may_answer(OPEN, run)
+    anyone = RequesterOrApprovers(anyone=True)
+    assert Viewer(bo, anyone).answerers(run) == "Anyone signed in to the console"

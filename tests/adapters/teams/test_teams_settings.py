@@ -71,7 +71,12 @@ def test_bot_framework_names_and_teams_aliases_both_work(
             "MicrosoftAppType=SingleTenant needs MicrosoftAppTenantId",
         ),
         (
-            {"BOT_TEAMS": "on", "BOT_HOST": "0.0.0.0", "BOT_CONSOLE": "false"},  # noqa: S104
+            {
+                "BOT_TEAMS": "on",
+                "BOT_HOST": "0.0.0.0",  # noqa: S104
+                "BOT_CONSOLE": "false",
+                "BOT_PUBLIC_URL": "https://bot.example.com",
+            },
             "BOT_TEAMS=on without MicrosoftAppId would accept unauthenticated",
         ),
         ({"MicrosoftAppType": "Personal"}, "MicrosoftAppType: Input should be"),
@@ -93,6 +98,7 @@ def test_emulator_mode_is_for_loopback_only(monkeypatch: pytest.MonkeyPatch) -> 
     assert load_settings().teams_emulator
     monkeypatch.setenv("BOT_HOST", "0.0.0.0")  # noqa: S104
     monkeypatch.setenv("BOT_CONSOLE", "false")
+    monkeypatch.setenv("BOT_PUBLIC_URL", "https://bot.example.com")
     public = load_settings()
     assert not public.teams_enabled and not public.teams_emulator
 

@@ -1,0 +1,31 @@
+"""The HTTP server's defences, shared by every surface mounted on the app.
+
+Host allow-list, tokens refused in URLs, body deadlines, JSON limits,
+JSON errors under ``/api``, an access log without queries, and sign-in.
+Surfaces use these; they never re-implement them.
+"""
+
+from bot.serving._access import AccessLog
+from bot.serving._auth import SignIn
+from bot.serving._guards import http_guards, refusal
+from bot.serving._hosts import LOOPBACK_NAMES, AllowedHosts
+from bot.serving._json import DEFAULT_MAX_DEPTH, JsonRejected, loads_limited
+from bot.serving._keys import ALLOWED_HOSTS, SIGN_IN
+from bot.serving._settings import allowed_hosts_for, refuse_unless_signed_in, sign_in_for
+
+__all__ = [
+    "ALLOWED_HOSTS",
+    "DEFAULT_MAX_DEPTH",
+    "LOOPBACK_NAMES",
+    "SIGN_IN",
+    "AccessLog",
+    "AllowedHosts",
+    "JsonRejected",
+    "SignIn",
+    "allowed_hosts_for",
+    "http_guards",
+    "loads_limited",
+    "refusal",
+    "refuse_unless_signed_in",
+    "sign_in_for",
+]

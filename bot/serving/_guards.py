@@ -1,0 +1,99 @@
+"""App-wide middlewares: every route (console, Slack, Teams, /healthz, /metrics) passes them.
+
+In order: the host check and tokens in URLs (the request line and
+headers), then the body read with its deadline, then the JSON shape of
+errors under ``/api``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+
+from aiohttp import hdrs, web
+from aiohttp.typedefs import Handler, Middleware
+
+from bot.messages import (
+    BODY_TOO_LARGE,
+    BODY_TOO_SLOW,
+    NO_SUCH_ROUTE,
+    TOKEN_IN_URL,
+    WRONG_HOST,
+    WRONG_METHOD,
+)
+from bot.serving._hosts import AllowedHosts
+
+log = logging.getLogger(__name__)
+
+_JWT_SHAPED = re.compile(r"eyJ[\w-]{4,}(?:\.|%2e)[\w-]{4,}(?:\.|%2e)", re.IGNORECASE)
+_TOKEN_PARAMS = frozenset({"token", "resume_token", "access_token"})
+
+
+def refusal(status: int, message: str, **headers: str) -> web.Response:
+    """The one shape every refusal here takes: ``{"ok": false, "error": sentence}``."""
+    response = web.json_response({"ok": False, "error": message}, status=status)
+    response.headers.update(headers)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def http_guards(*, allowed: AllowedHosts, body_timeout: float) -> list[Middleware]:
+    """The middlewares in the order the application must install them.
+
+    One, not five: each middleware is a coroutine frame on every request,
+    and the answer endpoint is the hot path.
+    """
+
+    @web.middleware
+    async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if not allowed.allows_host(request.headers.get(hdrs.HOST, "")):
+            # 421 Misdirected Request: this server is not the one for that name.
+            return refusal(421, WRONG_HOST, Connection="close")
+        # Refused before any handler (and the access log) sees the query.
+        if request.query_string and _carries_token(request):
+            return refusal(400, TOKEN_IN_URL)
+        # Most bodies have fully arrived with their headers; only a partial one
+        # is read here, once, under the deadline (handlers then get the bytes).
+        if request.body_exists and not request.content.is_eof():
+            refused = await _read_body(request, body_timeout)
+            if refused is not None:
+                return refused
+        try:
+            return await handler(request)
+        except web.HTTPNotFound:
+            if not _is_api(request):
+                raise
+            return refusal(404, NO_SUCH_ROUTE)
+        except web.HTTPMethodNotAllowed as error:
+            if not _is_api(request):
+                raise
+            return refusal(405, WRONG_METHOD, Allow=",".join(sorted(error.allowed_methods)))
+
+    return [guard]
+
+
+async def _read_body(request: web.Request, deadline: float) -> web.Response | None:
+    try:
+        async with asyncio.timeout(deadline):
+            await request.read()
+    except TimeoutError:
+        log.debug("request body not sent in time", extra={"path": request.path})
+        return refusal(408, BODY_TOO_SLOW, Connection="close")
+    except web.HTTPRequestEntityTooLarge:
+        return refusal(413, BODY_TOO_LARGE, Connection="close")
+    except ConnectionError:
+        # The client went away mid-body: nothing to answer, nothing to alarm anyone.
+        log.debug("request abandoned mid-body", extra={"path": request.path})
+        return refusal(400, BODY_TOO_SLOW, Connection="close")
+    return None
+
+
+def _carries_token(request: web.Request) -> bool:
+    if any(key.lower() in _TOKEN_PARAMS for key in request.query):
+        return True
+    return bool(_JWT_SHAPED.search(request.raw_path))
+
+
+def _is_api(request: web.Request) -> bool:
+    return request.path == "/api" or request.path.startswith("/api/")

@@ -1,0 +1,50 @@
+"""JSON from a request body, with a nesting limit the standard parser lacks.
+
+``json.loads`` recurses per level; thousands of levels end in a
+RecursionError, which would otherwise surface as a 500 with a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+DEFAULT_MAX_DEPTH = 32
+
+
+class JsonRejected(ValueError):
+    """The body is not JSON, or is nested deeper than allowed."""
+
+    def __init__(self, *, too_deep: bool = False) -> None:
+        super().__init__("JSON nested too deeply" if too_deep else "not JSON")
+        self.too_deep = too_deep
+
+
+def loads_limited(raw: bytes | str, *, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
+    """Parse ``raw``; JsonRejected if it is not JSON or nests past ``max_depth``."""
+    try:
+        value = json.loads(raw)
+    except RecursionError:
+        raise JsonRejected(too_deep=True) from None
+    except ValueError:
+        raise JsonRejected() from None
+    if _depth_exceeds(value, max_depth):
+        raise JsonRejected(too_deep=True)
+    return value
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    # Iterative, so checking depth cannot itself recurse too deep.
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
