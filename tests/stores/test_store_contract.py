@@ -1,4 +1,4 @@
-"""The contract every store backend keeps, run against memory and SQLite alike."""
+"""The contract every store backend keeps, run against memory, SQLite and PostgreSQL alike."""
 
 from __future__ import annotations
 
@@ -21,10 +21,19 @@ from bot.stores import (
     open_stores,
 )
 from bot.stores.records import MAX_CROSS_SCOPE_KEPT, DeliveryKind, DeliveryState
+from tests.stores._postgres import fresh_schema
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 async def stores(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Stores]:
+    if request.param == "postgres":
+        async with fresh_schema() as url:
+            opened = await open_stores(url)
+            try:
+                yield opened
+            finally:
+                await opened.close()
+        return
     url = "memory://" if request.param == "memory" else f"sqlite:///{tmp_path}/stores.sqlite3"
     opened = await open_stores(url)
     try:
