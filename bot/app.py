@@ -17,6 +17,7 @@ from bot.compose import build_agent
 from bot.config import Settings
 from bot.demo import demo_agent
 from bot.errors import BotError
+from bot.human.tokens import TokenSigner
 from bot.human.ttl import TTLPolicy
 from bot.metrics import Metrics
 from bot.policy import RequesterOrApprovers
@@ -25,6 +26,7 @@ from bot.providers.openai_compat import OpenAICompatibleProvider
 from bot.runs import RunService
 from bot.signing import signer_from
 from bot.stores import open_stores
+from bot.stores.ports import Change, changes_of
 from bot.web import RUN_SERVICE, SETTINGS
 
 log = logging.getLogger(__name__)
@@ -34,7 +36,13 @@ INTERNAL_ERROR = "The bot hit an internal error; nothing was changed. Try again,
 
 
 def create_app(settings: Settings) -> web.Application:
-    """Build the app; stores and the run service open when it starts."""
+    """Build the app; stores and the run service open when it starts.
+
+    Refuses (SigningConfigError) a shared store without explicit signing keys
+    here, before anything is opened: every replica must verify every other's
+    tokens.
+    """
+    signer = signer_from(settings)
     app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=[_no_tracebacks])
     app[SETTINGS] = settings
     console = ConsoleSurface() if settings.console else None
@@ -45,7 +53,7 @@ def create_app(settings: Settings) -> web.Application:
     app.router.add_get("/metrics", _metrics)
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
-        async with _running_service(settings, console) as service:
+        async with _running_service(settings, console, signer) as service:
             app[RUN_SERVICE] = service
             yield
 
@@ -55,9 +63,15 @@ def create_app(settings: Settings) -> web.Application:
 
 @contextlib.asynccontextmanager
 async def _running_service(
-    settings: Settings, console: ConsoleSurface | None
+    settings: Settings, console: ConsoleSurface | None, signer: TokenSigner
 ) -> AsyncIterator[RunService]:
-    stores = await open_stores(settings.database_url)
+    stores = await open_stores(
+        settings.database_url,
+        pool_size=settings.pg_pool_size,
+        statement_timeout=settings.pg_statement_timeout_seconds,
+    )
+    # Changes other replicas make (a question answered through them) redraw our pages too.
+    unsubscribe = changes_of(stores).subscribe(_redraw_on(console)) if console is not None else None
     provider: Provider | None = None
     sweeper: asyncio.Task[None] | None = None
     service: RunService | None = None
@@ -67,7 +81,7 @@ async def _running_service(
         agent, capability = build_agent(
             provider=provider,
             stores=stores,
-            signer=signer_from(settings),
+            signer=signer,
             clock=time.time,
             tools=spec.tools,
             registrations=spec.registrations,
@@ -118,8 +132,18 @@ async def _running_service(
         close = getattr(provider, "close", None)
         if close is not None:
             await close()
+        if unsubscribe is not None:
+            unsubscribe()
         await stores.close()
         log.info("stopped cleanly")
+
+
+def _redraw_on(console: ConsoleSurface) -> Callable[[Change], None]:
+    def redraw(change: Change) -> None:
+        if change.surface == console.name:
+            console.notify(change.key)
+
+    return redraw
 
 
 def agent_spec(settings: Settings) -> AgentSpec:

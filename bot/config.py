@@ -59,14 +59,24 @@ class Settings(BaseSettings):
     openai_model: str = Field("gpt-4o-mini", alias="OPENAI_MODEL")
     log_format: Literal["auto", "json", "text"] = Field("auto", alias="BOT_LOG_FORMAT")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", alias="BOT_LOG_LEVEL")
+    # PostgreSQL (a postgresql:// DATABASE_URL): connections per replica, and how
+    # long one statement may run before the server cancels it.
+    pg_pool_size: int = Field(10, alias="BOT_PG_POOL_SIZE", ge=1, le=200)
+    pg_statement_timeout_seconds: float = Field(
+        10.0, alias="BOT_PG_STATEMENT_TIMEOUT_SECONDS", gt=0, le=600
+    )
 
     _split_admins = field_validator("admins", "approvers", mode="before")(_csv)
 
     @field_validator("database_url")
     @classmethod
     def _known_store(cls, value: str) -> str:
-        if not value.startswith(("sqlite:///", "memory://")):
-            raise ValueError("use sqlite:///path/to/file.sqlite3 (or memory:// for experiments)")
+        if not value.startswith(("sqlite:///", "memory://", "postgresql://", "postgres://")):
+            # Never echo the value: a database URL may carry a password.
+            raise ValueError(
+                "use sqlite:///path/to/file.sqlite3, postgresql://user:password@host/db "
+                "(several replicas), or memory:// for experiments"
+            )
         return value
 
     @field_validator("console_password", "signing_keys", "openai_api_key")
