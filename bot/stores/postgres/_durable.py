@@ -103,14 +103,21 @@ WHERE o.state = '{_PENDING}' AND o.next_at <= $2 AND (o.claimed_until <= $2 OR o
       WHERE e.run_id = o.run_id AND e.state = '{_PENDING}' AND e.id < o.id)
 ORDER BY o.id LIMIT $4
 """  # noqa: S608 - our own constants
-# Locked and re-checked: a row another replica claimed since the read (or is
-# claiming now) is skipped, so each row goes to exactly one replica.
+# Claims due rows nobody holds, skipping those another replica is claiming
+# this instant: concurrent claimers each take different rows in one pass
+# (no one queues behind another's locks), and PostgreSQL re-checks each
+# locked row's condition, so a row claimed since it was read is not taken.
 _TAKE = f"""
 UPDATE outbox SET claimed_until = $1, claimed_by = $2
 WHERE id IN (
-    SELECT id FROM outbox WHERE id = ANY($3::bigint[]) AND state = '{_PENDING}'
-      AND claimed_until <= $4
-    FOR UPDATE SKIP LOCKED)
+    SELECT o.id FROM outbox AS o
+    WHERE o.state = '{_PENDING}' AND o.next_at <= $3 AND o.claimed_until <= $3
+      AND o.surface = ANY($4::text[])
+      AND NOT EXISTS (
+          SELECT 1 FROM outbox AS e
+          WHERE e.run_id = o.run_id AND e.state = '{_PENDING}' AND e.id < o.id)
+    ORDER BY o.id LIMIT $5
+    FOR UPDATE OF o SKIP LOCKED)
 RETURNING *
 """  # noqa: S608 - our own constants
 
@@ -123,11 +130,11 @@ class PostgresOutbox:
         self, now: float, *, until: float, owner: str, surfaces: Sequence[str], limit: int = 50
     ) -> list[Delivery]:
         # Read first, without locks: most passes find only rows born ours, or nothing.
-        found = await self._db.fetch(_DUE, owner, now, list(surfaces), max(limit, 0))
+        wanted = list(surfaces)
+        found = await self._db.fetch(_DUE, owner, now, wanted, max(limit, 0))
         rows = [row for row in found if row["mine"]]
-        others = [row["id"] for row in found if not row["mine"]]
-        if others:
-            rows.extend(await self._db.fetch(_TAKE, until, owner, others, now))
+        if len(rows) < len(found):
+            rows.extend(await self._db.fetch(_TAKE, until, owner, now, wanted, limit - len(rows)))
         return sorted((delivery_from_row(row) for row in rows), key=lambda d: d.delivery_id)
 
     async def delivered(
