@@ -36,12 +36,17 @@ def schema_url(schema: str) -> str:
 @asynccontextmanager
 async def fresh_schema() -> AsyncIterator[str]:
     """Create an empty schema, yield a DATABASE_URL pointing into it, drop it after."""
-    conn = await admin_connection()
     schema = f"test_{secrets.token_hex(6)}"
+    conn = await admin_connection()
     try:
         await conn.execute(f'CREATE SCHEMA "{schema}"')
+    finally:
+        await conn.close()
+    try:
         yield schema_url(schema)
     finally:
+        # A connection of its own: a test may have restarted the server meanwhile.
+        conn = await admin_connection()
         try:
             await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
         finally:
