@@ -33,13 +33,17 @@ def _note(line: str) -> None:
         log.write(line + "\n")
 
 
+def _held() -> bool:
+    return Path(os.environ["REPLICA_AGENT_HOLD"]).exists()
+
+
 def _recorded(name: str, *, hold: bool) -> Tool:
     async def body() -> str:
         context = current_call()
         key = context.idempotency_key if context else "none"
         _note(f"began {name} {key} pid={os.getpid()}")
-        flag = Path(os.environ["REPLICA_AGENT_HOLD"])
-        while hold and flag.exists():
+        # Polled: the flag is removed by the test, another process; a stat is cheap.
+        while hold and _held():  # noqa: ASYNC110 - no event can cross the process boundary
             await asyncio.sleep(0.05)
         _note(f"finished {name} {key} pid={os.getpid()}")
         return f"{name} done"

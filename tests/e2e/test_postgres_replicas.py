@@ -214,6 +214,10 @@ async def test_a_replica_cut_off_from_postgres_is_unhealthy_keeps_tokens_and_rec
         await proxy.close()
 
 
+def _can_restart_postgres() -> bool:
+    return shutil.which("pg_ctlcluster") is not None and Path("/etc/postgresql").is_dir()
+
+
 def _restart_postgres() -> None:
     versions = sorted(p.name for p in Path("/etc/postgresql").iterdir())
     subprocess.run(
@@ -229,7 +233,7 @@ async def test_a_postgres_restart_during_a_run_loses_nothing_and_service_resumes
 ) -> None:
     """The real server restarts while a question is open: both replicas come back by
     themselves, the question and its token survive, and the run completes."""
-    if shutil.which("pg_ctlcluster") is None or not Path("/etc/postgresql").is_dir():
+    if not _can_restart_postgres():
         pytest.skip("needs a local Debian PostgreSQL cluster to restart")
     a = await start_bot(**replica_env)
     b = await start_bot(**replica_env)
