@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -78,12 +79,15 @@ class EventReader:
         await asyncio.wait_for(read(), SETTLE)
 
 
-async def open_events(http: aiohttp.ClientSession, server: BotServer) -> EventReader:
-    response = await http.get(f"{server.url}/api/events", timeout=aiohttp.ClientTimeout(None))
-    assert response.status == 200
-    # The first frame ("retry:") arrives once the stream is subscribed to the hub.
-    assert (await response.content.readline()).startswith(b"retry:")
-    return EventReader(response)
+@asynccontextmanager
+async def open_events(http: aiohttp.ClientSession, server: BotServer) -> AsyncIterator[EventReader]:
+    async with http.get(
+        f"{server.url}/api/events", timeout=aiohttp.ClientTimeout(None)
+    ) as response:
+        assert response.status == 200
+        # The first frame ("retry:") arrives once the stream is subscribed to the hub.
+        assert (await response.content.readline()).startswith(b"retry:")
+        yield EventReader(response)
 
 
 async def test_asked_through_a_answered_through_b_and_each_console_sees_the_other_live(
@@ -93,9 +97,13 @@ async def test_asked_through_a_answered_through_b_and_each_console_sees_the_othe
     a = await start_bot(**replica_env)
     b = await start_bot(**replica_env)
     api_a, api_b = ConsoleClient(http, a.url), ConsoleClient(http, b.url)
-    events_on_a = await open_events(http, a)
-    events_on_b = await open_events(http, b)
+    async with open_events(http, a) as events_on_a, open_events(http, b) as events_on_b:
+        await asked_on_a_answered_on_b(api_a, api_b, events_on_a, events_on_b)
 
+
+async def asked_on_a_answered_on_b(
+    api_a: ConsoleClient, api_b: ConsoleClient, events_on_a: EventReader, events_on_b: EventReader
+) -> None:
     await api_a.send("ops", "deploy web")
     ask = await api_b.outstanding("ops", "ask_user")  # B reads what A published
     await api_b.answer_ok(ask["token"], STAGING)

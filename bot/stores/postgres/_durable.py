@@ -122,6 +122,24 @@ RETURNING *
 """  # noqa: S608 - our own constants
 
 
+# A posted question's reference is saved on its ledger row in the same statement.
+_DELIVERED = """
+WITH done AS (
+    UPDATE outbox SET state = $1, done_at = $2 WHERE id = $3 RETURNING interrupt_id
+)
+UPDATE pauses SET message_ref = $4
+FROM done WHERE $4::text IS NOT NULL AND pauses.interrupt_id = done.interrupt_id
+"""
+_FAILED = """
+WITH given_up AS (
+    UPDATE outbox SET attempts = attempts + 1, state = $1, last_error = $2, done_at = $3
+    WHERE id = $4 RETURNING run_id
+)
+UPDATE runs SET delivery_error = $2, updated_at = $3
+FROM given_up WHERE runs.run_id = given_up.run_id
+"""
+
+
 class PostgresOutbox:
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -140,21 +158,10 @@ class PostgresOutbox:
     async def delivered(
         self, delivery_id: int, *, at: float, message_ref: dict[str, Any] | None = None
     ) -> None:
-        ref = dump(message_ref)
-
-        async def delivered(conn: Conn) -> None:
-            interrupt_id = await conn.fetchval(
-                "UPDATE outbox SET state = $1, done_at = $2 WHERE id = $3 RETURNING interrupt_id",
-                str(DeliveryState.DONE),
-                at,
-                delivery_id,
-            )
-            if ref is not None and interrupt_id is not None:
-                await conn.execute(
-                    "UPDATE pauses SET message_ref = $1 WHERE interrupt_id = $2", ref, interrupt_id
-                )
-
-        await self._db.transaction(delivered)
+        # One statement, so one round trip and its own transaction.
+        await self._db.execute(
+            _DELIVERED, str(DeliveryState.DONE), at, delivery_id, dump(message_ref)
+        )
 
     async def retry(self, delivery_id: int, *, next_at: float, error: str) -> None:
         await self._db.execute(
@@ -166,24 +173,7 @@ class PostgresOutbox:
         )
 
     async def failed(self, delivery_id: int, *, at: float, error: str) -> None:
-        async def failed(conn: Conn) -> None:
-            run_id = await conn.fetchval(
-                "UPDATE outbox SET attempts = attempts + 1, state = $1, last_error = $2,"
-                " done_at = $3 WHERE id = $4 RETURNING run_id",
-                str(DeliveryState.FAILED),
-                error,
-                at,
-                delivery_id,
-            )
-            if run_id is not None:
-                await conn.execute(
-                    "UPDATE runs SET delivery_error = $1, updated_at = $2 WHERE run_id = $3",
-                    error,
-                    at,
-                    run_id,
-                )
-
-        await self._db.transaction(failed)
+        await self._db.execute(_FAILED, str(DeliveryState.FAILED), error, at, delivery_id)
 
     async def of_run(self, run_id: str) -> list[Delivery]:
         rows = await self._db.fetch("SELECT * FROM outbox WHERE run_id = $1 ORDER BY id", run_id)

@@ -17,10 +17,10 @@ from typing import Any, Literal
 from bot.stores._sqlite_rows import dump, pause_params
 from bot.stores.postgres._pool import Conn, Database, changed
 from bot.stores.postgres._rows import (
-    INSERT_AUDIT,
+    INSERT_OUTBOX,
+    PENDING,
     UPSERT_PAUSE,
-    enqueue,
-    mark_resumed,
+    notice,
     pauses_from_rows,
     pauses_query,
 )
@@ -35,23 +35,75 @@ from bot.stores.records import (
 
 _OUTSTANDING = str(PauseStatus.OUTSTANDING)
 _PAUSED = str(RunStatus.PAUSED)
-_SPEND = (
-    'INSERT INTO spends (interrupt_id, "by", at, status) VALUES ($1, $2, $3, $4)'
-    " ON CONFLICT (interrupt_id) DO NOTHING"
+
+# The whole spend in one statement (one round trip inside its transaction).
+# ``spent``: the unique insert; a racing spend of the same id waits here for
+# ours to commit, then inserts nothing. ``closed``: the conditional update,
+# only if we spent and the pause is still outstanding. Then, for a closed
+# pause only: its PAUSED run is owed a resume under the closer's lease, the
+# close is audited, the edit of the posted question is put in the outbox
+# (born claimed under the run's lease as it is after this spend) and every
+# replica is told. Spent but not closed is rolled back by the caller.
+_OWED_RUNS = (
+    "(SELECT o.run_id, o.surface, r.conversation_key FROM owed AS o JOIN runs AS r USING (run_id))"
 )
-_CLOSE = (
-    "UPDATE pauses SET status = $1, answer = $2, closed_by = $3, closed_by_id = $4,"
-    " closed_at = $5 WHERE interrupt_id = $6 AND status = $7 RETURNING run_id"
+_SPEND = f"""
+WITH spent AS (
+    INSERT INTO spends (interrupt_id, "by", at, status) VALUES ($1, $2, $3, $4)
+    ON CONFLICT (interrupt_id) DO NOTHING
+    RETURNING interrupt_id
+), closed AS (
+    UPDATE pauses SET status = $4, answer = $5, closed_by = $2, closed_by_id = $6, closed_at = $3
+    FROM spent WHERE pauses.interrupt_id = spent.interrupt_id AND pauses.status = '{_OUTSTANDING}'
+    RETURNING pauses.run_id
+), resumed AS (
+    UPDATE runs SET status = '{RunStatus.RUNNING}', updated_at = $3, lease_owner = $7,
+        lease_until = $8
+    FROM closed WHERE runs.run_id = closed.run_id AND runs.status = '{_PAUSED}'
+    RETURNING runs.run_id
+), audited AS (
+    INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail)
+    SELECT $3, $4, run_id, $1, $9, '{{}}' FROM closed
+    RETURNING id
+), owed AS (
+    {INSERT_OUTBOX}
+    SELECT r.run_id, r.surface, '{DeliveryKind.CLOSED}', $1, '{{}}', $3, '{PENDING}', 0, $3,
+        CASE WHEN s.run_id IS NULL THEN COALESCE(r.lease_until, 0) ELSE COALESCE($8, 0) END,
+        CASE WHEN s.run_id IS NULL THEN r.lease_owner ELSE $7 END, ''
+    FROM closed JOIN runs AS r ON r.run_id = closed.run_id
+    LEFT JOIN resumed AS s ON s.run_id = r.run_id
+    RETURNING run_id, surface
+), told AS (
+    {notice(_OWED_RUNS)}
 )
-# A closed pause owes its run a resume; only a PAUSED run changes.
-_RESUME_OWED = (
-    "UPDATE runs SET status = 'running', updated_at = $1, lease_owner = $2, lease_until = $3"
-    " WHERE run_id = $4 AND status = $5"
+SELECT (SELECT COUNT(*) FROM spent) AS spent, (SELECT run_id FROM closed) AS run_id,
+    (SELECT COUNT(*) FROM audited) + (SELECT COUNT(*) FROM told) AS done
+"""  # noqa: S608 - our own constants
+# A new outstanding pause: the post is owed (born claimed under the run's
+# lease as it is before this change), earlier closed pauses of the run count
+# as resumed, the run waits on a person so nobody holds its lease, and every
+# replica is told. Nothing at all for a pause of no known run (tests).
+_PAUSED_AND_OWED = f"""
+WITH run AS (
+    SELECT run_id, surface, conversation_key, lease_owner, lease_until FROM runs
+    WHERE run_id = $1
+), owed AS (
+    {INSERT_OUTBOX}
+    SELECT run_id, surface, '{DeliveryKind.PUBLISH}', $2, '{{}}', $3, '{PENDING}', 0, $3,
+        COALESCE(lease_until, 0), lease_owner, ''
+    FROM run
+), resumed AS (
+    UPDATE pauses SET resumed_at = $3 FROM run
+    WHERE pauses.run_id = run.run_id AND pauses.status <> '{_OUTSTANDING}'
+      AND pauses.resumed_at IS NULL
+), paused AS (
+    UPDATE runs SET status = '{_PAUSED}', updated_at = $3, lease_owner = '', lease_until = NULL
+    FROM run WHERE runs.run_id = run.run_id
+), told AS (
+    {notice("run")}
 )
-_PAUSE_RUN = (
-    "UPDATE runs SET status = $1, updated_at = $2, lease_owner = '', lease_until = NULL"
-    " WHERE run_id = $3"
-)
+SELECT COUNT(*) FROM told
+"""  # noqa: S608 - our own constants
 
 
 class _NotSpent(Exception):
@@ -65,43 +117,23 @@ class PostgresConsumption:
         self._db = db
 
     async def spend(self, interrupt_id: str, closing: Closing) -> bool:
-        answer = dump(closing.answer)  # a bad answer never reaches the database
-        status = str(closing.status)
+        params = (
+            interrupt_id,
+            closing.by,
+            closing.at,
+            str(closing.status),
+            dump(closing.answer),  # a bad answer never reaches the database
+            closing.by_id,
+            closing.lease_owner,
+            closing.lease_until,
+            closing.by_id or closing.by,
+        )
 
         async def spend(conn: Conn) -> None:
-            # DO NOTHING rather than catching UniqueViolation: any other
-            # constraint failure must propagate, not read as "spent".
-            if changed(await conn.execute(_SPEND, interrupt_id, closing.by, closing.at, status)):
-                run_id = await conn.fetchval(
-                    _CLOSE,
-                    status,
-                    answer,
-                    closing.by,
-                    closing.by_id,
-                    closing.at,
-                    interrupt_id,
-                    _OUTSTANDING,
-                )
-            else:
-                run_id = None
-            if run_id is None:
-                # Spent, unknown or already closed: undo the spends row too.
+            row = await conn.fetchrow(_SPEND, *params)
+            if row is None or row["run_id"] is None:
+                # Spent before, unknown or already closed: undo our spends row too.
                 raise _NotSpent
-            await conn.execute(
-                _RESUME_OWED, closing.at, closing.lease_owner, closing.lease_until, run_id, _PAUSED
-            )
-            await conn.execute(
-                INSERT_AUDIT,
-                closing.at,
-                status,
-                run_id,
-                interrupt_id,
-                closing.by_id or closing.by,
-                "{}",
-            )
-            await enqueue(
-                conn, run_id, DeliveryKind.CLOSED, at=closing.at, interrupt_id=interrupt_id
-            )
 
         try:
             await self._db.transaction(spend)
@@ -156,18 +188,9 @@ class PostgresLedger:
                     _INSERT_ATTEMPT, [(record.interrupt_id, a, now) for a in attempts]
                 )
             if inserted and record.status is PauseStatus.OUTSTANDING:
-                at = record.issued_at
-                if not await enqueue(
-                    conn,
-                    record.run_id,
-                    DeliveryKind.PUBLISH,
-                    at=at,
-                    interrupt_id=record.interrupt_id,
-                ):
-                    return  # a pause of no known run (tests): nobody to post to
-                await mark_resumed(conn, record.run_id, at)
-                # Nothing is owed until an answer, so nobody holds the lease.
-                await conn.execute(_PAUSE_RUN, _PAUSED, at, record.run_id)
+                await conn.fetchval(
+                    _PAUSED_AND_OWED, record.run_id, record.interrupt_id, record.issued_at
+                )
 
         await self._db.transaction(issue)
 

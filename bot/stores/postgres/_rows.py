@@ -1,11 +1,8 @@
-"""Records <-> PostgreSQL rows, and the writes other ports' transactions share.
+"""Records <-> PostgreSQL rows, and the SQL fragments the state changes share.
 
 The parameter tuples and JSON text come from ``bot.stores._sqlite_rows``, so
 both SQL backends store exactly the same values; only the placeholders
-(``$n``) and the row type differ. ``enqueue`` and ``mark_resumed`` run
-inside the caller's transaction (issue, spend, finish), which is what makes
-"the state changed", "a message is owed" and "the other replicas are told"
-one fact rather than three.
+(``$n``) and the row type differ.
 """
 
 from __future__ import annotations
@@ -14,8 +11,7 @@ from typing import Any
 
 import asyncpg
 
-from bot.stores._sqlite_rows import PAUSE_COLUMNS, RUN_COLUMNS, dump, load
-from bot.stores.postgres._pool import Conn
+from bot.stores._sqlite_rows import PAUSE_COLUMNS, RUN_COLUMNS, load
 from bot.stores.records import (
     AuditEvent,
     Delivery,
@@ -56,49 +52,28 @@ INSERT_AUDIT = (
     " VALUES ($1, $2, $3, $4, $5, $6)"
 )
 
-# Born claimed by whoever holds the run's lease (see the SQLite backend), and
-# announced on ``CHANNEL`` at commit: every replica's console learns that
-# the run's conversation changed. The payload names the schema, since
-# NOTIFY reaches every listener of the database, whatever its search_path.
-_ENQUEUE = f"""
-WITH owed AS (
-    INSERT INTO outbox (run_id, surface, kind, interrupt_id, body, created_at, state,
-        attempts, next_at, claimed_until, claimed_by, last_error)
-    SELECT run_id, surface, $1, $2, $3, $4, '{DeliveryState.PENDING}', 0, $4,
-        COALESCE(lease_until, 0), lease_owner, ''
-    FROM runs WHERE run_id = $5
-    RETURNING run_id
-), told AS (
-    SELECT pg_notify('{CHANNEL}', json_build_object(
-        'schema', current_schema(), 'run_id', r.run_id, 'surface', r.surface,
-        'key', r.conversation_key)::text)
-    FROM owed JOIN runs AS r USING (run_id)
+_OUTBOX_COLUMNS = (
+    "run_id, surface, kind, interrupt_id, body, created_at, state,"
+    " attempts, next_at, claimed_until, claimed_by, last_error"
 )
-SELECT (SELECT COUNT(*) FROM owed) + 0 * (SELECT COUNT(*) FROM told)
-"""  # noqa: S608 - our own constants
-_MARK_RESUMED = (
-    "UPDATE pauses SET resumed_at = $1 WHERE run_id = $2 AND status <> $3 AND resumed_at IS NULL"
-)
+INSERT_OUTBOX = f"INSERT INTO outbox ({_OUTBOX_COLUMNS})"
+PENDING = str(DeliveryState.PENDING)
+OUTSTANDING = str(PauseStatus.OUTSTANDING)
 
 
-async def enqueue(
-    conn: Conn,
-    run_id: str,
-    kind: DeliveryKind,
-    *,
-    at: float,
-    interrupt_id: str = "",
-    body: dict[str, Any] | None = None,
-) -> bool:
-    """Owe the run's surface a message and tell the other replicas, inside the caller's
-    transaction (before it clears the run's lease). False if the run is unknown."""
-    count = await conn.fetchval(_ENQUEUE, str(kind), interrupt_id, dump(body or {}), at, run_id)
-    return bool(count)
+def notice(source: str) -> str:
+    """A CTE body announcing on ``CHANNEL`` that each run in ``source`` changed.
 
-
-async def mark_resumed(conn: Conn, run_id: str, at: float) -> None:
-    """Every closed pause of the run has been continued from, inside the caller's transaction."""
-    await conn.execute(_MARK_RESUMED, at, run_id, str(PauseStatus.OUTSTANDING))
+    ``source`` must have ``run_id``, ``surface`` and ``conversation_key``
+    columns. PostgreSQL delivers the notice at commit, and only if the
+    transaction commits. The payload names the schema, since NOTIFY reaches
+    every listener of the database, whatever its search_path.
+    """
+    return (
+        f"SELECT pg_notify('{CHANNEL}', json_build_object('schema', current_schema(),"  # noqa: S608 - our own text
+        " 'run_id', n.run_id, 'surface', n.surface, 'key', n.conversation_key)::text)"
+        f" FROM {source} AS n"
+    )
 
 
 def pauses_query(where: str, order: str, *, limit: str = "ALL", lock: str = "") -> str:

@@ -10,11 +10,13 @@ from bot.stores._sqlite_rows import audit_params, dump, run_params
 from bot.stores.postgres._pool import Conn, Database, changed
 from bot.stores.postgres._rows import (
     INSERT_AUDIT,
+    INSERT_OUTBOX,
     INSERT_RUN,
+    OUTSTANDING,
+    PENDING,
     SELECT_RUNS,
     audit_from_row,
-    enqueue,
-    mark_resumed,
+    notice,
     run_from_row,
 )
 from bot.stores.records import (
@@ -26,7 +28,38 @@ from bot.stores.records import (
 )
 
 _RUNNING = str(RunStatus.RUNNING)
-_CLEAR_LEASE = "UPDATE runs SET lease_owner = '', lease_until = NULL WHERE run_id = $1"
+# Ends a RUNNING run once. ``ended`` locks the row (a concurrent finish waits,
+# then finds it no longer RUNNING) and keeps the lease as it was, so the
+# outcome's outbox row is born claimed under it while the same statement
+# clears it. Earlier closed pauses count as resumed, the end is audited and
+# every replica is told.
+_FINISH = f"""
+WITH ended AS (
+    SELECT run_id, surface, conversation_key, lease_owner, lease_until FROM runs
+    WHERE run_id = $1 AND status = '{_RUNNING}'
+    FOR UPDATE
+), updated AS (
+    UPDATE runs SET status = $2, updated_at = $3, final_text = $4, lease_owner = '',
+        lease_until = NULL
+    FROM ended WHERE runs.run_id = ended.run_id
+    RETURNING runs.run_id
+), resumed AS (
+    UPDATE pauses SET resumed_at = $3 FROM ended
+    WHERE pauses.run_id = ended.run_id AND pauses.status <> '{OUTSTANDING}'
+      AND pauses.resumed_at IS NULL
+), audited AS (
+    INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail)
+    SELECT $3, $5, run_id, '', '', '{{}}' FROM ended
+), owed AS (
+    {INSERT_OUTBOX}
+    SELECT run_id, surface, '{DeliveryKind.OUTCOME}', '', $6, $3, '{PENDING}', 0, $3,
+        COALESCE(lease_until, 0), lease_owner, ''
+    FROM ended
+), told AS (
+    {notice("ended")}
+)
+SELECT (SELECT COUNT(*) FROM updated) + 0 * (SELECT COUNT(*) FROM told)
+"""  # noqa: S608 - our own constants
 # jsonb_typeof: the memory backend matches only a string key equal to ``key``;
 # conversation_key alone would also match a missing key ('') or a number.
 _RUNS_IN_CONVERSATION = (
@@ -96,28 +129,10 @@ class PostgresRuns:
         self, run_id: str, status: RunStatus, *, at: float, text: str, failed: bool = False
     ) -> bool:
         kind = "failed" if failed else "completed"
-
-        async def finish(conn: Conn) -> bool:
-            ended = await conn.execute(
-                "UPDATE runs SET status = $1, updated_at = $2, final_text = $3"
-                " WHERE run_id = $4 AND status = $5",
-                str(status),
-                at,
-                text,
-                run_id,
-                _RUNNING,
-            )
-            if not changed(ended):
-                return False
-            await mark_resumed(conn, run_id, at)
-            await conn.execute(INSERT_AUDIT, at, kind, run_id, "", "", "{}")
-            body = {"text": text, "failed": failed}
-            # Before the lease is cleared: the row is born claimed under it.
-            await enqueue(conn, run_id, DeliveryKind.OUTCOME, at=at, body=body)
-            await conn.execute(_CLEAR_LEASE, run_id)
-            return True
-
-        return await self._db.transaction(finish)
+        body = dump({"text": text, "failed": failed})
+        # One statement: its own transaction, one round trip.
+        ended = await self._db.fetchval(_FINISH, run_id, str(status), at, text, kind, body)
+        return bool(ended)
 
     async def recent(self, *, limit: int = 50) -> list[RunRecord]:
         rows = await self._db.fetch(
