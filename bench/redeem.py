@@ -65,6 +65,8 @@ class Replica:
             BOT_LOG_FORMAT="json",
             BOT_LOG_LEVEL="WARNING",
         )
+        if "BENCH_PG_POOL_SIZE" in os.environ:
+            env["BOT_PG_POOL_SIZE"] = os.environ["BENCH_PG_POOL_SIZE"]
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "bot"],
