@@ -21,12 +21,28 @@ BASE_URL = os.environ.get("BOT_TEST_POSTGRES_URL", "postgresql://postgres@127.0.
 async def admin_connection() -> asyncpg.Connection:
     """A plain connection to the test server; skips (or fails in CI) if there is none."""
     try:
-        return await asyncpg.connect(BASE_URL, timeout=5)
+        try:
+            return await asyncpg.connect(BASE_URL, timeout=5)
+        except asyncpg.InvalidCatalogNameError:
+            await _create_test_database()
+            return await asyncpg.connect(BASE_URL, timeout=5)
     except (OSError, asyncpg.PostgresError, TimeoutError) as error:
         reason = f"PostgreSQL unreachable at the test URL ({type(error).__name__})"
         if os.environ.get("CI"):
             pytest.fail(f"{reason}; CI must run the PostgreSQL tests")
         pytest.skip(reason)
+
+
+async def _create_test_database() -> None:
+    """A fresh CI cluster may lack the test database: create it from ``postgres``."""
+    base, _, name = BASE_URL.rpartition("/")
+    conn = await asyncpg.connect(f"{base}/postgres", timeout=5)
+    try:
+        await conn.execute(f'CREATE DATABASE "{name}"')
+    except asyncpg.DuplicateDatabaseError:
+        pass  # created meanwhile by a parallel run
+    finally:
+        await conn.close()
 
 
 def schema_url(schema: str) -> str:

@@ -23,7 +23,7 @@ from bot.stores.postgres import PostgresStores
 from bot.stores.postgres._migrations import LATEST_VERSION, MIGRATIONS
 from bot.stores.records import DeliveryKind
 from bot.stores.url import open_stores
-from tests.stores._postgres import BASE_URL, admin_connection, fresh_schema, schema_url
+from tests.stores._postgres import admin_connection, fresh_schema, schema_url
 from tests.stores._proxy import Proxy
 from tests.support import HarnessFactory
 
@@ -357,8 +357,3 @@ async def test_redeem_with_the_database_gone_says_try_again_and_keeps_the_token(
     finally:
         await stores.close()
         await proxy.close()
-
-
-async def test_the_test_server_is_the_one_ci_uses() -> None:
-    """Guard: the suite's URL is the local server CI starts (so CI runs these tests)."""
-    assert BASE_URL.startswith("postgresql://")
