@@ -8,7 +8,8 @@ queries inside the JSON except migration 2's one-off backfill.
 
 Replicas starting together serialise on a session advisory lock (one per
 schema), and each migration runs in its own transaction that re-reads the
-version, so each is applied exactly once.
+version, so each is applied exactly once. PostgreSQL's DDL is
+transactional, so a migration that fails leaves nothing half done.
 """
 
 from __future__ import annotations
@@ -155,6 +156,9 @@ MIGRATIONS: tuple[Migration, ...] = (
 
 LATEST_VERSION = MIGRATIONS[-1].version
 
+# Waiting for another replica's migration, or rewriting a large table, may
+# take longer than a request may: migrations lift the statement timeout.
+_MIGRATION_SECONDS = 3600.0
 _CREATE_TRACKING = """CREATE TABLE IF NOT EXISTS schema_migrations (
     version INTEGER PRIMARY KEY,
     description TEXT NOT NULL,
@@ -185,7 +189,8 @@ async def migrate(conn: Conn, *, target: int = LATEST_VERSION) -> int:
             "DATABASE_URL names no existing schema to create tables in; "
             "create the schema in its search_path first"
         )
-    await conn.execute(_LOCK)
+    await conn.execute("SET statement_timeout = 0")
+    await conn.execute(_LOCK, timeout=_MIGRATION_SECONDS)
     try:
         await conn.execute(_CREATE_TRACKING)
         await _current_version(conn)
@@ -197,7 +202,7 @@ async def migrate(conn: Conn, *, target: int = LATEST_VERSION) -> int:
                 if await _current_version(conn) >= migration.version:
                     continue
                 for statement in migration.sql:
-                    await conn.execute(statement)
+                    await conn.execute(statement, timeout=_MIGRATION_SECONDS)
                 await conn.execute(
                     "INSERT INTO schema_migrations (version, description, applied_at)"
                     " VALUES ($1, $2, $3)",
@@ -208,3 +213,5 @@ async def migrate(conn: Conn, *, target: int = LATEST_VERSION) -> int:
         return await _current_version(conn)
     finally:
         await conn.execute(_UNLOCK)
+        # Back to the pool's setting: this connection serves requests next.
+        await conn.execute("RESET statement_timeout")

@@ -109,7 +109,7 @@ class Database:
         async with self._pool.acquire(timeout=within) as conn:
             return await conn.fetchval(sql, *args, timeout=within)
 
-    def acquire(self) -> Any:
+    def acquire(self) -> asyncpg.pool.PoolAcquireContext[asyncpg.Record]:
         """A pooled connection for a caller that needs several transactions on one session."""
         return self._pool.acquire()
 
