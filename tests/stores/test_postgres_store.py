@@ -311,9 +311,15 @@ async def test_a_lost_database_fails_the_ping_and_the_pool_recovers_by_itself(
     stores = await PostgresStores.open(proxied)
     try:
         await stores.ping()
+        await asyncio.wait_for(stores.changes.listening.wait(), SETTLE)
         proxy.cut()
         with pytest.raises((OSError, asyncpg.PostgresError, asyncpg.InterfaceError)):
             await stores.ping()
+
+        async def deaf() -> bool:
+            return not stores.changes.listening.is_set()
+
+        await eventually(deaf, "the change listener noticing the lost connection")
         proxy.restore()
 
         async def pings() -> bool:
@@ -321,8 +327,17 @@ async def test_a_lost_database_fails_the_ping_and_the_pool_recovers_by_itself(
             return True
 
         await eventually(pings, "a ping after the network came back")
-        # The change feed reconnects too.
+        # The change feed reconnects too, and hears another replica again.
+        heard: asyncio.Queue[Change] = asyncio.Queue()
+        changes_of(stores).subscribe(heard.put_nowait)
         await asyncio.wait_for(stores.changes.listening.wait(), SETTLE)
+        direct = await PostgresStores.open(url)
+        try:
+            await direct.runs.create(run("r1"))
+            await direct.ledger.issue(pause("i1", "r1"))
+        finally:
+            await direct.close()
+        assert (await asyncio.wait_for(heard.get(), SETTLE)).run_id == "r1"
     finally:
         await stores.close()
         await proxy.close()
