@@ -17,7 +17,6 @@ from bot.compose import build_agent
 from bot.config import Settings
 from bot.demo import demo_agent
 from bot.errors import BotError
-from bot.human.tokens import TokenSigner
 from bot.human.ttl import TTLPolicy
 from bot.metrics import Metrics
 from bot.policy import RequesterOrApprovers
@@ -42,7 +41,7 @@ def create_app(settings: Settings) -> web.Application:
     here, before anything is opened: every replica must verify every other's
     tokens.
     """
-    signer = signer_from(settings)
+    signer_from(settings)
     app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=[_no_tracebacks])
     app[SETTINGS] = settings
     console = ConsoleSurface() if settings.console else None
@@ -53,7 +52,7 @@ def create_app(settings: Settings) -> web.Application:
     app.router.add_get("/metrics", _metrics)
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
-        async with _running_service(settings, console, signer) as service:
+        async with _running_service(settings, console) as service:
             app[RUN_SERVICE] = service
             yield
 
@@ -63,7 +62,7 @@ def create_app(settings: Settings) -> web.Application:
 
 @contextlib.asynccontextmanager
 async def _running_service(
-    settings: Settings, console: ConsoleSurface | None, signer: TokenSigner
+    settings: Settings, console: ConsoleSurface | None
 ) -> AsyncIterator[RunService]:
     stores = await open_stores(
         settings.database_url,
@@ -81,7 +80,7 @@ async def _running_service(
         agent, capability = build_agent(
             provider=provider,
             stores=stores,
-            signer=signer,
+            signer=signer_from(settings),
             clock=time.time,
             tools=spec.tools,
             registrations=spec.registrations,
