@@ -35,6 +35,7 @@ from bot.serving import (
 )
 from bot.signing import signer_from
 from bot.stores import open_stores
+from bot.stores.ports import Change, changes_of
 from bot.web import RUN_SERVICE, SETTINGS
 
 log = logging.getLogger(__name__)
@@ -44,7 +45,13 @@ INTERNAL_ERROR = "The bot hit an internal error; nothing was changed. Try again,
 
 
 def create_app(settings: Settings) -> web.Application:
-    """Build the app; stores and the run service open when it starts."""
+    """Build the app; stores and the run service open when it starts.
+
+    Refuses (SigningConfigError) a shared store without explicit signing keys
+    here, before anything is opened: every replica must verify every other's
+    tokens.
+    """
+    signer_from(settings)
     allowed = allowed_hosts_for(settings)
     guards = http_guards(allowed=allowed, body_timeout=settings.body_timeout_seconds)
     app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=[*guards, _no_tracebacks])
@@ -80,7 +87,13 @@ async def _running_service(
     teams: TeamsSurface | None = None,
     slack: SlackBridge | None = None,
 ) -> AsyncIterator[RunService]:
-    stores = await open_stores(settings.database_url)
+    stores = await open_stores(
+        settings.database_url,
+        pool_size=settings.pg_pool_size,
+        statement_timeout=settings.pg_statement_timeout_seconds,
+    )
+    # Changes other replicas make (a question answered through them) redraw our pages too.
+    unsubscribe = changes_of(stores).subscribe(_redraw_on(console)) if console is not None else None
     provider: Provider | None = None
     sweeper: asyncio.Task[None] | None = None
     service: RunService | None = None
@@ -143,6 +156,8 @@ async def _running_service(
         close = getattr(provider, "close", None)
         if close is not None:
             await close()
+        if unsubscribe is not None:
+            unsubscribe()
         await stores.close()
         log.info("stopped cleanly")
 
@@ -162,6 +177,14 @@ def console_limits(settings: Settings) -> ConsoleLimits:
         max_streams=settings.max_event_streams,
         max_streams_per_client=settings.max_event_streams_per_client,
     )
+
+
+def _redraw_on(console: ConsoleSurface) -> Callable[[Change], None]:
+    def redraw(change: Change) -> None:
+        if change.surface == console.name:
+            console.notify(change.key)
+
+    return redraw
 
 
 def agent_spec(settings: Settings) -> AgentSpec:
