@@ -210,6 +210,7 @@ POSTGRES_URL = os.environ.get("BOT_BENCH_POSTGRES_URL", "postgresql://postgres@1
 async def postgres_bench(opened: int, closed: int) -> None:
     try:
         import asyncpg
+
         from bot.stores.postgres import PostgresStores
     except ImportError as missing:
         print(f"postgresql: not run ({missing.name} is not installed in this checkout)")
@@ -230,7 +231,7 @@ async def postgres_bench(opened: int, closed: int) -> None:
         print(f"postgresql: {opened:,} open + {closed:,} closed questions copied in {took:.1f} s")
         stores = await PostgresStores.open(url)
         try:
-            await measure(stores.admin, last_cursor=opened + closed)  # type: ignore[attr-defined]
+            await measure(stores.admin, last_cursor=opened + closed)
         finally:
             await stores.close()
     finally:

@@ -1,19 +1,25 @@
 """One in-process pause + redeem + resume cycle (one ask_user, scripted model).
 
-Prints median and p90 microseconds per cycle on SQLite (a real file, WAL)
-and on the memory store, which is the baseline the ratio is against.
+Prints median and p90 microseconds per cycle on SQLite (a real file, WAL),
+on PostgreSQL when it is reachable (a fresh schema on ``BENCH_POSTGRES_URL``,
+default the local server), and on the memory store, which is the baseline
+the ratios are against.
 Run: `make bench` or `.venv/bin/python bench/cycle.py [iterations]`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import secrets
 import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+
+import asyncpg
 
 from bot.compose import build_agent
 from bot.human import ASK_USER
@@ -27,6 +33,7 @@ from bot.surfaces import Conversation
 from bot.testing import RecordingSurface, call, calls, question, say
 
 WHO = Responder("bench:alice", "Alice")
+POSTGRES_URL = os.environ.get("BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 ANSWER = {"answers": {"Which environment?": "staging"}}
 
 
@@ -77,15 +84,35 @@ def summary(name: str, samples: list[float]) -> tuple[float, float]:
     return median, p90
 
 
+async def measure_postgres(iterations: int) -> list[float] | None:
+    """The cycle on a fresh schema, dropped afterwards; None if there is no server."""
+    try:
+        admin = await asyncpg.connect(POSTGRES_URL, timeout=5)
+    except (OSError, asyncpg.PostgresError, TimeoutError) as error:
+        print(f"postgres: skipped, server unreachable ({type(error).__name__})")
+        return None
+    schema = f"bench_{secrets.token_hex(4)}"
+    try:
+        await admin.execute(f'CREATE SCHEMA "{schema}"')
+        return await measure(f"{POSTGRES_URL}?search_path={schema}", iterations)
+    finally:
+        await admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        await admin.close()
+
+
 async def main() -> None:
     iterations = int(sys.argv[1]) if len(sys.argv) > 1 else 500
     with tempfile.TemporaryDirectory() as folder:
         sqlite = await measure(f"sqlite:///{Path(folder) / 'bench.sqlite3'}", iterations)
+    postgres = await measure_postgres(iterations)
     memory = await measure("memory://", iterations)
     print("pause + redeem + resume, one ask_user, scripted model, in process")
     sqlite_median, _ = summary("sqlite", sqlite)
+    postgres_median = summary("postgres", postgres)[0] if postgres else None
     memory_median, _ = summary("memory", memory)
     print(f"ratio sqlite/memory median = {sqlite_median / memory_median:.2f}x")
+    if postgres_median is not None:
+        print(f"ratio postgres/memory median = {postgres_median / memory_median:.2f}x")
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ from bot.serving import (
 )
 from bot.signing import signer_from
 from bot.stores import open_stores
+from bot.stores.ports import Change, changes_of
 from bot.web import ADMIN_SERVICE, RUN_SERVICE, SETTINGS
 
 log = logging.getLogger(__name__)
@@ -45,7 +46,13 @@ INTERNAL_ERROR = "The bot hit an internal error; nothing was changed. Try again,
 
 
 def create_app(settings: Settings) -> web.Application:
-    """Build the app; stores and the run service open when it starts."""
+    """Build the app; stores and the run service open when it starts.
+
+    Refuses (SigningConfigError) a shared store without explicit signing keys
+    here, before anything is opened: every replica must verify every other's
+    tokens.
+    """
+    signer_from(settings)
     allowed = allowed_hosts_for(settings)
     guards = http_guards(allowed=allowed, body_timeout=settings.body_timeout_seconds)
     app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=[*guards, _no_tracebacks])
@@ -82,7 +89,13 @@ async def _running_service(
     teams: TeamsSurface | None = None,
     slack: SlackBridge | None = None,
 ) -> AsyncIterator[RunService]:
-    stores = await open_stores(settings.database_url)
+    stores = await open_stores(
+        settings.database_url,
+        pool_size=settings.pg_pool_size,
+        statement_timeout=settings.pg_statement_timeout_seconds,
+    )
+    # Changes other replicas make (a question answered through them) redraw our pages too.
+    unsubscribe = changes_of(stores).subscribe(_redraw_on(console)) if console is not None else None
     provider: Provider | None = None
     sweeper: asyncio.Task[None] | None = None
     service: RunService | None = None
@@ -145,6 +158,8 @@ async def _running_service(
         close = getattr(provider, "close", None)
         if close is not None:
             await close()
+        if unsubscribe is not None:
+            unsubscribe()
         await stores.close()
         log.info("stopped cleanly")
 
@@ -177,6 +192,14 @@ def admin_service(settings: Settings, service: RunService) -> AdminService:
         anyone_may_answer=settings.anyone_may_answer,
         clock=service.clock,
     )
+
+
+def _redraw_on(console: ConsoleSurface) -> Callable[[Change], None]:
+    def redraw(change: Change) -> None:
+        if change.surface == console.name:
+            console.notify(change.key)
+
+    return redraw
 
 
 def agent_spec(settings: Settings) -> AgentSpec:

@@ -123,6 +123,13 @@ class Settings(BaseSettings):
     max_event_streams: int = Field(200, alias="BOT_MAX_EVENT_STREAMS", ge=1)
     max_event_streams_per_client: int = Field(8, alias="BOT_MAX_EVENT_STREAMS_PER_CLIENT", ge=1)
 
+    # PostgreSQL (a postgresql:// DATABASE_URL): connections per replica, and how
+    # long one statement may run before the server cancels it.
+    pg_pool_size: int = Field(10, alias="BOT_PG_POOL_SIZE", ge=1, le=200)
+    pg_statement_timeout_seconds: float = Field(
+        10.0, alias="BOT_PG_STATEMENT_TIMEOUT_SECONDS", gt=0, le=600
+    )
+
     _split_hosts = field_validator("allowed_hosts", mode="before")(_csv)
 
     @field_validator("console_users")
@@ -168,8 +175,12 @@ class Settings(BaseSettings):
     @field_validator("database_url")
     @classmethod
     def _known_store(cls, value: str) -> str:
-        if not value.startswith(("sqlite:///", "memory://")):
-            raise ValueError("use sqlite:///path/to/file.sqlite3 (or memory:// for experiments)")
+        if not value.startswith(("sqlite:///", "memory://", "postgresql://", "postgres://")):
+            # Never echo the value: a database URL may carry a password.
+            raise ValueError(
+                "use sqlite:///path/to/file.sqlite3, postgresql://user:password@host/db "
+                "(several replicas), or memory:// for experiments"
+            )
         return value
 
     @field_validator(

@@ -19,6 +19,7 @@ from bot.runs import RunService
 from bot.stores import open_stores
 from bot.stores.ports import Stores
 from bot.testing import FixedClock, RecordingSurface
+from tests.stores._postgres import fresh_schema
 from tests.support import Harness, HarnessFactory
 
 
@@ -44,8 +45,14 @@ async def sqlite_stores(db_path: Path) -> AsyncIterator[Stores]:
     await stores.close()
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 async def stores(request: pytest.FixtureRequest, db_path: Path) -> AsyncIterator[Stores]:
+    if request.param == "postgres":
+        async with fresh_schema() as url:
+            opened = await open_stores(url)
+            yield opened
+            await opened.close()
+        return
     url = "memory://" if request.param == "memory" else f"sqlite:///{db_path}"
     opened = await open_stores(url)
     yield opened

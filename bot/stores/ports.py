@@ -10,7 +10,8 @@ a message, never lose it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from bot.kernel.journal import Journal
@@ -255,3 +256,39 @@ class Stores(Protocol):
 
     async def ping(self) -> None: ...
     async def close(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """A run changed (a question opened or closed, the run ended) in some process."""
+
+    run_id: str
+    surface: str
+    # The conversation's key, as ``Conversation.key`` and the console know it.
+    key: str
+
+
+class Changes(Protocol):
+    """Changes made by every process sharing the store; live pages (the console) rely on it."""
+
+    def subscribe(self, callback: Callable[[Change], None]) -> Callable[[], None]:
+        """Call ``callback`` on the event loop for each change; the result unsubscribes."""
+        ...
+
+
+class NoChanges:
+    """No feed: only this process writes the store, and its surfaces see its own changes."""
+
+    def subscribe(self, callback: Callable[[Change], None]) -> Callable[[], None]:
+        del callback
+        return lambda: None
+
+
+def changes_of(stores: Stores) -> Changes:
+    """The backend's change feed (PostgreSQL's ``changes``), else ``NoChanges``.
+
+    Optional rather than a ``Stores`` member: a backend written by one process
+    has nothing to announce, and needs no code for it.
+    """
+    changes: Changes | None = getattr(stores, "changes", None)
+    return changes if changes is not None else NoChanges()

@@ -318,7 +318,7 @@ async def test_open_stores_picks_the_backend_from_the_url(
 
 @pytest.mark.parametrize(
     "url",
-    ["postgresql://bot:hunter2@db/bot", "sqlite://", "sqlite:///", "mysql://x", "", "bot.db"],
+    ["mysql://bot:hunter2@db/bot", "sqlite://", "sqlite:///", "mysql://x", "", "bot.db"],
 )
 async def test_open_stores_refuses_other_urls(url: str) -> None:
     """Unsupported URLs raise StoreError naming DATABASE_URL, never echoing a password."""

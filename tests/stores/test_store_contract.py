@@ -1,4 +1,4 @@
-"""The contract every store backend keeps, run against memory and SQLite alike."""
+"""The contract every store backend keeps, run against memory, SQLite and PostgreSQL alike."""
 
 from __future__ import annotations
 
@@ -21,10 +21,19 @@ from bot.stores import (
     open_stores,
 )
 from bot.stores.records import MAX_CROSS_SCOPE_KEPT, DeliveryKind, DeliveryState
+from tests.stores._postgres import fresh_schema
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 async def stores(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Stores]:
+    if request.param == "postgres":
+        async with fresh_schema() as url:
+            opened = await open_stores(url)
+            try:
+                yield opened
+            finally:
+                await opened.close()
+        return
     url = "memory://" if request.param == "memory" else f"sqlite:///{tmp_path}/stores.sqlite3"
     opened = await open_stores(url)
     try:
@@ -487,3 +496,16 @@ async def test_conversations_break_ties_by_first_run(stores: Stores) -> None:
         await stores.runs.set_status(run_id, RunStatus.COMPLETED, at=5.0)
 
     assert [s.key for s in await stores.runs.conversations("console")] == ["Z", "Y", "X"]
+
+
+async def test_installations_are_kept_per_platform_and_key(stores: Stores) -> None:
+    """An installation is saved, replaced, found by platform and key, and deleted."""
+    assert await stores.installations.find("slack", "T1") is None
+    await stores.installations.save("slack", "T1", "sealed-1")
+    await stores.installations.save("slack", "T1", "sealed-2")
+    await stores.installations.save("teams", "T1", "other")
+    assert await stores.installations.find("slack", "T1") == "sealed-2"
+    assert await stores.installations.find("teams", "T1") == "other"
+    await stores.installations.delete("slack", "T1")
+    assert await stores.installations.find("slack", "T1") is None
+    assert await stores.installations.find("teams", "T1") == "other"

@@ -1,0 +1,182 @@
+"""Redemptions through the HTTP answer path on PostgreSQL, with one and with two replicas.
+
+For each configuration: a fresh schema, `python -m bot` replicas on free
+loopback ports sharing it (explicit BOT_SIGNING_KEYS, as production needs),
+N demo runs parked on their first question, then 50 clients with keep-alive
+sessions answer them through `POST /api/answer`, client i talking to
+replica i mod R. Each answer is a real redemption: verify the token, spend
+it, close the question, hand the resume to a worker. Prints redemptions/s
+and p50/p99 latency; every answer must be 200 and every answered run must
+reach its next question, or the run fails.
+
+Run: `.venv/bin/python bench/redeem.py [n]` (default 1000). The server is
+`BENCH_POSTGRES_URL` (default the local one). On a small machine the
+replicas, PostgreSQL and this load generator share the same cores, so a
+second replica adds contention as much as capacity.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import asyncpg
+from console import (
+    CLIENTS,
+    DEADLINE_SECONDS,
+    ROOT,
+    Phase,
+    _free_port,
+    answer_request,
+    park_runs,
+    wait_resumed,
+)
+
+BASE_URL = os.environ.get("BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+KEYS = "bench:" + "b" * 48
+READY_SECONDS = 30.0
+
+
+class Replica:
+    """One `python -m bot` on the shared schema; ``stop`` always leaves it dead."""
+
+    def __init__(self, folder: Path, database_url: str) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = folder / "server.log"
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("BOT_", "OPENAI_"))}
+        env.update(
+            PORT=str(self.port),
+            BOT_HOST="127.0.0.1",
+            DATABASE_URL=database_url,
+            BOT_SIGNING_KEYS=KEYS,
+            BOT_DATA_DIR=str(folder / "var"),
+            BOT_LOG_FORMAT="json",
+            BOT_LOG_LEVEL="WARNING",
+        )
+        if "BENCH_PG_POOL_SIZE" in os.environ:
+            env["BOT_PG_POOL_SIZE"] = os.environ["BENCH_PG_POOL_SIZE"]
+        with self.log_path.open("wb") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "bot"],
+                cwd=ROOT,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+
+    async def wait_ready(self, session: aiohttp.ClientSession) -> None:
+        deadline = time.monotonic() + READY_SECONDS
+        while time.monotonic() < deadline and self.process.poll() is None:
+            try:
+                async with session.get(f"{self.url}/healthz") as response:
+                    if response.status == 200:
+                        return
+            except (aiohttp.ClientError, TimeoutError):
+                pass
+            await asyncio.sleep(0.05)
+        tail = self.log_path.read_text(errors="replace").splitlines()[-30:]
+        raise SystemExit("a replica did not become ready; log tail:\n" + "\n".join(tail))
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(timeout=10)
+
+
+async def measure(
+    name: str, clients: Sequence[tuple[aiohttp.ClientSession, str]], items: Sequence[Any]
+) -> Phase:
+    """Each client answers the next parked question until none is left."""
+    phase = Phase(name)
+    queue = list(reversed(items))
+
+    async def client(session: aiohttp.ClientSession, url: str) -> None:
+        post = answer_request(url)
+        while queue:
+            item = queue.pop()
+            began = time.perf_counter()
+            status = await post(session, item)
+            phase.latencies.append(time.perf_counter() - began)
+            phase.statuses[status] += 1
+
+    began = time.perf_counter()
+    await asyncio.gather(*(client(session, url) for session, url in clients))
+    phase.wall = time.perf_counter() - began
+    return phase
+
+
+async def one_configuration(n: int, replicas: int) -> Phase:
+    schema = f"bench_{secrets.token_hex(4)}"
+    admin = await asyncpg.connect(BASE_URL)
+    await admin.execute(f'CREATE SCHEMA "{schema}"')
+    timeout = aiohttp.ClientTimeout(total=60)
+    sessions: list[aiohttp.ClientSession] = []
+    servers: list[Replica] = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="bench-redeem-") as folder:
+            url = f"{BASE_URL}?search_path={schema}"
+            async with aiohttp.ClientSession(timeout=timeout) as control:
+                # One after the other: the first creates the schema's tables.
+                for i in range(replicas):
+                    servers.append(Replica(Path(folder) / f"r{i}", url))
+                    await servers[-1].wait_ready(control)
+                first = servers[0].url
+                answers = await park_runs(control, first, n)
+                for _ in range(CLIENTS):
+                    connector = aiohttp.TCPConnector(limit=1)
+                    sessions.append(aiohttp.ClientSession(connector=connector, timeout=timeout))
+                clients = [(s, servers[i % replicas].url) for i, s in enumerate(sessions)]
+                # Warm every connection (and each replica's pool) before timing.
+                for session, server_url in clients:
+                    async with session.get(f"{server_url}/healthz") as response:
+                        await response.read()
+                label = f"{replicas} replica{'s' if replicas > 1 else ''}"
+                phase = await measure(label, clients, answers)
+                await wait_resumed(control, first, n)
+    finally:
+        for session in sessions:
+            await session.close()
+        for server in servers:
+            server.stop()
+        await admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        await admin.close()
+    return phase
+
+
+async def run(n: int) -> int:
+    phases = [await one_configuration(n, replicas) for replicas in (1, 2)]
+    print(f"redemptions through POST /api/answer on PostgreSQL, {n} tokens, {CLIENTS} clients")
+    for phase in phases:
+        line = (
+            f"{phase.name:<10} {phase.rate:8,.0f} redemptions/s  "
+            f"p50 {phase.percentile(50):6.1f} ms  p99 {phase.percentile(99):6.1f} ms"
+        )
+        if phase.failures:
+            line += f"  NON-200: {phase.failures}"
+        print(line)
+    print(f"every answered run resumed to its next question ({n} per configuration)")
+    return 1 if any(phase.failures for phase in phases) else 0
+
+
+def main() -> int:
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
+    if n < CLIENTS:
+        raise SystemExit(f"n must be at least {CLIENTS} (one request per client)")
+    return asyncio.run(asyncio.wait_for(run(n), DEADLINE_SECONDS))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

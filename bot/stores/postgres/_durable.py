@@ -1,0 +1,180 @@
+"""Durable execution on PostgreSQL: run leases, the step journal, the delivery outbox.
+
+Several replicas race for the same rows here; each race is settled by a
+conditional UPDATE that PostgreSQL re-checks against the row's latest
+version once the competing writer commits (READ COMMITTED), so exactly one
+replica's update matches. ``FOR UPDATE SKIP LOCKED`` in front of those
+updates lets a replica pass over rows another one is taking right now
+instead of queueing behind it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from bot.stores._sqlite_rows import dump
+from bot.stores.postgres._pool import Conn, Database, changed
+from bot.stores.postgres._rows import delivery_from_row
+from bot.stores.records import Delivery, DeliveryState, RunStatus
+
+_RUNNING = str(RunStatus.RUNNING)
+_PENDING = str(DeliveryState.PENDING)
+
+# Taken over only when free, lapsed or already ours.
+_ACQUIRE = (
+    "UPDATE runs SET lease_owner = $1, lease_until = $2 WHERE run_id = $3 AND status = $4"
+    " AND (lease_until IS NULL OR lease_until <= $5 OR lease_owner = $1)"
+)
+_LAPSED = (
+    "SELECT run_id FROM runs WHERE status = $1 AND (lease_until IS NULL OR lease_until <= $2)"
+    " ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED"
+)
+
+
+class PostgresLeases:
+    """Leases live on the runs' rows, so a run and its lease never disagree."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def acquire(self, run_id: str, owner: str, *, now: float, until: float) -> bool:
+        return bool(changed(await self._db.execute(_ACQUIRE, owner, until, run_id, _RUNNING, now)))
+
+    async def renew(self, run_id: str, owner: str, *, until: float) -> bool:
+        done = await self._db.execute(
+            "UPDATE runs SET lease_until = $1 WHERE run_id = $2 AND lease_owner = $3",
+            until,
+            run_id,
+            owner,
+        )
+        return bool(changed(done))
+
+    async def release(self, run_id: str, owner: str) -> None:
+        await self._db.execute(
+            "UPDATE runs SET lease_owner = '', lease_until = NULL"
+            " WHERE run_id = $1 AND lease_owner = $2",
+            run_id,
+            owner,
+        )
+
+    async def lapsed(self, now: float, *, limit: int = 100) -> list[str]:
+        async def lapsed(conn: Conn) -> list[str]:
+            rows = await conn.fetch(_LAPSED, _RUNNING, now, max(limit, 0))
+            return [row["run_id"] for row in rows]
+
+        # The caller's ``acquire`` settles the race; SKIP LOCKED leaves out
+        # the runs another replica is acquiring (or finishing) right now.
+        return await self._db.transaction(lapsed)
+
+
+class PostgresJournal:
+    """Finished steps; the primary key makes the first record of a step the only one."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def steps(self, run_id: str) -> dict[str, Any]:
+        rows = await self._db.fetch("SELECT step, value FROM journal WHERE run_id = $1", run_id)
+        return {row["step"]: json.loads(row["value"]) for row in rows}
+
+    async def record(self, run_id: str, step: str, value: Any) -> None:
+        text = json.dumps(value, separators=(",", ":"))  # a bad value never reaches the database
+        await self._db.execute(
+            "INSERT INTO journal (run_id, step, value, at) VALUES ($1, $2, $3, $4)"
+            " ON CONFLICT (run_id, step) DO NOTHING",
+            run_id,
+            step,
+            text,
+            time.time(),
+        )
+
+
+# The oldest pending row of each run only: a run's messages keep their order,
+# and one that waits for a retry holds back the ones owed after it.
+_DUE = f"""
+SELECT o.*, (o.claimed_by = $1 AND o.claimed_until > $2) AS mine FROM outbox AS o
+WHERE o.state = '{_PENDING}' AND o.next_at <= $2 AND (o.claimed_until <= $2 OR o.claimed_by = $1)
+  AND o.surface = ANY($3::text[])
+  AND NOT EXISTS (
+      SELECT 1 FROM outbox AS e
+      WHERE e.run_id = o.run_id AND e.state = '{_PENDING}' AND e.id < o.id)
+ORDER BY o.id LIMIT $4
+"""  # noqa: S608 - our own constants
+# Claims due rows nobody holds, skipping those another replica is claiming
+# this instant: concurrent claimers each take different rows in one pass
+# (no one queues behind another's locks), and PostgreSQL re-checks each
+# locked row's condition, so a row claimed since it was read is not taken.
+_TAKE = f"""
+UPDATE outbox SET claimed_until = $1, claimed_by = $2
+WHERE id IN (
+    SELECT o.id FROM outbox AS o
+    WHERE o.state = '{_PENDING}' AND o.next_at <= $3 AND o.claimed_until <= $3
+      AND o.surface = ANY($4::text[])
+      AND NOT EXISTS (
+          SELECT 1 FROM outbox AS e
+          WHERE e.run_id = o.run_id AND e.state = '{_PENDING}' AND e.id < o.id)
+    ORDER BY o.id LIMIT $5
+    FOR UPDATE OF o SKIP LOCKED)
+RETURNING *
+"""  # noqa: S608 - our own constants
+
+
+# A posted question's reference is saved on its ledger row in the same statement.
+_DELIVERED = """
+WITH done AS (
+    UPDATE outbox SET state = $1, done_at = $2 WHERE id = $3 RETURNING interrupt_id
+)
+UPDATE pauses SET message_ref = $4
+FROM done WHERE $4::text IS NOT NULL AND pauses.interrupt_id = done.interrupt_id
+"""
+_FAILED = """
+WITH given_up AS (
+    UPDATE outbox SET attempts = attempts + 1, state = $1, last_error = $2, done_at = $3
+    WHERE id = $4 RETURNING run_id
+)
+UPDATE runs SET delivery_error = $2, updated_at = $3
+FROM given_up WHERE runs.run_id = given_up.run_id
+"""
+
+
+class PostgresOutbox:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def claim(
+        self, now: float, *, until: float, owner: str, surfaces: Sequence[str], limit: int = 50
+    ) -> list[Delivery]:
+        # Read first, without locks: most passes find only rows born ours, or nothing.
+        wanted = list(surfaces)
+        found = await self._db.fetch(_DUE, owner, now, wanted, max(limit, 0))
+        rows = [row for row in found if row["mine"]]
+        if len(rows) < len(found):
+            rows.extend(await self._db.fetch(_TAKE, until, owner, now, wanted, limit - len(rows)))
+        return sorted((delivery_from_row(row) for row in rows), key=lambda d: d.delivery_id)
+
+    async def delivered(
+        self, delivery_id: int, *, at: float, message_ref: dict[str, Any] | None = None
+    ) -> None:
+        # One statement, so one round trip and its own transaction.
+        await self._db.execute(
+            _DELIVERED, str(DeliveryState.DONE), at, delivery_id, dump(message_ref)
+        )
+
+    async def retry(self, delivery_id: int, *, next_at: float, error: str) -> None:
+        await self._db.execute(
+            "UPDATE outbox SET attempts = attempts + 1, next_at = $1, claimed_until = 0,"
+            " claimed_by = '', last_error = $2 WHERE id = $3",
+            next_at,
+            error,
+            delivery_id,
+        )
+
+    async def failed(self, delivery_id: int, *, at: float, error: str) -> None:
+        await self._db.execute(_FAILED, str(DeliveryState.FAILED), error, at, delivery_id)
+
+    async def of_run(self, run_id: str) -> list[Delivery]:
+        rows = await self._db.fetch("SELECT * FROM outbox WHERE run_id = $1 ORDER BY id", run_id)
+        return [delivery_from_row(row) for row in rows]

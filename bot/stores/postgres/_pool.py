@@ -1,0 +1,126 @@
+"""The connection pool, and one rule for running a transaction on it.
+
+Every port method is one ``Database.transaction`` (or one statement through
+``Database.fetch*``). A transaction that PostgreSQL aborts as a deadlock
+victim or a serialization failure changed nothing, so it is run again, a
+few times; any other error propagates (the redeem path turns it into "try
+again in a moment", with the token unspent because nothing committed).
+
+A lost connection needs nothing of ours: asyncpg's pool drops a connection
+it finds closed and dials a new one on the next acquire, so once the
+database is back the next call simply works.
+
+Timeouts, so no caller waits forever on a stuck server: ``statement_timeout``
+is set on every pooled connection (the server cancels a statement that
+runs too long), ``idle_in_transaction_session_timeout`` frees locks a stuck
+client would hold, and asyncpg's ``command_timeout`` bounds the wait on the
+client side too (a partitioned network never answers at all).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeAlias, TypeVar
+
+import asyncpg
+
+from bot.stores.errors import StoreError
+
+T = TypeVar("T")
+# What a transaction function is handed: a pooled connection (or, migrating, a plain one).
+Conn: TypeAlias = (
+    "asyncpg.Connection[asyncpg.Record] | asyncpg.pool.PoolConnectionProxy[asyncpg.Record]"
+)
+log = logging.getLogger(__name__)
+
+CONNECT_TIMEOUT_SECONDS = 5.0
+_RETRIES = 5
+# Deadlock victims and serialization failures roll back wholly: safe to retry.
+_RETRYABLE = (asyncpg.exceptions.DeadlockDetectedError, asyncpg.exceptions.SerializationError)
+
+
+def connect_options(*, statement_timeout: float) -> dict[str, Any]:
+    """The settings every connection of ours (pooled or listening) is opened with."""
+    return {
+        "timeout": CONNECT_TIMEOUT_SECONDS,
+        # A client-side bound a little above the server's, which fires first.
+        "command_timeout": statement_timeout + 5.0,
+        "server_settings": {
+            "application_name": "chatops-bot",
+            "statement_timeout": str(int(statement_timeout * 1000)),
+            "idle_in_transaction_session_timeout": str(int((statement_timeout + 5.0) * 1000)),
+        },
+    }
+
+
+class Database:
+    """A pool of connections to one database (and schema, by the URL's search_path)."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
+
+    @classmethod
+    async def open(cls, url: str, *, pool_size: int, statement_timeout: float) -> Database:
+        try:
+            pool = await asyncpg.create_pool(
+                url,
+                min_size=1,
+                max_size=max(pool_size, 1),
+                **connect_options(statement_timeout=statement_timeout),
+            )
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError) as error:
+            # The URL may carry a password: name the error's type, never the URL.
+            raise StoreError(
+                f"cannot connect to PostgreSQL ({type(error).__name__}); check DATABASE_URL "
+                "and that the server is up"
+            ) from None
+        return cls(pool)
+
+    async def transaction(self, fn: Callable[[Conn], Awaitable[T]]) -> T:
+        """``await fn(conn)`` in one transaction (READ COMMITTED), retried if PostgreSQL
+        aborted it as a deadlock victim or a serialization failure."""
+        for attempt in range(_RETRIES):
+            try:
+                async with self._pool.acquire() as conn, conn.transaction():
+                    return await fn(conn)
+            except _RETRYABLE:
+                if attempt == _RETRIES - 1:
+                    raise
+                log.info("transaction aborted by PostgreSQL as a conflict; retrying")
+                await asyncio.sleep(0.005 * 2**attempt)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def execute(self, sql: str, *args: Any) -> str:
+        async with self._pool.acquire() as conn:
+            return str(await conn.execute(sql, *args))
+
+    async def fetch(self, sql: str, *args: Any) -> list[asyncpg.Record]:
+        async with self._pool.acquire() as conn:
+            return list(await conn.fetch(sql, *args))
+
+    async def fetchrow(self, sql: str, *args: Any) -> asyncpg.Record | None:
+        async with self._pool.acquire() as conn:
+            return await conn.fetchrow(sql, *args)
+
+    async def fetchval(self, sql: str, *args: Any, within: float | None = None) -> Any:
+        """One value; ``within`` bounds the wait for a connection and for the answer."""
+        async with self._pool.acquire(timeout=within) as conn:
+            return await conn.fetchval(sql, *args, timeout=within)
+
+    def acquire(self) -> asyncpg.pool.PoolAcquireContext[asyncpg.Record]:
+        """A pooled connection for a caller that needs several transactions on one session."""
+        return self._pool.acquire()
+
+    async def close(self) -> None:
+        # Bounded: a connection a cancelled caller left busy must not hold shutdown.
+        try:
+            await asyncio.wait_for(self._pool.close(), timeout=5.0)
+        except TimeoutError:
+            self._pool.terminate()
+
+
+def changed(status: str) -> int:
+    """Rows changed, from a command tag such as ``UPDATE 1`` or ``INSERT 0 1``."""
+    return int(status.rsplit(" ", 1)[-1]) if status[-1:].isdigit() else 0

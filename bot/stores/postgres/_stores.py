@@ -1,0 +1,78 @@
+"""Every port over one PostgreSQL database (and schema): the store for several replicas."""
+
+from __future__ import annotations
+
+from bot.kernel.journal import Journal
+from bot.stores.ports import (
+    AdminStore,
+    Audit,
+    Checkpoints,
+    Consumption,
+    Installations,
+    Leases,
+    Ledger,
+    Outbox,
+    Runs,
+)
+from bot.stores.postgres._admin import PostgresAdmin
+from bot.stores.postgres._changes import PostgresChanges
+from bot.stores.postgres._durable import PostgresJournal, PostgresLeases, PostgresOutbox
+from bot.stores.postgres._installations import PostgresInstallations
+from bot.stores.postgres._ledger import PostgresConsumption, PostgresLedger
+from bot.stores.postgres._migrations import migrate
+from bot.stores.postgres._pool import Database, connect_options
+from bot.stores.postgres._runs import PostgresAudit, PostgresCheckpoints, PostgresRuns
+
+DEFAULT_POOL_SIZE = 10
+DEFAULT_STATEMENT_TIMEOUT = 10.0
+_PING_TIMEOUT_SECONDS = 5.0
+
+
+class PostgresStores:
+    """Open with ``await PostgresStores.open(url)``; the schema is the URL's search_path."""
+
+    def __init__(self, db: Database, changes: PostgresChanges) -> None:
+        self._db = db
+        # Typed as the ports, as ``SqliteStores`` does.
+        self.consumption: Consumption = PostgresConsumption(db)
+        self.ledger: Ledger = PostgresLedger(db)
+        self.checkpoints: Checkpoints = PostgresCheckpoints(db)
+        self.runs: Runs = PostgresRuns(db)
+        self.audit: Audit = PostgresAudit(db)
+        self.leases: Leases = PostgresLeases(db)
+        self.journal: Journal = PostgresJournal(db)
+        self.outbox: Outbox = PostgresOutbox(db)
+        self.installations: Installations = PostgresInstallations(db)
+        self.admin: AdminStore = PostgresAdmin(db)
+        self.changes = changes
+
+    @classmethod
+    async def open(
+        cls,
+        url: str,
+        *,
+        pool_size: int = DEFAULT_POOL_SIZE,
+        statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT,
+    ) -> PostgresStores:
+        """Connect, migrate (under an advisory lock) and start listening for changes."""
+        db = await Database.open(url, pool_size=pool_size, statement_timeout=statement_timeout)
+        try:
+            async with db.acquire() as conn:
+                await migrate(conn)
+                schema = str(await conn.fetchval("SELECT current_schema()"))
+        except BaseException:
+            await db.close()
+            raise
+        changes = PostgresChanges(
+            url, schema=schema, options=connect_options(statement_timeout=statement_timeout)
+        )
+        changes.start()
+        return cls(db, changes)
+
+    async def ping(self) -> None:
+        """One round trip on a pooled connection; raises if the database is unreachable."""
+        await self._db.fetchval("SELECT 1", within=_PING_TIMEOUT_SECONDS)
+
+    async def close(self) -> None:
+        await self.changes.close()
+        await self._db.close()

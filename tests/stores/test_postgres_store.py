@@ -1,0 +1,412 @@
+"""PostgreSQL as several replicas see it: one winner per race, every change heard, faults survived.
+
+Two ``PostgresStores`` opened on one schema are two replicas as far as the
+database can tell: separate pools, separate sessions, real row locks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+import asyncpg
+import pytest
+
+from bot.outcomes import Redeemed, StoreUnavailable
+from bot.stores import Closing, PauseRecord, PauseStatus, RunRecord, RunStatus, StoreError
+from bot.stores._migrations import MIGRATIONS as SQLITE_MIGRATIONS
+from bot.stores.ports import Change, Stores, changes_of
+from bot.stores.postgres import PostgresStores
+from bot.stores.postgres._migrations import LATEST_VERSION, MIGRATIONS
+from bot.stores.records import DeliveryKind
+from bot.stores.url import open_stores
+from tests.stores._postgres import admin_connection, fresh_schema, schema_url
+from tests.stores._proxy import Proxy
+from tests.support import HarnessFactory
+
+pytestmark = pytest.mark.postgres
+
+T = TypeVar("T")
+# Bounds on waits for something that should happen at once; never asserted on.
+SETTLE = 10.0
+
+
+@pytest.fixture
+async def url() -> AsyncIterator[str]:
+    async with fresh_schema() as url:
+        yield url
+
+
+@pytest.fixture
+async def replicas(url: str) -> AsyncIterator[tuple[PostgresStores, PostgresStores]]:
+    a = await PostgresStores.open(url)
+    b = await PostgresStores.open(url)
+    try:
+        yield a, b
+    finally:
+        await a.close()
+        await b.close()
+
+
+def run(run_id: str, **changes: Any) -> RunRecord:
+    record = RunRecord(
+        run_id=run_id,
+        scope="T1",
+        surface="console",
+        requester="alice",
+        text="deploy",
+        created_at=1.0,
+        conversation={"key": f"conv-{run_id}"},
+    )
+    return dataclasses.replace(record, **changes)
+
+
+def pause(interrupt_id: str, run_id: str) -> PauseRecord:
+    return PauseRecord(
+        interrupt_id=interrupt_id,
+        run_id=run_id,
+        scope="T1",
+        name="ask_user",
+        tool_call_id=f"call-{interrupt_id}",
+        checkpoint_id=f"{run_id}:1",
+        payload={"questions": ["Which?"]},
+        issued_at=10.0,
+        expires_at=1e12,
+    )
+
+
+def answered(by: str) -> Closing:
+    return Closing(PauseStatus.ANSWERED, by=by, at=20.0, answer={"by": by}, lease_owner=by)
+
+
+async def eventually(check: Callable[[], Awaitable[T | None]], what: str) -> T:
+    """Readiness wait: the first truthy ``check()``, or fail naming ``what``."""
+    deadline = time.monotonic() + SETTLE
+    while True:
+        try:
+            found = await check()
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError):
+            found = None
+        if found:
+            return found
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not happen within {SETTLE:.0f} s")
+        await asyncio.sleep(0.05)
+
+
+def test_the_migrations_have_sqlites_versions_and_meanings() -> None:
+    """Version N means the same schema change on both SQL backends."""
+    assert [(m.version, m.description) for m in MIGRATIONS] == [
+        (m.version, m.description) for m in SQLITE_MIGRATIONS
+    ]
+
+
+async def test_replicas_starting_together_apply_each_migration_once(url: str) -> None:
+    """Four replicas opening a fresh schema at once: versions 1..latest, each recorded once."""
+    opened = await asyncio.gather(*(PostgresStores.open(url) for _ in range(4)))
+    for stores in opened:
+        await stores.close()
+    conn = await admin_connection()
+    try:
+        schema = url.rsplit("=", 1)[1]
+        versions = await conn.fetch(
+            f'SELECT version FROM "{schema}".schema_migrations'  # noqa: S608 - our own name
+        )
+    finally:
+        await conn.close()
+    assert sorted(row["version"] for row in versions) == list(range(1, LATEST_VERSION + 1))
+
+
+async def test_a_schema_newer_than_the_bot_is_refused(url: str) -> None:
+    """A database migrated by a newer release is refused with a sentence, not used."""
+    await (await PostgresStores.open(url)).close()
+    conn = await admin_connection()
+    try:
+        schema = url.rsplit("=", 1)[1]
+        await conn.execute(
+            f'INSERT INTO "{schema}".schema_migrations VALUES (99, $1, 0)',  # noqa: S608 - ours
+            "from the future",
+        )
+    finally:
+        await conn.close()
+    with pytest.raises(StoreError, match="newer than this bot knows"):
+        await PostgresStores.open(url)
+
+
+async def test_a_url_naming_a_missing_schema_is_refused() -> None:
+    """No schema to create tables in: a StoreError saying so, not tables in the wrong place."""
+    await (await admin_connection()).close()  # skips when there is no server
+    with pytest.raises(StoreError, match="schema"):
+        await PostgresStores.open(schema_url("no_such_schema_anywhere"))
+
+
+async def test_an_unreachable_server_is_a_store_error_without_the_password() -> None:
+    """The URL may carry a password: the error names the failure, never the URL."""
+    with pytest.raises(StoreError, match="DATABASE_URL") as raised:
+        await open_stores("postgresql://bot:hunter2@127.0.0.1:9/bot")
+    assert "hunter2" not in str(raised.value)
+
+
+async def test_the_postgres_backend_shares_redemption() -> None:
+    """Spends on PostgreSQL are seen by every replica, so the bot says it is shared."""
+    from bot.human.factory import redemption_is_shared
+
+    async with fresh_schema() as url:
+        stores = await PostgresStores.open(url)
+        try:
+            assert redemption_is_shared(stores.consumption) is True
+        finally:
+            await stores.close()
+
+
+async def test_one_spend_wins_across_replicas(
+    replicas: tuple[PostgresStores, PostgresStores],
+) -> None:
+    """200 spends of one token racing over two replicas: one True, one close, one edit owed."""
+    a, b = replicas
+    await a.runs.create(run("r1"))
+    await a.ledger.issue(pause("i1", "r1"))
+    results = await asyncio.gather(
+        *((a if n % 2 else b).consumption.spend("i1", answered(f"p{n}")) for n in range(200))
+    )
+    assert results.count(True) == 1
+    winner = f"p{results.index(True)}"
+    row = await b.ledger.get("i1")
+    assert row is not None and row.status is PauseStatus.ANSWERED and row.closed_by == winner
+    the_run = await b.runs.get("r1")
+    assert the_run is not None and the_run.status is RunStatus.RUNNING
+    assert the_run.lease_owner == winner
+    kinds = [d.kind for d in await a.outbox.of_run("r1")]
+    assert kinds == [DeliveryKind.PUBLISH, DeliveryKind.CLOSED]
+
+
+async def test_each_due_delivery_goes_to_exactly_one_replica(
+    replicas: tuple[PostgresStores, PostgresStores],
+) -> None:
+    """Rows nobody holds, claimed by two replicas at once: every row once, none twice."""
+    a, b = replicas
+    for n in range(40):
+        await a.runs.create(run(f"r{n}"))
+        await a.ledger.issue(pause(f"i{n}", f"r{n}"))  # a PUBLISH row, born unclaimed
+
+    async def deliver_all(stores: Stores, owner: str) -> list[int]:
+        """Claim and deliver until a pass finds nothing, as a replica's deliverer does."""
+        delivered: list[int] = []
+        while rows := await stores.outbox.claim(
+            100.0, until=200.0, owner=owner, surfaces=["console"], limit=5
+        ):
+            for row in rows:
+                await stores.outbox.delivered(row.delivery_id, at=100.0)
+                delivered.append(row.delivery_id)
+        return delivered
+
+    owners = await asyncio.gather(*(deliver_all(a if n % 2 else b, f"w{n}") for n in range(4)))
+    delivered = [i for owned in owners for i in owned]
+    assert len(delivered) == len(set(delivered)) == 40
+
+
+async def test_a_lapsed_run_is_taken_over_by_exactly_one_replica(
+    replicas: tuple[PostgresStores, PostgresStores],
+) -> None:
+    """Recovery on two replicas at once: each orphaned run is acquired by one of them."""
+    a, b = replicas
+    for n in range(20):
+        await a.runs.create(run(f"r{n}", lease_owner="dead", lease_until=5.0))
+
+    async def recover(stores: Stores, owner: str) -> list[str]:
+        taken = []
+        for run_id in await stores.leases.lapsed(10.0):
+            if await stores.leases.acquire(run_id, owner, now=10.0, until=40.0):
+                taken.append(run_id)
+        return taken
+
+    results = await asyncio.gather(*(recover(a if n % 2 else b, f"w{n}") for n in range(6)))
+    taken = [run_id for batch in results for run_id in batch]
+    assert sorted(taken) == sorted(f"r{n}" for n in range(20))
+    # A live lease is not taken over.
+    assert not await b.leases.acquire("r0", "thief", now=20.0, until=50.0)
+
+
+async def test_every_replica_hears_a_question_open_and_close(
+    replicas: tuple[PostgresStores, PostgresStores],
+) -> None:
+    """Issue, spend and finish on A each reach a subscriber on B, naming the conversation."""
+    a, b = replicas
+    heard: asyncio.Queue[Change] = asyncio.Queue()
+    unsubscribe = changes_of(b).subscribe(heard.put_nowait)
+    await asyncio.wait_for(b.changes.listening.wait(), SETTLE)
+
+    await a.runs.create(run("r1"))
+    await a.ledger.issue(pause("i1", "r1"))
+    assert await asyncio.wait_for(heard.get(), SETTLE) == Change("r1", "console", "conv-r1")
+    assert await a.consumption.spend("i1", answered("alice"))
+    assert await asyncio.wait_for(heard.get(), SETTLE) == Change("r1", "console", "conv-r1")
+    assert await a.runs.finish("r1", RunStatus.COMPLETED, at=30.0, text="done")
+    assert await asyncio.wait_for(heard.get(), SETTLE) == Change("r1", "console", "conv-r1")
+    unsubscribe()
+    assert heard.empty()
+
+
+async def test_a_failed_spend_tells_nobody(
+    replicas: tuple[PostgresStores, PostgresStores],
+) -> None:
+    """NOTIFY is transactional: a refused spend (rolled back) announces nothing."""
+    a, b = replicas
+    heard: asyncio.Queue[Change] = asyncio.Queue()
+    changes_of(b).subscribe(heard.put_nowait)
+    await asyncio.wait_for(b.changes.listening.wait(), SETTLE)
+    await a.runs.create(run("r1"))
+    await a.runs.create(run("r2"))
+    await a.ledger.issue(pause("i1", "r1"))
+    assert (await asyncio.wait_for(heard.get(), SETTLE)).run_id == "r1"
+    assert await a.consumption.spend("i1", answered("alice"))
+    assert (await asyncio.wait_for(heard.get(), SETTLE)).run_id == "r1"
+    assert not await a.consumption.spend("i1", answered("bob"))  # rolled back
+    await a.ledger.issue(pause("i2", "r2"))
+    # The next notice is r2's, so the refused spend sent none before it.
+    assert (await asyncio.wait_for(heard.get(), SETTLE)).run_id == "r2"
+
+
+async def test_changes_in_another_schema_are_not_ours(url: str) -> None:
+    """NOTIFY reaches the whole database; a replica keeps only its own schema's notices."""
+    async with fresh_schema() as other_url:
+        ours = await PostgresStores.open(url)
+        theirs = await PostgresStores.open(other_url)
+        try:
+            heard: asyncio.Queue[Change] = asyncio.Queue()
+            changes_of(ours).subscribe(heard.put_nowait)
+            await asyncio.wait_for(ours.changes.listening.wait(), SETTLE)
+            await theirs.runs.create(run("theirs"))
+            await theirs.ledger.issue(pause("t1", "theirs"))
+            await ours.runs.create(run("ours"))
+            await ours.ledger.issue(pause("o1", "ours"))
+            assert (await asyncio.wait_for(heard.get(), SETTLE)).run_id == "ours"
+        finally:
+            await ours.close()
+            await theirs.close()
+
+
+async def test_statements_are_bounded_by_a_server_timeout(url: str) -> None:
+    """Every pooled connection carries statement_timeout; a runaway statement is cancelled."""
+    stores = await PostgresStores.open(url, statement_timeout=0.2)
+    try:
+        assert await stores._db.fetchval("SHOW statement_timeout") == "200ms"
+        with pytest.raises(asyncpg.QueryCanceledError):
+            await stores._db.fetchval("SELECT pg_sleep(30)")
+        await stores.ping()  # the connection is still usable afterwards
+    finally:
+        await stores.close()
+
+
+async def test_a_lost_database_fails_the_ping_and_the_pool_recovers_by_itself(
+    url: str,
+) -> None:
+    """Connections cut: ping raises. Network back: ping succeeds with no help from us."""
+    proxy = await Proxy().start()
+    proxied = url.replace("127.0.0.1:5432", f"127.0.0.1:{proxy.port}")
+    assert proxied != url
+    stores = await PostgresStores.open(proxied)
+    try:
+        await stores.ping()
+        await asyncio.wait_for(stores.changes.listening.wait(), SETTLE)
+        proxy.cut()
+        with pytest.raises((OSError, asyncpg.PostgresError, asyncpg.InterfaceError)):
+            await stores.ping()
+
+        async def deaf() -> bool:
+            return not stores.changes.listening.is_set()
+
+        await eventually(deaf, "the change listener noticing the lost connection")
+        proxy.restore()
+
+        async def pings() -> bool:
+            await stores.ping()
+            return True
+
+        await eventually(pings, "a ping after the network came back")
+        # The change feed reconnects too, and hears another replica again.
+        heard: asyncio.Queue[Change] = asyncio.Queue()
+        changes_of(stores).subscribe(heard.put_nowait)
+        await asyncio.wait_for(stores.changes.listening.wait(), SETTLE)
+        direct = await PostgresStores.open(url)
+        try:
+            await direct.runs.create(run("r1"))
+            await direct.ledger.issue(pause("i1", "r1"))
+        finally:
+            await direct.close()
+        assert (await asyncio.wait_for(heard.get(), SETTLE)).run_id == "r1"
+    finally:
+        await stores.close()
+        await proxy.close()
+
+
+async def test_redeem_with_the_database_gone_says_try_again_and_keeps_the_token(
+    url: str, harness: HarnessFactory
+) -> None:
+    """StoreUnavailable while cut off, nothing spent; once back, the same token redeems."""
+    from bot.human import ASK_USER
+    from bot.testing import call, calls, question, say
+
+    proxy = await Proxy().start()
+    stores = await PostgresStores.open(url.replace("127.0.0.1:5432", f"127.0.0.1:{proxy.port}"))
+    try:
+        ask = call(ASK_USER, questions=[question("Which environment?", "staging", "production")])
+        h = harness(stores, [calls(ask), say("deployed")])
+        await h.start()
+        good = {"answers": {"Which environment?": "staging"}}
+        proxy.cut()
+        assert isinstance(await h.answer(good), StoreUnavailable)
+        proxy.restore()
+        interrupt = h.surface.questions[-1][1]
+
+        async def still_open() -> PauseRecord | None:
+            row = await stores.ledger.get(interrupt.interrupt_id)
+            return row if row is not None and row.status is PauseStatus.OUTSTANDING else None
+
+        await eventually(still_open, "the untouched question readable again")
+        assert isinstance(await h.answer(good), Redeemed)
+        assert h.surface.outcomes[-1][1] == "deployed"
+    finally:
+        await stores.close()
+        await proxy.close()
+
+
+async def test_each_expiry_is_handled_by_exactly_one_replica(
+    replicas: tuple[PostgresStores, PostgresStores],
+) -> None:
+    """Two replicas sweeping at once: every overdue question expires once, by one of them."""
+    a, b = replicas
+    for n in range(30):
+        await a.runs.create(run(f"r{n}"))
+        await a.ledger.issue(dataclasses.replace(pause(f"i{n}", f"r{n}"), expires_at=50.0))
+
+    async def sweep(stores: Stores, who: str) -> list[str]:
+        expired = []
+        while overdue := await stores.ledger.overdue(100.0, limit=7):
+            for record in overdue:
+                closing = Closing(PauseStatus.EXPIRED, by=who, at=100.0)
+                if await stores.consumption.spend(record.interrupt_id, closing):
+                    expired.append(record.interrupt_id)
+        return expired
+
+    results = await asyncio.gather(*(sweep(a if n % 2 else b, f"sweeper{n}") for n in range(4)))
+    expired = [i for batch in results for i in batch]
+    assert sorted(expired) == sorted(f"i{n}" for n in range(30))
+    audit = await a.audit.recent(limit=1000)
+    assert sum(event.kind == "expired" for event in audit) == 30
+
+
+async def test_concurrent_checkpoints_of_one_run_get_distinct_versions(
+    replicas: tuple[PostgresStores, PostgresStores],
+) -> None:
+    """Saves racing on two replicas never reuse a version; each state loads back intact."""
+    a, b = replicas
+    ids = await asyncio.gather(
+        *((a if n % 2 else b).checkpoints.save("r1", {"n": n}) for n in range(20))
+    )
+    assert sorted(ids, key=lambda i: int(i.rsplit(":", 1)[1])) == [f"r1:{v}" for v in range(1, 21)]
+    loaded = [await b.checkpoints.load(i) for i in ids]
+    assert loaded == [{"n": n} for n in range(20)]
