@@ -204,6 +204,11 @@ async def sqlite_bench(opened: int, closed: int) -> None:
             await stores.close()
 
 
+# What PostgresAdmin.pending runs for an unfiltered page, to show its plan.
+_PG_FIRST_PAGE = (
+    "SELECT p.seq FROM pauses AS p LEFT JOIN runs AS r ON r.run_id = p.run_id"
+    " WHERE p.status = 'outstanding' AND p.seq > $1 ORDER BY p.seq LIMIT $2"
+)
 POSTGRES_URL = os.environ.get("BOT_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
 
@@ -229,6 +234,8 @@ async def postgres_bench(opened: int, closed: int) -> None:
         await conn.execute(f'SET search_path = "{schema}"')
         took = await _copy(conn, opened=opened, closed=closed)
         print(f"postgresql: {opened:,} open + {closed:,} closed questions copied in {took:.1f} s")
+        plan = await conn.fetch(f"EXPLAIN {_PG_FIRST_PAGE}", 0, 21)
+        print("  plan of the first page: " + " / ".join(r[0].strip() for r in plan[:4]))
         stores = await PostgresStores.open(url)
         try:
             await measure(stores.admin, last_cursor=opened + closed)
