@@ -123,6 +123,10 @@ SIGN_IN_NEEDED = "Sign in with your console user name and password."
 
 # Admin commands (bot.admin); every surface shows these same sentences.
 ADMINS_ONLY = "Only admins can use that command; ask an admin, or type `help` for yours."
+NOT_AN_ADMIN = (
+    "Admin commands are for the bot's admins. To ask the bot something, just write to it; "
+    "answer its questions from their messages."
+)
 
 
 def question_not_found(interrupt_id: str) -> str:

@@ -30,7 +30,7 @@ from bot.admin import (
     summary_of,
     title_of,
 )
-from bot.messages import moved_text
+from bot.messages import NOT_AN_ADMIN, moved_text
 
 Json = dict[str, Any]
 MAX_BLOCKS = 45
@@ -59,8 +59,10 @@ def admin_message(result: AdminResult) -> Json:
             return {"text": summary, "blocks": [_section(f":no_entry: {summary}")]}
         case CancelDone() | Resent() | Extended():
             return {"text": summary, "blocks": [_section(f":white_check_mark: {summary}")]}
-        case HelpShown(usages=usages):
+        case HelpShown(usages=usages, admin=admin):
             lines = [f"`/hitl {u.syntax}`\n{u.summary}" for u in usages]
+            if not admin:
+                lines.insert(0, NOT_AN_ADMIN)
             return _blocks("Admin commands", [_section(line) for line in lines])
         case PendingPage():
             return _pending(result)

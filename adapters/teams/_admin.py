@@ -35,7 +35,7 @@ from bot.admin import (
     summary_of,
     title_of,
 )
-from bot.messages import moved_text, when
+from bot.messages import NOT_AN_ADMIN, moved_text, when
 
 VERBS = frozenset(usage.name for usage in USAGES)
 PREFIXES = ("/hitl", "hitl")
@@ -81,8 +81,8 @@ def admin_card(result: AdminResult) -> Json:
             return card([text(summary, color="attention")])
         case CancelDone() | Resent() | Extended():
             return card([text(summary, color="good")])
-        case HelpShown(usages=usages):
-            body = [title("Admin commands")]
+        case HelpShown(usages=usages, admin=admin):
+            body = [title("Admin commands"), *([] if admin else [text(NOT_AN_ADMIN)])]
             body += [text(f"`{u.syntax}`\n\n{u.summary}") for u in usages]
             return card(body)
         case PendingPage():

@@ -28,6 +28,7 @@ from bot.admin._results import (
 )
 from bot.messages import (
     ADMINS_ONLY,
+    NOT_AN_ADMIN,
     cancelled_by_admin,
     extend_too_far,
     extended_question,
@@ -105,8 +106,9 @@ def text_of(result: AdminResult) -> str:
     if summary:
         return summary
     match result:
-        case HelpShown(usages=usages):
-            return "\n".join(f"{u.syntax}\n    {u.summary}" for u in usages)
+        case HelpShown(usages=usages, admin=admin):
+            lines = [f"{u.syntax}\n    {u.summary}" for u in usages]
+            return "\n".join(lines if admin else [NOT_AN_ADMIN, *lines])
         case PendingPage(at=at, items=items, next_after=next_after):
             if not items:
                 return "No open questions match."

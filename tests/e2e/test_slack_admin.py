@@ -86,6 +86,7 @@ async def test_a_non_admin_is_refused_and_audited_a_group_member_is_an_admin(
     assert refused["text"].startswith("Only admins can use that command")
     help_shown = await hitl(slack, "help", user=ALICE)
     assert "/hitl help" in blocks_text(help_shown) and "/hitl cancel" not in blocks_text(help_shown)
+    assert "Admin commands are for the bot's admins." in blocks_text(help_shown)
     stats = await hitl(slack, "stats", user=CAROL)
     assert "*Issued*" in blocks_text(stats)
     conn = sqlite3.connect(slack.bot.folder / "bot.sqlite3")

@@ -95,6 +95,7 @@ async def test_a_non_admin_gets_admins_only_and_the_attempt_is_audited(
     ]
     shown = await command(bot, connector, "help", who=ALICE)
     assert [t for t in texts(shown) if t.startswith("`")] == ["`help`\n\nthe commands you may use"]
+    assert texts(shown)[1].startswith("Admin commands are for the bot's admins.")
     events = await bot.app[RUN_SERVICE].stores.audit.recent()
     refusals = [e for e in events if e.kind == "admin-refused"]
     assert [(e.actor, e.detail["command"]) for e in refusals] == [
