@@ -320,3 +320,34 @@ async def test_a_refusal_banner_shows_local_times_and_closes(
     await page.screenshot(path=SHOTS / "50-desktop-refusal-banner.png")
     await page.get_by_role("button", name="Close").click()
     await expect(banner).to_be_hidden()
+
+
+async def test_the_admin_panel_extends_and_cancels(
+    start_bot: StartBot, page: Page, http: aiohttp.ClientSession
+) -> None:
+    """/admin lists the open question; Extend and Cancel (with a reason) go through bot.admin."""
+    server = await start_bot()
+    api = ConsoleClient(http, server.url)
+    await api.send("adm", "deploy web")
+    asked = await api.outstanding("adm", "ask_user")
+    answers = iter(["2h", "wrong service"])
+
+    async def reply(dialog: Any) -> None:
+        await dialog.accept(next(answers))
+
+    page.on("dialog", reply)
+    await page.goto(f"{server.url}/admin")
+    row = page.locator(f'#pending tr[data-id="{asked["interrupt_id"]}"]')
+    await expect(row).to_have_count(1, timeout=WAIT_MS)
+    await expect(row).to_contain_text("Which environment should I deploy web in?")
+    await page.screenshot(path=SHOTS / "40-admin-pending.png")
+
+    await row.get_by_role("button", name="Extend").click()
+    await expect(page.locator("#banner")).to_contain_text("now expires at", timeout=WAIT_MS)
+    await row.get_by_role("button", name="Cancel").click()
+    await expect(page.locator("#banner")).to_contain_text("Cancelled", timeout=WAIT_MS)
+    await expect(page.locator("#pending tbody tr")).to_have_count(0, timeout=WAIT_MS)
+    await expect(page.locator("#stats")).to_contain_text("1 cancelled")
+    feed = await api.feed("adm")
+    (question,) = [q for run in feed["runs"] for q in run["questions"]]
+    assert question["status"] == "cancelled"
