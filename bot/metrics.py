@@ -43,6 +43,12 @@ class Metrics:
             "Questions waiting on a person right now (read from the store at scrape time).",
             registry=self.registry,
         )
+        self.admin_commands = Counter(
+            "bot_admin_commands",
+            "Admin commands, by command and result (AdminsOnly for a refused non-admin).",
+            ["command", "result"],
+            registry=self.registry,
+        )
         self.resume_seconds = Histogram(
             "bot_resume_seconds",
             "From a pause closing to the run's next outcome.",

@@ -103,6 +103,8 @@ class AdminService:
                 # A stranger learns nothing about the grammar; the attempt is on record.
                 verb = words.split(" ", 1)[0] if isinstance(words, str) else " ".join(words[:1])
                 await self._audit("admin-refused", who, {"command": verb[:40]})
+                # Labelled "unknown": a stranger's words must not mint new series.
+                self._count("unknown", "AdminsOnly")
                 return AdminsOnly(verb[:40])
             return CommandInvalid(str(error))
         return await self.execute(command, who=who)
@@ -111,8 +113,10 @@ class AdminService:
         name = type(command).__name__.lower()
         if not isinstance(command, Help) and not self.is_admin(who):
             await self._audit("admin-refused", who, {"command": name}, **_ids(command))
+            self._count(name, "AdminsOnly")
             return AdminsOnly(name)
         result = await self._execute(command, who)
+        self._count(name, type(result).__name__)
         if not isinstance(command, Help):
             detail = {"command": name, **_arguments(command), "result": type(result).__name__}
             await self._audit("admin", who, detail, **_ids(command, result))
@@ -230,6 +234,11 @@ class AdminService:
             return (f"anyone in {scope}",)
         named = (requester,) if requester else ()
         return (*named, *self._approvers, "admins")
+
+    def _count(self, command: str, result: str) -> None:
+        # The serving process's metrics (the shell has none to publish).
+        if self._runs is not None:
+            self._runs.metrics.admin_commands.labels(command=command, result=result).inc()
 
     def _kick(self) -> None:
         # In the serving process, deliver now; the shell leaves it to the next sweep.

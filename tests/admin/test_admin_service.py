@@ -94,6 +94,9 @@ async def test_a_non_admin_is_refused_every_command_but_help_and_each_attempt_is
     refused = [e for e in await setup.stores.audit.recent() if e.kind == "admin-refused"]
     assert len(refused) == 5
     assert {e.actor for e in refused} == {EVE.id}
+    counted = setup.h.service.metrics.render().decode()
+    assert 'bot_admin_commands_total{command="pending",result="AdminsOnly"} 1.0' in counted
+    assert 'bot_admin_commands_total{command="unknown",result="AdminsOnly"} 1.0' in counted
     row = await setup.stores.ledger.get(interrupt_id)
     assert row is not None and row.status is PauseStatus.OUTSTANDING
 
