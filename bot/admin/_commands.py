@@ -73,6 +73,11 @@ class AuditLog:
 Command = Help | Pending | Show | Cancel | Resend | Extend | Stats | AuditLog
 
 
+def verb_of(command: Command) -> str:
+    """The word that names the command, as typed (``audit`` for ``AuditLog``)."""
+    return "audit" if isinstance(command, AuditLog) else type(command).__name__.lower()
+
+
 @dataclass(frozen=True, slots=True)
 class Usage:
     """One command's syntax and what it does, for ``help``."""

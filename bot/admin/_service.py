@@ -34,6 +34,7 @@ from bot.admin._commands import (
     Stats,
     UsageError,
     parse,
+    verb_of,
 )
 from bot.admin._results import (
     AdminResult,
@@ -110,7 +111,7 @@ class AdminService:
         return await self.execute(command, who=who)
 
     async def execute(self, command: Command, *, who: Responder) -> AdminResult:
-        name = type(command).__name__.lower()
+        name = verb_of(command)
         if not isinstance(command, Help) and not self.is_admin(who):
             await self._audit("admin-refused", who, {"command": name}, **_ids(command))
             self._count(name, "AdminsOnly")

@@ -274,6 +274,8 @@ async def test_audit_lists_a_runs_events_in_order_including_admin_actions(setup:
     assert kinds.index("extended") < kinds.index("cancelled") < kinds.index("completed")
     admin = [e for e in shown.events if e.kind == "admin"]
     assert [e.detail["command"] for e in admin] == ["extend", "cancel"]
+    (latest, *_) = await setup.stores.audit.recent(run_id=row.run_id)
+    assert (latest.kind, latest.detail["command"], latest.actor) == ("admin", "audit", ROOT.id)
     assert {e.actor for e in admin} == {ROOT.id}
     assert [e.at for e in shown.events] == sorted(e.at for e in shown.events)
     assert isinstance(await setup.run("audit run_missing"), NotFound)
