@@ -11,9 +11,10 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from bot.stores._rows import dump, load, pauses_from_rows
 from bot.stores._sqlite_db import Database, transaction
 from bot.stores._sqlite_durable import enqueue
-from bot.stores._sqlite_rows import dump, load, pauses_from_rows, pauses_query
+from bot.stores._sqlite_rows import pauses_query
 from bot.stores.records import (
     DeliveryKind,
     OpenQuestion,

@@ -13,8 +13,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from bot.stores._rows import delivery_from_row, dump
 from bot.stores._sqlite_db import Database, transaction
-from bot.stores._sqlite_rows import delivery_from_row, dump
 from bot.stores.records import Delivery, DeliveryKind, DeliveryState, PauseStatus, RunStatus
 
 _RUNNING = str(RunStatus.RUNNING)

@@ -21,6 +21,15 @@ from typing import Any, Literal
 
 from bot.kernel.journal import Journal
 from bot.stores._migrations import migrate
+from bot.stores._rows import (
+    audit_from_row,
+    audit_params,
+    dump,
+    pause_params,
+    pauses_from_rows,
+    run_from_row,
+    run_params,
+)
 from bot.stores._sqlite_admin import SqliteAdmin
 from bot.stores._sqlite_db import Database, transaction
 from bot.stores._sqlite_durable import (
@@ -31,19 +40,7 @@ from bot.stores._sqlite_durable import (
     mark_resumed,
 )
 from bot.stores._sqlite_installations import SqliteInstallations
-from bot.stores._sqlite_rows import (
-    INSERT_RUN,
-    SELECT_RUNS,
-    UPSERT_PAUSE,
-    audit_from_row,
-    audit_params,
-    dump,
-    pause_params,
-    pauses_from_rows,
-    pauses_query,
-    run_from_row,
-    run_params,
-)
+from bot.stores._sqlite_rows import INSERT_RUN, SELECT_RUNS, UPSERT_PAUSE, pauses_query
 from bot.stores.ports import (
     AdminStore,
     Audit,

@@ -11,16 +11,9 @@ from __future__ import annotations
 
 import asyncpg
 
-from bot.stores._sqlite_rows import dump, load
+from bot.stores._rows import dump, load, pauses_from_rows
 from bot.stores.postgres._pool import Conn, Database
-from bot.stores.postgres._rows import (
-    INSERT_AUDIT,
-    INSERT_OUTBOX,
-    PENDING,
-    notice,
-    pauses_from_rows,
-    pauses_query,
-)
+from bot.stores.postgres._rows import INSERT_AUDIT, INSERT_OUTBOX, PENDING, notice, pauses_query
 from bot.stores.records import (
     DeliveryKind,
     OpenQuestion,

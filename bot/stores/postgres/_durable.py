@@ -15,9 +15,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from bot.stores._sqlite_rows import dump
+from bot.stores._rows import delivery_from_row, dump
 from bot.stores.postgres._pool import Conn, Database, changed
-from bot.stores.postgres._rows import delivery_from_row
 from bot.stores.records import Delivery, DeliveryState, RunStatus
 
 _RUNNING = str(RunStatus.RUNNING)

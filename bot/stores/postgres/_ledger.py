@@ -14,16 +14,9 @@ import time
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from bot.stores._sqlite_rows import dump, pause_params
+from bot.stores._rows import dump, pause_params, pauses_from_rows
 from bot.stores.postgres._pool import Conn, Database, changed
-from bot.stores.postgres._rows import (
-    INSERT_OUTBOX,
-    PENDING,
-    UPSERT_PAUSE,
-    notice,
-    pauses_from_rows,
-    pauses_query,
-)
+from bot.stores.postgres._rows import INSERT_OUTBOX, PENDING, UPSERT_PAUSE, notice, pauses_query
 from bot.stores.records import (
     MAX_CROSS_SCOPE_KEPT,
     Closing,

@@ -1,26 +1,16 @@
 """Records <-> PostgreSQL rows, and the SQL fragments the state changes share.
 
-The parameter tuples and JSON text come from ``bot.stores._sqlite_rows``, so
-both SQL backends store exactly the same values; only the placeholders
-(``$n``) and the row type differ.
+The parameter tuples, JSON text and row mapping come from
+``bot.stores._rows``, so both SQL backends store and read exactly the same
+values; only the placeholders (``$n``) differ.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-import asyncpg
-
-from bot.stores._sqlite_rows import PAUSE_COLUMNS, RUN_COLUMNS, load
+from bot.stores._rows import PAUSE_COLUMNS, RUN_COLUMNS
 from bot.stores.records import (
-    AuditEvent,
-    Delivery,
-    DeliveryKind,
     DeliveryState,
-    PauseRecord,
     PauseStatus,
-    RunRecord,
-    RunStatus,
 )
 
 CHANNEL = "bot_changes"
@@ -90,84 +80,4 @@ def pauses_query(where: str, order: str, *, limit: str = "ALL", lock: str = "") 
         f" (SELECT * FROM pauses AS p {where} ORDER BY {order} LIMIT {limit} {lock}) AS p"
         " LEFT JOIN cross_scope_attempts AS a ON a.interrupt_id = p.interrupt_id"
         f" ORDER BY {order}, a.seq"
-    )
-
-
-def pauses_from_rows(rows: list[asyncpg.Record]) -> list[PauseRecord]:
-    """Fold ``pauses_query`` rows (one per attempt, or one with NULL) into records."""
-    grouped: dict[str, tuple[asyncpg.Record, list[Any]]] = {}
-    for row in rows:
-        _, attempts = grouped.setdefault(row["interrupt_id"], (row, []))
-        if row["attempt_json"] is not None:
-            attempts.append(load(row["attempt_json"]))
-    return [_pause_from_row(row, attempts) for row, attempts in grouped.values()]
-
-
-def _pause_from_row(row: asyncpg.Record, attempts: list[Any]) -> PauseRecord:
-    return PauseRecord(
-        interrupt_id=row["interrupt_id"],
-        run_id=row["run_id"],
-        scope=row["scope"],
-        name=row["name"],
-        tool_call_id=row["tool_call_id"],
-        checkpoint_id=row["checkpoint_id"],
-        payload=load(row["payload"]),
-        issued_at=row["issued_at"],
-        expires_at=row["expires_at"],
-        root_run_id=row["root_run_id"],
-        session_id=row["session_id"],
-        thread_id=row["thread_id"],
-        status=PauseStatus(row["status"]),
-        answer=load(row["answer"]),
-        closed_by=row["closed_by"],
-        closed_at=row["closed_at"],
-        resumed_at=row["resumed_at"],
-        message_ref=load(row["message_ref"]),
-        cross_scope_attempts=tuple(attempts),
-        cross_scope_count=row["cross_scope_count"],
-        closed_by_id=row["closed_by_id"],
-    )
-
-
-def run_from_row(row: asyncpg.Record) -> RunRecord:
-    return RunRecord(
-        run_id=row["run_id"],
-        scope=row["scope"],
-        surface=row["surface"],
-        requester=row["requester"],
-        text=row["text"],
-        created_at=row["created_at"],
-        conversation=load(row["conversation"]),
-        status=RunStatus(row["status"]),
-        updated_at=row["updated_at"],
-        final_text=row["final_text"],
-        lease_owner=row["lease_owner"],
-        lease_until=row["lease_until"],
-        delivery_error=row["delivery_error"],
-    )
-
-
-def audit_from_row(row: asyncpg.Record) -> AuditEvent:
-    return AuditEvent(
-        at=row["at"],
-        kind=row["kind"],
-        run_id=row["run_id"],
-        interrupt_id=row["interrupt_id"],
-        actor=row["actor"],
-        detail=load(row["detail"]),
-    )
-
-
-def delivery_from_row(row: asyncpg.Record) -> Delivery:
-    return Delivery(
-        delivery_id=row["id"],
-        run_id=row["run_id"],
-        surface=row["surface"],
-        kind=DeliveryKind(row["kind"]),
-        interrupt_id=row["interrupt_id"],
-        body=load(row["body"]),
-        attempts=row["attempts"],
-        state=DeliveryState(row["state"]),
-        next_at=row["next_at"],
-        last_error=row["last_error"],
     )

@@ -6,7 +6,7 @@ import json
 import time
 from typing import Any
 
-from bot.stores._sqlite_rows import audit_params, dump, run_params
+from bot.stores._rows import audit_from_row, audit_params, dump, run_from_row, run_params
 from bot.stores.postgres._pool import Conn, Database, changed
 from bot.stores.postgres._rows import (
     INSERT_AUDIT,
@@ -15,9 +15,7 @@ from bot.stores.postgres._rows import (
     OUTSTANDING,
     PENDING,
     SELECT_RUNS,
-    audit_from_row,
     notice,
-    run_from_row,
 )
 from bot.stores.records import (
     AuditEvent,
