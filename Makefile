@@ -30,6 +30,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/cycle.py
 	$(BIN)/python bench/console.py
 	$(BIN)/python bench/admin.py
+	$(BIN)/python bench/redeem.py
 	$(BIN)/python bench/teams_invoke.py
 	$(BIN)/python bench/slack_click.py
 
