@@ -43,6 +43,7 @@ from bot.outcomes import Redeemed, RedeemOutcome, Responder
 from bot.policy import AnswerPolicy, RequesterOrApprovers
 from bot.redeem import Redeemer
 from bot.resume import resume_turn
+from bot.stores.errors import is_outage
 from bot.stores.ports import Stores
 from bot.stores.records import (
     AuditEvent,
@@ -367,8 +368,17 @@ class RunService:
                 await heartbeat
             if not ended:
                 # Also on a drain's cancellation: the next start takes over at once.
-                await self.stores.leases.release(run_id, self.owner)
+                await self._release(run_id)
             self.deliverer.kick()
+
+    async def _release(self, run_id: str) -> None:
+        try:
+            await self.stores.leases.release(run_id, self.owner)
+        except Exception as error:
+            if not is_outage(error):
+                raise
+            # Unreleased, the lease lapses on its own and recovery takes the run then.
+            log.warning("could not release a run's lease", extra={"run_id": run_id})
 
     async def _heartbeat(self, run_id: str) -> None:
         while True:
@@ -400,6 +410,13 @@ class RunService:
             else:
                 outcome = await self.agent.run_turn(await self._request_for(run))
         except Exception as error:
+            if is_outage(error):
+                # The store, not the run, failed: hand the run back for recovery.
+                log.warning(
+                    "store unavailable mid-run; it will be taken over again",
+                    extra={"run_id": run.run_id, "error": type(error).__name__},
+                )
+                return False
             log.exception("run failed", extra={"run_id": run.run_id})
             run_events.failed(run.run_id, error=type(error).__name__)
             if await self.stores.runs.finish(

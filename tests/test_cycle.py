@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -147,3 +148,36 @@ async def test_a_follow_up_sees_the_finished_exchange(
     await h.start("first")
     await h.start("second")
     assert seen[-1] == ["first", "reply 1", "second"]
+
+
+async def test_a_store_outage_mid_run_hands_the_run_back_instead_of_failing_it(
+    sqlite_stores: Stores, harness: HarnessFactory, clock: FixedClock
+) -> None:
+    """The journal write meets an outage: the run stays owed, and recovery finishes it."""
+    # Asked again after the outage: the reply was never recorded (in flight).
+    h = harness(sqlite_stores, [say("done"), say("done")])
+    steps: list[str] = []
+
+    class FlakyJournal:
+        async def steps(self, run_id: str) -> Mapping[str, Any]:
+            return await sqlite_stores.journal.steps(run_id)
+
+        async def record(self, run_id: str, step: str, value: Any) -> None:
+            steps.append(step)
+            if len(steps) == 1:
+                raise ConnectionResetError("the database went away")
+            await sqlite_stores.journal.record(run_id, step, value)
+
+    h.agent.journal = FlakyJournal()
+    run_id = await h.start()
+    run = await sqlite_stores.runs.get(run_id)
+    assert run is not None
+    assert run.status is RunStatus.RUNNING  # owed, not failed
+    assert h.surface.outcomes == []
+    clock.advance(h.service.lease_seconds + 1)
+    assert await h.service.recover() == 1
+    await h.service.wait_idle()
+    finished = await sqlite_stores.runs.get(run_id)
+    assert finished is not None
+    assert (finished.status, finished.final_text) == (RunStatus.COMPLETED, "done")
+    assert [text for _, text, _ in h.surface.outcomes] == ["done"]

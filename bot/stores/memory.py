@@ -98,6 +98,8 @@ class MemoryLedger:
         row = self.rows.get(interrupt_id)
         if row is None or row.status is not PauseStatus.OUTSTANDING:
             return False
+        if closing.status is PauseStatus.EXPIRED and row.expires_at > closing.at:
+            return False  # extended since the sweeper listed it
         self._replace(
             interrupt_id,
             status=closing.status,

@@ -108,7 +108,10 @@ class SqliteConsumption:
                         raise _NotSpent
                     closed = conn.execute(
                         "UPDATE pauses SET status = ?, answer = ?, closed_by = ?, closed_by_id = ?,"
-                        " closed_at = ? WHERE interrupt_id = ? AND status = ?",
+                        " closed_at = ? WHERE interrupt_id = ? AND status = ?"
+                        # An expiry closes only what is still overdue: an admin
+                        # may have extended it since the sweeper listed it.
+                        " AND (? <> 'expired' OR expires_at <= ?)",
                         (
                             status,
                             answer,
@@ -117,6 +120,8 @@ class SqliteConsumption:
                             closing.at,
                             interrupt_id,
                             _OUTSTANDING,
+                            status,
+                            closing.at,
                         ),
                     )
                     if closed.rowcount == 0:

@@ -509,3 +509,24 @@ async def test_installations_are_kept_per_platform_and_key(stores: Stores) -> No
     await stores.installations.delete("slack", "T1")
     assert await stores.installations.find("slack", "T1") is None
     assert await stores.installations.find("teams", "T1") == "other"
+
+
+async def test_an_expiry_does_not_close_a_question_extended_since_it_was_listed(
+    stores: Stores,
+) -> None:
+    """The sweeper listed it overdue, an admin extended it, then the sweeper's close arrives."""
+    await stores.ledger.issue(pause("q1", expires_at=200.0))
+    await stores.ledger.issue(dataclasses.replace(await _get(stores, "q1"), expires_at=900.0))
+    late = Closing(status=PauseStatus.EXPIRED, by="", at=250.0)
+    assert await stores.consumption.spend("q1", late) is False
+    row = await _get(stores, "q1")
+    assert row.status is PauseStatus.OUTSTANDING
+    due = Closing(status=PauseStatus.EXPIRED, by="", at=900.0)
+    assert await stores.consumption.spend("q1", due) is True
+    assert (await _get(stores, "q1")).status is PauseStatus.EXPIRED
+
+
+async def _get(stores: Stores, interrupt_id: str) -> PauseRecord:
+    row = await stores.ledger.get(interrupt_id)
+    assert row is not None
+    return row

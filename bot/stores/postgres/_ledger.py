@@ -48,6 +48,7 @@ WITH spent AS (
 ), closed AS (
     UPDATE pauses SET status = $4, answer = $5, closed_by = $2, closed_by_id = $6, closed_at = $3
     FROM spent WHERE pauses.interrupt_id = spent.interrupt_id AND pauses.status = '{_OUTSTANDING}'
+        AND ($4 <> '{PauseStatus.EXPIRED}' OR pauses.expires_at <= $3)
     RETURNING pauses.run_id
 ), resumed AS (
     UPDATE runs SET status = '{RunStatus.RUNNING}', updated_at = $3, lease_owner = $7,
