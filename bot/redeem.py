@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import traceback
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -73,10 +74,17 @@ class Redeemer:
             return await self._refused(TokenExpired(), None, responder)
         except TokenError:
             return await self._refused(TokenInvalid(), None, responder)
-        except Exception:
+        except Exception as error:  # noqa: BLE001 - any crash of the reader is a refusal
             # A reader that crashes on what a stranger sent is still a refusal
-            # to that stranger; the log says which reader to fix.
-            log.exception("decode_token raised instead of refusing the token")
+            # to that stranger; the log says which reader to fix. Its message
+            # and traceback are not logged: they may quote what was sent.
+            where = traceback.extract_tb(error.__traceback__)[-1]
+            log.error(
+                "the capability's reader raised %s at %s:%s instead of refusing; fix the reader",
+                type(error).__name__,
+                where.filename,
+                where.lineno,
+            )
             return await self._refused(TokenInvalid(), None, responder)
         try:
             return await self._redeem_claims(claims, answer, responder, scope, now)

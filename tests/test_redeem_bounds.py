@@ -130,14 +130,17 @@ async def test_a_non_canonical_signature_is_token_invalid_at_redeem(
 
 
 async def test_a_reader_that_crashes_is_a_refusal_not_an_exception(
-    harness: HarnessFactory, sqlite_stores: Stores
+    harness: HarnessFactory, sqlite_stores: Stores, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """A deployment's decode_token that raises something odd still yields TokenInvalid."""
+    """A deployment's decode_token that raises something odd still yields TokenInvalid,
+    and what it quoted of the token in its error is not logged."""
     h = await paused(harness, sqlite_stores)
 
     def brittle(token: str) -> Any:
-        raise ValueError("cannot parse")
+        raise ValueError(f"cannot parse {token}")
 
     h.capability.decode_token = brittle
-    assert isinstance(await h.answer(GOOD), TokenInvalid)
+    assert isinstance(await h.answer(GOOD, token="opaque-secret-value"), TokenInvalid)
     await assert_outstanding(h)
+    assert "ValueError" in caplog.text  # the formatted records, tracebacks included
+    assert "opaque-secret-value" not in caplog.text
