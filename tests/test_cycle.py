@@ -68,7 +68,7 @@ async def test_a_crash_between_spend_and_resume_is_recovered_with_the_stored_ans
         run = await after.runs.get(run_id)
         assert run is not None and run.status is RunStatus.COMPLETED
         assert run.final_text == "deployed to production"
-        assert await after.ledger.unresumed() == []
+        assert all(p.resumed_at is not None for p in await after.ledger.for_runs([run_id]))
         assert await restarted.service.recover() == 0
         row = await after.ledger.get(outcome.interrupt_id)
         assert row is not None and row.status is PauseStatus.ANSWERED

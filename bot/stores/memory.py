@@ -66,9 +66,6 @@ class MemoryLedger:
             interrupt_id, cross_scope_attempts=kept, cross_scope_count=row.cross_scope_count + 1
         )
 
-    async def mark_resumed(self, interrupt_id: str, at: float) -> None:
-        self._replace(interrupt_id, resumed_at=at)
-
     async def outstanding(self, *, scope: str | None = None) -> list[PauseRecord]:
         return [
             row
@@ -79,13 +76,6 @@ class MemoryLedger:
     async def overdue(self, now: float, *, limit: int = 100) -> list[PauseRecord]:
         due = [row for row in await self.outstanding() if row.expires_at <= now]
         return sorted(due, key=lambda row: row.expires_at)[:limit]
-
-    async def unresumed(self) -> list[PauseRecord]:
-        return [
-            row
-            for row in self.rows.values()
-            if row.status is not PauseStatus.OUTSTANDING and row.resumed_at is None
-        ]
 
     async def for_runs(self, run_ids: Sequence[str]) -> list[PauseRecord]:
         ids = {i for run_id in run_ids for i in self._of_run.get(run_id, ())}
@@ -183,14 +173,6 @@ class MemoryRuns:
 
     async def get(self, run_id: str) -> RunRecord | None:
         return self.rows.get(run_id)
-
-    async def set_status(
-        self, run_id: str, status: RunStatus, *, at: float, text: str = ""
-    ) -> None:
-        row = self.rows[run_id]
-        self.rows[run_id] = dataclasses.replace(
-            row, status=status, updated_at=at, final_text=text or row.final_text
-        )
 
     async def finish(
         self, run_id: str, status: RunStatus, *, at: float, text: str, failed: bool = False

@@ -158,7 +158,6 @@ class SqliteConsumption:
 _GET_PAUSE = pauses_query("WHERE p.interrupt_id = ?", "p.seq")
 _OUTSTANDING_PAUSES = pauses_query("WHERE p.status = ? AND (? IS NULL OR p.scope = ?)", "p.seq")
 _OVERDUE_PAUSES = pauses_query("WHERE p.status = ? AND p.expires_at <= ?", "p.expires_at, p.seq")
-_UNRESUMED_PAUSES = pauses_query("WHERE p.status <> ? AND p.resumed_at IS NULL", "p.seq")
 # The ids travel as one JSON array, so the SQL text (and its cached
 # statement) is the same however many runs are asked for.
 _PAUSES_OF_RUNS = pauses_query(
@@ -248,9 +247,6 @@ class SqliteLedger:
 
         await self._db.run(record)
 
-    async def mark_resumed(self, interrupt_id: str, at: float) -> None:
-        await self._update(interrupt_id, "resumed_at", at)
-
     async def outstanding(self, *, scope: str | None = None) -> list[PauseRecord]:
         # In the worker: the list grows with the table, not with a limit.
         return await self._db.run_in_worker(
@@ -262,19 +258,11 @@ class SqliteLedger:
             lambda conn: _select_pauses(conn, _OVERDUE_PAUSES, (_OUTSTANDING, now), max(limit, 0))
         )
 
-    async def unresumed(self) -> list[PauseRecord]:
-        # In the worker: the list grows with the table, not with a limit.
-        return await self._db.run_in_worker(
-            lambda conn: _select_pauses(conn, _UNRESUMED_PAUSES, (_OUTSTANDING,))
-        )
-
     async def for_runs(self, run_ids: Sequence[str]) -> list[PauseRecord]:
         ids = json.dumps(list(run_ids))
         return await self._db.run(lambda conn: _select_pauses(conn, _PAUSES_OF_RUNS, (ids,)))
 
-    async def _update(
-        self, interrupt_id: str, column: Literal["message_ref", "resumed_at"], value: Any
-    ) -> None:
+    async def _update(self, interrupt_id: str, column: Literal["message_ref"], value: Any) -> None:
         # One fixed text per column, so each keeps its cached statement.
         sql = f"UPDATE pauses SET {column} = ? WHERE interrupt_id = ?"  # noqa: S608 - a Literal column
 
@@ -393,23 +381,6 @@ class SqliteRuns:
             return None if row is None else run_from_row(row)
 
         return await self._db.run(get)
-
-    async def set_status(
-        self, run_id: str, status: RunStatus, *, at: float, text: str = ""
-    ) -> None:
-        def set_status(conn: sqlite3.Connection) -> None:
-            with transaction(conn):
-                # An empty text keeps the final text already recorded.
-                changed = conn.execute(
-                    "UPDATE runs SET status = ?, updated_at = ?,"
-                    " final_text = CASE WHEN ? = '' THEN final_text ELSE ? END"
-                    " WHERE run_id = ?",
-                    (str(status), at, text, text, run_id),
-                )
-                if changed.rowcount == 0:
-                    raise KeyError(run_id)
-
-        await self._db.run(set_status)
 
     async def finish(
         self, run_id: str, status: RunStatus, *, at: float, text: str, failed: bool = False

@@ -136,15 +136,12 @@ async def test_record_cross_scope_keeps_order(stores: Stores) -> None:
 
 
 async def test_updates_to_unknown_ids_raise_key_error(stores: Stores) -> None:
-    """Updating a pause or run that was never written raises KeyError."""
+    """Updating a pause that was never written raises KeyError; ending an unknown run is a no."""
     with pytest.raises(KeyError):
         await stores.ledger.set_message_ref("ghost", {"ts": "1"})
     with pytest.raises(KeyError):
         await stores.ledger.record_cross_scope("ghost", {"actor": "eve"})
-    with pytest.raises(KeyError):
-        await stores.ledger.mark_resumed("ghost", 1.0)
-    with pytest.raises(KeyError):
-        await stores.runs.set_status("ghost", RunStatus.FAILED, at=1.0)
+    assert not await stores.runs.finish("ghost", RunStatus.FAILED, at=1.0, text="")
 
 
 async def test_spend_closes_an_outstanding_pause_exactly_once(stores: Stores) -> None:
@@ -171,18 +168,14 @@ async def test_spend_leaves_a_closed_pause_alone(stores: Stores) -> None:
     assert await stores.ledger.get("i1") == expired
 
 
-async def test_mark_resumed_removes_a_pause_from_unresumed(stores: Stores) -> None:
-    """Closed, unresumed pauses are listed in issue order until marked resumed."""
-    await stores.ledger.issue(pause("open"))
-    await stores.ledger.issue(pause("x", status=PauseStatus.CANCELLED, closed_by="admin"))
-    await stores.ledger.issue(pause("y"))
-    assert await stores.consumption.spend("y", closing())
-    assert [p.interrupt_id for p in await stores.ledger.unresumed()] == ["x", "y"]
-    await stores.ledger.mark_resumed("x", 300.0)
-    assert [p.interrupt_id for p in await stores.ledger.unresumed()] == ["y"]
-    row = await stores.ledger.get("x")
-    assert row is not None
-    assert row.resumed_at == 300.0
+async def test_a_new_question_marks_the_runs_closed_pauses_resumed(stores: Stores) -> None:
+    """Closed pauses stay unresumed until their run is continued (next question or end)."""
+    await stores.runs.create(run("r1"))
+    await stores.ledger.issue(pause("x", run_id="r1"))
+    assert await stores.consumption.spend("x", closing())
+    assert (await _get(stores, "x")).resumed_at is None
+    assert await stores.runs.finish("r1", RunStatus.COMPLETED, at=300.0, text="done")
+    assert (await _get(stores, "x")).resumed_at == 300.0
 
 
 async def test_a_lease_is_held_by_one_owner_until_it_lapses(stores: Stores) -> None:
@@ -394,19 +387,18 @@ async def test_checkpoints_round_trip_with_distinct_ids(stores: Stores) -> None:
     assert await stores.checkpoints.load("run-1:nope") is None
 
 
-async def test_runs_create_get_set_status_and_recent(stores: Stores) -> None:
-    """Runs read back whole, status updates keep the last final text, recent is newest first."""
+async def test_runs_create_get_finish_and_recent(stores: Stores) -> None:
+    """Runs read back whole, finish records the end, recent is newest first."""
     older, newer = run("r1", created_at=1.0), run("r2", created_at=2.0)
     await stores.runs.create(older)
     await stores.runs.create(newer)
     assert await stores.runs.get("r1") == older
     assert await stores.runs.get("missing") is None
 
-    await stores.runs.set_status("r1", RunStatus.COMPLETED, at=5.0, text="done")
-    await stores.runs.set_status("r1", RunStatus.FAILED, at=6.0)
+    assert await stores.runs.finish("r1", RunStatus.FAILED, at=6.0, text="stopped", failed=True)
     got = await stores.runs.get("r1")
     assert got is not None
-    assert (got.status, got.updated_at, got.final_text) == (RunStatus.FAILED, 6.0, "done")
+    assert (got.status, got.updated_at, got.final_text) == (RunStatus.FAILED, 6.0, "stopped")
 
     assert [r.run_id for r in await stores.runs.recent()] == ["r2", "r1"]
     assert [r.run_id for r in await stores.runs.recent(limit=1)] == ["r2"]
@@ -452,7 +444,7 @@ async def test_in_conversation_lists_the_latest_runs_oldest_first(stores: Stores
     mine = [said("a", "C1", 3.0), said("b", "C1", 1.0), said("c", "C1", 2.0)]
     for record in [*mine, said("x", "C2", 1.5), said("y", "C1", 2.5, surface="slack")]:
         await stores.runs.create(record)
-    await stores.runs.set_status("b", RunStatus.COMPLETED, at=9.0, text="done")
+    assert await stores.runs.finish("b", RunStatus.COMPLETED, at=9.0, text="done")
 
     listed = await stores.runs.in_conversation("console", "C1")
 
@@ -473,7 +465,7 @@ async def test_conversations_summarise_a_surface_most_recent_first(stores: Store
     await stores.runs.create(said("c1", "C", 4.0, text="restart worker"))
     await stores.runs.create(said("s1", "A", 9.0, surface="slack"))
     # Activity after creation counts: B's run finishes last of all.
-    await stores.runs.set_status("b1", RunStatus.COMPLETED, at=8.0, text="fine")
+    assert await stores.runs.finish("b1", RunStatus.COMPLETED, at=8.0, text="fine")
 
     summaries = await stores.runs.conversations("console")
 
@@ -493,7 +485,7 @@ async def test_conversations_break_ties_by_first_run(stores: Stores) -> None:
     await stores.runs.create(said("z", "Z", 1.0))
     await stores.runs.create(said("x", "X", 2.0))
     for run_id in ("z", "y", "x"):
-        await stores.runs.set_status(run_id, RunStatus.COMPLETED, at=5.0)
+        assert await stores.runs.finish(run_id, RunStatus.COMPLETED, at=5.0, text="done")
 
     assert [s.key for s in await stores.runs.conversations("console")] == ["Z", "Y", "X"]
 

@@ -140,7 +140,6 @@ _GET_PAUSE = pauses_query("WHERE p.interrupt_id = $1", "p.seq")
 _OUTSTANDING_PAUSES = pauses_query(
     "WHERE p.status = $1 AND ($2::text IS NULL OR p.scope = $2)", "p.seq"
 )
-_UNRESUMED_PAUSES = pauses_query("WHERE p.status <> $1 AND p.resumed_at IS NULL", "p.seq")
 _PAUSES_OF_RUNS = pauses_query("WHERE p.run_id = ANY($1::text[])", "p.issued_at, p.seq")
 # SKIP LOCKED: a pause another replica is closing right now (its spend holds
 # the row) is left to that replica, so a sweep never waits on one.
@@ -212,9 +211,6 @@ class PostgresLedger:
 
         await self._db.transaction(record)
 
-    async def mark_resumed(self, interrupt_id: str, at: float) -> None:
-        await self._update(interrupt_id, "resumed_at", at)
-
     async def outstanding(self, *, scope: str | None = None) -> list[PauseRecord]:
         return pauses_from_rows(await self._db.fetch(_OUTSTANDING_PAUSES, _OUTSTANDING, scope))
 
@@ -224,9 +220,6 @@ class PostgresLedger:
             return pauses_from_rows(rows)
 
         return await self._db.transaction(overdue)
-
-    async def unresumed(self) -> list[PauseRecord]:
-        return pauses_from_rows(await self._db.fetch(_UNRESUMED_PAUSES, _OUTSTANDING))
 
     async def for_runs(self, run_ids: Sequence[str]) -> list[PauseRecord]:
         return pauses_from_rows(await self._db.fetch(_PAUSES_OF_RUNS, list(run_ids)))

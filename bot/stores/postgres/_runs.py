@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from bot.stores._rows import audit_from_row, audit_params, dump, run_from_row, run_params
-from bot.stores.postgres._pool import Conn, Database, changed
+from bot.stores.postgres._pool import Conn, Database
 from bot.stores.postgres._rows import (
     INSERT_AUDIT,
     INSERT_OUTBOX,
@@ -107,21 +107,6 @@ class PostgresRuns:
     async def get(self, run_id: str) -> RunRecord | None:
         row = await self._db.fetchrow(f"{SELECT_RUNS} WHERE run_id = $1", run_id)
         return None if row is None else run_from_row(row)
-
-    async def set_status(
-        self, run_id: str, status: RunStatus, *, at: float, text: str = ""
-    ) -> None:
-        # An empty text keeps the final text already recorded.
-        done = await self._db.execute(
-            "UPDATE runs SET status = $1, updated_at = $2,"
-            " final_text = CASE WHEN $3 = '' THEN final_text ELSE $3 END WHERE run_id = $4",
-            str(status),
-            at,
-            text,
-            run_id,
-        )
-        if not changed(done):
-            raise KeyError(run_id)
 
     async def finish(
         self, run_id: str, status: RunStatus, *, at: float, text: str, failed: bool = False
