@@ -42,7 +42,7 @@ def build_agent(
         consumption=stores.consumption,
         ledger=stores.ledger,
         checkpoints=stores.checkpoints,
-        audit=stores.audit,
+        # No audit port: the ledger audits each question in the write that asks it.
         clock=clock,
     )
     agent = Agent(

@@ -61,6 +61,8 @@ log = logging.getLogger(__name__)
 # Finished runs of the same conversation replayed to the model as context.
 HISTORY_RUNS = 10
 DEFAULT_LEASE_SECONDS = 30.0
+# Tokens kept between a pause and its first post, at most.
+MINTED_KEPT = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +116,7 @@ class RunService:
         # Runs this process is driving, and those asked for again meanwhile.
         self._driving: set[str] = set()
         self._again: set[str] = set()
+        self._minted: dict[tuple[str, float], str] = {}
         self.deliverer = Deliverer(
             stores=stores,
             surfaces=self.surfaces,
@@ -253,7 +256,8 @@ class RunService:
             name=record.name,
             kind="ask_user" if record.name == ASK_USER else "interrupt",
             payload=record.payload,
-            token=self.token_for(record),
+            token=self._minted.pop((record.interrupt_id, record.expires_at), "")
+            or self.token_for(record),
             tool_call_id=record.tool_call_id,
             interrupt_id=record.interrupt_id,
             run_id=record.run_id,
@@ -261,6 +265,16 @@ class RunService:
             expires_at=record.expires_at,
             resumable=True,
         )
+
+    def _remember_token(self, interrupt: PendingInterrupt) -> None:
+        """Keep the token the pause just encoded for its first post (signing costs).
+
+        Keyed by expiry too, so an extended question never gets a stale token;
+        bounded, since another process may be the one that posts it.
+        """
+        if len(self._minted) >= MINTED_KEPT:
+            self._minted.pop(next(iter(self._minted)))
+        self._minted[(interrupt.interrupt_id, interrupt.expires_at)] = interrupt.token
 
     # -- background work -------------------------------------------------------
 
@@ -430,6 +444,7 @@ class RunService:
             case TurnPaused(interrupt=interrupt):
                 # The ledger row marked the run paused and owes the post, in one write.
                 self.metrics.pauses_issued.inc()
+                self._remember_token(interrupt)
                 run_events.asked(run.run_id, interrupt.interrupt_id, interaction=interrupt.name)
             case TurnCompleted(text=text):
                 if await self.stores.runs.finish(

@@ -351,6 +351,12 @@ class _Effects:
             self.audit.events.append(event)
 
     def paused(self, record: PauseRecord, ledger: MemoryLedger) -> None:
+        if self.audit is not None:
+            detail = {"name": record.name}
+            event = AuditEvent(
+                record.issued_at, "paused", record.run_id, record.interrupt_id, "", detail
+            )
+            self.audit.events.append(event)
         run = self.runs.rows.get(record.run_id) if self.runs else None
         if run is None or self.runs is None or self.outbox is None:
             return

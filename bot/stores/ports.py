@@ -50,9 +50,9 @@ class Ledger(Protocol):
 
     async def issue(self, record: PauseRecord) -> None:
         """Write the row. For a new outstanding row, in the same transaction: the
-        run is marked PAUSED and its lease cleared, its earlier closed pauses
-        marked resumed, and posting the question is put in the outbox, so it is
-        never outstanding unseen."""
+        question is audited (``paused``), the run is marked PAUSED and its lease
+        cleared, its earlier closed pauses marked resumed, and posting the
+        question is put in the outbox, so it is never outstanding unseen."""
         ...
 
     async def get(self, interrupt_id: str) -> PauseRecord | None: ...

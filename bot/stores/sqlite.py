@@ -179,6 +179,12 @@ def _select_pauses(
     return pauses_from_rows(conn.execute(query, (*params, limit)))
 
 
+def _paused_event(record: PauseRecord) -> tuple[Any, ...]:
+    """The audit row of a question asked, written with the question itself."""
+    detail = dump({"name": record.name})
+    return (record.issued_at, "paused", record.run_id, record.interrupt_id, "", detail)
+
+
 class SqliteLedger:
     """Issued pauses; cross-scope attempts live in their own table, in insertion order."""
 
@@ -188,6 +194,7 @@ class SqliteLedger:
     async def issue(self, record: PauseRecord) -> None:
         params = pause_params(record)  # a bad payload never takes the lock
         attempts = [dump(a) for a in record.cross_scope_attempts]
+        paused = _paused_event(record)
 
         def issue(conn: sqlite3.Connection) -> None:
             with transaction(conn):
@@ -205,6 +212,7 @@ class SqliteLedger:
                 conn.executemany(_INSERT_ATTEMPT, [(record.interrupt_id, a, now) for a in attempts])
                 if not known and record.status is PauseStatus.OUTSTANDING:
                     at = record.issued_at
+                    conn.execute(_INSERT_AUDIT, paused)
                     if not enqueue(
                         conn,
                         record.run_id,

@@ -73,7 +73,8 @@ async def test_data_survives_close_and_reopen(tmp_path: Path) -> None:
         assert await reopened.consumption.spend("i1", ANSWER) is False  # still spent
         assert (await reopened.runs.get("run-1")) is not None
         assert await reopened.checkpoints.load(checkpoint_id) == {"step": 3}
-        assert [e.kind for e in await reopened.audit.recent()] == ["issued", "started", "answered"]
+        kinds = [e.kind for e in await reopened.audit.recent()]
+        assert kinds == ["issued", "started", "answered", "paused", "paused"]
     finally:
         await reopened.close()
 

@@ -208,7 +208,7 @@ async def test_only_running_runs_can_be_leased(stores: Stores) -> None:
 
 
 async def test_issuing_a_pause_pauses_its_run_and_owes_the_post(stores: Stores) -> None:
-    """One write: the row, the run PAUSED, earlier closes marked resumed, a publish owed."""
+    """One write: the row, its audit, the run PAUSED, earlier closes resumed, a publish owed."""
     await stores.runs.create(run("r1"))
     await stores.ledger.issue(pause("q1", run_id="r1"))
     assert await stores.consumption.spend("q1", closing())
@@ -216,6 +216,8 @@ async def test_issuing_a_pause_pauses_its_run_and_owes_the_post(stores: Stores) 
     first = await stores.ledger.get("q1")
     assert first is not None
     assert first.resumed_at == 170.0
+    asked = [e.interrupt_id for e in await stores.audit.recent(run_id="r1") if e.kind == "paused"]
+    assert asked == ["q2", "q1"]
     kinds = [(d.kind, d.interrupt_id) for d in await stores.outbox.of_run("r1")]
     assert kinds == [
         (DeliveryKind.PUBLISH, "q1"),
@@ -239,6 +241,7 @@ async def test_a_spend_owes_the_resume_the_edit_and_the_audit(stores: Stores) ->
     events = await stores.audit.recent(run_id="r1")
     assert [(e.kind, e.actor, e.interrupt_id) for e in events] == [
         ("answered", "slack:T1:U1", "q1"),
+        ("paused", "", "q1"),
         ("started", "alice", ""),
     ]
     assert [d.kind for d in await stores.outbox.of_run("r1")][-1] is DeliveryKind.CLOSED

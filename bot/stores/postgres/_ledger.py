@@ -16,7 +16,14 @@ from typing import Any, Literal
 
 from bot.stores._rows import dump, pause_params, pauses_from_rows
 from bot.stores.postgres._pool import Conn, Database, changed
-from bot.stores.postgres._rows import INSERT_OUTBOX, PENDING, UPSERT_PAUSE, notice, pauses_query
+from bot.stores.postgres._rows import (
+    INSERT_AUDIT,
+    INSERT_OUTBOX,
+    PENDING,
+    UPSERT_PAUSE,
+    notice,
+    pauses_query,
+)
 from bot.stores.records import (
     MAX_CROSS_SCOPE_KEPT,
     Closing,
@@ -181,6 +188,16 @@ class PostgresLedger:
                     _INSERT_ATTEMPT, [(record.interrupt_id, a, now) for a in attempts]
                 )
             if inserted and record.status is PauseStatus.OUTSTANDING:
+                # The question asked is audited with the question itself.
+                await conn.execute(
+                    INSERT_AUDIT,
+                    record.issued_at,
+                    "paused",
+                    record.run_id,
+                    record.interrupt_id,
+                    "",
+                    dump({"name": record.name}),
+                )
                 await conn.fetchval(
                     _PAUSED_AND_OWED, record.run_id, record.interrupt_id, record.issued_at
                 )
