@@ -78,7 +78,8 @@ class Phase:
 class Server:
     """`python -m bot` in ``folder``; ``stop`` always leaves it dead."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *, database_url: str | None = None, **more: str) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = folder / "server.log"
@@ -86,13 +87,13 @@ class Server:
         env.update(
             PORT=str(self.port),
             BOT_HOST="127.0.0.1",
-            DATABASE_URL=os.environ.get(
-                "BENCH_DATABASE_URL", f"sqlite:///{folder / 'bot.sqlite3'}"
-            ),
+            DATABASE_URL=database_url
+            or os.environ.get("BENCH_DATABASE_URL", f"sqlite:///{folder / 'bot.sqlite3'}"),
             BOT_DATA_DIR=str(folder / "var"),
             BOT_LOG_FORMAT="json",
             # Access lines per request would measure the log formatter, not the endpoint.
             BOT_LOG_LEVEL="WARNING",
+            **more,
         )
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(

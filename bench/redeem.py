@@ -20,8 +20,6 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,9 +32,8 @@ import asyncpg
 from console import (
     CLIENTS,
     DEADLINE_SECONDS,
-    ROOT,
     Phase,
-    _free_port,
+    Server,
     answer_request,
     park_runs,
     wait_resumed,
@@ -44,56 +41,16 @@ from console import (
 
 BASE_URL = os.environ.get("BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 KEYS = "bench:" + "b" * 48
-READY_SECONDS = 30.0
 
 
-class Replica:
-    """One `python -m bot` on the shared schema; ``stop`` always leaves it dead."""
-
-    def __init__(self, folder: Path, database_url: str) -> None:
-        folder.mkdir(parents=True, exist_ok=True)
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log_path = folder / "server.log"
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("BOT_", "OPENAI_"))}
-        env.update(
-            PORT=str(self.port),
-            BOT_HOST="127.0.0.1",
-            DATABASE_URL=database_url,
-            BOT_SIGNING_KEYS=KEYS,
-            BOT_DATA_DIR=str(folder / "var"),
-            BOT_LOG_FORMAT="json",
-            BOT_LOG_LEVEL="WARNING",
-        )
-        if "BENCH_PG_POOL_SIZE" in os.environ:
-            env["BOT_PG_POOL_SIZE"] = os.environ["BENCH_PG_POOL_SIZE"]
-        with self.log_path.open("wb") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "bot"],
-                cwd=ROOT,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-
-    async def wait_ready(self, session: aiohttp.ClientSession) -> None:
-        deadline = time.monotonic() + READY_SECONDS
-        while time.monotonic() < deadline and self.process.poll() is None:
-            try:
-                async with session.get(f"{self.url}/healthz") as response:
-                    if response.status == 200:
-                        return
-            except (aiohttp.ClientError, TimeoutError):
-                pass
-            await asyncio.sleep(0.05)
-        tail = self.log_path.read_text(errors="replace").splitlines()[-30:]
-        raise SystemExit("a replica did not become ready; log tail:\n" + "\n".join(tail))
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL)
-            self.process.wait(timeout=10)
+def replica(folder: Path, database_url: str) -> Server:
+    """One `python -m bot` on the shared schema, every replica with the same keys."""
+    pool = (
+        {"BOT_PG_POOL_SIZE": os.environ["BENCH_PG_POOL_SIZE"]}
+        if "BENCH_PG_POOL_SIZE" in os.environ
+        else {}
+    )
+    return Server(folder, database_url=database_url, BOT_SIGNING_KEYS=KEYS, **pool)
 
 
 async def measure(
@@ -124,14 +81,14 @@ async def one_configuration(n: int, replicas: int) -> Phase:
     await admin.execute(f'CREATE SCHEMA "{schema}"')
     timeout = aiohttp.ClientTimeout(total=60)
     sessions: list[aiohttp.ClientSession] = []
-    servers: list[Replica] = []
+    servers: list[Server] = []
     try:
         with tempfile.TemporaryDirectory(prefix="bench-redeem-") as folder:
             url = f"{BASE_URL}?search_path={schema}"
             async with aiohttp.ClientSession(timeout=timeout) as control:
                 # One after the other: the first creates the schema's tables.
                 for i in range(replicas):
-                    servers.append(Replica(Path(folder) / f"r{i}", url))
+                    servers.append(replica(Path(folder) / f"r{i}", url))
                     await servers[-1].wait_ready(control)
                 first = servers[0].url
                 answers = await park_runs(control, first, n)

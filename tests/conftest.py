@@ -47,16 +47,21 @@ async def sqlite_stores(db_path: Path) -> AsyncIterator[Stores]:
 
 @pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 async def stores(request: pytest.FixtureRequest, db_path: Path) -> AsyncIterator[Stores]:
+    """Every backend, each fresh: memory, a SQLite file, a PostgreSQL schema of its own."""
     if request.param == "postgres":
         async with fresh_schema() as url:
             opened = await open_stores(url)
-            yield opened
-            await opened.close()
+            try:
+                yield opened
+            finally:
+                await opened.close()
         return
     url = "memory://" if request.param == "memory" else f"sqlite:///{db_path}"
     opened = await open_stores(url)
-    yield opened
-    await opened.close()
+    try:
+        yield opened
+    finally:
+        await opened.close()
 
 
 @pytest.fixture

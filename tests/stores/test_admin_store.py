@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -14,25 +13,6 @@ from bot.stores import AuditEvent, Closing, PauseRecord, PauseStatus, RunRecord,
 from bot.stores._migrations import migrate
 from bot.stores._sqlite_admin import _pending_sql
 from bot.stores.records import DeliveryKind, PendingFilter, answer_bucket
-from tests.stores._postgres import fresh_schema
-
-
-@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-async def stores(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Stores]:
-    if request.param == "postgres":
-        async with fresh_schema() as url:
-            opened = await open_stores(url)
-            try:
-                yield opened
-            finally:
-                await opened.close()
-        return
-    url = "memory://" if request.param == "memory" else f"sqlite:///{tmp_path}/admin.sqlite3"
-    opened = await open_stores(url)
-    try:
-        yield opened
-    finally:
-        await opened.close()
 
 
 def pause(n: int, **changes: Any) -> PauseRecord:

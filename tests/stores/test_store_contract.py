@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,28 +16,8 @@ from bot.stores import (
     RunRecord,
     RunStatus,
     Stores,
-    open_stores,
 )
 from bot.stores.records import MAX_CROSS_SCOPE_KEPT, DeliveryKind, DeliveryState
-from tests.stores._postgres import fresh_schema
-
-
-@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-async def stores(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Stores]:
-    if request.param == "postgres":
-        async with fresh_schema() as url:
-            opened = await open_stores(url)
-            try:
-                yield opened
-            finally:
-                await opened.close()
-        return
-    url = "memory://" if request.param == "memory" else f"sqlite:///{tmp_path}/stores.sqlite3"
-    opened = await open_stores(url)
-    try:
-        yield opened
-    finally:
-        await opened.close()
 
 
 def pause(interrupt_id: str = "i1", **changes: Any) -> PauseRecord:
