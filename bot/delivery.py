@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, assert_never
 
 from bot.kernel.interrupts import PendingInterrupt
+from bot.known_runs import KnownRuns
 from bot.logs import scrub
 from bot.stores.ports import Stores
 from bot.stores.records import Delivery, DeliveryKind, PauseRecord, PauseStatus, RunRecord
@@ -46,6 +47,8 @@ class Deliverer:
         clock: Callable[[], float],
         spawn: Callable[[Any, str], None],
         owner: str,
+        known: KnownRuns | None = None,
+        yield_to: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self._owner = owner
         self._stores = stores
@@ -53,6 +56,8 @@ class Deliverer:
         self._interrupt_for = interrupt_for
         self._clock = clock
         self._spawn = spawn
+        self._yield_to = yield_to
+        self._known = known or KnownRuns(stores.runs)
         self._busy = False
         self._again = False
         self._timers: set[asyncio.TimerHandle] = set()
@@ -89,6 +94,8 @@ class Deliverer:
     async def _passes(self) -> None:
         try:
             while True:
+                if self._yield_to is not None:
+                    await self._yield_to()  # acks in progress go first
                 self._again = False
                 full = await self.deliver_due() >= CLAIM_BATCH
                 # Whatever a state change owed meanwhile came with a kick.
@@ -110,13 +117,14 @@ class Deliverer:
             await self._stores.outbox.delivered(
                 delivery.delivery_id, at=self._clock(), message_ref=ref
             )
-            if delivery.body.get("repost"):
-                # A second post owes the old message's edit right behind it, in the
-                # same run, which a pass claims only once this row is done.
+            if delivery.followed:
+                # The run's next row (the edit after an answer, a repost's edit of the
+                # old message...) is due now; a claim returns only the oldest per run.
                 self._again = True
 
     async def _send(self, surface: Surface, delivery: Delivery) -> dict[str, Any] | None:
-        run = await self._stores.runs.get(delivery.run_id)
+        # Surfaces read only the run's origin, which never changes.
+        run = await self._known.origin(delivery.run_id)
         if run is None:
             return None
         match delivery.kind:

@@ -10,7 +10,14 @@ from bot.human import ASK_USER
 from bot.kernel.interrupts import PendingInterrupt
 from bot.stores import RunStatus
 from bot.stores.ports import Stores
-from bot.stores.records import DeliveryKind, DeliveryState, PauseRecord, RunRecord
+from bot.stores.records import (
+    Closing,
+    DeliveryKind,
+    DeliveryState,
+    PauseRecord,
+    PauseStatus,
+    RunRecord,
+)
 from bot.surfaces import DeliveryError
 from bot.testing import FixedClock, RecordingSurface, call, calls, question, say
 from tests.support import HarnessFactory
@@ -147,3 +154,27 @@ async def test_messages_of_a_run_wait_for_the_one_owed_before_them(
     assert surface.questions == []
     assert len(surface.closed) == 1
     assert [text for _, text, _ in surface.outcomes] == ["done"]
+
+
+async def test_one_kick_delivers_every_message_a_run_owes_in_order(
+    stores: Stores, harness: HarnessFactory, clock: FixedClock
+) -> None:
+    """A close and an outcome owed together both go out: delivering one makes the next due."""
+    h = harness(stores, [calls(ASK), say("done")])
+    run_id = await h.start()
+    record = (await stores.ledger.outstanding())[0]
+    now = clock()
+    closing = Closing(
+        PauseStatus.CANCELLED, by="ops", at=now, lease_owner=h.service.owner, lease_until=now + 30
+    )
+    assert await stores.consumption.spend(record.interrupt_id, closing)
+    # The run finishes before any delivery pass: two rows wait, one behind the other.
+    assert await stores.runs.finish(run_id, RunStatus.COMPLETED, at=now, text="done")
+    assert [d.state for d in await stores.outbox.of_run(run_id)][-2:] == [
+        DeliveryState.PENDING,
+        DeliveryState.PENDING,
+    ]
+    h.service.deliverer.kick()
+    await h.service.wait_idle()
+    assert len(h.surface.closed) == 1
+    assert [text for _, text, _ in h.surface.outcomes] == ["done"]

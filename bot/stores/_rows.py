@@ -205,7 +205,7 @@ def audit_from_row(row: Row) -> AuditEvent:
     )
 
 
-def delivery_from_row(row: Row) -> Delivery:
+def delivery_from_row(row: Row, *, followed: bool = False) -> Delivery:
     return Delivery(
         delivery_id=row["id"],
         run_id=row["run_id"],
@@ -217,4 +217,5 @@ def delivery_from_row(row: Row) -> Delivery:
         state=DeliveryState(row["state"]),
         next_at=row["next_at"],
         last_error=row["last_error"],
+        followed=followed,
     )

@@ -119,18 +119,20 @@ class SqliteJournal:
 # The oldest pending row of each run only: a run's messages keep their order,
 # and one that waits for a retry holds back the ones owed after it.
 _DUE = """
-SELECT o.id, o.claimed_by = ? AND o.claimed_until > ? AS mine FROM outbox AS o
+SELECT o.*, o.claimed_by = ? AND o.claimed_until > ? AS mine,
+    EXISTS (SELECT 1 FROM outbox AS f WHERE f.run_id = o.run_id AND f.state = o.state
+        AND f.id > o.id) AS followed
+FROM outbox AS o
 WHERE o.state = ? AND o.next_at <= ? AND (o.claimed_until <= ? OR o.claimed_by = ?)
   AND o.surface IN (SELECT value FROM json_each(?))
   AND NOT EXISTS (
       SELECT 1 FROM outbox AS e WHERE e.run_id = o.run_id AND e.state = ? AND e.id < o.id)
 ORDER BY o.id LIMIT ?
 """
-_MINE = "SELECT * FROM outbox WHERE id = ?"
 # Re-checked under the write lock: another process may have claimed it since.
 _TAKE = (
     "UPDATE outbox SET claimed_until = ?, claimed_by = ? WHERE id = ? AND state = ?"
-    " AND claimed_until <= ? RETURNING *"
+    " AND claimed_until <= ? AND next_at <= ? RETURNING *"
 )
 
 
@@ -146,16 +148,20 @@ class SqliteOutbox:
         def claim(conn: sqlite3.Connection) -> list[Delivery]:
             # Read first, without the write lock: most passes find only rows
             # born ours, or nothing.
-            found = [(row["id"], bool(row["mine"])) for row in conn.execute(_DUE, due)]
-            rows = [conn.execute(_MINE, (i,)).fetchone() for i, mine in found if mine]
-            others = [i for i, mine in found if not mine]
+            found = conn.execute(_DUE, due).fetchall()
+            taken = [
+                delivery_from_row(row, followed=bool(row["followed"]))
+                for row in found
+                if row["mine"]
+            ]
+            others = [row for row in found if not row["mine"]]
             if others:
                 with transaction(conn):
-                    for i in others:
-                        rows.append(
-                            conn.execute(_TAKE, (until, owner, i, _PENDING, now)).fetchone()
-                        )
-            taken = [delivery_from_row(row) for row in rows if row is not None]
+                    for row in others:
+                        params = (until, owner, row["id"], _PENDING, now, now)
+                        took = conn.execute(_TAKE, params).fetchone()
+                        if took is not None:
+                            taken.append(delivery_from_row(took, followed=bool(row["followed"])))
             return sorted(taken, key=lambda row: row.delivery_id)
 
         return await self._db.run(claim)

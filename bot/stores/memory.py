@@ -294,9 +294,11 @@ class MemoryOutbox:
         self, now: float, *, until: float, owner: str, surfaces: Sequence[str], limit: int = 50
     ) -> list[Delivery]:
         first_of_run: dict[str, Delivery] = {}
+        followed: set[str] = set()
         for delivery_id in sorted(self._pending):
             row = self.rows[delivery_id]
-            first_of_run.setdefault(row.run_id, row)
+            if first_of_run.setdefault(row.run_id, row) is not row:
+                followed.add(row.run_id)
         taken: list[Delivery] = []
         for row in first_of_run.values():
             holder, held_until = self.claims.get(row.delivery_id, ("", 0.0))
@@ -304,7 +306,7 @@ class MemoryOutbox:
             if row.surface in surfaces and row.next_at <= now and free:
                 if held_until <= now:
                     self.claims[row.delivery_id] = (owner, until)
-                taken.append(row)
+                taken.append(dataclasses.replace(row, followed=row.run_id in followed))
         return taken[: max(limit, 0)]
 
     async def delivered(

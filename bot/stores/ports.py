@@ -145,7 +145,8 @@ class Outbox(Protocol):
         self, now: float, *, until: float, owner: str, surfaces: Sequence[str], limit: int = 50
     ) -> list[Delivery]:
         """Due rows of these surfaces that ``owner`` may deliver, the oldest per run only,
-        so a run's messages arrive in the order they were owed.
+        so a run's messages arrive in the order they were owed; ``followed``
+        says another row of the run waits behind the one returned.
 
         A row is born claimed under its run's lease (by the process that made
         the change, until the lease's end); other rows are claimed here until

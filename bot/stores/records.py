@@ -159,6 +159,9 @@ class Delivery:
     state: DeliveryState = DeliveryState.PENDING
     next_at: float = 0.0
     last_error: str = ""
+    # Set by ``claim``: another row of the run was pending behind this one, so
+    # delivering this one makes that one due (a hint; its own change kicked too).
+    followed: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -265,9 +265,10 @@ async def test_the_outbox_hands_out_a_runs_messages_in_order(stores: Stores) -> 
     await stores.ledger.issue(pause("q2", run_id="r2"))
     assert await stores.consumption.spend("q1", closing())
     first = await stores.outbox.claim(200.0, until=260.0, owner="me", surfaces=["slack"])
-    assert [(d.run_id, d.kind) for d in first] == [
-        ("r1", DeliveryKind.PUBLISH),
-        ("r2", DeliveryKind.PUBLISH),
+    # ``followed``: r1's close is owed behind its post, so delivering the post makes it due.
+    assert [(d.run_id, d.kind, d.followed) for d in first] == [
+        ("r1", DeliveryKind.PUBLISH, True),
+        ("r2", DeliveryKind.PUBLISH, False),
     ]
     assert await stores.outbox.claim(200.0, until=260.0, owner="other", surfaces=["slack"]) == []
     assert await stores.outbox.claim(200.0, until=260.0, owner="me", surfaces=["teams"]) == []
@@ -281,7 +282,9 @@ async def test_the_outbox_hands_out_a_runs_messages_in_order(stores: Stores) -> 
     ]
     await stores.outbox.delivered(again[0].delivery_id, at=231.0, message_ref={"ts": "9.9"})
     closed = await stores.outbox.claim(232.0, until=290.0, owner="me", surfaces=["slack"])
-    assert [(d.run_id, d.kind) for d in closed] == [("r1", DeliveryKind.CLOSED)]
+    assert [(d.run_id, d.kind, d.followed) for d in closed] == [
+        ("r1", DeliveryKind.CLOSED, False)
+    ]
     posted = await stores.ledger.get("q2")
     assert posted is not None
     assert posted.message_ref == {"ts": "1.2"}

@@ -91,10 +91,20 @@ class PostgresJournal:
         )
 
 
+def _followed(row: str) -> str:
+    """Another pending row of the run waits behind ``row`` (``Delivery.followed``)."""
+    return (
+        "EXISTS (SELECT 1 FROM outbox AS f"  # noqa: S608 - our own constants
+        f" WHERE f.run_id = {row}.run_id AND f.state = '{_PENDING}' AND f.id > {row}.id)"
+        " AS followed"
+    )
+
+
 # The oldest pending row of each run only: a run's messages keep their order,
 # and one that waits for a retry holds back the ones owed after it.
 _DUE = f"""
-SELECT o.*, (o.claimed_by = $1 AND o.claimed_until > $2) AS mine FROM outbox AS o
+SELECT o.*, (o.claimed_by = $1 AND o.claimed_until > $2) AS mine, {_followed("o")}
+FROM outbox AS o
 WHERE o.state = '{_PENDING}' AND o.next_at <= $2 AND (o.claimed_until <= $2 OR o.claimed_by = $1)
   AND o.surface = ANY($3::text[])
   AND NOT EXISTS (
@@ -117,7 +127,7 @@ WHERE id IN (
           WHERE e.run_id = o.run_id AND e.state = '{_PENDING}' AND e.id < o.id)
     ORDER BY o.id LIMIT $5
     FOR UPDATE OF o SKIP LOCKED)
-RETURNING *
+RETURNING *, {_followed("outbox")}
 """  # noqa: S608 - our own constants
 
 
@@ -152,7 +162,8 @@ class PostgresOutbox:
         rows = [row for row in found if row["mine"]]
         if len(rows) < len(found):
             rows.extend(await self._db.fetch(_TAKE, until, owner, now, wanted, limit - len(rows)))
-        return sorted((delivery_from_row(row) for row in rows), key=lambda d: d.delivery_id)
+        taken = (delivery_from_row(row, followed=row["followed"]) for row in rows)
+        return sorted(taken, key=lambda d: d.delivery_id)
 
     async def delivered(
         self, delivery_id: int, *, at: float, message_ref: dict[str, Any] | None = None

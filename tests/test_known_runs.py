@@ -1,0 +1,33 @@
+"""A run's origin is read once per process and remembered, within a bound."""
+
+from __future__ import annotations
+
+from bot.known_runs import KnownRuns
+from bot.stores import MemoryStores, RunRecord
+
+
+def run(run_id: str) -> RunRecord:
+    return RunRecord(
+        run_id=run_id, scope="T1", surface="test", requester="U1", text="go", created_at=1.0
+    )
+
+
+async def test_a_run_is_read_once_then_remembered() -> None:
+    """The second ask is served from memory: the store would now say something else."""
+    stores = MemoryStores()
+    await stores.runs.create(run("r1"))
+    known = KnownRuns(stores.runs)
+    first = await known.origin("r1")
+    stores.runs.rows.clear()  # type: ignore[attr-defined]  # the memory store's own rows
+    assert await known.origin("r1") == first
+    assert await known.origin("nobody") is None
+
+
+async def test_the_oldest_runs_are_forgotten_past_the_bound() -> None:
+    """Bounded: remembering one more forgets the oldest, which is read again if asked."""
+    stores = MemoryStores()
+    known = KnownRuns(stores.runs, kept=2)
+    for run_id in ("r1", "r2", "r3"):
+        known.remember(run(run_id))
+    assert await known.origin("r1") is None  # forgotten, and not in the store
+    assert await known.origin("r3") == run("r3")
