@@ -65,9 +65,16 @@ def forgeries(good: str) -> dict[str, str]:
         "unknown kid": jwt.encode(claims, "x" * 48, algorithm="HS256", headers={"kid": "k9"}),
         "truncated": good[: len(good) // 2],
         "signature dropped": good.rsplit(".", 1)[0] + ".",
+        "header not JSON": ".".join([_raw_b64(b"{kid"), _payload, signature]),
+        "header a list": ".".join([_raw_b64(b'["k1"]'), _payload, signature]),
+        "header not UTF-8": ".".join([_raw_b64(b"\xff\xfe"), _payload, signature]),
         "10 kB of garbage": "A" * 10_240,
     }
 
 
 def _b64(data: dict[str, object]) -> str:
-    return base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()
+    return _raw_b64(json.dumps(data).encode())
+
+
+def _raw_b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 import secrets
 from collections.abc import Sequence
@@ -149,11 +150,7 @@ class TokenSigner:
         """Verify everything but the clock-free parts first, then expiry against ``now``."""
         if not isinstance(token, str) or not token or len(token) >= MAX_TOKEN_CHARS:
             raise TokenInvalidError("not a resume token")
-        _require_canonical(token)
-        try:
-            header = jwt.get_unverified_header(token)
-        except jwt.InvalidTokenError as error:
-            raise TokenInvalidError("not a resume token") from error
+        header = _unverified_header(_require_canonical(token))
         key = self._by_kid.get(str(header.get("kid", "")))
         if key is None:
             raise TokenInvalidError("signed by a key this bot does not hold")
@@ -180,7 +177,7 @@ _SEGMENT = re.compile(r"[A-Za-z0-9_-]*")
 _INT_CLAIMS = ("iat", "exp")
 
 
-def _require_canonical(token: str) -> None:
+def _require_canonical(token: str) -> str:
     """Refuse any spelling but the one base64url encoding of each segment.
 
     The last character of a segment can carry unused bits, and Python's
@@ -198,6 +195,23 @@ def _require_canonical(token: str) -> None:
         raise TokenInvalidError("not a resume token") from error
     if base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii") != signature:
         raise TokenInvalidError("the signature is not canonical base64url")
+    return segments[0]
+
+
+def _unverified_header(segment: str) -> dict[str, Any]:
+    """The header, read only to pick the key by its ``kid``; ``jwt.decode`` then verifies all.
+
+    Read here rather than with ``jwt.get_unverified_header``, which would
+    parse and scan the whole token a second time (``jwt.decode`` does it
+    once), about a third of the cost of a decode.
+    """
+    try:
+        header = json.loads(base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4)))
+    except (binascii.Error, ValueError) as error:  # JSONDecodeError and UnicodeDecodeError too
+        raise TokenInvalidError("not a resume token") from error
+    if not isinstance(header, dict):
+        raise TokenInvalidError("not a resume token")
+    return header
 
 
 def _require_claim_types(claims: PauseClaims) -> None:
