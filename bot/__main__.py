@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import errno
+import gc
 import secrets
 import signal
 import socket
@@ -150,6 +151,7 @@ async def _serve_until_stopped(settings: Settings, sock: socket.socket) -> int:
     try:
         await runner.setup()
         await web.SockSite(runner, sock).start()
+        gc.freeze()
         await stop.wait()
     finally:
         await runner.cleanup()

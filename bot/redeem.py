@@ -16,6 +16,7 @@ from typing import Any
 from bot import run_events
 from bot.human.capability import AnswerValidationError, HumanInteractionCapability
 from bot.human.tokens import PauseClaims, TokenError, TokenExpiredError
+from bot.known_runs import KnownRuns
 from bot.outcomes import (
     AlreadyAnswered,
     AnswerInvalid,
@@ -49,6 +50,7 @@ class Redeemer:
         clock: Callable[[], float],
         lease_owner: str = "",
         lease_seconds: float = 0.0,
+        known: KnownRuns | None = None,
     ) -> None:
         self._capability = capability
         self._stores = stores
@@ -57,6 +59,8 @@ class Redeemer:
         # Who resumes what this redeemer closes: it takes the run's lease with the spend.
         self._lease_owner = lease_owner
         self._lease_seconds = lease_seconds
+        # The policy reads only who started the run, which never changes.
+        self._known = known or KnownRuns(stores.runs)
 
     async def redeem(
         self, token: str, answer: Mapping[str, Any], *, responder: Responder, scope: str
@@ -122,7 +126,7 @@ class Redeemer:
             await self._stores.ledger.record_cross_scope(record.interrupt_id, attempt)
             if not registration.cross_scope_allowed:
                 return await self._refused(ScopeMismatch(), record, responder)
-        run = await self._stores.runs.get(record.run_id)
+        run = await self._known.origin(record.run_id)
         if not await self._policy(record, run, responder):
             return await self._refused(NotAllowedToAnswer(), record, responder)
         try:

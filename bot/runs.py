@@ -17,7 +17,6 @@ the outbox with each state change, which ``bot.delivery`` delivers.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import hashlib
 import logging
@@ -31,12 +30,15 @@ from typing import Any, assert_never
 
 from bot import run_events
 from bot.delivery import Deliverer
+from bot.foreground import Foreground
 from bot.human.capability import ASK_USER, HumanInteractionCapability, claims_for
 from bot.human.tokens import MintedPause
 from bot.kernel.interrupts import PendingInterrupt
 from bot.kernel.messages import Message
 from bot.kernel.state import TurnRequest
 from bot.kernel.turn import Agent, TurnCompleted, TurnPaused
+from bot.known_runs import KnownRuns
+from bot.lease_keeper import LeaseKeeper
 from bot.messages import RUN_FAILED
 from bot.metrics import Metrics
 from bot.outcomes import Redeemed, RedeemOutcome, Responder
@@ -93,6 +95,7 @@ class RunService:
         metrics: Metrics | None = None,
         clock: Callable[[], float] = time.time,
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
+        foreground: Foreground | None = None,
     ) -> None:
         self.agent = agent
         self.capability = capability
@@ -101,9 +104,13 @@ class RunService:
         self.metrics = metrics or Metrics()
         self.clock = clock
         self.lease_seconds = lease_seconds
+        # Platform adapters count the acks in progress here; our work yields to them.
+        self.foreground = foreground or Foreground()
         # Unique per process life: a restarted process must not mistake its
         # predecessor's leases for its own.
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        # What surfaces and the answer policy read of a run never changes.
+        self.known = KnownRuns(stores.runs)
         self._redeemer = Redeemer(
             capability=capability,
             stores=stores,
@@ -111,12 +118,20 @@ class RunService:
             clock=clock,
             lease_owner=self.owner,
             lease_seconds=lease_seconds,
+            known=self.known,
         )
         self._tasks: set[asyncio.Task[None]] = set()
         # Runs this process is driving, and those asked for again meanwhile.
         self._driving: set[str] = set()
         self._again: set[str] = set()
         self._minted: dict[tuple[str, float], str] = {}
+        self._leases = LeaseKeeper(
+            stores.leases,
+            owner=self.owner,
+            lease_seconds=lease_seconds,
+            clock=clock,
+            spawn=self._spawn,
+        )
         self.deliverer = Deliverer(
             stores=stores,
             surfaces=self.surfaces,
@@ -124,6 +139,8 @@ class RunService:
             clock=clock,
             spawn=self._spawn,
             owner=self.owner,
+            known=self.known,
+            yield_to=self.foreground.yield_to,
         )
 
     def add_surface(self, surface: Surface) -> None:
@@ -341,6 +358,8 @@ class RunService:
         ``run`` and ``resume_from`` spare the reads, and ``leased`` the lease,
         when the caller just wrote them (the run's creation, the spend).
         """
+        # Owed, and durably so: it may wait for the acks in progress.
+        await self.foreground.yield_to()
         if run_id in self._driving:
             self._again.add(run_id)
             return
@@ -368,18 +387,15 @@ class RunService:
             run_id, self.owner, now=now, until=now + self.lease_seconds
         ):
             return  # another worker holds it, or nothing is owed
-        heartbeat = asyncio.get_running_loop().create_task(
-            self._heartbeat(run_id), name=f"lease {run_id}"
-        )
+        self._leases.keep(run_id)
         ended = False
         try:
             run = run or await self.stores.runs.get(run_id)
             if run is not None:
+                self.known.remember(run)
                 ended = await self._advance(run, resume_from)
         finally:
-            heartbeat.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await heartbeat
+            self._leases.drop(run_id)
             if not ended:
                 # Also on a drain's cancellation: the next start takes over at once.
                 await self._release(run_id)
@@ -393,14 +409,6 @@ class RunService:
                 raise
             # Unreleased, the lease lapses on its own and recovery takes the run then.
             log.warning("could not release a run's lease", extra={"run_id": run_id})
-
-    async def _heartbeat(self, run_id: str) -> None:
-        while True:
-            await asyncio.sleep(self.lease_seconds / 3)
-            until = self.clock() + self.lease_seconds
-            if not await self.stores.leases.renew(run_id, self.owner, until=until):
-                log.warning("lost the lease of a run we were driving", extra={"run_id": run_id})
-                return
 
     async def _advance(self, run: RunRecord, resume_from: PauseRecord | None) -> bool:
         """Resume from the latest closed pause, or (re)run the first turn.

@@ -10,8 +10,8 @@ app also takes events over Socket Mode, so a laptop needs no public URL.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
 from typing import Any
 
 import aiohttp
@@ -22,6 +22,8 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.errors import SlackApiError
 from slack_sdk.signature import SignatureVerifier
+from slack_sdk.socket_mode.aiohttp import SocketModeClient
+from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack._installations import EncryptedInstallationStore, oauth_settings
@@ -93,8 +95,8 @@ class SlackBridge:
         if token is not None:
             client = AsyncWebClient(base_url=self.api_url)
             await _check_app_token(client, token.get_secret_value())
-            self._socket = AsyncSocketModeHandler(
-                self.bolt, token.get_secret_value(), web_client=client
+            self._socket = _AckedSocketModeHandler(
+                self.bolt, token.get_secret_value(), web_client=client, acked=self._acked
             )
             await self._socket.connect_async()  # type: ignore[no-untyped-call]
             log.info("slack: connected over Socket Mode")
@@ -176,7 +178,14 @@ class SlackBridge:
             )
         except (ValueError, UnicodeDecodeError):
             return _refuse(400, BAD_BODY)
-        return await to_aiohttp_response(await self.bolt.async_dispatch(bolt_request))
+        with self._acked():
+            response = await self.bolt.async_dispatch(bolt_request)
+        return await to_aiohttp_response(response)
+
+    def _acked(self) -> AbstractContextManager[None]:
+        """Around a request Slack waits on (its ack, 3 s at most, over HTTP or Socket
+        Mode): our own background work yields to it (``bot.foreground``)."""
+        return nullcontext() if self._service is None else self._service.foreground.request()
 
     async def _install(self, request: web.Request) -> web.Response:
         flow = self.bolt.oauth_flow
@@ -193,6 +202,25 @@ class SlackBridge:
             body="", query=request.query_string, headers=dict(request.headers)
         )
         return await to_aiohttp_response(await flow.handle_callback(bolt_request))
+
+
+class _AckedSocketModeHandler(AsyncSocketModeHandler):
+    """Socket Mode with each envelope handled up to its ack as a request Slack waits on."""
+
+    def __init__(
+        self,
+        app: AsyncApp,
+        app_token: str,
+        *,
+        web_client: AsyncWebClient,
+        acked: Callable[[], AbstractContextManager[None]],
+    ) -> None:
+        super().__init__(app, app_token, web_client=web_client)
+        self._acked = acked
+
+    async def handle(self, client: SocketModeClient, req: SocketModeRequest) -> None:  # type: ignore[override]  # bolt's own signature
+        with self._acked():
+            await super().handle(client, req)
 
 
 async def _check_app_token(client: AsyncWebClient, token: str) -> None:

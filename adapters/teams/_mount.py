@@ -117,7 +117,9 @@ def _endpoint(framework: BotFramework, bot: TeamsBot) -> Any:
         except Unauthenticated as error:
             log.warning("Teams request refused: %s", error, extra={"path": request.path})
             return _problem(401, UNAUTHENTICATED)
-        reply = await framework.process(authenticated, activity, body, bot.on_turn)
+        # Teams waits on this response (an invoke's card): our own work yields to it.
+        with request.app[RUN_SERVICE].foreground.request():
+            reply = await framework.process(authenticated, activity, body, bot.on_turn)
         if reply is None:
             return web.Response(status=201)
         if reply.body is None:

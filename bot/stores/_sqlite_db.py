@@ -34,7 +34,10 @@ from ever restarting), the queue met our own worker connection's lock, and
 the fallbacks cascaded: the console bench's answer endpoint went from ~820
 to ~450 req/s and its p99 from ~66 ms to ~250-300 ms. Inline, a checkpoint
 of 250 writes costs the loop about 2 ms here, fsyncs included; on a disk
-with slow fsyncs that pause grows, which is the trade-off accepted.
+with slow fsyncs that pause grows, which is the trade-off accepted. A write
+made while a platform waits for its ack (``bot.foreground.waited_on``)
+leaves the checkpoint to the next write nobody waits on, unless a burst of
+acks has let the WAL grow ``_CHECKPOINT_DEFERRAL`` times past the mark.
 
 Durability is unchanged: commits are as durable as before (safe against a
 process crash; a power loss may drop the last ones, as NORMAL always
@@ -61,6 +64,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
+from bot.foreground import waited_on
 from bot.stores.errors import StoreError
 
 T = TypeVar("T")
@@ -70,13 +74,16 @@ _BUSY_TIMEOUT_MS = 5000
 # Our writes dirty 2-5 pages each, so this keeps the WAL near SQLite's
 # default autocheckpoint size (1000 pages).
 _CHECKPOINT_EVERY = 250
+# Writes a platform waits on (an ack) leave the checkpoint to the next write
+# nobody waits on, unless a burst of them lets the WAL grow this many times over.
+_CHECKPOINT_DEFERRAL = 4
 
 _PRAGMAS = (
     # NORMAL is durable against process crashes in WAL mode; only a power
     # loss can drop the last commits, which FULL would cost an fsync each.
     "PRAGMA synchronous = NORMAL",
     "PRAGMA foreign_keys = ON",
-    # Checkpoints (and their fsyncs) are run by ``Database`` in the worker.
+    # Checkpoints (and their fsyncs) are run by ``Database``, on the loop.
     "PRAGMA wal_autocheckpoint = 0",
 )
 
@@ -247,6 +254,8 @@ class Database:
     def _wrote(self) -> None:
         self._writes += 1
         if self._writes < _CHECKPOINT_EVERY or self._inline is None:
+            return
+        if waited_on() and self._writes < _CHECKPOINT_EVERY * _CHECKPOINT_DEFERRAL:
             return
         self._writes = 0
         try:

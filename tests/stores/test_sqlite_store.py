@@ -23,6 +23,7 @@ from bot.stores import (
     _sqlite_db,
     open_stores,
 )
+from bot.foreground import Foreground
 from bot.stores._migrations import LATEST_VERSION, MIGRATIONS, migrate
 
 
@@ -140,6 +141,36 @@ async def test_steady_writes_are_checkpointed_and_the_wal_reused(
         # 200 commits of 2+ pages each: without restarts the WAL would hold 400+ frames.
         assert frames < 100
         assert len(await stores.audit.recent(limit=1000)) == 200
+    finally:
+        await stores.close()
+
+
+async def test_writes_a_platform_waits_on_leave_the_checkpoint_to_other_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An ack never pays for a checkpoint, unless a long burst lets the WAL grow too far."""
+    monkeypatch.setattr("bot.stores._sqlite_db._CHECKPOINT_EVERY", 10)
+    checkpoints: list[int] = []
+    real = _sqlite_db._checkpoint
+
+    def counted(conn: sqlite3.Connection) -> None:
+        checkpoints.append(1)
+        real(conn)
+
+    monkeypatch.setattr("bot.stores._sqlite_db._checkpoint", counted)
+    foreground = Foreground()
+    stores = await SqliteStores.open(tmp_path / "bot.sqlite3")
+    try:
+        with foreground.request():
+            for n in range(25):
+                await stores.audit.append(AuditEvent(at=float(n), kind="acked"))
+        assert checkpoints == []
+        await stores.audit.append(AuditEvent(at=99.0, kind="background"))
+        assert checkpoints == [1]
+        with foreground.request():
+            for n in range(45):
+                await stores.audit.append(AuditEvent(at=float(n), kind="burst"))
+        assert checkpoints == [1, 1]  # at 4 x 10 writes it could wait no longer
     finally:
         await stores.close()
 

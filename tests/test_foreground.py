@@ -1,0 +1,61 @@
+"""Acks first: background work waits for a stream of platform requests, but not forever."""
+
+from __future__ import annotations
+
+import asyncio
+
+from bot.foreground import Foreground, waited_on
+
+
+async def test_with_no_request_in_sight_background_work_goes_at_once() -> None:
+    """Nothing waits on us: yielding returns without sleeping."""
+    foreground = Foreground(quiet_seconds=10.0)
+    loop = asyncio.get_running_loop()
+    began = loop.time()
+    await foreground.yield_to()
+    assert loop.time() - began < 1.0  # far below the 10 s quiet period
+
+
+async def test_background_work_waits_until_requests_stop_arriving() -> None:
+    """Work owed during a burst starts once the burst has been quiet for a while."""
+    foreground = Foreground(quiet_seconds=0.05, max_defer_seconds=10.0)
+    started: list[str] = []
+
+    async def owed() -> None:
+        await foreground.yield_to()
+        started.append("resume")
+
+    with foreground.request():
+        task = asyncio.create_task(owed())
+        await asyncio.sleep(0)
+    for _ in range(5):  # requests keep arriving, closer together than the quiet period
+        await asyncio.sleep(0.01)
+        with foreground.request():
+            assert started == []
+    await asyncio.wait_for(task, timeout=5.0)
+    assert started == ["resume"]
+
+
+async def test_a_sustained_burst_defers_background_work_only_so_long() -> None:
+    """However long requests keep coming, owed work starts after ``max_defer_seconds``."""
+    foreground = Foreground(quiet_seconds=60.0, max_defer_seconds=0.05)
+    with foreground.request():
+        await asyncio.wait_for(foreground.yield_to(), timeout=5.0)
+
+
+async def test_only_what_a_request_awaits_is_waited_on() -> None:
+    """A request's handling is marked; background work it starts is not, once it yields."""
+    foreground = Foreground(quiet_seconds=0.0)
+    seen: list[bool] = []
+
+    async def background() -> None:
+        await foreground.yield_to()
+        seen.append(waited_on())
+
+    assert not waited_on()
+    with foreground.request():
+        assert waited_on()
+        task = asyncio.create_task(background())  # inherits the request's context
+    assert not waited_on()
+    await task
+    assert seen == [False]
