@@ -288,10 +288,27 @@ async def test_a_permanent_error_is_logged_once_with_the_fix(
     assert "reinstall the app" in str(fixes()[0]["message"])
 
 
-def message(text: str, *, user: str, ts: str, thread_ts: str | None = None,
-            channel: str = CHANNEL, channel_type: str = "channel", **extra: str) -> dict[str, str]:
-    event = {"type": "message", "user": user, "text": text, "ts": ts, "channel": channel,
-             "channel_type": channel_type, "team": "T0TEST", "event_ts": ts, **extra}
+def message(
+    text: str,
+    *,
+    user: str,
+    ts: str,
+    thread_ts: str | None = None,
+    channel: str = CHANNEL,
+    channel_type: str = "channel",
+    **extra: str,
+) -> dict[str, str]:
+    event = {
+        "type": "message",
+        "user": user,
+        "text": text,
+        "ts": ts,
+        "channel": channel,
+        "channel_type": channel_type,
+        "team": "T0TEST",
+        "event_ts": ts,
+        **extra,
+    }
     if thread_ts:
         event["thread_ts"] = thread_ts
     return event
@@ -306,16 +323,20 @@ async def test_thread_replies_continue_and_direct_messages_start_runs(
     first = await slack.reply("web: staging")
     assert first.args["thread_ts"] == "10.000100"
     # The bot's own reply comes back as a message event: it must start nothing.
-    await slack.event(message("web: staging 1.4.2", user="UBOT", ts="10.000200",
-                              thread_ts="10.000100", bot_id="B0BOT"))
+    await slack.event(
+        message(
+            "web: staging 1.4.2", user="UBOT", ts="10.000200", thread_ts="10.000100", bot_id="B0BOT"
+        )
+    )
     # A reply in a thread the bot never joined: nothing either.
     await slack.event(message("status worker", user=ALICE, ts="20.000200", thread_ts="20.000100"))
     await slack.event(message("status api", user=ALICE, ts="10.000300", thread_ts="10.000100"))
     follow_up = await slack.reply("api: staging")
     assert follow_up.args["thread_ts"] == "10.000100"
 
-    await slack.event(message("status worker", user=ALICE, ts="30.000100", channel="D0DM",
-                              channel_type="im"))
+    await slack.event(
+        message("status worker", user=ALICE, ts="30.000100", channel="D0DM", channel_type="im")
+    )
     direct = await slack.reply("worker: staging")
     assert direct.args["channel"] == "D0DM" and direct.args["thread_ts"] == "30.000100"
     replies = [c for c in fake.of("chat.postMessage") if c.response]

@@ -185,11 +185,18 @@ class FakeSlack:
             case "oauth.v2.access":
                 # What Slack answers once a workspace admin approves the install.
                 self.valid_tokens.add(INSTALLED_TOKEN)
-                return {"ok": True, "access_token": INSTALLED_TOKEN, "token_type": "bot",
-                        "scope": "chat:write,commands", "bot_user_id": BOT_USER,
-                        "app_id": "A0TEST", "team": {"id": TEAM, "name": "Test"},
-                        "enterprise": None, "is_enterprise_install": False,
-                        "authed_user": {"id": "U0ADMIN"}}
+                return {
+                    "ok": True,
+                    "access_token": INSTALLED_TOKEN,
+                    "token_type": "bot",
+                    "scope": "chat:write,commands",
+                    "bot_user_id": BOT_USER,
+                    "app_id": "A0TEST",
+                    "team": {"id": TEAM, "name": "Test"},
+                    "enterprise": None,
+                    "is_enterprise_install": False,
+                    "authed_user": {"id": "U0ADMIN"},
+                }
             case "apps.connections.open":
                 host = request.host
                 return {"ok": True, "url": f"ws://{host}/link"}

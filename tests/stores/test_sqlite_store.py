@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.foreground import Foreground
 from bot.stores import (
     AuditEvent,
     Closing,
@@ -23,7 +24,6 @@ from bot.stores import (
     _sqlite_db,
     open_stores,
 )
-from bot.foreground import Foreground
 from bot.stores._migrations import LATEST_VERSION, MIGRATIONS, migrate
 
 

@@ -282,9 +282,7 @@ async def test_the_outbox_hands_out_a_runs_messages_in_order(stores: Stores) -> 
     ]
     await stores.outbox.delivered(again[0].delivery_id, at=231.0, message_ref={"ts": "9.9"})
     closed = await stores.outbox.claim(232.0, until=290.0, owner="me", surfaces=["slack"])
-    assert [(d.run_id, d.kind, d.followed) for d in closed] == [
-        ("r1", DeliveryKind.CLOSED, False)
-    ]
+    assert [(d.run_id, d.kind, d.followed) for d in closed] == [("r1", DeliveryKind.CLOSED, False)]
     posted = await stores.ledger.get("q2")
     assert posted is not None
     assert posted.message_ref == {"ts": "1.2"}
