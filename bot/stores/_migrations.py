@@ -44,6 +44,42 @@ def _bucketed(statement: str) -> str:
     return statement
 
 
+# Kept as constants because version 7 rebuilds their tables with the same text.
+_REFUSAL_COUNTS_TRIGGER = """CREATE TRIGGER refusal_counts_insert AFTER INSERT ON audit
+            WHEN NEW.kind = 'refused' BEGIN
+                INSERT OR IGNORE INTO refusal_counts (reason, n)
+                VALUES (COALESCE(json_extract(NEW.detail, '$.reason'), ''), 0);
+                UPDATE refusal_counts SET n = n + 1
+                WHERE reason = COALESCE(json_extract(NEW.detail, '$.reason'), '');
+            END"""
+_OUTBOX_COLUMNS = """
+                run_id TEXT NOT NULL,
+                surface TEXT NOT NULL,
+                kind TEXT NOT NULL,
+                interrupt_id TEXT NOT NULL,
+                body TEXT NOT NULL,
+                created_at REAL NOT NULL,
+                state TEXT NOT NULL,
+                attempts INTEGER NOT NULL,
+                next_at REAL NOT NULL,
+                claimed_until REAL NOT NULL,
+                claimed_by TEXT NOT NULL,
+                last_error TEXT NOT NULL,
+                done_at REAL"""
+_AUDIT_COLUMNS = """
+                at REAL NOT NULL,
+                kind TEXT NOT NULL,
+                run_id TEXT NOT NULL,
+                interrupt_id TEXT NOT NULL,
+                actor TEXT NOT NULL,
+                detail TEXT NOT NULL"""
+
+
+def _without_autoincrement(table: str, columns: str) -> str:
+    """``table``'s columns under a plain rowid ``id``, as ``<table>_new``; our own text only."""
+    return f"CREATE TABLE {table}_new (id INTEGER PRIMARY KEY,{columns})"
+
+
 # Append only: never edit a migration that has shipped; add the next version.
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
@@ -111,14 +147,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                 created_at REAL NOT NULL,
                 UNIQUE (run_id, version)
             )""",
-            """CREATE TABLE audit (
-                id INTEGER PRIMARY KEY AUTOINCREMENT,
-                at REAL NOT NULL,
-                kind TEXT NOT NULL,
-                run_id TEXT NOT NULL,
-                interrupt_id TEXT NOT NULL,
-                actor TEXT NOT NULL,
-                detail TEXT NOT NULL
+            f"""CREATE TABLE audit (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,{_AUDIT_COLUMNS}
             )""",
             "CREATE INDEX audit_run ON audit (run_id)",
         ),
@@ -166,21 +196,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                 at REAL NOT NULL,
                 PRIMARY KEY (run_id, step)
             )""",
-            """CREATE TABLE outbox (
-                id INTEGER PRIMARY KEY AUTOINCREMENT,
-                run_id TEXT NOT NULL,
-                surface TEXT NOT NULL,
-                kind TEXT NOT NULL,
-                interrupt_id TEXT NOT NULL,
-                body TEXT NOT NULL,
-                created_at REAL NOT NULL,
-                state TEXT NOT NULL,
-                attempts INTEGER NOT NULL,
-                next_at REAL NOT NULL,
-                claimed_until REAL NOT NULL,
-                claimed_by TEXT NOT NULL,
-                last_error TEXT NOT NULL,
-                done_at REAL
+            f"""CREATE TABLE outbox (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,{_OUTBOX_COLUMNS}
             )""",
             # The claim reads pending rows by due time, and checks each run's oldest.
             "CREATE INDEX outbox_due ON outbox (state, next_at)",
@@ -259,13 +276,32 @@ MIGRATIONS: tuple[Migration, ...] = (
             """INSERT INTO refusal_counts (reason, n)
             SELECT COALESCE(json_extract(detail, '$.reason'), ''), COUNT(*) FROM audit
             WHERE kind = 'refused' GROUP BY 1""",
-            """CREATE TRIGGER refusal_counts_insert AFTER INSERT ON audit
-            WHEN NEW.kind = 'refused' BEGIN
-                INSERT OR IGNORE INTO refusal_counts (reason, n)
-                VALUES (COALESCE(json_extract(NEW.detail, '$.reason'), ''), 0);
-                UPDATE refusal_counts SET n = n + 1
-                WHERE reason = COALESCE(json_extract(NEW.detail, '$.reason'), '');
-            END""",
+            _REFUSAL_COUNTS_TRIGGER,
+        ),
+    ),
+    Migration(
+        7,
+        "leaner writes: no duplicate pauses index; SQLite: no spends rows, no AUTOINCREMENT",
+        (
+            # The ledger row's status decides a spend (UPDATE ... WHERE status =
+            # 'outstanding' under the write lock); the spends rows only repeated it.
+            "DROP TABLE spends",
+            # pauses_run_call (run_id, tool_call_id) serves every run_id lookup.
+            "DROP INDEX pauses_run",
+            # AUTOINCREMENT writes sqlite_sequence in every insert. Rows of these
+            # tables are never deleted, so a plain rowid counts up the same way.
+            _without_autoincrement("outbox", _OUTBOX_COLUMNS),
+            "INSERT INTO outbox_new SELECT * FROM outbox",
+            "DROP TABLE outbox",
+            "ALTER TABLE outbox_new RENAME TO outbox",
+            "CREATE INDEX outbox_due ON outbox (state, next_at)",
+            "CREATE INDEX outbox_run ON outbox (run_id, state, id)",
+            _without_autoincrement("audit", _AUDIT_COLUMNS),
+            "INSERT INTO audit_new SELECT * FROM audit",
+            "DROP TABLE audit",
+            "ALTER TABLE audit_new RENAME TO audit",
+            "CREATE INDEX audit_run ON audit (run_id)",
+            _REFUSAL_COUNTS_TRIGGER,
         ),
     ),
 )

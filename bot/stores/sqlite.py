@@ -85,7 +85,8 @@ class _NotSpent(Exception):
 
 
 class SqliteConsumption:
-    """Spent tokens, in the same file (and transaction) as the ledger rows they close."""
+    """A token is spent when its ledger row closes: one conditional UPDATE under the
+    write lock (BEGIN IMMEDIATE), so of two spends of one row only the first changes it."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -97,15 +98,6 @@ class SqliteConsumption:
         def spend(conn: sqlite3.Connection) -> bool:
             try:
                 with transaction(conn):
-                    # DO NOTHING rather than catching IntegrityError: any other
-                    # constraint failure must propagate, not read as "spent".
-                    spent = conn.execute(
-                        "INSERT INTO spends (interrupt_id, by, at, status) VALUES (?, ?, ?, ?)"
-                        " ON CONFLICT (interrupt_id) DO NOTHING",
-                        (interrupt_id, closing.by, closing.at, str(closing.status)),
-                    )
-                    if spent.rowcount == 0:
-                        raise _NotSpent
                     closed = conn.execute(
                         "UPDATE pauses SET status = ?, answer = ?, closed_by = ?, closed_by_id = ?,"
                         " closed_at = ? WHERE interrupt_id = ? AND status = ?"
@@ -125,8 +117,7 @@ class SqliteConsumption:
                         ),
                     )
                     if closed.rowcount == 0:
-                        # Unknown or already closed: undo the spends row too.
-                        raise _NotSpent
+                        raise _NotSpent  # unknown, already closed, or not yet overdue
                     (run_id,) = conn.execute(
                         "SELECT run_id FROM pauses WHERE interrupt_id = ?", (interrupt_id,)
                     ).fetchone()

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from bot.stores import AuditEvent, Closing, PauseRecord, PauseStatus, RunRecord, Stores, open_stores
-from bot.stores._migrations import migrate
+from bot.stores._migrations import LATEST_VERSION, migrate
 from bot.stores._sqlite_admin import _pending_sql
 from bot.stores.records import DeliveryKind, PendingFilter, answer_bucket
 
@@ -155,7 +155,7 @@ async def test_migration_6_counts_the_rows_already_there(tmp_path: Path) -> None
         "INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail)"
         " VALUES (1, 'refused', '', '', 'x', '{\"reason\": \"ScopeMismatch\"}')"
     )
-    assert migrate(conn) == 6
+    assert migrate(conn) == LATEST_VERSION
     conn.close()
     stores = await open_stores(f"sqlite:///{path}")
     try:

@@ -267,7 +267,9 @@ async def test_a_failing_spend_leaves_nothing_half_written(tmp_path: Path) -> No
             await stores.consumption.spend("i1", ANSWER)
 
         with raw(path) as conn:
-            assert conn.execute("SELECT COUNT(*) FROM spends").fetchone() == (0,)
+            # Nothing of the spend stands: no audit row, no owed edit, the run untouched.
+            assert conn.execute("SELECT COUNT(*) FROM audit").fetchone() == (1,)  # "paused"
+            assert conn.execute("SELECT COUNT(*) FROM outbox").fetchone() == (0,)
             conn.execute("DROP TRIGGER boom")
         row = await stores.ledger.get("i1")
         assert row is not None
@@ -358,3 +360,38 @@ async def test_open_stores_refuses_other_urls(url: str) -> None:
         await open_stores(url)
     assert "sqlite:////absolute" in str(raised.value)
     assert "hunter2" not in str(raised.value)
+
+
+async def test_version_7_keeps_every_outbox_and_audit_row_and_their_order(
+    tmp_path: Path,
+) -> None:
+    """Rebuilt without AUTOINCREMENT: rows and ids kept, new rows count on from them."""
+    path = tmp_path / "old.sqlite3"
+    with raw(path) as conn:
+        migrate(conn, target=6)
+        conn.execute(
+            "INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail)"
+            " VALUES (1, 'refused', '', '', 'x', '{\"reason\": \"ScopeMismatch\"}')"
+        )
+        conn.execute(
+            "INSERT INTO outbox (run_id, surface, kind, interrupt_id, body, created_at, state,"
+            " attempts, next_at, claimed_until, claimed_by, last_error)"
+            " VALUES ('r1', 'slack', 'outcome', '', '{}', 1, 'pending', 0, 1, 0, '', '')"
+        )
+        assert migrate(conn) == LATEST_VERSION
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+        assert "spends" not in tables and "pauses_run" not in tables
+        assert "outbox_due" in tables and "audit_run" in tables
+    stores = await SqliteStores.open(path)
+    try:
+        await stores.audit.append(AuditEvent(at=2.0, kind="later"))
+        assert [e.kind for e in await stores.audit.recent()] == ["later", "refused"]
+        # The refusal counter's trigger came back with its table.
+        await stores.audit.append(
+            AuditEvent(at=3.0, kind="refused", detail={"reason": "ScopeMismatch"})
+        )
+        assert (await stores.admin.stats()).refusals == {"ScopeMismatch": 2}
+        (owed,) = await stores.outbox.of_run("r1")
+        assert owed.delivery_id == 1
+    finally:
+        await stores.close()

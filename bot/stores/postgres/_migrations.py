@@ -222,6 +222,9 @@ MIGRATIONS: tuple[Migration, ...] = (
         ),
     ),
     Migration(6, SQLITE_MIGRATIONS[5].description, _ADMIN),
+    # Here the spends row's unique insert is what decides racing replicas, so
+    # it stays; only the index pauses_run_call (run_id, tool_call_id) covers goes.
+    Migration(7, SQLITE_MIGRATIONS[6].description, ("DROP INDEX pauses_run",)),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
