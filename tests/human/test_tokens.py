@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import warnings
 
 import jwt
 import pytest
@@ -62,12 +63,25 @@ def test_an_expired_token_is_refused_as_expired() -> None:
         SIGNER.decode(GOOD, now=NOW + 86_400)
 
 
+def _signed_with(algorithm: str) -> str:
+    payload = {**dataclasses.asdict(claims()), "aud": SIGNER.audience, "iss": SIGNER.issuer}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PyJWT warns that 48 characters are short for HS512
+        return jwt.encode(payload, SECRET, algorithm=algorithm, headers={"kid": "k1"})
+
+
 BAD_TOKENS = {
     **forgeries(GOOD),
     "wrong audience": TokenSigner([KEY], audience="someone-else").encode(MintedPause(claims())),
     "wrong issuer": TokenSigner([KEY], issuer="someone-else").encode(MintedPause(claims())),
     "empty": "",
     "not base64": "!!!.???.***",
+    # Signed with the right secret, but under an algorithm the key does not name.
+    "another algorithm": _signed_with("HS512"),
+    "payload a list": jwt.api_jws.encode(
+        b"[1, 2]", SECRET, algorithm="HS256", headers={"kid": "k1"}
+    ),
+    "claim of the wrong type": SIGNER.encode(MintedPause(claims(exp="tomorrow"))),
 }
 
 
