@@ -284,12 +284,19 @@ async def main(n: int) -> int:
             f"{max(lat) * 1000:>9.1f}"
         )
     ours_rps, ours_lat = results["ours"]
-    for name in ("bare", "bare_before"):
+
+    def ratios(name: str) -> tuple[float, float]:
         rps, lat = results[name]
-        print(
-            f"ours / {labels[name]}: throughput {ours_rps / rps:.2f}x (target >= 0.6), "
-            f"p99 {quantile(ours_lat, 0.99) / quantile(lat, 0.99):.2f}x (target <= 1.5)"
-        )
+        return ours_rps / rps, quantile(ours_lat, 0.99) / quantile(lat, 0.99)
+
+    # The baseline is a bare app as bolt makes it; the tuned one is shown beside it.
+    throughput, p99 = ratios("bare")
+    print(
+        f"ours / {labels['bare']}: throughput {throughput:.2f}x (target >= 0.6), "
+        f"p99 {p99:.2f}x (target <= 1.5)"
+    )
+    throughput, p99 = ratios("bare_before")
+    print(f"ours / {labels['bare_before']}: throughput {throughput:.2f}x, p99 {p99:.2f}x")
     print(f"questions edited after their click (resumes done): {len(updates)} of {n}")
     per_round = len(bodies) // len(drained)
     print(

@@ -6,9 +6,10 @@ ack (the resume, its model and tool calls, the message edits) is background
 work. On one event loop, background work that runs while requests are
 queued delays every one of their acks. So the platform adapters mark each
 request a platform waits on, and background work waits until requests have
-stopped arriving for ``quiet_seconds``, but never longer than
-``max_defer_seconds``. Under a burst the acks stay fast, and the work they
-owe starts at most that much later; when traffic is light it starts
+stopped arriving for ``quiet_seconds``, but no longer than
+``max_defer_seconds``; past that, held work goes ahead one piece at a time
+among the requests. Under a burst the acks stay fast, and the work they
+owe starts soon after it; when traffic is light it starts
 ``quiet_seconds`` after the ack. The work is durable before the ack (the
 spend owes the resume in the store), so waiting loses nothing.
 
@@ -20,6 +21,7 @@ count is back to zero between two requests that were queued together.
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -53,8 +55,9 @@ class Foreground:
         self.max_defer_seconds = max_defer_seconds
         self._waiting = 0
         self._last = float("-inf")
-        # Set while quiet; created on first use, inside the running loop.
-        self._quiet: asyncio.Event | None = None
+        # Held background work in arrival order: (when it may wait no longer, its wake-up).
+        self._held: deque[tuple[float, asyncio.Future[None]]] = deque()
+        self._next_overdue = float("-inf")
         self._timer: asyncio.TimerHandle | None = None
 
     @contextmanager
@@ -63,8 +66,6 @@ class Foreground:
         loop = asyncio.get_running_loop()
         self._waiting += 1
         self._last = loop.time()
-        if self._quiet is not None:
-            self._quiet.clear()
         marked = _waited_on.set(True)
         try:
             yield
@@ -76,39 +77,51 @@ class Foreground:
     async def yield_to(self) -> None:
         """Return once requests have stopped arriving, or after ``max_defer_seconds``.
 
-        Called first thing by background work, which from then on is not
-        waited on, even if a request's handler started it (a task inherits
-        its creator's context).
+        Work held past that goes one at a time, ``quiet_seconds`` apart, while
+        requests keep arriving: released all at once, a backlog would hold
+        the loop as long as it had waited. Called first thing by background
+        work, which from then on is not waited on, even if a request's
+        handler started it (a task inherits its creator's context).
         """
         _waited_on.set(False)
         loop = asyncio.get_running_loop()
         if self._is_quiet(loop):
             return
-        if self._quiet is None:
-            self._quiet = asyncio.Event()
-            self._arm(loop)
-        try:
-            async with asyncio.timeout(self.max_defer_seconds):
-                await self._quiet.wait()
-        except TimeoutError:
-            pass  # a sustained burst: the owed work goes ahead among the acks
+        wake: asyncio.Future[None] = loop.create_future()
+        self._held.append((loop.time() + self.max_defer_seconds, wake))
+        self._arm(loop)
+        await wake
 
     def _is_quiet(self, loop: asyncio.AbstractEventLoop) -> bool:
         return self._waiting == 0 and loop.time() - self._last >= self.quiet_seconds
 
     def _arm(self, loop: asyncio.AbstractEventLoop) -> None:
-        # One timer for every waiter, re-armed while requests keep arriving.
-        if self._quiet is None or self._timer is not None:
+        # One timer for all held work: at the next moment that can be quiet, or
+        # when the oldest may go ahead anyway.
+        if not self._held:
             return
-        delay = max(self._last + self.quiet_seconds - loop.time(), 0.0)
-        self._timer = loop.call_later(delay, self._check, loop)
+        when = max(self._held[0][0], self._next_overdue)
+        if self._waiting == 0:  # else the request in progress re-arms as it ends
+            when = min(when, self._last + self.quiet_seconds)
+        when = max(when, loop.time())
+        if self._timer is not None:
+            if self._timer.when() <= when:
+                return
+            self._timer.cancel()
+        self._timer = loop.call_at(when, self._release, loop)
 
-    def _check(self, loop: asyncio.AbstractEventLoop) -> None:
+    def _release(self, loop: asyncio.AbstractEventLoop) -> None:
         self._timer = None
-        if self._quiet is None:
-            return
+        now = loop.time()
         if self._is_quiet(loop):
-            self._quiet.set()
-        elif self._waiting == 0:
-            self._arm(loop)
-        # Else a request is in progress; its end re-arms the timer.
+            while self._held:
+                _wake(self._held.popleft()[1])
+        elif self._held and self._held[0][0] <= now and self._next_overdue <= now:
+            _wake(self._held.popleft()[1])
+            self._next_overdue = now + self.quiet_seconds
+        self._arm(loop)
+
+
+def _wake(future: asyncio.Future[None]) -> None:
+    if not future.done():  # a drain may have cancelled the waiting work
+        future.set_result(None)

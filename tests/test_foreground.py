@@ -59,3 +59,25 @@ async def test_only_what_a_request_awaits_is_waited_on() -> None:
     assert not waited_on()
     await task
     assert seen == [False]
+
+
+async def test_work_held_past_its_time_goes_one_at_a_time_while_requests_keep_coming() -> None:
+    """A backlog released at once would hold the loop; overdue work trickles out instead."""
+    foreground = Foreground(quiet_seconds=0.05, max_defer_seconds=0.01)
+    started: list[int] = []
+
+    async def owed(n: int) -> None:
+        await foreground.yield_to()
+        started.append(n)
+
+    with foreground.request():
+        tasks = [asyncio.create_task(owed(n)) for n in range(5)]
+        await asyncio.sleep(0)
+    for _ in range(6):  # 60 ms of requests 10 ms apart: never quiet for 50 ms
+        await asyncio.sleep(0.01)
+        with foreground.request():
+            pass
+    assert 1 <= len(started) <= 3  # about one per 50 ms once overdue, in order
+    assert started == sorted(started)
+    await asyncio.wait_for(asyncio.gather(*tasks), timeout=5.0)  # then quiet: the rest
+    assert started == [0, 1, 2, 3, 4]
