@@ -5,6 +5,14 @@ from __future__ import annotations
 import asyncio
 
 from bot.foreground import Foreground, waited_on
+from bot.human import ASK_USER
+from bot.outcomes import Redeemed
+from bot.stores.ports import Stores
+from bot.testing import call, calls, question, say
+from tests.support import REQUESTER, WHERE, HarnessFactory
+
+ASK = call(ASK_USER, questions=[question("Which environment?", "staging", "production")])
+STAGING = {"answers": {"Which environment?": "staging"}}
 
 
 async def test_with_no_request_in_sight_background_work_goes_at_once() -> None:
@@ -81,3 +89,25 @@ async def test_work_held_past_its_time_goes_one_at_a_time_while_requests_keep_co
     assert started == sorted(started)
     await asyncio.wait_for(asyncio.gather(*tasks), timeout=5.0)  # then quiet: the rest
     assert started == [0, 1, 2, 3, 4]
+
+
+async def test_the_resume_an_ack_owes_starts_after_the_acks_stop(
+    sqlite_stores: Stores, harness: HarnessFactory
+) -> None:
+    """Spent before the ack, resumed after it: the model is not asked while acks go on."""
+    h = harness(sqlite_stores, [calls(ASK), say("done")])
+    await h.start()
+    asked = len(h.provider.calls)
+    foreground = h.service.foreground
+    with foreground.request():  # a click, acked when this block ends
+        outcome = await h.service.redeem(
+            h.surface.last_token, STAGING, responder=REQUESTER, scope=WHERE.scope
+        )
+        assert isinstance(outcome, Redeemed)
+        await asyncio.sleep(0.01)
+    with foreground.request():  # the next click, 10 ms later
+        await asyncio.sleep(0.01)
+        assert len(h.provider.calls) == asked  # owed, durably, but not started
+    await h.service.wait_idle()
+    assert len(h.provider.calls) == asked + 1
+    assert [text for _, text, _ in h.surface.outcomes] == ["done"]
