@@ -115,9 +115,17 @@ class FoldedPlan:
     stages: tuple[StageDescriptor, ...]
     handlers: Mapping[str, StageHandler]
     tools: tuple[ContributedToolSpec, ...]
+    # Each phase's stages, sorted out once: a turn asks for them at every phase.
+    _by_phase: Mapping[Phase, tuple[StageDescriptor, ...]] = field(
+        init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        by_phase = {phase: tuple(s for s in self.stages if s.phase is phase) for phase in Phase}
+        object.__setattr__(self, "_by_phase", by_phase)
 
     def stages_at(self, phase: Phase) -> tuple[StageDescriptor, ...]:
-        return tuple(stage for stage in self.stages if stage.phase is phase)
+        return self._by_phase[phase]
 
 
 class ContributionError(BotError):
