@@ -5,13 +5,16 @@ key in front and retiring the old one later never breaks an open pause.
 Decoding names its algorithm per key, so ``alg: none`` and algorithm
 confusion are refused by construction rather than by a check we might forget.
 
-PyJWT signs, and PyJWT's algorithm verifies, with each key prepared once.
-``jwt.decode`` is not used on this path: it prepares the key again on every
-call (trying it as JSON, PEM and DER) and checks every character of the
-token in Python, which made a decode about 90 us of the 640 us of CPU a
-Slack click costs the server. What it added beyond the signature is done
-here: the canonical spelling of each segment (stricter than PyJWT's),
-the key's own algorithm, audience, issuer and every claim with its type.
+PyJWT's algorithms sign and verify, each key prepared once. ``jwt.encode``
+and ``jwt.decode`` are not used: they prepare the key again on every call
+(trying it as JSON, PEM and DER), and the decode checks every character of
+the token in Python, which made it about 90 us of the 640 us of CPU a Slack
+click cost the server. What they add around the signature is done here:
+the compact form (``header.payload.signature``, base64url without padding,
+the header ``{"alg", "kid", "typ"}``), and on the way in the canonical
+spelling of each segment (stricter than PyJWT's), the key's own algorithm,
+audience, issuer and every claim with its type. The tokens are standard
+JWTs: ``jwt.decode`` reads them (a test proves it).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import json
 import re
 import secrets
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import jwt
@@ -129,8 +132,8 @@ class TokenSigner:
     ) -> None:
         if not keys:
             raise SigningConfigError("a token signer needs at least one key.")
-        self._signing = keys[0]
-        self._by_kid = {key.kid: _Verifier.of(key) for key in keys}
+        self._signing = _PreparedKey.of(keys[0], signs=True)
+        self._by_kid = {key.kid: _PreparedKey.of(key) for key in keys}
         self.issuer = issuer
         self.audience = audience
 
@@ -139,13 +142,13 @@ class TokenSigner:
 
     def encode(self, minted: MintedPause) -> str:
         # The signer owns audience and issuer, whatever the envelope says.
-        payload = asdict(minted.claims) | {"aud": self.audience, "iss": self.issuer}
-        token = jwt.encode(
-            payload,
-            self._signing.signing,
-            algorithm=self._signing.algorithm,
-            headers={"kid": self._signing.kid},
-        )
+        claims = minted.claims
+        payload = {name: getattr(claims, name) for name in PauseClaims.__slots__}
+        payload |= {"aud": self.audience, "iss": self.issuer}
+        key = self._signing
+        header = {"alg": key.algorithm, "kid": key.kid, "typ": "JWT"}
+        signed = f"{_segment(header)}.{_segment(payload)}"
+        token = f"{signed}.{_base64url(key.sign(signed.encode('ascii')))}"
         if len(token) >= MAX_TOKEN_CHARS:
             raise TokenError(
                 f"a resume token came out {len(token)} characters long; shorten the ids "
@@ -159,13 +162,13 @@ class TokenSigner:
             raise TokenInvalidError("not a resume token")
         header, payload, signature = _require_canonical(token)
         head = _json_object(header)
-        verifier = self._by_kid.get(str(head.get("kid", "")))
-        if verifier is None:
+        key = self._by_kid.get(str(head.get("kid", "")))
+        if key is None:
             raise TokenInvalidError("signed by a key this bot does not hold")
         # The key decides the algorithm; a header naming another, or none, is refused.
-        if head.get("alg") != verifier.algorithm:
+        if head.get("alg") != key.algorithm:
             raise TokenInvalidError("signed with an algorithm its key does not use")
-        if not verifier.verify(f"{header}.{payload}".encode("ascii"), _unpadded(signature)):
+        if not key.verify(f"{header}.{payload}".encode("ascii"), _unpadded(signature)):
             raise TokenInvalidError("the signature does not check out")
         data = _json_object(payload)
         if data.get("aud") != self.audience or data.get("iss") != self.issuer:
@@ -186,25 +189,39 @@ _INT_CLAIMS = ("iat", "exp")
 
 
 @dataclass(frozen=True, slots=True)
-class _Verifier:
-    """A key's algorithm (PyJWT's) with the key prepared once, not on every decode."""
+class _PreparedKey:
+    """A key with its algorithm (PyJWT's), prepared once rather than on every token."""
 
+    kid: str
     algorithm: str
     scheme: Any
-    key: Any
+    verifying: Any
+    signing: Any = None
 
     @classmethod
-    def of(cls, key: SigningKey) -> _Verifier:
+    def of(cls, key: SigningKey, *, signs: bool = False) -> _PreparedKey:
         try:
             scheme = jwt.get_algorithm_by_name(key.algorithm)
-            return cls(key.algorithm, scheme, scheme.prepare_key(key.verifying))
+            signing = scheme.prepare_key(key.signing) if signs else None
+            return cls(key.kid, key.algorithm, scheme, scheme.prepare_key(key.verifying), signing)
         except (NotImplementedError, jwt.InvalidKeyError) as error:
             raise SigningConfigError(
-                f"signing key {key.kid!r} cannot verify {key.algorithm}: {error}"
+                f"signing key {key.kid!r} cannot be used for {key.algorithm}: {error}"
             ) from error
 
+    def sign(self, message: bytes) -> bytes:
+        return bytes(self.scheme.sign(message, self.signing))
+
     def verify(self, message: bytes, signature: bytes) -> bool:
-        return bool(self.scheme.verify(message, self.key, signature))
+        return bool(self.scheme.verify(message, self.verifying, signature))
+
+
+def _segment(value: dict[str, Any]) -> str:
+    return _base64url(json.dumps(value, separators=(",", ":")).encode())
+
+
+def _base64url(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
 
 
 def _require_canonical(token: str) -> tuple[str, str, str]:
@@ -219,7 +236,7 @@ def _require_canonical(token: str) -> tuple[str, str, str]:
     if len(segments) != 3 or not all(_SEGMENT.fullmatch(segment) for segment in segments):
         raise TokenInvalidError("not a resume token")
     header, payload, signature = segments
-    if base64.urlsafe_b64encode(_unpadded(signature)).rstrip(b"=").decode("ascii") != signature:
+    if _base64url(_unpadded(signature)) != signature:
         raise TokenInvalidError("the signature is not canonical base64url")
     return header, payload, signature
 

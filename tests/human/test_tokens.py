@@ -57,6 +57,20 @@ def test_a_token_round_trips_and_stays_under_the_slack_limit() -> None:
     assert len(SIGNER.encode(MintedPause(long_ids))) < MAX_TOKEN_CHARS
 
 
+def test_a_token_is_a_standard_jwt() -> None:
+    """PyJWT's own decode reads it: the compact form, header and claims are the standard ones."""
+    data = jwt.decode(
+        GOOD,
+        SECRET,
+        algorithms=["HS256"],
+        audience=SIGNER.audience,
+        issuer=SIGNER.issuer,
+        options={"verify_iat": False},  # issued at NOW, which is later than today
+    )
+    assert data["jti"] == claims().jti
+    assert jwt.get_unverified_header(GOOD) == {"alg": "HS256", "kid": "k1", "typ": "JWT"}
+
+
 def test_an_expired_token_is_refused_as_expired() -> None:
     """At or past exp the token is TokenExpiredError, not merely invalid."""
     with pytest.raises(TokenExpiredError):
