@@ -44,6 +44,7 @@ class Deliverer:
         stores: Stores,
         surfaces: Mapping[str, Surface],
         interrupt_for: Callable[[PauseRecord], PendingInterrupt],
+        just_asked: Callable[[str], PendingInterrupt | None] = lambda _: None,
         clock: Callable[[], float],
         spawn: Callable[[Any, str], None],
         owner: str,
@@ -54,6 +55,7 @@ class Deliverer:
         self._stores = stores
         self._surfaces = surfaces
         self._interrupt_for = interrupt_for
+        self._just_asked = just_asked
         self._clock = clock
         self._spawn = spawn
         self._yield_to = yield_to
@@ -129,6 +131,12 @@ class Deliverer:
             return None
         match delivery.kind:
             case DeliveryKind.PUBLISH:
+                # Nothing owed behind the post means nothing happened to the question
+                # since it was asked (a close, an extension and a repost each owe a
+                # message in the same write), so the question as asked is current.
+                asked = None if delivery.followed else self._just_asked(delivery.interrupt_id)
+                if asked is not None:
+                    return await surface.publish_question(run, asked)
                 record = await self._stores.ledger.get(delivery.interrupt_id)
                 if record is None or record.status is not PauseStatus.OUTSTANDING:
                     return None  # closed before it could be posted; its close is owed next

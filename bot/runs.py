@@ -63,8 +63,8 @@ log = logging.getLogger(__name__)
 # Finished runs of the same conversation replayed to the model as context.
 HISTORY_RUNS = 10
 DEFAULT_LEASE_SECONDS = 30.0
-# Tokens kept between a pause and its first post, at most.
-MINTED_KEPT = 256
+# Questions kept between a pause and its first post, at most.
+ASKED_KEPT = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +124,7 @@ class RunService:
         # Runs this process is driving, and those asked for again meanwhile.
         self._driving: set[str] = set()
         self._again: set[str] = set()
-        self._minted: dict[tuple[str, float], str] = {}
+        self._asked: dict[str, PendingInterrupt] = {}
         self._leases = LeaseKeeper(
             stores.leases,
             owner=self.owner,
@@ -136,6 +136,7 @@ class RunService:
             stores=stores,
             surfaces=self.surfaces,
             interrupt_for=self.interrupt_for,
+            just_asked=self._just_asked,
             clock=clock,
             spawn=self._spawn,
             owner=self.owner,
@@ -176,7 +177,8 @@ class RunService:
             log.info("duplicate start ignored", extra={"run_id": run.run_id})
             return None
         run_events.started(run.run_id, by=who.id, surface=where.surface)
-        self._spawn(self._work(run.run_id, run=run, leased=True), f"turn {run.run_id}")
+        work = self._work(run.run_id, run=run, leased=True, fresh=True)
+        self._spawn(work, f"turn {run.run_id}")
         return run
 
     async def _history_of(self, run: RunRecord) -> tuple[Message, ...]:
@@ -269,12 +271,15 @@ class RunService:
 
     def interrupt_for(self, record: PauseRecord) -> PendingInterrupt:
         """An outstanding ledger row as the pending interrupt a surface posts."""
+        asked = self._asked.pop(record.interrupt_id, None)
         return PendingInterrupt(
             name=record.name,
             kind="ask_user" if record.name == ASK_USER else "interrupt",
             payload=record.payload,
-            token=self._minted.pop((record.interrupt_id, record.expires_at), "")
-            or self.token_for(record),
+            # An extended question has a new expiry, so the token signed at the pause is stale.
+            token=asked.token
+            if asked is not None and asked.expires_at == record.expires_at
+            else self.token_for(record),
             tool_call_id=record.tool_call_id,
             interrupt_id=record.interrupt_id,
             run_id=record.run_id,
@@ -283,15 +288,16 @@ class RunService:
             resumable=True,
         )
 
-    def _remember_token(self, interrupt: PendingInterrupt) -> None:
-        """Keep the token the pause just encoded for its first post (signing costs).
+    def _remember_asked(self, interrupt: PendingInterrupt) -> None:
+        """Keep the question a pause just asked, for its first post: the token is
+        signed and the ledger row need not be read again. Bounded, since another
+        process may be the one that posts it."""
+        if len(self._asked) >= ASKED_KEPT:
+            self._asked.pop(next(iter(self._asked)))
+        self._asked[interrupt.interrupt_id] = interrupt
 
-        Keyed by expiry too, so an extended question never gets a stale token;
-        bounded, since another process may be the one that posts it.
-        """
-        if len(self._minted) >= MINTED_KEPT:
-            self._minted.pop(next(iter(self._minted)))
-        self._minted[(interrupt.interrupt_id, interrupt.expires_at)] = interrupt.token
+    def _just_asked(self, interrupt_id: str) -> PendingInterrupt | None:
+        return self._asked.pop(interrupt_id, None)
 
     # -- background work -------------------------------------------------------
 
@@ -352,11 +358,14 @@ class RunService:
         run: RunRecord | None = None,
         resume_from: PauseRecord | None = None,
         leased: bool = False,
+        fresh: bool = False,
     ) -> None:
         """Drive the run while it is owed work; a second call meanwhile drives it once more.
 
         ``run`` and ``resume_from`` spare the reads, and ``leased`` the lease,
-        when the caller just wrote them (the run's creation, the spend).
+        when the caller just wrote them (the run's creation, the spend);
+        ``fresh`` says the run was created just now, so it has no questions and
+        no journal yet.
         """
         # Owed, and durably so: it may wait for the acks in progress.
         await self.foreground.yield_to()
@@ -368,8 +377,8 @@ class RunService:
             again = True
             while again:
                 self._again.discard(run_id)
-                await self._under_lease(run_id, run, resume_from, leased=leased)
-                run, resume_from, leased = None, None, False
+                await self._under_lease(run_id, run, resume_from, leased=leased, fresh=fresh)
+                run, resume_from, leased, fresh = None, None, False, False
                 again = run_id in self._again
         finally:
             self._driving.discard(run_id)
@@ -381,6 +390,7 @@ class RunService:
         resume_from: PauseRecord | None,
         *,
         leased: bool,
+        fresh: bool = False,
     ) -> None:
         now = self.clock()
         if not leased and not await self.stores.leases.acquire(
@@ -393,7 +403,7 @@ class RunService:
             run = run or await self.stores.runs.get(run_id)
             if run is not None:
                 self.known.remember(run)
-                ended = await self._advance(run, resume_from)
+                ended = await self._advance(run, resume_from, fresh=fresh)
         finally:
             self._leases.drop(run_id)
             if not ended:
@@ -410,13 +420,15 @@ class RunService:
             # Unreleased, the lease lapses on its own and recovery takes the run then.
             log.warning("could not release a run's lease", extra={"run_id": run_id})
 
-    async def _advance(self, run: RunRecord, resume_from: PauseRecord | None) -> bool:
+    async def _advance(
+        self, run: RunRecord, resume_from: PauseRecord | None, *, fresh: bool = False
+    ) -> bool:
         """Resume from the latest closed pause, or (re)run the first turn.
 
         True when the outcome was recorded (paused or finished), which also
         released the lease in the same write.
         """
-        if resume_from is None:
+        if resume_from is None and not fresh:
             pauses = await self.stores.ledger.for_runs([run.run_id])
             if any(p.status is PauseStatus.OUTSTANDING for p in pauses):
                 log.error("a running run has an open question", extra={"run_id": run.run_id})
@@ -430,7 +442,7 @@ class RunService:
             if resume_from is not None:
                 outcome = await resume_turn(self.agent, self.stores.checkpoints, resume_from)
             else:
-                outcome = await self.agent.run_turn(await self._request_for(run))
+                outcome = await self.agent.run_turn(await self._request_for(run), fresh=fresh)
         except Exception as error:
             if is_outage(error):
                 # The store, not the run, failed: hand the run back for recovery.
@@ -452,7 +464,7 @@ class RunService:
             case TurnPaused(interrupt=interrupt):
                 # The ledger row marked the run paused and owes the post, in one write.
                 self.metrics.pauses_issued.inc()
-                self._remember_token(interrupt)
+                self._remember_asked(interrupt)
                 run_events.asked(run.run_id, interrupt.interrupt_id, interaction=interrupt.name)
             case TurnCompleted(text=text):
                 if await self.stores.runs.finish(

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
+
 from bot.delivery import MAX_ATTEMPTS
 from bot.human import ASK_USER
 from bot.kernel.interrupts import PendingInterrupt
@@ -178,3 +180,22 @@ async def test_one_kick_delivers_every_message_a_run_owes_in_order(
     await h.service.wait_idle()
     assert len(h.surface.closed) == 1
     assert [text for _, text, _ in h.surface.outcomes] == ["done"]
+
+
+async def test_a_question_extended_before_its_first_post_is_posted_as_extended(
+    stores: Stores, harness: HarnessFactory, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The question as asked is posted only if nothing happened to it since: after an
+    extension the post carries the new expiry and a token signed for it."""
+    h = harness(stores, [calls(ASK), say("done")])
+    monkeypatch.setattr(h.service.deliverer, "kick", lambda: None)  # no pass until we say
+    await h.start()
+    assert h.surface.questions == []
+    (record,) = await stores.ledger.outstanding()
+    later = record.expires_at + 3600
+    assert await stores.admin.extend(record.interrupt_id, expires_at=later, at=clock(), actor="ops")
+    assert await h.service.deliverer.deliver_due() == 1
+    ((_, posted),) = h.surface.questions
+    assert posted.expires_at == later
+    claims = h.capability.signer.decode(posted.token, now=clock())
+    assert claims.exp == int(later)

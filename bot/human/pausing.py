@@ -51,8 +51,7 @@ def pause_handler(
     """Build the handler that turns a reserved interaction call into a pause."""
 
     async def handle(context: StageContext) -> StageResult[Any]:
-        registered = frozenset(capability.names())
-        pending = [call for call in context.requests if call.name in registered]
+        pending = [call for call in context.requests if capability.registration(call.name)]
         if not pending:
             return no_change("this round asked for no registered interaction")
         resolved = binding()

@@ -160,12 +160,16 @@ class Agent:
                 raise BotError(f"two tools are named {tool.name!r}; tool names must be unique.")
             self.tools[tool.name] = tool
 
-    async def run_turn(self, request: TurnRequest) -> TurnOutcome:
-        """Start a turn from the person's text."""
+    async def run_turn(self, request: TurnRequest, *, fresh: bool = False) -> TurnOutcome:
+        """Start a turn from the person's text.
+
+        ``fresh``: the run was never driven before, so it has no journal to
+        replay and the read is skipped. A re-drive (recovery) must leave it False.
+        """
         messages = [Message("system", self.system_prompt)] if self.system_prompt else []
         messages.extend(request.history)
         messages.append(Message("user", request.text))
-        return await self._drive(_Turn(request, TurnState(messages=messages)))
+        return await self._drive(_Turn(request, TurnState(messages=messages)), fresh=fresh)
 
     async def resume(
         self, request: TurnRequest, state: TurnState, *, observations: Mapping[str, str]
@@ -181,8 +185,9 @@ class Agent:
         state.observations.update(observations)
         return await self._drive(_Turn(request, state))
 
-    async def _drive(self, turn: _Turn) -> TurnOutcome:
-        turn.done = dict(await self.journal.steps(turn.request.run_id))
+    async def _drive(self, turn: _Turn, *, fresh: bool = False) -> TurnOutcome:
+        if not fresh:
+            turn.done = dict(await self.journal.steps(turn.request.run_id))
         with _running(turn.request):
             try:
                 while True:

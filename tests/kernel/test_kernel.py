@@ -186,3 +186,33 @@ async def test_a_crashed_stage_stops_its_phase_and_ends_the_turn() -> None:
     with pytest.raises(ContractViolationError, match=r"'a\.crash' crashed in pre-tool"):
         await agent.run_turn(REQUEST)
     assert ran == ["crash"]
+
+
+class RecordingJournal:
+    """Answers with the steps it holds and counts every read."""
+
+    def __init__(self, steps: dict[str, Any]) -> None:
+        self.held = steps
+        self.reads = 0
+
+    async def steps(self, run_id: str) -> dict[str, Any]:
+        self.reads += 1
+        return dict(self.held)
+
+    async def record(self, run_id: str, step: str, value: Any) -> None:
+        self.held.setdefault(step, value)
+
+
+async def test_a_fresh_turn_reads_no_journal_and_a_redrive_replays_it() -> None:
+    """A run never driven has nothing to replay; a re-drive reuses the recorded reply."""
+    journal = RecordingJournal({})
+    provider = ScriptedProvider([say("first"), say("second")])
+    agent = Agent(provider, journal=journal)
+    request = TurnRequest(text="go", scope="s", run_id="r1")
+    first = await agent.run_turn(request, fresh=True)
+    assert journal.reads == 0
+    again = await agent.run_turn(request)  # recovery drives it again
+    assert journal.reads == 1
+    assert isinstance(first, TurnCompleted) and isinstance(again, TurnCompleted)
+    assert again.text == first.text == "first"  # replayed from the journal, not asked again
+    assert len(provider.calls) == 1
