@@ -373,3 +373,23 @@ async def test_sigterm_after_a_click_stops_cleanly(
     log = slack.bot.log_text()
     assert "stopped cleanly" in log
     assert "Unclosed" not in log and "Traceback" not in log
+
+
+async def test_sigkill_right_after_a_burst_of_acks_loses_no_answer(
+    start_bot: StartBot, fake: FakeSlack, http: aiohttp.ClientSession
+) -> None:
+    """Acked clicks whose resumes were still held (acks first) are resumed after a crash."""
+    slack = await driver(start_bot, fake, http, BOT_LEASE_SECONDS="2", BOT_SWEEP_SECONDS="0.5")
+    runs = 5
+    for n in range(runs):
+        await slack.event(mention("deploy web", user=ALICE, ts=f"{1_700_000_100 + n}.000100"))
+    questions = [await slack.question(n + 1) for n in range(runs)]
+    acks = await asyncio.gather(*(slack.click(q, "staging") for q in questions))
+    assert [status for status, _ in acks] == [200] * runs
+    slack.bot.kill()  # at once: the resumes these acks owe were held or under way
+    await slack.bot.restart()
+    await slack.question(2 * runs)  # every run asked its next question: none lost
+    for question in questions:
+        # At least once: an edit made just before the kill may be made again after it.
+        edits = await slack.edits_of(question)
+        assert f"<@{ALICE}>" in text_of(edits[0])
