@@ -27,7 +27,7 @@ from bot.human.tokens import TokenSigner, random_signing_key
 from bot.kernel.messages import Message, ModelReply, ToolDefinition
 from bot.outcomes import Redeemed, Responder
 from bot.providers.scripted import ScriptedProvider
-from bot.runs import RunService
+from bot.service.runs import RunService
 from bot.stores import open_stores
 from bot.surfaces import Conversation
 from bot.testing import RecordingSurface, call, calls, question, say

@@ -25,7 +25,7 @@ from bot.metrics import Metrics
 from bot.policy import RequesterOrApprovers, parse_rules
 from bot.providers.base import Provider
 from bot.providers.openai_compat import OpenAICompatibleProvider
-from bot.runs import RunService
+from bot.service.runs import RunService
 from bot.serving import (
     ALLOWED_HOSTS,
     SIGN_IN,

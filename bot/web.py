@@ -6,7 +6,7 @@ from aiohttp import web
 
 from bot.admin import AdminService
 from bot.config import Settings
-from bot.runs import RunService
+from bot.service.runs import RunService
 
 RUN_SERVICE = web.AppKey("run_service", RunService)
 SETTINGS = web.AppKey("settings", Settings)

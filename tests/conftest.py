@@ -15,7 +15,7 @@ from bot.human.ttl import TTLPolicy
 from bot.kernel.tools import Tool
 from bot.policy import AnswerPolicy
 from bot.providers.scripted import Script, ScriptedProvider
-from bot.runs import RunService
+from bot.service.runs import RunService
 from bot.stores import open_stores
 from bot.stores.ports import Stores
 from bot.testing import FixedClock, RecordingSurface

@@ -15,7 +15,7 @@ from bot.human.tokens import MintedPause, PauseClaims, TokenSigner, random_signi
 from bot.kernel.turn import Agent
 from bot.outcomes import Responder
 from bot.providers.scripted import ScriptedProvider
-from bot.runs import RunService
+from bot.service.runs import RunService
 from bot.stores.ports import Stores
 from bot.surfaces import Conversation
 from bot.testing import RecordingSurface

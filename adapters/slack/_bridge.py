@@ -33,7 +33,7 @@ from bot.admin import AdminService
 from bot.config import Settings
 from bot.errors import BotError
 from bot.policy import RequesterOrApprovers
-from bot.runs import RunService
+from bot.service.runs import RunService
 from bot.web import ADMIN_SERVICE
 
 log = logging.getLogger(__name__)
@@ -184,7 +184,7 @@ class SlackBridge:
 
     def _acked(self) -> AbstractContextManager[None]:
         """Around a request Slack waits on (its ack, 3 s at most, over HTTP or Socket
-        Mode): our own background work yields to it (``bot.foreground``)."""
+        Mode): our own background work yields to it (``bot.service.foreground``)."""
         return nullcontext() if self._service is None else self._service.foreground.request()
 
     async def _install(self, request: web.Request) -> web.Response:

@@ -44,7 +44,7 @@ from bot.outcomes import (
     Responder,
 )
 from bot.policy import Directory
-from bot.runs import QuestionView, RunService
+from bot.service.runs import QuestionView, RunService
 from bot.surfaces import Conversation, DeliveryError
 
 log = logging.getLogger(__name__)

@@ -28,7 +28,7 @@ from adapters.teams._surface import TeamsSurface
 from bot.admin import AdminService
 from bot.messages import refusal_text
 from bot.outcomes import AnswerInvalid, Redeemed, RedeemOutcome, TokenInvalid
-from bot.runs import RunService
+from bot.service.runs import RunService
 from bot.stores.records import PauseRecord, PauseStatus, RunRecord
 from bot.surfaces import DeliveryError
 

@@ -55,7 +55,7 @@ from bot.admin._results import (
 )
 from bot.messages import question_not_found, run_not_found
 from bot.outcomes import Responder
-from bot.runs import RunService
+from bot.service.runs import RunService
 from bot.stores.ports import Stores
 from bot.stores.records import (
     AuditEvent,

@@ -35,7 +35,7 @@ the fallbacks cascaded: the console bench's answer endpoint went from ~820
 to ~450 req/s and its p99 from ~66 ms to ~250-300 ms. Inline, a checkpoint
 of 250 writes costs the loop about 2 ms here, fsyncs included; on a disk
 with slow fsyncs that pause grows, which is the trade-off accepted. A write
-made while a platform waits for its ack (``bot.foreground.waited_on``)
+made while a platform waits for its ack (``bot.stores.urgency.waited_on``)
 leaves the checkpoint to the next write nobody waits on, unless a burst of
 acks has let the WAL grow ``_CHECKPOINT_DEFERRAL`` times past the mark.
 
@@ -64,8 +64,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from bot.foreground import waited_on
 from bot.stores.errors import StoreError
+from bot.stores.urgency import waited_on
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)

@@ -34,7 +34,7 @@ from bot.kernel import (
 )
 from bot.outcomes import Redeemed, Responder
 from bot.providers.scripted import ScriptedProvider
-from bot.resume import resume_turn
+from bot.service.resume import resume_turn
 from bot.stores import InMemoryConsumption, MemoryStores, PauseStatus
 from bot.stores.records import AuditEvent, Closing
 from bot.testing import call, calls, question, say

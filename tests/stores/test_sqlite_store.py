@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.foreground import Foreground
+from bot.service.foreground import Foreground
 from bot.stores import (
     AuditEvent,
     Closing,

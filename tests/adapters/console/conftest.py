@@ -16,7 +16,7 @@ from bot.human.factory import ask_user_registration
 from bot.human.tokens import TokenSigner
 from bot.policy import RequesterOrApprovers
 from bot.providers.scripted import ScriptedProvider
-from bot.runs import RunService
+from bot.service.runs import RunService
 from bot.serving import ALLOWED_HOSTS, SIGN_IN, AllowedHosts, SignIn, http_guards
 from bot.stores.ports import Stores
 from bot.testing import FixedClock

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bot.lease_keeper import LeaseKeeper
+from bot.service.lease_keeper import LeaseKeeper
 
 
 class Leases:

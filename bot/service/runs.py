@@ -11,7 +11,7 @@ the work ends, paused or finished, or is cut short by a drain. ``recover``
 or lapsed, wherever their worker died. The turn's journal makes the
 re-drive exactly-once for every step that finished (see
 ``bot.kernel.journal``), and the stores write what surfaces owe people in
-the outbox with each state change, which ``bot.delivery`` delivers.
+the outbox with each state change, which ``bot.service.delivery`` delivers.
 """
 
 from __future__ import annotations
@@ -28,23 +28,23 @@ from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, assert_never
 
-from bot import run_events
-from bot.delivery import Deliverer
-from bot.foreground import Foreground
 from bot.human.capability import ASK_USER, HumanInteractionCapability, claims_for
 from bot.human.tokens import MintedPause
 from bot.kernel.interrupts import PendingInterrupt
 from bot.kernel.messages import Message
 from bot.kernel.state import TurnRequest
 from bot.kernel.turn import Agent, TurnCompleted, TurnPaused
-from bot.known_runs import KnownRuns
-from bot.lease_keeper import LeaseKeeper
 from bot.messages import RUN_FAILED
 from bot.metrics import Metrics
 from bot.outcomes import Redeemed, RedeemOutcome, Responder
 from bot.policy import AnswerPolicy, RequesterOrApprovers
-from bot.redeem import Redeemer
-from bot.resume import resume_turn
+from bot.service import run_events
+from bot.service.delivery import Deliverer
+from bot.service.foreground import Foreground
+from bot.service.known_runs import KnownRuns
+from bot.service.lease_keeper import LeaseKeeper
+from bot.service.redeem import Redeemer
+from bot.service.resume import resume_turn
 from bot.stores.errors import is_outage
 from bot.stores.ports import Stores
 from bot.stores.records import (

@@ -24,22 +24,12 @@ import asyncio
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
+
+from bot.stores.urgency import mark_waited_on, unmark
 
 DEFAULT_QUIET_SECONDS = 0.02
 # Small beside a resume (a model call) and far inside any lease.
 DEFAULT_MAX_DEFER_SECONDS = 1.0
-
-_waited_on: ContextVar[bool] = ContextVar("waited_on", default=False)
-
-
-def waited_on() -> bool:
-    """True inside the handling of a request a platform waits on (and what it awaits).
-
-    The SQLite store reads it to leave its periodic checkpoint to a write
-    nobody is waiting on.
-    """
-    return _waited_on.get()
 
 
 class Foreground:
@@ -66,11 +56,11 @@ class Foreground:
         loop = asyncio.get_running_loop()
         self._waiting += 1
         self._last = loop.time()
-        marked = _waited_on.set(True)
+        marked = mark_waited_on(True)
         try:
             yield
         finally:
-            _waited_on.reset(marked)
+            unmark(marked)
             self._waiting -= 1
             self._arm(loop)
 
@@ -83,7 +73,7 @@ class Foreground:
         work, which from then on is not waited on, even if a request's
         handler started it (a task inherits its creator's context).
         """
-        _waited_on.set(False)
+        mark_waited_on(False)
         loop = asyncio.get_running_loop()
         if self._is_quiet(loop):
             return

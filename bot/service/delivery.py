@@ -14,8 +14,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, assert_never
 
 from bot.kernel.interrupts import PendingInterrupt
-from bot.known_runs import KnownRuns
 from bot.logs import scrub
+from bot.service.known_runs import KnownRuns
 from bot.stores.ports import Stores
 from bot.stores.records import Delivery, DeliveryKind, PauseRecord, PauseStatus, RunRecord
 from bot.surfaces import DeliveryError, RedrawsQuestions, Surface

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from bot.delivery import MAX_ATTEMPTS
 from bot.human import ASK_USER
 from bot.kernel.interrupts import PendingInterrupt
+from bot.service.delivery import MAX_ATTEMPTS
 from bot.stores import RunStatus
 from bot.stores.ports import Stores
 from bot.stores.records import (

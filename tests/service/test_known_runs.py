@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.known_runs import KnownRuns
+from bot.service.known_runs import KnownRuns
 from bot.stores import MemoryStores, RunRecord
 
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.foreground import Foreground, waited_on
 from bot.human import ASK_USER
 from bot.outcomes import Redeemed
+from bot.service.foreground import Foreground
 from bot.stores.ports import Stores
+from bot.stores.urgency import waited_on
 from bot.testing import call, calls, question, say
 from tests.support import REQUESTER, WHERE, HarnessFactory
 

@@ -13,10 +13,8 @@ import traceback
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from bot import run_events
 from bot.human.capability import AnswerValidationError, HumanInteractionCapability
 from bot.human.tokens import PauseClaims, TokenError, TokenExpiredError
-from bot.known_runs import KnownRuns
 from bot.outcomes import (
     AlreadyAnswered,
     AnswerInvalid,
@@ -32,6 +30,8 @@ from bot.outcomes import (
     TokenInvalid,
 )
 from bot.policy import AnswerPolicy
+from bot.service import run_events
+from bot.service.known_runs import KnownRuns
 from bot.stores.ports import Stores
 from bot.stores.records import AuditEvent, Closing, PauseRecord, PauseStatus
 

@@ -15,7 +15,7 @@ from bot.stores import PauseStatus, open_stores
 from bot.testing import call, calls, question
 from tests.support import HarnessFactory
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SECRET = "race-secret-" + "r" * 40
 
 # Each child composes the real capability with the shared key, waits for the
@@ -27,7 +27,7 @@ from bot.human.tokens import SigningKey, TokenSigner
 from bot.outcomes import Redeemed, Responder
 from bot.policy import RequesterOrApprovers
 from bot.providers.scripted import ScriptedProvider
-from bot.redeem import Redeemer
+from bot.service.redeem import Redeemer
 from bot.stores import open_stores
 
 async def main() -> None:

@@ -11,7 +11,7 @@ from bot.human import ASK_USER, REFUSAL
 from bot.kernel.messages import ModelReply
 from bot.outcomes import Redeemed
 from bot.policy import RequesterOrApprovers
-from bot.redeem import Redeemer
+from bot.service.redeem import Redeemer
 from bot.stores import PauseStatus, RunStatus, open_stores
 from bot.stores.ports import Stores
 from bot.testing import FixedClock, call, calls, question, say
