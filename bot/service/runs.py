@@ -48,7 +48,6 @@ from bot.service.resume import resume_turn
 from bot.stores.errors import is_outage
 from bot.stores.ports import Stores
 from bot.stores.records import (
-    AuditEvent,
     Closing,
     ConversationSummary,
     PauseRecord,
@@ -486,12 +485,6 @@ class RunService:
             thread_id=str(run.conversation.get("thread", "")),
             history=await self._history_of(run),
         )
-
-    async def _audit(
-        self, kind: str, run_id: str, interrupt_id: str, actor: str, detail: dict[str, Any]
-    ) -> None:
-        event = AuditEvent(self.clock(), kind, run_id, interrupt_id, actor, detail)
-        await self.stores.audit.append(event)
 
 
 def _run_id(where: Conversation, key: str | None) -> str:
