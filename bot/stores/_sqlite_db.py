@@ -58,10 +58,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from pathlib import Path
+from types import TracebackType
 from typing import TypeVar
 
 from bot.stores.errors import StoreError
@@ -135,26 +135,57 @@ def _checkpoint(conn: sqlite3.Connection) -> None:
         # Another process is writing; the WAL restarts at a later checkpoint.
 
 
-@contextmanager
-def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+class _Transaction:
     """BEGIN IMMEDIATE ... COMMIT; ROLLBACK on any exception, which then propagates.
+
+    A class rather than a generator-based context manager: every write
+    passes through here, and the generator's machinery cost more than the
+    BEGIN itself.
+    """
+
+    __slots__ = ("_conn",)
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        self._conn.execute("BEGIN IMMEDIATE")
+        return self._conn
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        conn = self._conn
+        if kind is None:
+            try:
+                conn.execute("COMMIT")
+                return
+            except BaseException:
+                # A failed COMMIT must not leave the transaction open for the
+                # next caller on this connection.
+                _roll_back(conn)
+                raise
+        _roll_back(conn)
+
+
+def _roll_back(conn: sqlite3.Connection) -> None:
+    # Some errors (SQLITE_FULL, IOERR) already rolled back; a second ROLLBACK
+    # would raise and hide the original error.
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
+
+
+def transaction(conn: sqlite3.Connection) -> _Transaction:
+    """BEGIN IMMEDIATE ... COMMIT around a ``with`` block; ROLLBACK if it raises.
 
     IMMEDIATE takes the write lock up front, so two processes never both read
     a row and then race to write it; the loser waits (busy_timeout) instead,
     or, on the inline connection, fails at once and retries in the worker.
     """
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield conn
-        # Inside the try: a failed COMMIT must not leave the transaction open
-        # for the next caller on this connection.
-        conn.execute("COMMIT")
-    except BaseException:
-        # Some errors (SQLITE_FULL, IOERR) already rolled back; a second
-        # ROLLBACK would raise and hide the original error.
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
+    return _Transaction(conn)
 
 
 class Database:
