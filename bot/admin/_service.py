@@ -244,7 +244,7 @@ class AdminService:
     def _kick(self) -> None:
         # In the serving process, deliver now; the shell leaves it to the next sweep.
         if self._runs is not None:
-            self._runs.deliverer.kick()
+            self._runs.deliverer.kick(sweep=True)
 
     async def _audit(
         self,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, assert_never
 
@@ -62,10 +63,19 @@ class Deliverer:
         self._known = known or KnownRuns(stores.runs)
         self._busy = False
         self._again = False
+        self._sweep = False
+        self._one_pass = asyncio.Lock()
         self._timers: set[asyncio.TimerHandle] = set()
 
-    def kick(self) -> None:
-        """Deliver what is due now, in an owned task; a kick while busy runs one more pass."""
+    def kick(self, *, sweep: bool = False) -> None:
+        """Deliver what is due now, in an owned task; a kick while busy runs one more pass.
+
+        A kick after this process's own write finds the rows it owed handed
+        over by the store (``bot.stores.handoff``), with no claim. ``sweep``
+        claims whatever else is due too: rows another process owed, retries
+        whose time has come, what a recovery took over.
+        """
+        self._sweep = self._sweep or sweep
         if self._busy:
             self._again = True
             return
@@ -73,20 +83,9 @@ class Deliverer:
         self._spawn(self._passes(), "deliver outbox")
 
     async def deliver_due(self) -> int:
-        """One pass: claim what is due for our surfaces and deliver it; returns how many."""
-        if not self._surfaces:
-            return 0
-        now = self._clock()
-        claimed = await self._stores.outbox.claim(
-            now,
-            until=now + CLAIM_SECONDS,
-            owner=self._owner,
-            surfaces=list(self._surfaces),
-            limit=CLAIM_BATCH,
-        )
-        for delivery in claimed:
-            await self._deliver(delivery)
-        return len(claimed)
+        """One pass: the rows handed over, then everything due we may claim; returns how many."""
+        handed, claimed = await self._pass(claim=True)
+        return handed + claimed
 
     def cancel_timers(self) -> None:
         for timer in self._timers:
@@ -99,30 +98,79 @@ class Deliverer:
                 if self._yield_to is not None:
                     await self._yield_to()  # acks in progress go first
                 self._again = False
-                full = await self.deliver_due() >= CLAIM_BATCH
+                sweep, self._sweep = self._sweep, False
+                _, claimed = await self._pass(claim=sweep)
+                if claimed >= CLAIM_BATCH:
+                    self._sweep = True  # there may be more
                 # Whatever a state change owed meanwhile came with a kick.
-                if not (full or self._again):
+                if not (self._sweep or self._again):
                     return
         finally:
             self._busy = False
 
-    async def _deliver(self, delivery: Delivery) -> None:
+    async def _pass(self, *, claim: bool) -> tuple[int, int]:
+        """Deliver the handed-over rows, then claim if asked or if the hand-off could not
+        vouch for everything owed; returns how many of each."""
+        if not self._surfaces:
+            return 0, 0
+        # One pass at a time: a claim must never take a row another pass holds in hand.
+        async with self._one_pass:
+            now = self._clock()
+            handed, unvouched = self._stores.outbox.handoff.take(self._owner, now)
+            await self._deliver_handed(handed)
+            if not (claim or unvouched):
+                return len(handed), 0
+            claimed = await self._stores.outbox.claim(
+                now,
+                until=now + CLAIM_SECONDS,
+                owner=self._owner,
+                surfaces=list(self._surfaces),
+                limit=CLAIM_BATCH,
+            )
+            for delivery in claimed:
+                await self._deliver(delivery)
+            return len(handed), len(claimed)
+
+    async def _deliver_handed(self, handed: list[Delivery]) -> None:
+        handoff = self._stores.outbox.handoff
+        waiting: set[str] = set()  # runs whose next row must wait for the claim
+        remaining = deque(handed)
+        try:
+            while remaining:
+                delivery = remaining.popleft()
+                done = False
+                try:
+                    # A row of another process's surface is its to claim once our born
+                    # claim lapses; a run behind a retry keeps its order.
+                    if delivery.run_id not in waiting and delivery.surface in self._surfaces:
+                        done = await self._deliver(delivery)
+                finally:
+                    handoff.settle(delivery.delivery_id, pending=not done)
+                    if not done:
+                        waiting.add(delivery.run_id)
+                        handoff.hold_back(delivery.run_id)
+        finally:
+            # Left by an error (the store went away): the claim delivers them, in order.
+            for delivery in remaining:
+                handoff.settle(delivery.delivery_id, pending=True)
+                handoff.hold_back(delivery.run_id)
+
+    async def _deliver(self, delivery: Delivery) -> bool:
+        """Deliver one row; False if it waits for a retry (which holds back its run)."""
         surface = self._surfaces[delivery.surface]
         try:
             ref = await self._send(surface, delivery)
         except DeliveryError as error:
-            await self._failed(delivery, error.reason, error.permanent, error.retry_after)
+            return await self._failed(delivery, error.reason, error.permanent, error.retry_after)
         except Exception as error:  # noqa: BLE001 - any other failure is worth a retry
             reason = f"{type(error).__name__}: {error}"
-            await self._failed(delivery, reason, permanent=False, retry_after=None)
-        else:
-            await self._stores.outbox.delivered(
-                delivery.delivery_id, at=self._clock(), message_ref=ref
-            )
-            if delivery.followed:
-                # The run's next row (the edit after an answer, a repost's edit of the
-                # old message...) is due now; a claim returns only the oldest per run.
-                self._again = True
+            return await self._failed(delivery, reason, permanent=False, retry_after=None)
+        await self._stores.outbox.delivered(delivery.delivery_id, at=self._clock(), message_ref=ref)
+        if delivery.followed:
+            # The run's next row (the edit after an answer, a repost's edit of the
+            # old message...) is due now; a claim returns only the oldest per run.
+            self._again = self._sweep = True
+        return True
 
     async def _send(self, surface: Surface, delivery: Delivery) -> dict[str, Any] | None:
         # Surfaces read only the run's origin, which never changes.
@@ -137,12 +185,12 @@ class Deliverer:
                 asked = None if delivery.followed else self._just_asked(delivery.interrupt_id)
                 if asked is not None:
                     return await surface.publish_question(run, asked)
-                record = await self._stores.ledger.get(delivery.interrupt_id)
+                record = await self._question(delivery)
                 if record is None or record.status is not PauseStatus.OUTSTANDING:
                     return None  # closed before it could be posted; its close is owed next
                 return await surface.publish_question(run, self._interrupt_for(record))
             case DeliveryKind.CLOSED:
-                record = await self._stores.ledger.get(delivery.interrupt_id)
+                record = await self._question(delivery)
                 if record is not None:
                     await surface.show_closed(run, record)
                 return None
@@ -155,6 +203,12 @@ class Deliverer:
                 return None
             case _:
                 assert_never(delivery.kind)
+
+    async def _question(self, delivery: Delivery) -> PauseRecord | None:
+        """The row's question: as the owing write left it if it was handed over, else read."""
+        if delivery.pause is not None:
+            return delivery.pause
+        return await self._stores.ledger.get(delivery.interrupt_id)
 
     async def _redraw(self, surface: Surface, run: RunRecord, delivery: Delivery) -> None:
         record = await self._stores.ledger.get(delivery.interrupt_id)
@@ -175,7 +229,8 @@ class Deliverer:
 
     async def _failed(
         self, delivery: Delivery, reason: str, permanent: bool, retry_after: float | None
-    ) -> None:
+    ) -> bool:
+        """Give up on the row, or schedule its retry (then False: its run waits)."""
         reason = scrub(reason)[:MAX_REASON_CHARS]
         now = self._clock()
         where = {"run_id": delivery.run_id, "interrupt_id": delivery.interrupt_id}
@@ -189,7 +244,7 @@ class Deliverer:
                 extra=where,
             )
             await self._stores.outbox.failed(delivery.delivery_id, at=now, error=reason)
-            return
+            return True
         delay = max(backoff(delivery.attempts), retry_after or 0.0)
         log.warning(
             "delivery of %s to %s failed (%s); retrying in %.0f s",
@@ -201,6 +256,7 @@ class Deliverer:
         )
         await self._stores.outbox.retry(delivery.delivery_id, next_at=now + delay, error=reason)
         self._wake_in(delay)
+        return False
 
     def _wake_in(self, delay: float) -> None:
         loop = asyncio.get_running_loop()
@@ -209,7 +265,7 @@ class Deliverer:
         def wake() -> None:
             if timer is not None:
                 self._timers.discard(timer)
-            self.kick()
+            self.kick(sweep=True)
 
         timer = loop.call_later(delay, wake)
         self._timers.add(timer)

@@ -246,7 +246,7 @@ class RunService:
                 log.info("recovering run", extra={"run_id": run_id})
                 self._spawn(self._work(run_id), f"recover {run_id}")
                 count += 1
-        self.deliverer.kick()
+        self.deliverer.kick(sweep=True)
         return count
 
     # -- reading, for surfaces that redraw from the store ----------------------

@@ -115,10 +115,11 @@ def pauses_from_rows(rows: Iterable[Row]) -> list[PauseRecord]:
         _, attempts = grouped.setdefault(row["interrupt_id"], (row, []))
         if row["attempt_json"] is not None:
             attempts.append(load(row["attempt_json"]))
-    return [_pause_from_row(row, attempts) for row, attempts in grouped.values()]
+    return [pause_from_row(row, attempts) for row, attempts in grouped.values()]
 
 
-def _pause_from_row(row: Row, attempts: list[Any]) -> PauseRecord:
+def pause_from_row(row: Row, attempts: list[Any]) -> PauseRecord:
+    """A row with ``PAUSE_COLUMNS``, and the pause's cross-scope attempts, as a record."""
     return PauseRecord(
         interrupt_id=row["interrupt_id"],
         run_id=row["run_id"],

@@ -15,6 +15,7 @@ from bot.stores._rows import dump, load, pauses_from_rows
 from bot.stores._sqlite_db import Database, transaction
 from bot.stores._sqlite_durable import enqueue
 from bot.stores._sqlite_rows import pauses_query
+from bot.stores.handoff import Handoff
 from bot.stores.records import (
     DeliveryKind,
     OpenQuestion,
@@ -88,8 +89,9 @@ _GET_PAUSE = pauses_query("WHERE p.interrupt_id = ?", "p.seq")
 
 
 class SqliteAdmin:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, handoff: Handoff) -> None:
         self._db = db
+        self._handoff = handoff
 
     async def pending(
         self, *, where: PendingFilter, after: str | None = None, limit: int = 20
@@ -167,7 +169,10 @@ class SqliteAdmin:
                 enqueue(conn, row["run_id"], DeliveryKind.REFRESH, at=at, interrupt_id=interrupt_id)
                 return _get(conn, interrupt_id)
 
-        return await self._db.run(extend)
+        extended = await self._db.run(extend)
+        if extended is not None:
+            self._handoff.owed_elsewhere(interrupt_id)
+        return extended
 
     async def repost(self, interrupt_id: str, *, at: float, actor: str) -> PauseRecord | None:
         def repost(conn: sqlite3.Connection) -> PauseRecord | None:
@@ -197,7 +202,10 @@ class SqliteAdmin:
                     )
                 return _get(conn, interrupt_id)
 
-        return await self._db.run(repost)
+        reposted = await self._db.run(repost)
+        if reposted is not None:
+            self._handoff.owed_elsewhere(interrupt_id)
+        return reposted
 
 
 def _rank(conn: sqlite3.Connection, offset: int) -> float | None:

@@ -15,20 +15,29 @@ from typing import Any
 
 from bot.stores._rows import delivery_from_row, dump
 from bot.stores._sqlite_db import Database, transaction
-from bot.stores.records import Delivery, DeliveryKind, DeliveryState, PauseStatus, RunStatus
+from bot.stores.handoff import Handed, Handoff, Owed
+from bot.stores.records import (
+    Delivery,
+    DeliveryKind,
+    DeliveryState,
+    PauseRecord,
+    PauseStatus,
+    RunStatus,
+)
 
 _RUNNING = str(RunStatus.RUNNING)
 _PENDING = str(DeliveryState.PENDING)
 
 # Born claimed by whoever holds the run's lease: the process that made the
-# change delivers it with no claim of its own, and if that process dies the
-# row is anyone's once the lease lapses.
+# change delivers it with no claim of its own (``bot.stores.handoff``), and
+# if that process dies the row is anyone's once the lease lapses.
+_HOLDER = "SELECT surface, lease_owner, COALESCE(lease_until, 0) FROM runs WHERE run_id = ?"
 _ENQUEUE = (
     "INSERT INTO outbox (run_id, surface, kind, interrupt_id, body, created_at, state,"
     " attempts, next_at, claimed_until, claimed_by, last_error)"
-    " SELECT run_id, surface, ?, ?, ?, ?, ?, 0, ?, COALESCE(lease_until, 0), lease_owner, ''"
-    " FROM runs WHERE run_id = ?"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, '')"
 )
+_EARLIER = "SELECT id FROM outbox WHERE run_id = ? AND state = ? AND id < ?"
 _MARK_RESUMED = (
     "UPDATE pauses SET resumed_at = ? WHERE run_id = ? AND status <> ? AND resumed_at IS NULL"
 )
@@ -42,12 +51,24 @@ def enqueue(
     at: float,
     interrupt_id: str = "",
     body: dict[str, Any] | None = None,
-) -> bool:
+    pause: PauseRecord | None = None,
+) -> Owed | None:
     """Owe the run's surface a message, inside the caller's transaction (before it
-    clears the run's lease, which the row is born claimed under). False if the
-    run is unknown."""
-    params = (str(kind), interrupt_id, dump(body or {}), at, _PENDING, at, run_id)
-    return bool(conn.execute(_ENQUEUE, params).rowcount)
+    clears the run's lease, which the row is born claimed under). None if the
+    run is unknown; else what to hand over once the transaction commits."""
+    holder = conn.execute(_HOLDER, (run_id,)).fetchone()
+    if holder is None:
+        return None
+    surface, held_by, held_until = holder
+    body = body or {}
+    params = (run_id, surface, str(kind), interrupt_id, dump(body), at, _PENDING, at)
+    delivery_id = conn.execute(_ENQUEUE, (*params, held_until, held_by)).lastrowid
+    assert delivery_id is not None  # an INSERT always sets it
+    earlier = tuple(e for (e,) in conn.execute(_EARLIER, (run_id, _PENDING, delivery_id)))
+    delivery = Delivery(
+        delivery_id, run_id, surface, kind, interrupt_id, body, next_at=at, pause=pause
+    )
+    return Owed(Handed(delivery, held_by, held_until), earlier)
 
 
 def mark_resumed(conn: sqlite3.Connection, run_id: str, at: float) -> None:
@@ -137,8 +158,13 @@ _TAKE = (
 
 
 class SqliteOutbox:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, handoff: Handoff) -> None:
         self._db = db
+        self._handoff = handoff
+
+    @property
+    def handoff(self) -> Handoff:
+        return self._handoff
 
     async def claim(
         self, now: float, *, until: float, owner: str, surfaces: Sequence[str], limit: int = 50

@@ -13,6 +13,7 @@ from typing import Any
 
 from bot.stores._memory_admin import MemoryAdmin
 from bot.stores._memory_installations import MemoryInstallations
+from bot.stores.handoff import Handed, Handoff, Owed
 from bot.stores.records import (
     MAX_CROSS_SCOPE_KEPT,
     AuditEvent,
@@ -280,15 +281,37 @@ class MemoryOutbox:
         self._pending: set[int] = set()
         self._ledger = ledger
         self._runs = runs
+        self._handoff = Handoff()
 
-    def add(self, run: RunRecord, kind: DeliveryKind, interrupt_id: str = "", **body: Any) -> None:
+    @property
+    def handoff(self) -> Handoff:
+        return self._handoff
+
+    def add(
+        self,
+        run: RunRecord,
+        kind: DeliveryKind,
+        interrupt_id: str = "",
+        *,
+        handed: bool = False,
+        pause: PauseRecord | None = None,
+        **body: Any,
+    ) -> None:
+        """Owe a message; ``handed``: hand it over too (``bot.stores.handoff``), as the
+        SQL backends' issue, spend and finish do, with ``pause`` as the write left it."""
         delivery_id = len(self.rows) + 1
-        self.rows[delivery_id] = Delivery(
-            delivery_id, run.run_id, run.surface, kind, interrupt_id, dict(body)
-        )
+        row = Delivery(delivery_id, run.run_id, run.surface, kind, interrupt_id, dict(body))
+        earlier = tuple(i for i in sorted(self._pending) if self.rows[i].run_id == run.run_id)
+        self.rows[delivery_id] = row
         # Born claimed under the run's lease, as the SQL backends do.
-        self.claims[delivery_id] = (run.lease_owner, run.lease_until or 0.0)
+        held = (run.lease_owner, run.lease_until or 0.0)
+        self.claims[delivery_id] = held
         self._pending.add(delivery_id)
+        if handed:
+            row = dataclasses.replace(row, pause=pause)
+            self._handoff.owe(Owed(Handed(row, *held), earlier))
+        else:
+            self._handoff.owed_elsewhere(interrupt_id)
 
     async def claim(
         self, now: float, *, until: float, owner: str, surfaces: Sequence[str], limit: int = 50
@@ -370,7 +393,7 @@ class _Effects:
             lease_owner="",
             lease_until=None,
         )
-        self.outbox.add(run, DeliveryKind.PUBLISH, record.interrupt_id)
+        self.outbox.add(run, DeliveryKind.PUBLISH, record.interrupt_id, handed=True, pause=record)
 
     def closed(self, record: PauseRecord, closing: Closing) -> None:
         if self.audit is not None:
@@ -394,7 +417,10 @@ class _Effects:
                 lease_owner=closing.lease_owner,
                 lease_until=closing.lease_until,
             )
-        self.outbox.add(self.runs.rows[run.run_id], DeliveryKind.CLOSED, record.interrupt_id)
+        closed_run = self.runs.rows[run.run_id]
+        self.outbox.add(
+            closed_run, DeliveryKind.CLOSED, record.interrupt_id, handed=True, pause=record
+        )
 
     def finished(self, run: RunRecord, text: str, *, failed: bool) -> None:
         if self.ledger is not None:
@@ -403,7 +429,7 @@ class _Effects:
             kind = "failed" if failed else "completed"
             self.audit.events.append(AuditEvent(run.updated_at, kind, run.run_id))
         if self.outbox is not None:
-            self.outbox.add(run, DeliveryKind.OUTCOME, text=text, failed=failed)
+            self.outbox.add(run, DeliveryKind.OUTCOME, handed=True, text=text, failed=failed)
 
 
 class MemoryStores:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from bot.kernel.journal import Journal
+from bot.stores.handoff import Handoff
 from bot.stores.records import (
     AuditEvent,
     Closing,
@@ -140,6 +141,11 @@ class Leases(Protocol):
 
 class Outbox(Protocol):
     """Messages owed to people; whichever process claims a row delivers it."""
+
+    @property
+    def handoff(self) -> Handoff:
+        """Rows this store object's own writes just owed, for this process's deliverer."""
+        ...
 
     async def claim(
         self, now: float, *, until: float, owner: str, surfaces: Sequence[str], limit: int = 50

@@ -146,7 +146,9 @@ class Delivery:
 
     ``body`` carries what the state change knew (the outcome text); the rest
     is read from the ledger and the run at delivery time, so a redelivery
-    always shows the current truth.
+    always shows the current truth. A row handed over in memory
+    (``bot.stores.handoff``) brings its question as the owing write left it
+    in ``pause``, so its first delivery reads nothing.
     """
 
     delivery_id: int
@@ -162,6 +164,8 @@ class Delivery:
     # Set by ``claim``: another row of the run was pending behind this one, so
     # delivering this one makes that one due (a hint; its own change kicked too).
     followed: bool = False
+    # Set only on a row handed over by the write that owed it.
+    pause: PauseRecord | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,9 +22,12 @@ from typing import Any, Literal
 from bot.kernel.journal import Journal
 from bot.stores._migrations import migrate
 from bot.stores._rows import (
+    PAUSE_COLUMNS,
     audit_from_row,
     audit_params,
     dump,
+    load,
+    pause_from_row,
     pause_params,
     pauses_from_rows,
     run_from_row,
@@ -41,6 +44,7 @@ from bot.stores._sqlite_durable import (
 )
 from bot.stores._sqlite_installations import SqliteInstallations
 from bot.stores._sqlite_rows import INSERT_RUN, SELECT_RUNS, UPSERT_PAUSE, pauses_query
+from bot.stores.handoff import Handoff, Owed
 from bot.stores.ports import (
     AdminStore,
     Audit,
@@ -80,6 +84,20 @@ _RESUME_OWED = (
 )
 
 
+# An expiry closes only what is still overdue: an admin may have extended it
+# since the sweeper listed it. The row comes back as the close left it.
+_CLOSE_PAUSE = (
+    "UPDATE pauses SET status = ?, answer = ?, closed_by = ?, closed_by_id = ?, closed_at = ?"  # noqa: S608 - our own identifiers
+    " WHERE interrupt_id = ? AND status = ? AND (? <> 'expired' OR expires_at <= ?)"
+    f" RETURNING {', '.join(PAUSE_COLUMNS)}"
+)
+_ATTEMPTS_OF = "SELECT attempt_json FROM cross_scope_attempts WHERE interrupt_id = ? ORDER BY seq"
+
+
+def _attempts_of(conn: sqlite3.Connection, interrupt_id: str) -> list[Any]:
+    return [load(text) for (text,) in conn.execute(_ATTEMPTS_OF, (interrupt_id,))]
+
+
 class _NotSpent(Exception):
     """Raised inside ``spend``'s transaction so ``transaction`` rolls it back."""
 
@@ -88,22 +106,19 @@ class SqliteConsumption:
     """A token is spent when its ledger row closes: one conditional UPDATE under the
     write lock (BEGIN IMMEDIATE), so of two spends of one row only the first changes it."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, handoff: Handoff) -> None:
         self._db = db
+        self._handoff = handoff
 
     async def spend(self, interrupt_id: str, closing: Closing) -> bool:
         answer = dump(closing.answer)  # a bad answer never takes the lock
         status = str(closing.status)
 
-        def spend(conn: sqlite3.Connection) -> bool:
+        def spend(conn: sqlite3.Connection) -> tuple[bool, Owed | None]:
             try:
                 with transaction(conn):
                     closed = conn.execute(
-                        "UPDATE pauses SET status = ?, answer = ?, closed_by = ?, closed_by_id = ?,"
-                        " closed_at = ? WHERE interrupt_id = ? AND status = ?"
-                        # An expiry closes only what is still overdue: an admin
-                        # may have extended it since the sweeper listed it.
-                        " AND (? <> 'expired' OR expires_at <= ?)",
+                        _CLOSE_PAUSE,
                         (
                             status,
                             answer,
@@ -115,12 +130,11 @@ class SqliteConsumption:
                             status,
                             closing.at,
                         ),
-                    )
-                    if closed.rowcount == 0:
+                    ).fetchall()
+                    if not closed:
                         raise _NotSpent  # unknown, already closed, or not yet overdue
-                    (run_id,) = conn.execute(
-                        "SELECT run_id FROM pauses WHERE interrupt_id = ?", (interrupt_id,)
-                    ).fetchone()
+                    record = pause_from_row(closed[0], _attempts_of(conn, interrupt_id))
+                    run_id = record.run_id
                     conn.execute(
                         _RESUME_OWED,
                         (closing.at, closing.lease_owner, closing.lease_until, run_id, _PAUSED),
@@ -136,14 +150,22 @@ class SqliteConsumption:
                             "{}",
                         ),
                     )
-                    enqueue(
-                        conn, run_id, DeliveryKind.CLOSED, at=closing.at, interrupt_id=interrupt_id
+                    # The edit shows the question as this close left it.
+                    owed = enqueue(
+                        conn,
+                        run_id,
+                        DeliveryKind.CLOSED,
+                        at=closing.at,
+                        interrupt_id=interrupt_id,
+                        pause=record,
                     )
             except _NotSpent:
-                return False
-            return True
+                return False, None
+            return True, owed
 
-        return await self._db.run(spend)
+        spent, owed = await self._db.run(spend)
+        self._handoff.owe(owed)
+        return spent
 
 
 _GET_PAUSE = pauses_query("WHERE p.interrupt_id = ?", "p.seq")
@@ -179,15 +201,16 @@ def _paused_event(record: PauseRecord) -> tuple[Any, ...]:
 class SqliteLedger:
     """Issued pauses; cross-scope attempts live in their own table, in insertion order."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, handoff: Handoff) -> None:
         self._db = db
+        self._handoff = handoff
 
     async def issue(self, record: PauseRecord) -> None:
         params = pause_params(record)  # a bad payload never takes the lock
         attempts = [dump(a) for a in record.cross_scope_attempts]
         paused = _paused_event(record)
 
-        def issue(conn: sqlite3.Connection) -> None:
+        def issue(conn: sqlite3.Connection) -> Owed | None:
             with transaction(conn):
                 known = conn.execute(
                     "SELECT 1 FROM pauses WHERE interrupt_id = ?", (record.interrupt_id,)
@@ -201,22 +224,26 @@ class SqliteLedger:
                     )
                 now = time.time()
                 conn.executemany(_INSERT_ATTEMPT, [(record.interrupt_id, a, now) for a in attempts])
-                if not known and record.status is PauseStatus.OUTSTANDING:
-                    at = record.issued_at
-                    conn.execute(_INSERT_AUDIT, paused)
-                    if not enqueue(
-                        conn,
-                        record.run_id,
-                        DeliveryKind.PUBLISH,
-                        at=at,
-                        interrupt_id=record.interrupt_id,
-                    ):
-                        return  # a pause of no known run (tests): nobody to post to
-                    mark_resumed(conn, record.run_id, at)
-                    # Nothing is owed until an answer, so nobody holds the lease.
-                    conn.execute(_PAUSE_RUN, (_PAUSED, at, record.run_id))
+                if known or record.status is not PauseStatus.OUTSTANDING:
+                    return None
+                at = record.issued_at
+                conn.execute(_INSERT_AUDIT, paused)
+                owed = enqueue(
+                    conn,
+                    record.run_id,
+                    DeliveryKind.PUBLISH,
+                    at=at,
+                    interrupt_id=record.interrupt_id,
+                    pause=record,
+                )
+                if owed is None:
+                    return None  # a pause of no known run (tests): nobody to post to
+                mark_resumed(conn, record.run_id, at)
+                # Nothing is owed until an answer, so nobody holds the lease.
+                conn.execute(_PAUSE_RUN, (_PAUSED, at, record.run_id))
+                return owed
 
-        await self._db.run(issue)
+        self._handoff.owe(await self._db.run(issue))
 
     async def get(self, interrupt_id: str) -> PauseRecord | None:
         rows = await self._db.run(lambda conn: _select_pauses(conn, _GET_PAUSE, (interrupt_id,)))
@@ -350,8 +377,9 @@ LIMIT ?
 
 
 class SqliteRuns:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, handoff: Handoff) -> None:
         self._db = db
+        self._handoff = handoff
 
     async def create(self, run: RunRecord) -> bool:
         params = run_params(run)
@@ -386,7 +414,7 @@ class SqliteRuns:
     ) -> bool:
         kind = "failed" if failed else "completed"
 
-        def finish(conn: sqlite3.Connection) -> bool:
+        def finish(conn: sqlite3.Connection) -> tuple[bool, Owed | None]:
             with transaction(conn):
                 ended = conn.execute(
                     "UPDATE runs SET status = ?, updated_at = ?, final_text = ?"
@@ -394,15 +422,17 @@ class SqliteRuns:
                     (str(status), at, text, run_id, _RUNNING),
                 )
                 if ended.rowcount == 0:
-                    return False
+                    return False, None
                 mark_resumed(conn, run_id, at)
                 conn.execute(_INSERT_AUDIT, (at, kind, run_id, "", "", "{}"))
                 body = {"text": text, "failed": failed}
-                enqueue(conn, run_id, DeliveryKind.OUTCOME, at=at, body=body)
+                owed = enqueue(conn, run_id, DeliveryKind.OUTCOME, at=at, body=body)
                 conn.execute(_CLEAR_LEASE, (run_id,))
-                return True
+                return True, owed
 
-        return await self._db.run(finish)
+        ended, owed = await self._db.run(finish)
+        self._handoff.owe(owed)
+        return ended
 
     async def recent(self, *, limit: int = 50) -> list[RunRecord]:
         def recent(conn: sqlite3.Connection) -> list[RunRecord]:
@@ -483,16 +513,18 @@ class SqliteStores:
         self._db = db
         # Typed as the ports: ``Stores`` declares plain (mutable, so invariant)
         # attributes, which the concrete classes would not match.
-        self.consumption: Consumption = SqliteConsumption(db)
-        self.ledger: Ledger = SqliteLedger(db)
+        # What this object's writes owe, handed to the deliverer of its process.
+        handoff = Handoff()
+        self.consumption: Consumption = SqliteConsumption(db, handoff)
+        self.ledger: Ledger = SqliteLedger(db, handoff)
         self.checkpoints: Checkpoints = SqliteCheckpoints(db)
-        self.runs: Runs = SqliteRuns(db)
+        self.runs: Runs = SqliteRuns(db, handoff)
         self.audit: Audit = SqliteAudit(db)
         self.leases: Leases = SqliteLeases(db)
         self.journal: Journal = SqliteJournal(db)
-        self.outbox: Outbox = SqliteOutbox(db)
+        self.outbox: Outbox = SqliteOutbox(db, handoff)
         self.installations: Installations = SqliteInstallations(db)
-        self.admin: AdminStore = SqliteAdmin(db)
+        self.admin: AdminStore = SqliteAdmin(db, handoff)
 
     @classmethod
     async def open(cls, path: str | Path) -> SqliteStores:

@@ -14,6 +14,7 @@ from bot.stores import RunStatus
 from bot.stores.ports import Stores
 from bot.stores.records import (
     Closing,
+    Delivery,
     DeliveryKind,
     DeliveryState,
     PauseRecord,
@@ -188,14 +189,77 @@ async def test_a_question_extended_before_its_first_post_is_posted_as_extended(
     """The question as asked is posted only if nothing happened to it since: after an
     extension the post carries the new expiry and a token signed for it."""
     h = harness(stores, [calls(ASK), say("done")])
-    monkeypatch.setattr(h.service.deliverer, "kick", lambda: None)  # no pass until we say
+    monkeypatch.setattr(h.service.deliverer, "kick", lambda **_: None)  # no pass until we say
     await h.start()
     assert h.surface.questions == []
     (record,) = await stores.ledger.outstanding()
     later = record.expires_at + 3600
     assert await stores.admin.extend(record.interrupt_id, expires_at=later, at=clock(), actor="ops")
-    assert await h.service.deliverer.deliver_due() == 1
+    # The post (its question read again, since a row was owed behind it), then
+    # the redraw the extension owed.
+    assert await h.service.deliverer.deliver_due() == 2
     ((_, posted),) = h.surface.questions
     assert posted.expires_at == later
     claims = h.capability.signer.decode(posted.token, now=clock())
     assert claims.exp == int(later)
+
+
+async def test_a_runs_own_messages_go_out_with_no_claim(
+    stores: Stores, harness: HarnessFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The post, the edit and the outcome are handed over by the writes that owed them,
+    so the process driving the run delivers them without reading the outbox."""
+    h = harness(stores, [calls(ASK), say("done")])
+    claims: list[float] = []
+    real_claim = stores.outbox.claim
+
+    async def counted_claim(now: float, **kwargs: Any) -> list[Delivery]:
+        claims.append(now)
+        return await real_claim(now, **kwargs)
+
+    monkeypatch.setattr(stores.outbox, "claim", counted_claim)
+    await h.start()
+    assert await h.answer({"answers": {"Which environment?": "staging"}})
+    assert len(h.surface.questions) == 1
+    assert [r.status for r in h.surface.closed] == [PauseStatus.ANSWERED]
+    assert [text for _, text, _ in h.surface.outcomes] == ["done"]
+    assert claims == []
+    assert {d.state for d in await stores.outbox.of_run(h.surface.closed[0].run_id)} == {
+        DeliveryState.DONE
+    }
+
+
+@dataclass
+class OrderedSurface(DownSurface):
+    """Records every delivery in one list, to check the order across kinds."""
+
+    down: bool = False
+    order: list[str] = field(default_factory=list)
+
+    async def show_closed(self, run: RunRecord, record: PauseRecord) -> None:
+        await super().show_closed(run, record)
+        self.order.append("closed")
+
+    async def post_outcome(self, run: RunRecord, text: str, *, failed: bool = False) -> None:
+        await super().post_outcome(run, text, failed=failed)
+        self.order.append("outcome")
+
+
+async def test_a_handed_row_that_waits_for_a_retry_holds_back_the_ones_after_it(
+    stores: Stores, harness: HarnessFactory, clock: FixedClock
+) -> None:
+    """The edit fails and is retried; the outcome owed behind it waits, then both go out
+    in the order they were owed."""
+    h = harness(stores, [calls(ASK), say("done")])
+    surface = OrderedSurface(error=DeliveryError("ratelimited", retry_after=5.0))
+    with_surface(h, surface)
+    await h.start()
+    surface.down = True
+    assert await h.answer({"answers": {"Which environment?": "staging"}})
+    assert surface.order == []
+    surface.down = False
+    assert await h.service.deliverer.deliver_due() == 0  # the retry is not due yet
+    clock.advance(5)
+    await h.service.deliverer.deliver_due()
+    await h.service.deliverer.deliver_due()
+    assert surface.order == ["closed", "outcome"]

@@ -308,6 +308,62 @@ async def test_rows_are_born_claimed_by_the_runs_leaseholder(stores: Stores) -> 
     assert late.delivery_id == mine.delivery_id
 
 
+async def test_the_leaseholders_writes_hand_it_their_rows_with_the_question(
+    stores: Stores,
+) -> None:
+    """Issue, spend and finish hand over what they owe, born claimed, oldest first, with
+    the question as the write left it; nothing needs a claim."""
+    handoff = stores.outbox.handoff
+    leased = {"lease_owner": "a", "lease_until": 230.0}
+    await stores.runs.create(dataclasses.replace(run("r0"), **leased))
+    await stores.ledger.issue(pause("q0", run_id="r0"))
+    assert handoff.take("b", 200.0) == ([], True)  # another process's: left to the claim
+    await stores.runs.create(dataclasses.replace(run("r1"), **leased))
+    await stores.ledger.issue(pause("q2", run_id="r1"))
+    (post,), claim = handoff.take("a", 200.0)
+    assert (post.kind, post.interrupt_id, post.pause, claim) == (
+        DeliveryKind.PUBLISH,
+        "q2",
+        pause("q2", run_id="r1"),
+        False,
+    )
+    await stores.outbox.delivered(post.delivery_id, at=201.0, message_ref={"ts": "1.2"})
+    handoff.settle(post.delivery_id)
+    answered = dataclasses.replace(
+        closing(by="bob", at=210.0), answer={"ok": 1}, lease_owner="a", lease_until=260.0
+    )
+    assert await stores.consumption.spend("q2", answered)
+    assert await stores.runs.finish("r1", RunStatus.COMPLETED, at=220.0, text="done")
+    (edit, outcome), claim = handoff.take("a", 221.0)
+    assert edit.pause is not None
+    assert (edit.kind, edit.pause.status, edit.pause.answer, edit.pause.message_ref) == (
+        DeliveryKind.CLOSED,
+        PauseStatus.ANSWERED,
+        {"ok": 1},
+        {"ts": "1.2"},
+    )
+    assert (outcome.kind, outcome.body, claim) == (
+        DeliveryKind.OUTCOME,
+        {"text": "done", "failed": False},
+        False,
+    )
+    owed = [d.delivery_id for d in await stores.outbox.of_run("r1")]
+    assert [edit.delivery_id, outcome.delivery_id] == owed[-2:]
+
+
+async def test_a_row_behind_one_not_in_hand_is_left_to_the_claim(stores: Stores) -> None:
+    """Order first: a row owed after one that waits for a retry is not handed over."""
+    handoff = stores.outbox.handoff
+    await stores.runs.create(dataclasses.replace(run("r1"), lease_owner="a", lease_until=230.0))
+    await stores.ledger.issue(pause("q1", run_id="r1"))
+    (post,), _ = handoff.take("a", 200.0)
+    await stores.outbox.retry(post.delivery_id, next_at=240.0, error="ratelimited")
+    handoff.settle(post.delivery_id, pending=True)
+    leased = dataclasses.replace(closing(at=210.0), lease_owner="a", lease_until=260.0)
+    assert await stores.consumption.spend("q1", leased)
+    assert handoff.take("a", 211.0) == ([], True)
+
+
 async def test_a_failed_delivery_leaves_its_reason_on_the_run(stores: Stores) -> None:
     """Given up for good: the row is failed and the run says why, for an admin."""
     await stores.runs.create(run("r1"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncpg
 
 from bot.stores._rows import dump, load, pauses_from_rows
+from bot.stores.handoff import Handoff
 from bot.stores.postgres._pool import Conn, Database
 from bot.stores.postgres._rows import INSERT_AUDIT, INSERT_OUTBOX, PENDING, notice, pauses_query
 from bot.stores.records import (
@@ -71,8 +72,9 @@ _OWE = (
 
 
 class PostgresAdmin:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, handoff: Handoff) -> None:
         self._db = db
+        self._handoff = handoff
 
     async def pending(
         self, *, where: PendingFilter, after: str | None = None, limit: int = 20
@@ -138,7 +140,10 @@ class PostgresAdmin:
             await conn.fetchval(_OWE, run_id, str(DeliveryKind.REFRESH), interrupt_id, "{}", at)
             return await _get(conn, interrupt_id)
 
-        return await self._db.transaction(extend)
+        changed = await self._db.transaction(extend)
+        if changed is not None:
+            self._handoff.owed_elsewhere(interrupt_id)
+        return changed
 
     async def repost(self, interrupt_id: str, *, at: float, actor: str) -> PauseRecord | None:
         async def repost(conn: Conn) -> PauseRecord | None:
@@ -159,7 +164,10 @@ class PostgresAdmin:
                 await conn.fetchval(_OWE, run_id, str(DeliveryKind.MOVED), interrupt_id, moved, at)
             return await _get(conn, interrupt_id)
 
-        return await self._db.transaction(repost)
+        changed = await self._db.transaction(repost)
+        if changed is not None:
+            self._handoff.owed_elsewhere(interrupt_id)
+        return changed
 
 
 async def _get(conn: Conn, interrupt_id: str) -> PauseRecord:

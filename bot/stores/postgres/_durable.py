@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot.stores._rows import delivery_from_row, dump
+from bot.stores.handoff import Handoff
 from bot.stores.postgres._pool import Conn, Database, changed
 from bot.stores.records import Delivery, DeliveryState, RunStatus
 
@@ -150,8 +151,13 @@ FROM given_up WHERE runs.run_id = given_up.run_id
 
 
 class PostgresOutbox:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, handoff: Handoff) -> None:
         self._db = db
+        self._handoff = handoff
+
+    @property
+    def handoff(self) -> Handoff:
+        return self._handoff
 
     async def claim(
         self, now: float, *, until: float, owner: str, surfaces: Sequence[str], limit: int = 50

@@ -14,7 +14,8 @@ import time
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from bot.stores._rows import dump, pause_params, pauses_from_rows
+from bot.stores._rows import dump, load, pause_from_row, pause_params, pauses_from_rows
+from bot.stores.handoff import Handoff, Owed
 from bot.stores.postgres._pool import Conn, Database, changed
 from bot.stores.postgres._rows import (
     INSERT_AUDIT,
@@ -22,6 +23,8 @@ from bot.stores.postgres._rows import (
     PENDING,
     UPSERT_PAUSE,
     notice,
+    owed_columns,
+    owed_from_row,
     pauses_query,
 )
 from bot.stores.records import (
@@ -56,7 +59,7 @@ WITH spent AS (
     UPDATE pauses SET status = $4, answer = $5, closed_by = $2, closed_by_id = $6, closed_at = $3
     FROM spent WHERE pauses.interrupt_id = spent.interrupt_id AND pauses.status = '{_OUTSTANDING}'
         AND ($4 <> '{PauseStatus.EXPIRED}' OR pauses.expires_at <= $3)
-    RETURNING pauses.run_id
+    RETURNING pauses.*
 ), resumed AS (
     UPDATE runs SET status = '{RunStatus.RUNNING}', updated_at = $3, lease_owner = $7,
         lease_until = $8
@@ -73,12 +76,16 @@ WITH spent AS (
         CASE WHEN s.run_id IS NULL THEN r.lease_owner ELSE $7 END, ''
     FROM closed JOIN runs AS r ON r.run_id = closed.run_id
     LEFT JOIN resumed AS s ON s.run_id = r.run_id
-    RETURNING run_id, surface
+    RETURNING id, run_id, surface, claimed_by, claimed_until
 ), told AS (
     {notice(_OWED_RUNS)}
 )
-SELECT (SELECT COUNT(*) FROM spent) AS spent, (SELECT run_id FROM closed) AS run_id,
-    (SELECT COUNT(*) FROM audited) + (SELECT COUNT(*) FROM told) AS done
+SELECT (SELECT COUNT(*) FROM spent) AS spent, c.*,
+    (SELECT COUNT(*) FROM audited) + (SELECT COUNT(*) FROM told) AS done,
+    ARRAY(SELECT a.attempt_json FROM cross_scope_attempts AS a
+        WHERE a.interrupt_id = $1 ORDER BY a.seq) AS attempts,
+    {owed_columns("c.run_id")}
+FROM (SELECT 1) AS one LEFT JOIN closed AS c ON true
 """  # noqa: S608 - our own constants
 # A new outstanding pause: the post is owed (born claimed under the run's
 # lease as it is before this change), earlier closed pauses of the run count
@@ -93,6 +100,7 @@ WITH run AS (
     SELECT run_id, surface, '{DeliveryKind.PUBLISH}', $2, '{{}}', $3, '{PENDING}', 0, $3,
         COALESCE(lease_until, 0), lease_owner, ''
     FROM run
+    RETURNING id, surface, claimed_by, claimed_until
 ), resumed AS (
     UPDATE pauses SET resumed_at = $3 FROM run
     WHERE pauses.run_id = run.run_id AND pauses.status <> '{_OUTSTANDING}'
@@ -103,7 +111,7 @@ WITH run AS (
 ), told AS (
     {notice("run")}
 )
-SELECT COUNT(*) FROM told
+SELECT (SELECT COUNT(*) FROM told) AS told, {owed_columns("$1")}
 """  # noqa: S608 - our own constants
 
 
@@ -114,8 +122,9 @@ class _NotSpent(Exception):
 class PostgresConsumption:
     """Spent tokens, in the same database (and transaction) as the pauses they close."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, handoff: Handoff) -> None:
         self._db = db
+        self._handoff = handoff
 
     async def spend(self, interrupt_id: str, closing: Closing) -> bool:
         params = (
@@ -130,16 +139,27 @@ class PostgresConsumption:
             closing.by_id or closing.by,
         )
 
-        async def spend(conn: Conn) -> None:
+        async def spend(conn: Conn) -> Owed | None:
             row = await conn.fetchrow(_SPEND, *params)
             if row is None or row["run_id"] is None:
                 # Spent before, unknown or already closed: undo our spends row too.
                 raise _NotSpent
+            # The edit shows the question as this close left it.
+            closed = pause_from_row(row, [load(a) for a in row["attempts"]])
+            return owed_from_row(
+                row,
+                closed.run_id,
+                DeliveryKind.CLOSED,
+                at=closing.at,
+                interrupt_id=interrupt_id,
+                pause=closed,
+            )
 
         try:
-            await self._db.transaction(spend)
+            owed = await self._db.transaction(spend)
         except _NotSpent:
             return False
+        self._handoff.owe(owed)
         return True
 
 
@@ -168,14 +188,15 @@ _TRIM_ATTEMPTS = (
 class PostgresLedger:
     """Issued pauses; cross-scope attempts live in their own table, in insertion order."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, handoff: Handoff) -> None:
         self._db = db
+        self._handoff = handoff
 
     async def issue(self, record: PauseRecord) -> None:
         params = pause_params(record)  # a bad payload never reaches the database
         attempts = [dump(a) for a in record.cross_scope_attempts]
 
-        async def issue(conn: Conn) -> None:
+        async def issue(conn: Conn) -> Owed | None:
             inserted = await conn.fetchval(UPSERT_PAUSE, *params)
             if not inserted:
                 # The record is the whole truth, attempts included.
@@ -198,11 +219,21 @@ class PostgresLedger:
                     "",
                     dump({"name": record.name}),
                 )
-                await conn.fetchval(
+                row = await conn.fetchrow(
                     _PAUSED_AND_OWED, record.run_id, record.interrupt_id, record.issued_at
                 )
+                if row is not None:
+                    return owed_from_row(
+                        row,
+                        record.run_id,
+                        DeliveryKind.PUBLISH,
+                        at=record.issued_at,
+                        interrupt_id=record.interrupt_id,
+                        pause=record,
+                    )
+            return None
 
-        await self._db.transaction(issue)
+        self._handoff.owe(await self._db.transaction(issue))
 
     async def get(self, interrupt_id: str) -> PauseRecord | None:
         rows = pauses_from_rows(await self._db.fetch(_GET_PAUSE, interrupt_id))

@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from bot.stores._rows import audit_from_row, audit_params, dump, run_from_row, run_params
+from bot.stores.handoff import Handoff
 from bot.stores.postgres._pool import Conn, Database
 from bot.stores.postgres._rows import (
     INSERT_AUDIT,
@@ -16,6 +17,8 @@ from bot.stores.postgres._rows import (
     PENDING,
     SELECT_RUNS,
     notice,
+    owed_columns,
+    owed_from_row,
 )
 from bot.stores.records import (
     AuditEvent,
@@ -53,10 +56,12 @@ WITH ended AS (
     SELECT run_id, surface, '{DeliveryKind.OUTCOME}', '', $6, $3, '{PENDING}', 0, $3,
         COALESCE(lease_until, 0), lease_owner, ''
     FROM ended
+    RETURNING id, surface, claimed_by, claimed_until
 ), told AS (
     {notice("ended")}
 )
-SELECT (SELECT COUNT(*) FROM updated) + 0 * (SELECT COUNT(*) FROM told)
+SELECT (SELECT COUNT(*) FROM updated) + 0 * (SELECT COUNT(*) FROM told) AS ended,
+    {owed_columns("$1")}
 """  # noqa: S608 - our own constants
 # jsonb_typeof: the memory backend matches only a string key equal to ``key``;
 # conversation_key alone would also match a missing key ('') or a number.
@@ -88,8 +93,9 @@ LIMIT $2
 
 
 class PostgresRuns:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, handoff: Handoff) -> None:
         self._db = db
+        self._handoff = handoff
 
     async def create(self, run: RunRecord) -> bool:
         params = run_params(run)
@@ -112,10 +118,13 @@ class PostgresRuns:
         self, run_id: str, status: RunStatus, *, at: float, text: str, failed: bool = False
     ) -> bool:
         kind = "failed" if failed else "completed"
-        body = dump({"text": text, "failed": failed})
+        body = {"text": text, "failed": failed}
         # One statement: its own transaction, one round trip.
-        ended = await self._db.fetchval(_FINISH, run_id, str(status), at, text, kind, body)
-        return bool(ended)
+        row = await self._db.fetchrow(_FINISH, run_id, str(status), at, text, kind, dump(body))
+        if row is None or not row["ended"]:
+            return False
+        self._handoff.owe(owed_from_row(row, run_id, DeliveryKind.OUTCOME, at=at, body=body))
+        return True
 
     async def recent(self, *, limit: int = 50) -> list[RunRecord]:
         rows = await self._db.fetch(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bot.kernel.journal import Journal
+from bot.stores.handoff import Handoff
 from bot.stores.ports import (
     AdminStore,
     Audit,
@@ -34,16 +35,18 @@ class PostgresStores:
     def __init__(self, db: Database, changes: PostgresChanges) -> None:
         self._db = db
         # Typed as the ports, as ``SqliteStores`` does.
-        self.consumption: Consumption = PostgresConsumption(db)
-        self.ledger: Ledger = PostgresLedger(db)
+        # What this object's writes owe, handed to the deliverer of its process.
+        handoff = Handoff()
+        self.consumption: Consumption = PostgresConsumption(db, handoff)
+        self.ledger: Ledger = PostgresLedger(db, handoff)
         self.checkpoints: Checkpoints = PostgresCheckpoints(db)
-        self.runs: Runs = PostgresRuns(db)
+        self.runs: Runs = PostgresRuns(db, handoff)
         self.audit: Audit = PostgresAudit(db)
         self.leases: Leases = PostgresLeases(db)
         self.journal: Journal = PostgresJournal(db)
-        self.outbox: Outbox = PostgresOutbox(db)
+        self.outbox: Outbox = PostgresOutbox(db, handoff)
         self.installations: Installations = PostgresInstallations(db)
-        self.admin: AdminStore = PostgresAdmin(db)
+        self.admin: AdminStore = PostgresAdmin(db, handoff)
         self.changes = changes
 
     @classmethod

@@ -1,0 +1,136 @@
+"""Outbox rows a process's own writes just owed, handed to its deliverer in memory.
+
+A state change owes its message in the same transaction (the outbox row),
+born claimed under the run's lease by the process that made the change.
+That process need not find the row again with a claim: once the transaction
+has committed, the store hands the row over here, with the question as the
+write left it. The row in the store stays the truth; the hand-off only
+spares the claim's read and the ledger read.
+
+Order is what the claim guarantees and the hand-off must keep: a run's rows
+go out oldest first, and a row waiting for a retry holds back the ones owed
+after it. So a row is handed over only if every older pending row of its run
+is in hand here too. Anything the hand-off cannot vouch for (an older row
+owed by another write, a full hand-off) is reported as "claim needed", and
+the deliverer claims as it would without a hand-off. Nothing is lost if the
+process dies: the rows are in the store, born claimed until the lease ends,
+and then anyone's.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, replace
+
+from bot.stores.records import Delivery
+
+# Rows in hand at most: a store nobody delivers from (the admin shell) stops
+# handing over rather than grow; its rows are claimed as before.
+HANDOFF_LIMIT = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Handed:
+    """A row as its write left it, with the claim it was born under."""
+
+    delivery: Delivery
+    held_by: str
+    held_until: float
+
+
+@dataclass(frozen=True, slots=True)
+class Owed:
+    """What a write hands over after commit: its row, and its run's pending rows before it."""
+
+    handed: Handed
+    earlier: tuple[int, ...]
+
+
+class Handoff:
+    """Rows owed by this process's writes, not yet taken by its deliverer."""
+
+    def __init__(self, *, limit: int = HANDOFF_LIMIT) -> None:
+        self._ready: deque[Handed] = deque()
+        # Handed over and not yet settled (delivered, or given back to the claim).
+        self._in_hand: set[int] = set()
+        # Settled as no longer pending, lately: a write whose snapshot still saw
+        # one of these pending (PostgreSQL, a statement racing the mark) is
+        # behind nothing.
+        self._done: set[int] = set()
+        self._done_order: deque[int] = deque()
+        self._claim_needed = False
+        self._limit = limit
+
+    def owe(self, owed: Owed | None) -> None:
+        """After commit: a row just written (None: the write owed nothing)."""
+        if owed is None:
+            return
+        handed, earlier = owed.handed, owed.earlier
+        if handed.delivery.interrupt_id:
+            self._followed(handed.delivery.interrupt_id)
+        vouched = bool(handed.held_by) and all(
+            e in self._in_hand or e in self._done for e in earlier
+        )
+        if not vouched or len(self._in_hand) >= self._limit:
+            self._claim_needed = True
+            return
+        if earlier and handed.delivery.pause is not None:
+            # Rows still owed before it may change the question when delivered (a
+            # post's delivery saves its message reference), so it is read then.
+            handed = Handed(replace(handed.delivery, pause=None), handed.held_by, handed.held_until)
+        self._ready.append(handed)
+        self._in_hand.add(handed.delivery.delivery_id)
+
+    def owed_elsewhere(self, interrupt_id: str) -> None:
+        """After commit: an admin command owed rows about the question; the claim delivers
+        them, and the rows in hand about it learn that one waits behind them."""
+        self._followed(interrupt_id)
+        self._claim_needed = True
+
+    def take(self, owner: str, now: float) -> tuple[list[Delivery], bool]:
+        """The rows ``owner`` holds, oldest first, and whether a claim is needed besides.
+
+        A row held by someone else, or whose claim has run out (another
+        process may claim it now), is given back to the claim.
+        """
+        taken: list[Delivery] = []
+        claim, self._claim_needed = self._claim_needed, False
+        while self._ready:
+            handed = self._ready.popleft()
+            if handed.held_by == owner and handed.held_until > now:
+                taken.append(handed.delivery)
+            else:
+                self._in_hand.discard(handed.delivery.delivery_id)
+                claim = True
+        return taken, claim
+
+    def settle(self, delivery_id: int, *, pending: bool = False) -> None:
+        """The deliverer is done with the row: delivered or given up on, or, if
+        ``pending``, left to the claim (a retry, another process's surface)."""
+        self._in_hand.discard(delivery_id)
+        if pending:
+            return
+        self._done.add(delivery_id)
+        self._done_order.append(delivery_id)
+        if len(self._done_order) > self._limit:
+            self._done.discard(self._done_order.popleft())
+
+    def _followed(self, interrupt_id: str) -> None:
+        """A row about the question was owed behind those in hand (a close, an
+        extension, a repost): as a claim would, flag them ``followed``, and drop
+        their copy of the question, which is read again when they are delivered."""
+        if any(h.delivery.interrupt_id == interrupt_id for h in self._ready):
+            self._ready = deque(
+                Handed(replace(h.delivery, followed=True, pause=None), h.held_by, h.held_until)
+                if h.delivery.interrupt_id == interrupt_id
+                else h
+                for h in self._ready
+            )
+
+    def hold_back(self, run_id: str) -> None:
+        """A row of the run failed: its later rows wait for the claim, behind the retry."""
+        kept = deque(h for h in self._ready if h.delivery.run_id != run_id)
+        for handed in self._ready:
+            if handed.delivery.run_id == run_id:
+                self._in_hand.discard(handed.delivery.delivery_id)
+        self._ready = kept

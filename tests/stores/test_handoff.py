@@ -1,0 +1,85 @@
+"""The hand-off vouches only for what it holds; everything else is left to the claim."""
+
+from __future__ import annotations
+
+from bot.stores.handoff import Handed, Handoff, Owed
+from bot.stores.records import Delivery, DeliveryKind, PauseRecord
+
+
+def owed(
+    delivery_id: int, *, run_id: str = "r1", earlier: tuple[int, ...] = (), question: str = "q1"
+) -> Owed:
+    asked = PauseRecord(
+        interrupt_id=question,
+        run_id=run_id,
+        scope="T1",
+        name="ask_user",
+        tool_call_id="c1",
+        checkpoint_id="r1:1",
+        payload={},
+        issued_at=1.0,
+        expires_at=99.0,
+    )
+    row = Delivery(delivery_id, run_id, "slack", DeliveryKind.PUBLISH, question, pause=asked)
+    return Owed(Handed(row, "me", 60.0), earlier)
+
+
+def test_a_full_hand_off_leaves_new_rows_to_the_claim() -> None:
+    handoff = Handoff(limit=1)
+    handoff.owe(owed(1))
+    handoff.owe(owed(2, run_id="r2"))
+    rows, claim = handoff.take("me", 10.0)
+    assert ([r.delivery_id for r in rows], claim) == ([1], True)
+
+
+def test_a_row_whose_born_claim_ran_out_is_given_back() -> None:
+    handoff = Handoff()
+    handoff.owe(owed(1))
+    assert handoff.take("me", 60.0) == ([], True)
+    handoff.owe(owed(2, earlier=(1,)))  # its older row is no longer in hand
+    assert handoff.take("me", 10.0) == ([], True)
+
+
+def test_a_row_owed_behind_one_in_hand_is_handed_over_without_its_copy() -> None:
+    """The older row's delivery may change the question (its message reference)."""
+    handoff = Handoff()
+    handoff.owe(owed(1))
+    handoff.owe(owed(2, earlier=(1,), question="q2"))
+    rows, claim = handoff.take("me", 10.0)
+    assert [(r.delivery_id, r.pause is not None) for r in rows] == [(1, True), (2, False)]
+    assert not claim
+
+
+def test_an_admin_change_to_the_question_flags_the_rows_in_hand() -> None:
+    """As a claim would: ``followed``, and the question is read again when delivered."""
+    handoff = Handoff()
+    handoff.owe(owed(1))
+    handoff.owed_elsewhere("q1")
+    (row,), claim = handoff.take("me", 10.0)
+    assert (row.followed, row.pause, claim) == (True, None, True)
+
+
+def test_a_held_back_run_keeps_its_later_rows_for_the_claim() -> None:
+    handoff = Handoff()
+    handoff.owe(owed(1))
+    (first,), _ = handoff.take("me", 10.0)
+    handoff.owe(owed(2, earlier=(1,)))
+    handoff.owe(owed(3, run_id="r2"))
+    handoff.hold_back("r1")
+    handoff.settle(first.delivery_id, pending=True)
+    rows, _ = handoff.take("me", 10.0)
+    assert [r.delivery_id for r in rows] == [3]
+    handoff.owe(owed(4, earlier=(1, 2)))  # neither older row is in hand any more
+    assert handoff.take("me", 10.0) == ([], True)
+
+
+def test_a_row_behind_one_just_delivered_is_handed_over() -> None:
+    """A write whose snapshot still saw the older row pending (it raced the delivery's
+    mark) is behind nothing once that row is settled as delivered."""
+    handoff = Handoff()
+    handoff.owe(owed(1))
+    (first,), _ = handoff.take("me", 10.0)
+    handoff.settle(first.delivery_id)
+    handoff.owe(owed(2, earlier=(1,), question="q2"))
+    rows, claim = handoff.take("me", 10.0)
+    assert ([r.delivery_id for r in rows], claim) == ([2], False)
