@@ -28,6 +28,7 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/cycle.py
+	$(BIN)/python bench/cycle_sql.py
 	$(BIN)/python bench/console.py
 	$(BIN)/python bench/admin.py
 	$(BIN)/python bench/redeem.py

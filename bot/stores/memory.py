@@ -304,14 +304,17 @@ class MemoryOutbox:
         earlier = tuple(i for i in sorted(self._pending) if self.rows[i].run_id == run.run_id)
         self.rows[delivery_id] = row
         # Born claimed under the run's lease, as the SQL backends do.
-        held = (run.lease_owner, run.lease_until or 0.0)
-        self.claims[delivery_id] = held
+        held_by, held_until = run.lease_owner, run.lease_until or 0.0
+        self.claims[delivery_id] = (held_by, held_until)
         self._pending.add(delivery_id)
-        if handed:
-            row = dataclasses.replace(row, pause=pause)
-            self._handoff.owe(Owed(Handed(row, *held), earlier))
-        else:
+        if not handed:
             self._handoff.owed_elsewhere(interrupt_id)
+            return
+        # The stored row never carries the question; the handed copy does.
+        handed_row = Delivery(
+            delivery_id, run.run_id, run.surface, kind, interrupt_id, row.body, pause=pause
+        )
+        self._handoff.owe(Owed(Handed(handed_row, held_by, held_until), earlier))
 
     async def claim(
         self, now: float, *, until: float, owner: str, surfaces: Sequence[str], limit: int = 50
