@@ -263,3 +263,31 @@ async def test_a_handed_row_that_waits_for_a_retry_holds_back_the_ones_after_it(
     await h.service.deliverer.deliver_due()
     await h.service.deliverer.deliver_due()
     assert surface.order == ["closed", "outcome"]
+
+
+async def test_rows_held_when_the_store_fails_mid_pass_go_back_to_the_claim(
+    stores: Stores, harness: HarnessFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The post went out but its mark failed: the row is still pending, so nothing owed
+    after it may be handed over ahead of it; the claim delivers them in order."""
+    h = harness(stores, [calls(ASK), say("done")])
+    monkeypatch.setattr(h.service.deliverer, "kick", lambda **_: None)  # no pass until we say
+    await h.start()
+    marked = stores.outbox.delivered
+
+    async def store_down(*args: Any, **kwargs: Any) -> None:
+        raise ConnectionError("the database went away")
+
+    monkeypatch.setattr(stores.outbox, "delivered", store_down)
+    with pytest.raises(ConnectionError):
+        await h.service.deliverer.deliver_due()
+    assert len(h.surface.questions) == 1
+    monkeypatch.setattr(stores.outbox, "delivered", marked)
+    assert await h.answer({"answers": {"Which environment?": "staging"}})
+    await h.service.deliverer.deliver_due()
+    # The claim's oldest row first: the unmarked post (now closed, so not posted again).
+    assert (len(h.surface.questions), h.surface.closed) == (1, [])
+    await h.service.deliverer.deliver_due()
+    await h.service.deliverer.deliver_due()
+    assert [r.status for r in h.surface.closed] == [PauseStatus.ANSWERED]
+    assert [text for _, text, _ in h.surface.outcomes] == ["done"]
