@@ -169,6 +169,10 @@ class SqliteConsumption:
 
 
 _GET_PAUSE = pauses_query("WHERE p.interrupt_id = ?", "p.seq")
+_GET_ONE_PAUSE = (
+    f"SELECT {', '.join(PAUSE_COLUMNS)}, EXISTS (SELECT 1 FROM cross_scope_attempts AS a"  # noqa: S608 - our own identifiers
+    " WHERE a.interrupt_id = pauses.interrupt_id) AS attempted FROM pauses WHERE interrupt_id = ?"
+)
 _OUTSTANDING_PAUSES = pauses_query("WHERE p.status = ? AND (? IS NULL OR p.scope = ?)", "p.seq")
 _OVERDUE_PAUSES = pauses_query("WHERE p.status = ? AND p.expires_at <= ?", "p.expires_at, p.seq")
 # The ids travel as one JSON array, so the SQL text (and its cached
@@ -246,8 +250,15 @@ class SqliteLedger:
         self._handoff.owe(await self._db.run(issue))
 
     async def get(self, interrupt_id: str) -> PauseRecord | None:
-        rows = await self._db.run(lambda conn: _select_pauses(conn, _GET_PAUSE, (interrupt_id,)))
-        return rows[0] if rows else None
+        def get(conn: sqlite3.Connection) -> PauseRecord | None:
+            row = conn.execute(_GET_ONE_PAUSE, (interrupt_id,)).fetchone()
+            if row is None or not row["attempted"]:
+                # Most rows have no cross-scope attempts: the row alone is the record.
+                return None if row is None else pause_from_row(row, [])
+            rows = _select_pauses(conn, _GET_PAUSE, (interrupt_id,))
+            return rows[0] if rows else None
+
+        return await self._db.run(get)
 
     async def set_message_ref(self, interrupt_id: str, ref: dict[str, Any]) -> None:
         await self._update(interrupt_id, "message_ref", dump(ref))
