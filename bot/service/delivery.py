@@ -127,8 +127,18 @@ class Deliverer:
                 surfaces=list(self._surfaces),
                 limit=CLAIM_BATCH,
             )
+            handoff = self._stores.outbox.handoff
             for delivery in claimed:
-                await self._deliver(delivery)
+                # Handed over while we awaited: the hand-off delivers it, in its order.
+                if handoff.holds(delivery.delivery_id):
+                    continue
+                done = False
+                try:
+                    done = await self._deliver(delivery)
+                finally:
+                    # Delivered here: its hand-off (a write still awaiting its commit
+                    # when we claimed) is dropped on arrival.
+                    handoff.settle(delivery.delivery_id, pending=not done)
             return len(handed), len(claimed)
 
     async def _deliver_handed(self, handed: list[Delivery]) -> None:

@@ -66,6 +66,8 @@ class Handoff:
         if owed is None:
             return
         handed, earlier = owed.handed, owed.earlier
+        if handed.delivery.delivery_id in self._done:
+            return  # a claim saw it committed and delivered it first
         if handed.delivery.interrupt_id:
             self._followed(handed.delivery.interrupt_id)
         vouched = bool(handed.held_by) and all(
@@ -104,9 +106,13 @@ class Handoff:
                 claim = True
         return taken, claim
 
+    def holds(self, delivery_id: int) -> bool:
+        """The row is in hand: a claim that returns it leaves it to the hand-off."""
+        return delivery_id in self._in_hand
+
     def settle(self, delivery_id: int, *, pending: bool = False) -> None:
-        """The deliverer is done with the row: delivered or given up on, or, if
-        ``pending``, left to the claim (a retry, another process's surface)."""
+        """The deliverer is done with the row, handed or claimed: delivered or given
+        up on, or, if ``pending``, left to the claim (a retry, another surface)."""
         self._in_hand.discard(delivery_id)
         if pending:
             return

@@ -291,3 +291,23 @@ async def test_rows_held_when_the_store_fails_mid_pass_go_back_to_the_claim(
     await h.service.deliverer.deliver_due()
     assert [r.status for r in h.surface.closed] == [PauseStatus.ANSWERED]
     assert [text for _, text, _ in h.surface.outcomes] == ["done"]
+
+
+async def test_a_row_handed_over_meanwhile_is_delivered_once(
+    stores: Stores, harness: HarnessFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A claim can see a row the hand-off holds (written while a pass awaited a surface);
+    it leaves it to the hand-off, and the question is posted once."""
+    h = harness(stores, [calls(ASK), say("done")])
+    monkeypatch.setattr(h.service.deliverer, "kick", lambda **_: None)  # no pass until we say
+    await h.start()
+    handoff = stores.outbox.handoff
+    real_take = handoff.take
+    # The first pass took its rows before this one was handed over.
+    monkeypatch.setattr(handoff, "take", lambda owner, now: ([], True))
+    assert await h.service.deliverer.deliver_due() == 1  # claimed, and left in hand
+    assert h.surface.questions == []
+    monkeypatch.setattr(handoff, "take", real_take)
+    assert await h.service.deliverer.deliver_due() == 1
+    assert await h.service.deliverer.deliver_due() == 0
+    assert len(h.surface.questions) == 1

@@ -83,3 +83,11 @@ def test_a_row_behind_one_just_delivered_is_handed_over() -> None:
     handoff.owe(owed(2, earlier=(1,), question="q2"))
     rows, claim = handoff.take("me", 10.0)
     assert ([r.delivery_id for r in rows], claim) == ([2], False)
+
+
+def test_a_row_a_claim_delivered_first_is_not_handed_over_again() -> None:
+    """PostgreSQL: a claim may see the row committed before its write hands it over."""
+    handoff = Handoff()
+    handoff.settle(1)  # delivered by a claim
+    handoff.owe(owed(1))
+    assert handoff.take("me", 10.0) == ([], False)
