@@ -92,18 +92,22 @@ class Handoff:
     def take(self, owner: str, now: float) -> tuple[list[Delivery], bool]:
         """The rows ``owner`` holds, oldest first, and whether a claim is needed besides.
 
-        A row held by someone else, or whose claim has run out (another
-        process may claim it now), is given back to the claim.
+        A row whose born claim has run out (another process may claim it
+        now) is given back to the claim; one held by another owner is left
+        for that owner's deliverer.
         """
         taken: list[Delivery] = []
+        kept: deque[Handed] = deque()
         claim, self._claim_needed = self._claim_needed, False
-        while self._ready:
-            handed = self._ready.popleft()
-            if handed.held_by == owner and handed.held_until > now:
-                taken.append(handed.delivery)
-            else:
+        for handed in self._ready:
+            if handed.held_until <= now:
                 self._in_hand.discard(handed.delivery.delivery_id)
                 claim = True
+            elif handed.held_by == owner:
+                taken.append(handed.delivery)
+            else:
+                kept.append(handed)  # another deliverer on this store object (tests)
+        self._ready = kept
         return taken, claim
 
     def holds(self, delivery_id: int) -> bool:

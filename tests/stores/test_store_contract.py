@@ -317,7 +317,8 @@ async def test_the_leaseholders_writes_hand_it_their_rows_with_the_question(
     leased = {"lease_owner": "a", "lease_until": 230.0}
     await stores.runs.create(dataclasses.replace(run("r0"), **leased))
     await stores.ledger.issue(pause("q0", run_id="r0"))
-    assert handoff.take("b", 200.0) == ([], True)  # another process's: left to the claim
+    assert handoff.take("b", 200.0) == ([], False)  # left for its own deliverer
+    assert handoff.take("a", 230.0) == ([], True)  # its born claim ran out: anyone's to claim
     await stores.runs.create(dataclasses.replace(run("r1"), **leased))
     await stores.ledger.issue(pause("q2", run_id="r1"))
     (post,), claim = handoff.take("a", 200.0)
