@@ -99,9 +99,11 @@ class Deliverer:
                     await self._yield_to()  # acks in progress go first
                 self._again = False
                 sweep, self._sweep = self._sweep, False
-                _, claimed = await self._pass(claim=sweep)
+                handed, claimed = await self._pass(claim=sweep)
                 if claimed >= CLAIM_BATCH:
                     self._sweep = True  # there may be more
+                if handed >= CLAIM_BATCH:
+                    self._again = True  # the next batch in hand, after the acks
                 # Whatever a state change owed meanwhile came with a kick.
                 if not (self._sweep or self._again):
                     return
@@ -116,7 +118,9 @@ class Deliverer:
         # One pass at a time: a claim must never take a row another pass holds in hand.
         async with self._one_pass:
             now = self._clock()
-            handed, unvouched = self._stores.outbox.handoff.take(self._owner, now)
+            handed, unvouched = self._stores.outbox.handoff.take(
+                self._owner, now, limit=CLAIM_BATCH
+            )
             await self._deliver_handed(handed)
             if not (claim or unvouched):
                 return len(handed), 0

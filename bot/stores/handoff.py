@@ -89,12 +89,15 @@ class Handoff:
         self._followed(interrupt_id)
         self._claim_needed = True
 
-    def take(self, owner: str, now: float) -> tuple[list[Delivery], bool]:
+    def take(
+        self, owner: str, now: float, *, limit: int = HANDOFF_LIMIT
+    ) -> tuple[list[Delivery], bool]:
         """The rows ``owner`` holds, oldest first, and whether a claim is needed besides.
 
         A row whose born claim has run out (another process may claim it
         now) is given back to the claim; one held by another owner is left
-        for that owner's deliverer.
+        for that owner's deliverer. At most ``limit`` rows: the rest wait for
+        the next take.
         """
         taken: list[Delivery] = []
         kept: deque[Handed] = deque()
@@ -103,10 +106,11 @@ class Handoff:
             if handed.held_until <= now:
                 self._in_hand.discard(handed.delivery.delivery_id)
                 claim = True
-            elif handed.held_by == owner:
+            elif handed.held_by == owner and len(taken) < limit:
                 taken.append(handed.delivery)
             else:
-                kept.append(handed)  # another deliverer on this store object (tests)
+                # Another deliverer's on this store object (tests), or the next batch.
+                kept.append(handed)
         self._ready = kept
         return taken, claim
 

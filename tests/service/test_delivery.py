@@ -304,7 +304,7 @@ async def test_a_row_handed_over_meanwhile_is_delivered_once(
     handoff = stores.outbox.handoff
     real_take = handoff.take
     # The first pass took its rows before this one was handed over.
-    monkeypatch.setattr(handoff, "take", lambda owner, now: ([], True))
+    monkeypatch.setattr(handoff, "take", lambda owner, now, **_: ([], True))
     assert await h.service.deliverer.deliver_due() == 1  # claimed, and left in hand
     assert h.surface.questions == []
     monkeypatch.setattr(handoff, "take", real_take)

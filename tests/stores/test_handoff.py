@@ -91,3 +91,12 @@ def test_a_row_a_claim_delivered_first_is_not_handed_over_again() -> None:
     handoff.settle(1)  # delivered by a claim
     handoff.owe(owed(1))
     assert handoff.take("me", 10.0) == ([], False)
+
+
+def test_a_take_hands_out_a_batch_and_keeps_the_rest_in_order() -> None:
+    handoff = Handoff()
+    for delivery_id in (1, 2, 3):
+        handoff.owe(owed(delivery_id, run_id=f"r{delivery_id}", question=f"q{delivery_id}"))
+    first, _ = handoff.take("me", 10.0, limit=2)
+    second, _ = handoff.take("me", 10.0, limit=2)
+    assert ([r.delivery_id for r in first], [r.delivery_id for r in second]) == ([1, 2], [3])
