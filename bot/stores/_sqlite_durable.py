@@ -15,7 +15,7 @@ from typing import Any
 
 from bot.stores._rows import delivery_from_row, dump
 from bot.stores._sqlite_db import Database, transaction
-from bot.stores.handoff import Handed, Handoff, Owed
+from bot.stores.handoff import Handoff, Owed, owed_row
 from bot.stores.records import (
     Delivery,
     DeliveryKind,
@@ -64,11 +64,9 @@ def enqueue(
     params = (run_id, surface, str(kind), interrupt_id, dump(body), at, _PENDING, at)
     delivery_id = conn.execute(_ENQUEUE, (*params, held_until, held_by)).lastrowid
     assert delivery_id is not None  # an INSERT always sets it
-    earlier = tuple(e for (e,) in conn.execute(_EARLIER, (run_id, _PENDING, delivery_id)))
-    delivery = Delivery(
-        delivery_id, run_id, surface, kind, interrupt_id, body, next_at=at, pause=pause
-    )
-    return Owed(Handed(delivery, held_by, held_until), earlier)
+    earlier = (e for (e,) in conn.execute(_EARLIER, (run_id, _PENDING, delivery_id)))
+    row = Delivery(delivery_id, run_id, surface, kind, interrupt_id, body, next_at=at, pause=pause)
+    return owed_row(row, held_by=held_by, held_until=held_until, earlier=earlier)
 
 
 def mark_resumed(conn: sqlite3.Connection, run_id: str, at: float) -> None:

@@ -20,6 +20,7 @@ and then anyone's.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from bot.stores.records import Delivery
@@ -44,6 +45,12 @@ class Owed:
 
     handed: Handed
     earlier: tuple[int, ...]
+
+
+def owed_row(row: Delivery, *, held_by: str, held_until: float, earlier: Iterable[int]) -> Owed:
+    """What a write hands over: its new row, the claim it was born under, and the ids
+    of its run's rows still pending before it."""
+    return Owed(Handed(row, held_by, held_until), tuple(earlier))
 
 
 class Handoff:

@@ -30,6 +30,7 @@ from bot.stores.postgres._rows import (
 from bot.stores.records import (
     MAX_CROSS_SCOPE_KEPT,
     Closing,
+    Delivery,
     DeliveryKind,
     PauseRecord,
     PauseStatus,
@@ -146,14 +147,16 @@ class PostgresConsumption:
                 raise _NotSpent
             # The edit shows the question as this close left it.
             closed = pause_from_row(row, [load(a) for a in row["attempts"]])
-            return owed_from_row(
-                row,
+            edit = Delivery(
+                0,
                 closed.run_id,
+                "",
                 DeliveryKind.CLOSED,
-                at=closing.at,
-                interrupt_id=interrupt_id,
+                interrupt_id,
+                next_at=closing.at,
                 pause=closed,
             )
+            return owed_from_row(row, edit)
 
         try:
             owed = await self._db.transaction(spend)
@@ -223,14 +226,16 @@ class PostgresLedger:
                     _PAUSED_AND_OWED, record.run_id, record.interrupt_id, record.issued_at
                 )
                 if row is not None:
-                    return owed_from_row(
-                        row,
+                    post = Delivery(
+                        0,
                         record.run_id,
+                        "",
                         DeliveryKind.PUBLISH,
-                        at=record.issued_at,
-                        interrupt_id=record.interrupt_id,
+                        record.interrupt_id,
+                        next_at=record.issued_at,
                         pause=record,
                     )
+                    return owed_from_row(row, post)
             return None
 
         self._handoff.owe(await self._db.transaction(issue))

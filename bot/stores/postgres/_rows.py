@@ -7,17 +7,11 @@ values; only the placeholders (``$n``) differ.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import replace
 
 from bot.stores._rows import PAUSE_COLUMNS, RUN_COLUMNS, Row
-from bot.stores.handoff import Handed, Owed
-from bot.stores.records import (
-    Delivery,
-    DeliveryKind,
-    DeliveryState,
-    PauseRecord,
-    PauseStatus,
-)
+from bot.stores.handoff import Owed, owed_row
+from bot.stores.records import Delivery, DeliveryState, PauseStatus
 
 CHANNEL = "bot_changes"
 
@@ -106,28 +100,12 @@ def owed_columns(run_id: str) -> str:
     )
 
 
-def owed_from_row(
-    row: Row,
-    run_id: str,
-    kind: DeliveryKind,
-    *,
-    at: float,
-    interrupt_id: str = "",
-    body: dict[str, Any] | None = None,
-    pause: PauseRecord | None = None,
-) -> Owed | None:
-    """The hand-off of a row read with ``owed_columns``; None if nothing was owed."""
+def owed_from_row(row: Row, delivery: Delivery) -> Owed | None:
+    """``delivery`` as written, completed from a row read with ``owed_columns``, as
+    its hand-off; None if the statement owed nothing."""
     if row["owed_id"] is None:
         return None
-    delivery = Delivery(
-        row["owed_id"],
-        run_id,
-        row["owed_surface"],
-        kind,
-        interrupt_id,
-        body or {},
-        next_at=at,
-        pause=pause,
+    written = replace(delivery, delivery_id=row["owed_id"], surface=row["owed_surface"])
+    return owed_row(
+        written, held_by=row["held_by"], held_until=row["held_until"], earlier=row["earlier"]
     )
-    handed = Handed(delivery, row["held_by"], row["held_until"])
-    return Owed(handed, tuple(row["earlier"]))

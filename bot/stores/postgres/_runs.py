@@ -23,6 +23,7 @@ from bot.stores.postgres._rows import (
 from bot.stores.records import (
     AuditEvent,
     ConversationSummary,
+    Delivery,
     DeliveryKind,
     RunRecord,
     RunStatus,
@@ -123,7 +124,8 @@ class PostgresRuns:
         row = await self._db.fetchrow(_FINISH, run_id, str(status), at, text, kind, dump(body))
         if row is None or not row["ended"]:
             return False
-        self._handoff.owe(owed_from_row(row, run_id, DeliveryKind.OUTCOME, at=at, body=body))
+        outcome = Delivery(0, run_id, "", DeliveryKind.OUTCOME, body=body, next_at=at)
+        self._handoff.owe(owed_from_row(row, outcome))
         return True
 
     async def recent(self, *, limit: int = 50) -> list[RunRecord]:
