@@ -90,12 +90,12 @@ def replay(path: Path, statements: list[Statement], iterations: int) -> list[flo
 async def main() -> None:
     iterations = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
     with tempfile.TemporaryDirectory() as folder:
+        whole = await cycle.measure(f"sqlite:///{Path(folder) / 'whole.sqlite3'}", iterations)
         path = Path(folder) / "bench.sqlite3"
         with recording() as executed:
             await cycle.measure(f"sqlite:///{path}", 1, warmup=3)
         one = last_cycle(executed)
         sql_alone = replay(path, one, iterations)
-        whole = await cycle.measure(f"sqlite:///{Path(folder) / 'whole.sqlite3'}", iterations)
     memory = await cycle.measure("memory://", iterations)
     transactions = sum(1 for sql, _ in one if sql == "BEGIN IMMEDIATE")
     print(f"one cycle's SQL: {len(one)} statements in {transactions} write transactions")
