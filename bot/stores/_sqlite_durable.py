@@ -15,7 +15,7 @@ from typing import Any
 
 from bot.stores._rows import delivery_from_row, dump
 from bot.stores._sqlite_db import Database, transaction
-from bot.stores.handoff import Handoff, Owed, owed_row
+from bot.stores.handoff import Handoff, Owed
 from bot.stores.records import (
     Delivery,
     DeliveryKind,
@@ -31,13 +31,17 @@ _PENDING = str(DeliveryState.PENDING)
 # Born claimed by whoever holds the run's lease: the process that made the
 # change delivers it with no claim of its own (``bot.stores.handoff``), and
 # if that process dies the row is anyone's once the lease lapses.
-_HOLDER = "SELECT surface, lease_owner, COALESCE(lease_until, 0) FROM runs WHERE run_id = ?"
+# Read before the insert, so every pending row of the run it lists is older.
+_HOLDER = (
+    "SELECT surface, lease_owner, COALESCE(lease_until, 0),"
+    " (SELECT group_concat(id) FROM outbox WHERE run_id = runs.run_id AND state = ?)"
+    " FROM runs WHERE run_id = ?"
+)
 _ENQUEUE = (
     "INSERT INTO outbox (run_id, surface, kind, interrupt_id, body, created_at, state,"
     " attempts, next_at, claimed_until, claimed_by, last_error)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, '')"
 )
-_EARLIER = "SELECT id FROM outbox WHERE run_id = ? AND state = ? AND id < ?"
 _MARK_RESUMED = (
     "UPDATE pauses SET resumed_at = ? WHERE run_id = ? AND status <> ? AND resumed_at IS NULL"
 )
@@ -56,17 +60,17 @@ def enqueue(
     """Owe the run's surface a message, inside the caller's transaction (before it
     clears the run's lease, which the row is born claimed under). None if the
     run is unknown; else what to hand over once the transaction commits."""
-    holder = conn.execute(_HOLDER, (run_id,)).fetchone()
+    holder = conn.execute(_HOLDER, (_PENDING, run_id)).fetchone()
     if holder is None:
         return None
-    surface, held_by, held_until = holder
+    surface, held_by, held_until, pending = holder
     body = body or {}
     params = (run_id, surface, str(kind), interrupt_id, dump(body), at, _PENDING, at)
     delivery_id = conn.execute(_ENQUEUE, (*params, held_until, held_by)).lastrowid
     assert delivery_id is not None  # an INSERT always sets it
-    earlier = (e for (e,) in conn.execute(_EARLIER, (run_id, _PENDING, delivery_id)))
+    earlier = tuple(int(i) for i in pending.split(",")) if pending else ()
     row = Delivery(delivery_id, run_id, surface, kind, interrupt_id, body, next_at=at, pause=pause)
-    return owed_row(row, held_by=held_by, held_until=held_until, earlier=earlier)
+    return Owed(row, held_by, held_until, earlier)
 
 
 def mark_resumed(conn: sqlite3.Connection, run_id: str, at: float) -> None:

@@ -20,7 +20,6 @@ and then anyone's.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from bot.stores.records import Delivery
@@ -31,33 +30,21 @@ HANDOFF_LIMIT = 1000
 
 
 @dataclass(frozen=True, slots=True)
-class Handed:
-    """A row as its write left it, with the claim it was born under."""
+class Owed:
+    """A row a write owed, as it left it: the claim the row was born under, and the
+    ids of its run's rows still pending before it."""
 
     delivery: Delivery
     held_by: str
     held_until: float
-
-
-@dataclass(frozen=True, slots=True)
-class Owed:
-    """What a write hands over after commit: its row, and its run's pending rows before it."""
-
-    handed: Handed
-    earlier: tuple[int, ...]
-
-
-def owed_row(row: Delivery, *, held_by: str, held_until: float, earlier: Iterable[int]) -> Owed:
-    """What a write hands over: its new row, the claim it was born under, and the ids
-    of its run's rows still pending before it."""
-    return Owed(Handed(row, held_by, held_until), tuple(earlier))
+    earlier: tuple[int, ...] = ()
 
 
 class Handoff:
     """Rows owed by this process's writes, not yet taken by its deliverer."""
 
     def __init__(self, *, limit: int = HANDOFF_LIMIT) -> None:
-        self._ready: deque[Handed] = deque()
+        self._ready: deque[Owed] = deque()
         # Handed over and not yet settled (delivered, or given back to the claim).
         self._in_hand: set[int] = set()
         # Settled as no longer pending, lately: a write whose snapshot still saw
@@ -72,23 +59,23 @@ class Handoff:
         """After commit: a row just written (None: the write owed nothing)."""
         if owed is None:
             return
-        handed, earlier = owed.handed, owed.earlier
-        if handed.delivery.delivery_id in self._done:
+        row = owed.delivery
+        if row.delivery_id in self._done:
             return  # a claim saw it committed and delivered it first
-        if handed.delivery.interrupt_id:
-            self._followed(handed.delivery.interrupt_id)
-        vouched = bool(handed.held_by) and all(
-            e in self._in_hand or e in self._done for e in earlier
+        if row.interrupt_id:
+            self._followed(row.interrupt_id)
+        vouched = bool(owed.held_by) and all(
+            e in self._in_hand or e in self._done for e in owed.earlier
         )
         if not vouched or len(self._in_hand) >= self._limit:
             self._claim_needed = True
             return
-        if earlier and handed.delivery.pause is not None:
+        if owed.earlier and row.pause is not None:
             # Rows still owed before it may change the question when delivered (a
             # post's delivery saves its message reference), so it is read then.
-            handed = Handed(replace(handed.delivery, pause=None), handed.held_by, handed.held_until)
-        self._ready.append(handed)
-        self._in_hand.add(handed.delivery.delivery_id)
+            owed = replace(owed, delivery=replace(row, pause=None))
+        self._ready.append(owed)
+        self._in_hand.add(row.delivery_id)
 
     def owed_elsewhere(self, interrupt_id: str) -> None:
         """After commit: an admin command owed rows about the question; the claim delivers
@@ -107,7 +94,7 @@ class Handoff:
         the next take.
         """
         taken: list[Delivery] = []
-        kept: deque[Handed] = deque()
+        kept: deque[Owed] = deque()
         claim, self._claim_needed = self._claim_needed, False
         for handed in self._ready:
             if handed.held_until <= now:
@@ -142,7 +129,7 @@ class Handoff:
         their copy of the question, which is read again when they are delivered."""
         if any(h.delivery.interrupt_id == interrupt_id for h in self._ready):
             self._ready = deque(
-                Handed(replace(h.delivery, followed=True, pause=None), h.held_by, h.held_until)
+                replace(h, delivery=replace(h.delivery, followed=True, pause=None))
                 if h.delivery.interrupt_id == interrupt_id
                 else h
                 for h in self._ready

@@ -13,7 +13,7 @@ from typing import Any
 
 from bot.stores._memory_admin import MemoryAdmin
 from bot.stores._memory_installations import MemoryInstallations
-from bot.stores.handoff import Handoff, owed_row
+from bot.stores.handoff import Handoff, Owed
 from bot.stores.records import (
     MAX_CROSS_SCOPE_KEPT,
     AuditEvent,
@@ -314,9 +314,7 @@ class MemoryOutbox:
         handed_row = Delivery(
             delivery_id, run.run_id, run.surface, kind, interrupt_id, row.body, pause=pause
         )
-        self._handoff.owe(
-            owed_row(handed_row, held_by=held_by, held_until=held_until, earlier=earlier)
-        )
+        self._handoff.owe(Owed(handed_row, held_by, held_until, earlier))
 
     async def claim(
         self, now: float, *, until: float, owner: str, surfaces: Sequence[str], limit: int = 50

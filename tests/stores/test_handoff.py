@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.stores.handoff import Handed, Handoff, Owed
+from bot.stores.handoff import Handoff, Owed
 from bot.stores.records import Delivery, DeliveryKind, PauseRecord
 
 
@@ -21,7 +21,7 @@ def owed(
         expires_at=99.0,
     )
     row = Delivery(delivery_id, run_id, "slack", DeliveryKind.PUBLISH, question, pause=asked)
-    return Owed(Handed(row, "me", 60.0), earlier)
+    return Owed(row, "me", 60.0, earlier)
 
 
 def test_a_full_hand_off_leaves_new_rows_to_the_claim() -> None:

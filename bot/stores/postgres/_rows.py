@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from bot.stores._rows import PAUSE_COLUMNS, RUN_COLUMNS, Row
-from bot.stores.handoff import Owed, owed_row
+from bot.stores.handoff import Owed
 from bot.stores.records import Delivery, DeliveryState, PauseStatus
 
 CHANNEL = "bot_changes"
@@ -106,6 +106,4 @@ def owed_from_row(row: Row, delivery: Delivery) -> Owed | None:
     if row["owed_id"] is None:
         return None
     written = replace(delivery, delivery_id=row["owed_id"], surface=row["owed_surface"])
-    return owed_row(
-        written, held_by=row["held_by"], held_until=row["held_until"], earlier=row["earlier"]
-    )
+    return Owed(written, row["held_by"], row["held_until"], tuple(row["earlier"]))
