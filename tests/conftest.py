@@ -45,9 +45,9 @@ async def sqlite_stores(db_path: Path) -> AsyncIterator[Stores]:
     await stores.close()
 
 
-@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 async def stores(request: pytest.FixtureRequest, db_path: Path) -> AsyncIterator[Stores]:
-    """Every backend, each fresh: memory, a SQLite file, a PostgreSQL schema of its own."""
+    """Every backend, each fresh: a SQLite file, a PostgreSQL schema of its own."""
     if request.param == "postgres":
         async with fresh_schema() as url:
             opened = await open_stores(url)
@@ -56,8 +56,7 @@ async def stores(request: pytest.FixtureRequest, db_path: Path) -> AsyncIterator
             finally:
                 await opened.close()
         return
-    url = "memory://" if request.param == "memory" else f"sqlite:///{db_path}"
-    opened = await open_stores(url)
+    opened = await open_stores(f"sqlite:///{db_path}")
     try:
         yield opened
     finally:
