@@ -24,6 +24,7 @@ from bot.human import (
     pause_stage,
     redemption_is_shared,
 )
+from bot.human.factory import InMemoryConsumption
 from bot.human.live_binding import current_run_binding
 from bot.human.tokens import TokenSigner
 from bot.kernel import (
@@ -39,7 +40,8 @@ from bot.kernel import (
 )
 from bot.outcomes import AlreadyAnswered, Redeemed
 from bot.providers.scripted import ScriptedProvider
-from bot.stores import InMemoryConsumption, MemoryStores, PauseStatus, open_stores
+from bot.stores import PauseStatus, open_stores
+from bot.stores.ports import Stores
 from bot.testing import FixedClock, call, calls, question, say
 from tests.support import HarnessFactory
 
@@ -49,13 +51,12 @@ REQUEST = TurnRequest(text="go", scope="T1", run_id="run_1", root_run_id="run_1"
 
 def capability_for(
     signer: TokenSigner,
-    stores: MemoryStores | None = None,
+    stores: Stores,
     *,
     binding: Any = current_run_binding,
     encode: Any = "signer",
     **options: Any,
 ) -> HumanInteractionCapability:
-    stores = stores or MemoryStores()
     return human_interaction(
         signer=signer,
         binding=binding,
@@ -79,11 +80,11 @@ def counting_tool(counter: list[str], name: str = "lookup") -> Any:
 
 
 async def test_h1_ask_user_offered_only_when_active_bound_encoded_and_registered(
-    signer: TokenSigner,
+    signer: TokenSigner, sqlite_stores: Stores
 ) -> None:
     """ask_user is a tool only with a binding, an encoder and the ask_user registration."""
     request = CapabilityRequest(CAPABILITY_NAME)
-    full = capability_for(signer)
+    full = capability_for(signer, sqlite_stores)
     assert [t.name for t in full.contribute(request).tools] == [ASK_USER]
     assert ASK_USER in Agent(ScriptedProvider([]), capabilities=[full]).tools
 
@@ -92,7 +93,7 @@ async def test_h1_ask_user_offered_only_when_active_bound_encoded_and_registered
     assert unbound.tools == () and unencoded.tools == ()
     assert unbound.stages == () and unencoded.stages == ()
 
-    approval_only = capability_for(signer, registrations=[approval_registration()])
+    approval_only = capability_for(signer, sqlite_stores, registrations=[approval_registration()])
     offered = approval_only.contribute(request)
     assert offered.tools == () and len(offered.stages) == 1
 
@@ -107,21 +108,22 @@ async def test_h1_ask_user_offered_only_when_active_bound_encoded_and_registered
 
 
 async def test_h1_tool_body_returns_refusal_and_runs_only_when_the_stage_declined(
-    signer: TokenSigner,
+    signer: TokenSigner, sqlite_stores: Stores
 ) -> None:
     """With a binding the body never runs (pause); without one it answers REFUSAL."""
-    spec = capability_for(signer).contribute(CapabilityRequest(CAPABILITY_NAME)).tools[0]
+    capability = capability_for(signer, sqlite_stores)
+    spec = capability.contribute(CapabilityRequest(CAPABILITY_NAME)).tools[0]
     assert await spec.coroutine(questions=[]) == REFUSAL
 
     paused = await Agent(
-        ScriptedProvider([calls(ASK)]), capabilities=[capability_for(signer)]
+        ScriptedProvider([calls(ASK)]), capabilities=[capability_for(signer, sqlite_stores)]
     ).run_turn(REQUEST)
     assert isinstance(paused, TurnPaused)
     assert not any(m.role == "tool" for m in paused.state.messages)
 
     declined = await Agent(
         ScriptedProvider([calls(ASK), say("ok")]),
-        capabilities=[capability_for(signer, binding=lambda: None)],
+        capabilities=[capability_for(signer, sqlite_stores, binding=lambda: None)],
     ).run_turn(REQUEST)
     assert isinstance(declined, TurnCompleted)
     observations = [m.content for m in declined.state.messages if m.role == "tool"]
@@ -140,10 +142,10 @@ def test_h2_pause_stage_is_pre_tool_and_declares_no_effect_family() -> None:
 
 
 async def test_h2_pauses_on_the_first_registered_interaction_and_other_calls_wait(
-    signer: TokenSigner,
+    signer: TokenSigner, sqlite_stores: Stores
 ) -> None:
     """A round with a plain call and two questions pauses on the first question only."""
-    stores = MemoryStores()
+    stores = sqlite_stores
     ran: list[str] = []
     second = call(ASK_USER, questions=[question("Why?")])
     agent = Agent(
@@ -161,11 +163,13 @@ async def test_h2_pauses_on_the_first_registered_interaction_and_other_calls_wai
 # H3 -----------------------------------------------------------------------
 
 
-async def test_h3_no_binding_declines_without_raising(signer: TokenSigner) -> None:
+async def test_h3_no_binding_declines_without_raising(
+    signer: TokenSigner, sqlite_stores: Stores
+) -> None:
     """A binding that resolves None is a decline: NO_CHANGE trace, the turn goes on."""
     agent = Agent(
         ScriptedProvider([calls(ASK), say("done")]),
-        capabilities=[capability_for(signer, binding=lambda: None)],
+        capabilities=[capability_for(signer, sqlite_stores, binding=lambda: None)],
     )
     outcome = await agent.run_turn(REQUEST)
     assert isinstance(outcome, TurnCompleted) and outcome.text == "done"
@@ -174,11 +178,14 @@ async def test_h3_no_binding_declines_without_raising(signer: TokenSigner) -> No
     assert "no pause binding" in pre_tool[0].detail
 
 
-async def test_h3_refused_pause_declines_with_the_reason(signer: TokenSigner) -> None:
+async def test_h3_refused_pause_declines_with_the_reason(
+    signer: TokenSigner, sqlite_stores: Stores
+) -> None:
     """A payload that fails the schema is refused; the trace carries why."""
     bad = call(ASK_USER, questions=[{"question": ""}])
     agent = Agent(
-        ScriptedProvider([calls(bad), say("fine")]), capabilities=[capability_for(signer)]
+        ScriptedProvider([calls(bad), say("fine")]),
+        capabilities=[capability_for(signer, sqlite_stores)],
     )
     outcome = await agent.run_turn(REQUEST)
     assert isinstance(outcome, TurnCompleted)
@@ -187,7 +194,9 @@ async def test_h3_refused_pause_declines_with_the_reason(signer: TokenSigner) ->
     assert "refused" in trace.detail and "questions.0.question" in trace.detail
 
 
-async def test_h3_any_other_stage_exception_is_a_contract_violation(signer: TokenSigner) -> None:
+async def test_h3_any_other_stage_exception_is_a_contract_violation(
+    signer: TokenSigner, sqlite_stores: Stores
+) -> None:
     """A binding that crashes fails the stage, and the turn ends with ContractViolationError."""
 
     def broken_binding() -> PauseBinding:
@@ -195,7 +204,7 @@ async def test_h3_any_other_stage_exception_is_a_contract_violation(signer: Toke
 
     agent = Agent(
         ScriptedProvider([calls(ASK), say("unreachable")]),
-        capabilities=[capability_for(signer, binding=broken_binding)],
+        capabilities=[capability_for(signer, sqlite_stores, binding=broken_binding)],
     )
     with pytest.raises(ContractViolationError, match="wired wrong"):
         await agent.run_turn(REQUEST)
@@ -204,9 +213,9 @@ async def test_h3_any_other_stage_exception_is_a_contract_violation(signer: Toke
 # H4 -----------------------------------------------------------------------
 
 
-async def test_h4_binding_is_resolved_per_run(signer: TokenSigner) -> None:
+async def test_h4_binding_is_resolved_per_run(signer: TokenSigner, sqlite_stores: Stores) -> None:
     """One agent, two runs in two scopes: each ledger row carries its own run's facts."""
-    stores = MemoryStores()
+    stores = sqlite_stores
     agent = Agent(
         ScriptedProvider([calls(ASK), calls(ASK)]), capabilities=[capability_for(signer, stores)]
     )
@@ -219,19 +228,19 @@ async def test_h4_binding_is_resolved_per_run(signer: TokenSigner) -> None:
 
 
 async def test_h4_checkpoint_id_comes_from_the_port_or_the_pause_is_refused(
-    signer: TokenSigner,
+    signer: TokenSigner, sqlite_stores: Stores
 ) -> None:
     """No checkpoint id: the port assigns one; no port either: refused (declined)."""
-    stores = MemoryStores()
+    stores = sqlite_stores
     agent = Agent(ScriptedProvider([calls(ASK)]), capabilities=[capability_for(signer, stores)])
     outcome = await agent.run_turn(REQUEST)
     assert isinstance(outcome, TurnPaused)
     row = (await stores.ledger.outstanding())[0]
-    assert row.checkpoint_id in stores.checkpoints.saved
+    assert await stores.checkpoints.load(row.checkpoint_id) is not None
 
     neither = Agent(
         ScriptedProvider([calls(ASK), say("asked nobody")]),
-        capabilities=[capability_for(signer, checkpoints=None)],
+        capabilities=[capability_for(signer, stores, checkpoints=None)],
     )
     declined = await neither.run_turn(REQUEST)
     assert isinstance(declined, TurnCompleted)
@@ -241,10 +250,15 @@ async def test_h4_checkpoint_id_comes_from_the_port_or_the_pause_is_refused(
 # H5 -----------------------------------------------------------------------
 
 
-def test_h5_an_empty_contribution_still_names_the_capability(signer: TokenSigner) -> None:
+async def test_h5_an_empty_contribution_still_names_the_capability(
+    signer: TokenSigner, sqlite_stores: Stores
+) -> None:
     """With nothing to offer, the contribution is empty but named."""
     contribution = build_contribution(
-        capability_for(signer), CapabilityRequest(CAPABILITY_NAME), binding=None, encode_token=None
+        capability_for(signer, sqlite_stores),
+        CapabilityRequest(CAPABILITY_NAME),
+        binding=None,
+        encode_token=None,
     )
     assert contribution.capability == CAPABILITY_NAME
     assert (contribution.stages, contribution.tools, dict(contribution.handlers)) == ((), (), {})
@@ -290,9 +304,11 @@ def test_h6_factory_defaults_and_refusals(signer: TokenSigner) -> None:
         )
 
 
-def test_h6_custom_ask_user_description_reaches_the_tool(signer: TokenSigner) -> None:
+async def test_h6_custom_ask_user_description_reaches_the_tool(
+    signer: TokenSigner, sqlite_stores: Stores
+) -> None:
     """A deployment's ask_user wording replaces the default description."""
-    capability = capability_for(signer, ask_user_description="Pregunta al usuario.")
+    capability = capability_for(signer, sqlite_stores, ask_user_description="Pregunta al usuario.")
     tool = capability.contribute(CapabilityRequest(CAPABILITY_NAME)).tools[0]
     assert tool.description == "Pregunta al usuario."
 
@@ -322,10 +338,15 @@ def test_h7_ask_user_registration_has_real_schemas_and_no_cross_scope() -> None:
 # H8 -----------------------------------------------------------------------
 
 
-async def test_h8_redemption_is_shared_only_for_durable_stores(db_path: Any) -> None:
-    """Memory consumption is per process; SQLite consumption is shared."""
+async def test_h8_redemption_is_shared_only_for_durable_stores(
+    db_path: Any, signer: TokenSigner
+) -> None:
+    """In-process consumption (a capability's default) is per process; SQLite's is shared."""
     assert redemption_is_shared(InMemoryConsumption()) is False
-    assert redemption_is_shared(MemoryStores().consumption) is False
+    default = human_interaction(
+        signer=signer, binding=current_run_binding, encode_token=signer.encode
+    )
+    assert redemption_is_shared(default.consumption) is False
     sqlite = await open_stores(f"sqlite:///{db_path}")
     try:
         assert redemption_is_shared(sqlite.consumption) is True
@@ -336,10 +357,12 @@ async def test_h8_redemption_is_shared_only_for_durable_stores(db_path: Any) -> 
 # H9 -----------------------------------------------------------------------
 
 
-async def test_h9_resumable_is_measured_not_asserted(signer: TokenSigner) -> None:
+async def test_h9_resumable_is_measured_not_asserted(
+    signer: TokenSigner, sqlite_stores: Stores
+) -> None:
     """True when the checkpoint store took the state; False when only an id was bound."""
     stored = await Agent(
-        ScriptedProvider([calls(ASK)]), capabilities=[capability_for(signer)]
+        ScriptedProvider([calls(ASK)]), capabilities=[capability_for(signer, sqlite_stores)]
     ).run_turn(REQUEST)
     assert isinstance(stored, TurnPaused) and stored.interrupt.resumable is True
 
@@ -348,12 +371,14 @@ async def test_h9_resumable_is_measured_not_asserted(signer: TokenSigner) -> Non
 
     unstored = await Agent(
         ScriptedProvider([calls(ASK)]),
-        capabilities=[capability_for(signer, binding=bound_id, checkpoints=None)],
+        capabilities=[capability_for(signer, sqlite_stores, binding=bound_id, checkpoints=None)],
     ).run_turn(REQUEST)
     assert isinstance(unstored, TurnPaused) and unstored.interrupt.resumable is False
 
 
-async def test_h9_a_checkpoint_store_that_fails_declines_the_pause(signer: TokenSigner) -> None:
+async def test_h9_a_checkpoint_store_that_fails_declines_the_pause(
+    signer: TokenSigner, sqlite_stores: Stores
+) -> None:
     """A store error while saving the turn is a refusal, not a resumable pause."""
 
     class FlakyCheckpoints:
@@ -365,7 +390,7 @@ async def test_h9_a_checkpoint_store_that_fails_declines_the_pause(signer: Token
 
     outcome = await Agent(
         ScriptedProvider([calls(ASK), say("carried on")]),
-        capabilities=[capability_for(signer, checkpoints=FlakyCheckpoints())],
+        capabilities=[capability_for(signer, sqlite_stores, checkpoints=FlakyCheckpoints())],
     ).run_turn(REQUEST)
     assert isinstance(outcome, TurnCompleted) and outcome.text == "carried on"
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +17,7 @@ from bot.human import (
     PauseBinding,
     human_interaction,
 )
+from bot.human.factory import InMemoryConsumption
 from bot.human.live_binding import current_run_binding
 from bot.human.tokens import MintedPause, TokenError, TokenSigner
 from bot.kernel import (
@@ -35,7 +38,8 @@ from bot.kernel import (
 from bot.outcomes import Redeemed, Responder
 from bot.providers.scripted import ScriptedProvider
 from bot.service.resume import resume_turn
-from bot.stores import InMemoryConsumption, MemoryStores, PauseStatus
+from bot.stores import PauseStatus
+from bot.stores.ports import Stores
 from bot.stores.records import AuditEvent, Closing
 from bot.testing import call, calls, question, say
 from tests.support import HarnessFactory
@@ -46,7 +50,7 @@ GOOD = {"answers": {"Which environment?": "staging"}}
 
 
 def capability_for(
-    signer: TokenSigner, stores: MemoryStores, **options: Any
+    signer: TokenSigner, stores: Stores, **options: Any
 ) -> HumanInteractionCapability:
     arguments: dict[str, Any] = {
         "binding": current_run_binding,
@@ -60,11 +64,24 @@ def capability_for(
     return human_interaction(signer=signer, **arguments)
 
 
-def assert_nothing_left(stores: MemoryStores) -> None:
+def ids_in(db_path: Path, table: str) -> list[str]:
+    """Every row of the store's file, read behind its back: pauses or checkpoints."""
+    column = {"pauses": "interrupt_id", "checkpoints": "checkpoint_id"}[table]
+    query = f"SELECT {column} FROM {table} ORDER BY rowid"  # noqa: S608 - our own identifiers
+    with closing(sqlite3.connect(db_path)) as conn:
+        return [row[0] for row in conn.execute(query)]
+
+
+async def audited(stores: Stores) -> list[AuditEvent]:
+    """The audit trail, oldest first."""
+    return list(reversed(await stores.audit.recent()))
+
+
+async def assert_nothing_left(stores: Stores, db_path: Path) -> None:
     """No ledger row, no checkpoint, no audit event claiming a pause that stands."""
-    assert stores.ledger.rows == {}
-    assert stores.checkpoints.saved == {}
-    kinds = [event.kind for event in stores.audit.events]
+    assert ids_in(db_path, "pauses") == []
+    assert ids_in(db_path, "checkpoints") == []
+    kinds = [event.kind for event in await audited(stores)]
     assert kinds.count("paused") == kinds.count("pause-withdrawn")
 
 
@@ -101,11 +118,13 @@ class CrashingStage:
 # A FAILED pre-tool stage ends the turn ----------------------------------------
 
 
-async def test_a_crash_earlier_in_pre_tool_wins_over_a_later_pause(signer: TokenSigner) -> None:
+async def test_a_crash_earlier_in_pre_tool_wins_over_a_later_pause(
+    signer: TokenSigner, sqlite_stores: Stores, db_path: Path
+) -> None:
     """Seed: "a raise from pre-tool becomes a FAILED trace and require_no_crashed_stage
     turns that into a ContractViolationError that ends the turn" -- even when the
     human stage after it would have paused; it never runs, so nothing is issued."""
-    stores = MemoryStores()
+    stores = sqlite_stores
     crasher = CrashingStage()
     agent = Agent(
         ScriptedProvider([calls(ASK), say("unreachable")]),
@@ -114,18 +133,20 @@ async def test_a_crash_earlier_in_pre_tool_wins_over_a_later_pause(signer: Token
     with pytest.raises(ContractViolationError, match=r"crasher\.boom"):
         await agent.run_turn(REQUEST)
     assert crasher.ran == 1
-    assert_nothing_left(stores)
-    assert stores.audit.events == []
+    await assert_nothing_left(stores, db_path)
+    assert await stores.audit.recent() == []
 
 
 # A pause is all or nothing ------------------------------------------------------
 
 
-async def test_a_token_too_long_to_post_declines_before_any_row(signer: TokenSigner) -> None:
+async def test_a_token_too_long_to_post_declines_before_any_row(
+    signer: TokenSigner, sqlite_stores: Stores, db_path: Path
+) -> None:
     """Seed: a second token "would issue a pause nothing will ever consume -- an
     outstanding row in the issuance ledger for a question that is never asked".
     A token over the size limit is a TokenError: declined, the checkpoint undone."""
-    stores = MemoryStores()
+    stores = sqlite_stores
 
     def huge_scope() -> PauseBinding | None:
         binding = current_run_binding()
@@ -141,8 +162,8 @@ async def test_a_token_too_long_to_post_declines_before_any_row(signer: TokenSig
     assert observations(outcome) == [REFUSAL]
     detail = next(t.detail for t in outcome.traces if t.phase is Phase.PRE_TOOL)
     assert "resume token" in detail and "1000" in detail
-    assert_nothing_left(stores)
-    assert stores.audit.events == []
+    await assert_nothing_left(stores, db_path)
+    assert await stores.audit.recent() == []
 
 
 @pytest.mark.parametrize(
@@ -154,11 +175,11 @@ async def test_a_token_too_long_to_post_declines_before_any_row(signer: TokenSig
     ],
 )
 async def test_a_token_the_encoder_cannot_deliver_is_a_decline(
-    signer: TokenSigner, encoder: str
+    signer: TokenSigner, encoder: str, sqlite_stores: Stores, db_path: Path
 ) -> None:
     """Seed: "Declining hands the model the refusal back as the tool's observation and
     the turn carries on." The capability length-checks whatever encoder it was given."""
-    stores = MemoryStores()
+    stores = sqlite_stores
 
     def encode(minted: MintedPause) -> str:
         if encoder == "raises":
@@ -172,7 +193,7 @@ async def test_a_token_the_encoder_cannot_deliver_is_a_decline(
         )
     )
     assert observations(outcome) == [REFUSAL]
-    assert_nothing_left(stores)
+    await assert_nothing_left(stores, db_path)
 
 
 class FailingAudit:
@@ -200,12 +221,12 @@ class FailingCheckpoints:
 
 @pytest.mark.parametrize("port", ["audit", "ledger", "checkpoints"])
 async def test_a_failing_port_leaves_no_outstanding_row_and_no_orphan_checkpoint(
-    signer: TokenSigner, port: str
+    signer: TokenSigner, port: str, sqlite_stores: Stores, db_path: Path
 ) -> None:
     """Seed: the capability refused the pause when "a checkpoint port had a bad minute.
     Both decline rather than raise." Whichever port fails, the model gets the refusal
     and no outstanding row, checkpoint or unwithdrawn "paused" event is left."""
-    stores = MemoryStores()
+    stores = sqlite_stores
     broken: dict[str, Any] = {
         "audit": {"audit": FailingAudit()},
         "ledger": {"ledger": FailingLedger()},
@@ -220,17 +241,17 @@ async def test_a_failing_port_leaves_no_outstanding_row_and_no_orphan_checkpoint
     assert observations(outcome) == [REFUSAL]
     detail = next(t.detail for t in outcome.traces if t.phase is Phase.PRE_TOOL)
     assert "OSError" in detail
-    assert_nothing_left(stores)
+    await assert_nothing_left(stores, db_path)
     if port == "ledger":
-        assert [e.kind for e in stores.audit.events] == ["paused", "pause-withdrawn"]
+        assert [e.kind for e in await audited(stores)] == ["paused", "pause-withdrawn"]
 
 
 async def test_a_miswired_port_still_crashes_but_leaves_no_checkpoint(
-    signer: TokenSigner,
+    signer: TokenSigner, sqlite_stores: Stores, db_path: Path
 ) -> None:
     """Seed: "a raise from pre-tool becomes a FAILED trace" -- a wiring bug (TypeError)
     is not a refusal, yet the checkpoint it would have orphaned is discarded."""
-    stores = MemoryStores()
+    stores = sqlite_stores
 
     class MiswiredLedger:
         async def issue(self, record: Any) -> None:
@@ -242,7 +263,7 @@ async def test_a_miswired_port_still_crashes_but_leaves_no_checkpoint(
     )
     with pytest.raises(ContractViolationError, match="TypeError"):
         await agent.run_turn(REQUEST)
-    assert stores.checkpoints.saved == {}
+    assert ids_in(db_path, "checkpoints") == []
 
 
 # A declined interaction always answers with the refusal ---------------------------
@@ -261,11 +282,15 @@ ODD_ARGUMENTS = {
 @pytest.mark.parametrize("arguments", ODD_ARGUMENTS.values(), ids=ODD_ARGUMENTS.keys())
 @pytest.mark.parametrize("bound", [True, False], ids=["bound", "unbound"])
 async def test_ask_user_declined_gives_the_refusal_whatever_the_model_wrote(
-    signer: TokenSigner, arguments: dict[str, Any], bound: bool
+    signer: TokenSigner,
+    arguments: dict[str, Any],
+    bound: bool,
+    sqlite_stores: Stores,
+    db_path: Path,
 ) -> None:
     """Seed: "Declining hands the model the refusal back as the tool's observation" --
     the refusal text, never a TypeError about the arguments the model wrote."""
-    stores = MemoryStores()
+    stores = sqlite_stores
     binding = current_run_binding if bound else (lambda: None)
     outcome = await declined(
         Agent(
@@ -274,16 +299,16 @@ async def test_ask_user_declined_gives_the_refusal_whatever_the_model_wrote(
         )
     )
     assert observations(outcome) == [REFUSAL]
-    assert_nothing_left(stores)
+    await assert_nothing_left(stores, db_path)
 
 
 @pytest.mark.parametrize("arguments", ODD_ARGUMENTS.values(), ids=ODD_ARGUMENTS.keys())
 async def test_approval_declined_gives_its_refusal_whatever_the_model_wrote(
-    signer: TokenSigner, arguments: dict[str, Any]
+    signer: TokenSigner, arguments: dict[str, Any], sqlite_stores: Stores, db_path: Path
 ) -> None:
     """Seed: "Declining hands the model the refusal back as the tool's observation" --
     for a deployment's own interaction too."""
-    stores = MemoryStores()
+    stores = sqlite_stores
     outcome = await declined(
         Agent(
             ScriptedProvider([calls(call(APPROVAL, **arguments)), say("carried on")]),
@@ -292,7 +317,7 @@ async def test_approval_declined_gives_its_refusal_whatever_the_model_wrote(
         )
     )
     assert observations(outcome) == [APPROVAL_REFUSAL]
-    assert_nothing_left(stores)
+    await assert_nothing_left(stores, db_path)
 
 
 # checkpoint_id and resumable ---------------------------------------------------
@@ -306,29 +331,31 @@ def bound_to(checkpoint_id: str) -> Any:
     return binding
 
 
-async def test_a_bound_checkpoint_id_is_used_as_given(signer: TokenSigner) -> None:
+async def test_a_bound_checkpoint_id_is_used_as_given(
+    signer: TokenSigner, sqlite_stores: Stores, db_path: Path
+) -> None:
     """Seed: "checkpoint_id may be None, in which case the capability resolves it
     through its checkpoint port" -- and when it is not None, it is the id used."""
-    stores = MemoryStores()
+    stores = sqlite_stores
     outcome = await Agent(
         ScriptedProvider([calls(ASK)]),
         capabilities=[capability_for(signer, stores, binding=bound_to("deploy-77"))],
     ).run_turn(REQUEST)
     assert isinstance(outcome, TurnPaused)
-    row = next(iter(stores.ledger.rows.values()))
+    row = (await stores.ledger.for_runs([REQUEST.run_id]))[0]
     assert row.checkpoint_id == "deploy-77"
     assert signer.decode(outcome.interrupt.token, now=0).checkpoint == "deploy-77"
-    assert list(stores.checkpoints.saved) == ["deploy-77"]
+    assert ids_in(db_path, "checkpoints") == ["deploy-77"]
     assert outcome.interrupt.resumable is True
 
 
 @pytest.mark.parametrize("answer", ["", "someone-else"], ids=["empty", "another id"])
 async def test_resumable_needs_the_checkpointer_to_acknowledge_the_write(
-    signer: TokenSigner, answer: str
+    signer: TokenSigner, answer: str, sqlite_stores: Stores, db_path: Path
 ) -> None:
     """Seed: "True means the turn's state reached the checkpointer and the write said
     so". A store that answers with no id, or another id, did not say so."""
-    stores = MemoryStores()
+    stores = sqlite_stores
 
     class Unacknowledging:
         def __init__(self) -> None:
@@ -356,19 +383,19 @@ async def test_resumable_needs_the_checkpointer_to_acknowledge_the_write(
         )
     )
     assert observations(outcome) == [REFUSAL]
-    assert stores.ledger.rows == {}
+    assert ids_in(db_path, "pauses") == []
     assert checkpoints.saved == {}
     assert checkpoints.discarded == ([answer] if answer else [])
 
 
 async def test_a_refusing_saver_declines_and_only_a_deployment_saver_publishes_false(
-    signer: TokenSigner,
+    signer: TokenSigner, sqlite_stores: Stores, db_path: Path
 ) -> None:
     """Seeds: "a deployment with no checkpointer, or one whose saver refused the write,
     still publishes the pause and still says False" versus "a checkpoint port had a
     bad minute. Both decline rather than raise." Settled (docs/architecture.md): a
     store that fails declines; only a bound id with no store publishes resumable=False."""
-    stores = MemoryStores()
+    stores = sqlite_stores
     refused = await declined(
         Agent(
             ScriptedProvider([calls(ASK), say("carried on")]),
@@ -376,7 +403,7 @@ async def test_a_refusing_saver_declines_and_only_a_deployment_saver_publishes_f
         )
     )
     assert observations(refused) == [REFUSAL]
-    assert stores.ledger.rows == {}
+    assert ids_in(db_path, "pauses") == []
 
     theirs = await Agent(
         ScriptedProvider([calls(ASK)]),
@@ -386,7 +413,7 @@ async def test_a_refusing_saver_declines_and_only_a_deployment_saver_publishes_f
     ).run_turn(REQUEST)
     assert isinstance(theirs, TurnPaused)
     assert theirs.interrupt.resumable is False
-    row = next(iter(stores.ledger.rows.values()))
+    row = (await stores.ledger.for_runs([REQUEST.run_id]))[0]
     assert row.checkpoint_id == "their-saver-9"
 
 
@@ -435,12 +462,12 @@ async def test_a_failing_ledger_on_sqlite_leaves_no_checkpoint(
 
 
 async def test_the_pin_travels_with_the_pause_and_comes_back_at_resume(
-    signer: TokenSigner,
+    signer: TokenSigner, sqlite_stores: Stores
 ) -> None:
     """Seed: PauseBinding is "What a pause has to be bound to, resolved per run by the
     composition root" -- its pin is saved with the paused turn and the resumed turn
     runs under the same pin, though the resume's binding names none."""
-    stores = MemoryStores()
+    stores = sqlite_stores
     seen: list[str | None] = []
 
     async def deploy(**_: Any) -> str:
@@ -460,13 +487,16 @@ async def test_the_pin_travels_with_the_pause_and_comes_back_at_resume(
     )
     paused = await first.run_turn(REQUEST)
     assert isinstance(paused, TurnPaused) and REQUEST.pin is None
-    row = next(iter(stores.ledger.rows.values()))
-    request, _state = restore(stores.checkpoints.saved[row.checkpoint_id])
+    row = (await stores.ledger.for_runs([REQUEST.run_id]))[0]
+    saved = await stores.checkpoints.load(row.checkpoint_id)
+    assert saved is not None
+    request, _state = restore(saved)
     assert request.pin == "release-42"
 
-    closing = Closing(PauseStatus.ANSWERED, by="Alice", at=1.0, answer=GOOD)
-    assert await stores.consumption.spend(row.interrupt_id, closing)
-    answered = stores.ledger.rows[row.interrupt_id]
+    answering = Closing(PauseStatus.ANSWERED, by="Alice", at=1.0, answer=GOOD)
+    assert await stores.consumption.spend(row.interrupt_id, answering)
+    answered = await stores.ledger.get(row.interrupt_id)
+    assert answered is not None
     second = Agent(
         ScriptedProvider([say("done")]),
         capabilities=[capability_for(signer, stores)],
