@@ -13,7 +13,7 @@ import pytest
 from bot.human import ASK_USER
 from bot.human.tokens import SigningKey, TokenSigner
 from bot.outcomes import Redeemed, TokenExpired, TokenInvalid
-from bot.stores import MemoryStores, PauseStatus, SqliteStores
+from bot.stores import PauseStatus, SqliteStores
 from bot.stores.ports import Stores
 from bot.testing import FixedClock, call, calls, question, say
 from tests.support import Harness, HarnessFactory
@@ -37,10 +37,6 @@ async def paused(harness: HarnessFactory, stores: Stores) -> Harness:
 
 async def set_row_expiry(stores: Stores, db_path: Path, interrupt_id: str, at: float) -> None:
     """Move the ledger row's expiry without touching the token (an admin's edit, say)."""
-    if isinstance(stores, MemoryStores):
-        row = stores.ledger.rows[interrupt_id]
-        stores.ledger.rows[interrupt_id] = dataclasses.replace(row, expires_at=at)
-        return
     if not isinstance(stores, SqliteStores):
         # Any other backend: re-issuing a known row replaces it and owes nothing.
         record = await stores.ledger.get(interrupt_id)
