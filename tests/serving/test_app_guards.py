@@ -30,7 +30,7 @@ async def make_client(tmp_path: Path) -> AsyncIterator[MakeClient]:
         port = free_port()
         settings = load_settings(
             PORT=port,
-            DATABASE_URL="memory://",
+            DATABASE_URL=f"sqlite:///{tmp_path / 'bot.sqlite3'}",
             BOT_DATA_DIR=str(tmp_path / "var"),
             **env,
         )
