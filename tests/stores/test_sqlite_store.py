@@ -15,7 +15,6 @@ from bot.service.foreground import Foreground
 from bot.stores import (
     AuditEvent,
     Closing,
-    MemoryStores,
     PauseRecord,
     PauseStatus,
     RunRecord,
@@ -332,11 +331,7 @@ async def test_a_closed_store_refuses_use_and_closes_twice(tmp_path: Path) -> No
 async def test_open_stores_picks_the_backend_from_the_url(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """memory:// and both sqlite forms open; relative paths resolve from the cwd."""
-    memory = await open_stores("memory://")
-    assert isinstance(memory, MemoryStores)
-    await memory.close()
-
+    """Both sqlite forms open; relative paths resolve from the cwd."""
     monkeypatch.chdir(tmp_path)
     relative = await open_stores("sqlite:///data/rel.sqlite3")
     assert isinstance(relative, SqliteStores)
@@ -348,6 +343,17 @@ async def test_open_stores_picks_the_backend_from_the_url(
     assert isinstance(absolute, SqliteStores)
     await absolute.close()
     assert absolute_path.is_file()
+
+
+async def test_open_stores_refuses_memory_and_points_to_sqlite() -> None:
+    """The in-memory backend is gone: memory:// is refused in one sentence that says
+    to use a SQLite file (sqlite:///path) instead."""
+    with pytest.raises(StoreError) as raised:
+        await open_stores("memory://")
+    message = str(raised.value)
+    assert "memory://" in message
+    assert "sqlite:///" in message
+    assert "\n" not in message and ". " not in message.rstrip(".")
 
 
 @pytest.mark.parametrize(
