@@ -1,4 +1,4 @@
-"""Admin commands through AdminService over real runs, on memory and SQLite alike."""
+"""Admin commands through AdminService over real runs, on SQLite and PostgreSQL alike."""
 
 from __future__ import annotations
 

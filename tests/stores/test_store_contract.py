@@ -1,4 +1,4 @@
-"""The contract every store backend keeps, run against memory, SQLite and PostgreSQL alike."""
+"""The contract every store backend keeps, run against SQLite and PostgreSQL alike."""
 
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ def installation() -> Installation:
 
 
 async def test_an_installation_round_trips_encrypted(stores: Stores) -> None:
-    """Saved, found by team, never stored in clear, gone after delete (memory and SQLite)."""
+    """Saved, found by team, never stored in clear, gone after delete (SQLite and PostgreSQL)."""
     store = EncryptedInstallationStore(fernet_for("key-one"))
     store.port = stores.installations
     await store.async_save(installation())
