@@ -8,8 +8,6 @@ clients is the baseline, measured first in the same run. Every response
 must be 200; anything else is counted, printed, and fails the run.
 
 Run: `make bench` or `.venv/bin/python bench/console.py [n]` (default 1000).
-`BENCH_DATABASE_URL=memory://` runs the same load without SQLite, to see
-what the store costs.
 """
 
 from __future__ import annotations
@@ -87,8 +85,7 @@ class Server:
         env.update(
             PORT=str(self.port),
             BOT_HOST="127.0.0.1",
-            DATABASE_URL=database_url
-            or os.environ.get("BENCH_DATABASE_URL", f"sqlite:///{folder / 'bot.sqlite3'}"),
+            DATABASE_URL=database_url or f"sqlite:///{folder / 'bot.sqlite3'}",
             BOT_DATA_DIR=str(folder / "var"),
             BOT_LOG_FORMAT="json",
             # Access lines per request would measure the log formatter, not the endpoint.
