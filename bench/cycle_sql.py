@@ -5,8 +5,7 @@ every statement the store executed for one cycle (text and parameters, in
 order), then replays that list on the same file for fresh ids, with no
 Python around it but the loop. Its median is a floor: no code around the
 store can make the SQLite cycle cheaper than its own SQL. The whole SQLite
-cycle and the memory backend's (the work that is not the store's) are
-printed beside it, measured in the same run.
+cycle is printed beside it, measured in the same run.
 Run: `make bench` or `.venv/bin/python bench/cycle_sql.py [iterations]`.
 """
 
@@ -96,12 +95,10 @@ async def main() -> None:
             await cycle.measure(f"sqlite:///{path}", 1, warmup=3)
         one = last_cycle(executed)
         sql_alone = replay(path, one, iterations)
-    memory = await cycle.measure("memory://", iterations)
     transactions = sum(1 for sql, _ in one if sql == "BEGIN IMMEDIATE")
     print(f"one cycle's SQL: {len(one)} statements in {transactions} write transactions")
     sql_median, _ = cycle.summary("sql only", sql_alone)
     whole_median, _ = cycle.summary("sqlite", whole)
-    cycle.summary("memory", memory)
     print(f"the SQL alone is {sql_median / whole_median:.0%} of the SQLite cycle's median")
 
 
