@@ -166,6 +166,8 @@ def _family(host: str) -> socket.AddressFamily:
 async def _check(settings: Settings) -> int:
     from bot.app import agent_spec
     from bot.human.factory import redemption_is_shared
+    from bot.questions.capability_ports import LifecyclePorts
+    from bot.questions.lifecycle import Lifecycle
     from bot.signing import signer_from
     from bot.stores import open_stores
 
@@ -173,7 +175,8 @@ async def _check(settings: Settings) -> int:
     stores = await open_stores(settings.database_url)
     try:
         await stores.ping()
-        shared = redemption_is_shared(stores.consumption)
+        # The capability spends through the lifecycle's ports, as the server wires it.
+        shared = redemption_is_shared(LifecyclePorts(Lifecycle(stores.unit), stores.checkpoints))
     finally:
         await stores.close()
     spec = agent_spec(settings)

@@ -16,6 +16,8 @@ from bot.human.ttl import TTLPolicy
 from bot.kernel.tools import Tool
 from bot.kernel.turn import DEFAULT_MAX_ROUNDS, Agent
 from bot.providers.base import Provider
+from bot.questions.capability_ports import LifecyclePorts
+from bot.questions.lifecycle import Lifecycle
 from bot.stores.ports import Stores
 
 
@@ -31,7 +33,12 @@ def build_agent(
     system_prompt: str = "",
     max_rounds: int = DEFAULT_MAX_ROUNDS,
 ) -> tuple[Agent, HumanInteractionCapability]:
-    """The agent with human interaction bound to these stores and this signer."""
+    """The agent with human interaction bound to these stores and this signer.
+
+    The capability's ledger, checkpoint store and consumption are one object,
+    the lifecycle's ports, so a pause is one write (question and turn state).
+    """
+    ports = LifecyclePorts(Lifecycle(stores.unit), stores.checkpoints)
     capability = human_interaction(
         signer=signer,
         binding=current_run_binding,
@@ -39,10 +46,10 @@ def build_agent(
         decode_token=lambda token: signer.decode(token, now=clock()),
         registrations=registrations if registrations is not None else [ask_user_registration()],
         ttl=ttl,
-        consumption=stores.consumption,
-        ledger=stores.ledger,
-        checkpoints=stores.checkpoints,
-        # No audit port: the ledger audits each question in the write that asks it.
+        consumption=ports,
+        ledger=ports,
+        checkpoints=ports,
+        # No audit port: the lifecycle audits each question in the write that asks it.
         clock=clock,
     )
     agent = Agent(

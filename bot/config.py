@@ -175,11 +175,11 @@ class Settings(BaseSettings):
     @field_validator("database_url")
     @classmethod
     def _known_store(cls, value: str) -> str:
-        if not value.startswith(("sqlite:///", "memory://", "postgresql://", "postgres://")):
+        if not value.startswith(("sqlite:///", "postgresql://", "postgres://")):
             # Never echo the value: a database URL may carry a password.
             raise ValueError(
-                "use sqlite:///path/to/file.sqlite3, postgresql://user:password@host/db "
-                "(several replicas), or memory:// for experiments"
+                "use sqlite:///path/to/file.sqlite3, or postgresql://user:password@host/db "
+                "(several replicas)"
             )
         return value
 

@@ -15,6 +15,10 @@ from bot.human.tokens import MintedPause, PauseClaims, TokenSigner, random_signi
 from bot.kernel.turn import Agent
 from bot.outcomes import Responder
 from bot.providers.scripted import ScriptedProvider
+from bot.questions.capability_ports import LifecyclePorts
+from bot.questions.lifecycle import Lifecycle
+from bot.questions.records import Closing, PauseRecord, PauseStatus, RunStatus
+from bot.questions.write import Owed, Write
 from bot.service.runs import RunService
 from bot.stores.ports import Stores
 from bot.surfaces import Conversation
@@ -78,3 +82,57 @@ def _b64(data: dict[str, object]) -> str:
 
 def _raw_b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+class Steps:
+    """The lifecycle's steps over one store, in the shapes the store tests call them."""
+
+    def __init__(
+        self, stores: Stores, *, owner: str = "", lifecycle: Lifecycle | None = None
+    ) -> None:
+        self.stores = stores
+        self.lifecycle = lifecycle or Lifecycle(stores.unit)
+        self.owed: list[Owed] = []
+        if owner:
+            self.lifecycle.bind(owner=owner, claim_seconds=30.0, sink=self.owed.extend)
+
+    async def issue(self, record: PauseRecord) -> None:
+        """Ask ``record``; a row already closed is stored as it is (no post, no pause)."""
+        if record.status is PauseStatus.OUTSTANDING:
+            await self.lifecycle.ask(record)
+        else:
+            await self.stores.unit.apply(Write(record.run_id, record.issued_at, question=record))
+
+    async def spend(self, interrupt_id: str, closing: Closing) -> bool:
+        return await self.lifecycle.close(interrupt_id, closing) is not None
+
+    async def finish(
+        self, run_id: str, status: RunStatus, *, at: float, text: str, failed: bool = False
+    ) -> bool:
+        return await self.lifecycle.finish(run_id, status, at=at, text=text, failed=failed)
+
+    async def extend(
+        self, interrupt_id: str, *, expires_at: float, at: float, actor: str
+    ) -> PauseRecord | None:
+        record = await self.stores.ledger.get(interrupt_id)
+        if record is None or record.status is not PauseStatus.OUTSTANDING:
+            return None
+        written = await self.lifecycle.extend(record, expires_at=expires_at, at=at, actor=actor)
+        return None if written is None else written.question
+
+    async def repost(self, interrupt_id: str, *, at: float, actor: str) -> PauseRecord | None:
+        record = await self.stores.ledger.get(interrupt_id)
+        if record is None or record.status is not PauseStatus.OUTSTANDING:
+            return None
+        written = await self.lifecycle.repost(record, at=at, actor=actor)
+        return None if written is None else written.question
+
+
+def steps(stores: Stores, *, owner: str = "", lifecycle: Lifecycle | None = None) -> Steps:
+    """``lifecycle``: a service's own (``RunService.questions``), bound to its deliverer."""
+    return Steps(stores, owner=owner, lifecycle=lifecycle)
+
+
+def bridge_ports(stores: Stores) -> LifecyclePorts:
+    """The capability's ports as the bridge wires them, over ``stores``."""
+    return LifecyclePorts(Lifecycle(stores.unit), stores.checkpoints)

@@ -55,6 +55,7 @@ from bot.admin._results import (
 )
 from bot.messages import question_not_found, run_not_found
 from bot.outcomes import Responder
+from bot.questions.lifecycle import Lifecycle
 from bot.service.runs import RunService
 from bot.stores.ports import Stores
 from bot.stores.records import (
@@ -88,6 +89,8 @@ class AdminService:
         self._admins = frozenset(admins)
         self._max_ttl = max_ttl_seconds
         self._runs = runs
+        # The serving process's lifecycle (bound to its deliverer), or the shell's own.
+        self._questions = runs.questions if runs is not None else Lifecycle(stores.unit)
         self._approvers = tuple(sorted(set(approvers) - self._admins))
         self._anyone = anyone_may_answer
         self._clock = clock
@@ -188,7 +191,7 @@ class AdminService:
                 answer={"reason": reason} if reason else None,
                 by_id=who.id,
             )
-            done = await self._stores.consumption.spend(interrupt_id, closing)
+            done = await self._questions.close(interrupt_id, closing) is not None
         record = await self._stores.ledger.get(interrupt_id)
         if record is None:
             return NotFound(question_not_found(interrupt_id))
@@ -198,8 +201,11 @@ class AdminService:
         return CancelDone(interrupt_id, record.run_id, who.display, reason)
 
     async def _resend(self, interrupt_id: str, who: Responder) -> AdminResult:
-        record = await self._stores.admin.repost(interrupt_id, at=self._clock(), actor=who.id)
-        if record is None:
+        record = await self._stores.ledger.get(interrupt_id)
+        written = None
+        if record is not None and record.status is PauseStatus.OUTSTANDING:
+            written = await self._questions.repost(record, at=self._clock(), actor=who.id)
+        if record is None or written is None:
             return await self._not_open(interrupt_id)
         self._kick()
         return Resent(interrupt_id, record.run_id)
@@ -216,9 +222,7 @@ class AdminService:
         expires_at = record.expires_at + seconds
         if expires_at > latest:
             return TooLong(interrupt_id, latest)
-        extended = await self._stores.admin.extend(
-            interrupt_id, expires_at=expires_at, at=now, actor=who.id
-        )
+        extended = await self._questions.extend(record, expires_at=expires_at, at=now, actor=who.id)
         if extended is None:
             return await self._not_open(interrupt_id)
         self._kick()

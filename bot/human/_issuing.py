@@ -14,9 +14,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from bot.human.errors import HumanInteractionError
+from bot.human.ports import Audit, Checkpoints, Ledger
 from bot.human.tokens import MAX_TOKEN_CHARS, MintedPause, TokenError
-from bot.stores.ports import Audit, Checkpoints, Ledger
-from bot.stores.records import AuditEvent, PauseRecord
+from bot.questions.records import AuditEvent, PauseRecord
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -17,11 +17,11 @@ from bot.human.errors import (
     HumanInteractionError,
     InteractionConfigurationError,
 )
+from bot.human.ports import Audit, Checkpoints, Consumption, IssuesWithTurn, Ledger
 from bot.human.tokens import MintedPause, PauseClaims, TokenSigner
 from bot.human.ttl import DEFAULT_TTL, TTLPolicy
 from bot.kernel.contracts import CapabilityContribution, CapabilityRequest
-from bot.stores.ports import Audit, Checkpoints, Consumption, Ledger
-from bot.stores.records import PauseRecord
+from bot.questions.records import PauseRecord
 
 __all__ = [
     "ASK_USER",
@@ -222,9 +222,20 @@ class HumanInteractionCapability:
         if encode is None:
             raise HumanInteractionError("no token encoder is configured, so no pause can be minted")
         clean = registration.validate_payload(payload)
-        checkpoint, resumable = await _issuing.record_turn(
-            self.checkpoints, run_id, checkpoint_id, turn_state
+        # One object serving as both ledger and checkpoint store saves the turn
+        # with the row in one write: the write's success is the acknowledgement.
+        joint = (
+            checkpoint_id is None
+            and self.checkpoints is not None
+            and cast(object, self.ledger) is self.checkpoints
+            and isinstance(self.ledger, IssuesWithTurn)
         )
+        if joint:
+            checkpoint, resumable = f"{run_id}:{secrets.token_hex(8)}", True
+        else:
+            checkpoint, resumable = await _issuing.record_turn(
+                self.checkpoints, run_id, checkpoint_id, turn_state
+            )
         try:
             now = self.clock()
             ttl = self.ttl.for_interaction(name, registration.ttl)
@@ -244,9 +255,14 @@ class HumanInteractionCapability:
             )
             minted = self.signer.mint(claims_for(record))
             token = _issuing.encoded(encode, minted)
-            await _issuing.issue(self.ledger, self.audit, record, now)
+            if joint and isinstance(self.ledger, IssuesWithTurn):
+                await _issuing.port_call(
+                    "issuance ledger", self.ledger.issue_with_turn(record, turn_state)
+                )
+            else:
+                await _issuing.issue(self.ledger, self.audit, record, now)
         except BaseException:
-            if resumable:
+            if resumable and not joint:
                 await _issuing.discard(self.checkpoints, checkpoint)
             raise
         return PauseEvent(

@@ -18,10 +18,9 @@ from bot.human.capability import (
     InteractionConfigurationError,
     InteractionRegistration,
 )
+from bot.human.ports import Consumption, InMemoryConsumption
 from bot.human.tokens import MintedPause, PauseClaims, TokenSigner
 from bot.human.ttl import DEFAULT_TTL, TTLPolicy
-from bot.stores.memory import InMemoryConsumption
-from bot.stores.ports import Consumption
 
 MAX_FREE_TEXT = 2000
 

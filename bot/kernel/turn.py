@@ -98,9 +98,13 @@ class StageContext:
 
 @dataclass(frozen=True, slots=True)
 class TurnCompleted:
+    """The model answered. ``unjournaled``: steps (the final reply) the caller journals
+    with whatever it records of the ending, in one write."""
+
     text: str
     state: TurnState
     traces: tuple[StageTrace, ...] = ()
+    unjournaled: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +128,9 @@ class _Turn:
     traces: list[StageTrace] = field(default_factory=list)
     # The run's journal as it stood when this drive began.
     done: dict[str, Any] = field(default_factory=dict)
+    # A model reply not yet journaled: it is written before the first of its
+    # tools runs, or with the pause (in the checkpoint) or the ending that follows.
+    unjournaled: dict[str, Any] = field(default_factory=dict)
 
 
 class Agent:
@@ -200,7 +207,8 @@ class Agent:
                         )
                     reply_text = await self._model_round(turn)
                     if reply_text is not None:
-                        return TurnCompleted(reply_text, turn.state, tuple(turn.traces))
+                        steps = dict(turn.unjournaled)
+                        return TurnCompleted(reply_text, turn.state, tuple(turn.traces), steps)
             except InvocationPaused as paused:
                 return TurnPaused(paused.interrupt, turn.state, tuple(turn.traces))
 
@@ -231,7 +239,10 @@ class Agent:
             ToolCall(reserve_call_id(), call.name, dict(call.arguments)) for call in reply.calls
         )
         entry = {"text": reply.text, "calls": [call.to_json() for call in calls]}
-        await self.journal.record(turn.request.run_id, step, entry)
+        # Not written yet: a reply that ends the round (the final answer, or a
+        # pause) is journaled with that ending; a crash before it re-asks the
+        # model, which changes nothing in the world.
+        turn.unjournaled[step] = entry
         return reply.text, calls
 
     async def _finish_round(self, turn: _Turn) -> None:
@@ -254,6 +265,11 @@ class Agent:
         if step in turn.done:
             return str(turn.done[step])
         run_id = turn.request.run_id
+        # The reply that asked for this call is recorded before the call runs, so a
+        # replay dispatches it under the same call id (and idempotency key).
+        for pending, entry in list(turn.unjournaled.items()):
+            await self.journal.record(run_id, pending, entry)
+            del turn.unjournaled[pending]
         with dispatching(CallContext(run_id, call.call_id, call.name)):
             result = await self._dispatch(call)
         await self.journal.record(run_id, step, result)

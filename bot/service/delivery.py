@@ -11,13 +11,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, assert_never
 
 from bot.kernel.interrupts import PendingInterrupt
 from bot.logs import scrub
+from bot.questions.write import Owed
 from bot.service.known_runs import KnownRuns
-from bot.stores.ports import Stores
+from bot.service.owed import OwedRows
+from bot.stores.ports import Delivered, Stores
 from bot.stores.records import Delivery, DeliveryKind, PauseRecord, PauseStatus, RunRecord
 from bot.surfaces import DeliveryError, RedrawsQuestions, Surface
 
@@ -66,12 +68,20 @@ class Deliverer:
         self._sweep = False
         self._one_pass = asyncio.Lock()
         self._timers: set[asyncio.TimerHandle] = set()
+        # Rows this process's steps owed, delivered with no claim.
+        self.owed = OwedRows()
+        # Rows delivered in this pass (with their runs), marked done in one write.
+        self._marks: list[tuple[Delivered, str]] = []
+
+    def take_owed(self, owed: Sequence[Owed]) -> None:
+        """A step this process wrote owed these rows: deliver them on the next kick."""
+        self.owed.owe_all(owed)
 
     def kick(self, *, sweep: bool = False) -> None:
         """Deliver what is due now, in an owned task; a kick while busy runs one more pass.
 
-        A kick after this process's own write finds the rows it owed handed
-        over by the store (``bot.stores.handoff``), with no claim. ``sweep``
+        A kick after this process's own step finds the rows it owed handed
+        over (``take_owed``), with no claim. ``sweep``
         claims whatever else is due too: rows another process owed, retries
         whose time has come, what a recovery took over.
         """
@@ -117,36 +127,54 @@ class Deliverer:
             return 0, 0
         # One pass at a time: a claim must never take a row another pass holds in hand.
         async with self._one_pass:
-            now = self._clock()
-            handed, unvouched = self._stores.outbox.handoff.take(
-                self._owner, now, limit=CLAIM_BATCH
-            )
-            await self._deliver_handed(handed)
-            if not (claim or unvouched):
-                return len(handed), 0
-            claimed = await self._stores.outbox.claim(
-                now,
-                until=now + CLAIM_SECONDS,
-                owner=self._owner,
-                surfaces=list(self._surfaces),
-                limit=CLAIM_BATCH,
-            )
-            handoff = self._stores.outbox.handoff
-            for delivery in claimed:
-                # Handed over while we awaited: the hand-off delivers it, in its order.
-                if handoff.holds(delivery.delivery_id):
-                    continue
-                done = False
-                try:
-                    done = await self._deliver(delivery)
-                finally:
-                    # Delivered here: its hand-off (a write still awaiting its commit
-                    # when we claimed) is dropped on arrival.
-                    handoff.settle(delivery.delivery_id, pending=not done)
-            return len(handed), len(claimed)
+            try:
+                return await self._pass_locked(claim=claim)
+            finally:
+                await self._mark_delivered()
+
+    async def _pass_locked(self, *, claim: bool) -> tuple[int, int]:
+        now = self._clock()
+        handed, unvouched = self.owed.take(self._owner, now, limit=CLAIM_BATCH)
+        await self._deliver_handed(handed)
+        if not (claim or unvouched):
+            return len(handed), 0
+        await self._mark_delivered()  # a claim must not find them pending again
+        claimed = await self._stores.outbox.claim(
+            now,
+            until=now + CLAIM_SECONDS,
+            owner=self._owner,
+            surfaces=list(self._surfaces),
+            limit=CLAIM_BATCH,
+        )
+        handoff = self.owed
+        for delivery in claimed:
+            # Handed over while we awaited: the hand-off delivers it, in its order.
+            if handoff.holds(delivery.delivery_id):
+                continue
+            done = False
+            try:
+                done = await self._deliver(delivery)
+            finally:
+                # Delivered here: its hand-off (a write still awaiting its commit
+                # when we claimed) is dropped on arrival.
+                handoff.settle(delivery.delivery_id, pending=not done)
+        return len(handed), len(claimed)
+
+    async def _mark_delivered(self) -> None:
+        """Write this pass's delivered marks, all in one write."""
+        marks, self._marks = self._marks, []
+        if not marks:
+            return
+        try:
+            await self._stores.outbox.delivered_all([mark for mark, _ in marks])
+        except BaseException:
+            # Still pending in the store: the claim delivers them (and what follows) again.
+            for mark, run_id in marks:
+                self.owed.unsettle(mark.delivery_id, run_id)
+            raise
 
     async def _deliver_handed(self, handed: list[Delivery]) -> None:
-        handoff = self._stores.outbox.handoff
+        handoff = self.owed
         waiting: set[str] = set()  # runs whose next row must wait for the claim
         remaining = deque(handed)
         try:
@@ -179,7 +207,7 @@ class Deliverer:
         except Exception as error:  # noqa: BLE001 - any other failure is worth a retry
             reason = f"{type(error).__name__}: {error}"
             return await self._failed(delivery, reason, permanent=False, retry_after=None)
-        await self._stores.outbox.delivered(delivery.delivery_id, at=self._clock(), message_ref=ref)
+        self._marks.append((Delivered(delivery.delivery_id, self._clock(), ref), delivery.run_id))
         if delivery.followed:
             # The run's next row (the edit after an answer, a repost's edit of the
             # old message...) is due now; a claim returns only the oldest per run.
@@ -222,9 +250,11 @@ class Deliverer:
         """The row's question: as the owing write left it if it was handed over, else read."""
         if delivery.pause is not None:
             return delivery.pause
+        await self._mark_delivered()  # a post delivered in this pass has saved its reference
         return await self._stores.ledger.get(delivery.interrupt_id)
 
     async def _redraw(self, surface: Surface, run: RunRecord, delivery: Delivery) -> None:
+        await self._mark_delivered()
         record = await self._stores.ledger.get(delivery.interrupt_id)
         # A closed question's own CLOSED edit shows its end; nothing to redraw.
         if record is None or record.status is not PauseStatus.OUTSTANDING:

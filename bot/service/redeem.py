@@ -1,6 +1,6 @@
 """Redeeming an answer: every check, in order, before the one atomic spend.
 
-The order is the contract (DESIGN step 5): token, ledger row, scope,
+The order is the contract (``docs/architecture.md``): token, ledger row, scope,
 person, answer, spend. Every refusal returns before the spend, so a refused
 answer never costs the person their token.
 """
@@ -30,6 +30,7 @@ from bot.outcomes import (
     TokenInvalid,
 )
 from bot.policy import AnswerPolicy
+from bot.questions.capability_ports import LifecyclePorts
 from bot.service import run_events
 from bot.service.known_runs import KnownRuns
 from bot.stores.ports import Stores
@@ -142,23 +143,34 @@ class Redeemer:
             lease_owner=self._lease_owner,
             lease_until=now + self._lease_seconds if self._lease_owner else None,
         )
-        if not await self._capability.consumption.spend(record.interrupt_id, closing):
+        answered = await self._spend(record, closing)
+        if answered is None:
             # Lost a race: whoever won has closed the row by now.
             latest = await self._stores.ledger.get(record.interrupt_id)
             lost = _closed_refusal(latest) if latest is not None else None
             return await self._refused(lost or TokenInvalid(), record, responder)
-        # The spend audited the answer in its own transaction.
+        # The spend audited the answer in its own write.
         run_events.answered(record.run_id, record.interrupt_id, by=responder.display)
-        answered = dataclasses.replace(
-            record,
-            status=closing.status,
-            answer=clean,
-            closed_by=closing.by,
-            closed_by_id=closing.by_id,
-            closed_at=now,
-        )
         return Redeemed(
             record.interrupt_id, record.run_id, responder.display, clean, now, answered, run
+        )
+
+    async def _spend(self, record: PauseRecord, closing: Closing) -> PauseRecord | None:
+        """Spend through the capability's consumption; the row as the spend closed it."""
+        consumption = self._capability.consumption
+        if isinstance(consumption, LifecyclePorts):
+            # The lifecycle's close returns the closed row: nothing to read again.
+            written = await consumption.lifecycle.close(record.interrupt_id, closing)
+            return None if written is None else written.question
+        if not await consumption.spend(record.interrupt_id, closing):
+            return None
+        return dataclasses.replace(
+            record,
+            status=closing.status,
+            answer=closing.answer,
+            closed_by=closing.by,
+            closed_by_id=closing.by_id,
+            closed_at=closing.at,
         )
 
     async def _refused(

@@ -38,6 +38,7 @@ from bot.messages import RUN_FAILED
 from bot.metrics import Metrics
 from bot.outcomes import Redeemed, RedeemOutcome, Responder
 from bot.policy import AnswerPolicy, RequesterOrApprovers
+from bot.questions.capability_ports import lifecycle_of
 from bot.service import run_events
 from bot.service.delivery import Deliverer
 from bot.service.foreground import Foreground
@@ -131,7 +132,7 @@ class RunService:
             clock=clock,
             spawn=self._spawn,
         )
-        self.deliverer = Deliverer(
+        self.deliverer: Deliverer = Deliverer(
             stores=stores,
             surfaces=self.surfaces,
             interrupt_for=self.interrupt_for,
@@ -141,6 +142,12 @@ class RunService:
             owner=self.owner,
             known=self.known,
             yield_to=self.foreground.yield_to,
+        )
+        # The lifecycle the capability writes through, bound to this process: what
+        # its steps owe is born claimed by us and handed to our deliverer.
+        self.questions = lifecycle_of(capability, stores)
+        self.questions.bind(
+            owner=self.owner, claim_seconds=lease_seconds, sink=self.deliverer.take_owed
         )
 
     def add_surface(self, surface: Surface) -> None:
@@ -338,11 +345,12 @@ class RunService:
         )
 
     async def _close(self, interrupt_id: str, closing: Closing, count: Callable[[], None]) -> bool:
-        # The store closes, audits, owes the edit and leases us the resume, at once.
-        if not await self.stores.consumption.spend(interrupt_id, closing):
+        # One write closes, audits, owes the edit and leases us the resume.
+        written = await self.questions.close(interrupt_id, closing)
+        if written is None:
             return False
         count()
-        record = await self.stores.ledger.get(interrupt_id)
+        record = written.question
         if record is not None:
             run_events.closed(closing.status.value, record.run_id, interrupt_id, by=closing.by)
             work = self._work(record.run_id, resume_from=record, leased=True)
@@ -452,7 +460,7 @@ class RunService:
                 return False
             log.exception("run failed", extra={"run_id": run.run_id})
             run_events.failed(run.run_id, error=type(error).__name__)
-            if await self.stores.runs.finish(
+            if await self.questions.finish(
                 run.run_id, RunStatus.FAILED, at=self.clock(), text=RUN_FAILED, failed=True
             ):
                 self.metrics.runs_finished.labels(status="failed").inc()
@@ -465,9 +473,10 @@ class RunService:
                 self.metrics.pauses_issued.inc()
                 self._remember_asked(interrupt)
                 run_events.asked(run.run_id, interrupt.interrupt_id, interaction=interrupt.name)
-            case TurnCompleted(text=text):
-                if await self.stores.runs.finish(
-                    run.run_id, RunStatus.COMPLETED, at=self.clock(), text=text
+            case TurnCompleted(text=text, unjournaled=steps):
+                # The final reply is journaled with the ending, in one write.
+                if await self.questions.finish(
+                    run.run_id, RunStatus.COMPLETED, at=self.clock(), text=text, journal=steps
                 ):
                     run_events.completed(run.run_id)
                     self.metrics.runs_finished.labels(status="completed").inc()

@@ -1,8 +1,7 @@
 """Store ports and their backends; ``open_stores`` picks one from a URL."""
 
 from bot.stores.errors import StoreError
-from bot.stores.memory import InMemoryConsumption, MemoryStores
-from bot.stores.ports import Audit, Checkpoints, Consumption, Ledger, Runs, Stores
+from bot.stores.ports import Audit, Checkpoints, Ledger, Runs, Stores
 from bot.stores.records import (
     AuditEvent,
     Closing,
@@ -20,11 +19,8 @@ __all__ = [
     "AuditEvent",
     "Checkpoints",
     "Closing",
-    "Consumption",
     "ConversationSummary",
-    "InMemoryConsumption",
     "Ledger",
-    "MemoryStores",
     "PauseRecord",
     "PauseStatus",
     "RunRecord",

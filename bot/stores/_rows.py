@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterable
 from typing import Any, Protocol
 
+from bot.questions.write import Owe
 from bot.stores.records import (
     AuditEvent,
     Delivery,
@@ -184,11 +185,12 @@ def run_from_row(row: Row) -> RunRecord:
     )
 
 
-def audit_params(event: AuditEvent) -> tuple[Any, ...]:
+def audit_params(event: AuditEvent, *, run_id: str = "") -> tuple[Any, ...]:
+    """``event`` as the insert's parameters; ``run_id`` stands in for a blank one."""
     return (
         event.at,
         event.kind,
-        event.run_id,
+        event.run_id or run_id,
         event.interrupt_id,
         event.actor,
         dump(event.detail),
@@ -219,4 +221,27 @@ def delivery_from_row(row: Row, *, followed: bool = False) -> Delivery:
         next_at=row["next_at"],
         last_error=row["last_error"],
         followed=followed,
+    )
+
+
+def owed_delivery(
+    delivery_id: int,
+    run_id: str,
+    surface: str,
+    owe: Owe,
+    at: float,
+    question: PauseRecord | None,
+) -> Delivery:
+    """An outbox row as the write that owed it left it; a post or an edit carries the
+    question as that write left it, so its first delivery reads nothing."""
+    carried = question if owe.kind in (DeliveryKind.PUBLISH, DeliveryKind.CLOSED) else None
+    return Delivery(
+        delivery_id,
+        run_id,
+        surface,
+        owe.kind,
+        owe.interrupt_id,
+        dict(owe.body),
+        next_at=at,
+        pause=carried,
     )

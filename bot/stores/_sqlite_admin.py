@@ -11,15 +11,11 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from bot.stores._rows import dump, load, pauses_from_rows
-from bot.stores._sqlite_db import Database, transaction
-from bot.stores._sqlite_durable import enqueue
+from bot.stores._rows import load
+from bot.stores._sqlite_db import Database
 from bot.stores._sqlite_rows import pauses_query
-from bot.stores.handoff import Handoff
 from bot.stores.records import (
-    DeliveryKind,
     OpenQuestion,
-    PauseRecord,
     PendingFilter,
     QuestionStats,
     nearest_rank,
@@ -89,9 +85,8 @@ _GET_PAUSE = pauses_query("WHERE p.interrupt_id = ?", "p.seq")
 
 
 class SqliteAdmin:
-    def __init__(self, db: Database, handoff: Handoff) -> None:
+    def __init__(self, db: Database) -> None:
         self._db = db
-        self._handoff = handoff
 
     async def pending(
         self, *, where: PendingFilter, after: str | None = None, limit: int = 20
@@ -148,87 +143,7 @@ class SqliteAdmin:
         # Counters and a few thousand buckets at most: cheap enough for the loop.
         return await self._db.run(stats)
 
-    async def extend(
-        self, interrupt_id: str, *, expires_at: float, at: float, actor: str
-    ) -> PauseRecord | None:
-        def extend(conn: sqlite3.Connection) -> PauseRecord | None:
-            with transaction(conn):
-                row = conn.execute(
-                    "SELECT run_id, expires_at FROM pauses"
-                    " WHERE interrupt_id = ? AND status = 'outstanding'",
-                    (interrupt_id,),
-                ).fetchone()
-                if row is None:
-                    return None
-                conn.execute(
-                    "UPDATE pauses SET expires_at = ? WHERE interrupt_id = ?",
-                    (expires_at, interrupt_id),
-                )
-                detail = dump({"from": row["expires_at"], "to": expires_at})
-                _audit(conn, at, "extended", row["run_id"], interrupt_id, actor, detail)
-                enqueue(conn, row["run_id"], DeliveryKind.REFRESH, at=at, interrupt_id=interrupt_id)
-                return _get(conn, interrupt_id)
-
-        extended = await self._db.run(extend)
-        if extended is not None:
-            self._handoff.owed_elsewhere(interrupt_id)
-        return extended
-
-    async def repost(self, interrupt_id: str, *, at: float, actor: str) -> PauseRecord | None:
-        def repost(conn: sqlite3.Connection) -> PauseRecord | None:
-            with transaction(conn):
-                row = conn.execute(
-                    "SELECT run_id, message_ref FROM pauses"
-                    " WHERE interrupt_id = ? AND status = 'outstanding'",
-                    (interrupt_id,),
-                ).fetchone()
-                if row is None:
-                    return None
-                run_id, previous = row["run_id"], load(row["message_ref"])
-                _audit(conn, at, "resent", run_id, interrupt_id, actor, dump({"from": previous}))
-                body = {"repost": True}
-                enqueue(
-                    conn, run_id, DeliveryKind.PUBLISH, at=at, interrupt_id=interrupt_id, body=body
-                )
-                if previous is not None:
-                    moved = {"previous_ref": previous}
-                    enqueue(
-                        conn,
-                        run_id,
-                        DeliveryKind.MOVED,
-                        at=at,
-                        interrupt_id=interrupt_id,
-                        body=moved,
-                    )
-                return _get(conn, interrupt_id)
-
-        reposted = await self._db.run(repost)
-        if reposted is not None:
-            self._handoff.owed_elsewhere(interrupt_id)
-        return reposted
-
 
 def _rank(conn: sqlite3.Connection, offset: int) -> float | None:
     row = conn.execute(_ANSWER_RANK, (offset,)).fetchone()
     return None if row is None else float(row["bucket"])
-
-
-def _get(conn: sqlite3.Connection, interrupt_id: str) -> PauseRecord:
-    (record,) = pauses_from_rows(conn.execute(_GET_PAUSE, (interrupt_id, -1)))
-    return record
-
-
-def _audit(
-    conn: sqlite3.Connection,
-    at: float,
-    kind: str,
-    run_id: str,
-    interrupt_id: str,
-    actor: str,
-    detail: str | None,
-) -> None:
-    conn.execute(
-        "INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
-        (at, kind, run_id, interrupt_id, actor, detail or "{}"),
-    )

@@ -1,8 +1,7 @@
 """Durable execution on SQLite: run leases, the step journal, the delivery outbox.
 
-``enqueue`` and ``mark_resumed`` are written into other ports' transactions
-(issue, spend, finish), which is what makes "the state changed" and "a
-message is owed" one fact rather than two.
+The outbox rows themselves are written by the lifecycle's writes
+(``_sqlite_unit``), with the state change that owes them.
 """
 
 from __future__ import annotations
@@ -15,68 +14,16 @@ from typing import Any
 
 from bot.stores._rows import delivery_from_row, dump
 from bot.stores._sqlite_db import Database, transaction
-from bot.stores.handoff import Handoff, Owed
+from bot.stores.ports import Delivered
 from bot.stores.records import (
     Delivery,
-    DeliveryKind,
     DeliveryState,
-    PauseRecord,
-    PauseStatus,
     RunStatus,
 )
 
 _RUNNING = str(RunStatus.RUNNING)
 _PENDING = str(DeliveryState.PENDING)
-
-# Born claimed by whoever holds the run's lease: the process that made the
-# change delivers it with no claim of its own (``bot.stores.handoff``), and
-# if that process dies the row is anyone's once the lease lapses.
-# Read before the insert, so every pending row of the run it lists is older.
-_HOLDER = (
-    "SELECT surface, lease_owner, COALESCE(lease_until, 0),"
-    " (SELECT group_concat(id) FROM outbox WHERE run_id = runs.run_id AND state = ?)"
-    " FROM runs WHERE run_id = ?"
-)
-_ENQUEUE = (
-    "INSERT INTO outbox (run_id, surface, kind, interrupt_id, body, created_at, state,"
-    " attempts, next_at, claimed_until, claimed_by, last_error)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, '')"
-)
-_MARK_RESUMED = (
-    "UPDATE pauses SET resumed_at = ? WHERE run_id = ? AND status <> ? AND resumed_at IS NULL"
-)
-
-
-def enqueue(
-    conn: sqlite3.Connection,
-    run_id: str,
-    kind: DeliveryKind,
-    *,
-    at: float,
-    interrupt_id: str = "",
-    body: dict[str, Any] | None = None,
-    pause: PauseRecord | None = None,
-) -> Owed | None:
-    """Owe the run's surface a message, inside the caller's transaction (before it
-    clears the run's lease, which the row is born claimed under). None if the
-    run is unknown; else what to hand over once the transaction commits."""
-    holder = conn.execute(_HOLDER, (_PENDING, run_id)).fetchone()
-    if holder is None:
-        return None
-    surface, held_by, held_until, pending = holder
-    body = body or {}
-    params = (run_id, surface, str(kind), interrupt_id, dump(body), at, _PENDING, at)
-    delivery_id = conn.execute(_ENQUEUE, (*params, held_until, held_by)).lastrowid
-    assert delivery_id is not None  # an INSERT always sets it
-    earlier = tuple(int(i) for i in pending.split(",")) if pending else ()
-    row = Delivery(delivery_id, run_id, surface, kind, interrupt_id, body, next_at=at, pause=pause)
-    return Owed(row, held_by, held_until, earlier)
-
-
-def mark_resumed(conn: sqlite3.Connection, run_id: str, at: float) -> None:
-    """Every closed pause of the run has been continued from, inside the caller's transaction."""
-    conn.execute(_MARK_RESUMED, (at, run_id, str(PauseStatus.OUTSTANDING)))
-
+_DONE = str(DeliveryState.DONE)
 
 _ACQUIRE = (
     "UPDATE runs SET lease_owner = ?, lease_until = ? WHERE run_id = ? AND status = ?"
@@ -160,13 +107,8 @@ _TAKE = (
 
 
 class SqliteOutbox:
-    def __init__(self, db: Database, handoff: Handoff) -> None:
+    def __init__(self, db: Database) -> None:
         self._db = db
-        self._handoff = handoff
-
-    @property
-    def handoff(self) -> Handoff:
-        return self._handoff
 
     async def claim(
         self, now: float, *, until: float, owner: str, surfaces: Sequence[str], limit: int = 50
@@ -197,22 +139,23 @@ class SqliteOutbox:
     async def delivered(
         self, delivery_id: int, *, at: float, message_ref: dict[str, Any] | None = None
     ) -> None:
-        ref = dump(message_ref)
+        await self.delivered_all([Delivered(delivery_id, at, message_ref)])
+
+    async def delivered_all(self, done: Sequence[Delivered]) -> None:
+        marks = [(_DONE, d.at, d.delivery_id) for d in done]
+        refs = [(dump(d.message_ref), d.delivery_id) for d in done if d.message_ref is not None]
 
         def delivered(conn: sqlite3.Connection) -> None:
             with transaction(conn):
-                conn.execute(
-                    "UPDATE outbox SET state = ?, done_at = ? WHERE id = ?",
-                    (str(DeliveryState.DONE), at, delivery_id),
+                conn.executemany("UPDATE outbox SET state = ?, done_at = ? WHERE id = ?", marks)
+                conn.executemany(
+                    "UPDATE pauses SET message_ref = ? WHERE interrupt_id ="
+                    " (SELECT interrupt_id FROM outbox WHERE id = ?)",
+                    refs,
                 )
-                if ref is not None:
-                    conn.execute(
-                        "UPDATE pauses SET message_ref = ? WHERE interrupt_id ="
-                        " (SELECT interrupt_id FROM outbox WHERE id = ?)",
-                        (ref, delivery_id),
-                    )
 
-        await self._db.run(delivered)
+        if done:
+            await self._db.run(delivered)
 
     async def retry(self, delivery_id: int, *, next_at: float, error: str) -> None:
         sql = (

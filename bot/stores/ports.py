@@ -1,11 +1,11 @@
-"""Store ports. Each backend (memory, SQLite, PostgreSQL) implements all of them.
+"""Store ports. Each backend (SQLite, PostgreSQL) implements all of them.
 
-Spending a token and recording the answer are one port call (``spend``)
-because they must be one transaction: a crash between them would either
-lose an answer or let a token be spent twice. For the same reason every
-state change that owes a person a message writes its outbox row in the
-same transaction (``issue``, ``spend``, ``Runs.finish``): a crash can delay
-a message, never lose it.
+Every change of a question's life goes through one port, ``unit`` (the
+lifecycle's unit of work, ``bot.questions.write``): spending a token and
+recording the answer, or pausing a run and owing its post, are one
+transaction, so a crash can delay a message, never lose it and never
+spend a token twice. The other ports read, or keep what is no step of the
+lifecycle (leases, the journal, deliveries, installations).
 """
 
 from __future__ import annotations
@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from bot.kernel.journal import Journal
-from bot.stores.handoff import Handoff
+from bot.questions.write import UnitOfWork
 from bot.stores.records import (
     AuditEvent,
-    Closing,
     ConversationSummary,
     Delivery,
     OpenQuestion,
@@ -26,35 +25,11 @@ from bot.stores.records import (
     PendingFilter,
     QuestionStats,
     RunRecord,
-    RunStatus,
 )
 
 
-class Consumption(Protocol):
-    """Records that a token was spent; redemption relies on it to refuse a replay."""
-
-    async def spend(self, interrupt_id: str, closing: Closing) -> bool:
-        """Close an outstanding pause and spend its token, atomically.
-
-        True for the one caller that spent it; False if it was already
-        spent or closed, however many processes race. In the same
-        transaction (where the backend keeps runs): the run is marked
-        RUNNING (its resume is owed) and leased to ``closing.lease_owner``,
-        the close is audited, and the edit of the posted question is put in
-        the outbox.
-        """
-        ...
-
-
 class Ledger(Protocol):
-    """Issued pauses; the capability writes them, redemption and admins read them."""
-
-    async def issue(self, record: PauseRecord) -> None:
-        """Write the row. For a new outstanding row, in the same transaction: the
-        question is audited (``paused``), the run is marked PAUSED and its lease
-        cleared, its earlier closed pauses marked resumed, and posting the
-        question is put in the outbox, so it is never outstanding unseen."""
-        ...
+    """Issued questions as stored; redemption, delivery and admins read them."""
 
     async def get(self, interrupt_id: str) -> PauseRecord | None: ...
     async def set_message_ref(self, interrupt_id: str, ref: dict[str, Any]) -> None: ...
@@ -87,18 +62,6 @@ class Checkpoints(Protocol):
 
 class Runs(Protocol):
     """Runs and where they live; RunService relies on it to post outcomes."""
-
-    async def finish(
-        self, run_id: str, status: RunStatus, *, at: float, text: str, failed: bool = False
-    ) -> bool:
-        """End a RUNNING run as COMPLETED or FAILED, once.
-
-        In the same transaction: the lease is cleared, earlier closed pauses
-        are marked resumed, the end is audited and posting ``text`` is put
-        in the outbox. False (nothing changed) if the run was not RUNNING,
-        so a replayed ending posts nothing twice.
-        """
-        ...
 
     async def create(self, run: RunRecord) -> bool:
         """Store a new run (and audit its start); False, nothing changed, if its id exists.
@@ -142,11 +105,6 @@ class Leases(Protocol):
 class Outbox(Protocol):
     """Messages owed to people; whichever process claims a row delivers it."""
 
-    @property
-    def handoff(self) -> Handoff:
-        """Rows this store object's own writes just owed, for this process's deliverer."""
-        ...
-
     async def claim(
         self, now: float, *, until: float, owner: str, surfaces: Sequence[str], limit: int = 50
     ) -> list[Delivery]:
@@ -164,6 +122,10 @@ class Outbox(Protocol):
         self, delivery_id: int, *, at: float, message_ref: dict[str, Any] | None = None
     ) -> None:
         """Mark it done; a posted question's reference is saved on its ledger row."""
+        ...
+
+    async def delivered_all(self, done: Sequence[Delivered]) -> None:
+        """Mark several rows done in one write (one deliverer pass)."""
         ...
 
     async def retry(self, delivery_id: int, *, next_at: float, error: str) -> None:
@@ -211,32 +173,13 @@ class AdminStore(Protocol):
         """Counts and percentiles aggregated in the store, never row by row here."""
         ...
 
-    async def extend(
-        self, interrupt_id: str, *, expires_at: float, at: float, actor: str
-    ) -> PauseRecord | None:
-        """Move an outstanding question's expiry; None if it is not outstanding.
-
-        In the same transaction: the change is audited ("extended") and a
-        redraw of the posted question is put in the outbox.
-        """
-        ...
-
-    async def repost(self, interrupt_id: str, *, at: float, actor: str) -> PauseRecord | None:
-        """Owe a second post of an outstanding question; None if it is not outstanding.
-
-        In the same transaction: audited ("resent"), a PUBLISH row for the
-        same ledger row (so still one token, one spend) and, if it was
-        posted before, a MOVED row carrying the old message's reference.
-        """
-        ...
-
 
 class Stores(Protocol):
     """One backend's ports, opened and closed together."""
 
     # Read-only so each backend may narrow them to its own classes.
     @property
-    def consumption(self) -> Consumption: ...
+    def unit(self) -> UnitOfWork: ...
     @property
     def ledger(self) -> Ledger: ...
     @property
@@ -258,6 +201,15 @@ class Stores(Protocol):
 
     async def ping(self) -> None: ...
     async def close(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Delivered:
+    """A row delivered, and the posted message's reference if it was a post."""
+
+    delivery_id: int
+    at: float
+    message_ref: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,11 +3,10 @@
 Every port method is one sync function run as one transaction (or one
 statement) by ``_sqlite_db.Database``: inline on the event loop when the
 lock is free, else in its worker thread. Row mapping lives in
-``_sqlite_rows``. Semantics match ``bot.stores.memory`` method for method,
-including insertion order where the memory backend returns it and KeyError
-for updates to an unknown id. JSON columns hold dicts; a value that is not
-JSON-serialisable is refused with TypeError when written rather than
-corrupting the row.
+``_sqlite_rows``; the lifecycle's writes in ``_sqlite_unit``. Lists come
+back in insertion order, and an update of an unknown id raises KeyError.
+JSON columns hold dicts; a value that is not JSON-serialisable is refused
+with TypeError when written rather than corrupting the row.
 """
 
 from __future__ import annotations
@@ -20,15 +19,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from bot.kernel.journal import Journal
+from bot.questions.write import UnitOfWork
 from bot.stores._migrations import migrate
 from bot.stores._rows import (
     PAUSE_COLUMNS,
     audit_from_row,
     audit_params,
     dump,
-    load,
-    pause_from_row,
-    pause_params,
     pauses_from_rows,
     run_from_row,
     run_params,
@@ -39,17 +36,14 @@ from bot.stores._sqlite_durable import (
     SqliteJournal,
     SqliteLeases,
     SqliteOutbox,
-    enqueue,
-    mark_resumed,
 )
 from bot.stores._sqlite_installations import SqliteInstallations
-from bot.stores._sqlite_rows import INSERT_RUN, SELECT_RUNS, UPSERT_PAUSE, pauses_query
-from bot.stores.handoff import Handoff, Owed
+from bot.stores._sqlite_rows import INSERT_RUN, SELECT_RUNS, pauses_query
+from bot.stores._sqlite_unit import SqliteUnit
 from bot.stores.ports import (
     AdminStore,
     Audit,
     Checkpoints,
-    Consumption,
     Installations,
     Leases,
     Ledger,
@@ -59,9 +53,7 @@ from bot.stores.ports import (
 from bot.stores.records import (
     MAX_CROSS_SCOPE_KEPT,
     AuditEvent,
-    Closing,
     ConversationSummary,
-    DeliveryKind,
     PauseRecord,
     PauseStatus,
     RunRecord,
@@ -71,103 +63,6 @@ from bot.stores.records import (
 _OUTSTANDING = str(PauseStatus.OUTSTANDING)
 _PAUSED = str(RunStatus.PAUSED)
 _RUNNING = str(RunStatus.RUNNING)
-# A closed pause owes its run a resume; only a PAUSED run changes (a test may
-# close a pause of a run that is elsewhere in its life).
-_PAUSE_RUN = (
-    "UPDATE runs SET status = ?, updated_at = ?, lease_owner = '', lease_until = NULL"
-    " WHERE run_id = ?"
-)
-_CLEAR_LEASE = "UPDATE runs SET lease_owner = '', lease_until = NULL WHERE run_id = ?"
-_RESUME_OWED = (
-    "UPDATE runs SET status = 'running', updated_at = ?, lease_owner = ?, lease_until = ?"
-    " WHERE run_id = ? AND status = ?"
-)
-
-
-# An expiry closes only what is still overdue: an admin may have extended it
-# since the sweeper listed it. The row comes back as the close left it.
-_CLOSE_PAUSE = (
-    "UPDATE pauses SET status = ?, answer = ?, closed_by = ?, closed_by_id = ?, closed_at = ?"  # noqa: S608 - our own identifiers
-    " WHERE interrupt_id = ? AND status = ? AND (? <> 'expired' OR expires_at <= ?)"
-    f" RETURNING {', '.join(PAUSE_COLUMNS)}"
-)
-_ATTEMPTS_OF = "SELECT attempt_json FROM cross_scope_attempts WHERE interrupt_id = ? ORDER BY seq"
-
-
-def _attempts_of(conn: sqlite3.Connection, interrupt_id: str) -> list[Any]:
-    return [load(text) for (text,) in conn.execute(_ATTEMPTS_OF, (interrupt_id,))]
-
-
-class _NotSpent(Exception):
-    """Raised inside ``spend``'s transaction so ``transaction`` rolls it back."""
-
-
-class SqliteConsumption:
-    """A token is spent when its ledger row closes: one conditional UPDATE under the
-    write lock (BEGIN IMMEDIATE), so of two spends of one row only the first changes it."""
-
-    def __init__(self, db: Database, handoff: Handoff) -> None:
-        self._db = db
-        self._handoff = handoff
-
-    async def spend(self, interrupt_id: str, closing: Closing) -> bool:
-        answer = dump(closing.answer)  # a bad answer never takes the lock
-        status = str(closing.status)
-
-        def spend(conn: sqlite3.Connection) -> tuple[bool, Owed | None]:
-            try:
-                with transaction(conn):
-                    closed = conn.execute(
-                        _CLOSE_PAUSE,
-                        (
-                            status,
-                            answer,
-                            closing.by,
-                            closing.by_id,
-                            closing.at,
-                            interrupt_id,
-                            _OUTSTANDING,
-                            status,
-                            closing.at,
-                        ),
-                    ).fetchall()
-                    if not closed:
-                        raise _NotSpent  # unknown, already closed, or not yet overdue
-                    record = pause_from_row(closed[0], _attempts_of(conn, interrupt_id))
-                    run_id = record.run_id
-                    conn.execute(
-                        _RESUME_OWED,
-                        (closing.at, closing.lease_owner, closing.lease_until, run_id, _PAUSED),
-                    )
-                    conn.execute(
-                        _INSERT_AUDIT,
-                        (
-                            closing.at,
-                            status,
-                            run_id,
-                            interrupt_id,
-                            closing.by_id or closing.by,
-                            "{}",
-                        ),
-                    )
-                    # The edit shows the question as this close left it.
-                    owed = enqueue(
-                        conn,
-                        run_id,
-                        DeliveryKind.CLOSED,
-                        at=closing.at,
-                        interrupt_id=interrupt_id,
-                        pause=record,
-                    )
-            except _NotSpent:
-                return False, None
-            return True, owed
-
-        spent, owed = await self._db.run(spend)
-        self._handoff.owe(owed)
-        return spent
-
-
 _GET_PAUSE = pauses_query("WHERE p.interrupt_id = ?", "p.seq")
 _GET_ONE_PAUSE = (
     f"SELECT {', '.join(PAUSE_COLUMNS)}, EXISTS (SELECT 1 FROM cross_scope_attempts AS a"  # noqa: S608 - our own identifiers
@@ -203,62 +98,14 @@ def _paused_event(record: PauseRecord) -> tuple[Any, ...]:
 
 
 class SqliteLedger:
-    """Issued pauses; cross-scope attempts live in their own table, in insertion order."""
+    """Issued questions; cross-scope attempts live in their own table, in insertion order."""
 
-    def __init__(self, db: Database, handoff: Handoff) -> None:
+    def __init__(self, db: Database, unit: SqliteUnit) -> None:
         self._db = db
-        self._handoff = handoff
-
-    async def issue(self, record: PauseRecord) -> None:
-        params = pause_params(record)  # a bad payload never takes the lock
-        attempts = [dump(a) for a in record.cross_scope_attempts]
-        paused = _paused_event(record)
-
-        def issue(conn: sqlite3.Connection) -> Owed | None:
-            with transaction(conn):
-                known = conn.execute(
-                    "SELECT 1 FROM pauses WHERE interrupt_id = ?", (record.interrupt_id,)
-                ).fetchone()
-                conn.execute(UPSERT_PAUSE, params)
-                if known:
-                    # The record is the whole truth, attempts included.
-                    conn.execute(
-                        "DELETE FROM cross_scope_attempts WHERE interrupt_id = ?",
-                        (record.interrupt_id,),
-                    )
-                now = time.time()
-                conn.executemany(_INSERT_ATTEMPT, [(record.interrupt_id, a, now) for a in attempts])
-                if known or record.status is not PauseStatus.OUTSTANDING:
-                    return None
-                at = record.issued_at
-                conn.execute(_INSERT_AUDIT, paused)
-                owed = enqueue(
-                    conn,
-                    record.run_id,
-                    DeliveryKind.PUBLISH,
-                    at=at,
-                    interrupt_id=record.interrupt_id,
-                    pause=record,
-                )
-                if owed is None:
-                    return None  # a pause of no known run (tests): nobody to post to
-                mark_resumed(conn, record.run_id, at)
-                # Nothing is owed until an answer, so nobody holds the lease.
-                conn.execute(_PAUSE_RUN, (_PAUSED, at, record.run_id))
-                return owed
-
-        self._handoff.owe(await self._db.run(issue))
+        self._unit = unit
 
     async def get(self, interrupt_id: str) -> PauseRecord | None:
-        def get(conn: sqlite3.Connection) -> PauseRecord | None:
-            row = conn.execute(_GET_ONE_PAUSE, (interrupt_id,)).fetchone()
-            if row is None or not row["attempted"]:
-                # Most rows have no cross-scope attempts: the row alone is the record.
-                return None if row is None else pause_from_row(row, [])
-            rows = _select_pauses(conn, _GET_PAUSE, (interrupt_id,))
-            return rows[0] if rows else None
-
-        return await self._db.run(get)
+        return await self._unit.question(interrupt_id)
 
     async def set_message_ref(self, interrupt_id: str, ref: dict[str, Any]) -> None:
         await self._update(interrupt_id, "message_ref", dump(ref))
@@ -388,9 +235,8 @@ LIMIT ?
 
 
 class SqliteRuns:
-    def __init__(self, db: Database, handoff: Handoff) -> None:
+    def __init__(self, db: Database) -> None:
         self._db = db
-        self._handoff = handoff
 
     async def create(self, run: RunRecord) -> bool:
         params = run_params(run)
@@ -419,31 +265,6 @@ class SqliteRuns:
             return None if row is None else run_from_row(row)
 
         return await self._db.run(get)
-
-    async def finish(
-        self, run_id: str, status: RunStatus, *, at: float, text: str, failed: bool = False
-    ) -> bool:
-        kind = "failed" if failed else "completed"
-
-        def finish(conn: sqlite3.Connection) -> tuple[bool, Owed | None]:
-            with transaction(conn):
-                ended = conn.execute(
-                    "UPDATE runs SET status = ?, updated_at = ?, final_text = ?"
-                    " WHERE run_id = ? AND status = ?",
-                    (str(status), at, text, run_id, _RUNNING),
-                )
-                if ended.rowcount == 0:
-                    return False, None
-                mark_resumed(conn, run_id, at)
-                conn.execute(_INSERT_AUDIT, (at, kind, run_id, "", "", "{}"))
-                body = {"text": text, "failed": failed}
-                owed = enqueue(conn, run_id, DeliveryKind.OUTCOME, at=at, body=body)
-                conn.execute(_CLEAR_LEASE, (run_id,))
-                return True, owed
-
-        ended, owed = await self._db.run(finish)
-        self._handoff.owe(owed)
-        return ended
 
     async def recent(self, *, limit: int = 50) -> list[RunRecord]:
         def recent(conn: sqlite3.Connection) -> list[RunRecord]:
@@ -524,18 +345,17 @@ class SqliteStores:
         self._db = db
         # Typed as the ports: ``Stores`` declares plain (mutable, so invariant)
         # attributes, which the concrete classes would not match.
-        # What this object's writes owe, handed to the deliverer of its process.
-        handoff = Handoff()
-        self.consumption: Consumption = SqliteConsumption(db, handoff)
-        self.ledger: Ledger = SqliteLedger(db, handoff)
+        unit = SqliteUnit(db)
+        self.unit: UnitOfWork = unit
+        self.ledger: Ledger = SqliteLedger(db, unit)
         self.checkpoints: Checkpoints = SqliteCheckpoints(db)
-        self.runs: Runs = SqliteRuns(db, handoff)
+        self.runs: Runs = SqliteRuns(db)
         self.audit: Audit = SqliteAudit(db)
         self.leases: Leases = SqliteLeases(db)
         self.journal: Journal = SqliteJournal(db)
-        self.outbox: Outbox = SqliteOutbox(db, handoff)
+        self.outbox: Outbox = SqliteOutbox(db)
         self.installations: Installations = SqliteInstallations(db)
-        self.admin: AdminStore = SqliteAdmin(db, handoff)
+        self.admin: AdminStore = SqliteAdmin(db)
 
     @classmethod
     async def open(cls, path: str | Path) -> SqliteStores:

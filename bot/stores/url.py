@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from bot.stores.errors import StoreError
-from bot.stores.memory import MemoryStores
 from bot.stores.ports import Stores
 from bot.stores.sqlite import SqliteStores
 
@@ -11,7 +10,6 @@ _SQLITE_PREFIX = "sqlite:///"
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 ACCEPTED = (
-    "memory:// (tests only: nothing survives a restart), "
     "sqlite:///relative/path.sqlite3 or sqlite:////absolute/path.sqlite3, "
     "postgresql://user:password@host:5432/database (several replicas)"
 )
@@ -30,7 +28,11 @@ async def open_stores(
     ``pool_size`` and ``statement_timeout`` (seconds) apply to PostgreSQL only.
     """
     if url == "memory://":
-        return MemoryStores()
+        # Gone: a store that forgets every question at a restart is no store.
+        raise StoreError(
+            "DATABASE_URL=memory:// is no longer supported; use sqlite:///path/bot.sqlite3 "
+            "(tests use one on a temporary file)"
+        )
     if url.startswith(_SQLITE_PREFIX) and url[len(_SQLITE_PREFIX) :].strip():
         # Three slashes then the path: a fourth slash makes it absolute.
         return await SqliteStores.open(url[len(_SQLITE_PREFIX) :])

@@ -43,7 +43,7 @@ from bot.providers.scripted import ScriptedProvider
 from bot.stores import PauseStatus, open_stores
 from bot.stores.ports import Stores
 from bot.testing import FixedClock, call, calls, question, say
-from tests.support import HarnessFactory
+from tests.support import HarnessFactory, bridge_ports
 
 ASK = call(ASK_USER, questions=[question("Which environment?", "staging", "production")])
 REQUEST = TurnRequest(text="go", scope="T1", run_id="run_1", root_run_id="run_1")
@@ -61,8 +61,8 @@ def capability_for(
         signer=signer,
         binding=binding,
         encode_token=signer.encode if encode == "signer" else encode,
-        consumption=stores.consumption,
-        ledger=stores.ledger,
+        consumption=bridge_ports(stores),
+        ledger=bridge_ports(stores),
         checkpoints=options.pop("checkpoints", stores.checkpoints),
         **options,
     )
@@ -349,7 +349,7 @@ async def test_h8_redemption_is_shared_only_for_durable_stores(
     assert redemption_is_shared(default.consumption) is False
     sqlite = await open_stores(f"sqlite:///{db_path}")
     try:
-        assert redemption_is_shared(sqlite.consumption) is True
+        assert redemption_is_shared(bridge_ports(sqlite)) is True
     finally:
         await sqlite.close()
 

@@ -42,7 +42,7 @@ from bot.stores import PauseStatus
 from bot.stores.ports import Stores
 from bot.stores.records import AuditEvent, Closing
 from bot.testing import call, calls, question, say
-from tests.support import HarnessFactory
+from tests.support import HarnessFactory, bridge_ports, steps
 
 ASK = call(ASK_USER, questions=[question("Which environment?", "staging", "production")])
 REQUEST = TurnRequest(text="go", scope="T1", run_id="run_1", root_run_id="run_1")
@@ -55,8 +55,8 @@ def capability_for(
     arguments: dict[str, Any] = {
         "binding": current_run_binding,
         "encode_token": signer.encode,
-        "consumption": stores.consumption,
-        "ledger": stores.ledger,
+        "consumption": bridge_ports(stores),
+        "ledger": bridge_ports(stores),
         "checkpoints": stores.checkpoints,
         "audit": stores.audit,
     }
@@ -444,7 +444,7 @@ async def test_a_failing_ledger_on_sqlite_leaves_no_checkpoint(
         signer=signer,
         binding=bound_to("deploy-78"),
         encode_token=signer.encode,
-        consumption=sqlite_stores.consumption,
+        consumption=bridge_ports(sqlite_stores),
         ledger=FailingLedger(),
         checkpoints=sqlite_stores.checkpoints,
         audit=sqlite_stores.audit,
@@ -494,7 +494,7 @@ async def test_the_pin_travels_with_the_pause_and_comes_back_at_resume(
     assert request.pin == "release-42"
 
     answering = Closing(PauseStatus.ANSWERED, by="Alice", at=1.0, answer=GOOD)
-    assert await stores.consumption.spend(row.interrupt_id, answering)
+    assert await steps(stores).spend(row.interrupt_id, answering)
     answered = await stores.ledger.get(row.interrupt_id)
     assert answered is not None
     second = Agent(

@@ -211,6 +211,10 @@ async def test_a_fresh_turn_reads_no_journal_and_a_redrive_replays_it() -> None:
     request = TurnRequest(text="go", scope="s", run_id="r1")
     first = await agent.run_turn(request, fresh=True)
     assert journal.reads == 0
+    # The final reply comes back for the caller to journal with the ending, in one write.
+    assert isinstance(first, TurnCompleted) and list(first.unjournaled) == ["model:1"]
+    for step, value in first.unjournaled.items():
+        await journal.record("r1", step, value)
     again = await agent.run_turn(request)  # recovery drives it again
     assert journal.reads == 1
     assert isinstance(first, TurnCompleted) and isinstance(again, TurnCompleted)

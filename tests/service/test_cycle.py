@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -11,9 +10,11 @@ from bot.human import ASK_USER, REFUSAL
 from bot.kernel.messages import ModelReply
 from bot.outcomes import Redeemed
 from bot.policy import RequesterOrApprovers
+from bot.questions.write import Write, Written
 from bot.service.redeem import Redeemer
 from bot.stores import PauseStatus, RunStatus, open_stores
 from bot.stores.ports import Stores
+from bot.stores.records import PauseRecord
 from bot.testing import FixedClock, call, calls, question, say
 from tests.support import REQUESTER, WHERE, HarnessFactory
 
@@ -153,22 +154,23 @@ async def test_a_follow_up_sees_the_finished_exchange(
 async def test_a_store_outage_mid_run_hands_the_run_back_instead_of_failing_it(
     sqlite_stores: Stores, harness: HarnessFactory, clock: FixedClock
 ) -> None:
-    """The journal write meets an outage: the run stays owed, and recovery finishes it."""
+    """The ending's write meets an outage: the run stays owed, and recovery finishes it."""
     # Asked again after the outage: the reply was never recorded (in flight).
     h = harness(sqlite_stores, [say("done"), say("done")])
-    steps: list[str] = []
+    writes: list[Write] = []
+    real = h.service.questions.unit
 
-    class FlakyJournal:
-        async def steps(self, run_id: str) -> Mapping[str, Any]:
-            return await sqlite_stores.journal.steps(run_id)
-
-        async def record(self, run_id: str, step: str, value: Any) -> None:
-            steps.append(step)
-            if len(steps) == 1:
+    class FlakyUnit:
+        async def apply(self, write: Write) -> Written | None:
+            writes.append(write)
+            if len(writes) == 1:
                 raise ConnectionResetError("the database went away")
-            await sqlite_stores.journal.record(run_id, step, value)
+            return await real.apply(write)
 
-    h.agent.journal = FlakyJournal()
+        async def question(self, interrupt_id: str) -> PauseRecord | None:
+            return await real.question(interrupt_id)
+
+    h.service.questions.unit = FlakyUnit()
     run_id = await h.start()
     run = await sqlite_stores.runs.get(run_id)
     assert run is not None

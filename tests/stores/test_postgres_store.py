@@ -25,7 +25,7 @@ from bot.stores.records import DeliveryKind
 from bot.stores.url import open_stores
 from tests.stores._postgres import admin_connection, fresh_schema, schema_url
 from tests.stores._proxy import Proxy
-from tests.support import HarnessFactory
+from tests.support import HarnessFactory, bridge_ports, steps
 
 pytestmark = pytest.mark.postgres
 
@@ -157,7 +157,7 @@ async def test_the_postgres_backend_shares_redemption() -> None:
     async with fresh_schema() as url:
         stores = await PostgresStores.open(url)
         try:
-            assert redemption_is_shared(stores.consumption) is True
+            assert redemption_is_shared(bridge_ports(stores)) is True
         finally:
             await stores.close()
 
@@ -168,9 +168,9 @@ async def test_one_spend_wins_across_replicas(
     """200 spends of one token racing over two replicas: one True, one close, one edit owed."""
     a, b = replicas
     await a.runs.create(run("r1"))
-    await a.ledger.issue(pause("i1", "r1"))
+    await steps(a).issue(pause("i1", "r1"))
     results = await asyncio.gather(
-        *((a if n % 2 else b).consumption.spend("i1", answered(f"p{n}")) for n in range(200))
+        *(steps(a if n % 2 else b).spend("i1", answered(f"p{n}")) for n in range(200))
     )
     assert results.count(True) == 1
     winner = f"p{results.index(True)}"
@@ -190,7 +190,7 @@ async def test_each_due_delivery_goes_to_exactly_one_replica(
     a, b = replicas
     for n in range(40):
         await a.runs.create(run(f"r{n}"))
-        await a.ledger.issue(pause(f"i{n}", f"r{n}"))  # a PUBLISH row, born unclaimed
+        await steps(a).issue(pause(f"i{n}", f"r{n}"))  # a PUBLISH row, born unclaimed
 
     async def deliver_all(stores: Stores, owner: str) -> list[int]:
         """Claim and deliver until a pass finds nothing, as a replica's deliverer does."""
@@ -240,11 +240,11 @@ async def test_every_replica_hears_a_question_open_and_close(
     await asyncio.wait_for(b.changes.listening.wait(), SETTLE)
 
     await a.runs.create(run("r1"))
-    await a.ledger.issue(pause("i1", "r1"))
+    await steps(a).issue(pause("i1", "r1"))
     assert await asyncio.wait_for(heard.get(), SETTLE) == Change("r1", "console", "conv-r1")
-    assert await a.consumption.spend("i1", answered("alice"))
+    assert await steps(a).spend("i1", answered("alice"))
     assert await asyncio.wait_for(heard.get(), SETTLE) == Change("r1", "console", "conv-r1")
-    assert await a.runs.finish("r1", RunStatus.COMPLETED, at=30.0, text="done")
+    assert await steps(a).finish("r1", RunStatus.COMPLETED, at=30.0, text="done")
     assert await asyncio.wait_for(heard.get(), SETTLE) == Change("r1", "console", "conv-r1")
     unsubscribe()
     assert heard.empty()
@@ -260,12 +260,12 @@ async def test_a_failed_spend_tells_nobody(
     await asyncio.wait_for(b.changes.listening.wait(), SETTLE)
     await a.runs.create(run("r1"))
     await a.runs.create(run("r2"))
-    await a.ledger.issue(pause("i1", "r1"))
+    await steps(a).issue(pause("i1", "r1"))
     assert (await asyncio.wait_for(heard.get(), SETTLE)).run_id == "r1"
-    assert await a.consumption.spend("i1", answered("alice"))
+    assert await steps(a).spend("i1", answered("alice"))
     assert (await asyncio.wait_for(heard.get(), SETTLE)).run_id == "r1"
-    assert not await a.consumption.spend("i1", answered("bob"))  # rolled back
-    await a.ledger.issue(pause("i2", "r2"))
+    assert not await steps(a).spend("i1", answered("bob"))  # rolled back
+    await steps(a).issue(pause("i2", "r2"))
     # The next notice is r2's, so the refused spend sent none before it.
     assert (await asyncio.wait_for(heard.get(), SETTLE)).run_id == "r2"
 
@@ -280,9 +280,9 @@ async def test_changes_in_another_schema_are_not_ours(url: str) -> None:
             changes_of(ours).subscribe(heard.put_nowait)
             await asyncio.wait_for(ours.changes.listening.wait(), SETTLE)
             await theirs.runs.create(run("theirs"))
-            await theirs.ledger.issue(pause("t1", "theirs"))
+            await steps(theirs).issue(pause("t1", "theirs"))
             await ours.runs.create(run("ours"))
-            await ours.ledger.issue(pause("o1", "ours"))
+            await steps(ours).issue(pause("o1", "ours"))
             assert (await asyncio.wait_for(heard.get(), SETTLE)).run_id == "ours"
         finally:
             await ours.close()
@@ -334,7 +334,7 @@ async def test_a_lost_database_fails_the_ping_and_the_pool_recovers_by_itself(
         direct = await PostgresStores.open(url)
         try:
             await direct.runs.create(run("r1"))
-            await direct.ledger.issue(pause("i1", "r1"))
+            await steps(direct).issue(pause("i1", "r1"))
         finally:
             await direct.close()
         assert (await asyncio.wait_for(heard.get(), SETTLE)).run_id == "r1"
@@ -381,14 +381,14 @@ async def test_each_expiry_is_handled_by_exactly_one_replica(
     a, b = replicas
     for n in range(30):
         await a.runs.create(run(f"r{n}"))
-        await a.ledger.issue(dataclasses.replace(pause(f"i{n}", f"r{n}"), expires_at=50.0))
+        await steps(a).issue(dataclasses.replace(pause(f"i{n}", f"r{n}"), expires_at=50.0))
 
     async def sweep(stores: Stores, who: str) -> list[str]:
         expired = []
         while overdue := await stores.ledger.overdue(100.0, limit=7):
             for record in overdue:
                 closing = Closing(PauseStatus.EXPIRED, by=who, at=100.0)
-                if await stores.consumption.spend(record.interrupt_id, closing):
+                if await steps(stores).spend(record.interrupt_id, closing):
                     expired.append(record.interrupt_id)
         return expired
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from bot.stores import AuditEvent, PauseRecord, SqliteStores
 from bot.stores._migrations import MIGRATIONS
+from tests.support import steps
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT = 60.0
@@ -19,11 +20,13 @@ TIMEOUT = 60.0
 # file so both start spending together, then prints its wins per token.
 SPENDER = """
 import asyncio, json, pathlib, sys, time
+from bot.questions.lifecycle import Lifecycle
 from bot.stores import Closing, PauseStatus, SqliteStores
 
 async def main() -> None:
     path, barrier, by, reps, ids = sys.argv[1:6]
     stores = await SqliteStores.open(path)
+    lifecycle = Lifecycle(stores.unit)
     try:
         print("ready", flush=True)
         while not pathlib.Path(barrier).exists():
@@ -32,7 +35,7 @@ async def main() -> None:
         for _ in range(int(reps)):
             for interrupt_id in wins:
                 closing = Closing(PauseStatus.ANSWERED, by, time.time(), {"by": by})
-                wins[interrupt_id] += await stores.consumption.spend(interrupt_id, closing)
+                wins[interrupt_id] += await lifecycle.close(interrupt_id, closing) is not None
         print(json.dumps(wins), flush=True)
     finally:
         await stores.close()
@@ -60,6 +63,7 @@ asyncio.run(main())
 # for argv[2] seconds, then commits.
 HOLDER = """
 import sqlite3, sys, time
+from tests.support import steps
 
 conn = sqlite3.connect(sys.argv[1], isolation_level=None)
 conn.execute("BEGIN IMMEDIATE")
@@ -126,7 +130,7 @@ async def prepare(path: Path, interrupt_ids: list[str]) -> None:
     stores = await SqliteStores.open(path)
     try:
         for interrupt_id in interrupt_ids:
-            await stores.ledger.issue(pause(interrupt_id))
+            await steps(stores).issue(pause(interrupt_id))
     finally:
         await stores.close()
 

@@ -24,6 +24,7 @@ from bot.stores import (
     open_stores,
 )
 from bot.stores._migrations import LATEST_VERSION, MIGRATIONS, migrate
+from tests.support import steps
 
 
 def pause(interrupt_id: str = "i1") -> PauseRecord:
@@ -53,9 +54,9 @@ async def test_data_survives_close_and_reopen(tmp_path: Path) -> None:
     path = tmp_path / "bot.sqlite3"
     stores = await SqliteStores.open(path)
     try:
-        await stores.ledger.issue(pause("i1"))
-        await stores.ledger.issue(pause("i2"))
-        assert await stores.consumption.spend("i1", ANSWER)
+        await steps(stores).issue(pause("i1"))
+        await steps(stores).issue(pause("i2"))
+        assert await steps(stores).spend("i1", ANSWER)
         await stores.runs.create(
             RunRecord("run-1", "team-a", "slack", "alice", "go", created_at=1.0)
         )
@@ -70,7 +71,7 @@ async def test_data_survives_close_and_reopen(tmp_path: Path) -> None:
         assert answered is not None
         assert (answered.status, answered.closed_by) == (PauseStatus.ANSWERED, "alice")
         assert [p.interrupt_id for p in await reopened.ledger.outstanding()] == ["i2"]
-        assert await reopened.consumption.spend("i1", ANSWER) is False  # still spent
+        assert await steps(reopened).spend("i1", ANSWER) is False  # still spent
         assert (await reopened.runs.get("run-1")) is not None
         assert await reopened.checkpoints.load(checkpoint_id) == {"step": 3}
         kinds = [e.kind for e in await reopened.audit.recent()]
@@ -257,13 +258,13 @@ async def test_a_failing_spend_leaves_nothing_half_written(tmp_path: Path) -> No
     path = tmp_path / "bot.sqlite3"
     stores = await SqliteStores.open(path)
     try:
-        await stores.ledger.issue(pause())
+        await steps(stores).issue(pause())
         with raw(path) as conn:
             conn.execute(
                 "CREATE TRIGGER boom BEFORE UPDATE ON pauses BEGIN SELECT RAISE(ABORT, 'boom'); END"
             )
         with pytest.raises(sqlite3.Error, match="boom"):
-            await stores.consumption.spend("i1", ANSWER)
+            await steps(stores).spend("i1", ANSWER)
 
         with raw(path) as conn:
             # Nothing of the spend stands: no audit row, no owed edit, the run untouched.
@@ -273,7 +274,7 @@ async def test_a_failing_spend_leaves_nothing_half_written(tmp_path: Path) -> No
         row = await stores.ledger.get("i1")
         assert row is not None
         assert row.status is PauseStatus.OUTSTANDING
-        assert await stores.consumption.spend("i1", ANSWER) is True
+        assert await steps(stores).spend("i1", ANSWER) is True
     finally:
         await stores.close()
 
@@ -284,7 +285,7 @@ async def test_a_value_json_cannot_hold_is_refused_without_a_trace(tmp_path: Pat
     try:
         bad = dataclasses.replace(pause(), payload={"when": object()})
         with pytest.raises(TypeError):
-            await stores.ledger.issue(bad)
+            await steps(stores).issue(bad)
         assert await stores.ledger.get("i1") is None
         with pytest.raises(TypeError):
             await stores.checkpoints.save("run-1", {"set": {1, 2}})
@@ -308,9 +309,9 @@ async def test_concurrent_spends_in_one_process_have_one_winner(tmp_path: Path) 
     path = tmp_path / "bot.sqlite3"
     first, second = await SqliteStores.open(path), await SqliteStores.open(path)
     try:
-        await first.ledger.issue(pause())
+        await steps(first).issue(pause())
         results = await asyncio.gather(
-            *(s.consumption.spend("i1", ANSWER) for s in [first, second] * 25)
+            *(steps(s).spend("i1", ANSWER) for s in [first, second] * 25)
         )
         assert results.count(True) == 1
     finally:

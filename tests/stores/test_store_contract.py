@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from bot.service.owed import OwedRows
 from bot.stores import (
     AuditEvent,
     Closing,
@@ -18,6 +19,7 @@ from bot.stores import (
     Stores,
 )
 from bot.stores.records import MAX_CROSS_SCOPE_KEPT, DeliveryKind, DeliveryState
+from tests.support import Steps, steps
 
 
 def pause(interrupt_id: str = "i1", **changes: Any) -> PauseRecord:
@@ -78,24 +80,24 @@ async def test_issue_then_get_returns_every_field(stores: Stores) -> None:
         message_ref={"channel": "C1", "ts": "1.2"},
         cross_scope_attempts=({"actor": "eve", "scope": "b"}, {"actor": "mal", "scope": "c"}),
     )
-    await stores.ledger.issue(record)
+    await steps(stores).issue(record)
     assert await stores.ledger.get("i1") == record
     assert await stores.ledger.get("nope") is None
 
 
-async def test_reissue_replaces_the_row_and_keeps_its_place(stores: Stores) -> None:
-    """Issuing an existing id again replaces it whole but keeps its place in listings."""
-    await stores.ledger.issue(pause("a", cross_scope_attempts=({"actor": "eve"},)))
-    await stores.ledger.issue(pause("b"))
-    replacement = pause("a", payload={"question": "Again?"})
-    await stores.ledger.issue(replacement)
-    assert await stores.ledger.get("a") == replacement
-    assert [p.interrupt_id for p in await stores.ledger.outstanding()] == ["a", "b"]
+async def test_asking_an_existing_id_again_writes_nothing(stores: Stores) -> None:
+    """A question id is asked once: a second ask of it changes nor owes anything."""
+    await stores.runs.create(run())
+    lifecycle = steps(stores).lifecycle
+    assert await lifecycle.ask(pause("a")) is not None
+    assert await lifecycle.ask(pause("a", payload={"question": "Again?"})) is None
+    assert await stores.ledger.get("a") == pause("a")
+    assert [d.kind for d in await stores.outbox.of_run("run-1")] == [DeliveryKind.PUBLISH]
 
 
 async def test_set_message_ref_is_stored(stores: Stores) -> None:
     """set_message_ref records where the question was posted."""
-    await stores.ledger.issue(pause())
+    await steps(stores).issue(pause())
     await stores.ledger.set_message_ref("i1", {"channel": "C9", "ts": "42.1"})
     row = await stores.ledger.get("i1")
     assert row is not None
@@ -104,7 +106,7 @@ async def test_set_message_ref_is_stored(stores: Stores) -> None:
 
 async def test_record_cross_scope_keeps_order(stores: Stores) -> None:
     """Cross-scope attempts come back in the order they were recorded."""
-    await stores.ledger.issue(pause())
+    await steps(stores).issue(pause())
     attempts = [{"actor": f"user-{n}", "scope": "other"} for n in (3, 1, 2)]
     for attempt in attempts:
         await stores.ledger.record_cross_scope("i1", attempt)
@@ -119,15 +121,15 @@ async def test_updates_to_unknown_ids_raise_key_error(stores: Stores) -> None:
         await stores.ledger.set_message_ref("ghost", {"ts": "1"})
     with pytest.raises(KeyError):
         await stores.ledger.record_cross_scope("ghost", {"actor": "eve"})
-    assert not await stores.runs.finish("ghost", RunStatus.FAILED, at=1.0, text="")
+    assert not await steps(stores).finish("ghost", RunStatus.FAILED, at=1.0, text="")
 
 
 async def test_spend_closes_an_outstanding_pause_exactly_once(stores: Stores) -> None:
     """The first spend closes the row and wins; a second spend and an unknown id lose."""
-    await stores.ledger.issue(pause())
-    assert await stores.consumption.spend("i1", closing("alice", 150.0)) is True
-    assert await stores.consumption.spend("i1", closing("bob", 151.0)) is False
-    assert await stores.consumption.spend("unknown", closing()) is False
+    await steps(stores).issue(pause())
+    assert await steps(stores).spend("i1", closing("alice", 150.0)) is True
+    assert await steps(stores).spend("i1", closing("bob", 151.0)) is False
+    assert await steps(stores).spend("unknown", closing()) is False
     row = await stores.ledger.get("i1")
     assert row is not None
     assert (row.status, row.answer, row.closed_by, row.closed_at) == (
@@ -141,18 +143,18 @@ async def test_spend_closes_an_outstanding_pause_exactly_once(stores: Stores) ->
 async def test_spend_leaves_a_closed_pause_alone(stores: Stores) -> None:
     """Spending a pause that is no longer outstanding fails and changes nothing."""
     expired = pause(status=PauseStatus.EXPIRED, closed_by="sweeper", closed_at=201.0)
-    await stores.ledger.issue(expired)
-    assert await stores.consumption.spend("i1", closing()) is False
+    await steps(stores).issue(expired)
+    assert await steps(stores).spend("i1", closing()) is False
     assert await stores.ledger.get("i1") == expired
 
 
 async def test_a_new_question_marks_the_runs_closed_pauses_resumed(stores: Stores) -> None:
     """Closed pauses stay unresumed until their run is continued (next question or end)."""
     await stores.runs.create(run("r1"))
-    await stores.ledger.issue(pause("x", run_id="r1"))
-    assert await stores.consumption.spend("x", closing())
+    await steps(stores).issue(pause("x", run_id="r1"))
+    assert await steps(stores).spend("x", closing())
     assert (await _get(stores, "x")).resumed_at is None
-    assert await stores.runs.finish("r1", RunStatus.COMPLETED, at=300.0, text="done")
+    assert await steps(stores).finish("r1", RunStatus.COMPLETED, at=300.0, text="done")
     assert (await _get(stores, "x")).resumed_at == 300.0
 
 
@@ -179,7 +181,7 @@ async def test_a_lease_is_held_by_one_owner_until_it_lapses(stores: Stores) -> N
 async def test_only_running_runs_can_be_leased(stores: Stores) -> None:
     """A paused or finished run is owed no work, so nobody leases or recovers it."""
     await stores.runs.create(run("r1"))
-    await stores.ledger.issue(pause("q1", run_id="r1"))
+    await steps(stores).issue(pause("q1", run_id="r1"))
     assert (await stores.runs.get("r1")).status is RunStatus.PAUSED  # type: ignore[union-attr]
     assert not await stores.leases.acquire("r1", "a", now=0.0, until=30.0)
     assert await stores.leases.lapsed(1e9) == []
@@ -188,9 +190,9 @@ async def test_only_running_runs_can_be_leased(stores: Stores) -> None:
 async def test_issuing_a_pause_pauses_its_run_and_owes_the_post(stores: Stores) -> None:
     """One write: the row, its audit, the run PAUSED, earlier closes resumed, a publish owed."""
     await stores.runs.create(run("r1"))
-    await stores.ledger.issue(pause("q1", run_id="r1"))
-    assert await stores.consumption.spend("q1", closing())
-    await stores.ledger.issue(pause("q2", run_id="r1", issued_at=170.0))
+    await steps(stores).issue(pause("q1", run_id="r1"))
+    assert await steps(stores).spend("q1", closing())
+    await steps(stores).issue(pause("q2", run_id="r1", issued_at=170.0))
     first = await stores.ledger.get("q1")
     assert first is not None
     assert first.resumed_at == 170.0
@@ -207,9 +209,9 @@ async def test_issuing_a_pause_pauses_its_run_and_owes_the_post(stores: Stores) 
 async def test_a_spend_owes_the_resume_the_edit_and_the_audit(stores: Stores) -> None:
     """One write: the pause closed, the run RUNNING again, the close audited, the edit owed."""
     await stores.runs.create(run("r1"))
-    await stores.ledger.issue(pause("q1", run_id="r1"))
+    await steps(stores).issue(pause("q1", run_id="r1"))
     spent = dataclasses.replace(closing(), by_id="slack:T1:U1")
-    assert await stores.consumption.spend("q1", spent)
+    assert await steps(stores).spend("q1", spent)
     row = await stores.runs.get("r1")
     assert row is not None
     assert row.status is RunStatus.RUNNING
@@ -229,8 +231,8 @@ async def test_finish_ends_a_running_run_once_and_owes_the_outcome(stores: Store
     """A replayed ending changes nothing and owes nothing twice."""
     await stores.runs.create(run("r1"))
     assert await stores.leases.acquire("r1", "a", now=0.0, until=30.0)
-    assert await stores.runs.finish("r1", RunStatus.COMPLETED, at=5.0, text="done")
-    assert not await stores.runs.finish("r1", RunStatus.COMPLETED, at=6.0, text="done")
+    assert await steps(stores).finish("r1", RunStatus.COMPLETED, at=5.0, text="done")
+    assert not await steps(stores).finish("r1", RunStatus.COMPLETED, at=6.0, text="done")
     row = await stores.runs.get("r1")
     assert row is not None
     assert (row.status, row.final_text, row.lease_owner, row.lease_until) == (
@@ -261,9 +263,9 @@ async def test_the_outbox_hands_out_a_runs_messages_in_order(stores: Stores) -> 
     """Claims take the oldest due row per run; a retry holds the run's later rows back."""
     await stores.runs.create(run("r1"))
     await stores.runs.create(run("r2"))
-    await stores.ledger.issue(pause("q1", run_id="r1"))
-    await stores.ledger.issue(pause("q2", run_id="r2"))
-    assert await stores.consumption.spend("q1", closing())
+    await steps(stores).issue(pause("q1", run_id="r1"))
+    await steps(stores).issue(pause("q2", run_id="r2"))
+    assert await steps(stores).spend("q1", closing())
     first = await stores.outbox.claim(200.0, until=260.0, owner="me", surfaces=["slack"])
     # ``followed``: r1's close is owed behind its post, so delivering the post makes it due.
     assert [(d.run_id, d.kind, d.followed) for d in first] == [
@@ -291,36 +293,43 @@ async def test_the_outbox_hands_out_a_runs_messages_in_order(stores: Stores) -> 
 async def test_a_claim_lapses_so_a_dead_deliverers_rows_are_delivered(stores: Stores) -> None:
     """A row claimed by a process that died is claimable again after the claim lapses."""
     await stores.runs.create(run("r1"))
-    await stores.ledger.issue(pause("q1", run_id="r1"))
+    await steps(stores).issue(pause("q1", run_id="r1"))
     assert len(await stores.outbox.claim(200.0, until=260.0, owner="a", surfaces=["slack"])) == 1
     assert await stores.outbox.claim(259.0, until=300.0, owner="b", surfaces=["slack"]) == []
     assert len(await stores.outbox.claim(260.0, until=300.0, owner="b", surfaces=["slack"])) == 1
 
 
-async def test_rows_are_born_claimed_by_the_runs_leaseholder(stores: Stores) -> None:
-    """The process driving a run delivers what it owed; others wait for its lease to lapse."""
-    await stores.runs.create(dataclasses.replace(run("r1"), lease_owner="a", lease_until=230.0))
-    await stores.ledger.issue(pause("q1", run_id="r1"))
-    assert await stores.outbox.claim(200.0, until=260.0, owner="b", surfaces=["slack"]) == []
-    (mine,) = await stores.outbox.claim(200.0, until=260.0, owner="a", surfaces=["slack"])
+async def test_rows_are_born_claimed_by_the_process_that_wrote_them(stores: Stores) -> None:
+    """The process that wrote a step delivers what it owed; others wait for its claim to lapse."""
+    await stores.runs.create(run("r1"))
+    await steps(stores, owner="a").issue(pause("q1", run_id="r1"))  # claimed until 100 + 30
+    assert await stores.outbox.claim(120.0, until=160.0, owner="b", surfaces=["slack"]) == []
+    (mine,) = await stores.outbox.claim(120.0, until=160.0, owner="a", surfaces=["slack"])
     assert (mine.kind, mine.interrupt_id) == (DeliveryKind.PUBLISH, "q1")
-    (late,) = await stores.outbox.claim(230.0, until=290.0, owner="b", surfaces=["slack"])
+    (late,) = await stores.outbox.claim(130.0, until=190.0, owner="b", surfaces=["slack"])
     assert late.delivery_id == mine.delivery_id
 
 
-async def test_the_leaseholders_writes_hand_it_their_rows_with_the_question(
+def bound(stores: Stores, owner: str, claim_seconds: float = 130.0) -> tuple[Steps, OwedRows]:
+    """Steps bound to ``owner``, whose owed rows land in the returned hand-off."""
+    handoff = OwedRows()
+    bound_steps = steps(stores)
+    bound_steps.lifecycle.bind(owner=owner, claim_seconds=claim_seconds, sink=handoff.owe_all)
+    return bound_steps, handoff
+
+
+async def test_the_writers_steps_hand_it_their_rows_with_the_question(
     stores: Stores,
 ) -> None:
-    """Issue, spend and finish hand over what they owe, born claimed, oldest first, with
+    """Ask, close and finish hand over what they owe, born claimed, oldest first, with
     the question as the write left it; nothing needs a claim."""
-    handoff = stores.outbox.handoff
-    leased = {"lease_owner": "a", "lease_until": 230.0}
-    await stores.runs.create(dataclasses.replace(run("r0"), **leased))
-    await stores.ledger.issue(pause("q0", run_id="r0"))
+    written, handoff = bound(stores, "a")
+    await stores.runs.create(run("r0"))
+    await written.issue(pause("q0", run_id="r0"))  # claimed until 100 + 130
     assert handoff.take("b", 200.0) == ([], False)  # left for its own deliverer
     assert handoff.take("a", 230.0) == ([], True)  # its born claim ran out: anyone's to claim
-    await stores.runs.create(dataclasses.replace(run("r1"), **leased))
-    await stores.ledger.issue(pause("q2", run_id="r1"))
+    await stores.runs.create(run("r1"))
+    await written.issue(pause("q2", run_id="r1"))
     (post,), claim = handoff.take("a", 200.0)
     assert (post.kind, post.interrupt_id, post.pause, claim) == (
         DeliveryKind.PUBLISH,
@@ -333,8 +342,8 @@ async def test_the_leaseholders_writes_hand_it_their_rows_with_the_question(
     answered = dataclasses.replace(
         closing(by="bob", at=210.0), answer={"ok": 1}, lease_owner="a", lease_until=260.0
     )
-    assert await stores.consumption.spend("q2", answered)
-    assert await stores.runs.finish("r1", RunStatus.COMPLETED, at=220.0, text="done")
+    assert await written.spend("q2", answered)
+    assert await written.finish("r1", RunStatus.COMPLETED, at=220.0, text="done")
     (edit, outcome), claim = handoff.take("a", 221.0)
     assert edit.pause is not None
     assert (edit.kind, edit.pause.status, edit.pause.answer, edit.pause.message_ref) == (
@@ -354,21 +363,21 @@ async def test_the_leaseholders_writes_hand_it_their_rows_with_the_question(
 
 async def test_a_row_behind_one_not_in_hand_is_left_to_the_claim(stores: Stores) -> None:
     """Order first: a row owed after one that waits for a retry is not handed over."""
-    handoff = stores.outbox.handoff
-    await stores.runs.create(dataclasses.replace(run("r1"), lease_owner="a", lease_until=230.0))
-    await stores.ledger.issue(pause("q1", run_id="r1"))
+    written, handoff = bound(stores, "a")
+    await stores.runs.create(run("r1"))
+    await written.issue(pause("q1", run_id="r1"))
     (post,), _ = handoff.take("a", 200.0)
     await stores.outbox.retry(post.delivery_id, next_at=240.0, error="ratelimited")
     handoff.settle(post.delivery_id, pending=True)
     leased = dataclasses.replace(closing(at=210.0), lease_owner="a", lease_until=260.0)
-    assert await stores.consumption.spend("q1", leased)
+    assert await written.spend("q1", leased)
     assert handoff.take("a", 211.0) == ([], True)
 
 
 async def test_a_failed_delivery_leaves_its_reason_on_the_run(stores: Stores) -> None:
     """Given up for good: the row is failed and the run says why, for an admin."""
     await stores.runs.create(run("r1"))
-    await stores.ledger.issue(pause("q1", run_id="r1"))
+    await steps(stores).issue(pause("q1", run_id="r1"))
     (row,) = await stores.outbox.claim(200.0, until=260.0, owner="me", surfaces=["slack"])
     await stores.outbox.failed(row.delivery_id, at=201.0, error="invalid_auth: reinstall")
     (failed,) = await stores.outbox.of_run("r1")
@@ -381,7 +390,7 @@ async def test_a_failed_delivery_leaves_its_reason_on_the_run(stores: Stores) ->
 
 async def test_cross_scope_attempts_keep_a_count_and_the_last_few(stores: Stores) -> None:
     """A row answered from elsewhere again and again stays bounded."""
-    await stores.ledger.issue(pause("q1"))
+    await steps(stores).issue(pause("q1"))
     for n in range(MAX_CROSS_SCOPE_KEPT + 7):
         await stores.ledger.record_cross_scope("q1", {"scope": f"s{n}"})
     row = await stores.ledger.get("q1")
@@ -393,10 +402,10 @@ async def test_cross_scope_attempts_keep_a_count_and_the_last_few(stores: Stores
 
 async def test_outstanding_is_filtered_by_scope(stores: Stores) -> None:
     """outstanding lists only open pauses, and only the scope asked for when given."""
-    await stores.ledger.issue(pause("a1", scope="a"))
-    await stores.ledger.issue(pause("b1", scope="b"))
-    await stores.ledger.issue(pause("a2", scope="a"))
-    await stores.ledger.issue(pause("a3", scope="a", status=PauseStatus.EXPIRED))
+    await steps(stores).issue(pause("a1", scope="a"))
+    await steps(stores).issue(pause("b1", scope="b"))
+    await steps(stores).issue(pause("a2", scope="a"))
+    await steps(stores).issue(pause("a3", scope="a", status=PauseStatus.EXPIRED))
     assert [p.interrupt_id for p in await stores.ledger.outstanding()] == ["a1", "b1", "a2"]
     assert [p.interrupt_id for p in await stores.ledger.outstanding(scope="a")] == ["a1", "a2"]
     assert await stores.ledger.outstanding(scope="zzz") == []
@@ -405,8 +414,8 @@ async def test_outstanding_is_filtered_by_scope(stores: Stores) -> None:
 async def test_overdue_is_ordered_by_expiry_and_limited(stores: Stores) -> None:
     """overdue lists open pauses expired by now, soonest expiry first, at most limit."""
     for interrupt_id, expires_at in [("c", 30.0), ("a", 10.0), ("b", 20.0), ("future", 50.0)]:
-        await stores.ledger.issue(pause(interrupt_id, expires_at=expires_at))
-    await stores.ledger.issue(pause("closed", expires_at=5.0, status=PauseStatus.CANCELLED))
+        await steps(stores).issue(pause(interrupt_id, expires_at=expires_at))
+    await steps(stores).issue(pause("closed", expires_at=5.0, status=PauseStatus.CANCELLED))
     assert [p.interrupt_id for p in await stores.ledger.overdue(40.0)] == ["a", "b", "c"]
     assert [p.interrupt_id for p in await stores.ledger.overdue(40.0, limit=2)] == ["a", "b"]
     assert await stores.ledger.overdue(1.0) == []
@@ -434,7 +443,7 @@ async def test_runs_create_get_finish_and_recent(stores: Stores) -> None:
     assert await stores.runs.get("r1") == older
     assert await stores.runs.get("missing") is None
 
-    assert await stores.runs.finish("r1", RunStatus.FAILED, at=6.0, text="stopped", failed=True)
+    assert await steps(stores).finish("r1", RunStatus.FAILED, at=6.0, text="stopped", failed=True)
     got = await stores.runs.get("r1")
     assert got is not None
     assert (got.status, got.updated_at, got.final_text) == (RunStatus.FAILED, 6.0, "stopped")
@@ -460,13 +469,13 @@ async def test_audit_recent_is_newest_first_and_filters_by_run(stores: Stores) -
 
 async def test_for_runs_lists_those_runs_pauses_in_issue_order(stores: Stores) -> None:
     """for_runs returns every pause of the runs named, by issued_at, attempts included."""
-    await stores.ledger.issue(pause("late", run_id="r1", issued_at=30.0))
-    await stores.ledger.issue(pause("other", run_id="r3", issued_at=5.0))
-    await stores.ledger.issue(pause("early", run_id="r2", issued_at=10.0))
-    await stores.ledger.issue(pause("tie-a", run_id="r1", issued_at=20.0))
-    await stores.ledger.issue(pause("tie-b", run_id="r2", issued_at=20.0))
+    await steps(stores).issue(pause("late", run_id="r1", issued_at=30.0))
+    await steps(stores).issue(pause("other", run_id="r3", issued_at=5.0))
+    await steps(stores).issue(pause("early", run_id="r2", issued_at=10.0))
+    await steps(stores).issue(pause("tie-a", run_id="r1", issued_at=20.0))
+    await steps(stores).issue(pause("tie-b", run_id="r2", issued_at=20.0))
     await stores.ledger.record_cross_scope("late", {"actor": "eve", "scope": "b"})
-    assert await stores.consumption.spend("early", closing())
+    assert await steps(stores).spend("early", closing())
 
     found = await stores.ledger.for_runs(["r1", "r2", "nobody"])
 
@@ -483,7 +492,7 @@ async def test_in_conversation_lists_the_latest_runs_oldest_first(stores: Stores
     mine = [said("a", "C1", 3.0), said("b", "C1", 1.0), said("c", "C1", 2.0)]
     for record in [*mine, said("x", "C2", 1.5), said("y", "C1", 2.5, surface="slack")]:
         await stores.runs.create(record)
-    assert await stores.runs.finish("b", RunStatus.COMPLETED, at=9.0, text="done")
+    assert await steps(stores).finish("b", RunStatus.COMPLETED, at=9.0, text="done")
 
     listed = await stores.runs.in_conversation("console", "C1")
 
@@ -504,7 +513,7 @@ async def test_conversations_summarise_a_surface_most_recent_first(stores: Store
     await stores.runs.create(said("c1", "C", 4.0, text="restart worker"))
     await stores.runs.create(said("s1", "A", 9.0, surface="slack"))
     # Activity after creation counts: B's run finishes last of all.
-    assert await stores.runs.finish("b1", RunStatus.COMPLETED, at=8.0, text="fine")
+    assert await steps(stores).finish("b1", RunStatus.COMPLETED, at=8.0, text="fine")
 
     summaries = await stores.runs.conversations("console")
 
@@ -524,7 +533,7 @@ async def test_conversations_break_ties_by_first_run(stores: Stores) -> None:
     await stores.runs.create(said("z", "Z", 1.0))
     await stores.runs.create(said("x", "X", 2.0))
     for run_id in ("z", "y", "x"):
-        assert await stores.runs.finish(run_id, RunStatus.COMPLETED, at=5.0, text="done")
+        assert await steps(stores).finish(run_id, RunStatus.COMPLETED, at=5.0, text="done")
 
     assert [s.key for s in await stores.runs.conversations("console")] == ["Z", "Y", "X"]
 
@@ -546,14 +555,14 @@ async def test_an_expiry_does_not_close_a_question_extended_since_it_was_listed(
     stores: Stores,
 ) -> None:
     """The sweeper listed it overdue, an admin extended it, then the sweeper's close arrives."""
-    await stores.ledger.issue(pause("q1", expires_at=200.0))
-    await stores.ledger.issue(dataclasses.replace(await _get(stores, "q1"), expires_at=900.0))
+    await steps(stores).issue(pause("q1", expires_at=200.0))
+    assert await steps(stores).extend("q1", expires_at=900.0, at=210.0, actor="root")
     late = Closing(status=PauseStatus.EXPIRED, by="", at=250.0)
-    assert await stores.consumption.spend("q1", late) is False
+    assert await steps(stores).spend("q1", late) is False
     row = await _get(stores, "q1")
     assert row.status is PauseStatus.OUTSTANDING
     due = Closing(status=PauseStatus.EXPIRED, by="", at=900.0)
-    assert await stores.consumption.spend("q1", due) is True
+    assert await steps(stores).spend("q1", due) is True
     assert (await _get(stores, "q1")).status is PauseStatus.EXPIRED
 
 

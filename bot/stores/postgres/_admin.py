@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import asyncpg
 
-from bot.stores._rows import dump, load, pauses_from_rows
-from bot.stores.handoff import Handoff
+from bot.stores._rows import load, pauses_from_rows
 from bot.stores.postgres._pool import Conn, Database
-from bot.stores.postgres._rows import INSERT_AUDIT, INSERT_OUTBOX, PENDING, notice, pauses_query
+from bot.stores.postgres._rows import INSERT_OUTBOX, PENDING, notice, pauses_query
 from bot.stores.records import (
-    DeliveryKind,
     OpenQuestion,
     PauseRecord,
     PendingFilter,
@@ -72,9 +70,8 @@ _OWE = (
 
 
 class PostgresAdmin:
-    def __init__(self, db: Database, handoff: Handoff) -> None:
+    def __init__(self, db: Database) -> None:
         self._db = db
-        self._handoff = handoff
 
     async def pending(
         self, *, where: PendingFilter, after: str | None = None, limit: int = 20
@@ -117,57 +114,6 @@ class PostgresAdmin:
             )
 
         return await self._db.transaction(stats)
-
-    async def extend(
-        self, interrupt_id: str, *, expires_at: float, at: float, actor: str
-    ) -> PauseRecord | None:
-        async def extend(conn: Conn) -> PauseRecord | None:
-            row = await conn.fetchrow(
-                "SELECT run_id, expires_at FROM pauses"
-                " WHERE interrupt_id = $1 AND status = 'outstanding' FOR UPDATE",
-                interrupt_id,
-            )
-            if row is None:
-                return None
-            await conn.execute(
-                "UPDATE pauses SET expires_at = $1 WHERE interrupt_id = $2",
-                expires_at,
-                interrupt_id,
-            )
-            detail = dump({"from": row["expires_at"], "to": expires_at})
-            run_id = row["run_id"]
-            await conn.execute(INSERT_AUDIT, at, "extended", run_id, interrupt_id, actor, detail)
-            await conn.fetchval(_OWE, run_id, str(DeliveryKind.REFRESH), interrupt_id, "{}", at)
-            return await _get(conn, interrupt_id)
-
-        changed = await self._db.transaction(extend)
-        if changed is not None:
-            self._handoff.owed_elsewhere(interrupt_id)
-        return changed
-
-    async def repost(self, interrupt_id: str, *, at: float, actor: str) -> PauseRecord | None:
-        async def repost(conn: Conn) -> PauseRecord | None:
-            row = await conn.fetchrow(
-                "SELECT run_id, message_ref FROM pauses"
-                " WHERE interrupt_id = $1 AND status = 'outstanding' FOR UPDATE",
-                interrupt_id,
-            )
-            if row is None:
-                return None
-            run_id, previous = row["run_id"], load(row["message_ref"])
-            detail = dump({"from": previous})
-            await conn.execute(INSERT_AUDIT, at, "resent", run_id, interrupt_id, actor, detail)
-            body = dump({"repost": True})
-            await conn.fetchval(_OWE, run_id, str(DeliveryKind.PUBLISH), interrupt_id, body, at)
-            if previous is not None:
-                moved = dump({"previous_ref": previous})
-                await conn.fetchval(_OWE, run_id, str(DeliveryKind.MOVED), interrupt_id, moved, at)
-            return await _get(conn, interrupt_id)
-
-        changed = await self._db.transaction(repost)
-        if changed is not None:
-            self._handoff.owed_elsewhere(interrupt_id)
-        return changed
 
 
 async def _get(conn: Conn, interrupt_id: str) -> PauseRecord:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot.stores._rows import delivery_from_row, dump
-from bot.stores.handoff import Handoff
+from bot.stores.ports import Delivered
 from bot.stores.postgres._pool import Conn, Database, changed
 from bot.stores.records import Delivery, DeliveryState, RunStatus
 
@@ -134,11 +134,14 @@ RETURNING *, {_followed("outbox")}
 
 # A posted question's reference is saved on its ledger row in the same statement.
 _DELIVERED = """
-WITH done AS (
-    UPDATE outbox SET state = $1, done_at = $2 WHERE id = $3 RETURNING interrupt_id
+WITH marks AS (
+    SELECT * FROM unnest($2::bigint[], $3::float8[], $4::text[]) AS m(id, at, ref)
+), done AS (
+    UPDATE outbox SET state = $1, done_at = marks.at FROM marks WHERE outbox.id = marks.id
+    RETURNING outbox.interrupt_id, marks.ref
 )
-UPDATE pauses SET message_ref = $4
-FROM done WHERE $4::text IS NOT NULL AND pauses.interrupt_id = done.interrupt_id
+UPDATE pauses SET message_ref = done.ref
+FROM done WHERE done.ref IS NOT NULL AND pauses.interrupt_id = done.interrupt_id
 """
 _FAILED = """
 WITH given_up AS (
@@ -151,13 +154,8 @@ FROM given_up WHERE runs.run_id = given_up.run_id
 
 
 class PostgresOutbox:
-    def __init__(self, db: Database, handoff: Handoff) -> None:
+    def __init__(self, db: Database) -> None:
         self._db = db
-        self._handoff = handoff
-
-    @property
-    def handoff(self) -> Handoff:
-        return self._handoff
 
     async def claim(
         self, now: float, *, until: float, owner: str, surfaces: Sequence[str], limit: int = 50
@@ -174,9 +172,18 @@ class PostgresOutbox:
     async def delivered(
         self, delivery_id: int, *, at: float, message_ref: dict[str, Any] | None = None
     ) -> None:
-        # One statement, so one round trip and its own transaction.
+        await self.delivered_all([Delivered(delivery_id, at, message_ref)])
+
+    async def delivered_all(self, done: Sequence[Delivered]) -> None:
+        if not done:
+            return
+        # One statement for the pass: one round trip and its own transaction.
         await self._db.execute(
-            _DELIVERED, str(DeliveryState.DONE), at, delivery_id, dump(message_ref)
+            _DELIVERED,
+            str(DeliveryState.DONE),
+            [d.delivery_id for d in done],
+            [d.at for d in done],
+            [dump(d.message_ref) for d in done],
         )
 
     async def retry(self, delivery_id: int, *, next_at: float, error: str) -> None:

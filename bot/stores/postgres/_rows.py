@@ -7,11 +7,8 @@ values; only the placeholders (``$n``) differ.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from bot.stores._rows import PAUSE_COLUMNS, RUN_COLUMNS, Row
-from bot.stores.handoff import Owed
-from bot.stores.records import Delivery, DeliveryState, PauseStatus
+from bot.stores._rows import PAUSE_COLUMNS, RUN_COLUMNS
+from bot.stores.records import DeliveryState, PauseStatus
 
 CHANNEL = "bot_changes"
 
@@ -81,29 +78,3 @@ def pauses_query(where: str, order: str, *, limit: str = "ALL", lock: str = "") 
         " LEFT JOIN cross_scope_attempts AS a ON a.interrupt_id = p.interrupt_id"
         f" ORDER BY {order}, a.seq"
     )
-
-
-# What a state change's ``owed`` CTE (``RETURNING id, surface, claimed_by,
-# claimed_until``) hands over (``bot.stores.handoff``), with the run's pending
-# rows. The statement cannot see its own insert, so every pending row it sees
-# is older. (One written by a transaction that commits while this statement
-# waits on a lock is not seen; issue, spend and finish lock the run's row or
-# the pause's, so only an admin command's row can be missed, and delivered
-# after a close it does nothing.)
-def owed_columns(run_id: str) -> str:
-    return (
-        "(SELECT id FROM owed) AS owed_id, (SELECT surface FROM owed) AS owed_surface,"  # noqa: S608 - our own text
-        " (SELECT claimed_by FROM owed) AS held_by,"
-        " (SELECT claimed_until FROM owed) AS held_until,"
-        f" ARRAY(SELECT e.id FROM outbox AS e WHERE e.run_id = {run_id}"
-        f" AND e.state = '{PENDING}' ORDER BY e.id) AS earlier"
-    )
-
-
-def owed_from_row(row: Row, delivery: Delivery) -> Owed | None:
-    """``delivery`` as written, completed from a row read with ``owed_columns``, as
-    its hand-off; None if the statement owed nothing."""
-    if row["owed_id"] is None:
-        return None
-    written = replace(delivery, delivery_id=row["owed_id"], surface=row["owed_surface"])
-    return Owed(written, row["held_by"], row["held_until"], tuple(row["earlier"]))

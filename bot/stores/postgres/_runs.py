@@ -7,63 +7,18 @@ import time
 from typing import Any
 
 from bot.stores._rows import audit_from_row, audit_params, dump, run_from_row, run_params
-from bot.stores.handoff import Handoff
 from bot.stores.postgres._pool import Conn, Database
 from bot.stores.postgres._rows import (
     INSERT_AUDIT,
-    INSERT_OUTBOX,
     INSERT_RUN,
-    OUTSTANDING,
-    PENDING,
     SELECT_RUNS,
-    notice,
-    owed_columns,
-    owed_from_row,
 )
 from bot.stores.records import (
     AuditEvent,
     ConversationSummary,
-    Delivery,
-    DeliveryKind,
     RunRecord,
-    RunStatus,
 )
 
-_RUNNING = str(RunStatus.RUNNING)
-# Ends a RUNNING run once. ``ended`` locks the row (a concurrent finish waits,
-# then finds it no longer RUNNING) and keeps the lease as it was, so the
-# outcome's outbox row is born claimed under it while the same statement
-# clears it. Earlier closed pauses count as resumed, the end is audited and
-# every replica is told.
-_FINISH = f"""
-WITH ended AS (
-    SELECT run_id, surface, conversation_key, lease_owner, lease_until FROM runs
-    WHERE run_id = $1 AND status = '{_RUNNING}'
-    FOR UPDATE
-), updated AS (
-    UPDATE runs SET status = $2, updated_at = $3, final_text = $4, lease_owner = '',
-        lease_until = NULL
-    FROM ended WHERE runs.run_id = ended.run_id
-    RETURNING runs.run_id
-), resumed AS (
-    UPDATE pauses SET resumed_at = $3 FROM ended
-    WHERE pauses.run_id = ended.run_id AND pauses.status <> '{OUTSTANDING}'
-      AND pauses.resumed_at IS NULL
-), audited AS (
-    INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail)
-    SELECT $3, $5, run_id, '', '', '{{}}' FROM ended
-), owed AS (
-    {INSERT_OUTBOX}
-    SELECT run_id, surface, '{DeliveryKind.OUTCOME}', '', $6, $3, '{PENDING}', 0, $3,
-        COALESCE(lease_until, 0), lease_owner, ''
-    FROM ended
-    RETURNING id, surface, claimed_by, claimed_until
-), told AS (
-    {notice("ended")}
-)
-SELECT (SELECT COUNT(*) FROM updated) + 0 * (SELECT COUNT(*) FROM told) AS ended,
-    {owed_columns("$1")}
-"""  # noqa: S608 - our own constants
 # jsonb_typeof: the memory backend matches only a string key equal to ``key``;
 # conversation_key alone would also match a missing key ('') or a number.
 _RUNS_IN_CONVERSATION = (
@@ -94,9 +49,8 @@ LIMIT $2
 
 
 class PostgresRuns:
-    def __init__(self, db: Database, handoff: Handoff) -> None:
+    def __init__(self, db: Database) -> None:
         self._db = db
-        self._handoff = handoff
 
     async def create(self, run: RunRecord) -> bool:
         params = run_params(run)
@@ -114,19 +68,6 @@ class PostgresRuns:
     async def get(self, run_id: str) -> RunRecord | None:
         row = await self._db.fetchrow(f"{SELECT_RUNS} WHERE run_id = $1", run_id)
         return None if row is None else run_from_row(row)
-
-    async def finish(
-        self, run_id: str, status: RunStatus, *, at: float, text: str, failed: bool = False
-    ) -> bool:
-        kind = "failed" if failed else "completed"
-        body = {"text": text, "failed": failed}
-        # One statement: its own transaction, one round trip.
-        row = await self._db.fetchrow(_FINISH, run_id, str(status), at, text, kind, dump(body))
-        if row is None or not row["ended"]:
-            return False
-        outcome = Delivery(0, run_id, "", DeliveryKind.OUTCOME, body=body, next_at=at)
-        self._handoff.owe(owed_from_row(row, outcome))
-        return True
 
     async def recent(self, *, limit: int = 50) -> list[RunRecord]:
         rows = await self._db.fetch(

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from bot.kernel.journal import Journal
-from bot.stores.handoff import Handoff
+from bot.questions.write import UnitOfWork
 from bot.stores.ports import (
     AdminStore,
     Audit,
     Checkpoints,
-    Consumption,
     Installations,
     Leases,
     Ledger,
@@ -19,10 +18,11 @@ from bot.stores.postgres._admin import PostgresAdmin
 from bot.stores.postgres._changes import PostgresChanges
 from bot.stores.postgres._durable import PostgresJournal, PostgresLeases, PostgresOutbox
 from bot.stores.postgres._installations import PostgresInstallations
-from bot.stores.postgres._ledger import PostgresConsumption, PostgresLedger
+from bot.stores.postgres._ledger import PostgresLedger
 from bot.stores.postgres._migrations import migrate
 from bot.stores.postgres._pool import Database, connect_options
 from bot.stores.postgres._runs import PostgresAudit, PostgresCheckpoints, PostgresRuns
+from bot.stores.postgres._unit import PostgresUnit
 
 DEFAULT_POOL_SIZE = 10
 DEFAULT_STATEMENT_TIMEOUT = 10.0
@@ -35,18 +35,16 @@ class PostgresStores:
     def __init__(self, db: Database, changes: PostgresChanges) -> None:
         self._db = db
         # Typed as the ports, as ``SqliteStores`` does.
-        # What this object's writes owe, handed to the deliverer of its process.
-        handoff = Handoff()
-        self.consumption: Consumption = PostgresConsumption(db, handoff)
-        self.ledger: Ledger = PostgresLedger(db, handoff)
+        self.unit: UnitOfWork = PostgresUnit(db)
+        self.ledger: Ledger = PostgresLedger(db)
         self.checkpoints: Checkpoints = PostgresCheckpoints(db)
-        self.runs: Runs = PostgresRuns(db, handoff)
+        self.runs: Runs = PostgresRuns(db)
         self.audit: Audit = PostgresAudit(db)
         self.leases: Leases = PostgresLeases(db)
         self.journal: Journal = PostgresJournal(db)
-        self.outbox: Outbox = PostgresOutbox(db, handoff)
+        self.outbox: Outbox = PostgresOutbox(db)
         self.installations: Installations = PostgresInstallations(db)
-        self.admin: AdminStore = PostgresAdmin(db, handoff)
+        self.admin: AdminStore = PostgresAdmin(db)
         self.changes = changes
 
     @classmethod

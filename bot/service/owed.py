@@ -1,10 +1,10 @@
-"""Outbox rows a process's own writes just owed, handed to its deliverer in memory.
+"""Outbox rows a process's own lifecycle steps just owed, kept for its deliverer.
 
-A state change owes its message in the same transaction (the outbox row),
-born claimed under the run's lease by the process that made the change.
-That process need not find the row again with a claim: once the transaction
-has committed, the store hands the row over here, with the question as the
-write left it. The row in the store stays the truth; the hand-off only
+A step owes its message in the same transaction (the outbox row), born
+claimed by the process that wrote the step. That process need not find the
+row again with a claim: once the write has committed, the step's result is
+handed over here (``bot.questions.lifecycle.Lifecycle.bind``), with the
+question as the write left it. The row in the store stays the truth; the hand-off only
 spares the claim's read and the ledger read.
 
 Order is what the claim guarantees and the hand-off must keep: a run's rows
@@ -20,30 +20,21 @@ and then anyone's.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import replace
 
-from bot.stores.records import Delivery
+from bot.questions.records import Delivery
+from bot.questions.write import Owed
 
 # Rows in hand at most: a store nobody delivers from (the admin shell) stops
 # handing over rather than grow; its rows are claimed as before.
-HANDOFF_LIMIT = 1000
+OWED_LIMIT = 1000
 
 
-@dataclass(frozen=True, slots=True)
-class Owed:
-    """A row a write owed, as it left it: the claim the row was born under, and the
-    ids of its run's rows still pending before it."""
-
-    delivery: Delivery
-    held_by: str
-    held_until: float
-    earlier: tuple[int, ...] = ()
-
-
-class Handoff:
+class OwedRows:
     """Rows owed by this process's writes, not yet taken by its deliverer."""
 
-    def __init__(self, *, limit: int = HANDOFF_LIMIT) -> None:
+    def __init__(self, *, limit: int = OWED_LIMIT) -> None:
         self._ready: deque[Owed] = deque()
         # Handed over and not yet settled (delivered, or given back to the claim).
         self._in_hand: set[int] = set()
@@ -55,10 +46,12 @@ class Handoff:
         self._claim_needed = False
         self._limit = limit
 
-    def owe(self, owed: Owed | None) -> None:
-        """After commit: a row just written (None: the write owed nothing)."""
-        if owed is None:
-            return
+    def owe_all(self, owed: Sequence[Owed]) -> None:
+        """After commit: the rows one write owed, in order."""
+        for one in owed:
+            self._owe(one)
+
+    def _owe(self, owed: Owed) -> None:
         row = owed.delivery
         if row.delivery_id in self._done:
             return  # a claim saw it committed and delivered it first
@@ -77,14 +70,8 @@ class Handoff:
         self._ready.append(owed)
         self._in_hand.add(row.delivery_id)
 
-    def owed_elsewhere(self, interrupt_id: str) -> None:
-        """After commit: an admin command owed rows about the question; the claim delivers
-        them, and the rows in hand about it learn that one waits behind them."""
-        self._followed(interrupt_id)
-        self._claim_needed = True
-
     def take(
-        self, owner: str, now: float, *, limit: int = HANDOFF_LIMIT
+        self, owner: str, now: float, *, limit: int = OWED_LIMIT
     ) -> tuple[list[Delivery], bool]:
         """The rows ``owner`` holds, oldest first, and whether a claim is needed besides.
 
@@ -122,6 +109,12 @@ class Handoff:
         self._done_order.append(delivery_id)
         if len(self._done_order) > self._limit:
             self._done.discard(self._done_order.popleft())
+
+    def unsettle(self, delivery_id: int, run_id: str) -> None:
+        """A row settled as delivered was not marked so: it is pending again, and its
+        run's later rows wait for the claim behind it."""
+        self._done.discard(delivery_id)
+        self.hold_back(run_id)
 
     def _followed(self, interrupt_id: str) -> None:
         """A row about the question was owed behind those in hand (a close, an

@@ -1,0 +1,217 @@
+"""The steps of a question's life, each one ``Write`` through the unit of work.
+
+ask      a new outstanding question: its run waits on a person (no lease),
+         earlier closed questions count as continued from, the post is owed;
+         with the paused turn's checkpoint and journal entries in the same write.
+close    answered, expired or cancelled, once however many race: the run is
+         owed its resume (leased to the closer in the same write), the edit
+         of the posted question is owed.
+extend   a new expiry; the posted question is redrawn.
+repost   the question posted again (still one token, one spend); the old
+         message is pointed at the new one.
+finish   a RUNNING run ends once; its outcome is owed, with the final reply's
+         journal entries in the same write.
+
+The process that drives runs binds the lifecycle to itself (``bind``): the
+rows its steps owe are born claimed by it and handed to its deliverer, so
+it delivers them with no claim query. Unbound (an admin shell), rows are
+born unclaimed, for whichever server claims them first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from bot.questions.records import (
+    AuditEvent,
+    Closing,
+    DeliveryKind,
+    PauseRecord,
+    RunStatus,
+)
+from bot.questions.write import (
+    Checkpoint,
+    Claim,
+    Close,
+    Extend,
+    Owe,
+    Owed,
+    RunMove,
+    StillOpen,
+    UnitOfWork,
+    Write,
+    Written,
+)
+
+DEFAULT_CLAIM_SECONDS = 30.0
+
+
+def _ignore(owed: Sequence[Owed]) -> None:
+    del owed
+
+
+class Lifecycle:
+    """Every change to a question or to its run's progress goes through these steps."""
+
+    def __init__(self, unit: UnitOfWork) -> None:
+        self.unit = unit
+        self._owner = ""
+        self._claim_seconds = DEFAULT_CLAIM_SECONDS
+        self._sink: Callable[[Sequence[Owed]], None] = _ignore
+
+    def bind(
+        self,
+        *,
+        owner: str,
+        claim_seconds: float,
+        sink: Callable[[Sequence[Owed]], None],
+    ) -> None:
+        """This process delivers what the steps owe: claim the rows for ``owner``, hand them
+        to ``sink`` once written."""
+        self._owner = owner
+        self._claim_seconds = claim_seconds
+        self._sink = sink
+
+    async def ask(
+        self,
+        question: PauseRecord,
+        *,
+        turn_state: Mapping[str, Any] | None = None,
+        journal: Mapping[str, Any] | None = None,
+    ) -> Written | None:
+        """Open ``question`` (None if its id exists already: nothing is written twice)."""
+        at = question.issued_at
+        checkpoint = (
+            None
+            if turn_state is None
+            else Checkpoint(question.checkpoint_id, question.run_id, turn_state)
+        )
+        paused = AuditEvent(
+            at, "paused", question.run_id, question.interrupt_id, detail={"name": question.name}
+        )
+        write = Write(
+            question.run_id,
+            at,
+            question=question,
+            # Nothing is owed the run until an answer, so nobody holds its lease.
+            run=RunMove(
+                question.run_id, at, status=RunStatus.PAUSED, lease=("", None), resumed=True
+            ),
+            checkpoint=checkpoint,
+            journal=journal or {},
+            audit=(paused,),
+            owe=(Owe(DeliveryKind.PUBLISH, question.interrupt_id),),
+            claim=self._claim(at),
+        )
+        return await self._apply(write)
+
+    async def close(self, interrupt_id: str, closing: Closing) -> Written | None:
+        """Close an outstanding question; None if it was not outstanding (or, for an
+        expiry, no longer overdue). The closer takes the run's lease with the close,
+        so no other process's recovery can take the resume in between."""
+        at = closing.at
+        lease = (closing.lease_owner, closing.lease_until) if closing.lease_owner else ("", None)
+        close = Close(
+            interrupt_id,
+            closing.status,
+            at,
+            by=closing.by,
+            by_id=closing.by_id,
+            answer=closing.answer,
+        )
+        # The run id comes back with the closed row; the write fills it in.
+        write = Write(
+            "",
+            at,
+            question=close,
+            # Only a PAUSED run is moved on (a test may close a question of a run
+            # that is elsewhere in its life).
+            run=RunMove("", at, status=RunStatus.RUNNING, only_if=RunStatus.PAUSED, lease=lease),
+            audit=(
+                AuditEvent(at, str(closing.status), "", interrupt_id, closing.by_id or closing.by),
+            ),
+            owe=(Owe(DeliveryKind.CLOSED, interrupt_id),),
+            claim=Claim(closing.lease_owner, closing.lease_until or at)
+            if closing.lease_owner
+            else self._claim(at),
+        )
+        return await self._apply(write)
+
+    async def extend(
+        self, question: PauseRecord, *, expires_at: float, at: float, actor: str
+    ) -> Written | None:
+        """Move an outstanding question's expiry; None if it is no longer outstanding."""
+        detail = {"from": question.expires_at, "to": expires_at}
+        write = Write(
+            question.run_id,
+            at,
+            question=Extend(question.interrupt_id, expires_at),
+            audit=(
+                AuditEvent(at, "extended", question.run_id, question.interrupt_id, actor, detail),
+            ),
+            owe=(Owe(DeliveryKind.REFRESH, question.interrupt_id),),
+            claim=self._claim(at),
+        )
+        return await self._apply(write)
+
+    async def repost(self, question: PauseRecord, *, at: float, actor: str) -> Written | None:
+        """Owe a second post of an outstanding question, and (if it was posted) an edit of
+        the old message pointing at the new one; None if it is no longer outstanding."""
+        previous = question.message_ref
+        owe = [Owe(DeliveryKind.PUBLISH, question.interrupt_id, {"repost": True})]
+        if previous is not None:
+            owe.append(Owe(DeliveryKind.MOVED, question.interrupt_id, {"previous_ref": previous}))
+        resent = AuditEvent(
+            at, "resent", question.run_id, question.interrupt_id, actor, {"from": previous}
+        )
+        write = Write(
+            question.run_id,
+            at,
+            question=StillOpen(question.interrupt_id),
+            audit=(resent,),
+            owe=tuple(owe),
+            claim=self._claim(at),
+        )
+        return await self._apply(write)
+
+    async def finish(
+        self,
+        run_id: str,
+        status: RunStatus,
+        *,
+        at: float,
+        text: str,
+        failed: bool = False,
+        journal: Mapping[str, Any] | None = None,
+    ) -> bool:
+        """End a RUNNING run, once; False (nothing written) if it was not RUNNING."""
+        kind = "failed" if failed else "completed"
+        write = Write(
+            run_id,
+            at,
+            run=RunMove(
+                run_id,
+                at,
+                status=status,
+                only_if=RunStatus.RUNNING,
+                required=True,
+                lease=("", None),
+                final_text=text,
+                resumed=True,
+            ),
+            journal=journal or {},
+            audit=(AuditEvent(at, kind, run_id),),
+            owe=(Owe(DeliveryKind.OUTCOME, body={"text": text, "failed": failed}),),
+            claim=self._claim(at),
+        )
+        return await self._apply(write) is not None
+
+    def _claim(self, at: float) -> Claim | None:
+        return Claim(self._owner, at + self._claim_seconds) if self._owner else None
+
+    async def _apply(self, write: Write) -> Written | None:
+        written = await self.unit.apply(write)
+        if written is not None and written.owed:
+            self._sink(written.owed)
+        return written

@@ -1,0 +1,236 @@
+"""The rows the stores keep: runs, issued pauses, audit events."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class PauseStatus(StrEnum):
+    """Where an issued pause stands; only OUTSTANDING can still be answered."""
+
+    OUTSTANDING = "outstanding"
+    ANSWERED = "answered"
+    EXPIRED = "expired"
+    CANCELLED = "cancelled"
+
+
+MAX_CROSS_SCOPE_KEPT = 5
+
+
+class RunStatus(StrEnum):
+    """RUNNING means work is owed (a first turn or a resume); PAUSED waits on a person."""
+
+    RUNNING = "running"
+    PAUSED = "paused"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class PauseRecord:
+    """One row of the issuance ledger: a question asked and how it ended.
+
+    ``resumed_at`` stays None until the run has been continued after the
+    pause closed; a closed, unresumed row is work the recovery pass owes.
+    """
+
+    interrupt_id: str
+    run_id: str
+    scope: str
+    name: str
+    tool_call_id: str
+    checkpoint_id: str
+    payload: dict[str, Any]
+    issued_at: float
+    expires_at: float
+    root_run_id: str = ""
+    session_id: str = ""
+    thread_id: str = ""
+    status: PauseStatus = PauseStatus.OUTSTANDING
+    answer: dict[str, Any] | None = None
+    closed_by: str = ""
+    closed_at: float | None = None
+    resumed_at: float | None = None
+    message_ref: dict[str, Any] | None = None
+    # The last few attempts only (``MAX_CROSS_SCOPE_KEPT``), and how many in all:
+    # a row someone keeps answering from elsewhere must not grow without limit.
+    cross_scope_attempts: tuple[dict[str, Any], ...] = ()
+    cross_scope_count: int = 0
+    # Who closed it as the platform authenticated them (``closed_by`` is the display name).
+    closed_by_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Closing:
+    """How an outstanding pause ends: answered, expired or cancelled, by whom."""
+
+    status: PauseStatus
+    by: str
+    at: float
+    answer: dict[str, Any] | None = None
+    by_id: str = ""
+    # The process that will resume the run takes its lease in the same write,
+    # so no other process's recovery can take it in between.
+    lease_owner: str = ""
+    lease_until: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """A run started from a chat message, and where to post about it."""
+
+    run_id: str
+    scope: str
+    surface: str
+    requester: str
+    text: str
+    created_at: float
+    conversation: dict[str, Any] = field(default_factory=dict)
+    status: RunStatus = RunStatus.RUNNING
+    updated_at: float = 0.0
+    final_text: str = ""
+    # Which process drives the run until when; see ``Leases``.
+    lease_owner: str = ""
+    lease_until: float | None = None
+    # The surface's reason when something it owed could not be delivered.
+    delivery_error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEvent:
+    """An append-only record of something that happened to a run or pause."""
+
+    at: float
+    kind: str
+    run_id: str = ""
+    interrupt_id: str = ""
+    actor: str = ""
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationSummary:
+    """One conversation of a surface, for a list: its first words and last activity."""
+
+    key: str
+    title: str
+    updated_at: float
+    runs: int
+
+
+class DeliveryKind(StrEnum):
+    """What a surface owes a person."""
+
+    PUBLISH = "publish"  # post the question
+    CLOSED = "closed"  # edit the posted question to its outcome
+    OUTCOME = "outcome"  # post the run's final text in its thread
+    # Admin commands (``bot.admin``): a question posted again leaves its old
+    # message pointing at the new one; an extended question is redrawn
+    # (its new expiry, and the token re-derived with it).
+    MOVED = "moved"  # edit an earlier message of the question to point to the latest
+    REFRESH = "refresh"  # redraw the posted question in place
+
+
+class DeliveryState(StrEnum):
+    PENDING = "pending"
+    DONE = "done"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """One outbox row: written with the state change that owes it, delivered later.
+
+    ``body`` carries what the state change knew (the outcome text); the rest
+    is read from the ledger and the run at delivery time, so a redelivery
+    always shows the current truth. A row handed over in memory
+    (``bot.stores.handoff``) brings its question as the owing write left it
+    in ``pause``, so its first delivery reads nothing.
+    """
+
+    delivery_id: int
+    run_id: str
+    surface: str
+    kind: DeliveryKind
+    interrupt_id: str = ""
+    body: dict[str, Any] = field(default_factory=dict)
+    attempts: int = 0
+    state: DeliveryState = DeliveryState.PENDING
+    next_at: float = 0.0
+    last_error: str = ""
+    # Set by ``claim``: another row of the run was pending behind this one, so
+    # delivering this one makes that one due (a hint; its own change kicked too).
+    followed: bool = False
+    # Set only on a row handed over by the write that owed it.
+    pause: PauseRecord | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OpenQuestion:
+    """An outstanding pause as an admin lists it, with who asked (from its run).
+
+    ``cursor`` is the keyset position in issue order: pass it back as
+    ``after`` for the next page.
+    """
+
+    interrupt_id: str
+    run_id: str
+    scope: str
+    name: str
+    payload: dict[str, Any]
+    issued_at: float
+    expires_at: float
+    requester: str
+    surface: str
+    message_ref: dict[str, Any] | None
+    cursor: str
+
+
+@dataclass(frozen=True, slots=True)
+class PendingFilter:
+    """What ``pending`` narrows to; None matches everything."""
+
+    scope: str | None = None
+    requester: str | None = None
+    name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionStats:
+    """Counters over every question the store has issued, computed by the store."""
+
+    issued: int
+    outstanding: int
+    answered: int
+    expired: int
+    cancelled: int
+    refusals: dict[str, int]
+    # Nearest-rank percentiles of closed_at - issued_at over answered questions,
+    # as the lower bound of their ``answer_bucket``.
+    answer_seconds_p50: float | None
+    answer_seconds_p90: float | None
+    deliveries_failed: int
+    deliveries_retrying: int
+
+
+def nearest_rank(count: int, fraction: float) -> int:
+    """The 0-based position of the nearest-rank percentile among ``count`` sorted values."""
+    return max(0, math.ceil(count * fraction) - 1)
+
+
+def answer_bucket(seconds: float) -> float:
+    """The histogram bucket (its lower bound) a time to answer is counted in.
+
+    Exact to the second under an hour, the minute under a day, then the
+    hour: percentiles read from counters rather than from every row.
+    Migration 6 spells the same function in SQL.
+    """
+    seconds = max(seconds, 0.0)
+    if seconds < 3600:
+        return float(int(seconds))
+    if seconds < 86400:
+        return float(int(seconds / 60) * 60)
+    return float(int(seconds / 3600) * 3600)

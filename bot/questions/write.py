@@ -1,0 +1,157 @@
+"""What one lifecycle step writes, and the unit-of-work port that writes it atomically.
+
+A step (``bot.questions.lifecycle``) reads what it needs, decides, and
+describes every change as one ``Write``: a question row inserted or closed,
+the run's row moved on, audit events, messages owed (outbox rows), and,
+for a pause or an ending, the turn's checkpoint and journal entries. The
+backend applies a ``Write`` in one transaction (on PostgreSQL, one
+statement), guarded so that of two racing writes of one question or one
+run only the first changes anything. The backends hold only their SQL: no
+step logic lives in ``bot/stores``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from bot.questions.records import (
+    AuditEvent,
+    Delivery,
+    DeliveryKind,
+    PauseRecord,
+    PauseStatus,
+    RunStatus,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Owe:
+    """A message the change owes a person, delivered by whoever holds its claim."""
+
+    kind: DeliveryKind
+    interrupt_id: str = ""
+    body: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """Who delivers the rows a write owes, until when: the process that wrote it."""
+
+    owner: str
+    until: float
+
+
+@dataclass(frozen=True, slots=True)
+class RunMove:
+    """The run's row after the step. ``only_if``: a run in another status is left alone
+    (and, when ``required``, the whole write is refused)."""
+
+    run_id: str
+    at: float
+    status: RunStatus | None = None
+    only_if: RunStatus | None = None
+    required: bool = False
+    # (owner, until) to take the lease; ("", None) to clear it; None leaves it.
+    lease: tuple[str, float | None] | None = None
+    final_text: str | None = None
+    # Every closed question of the run has been continued from.
+    resumed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Close:
+    """An outstanding question closed (answered, expired, cancelled): guarded, so one wins.
+
+    An expiry closes only a question still overdue at ``at``: an admin may
+    have extended it since the sweeper listed it.
+    """
+
+    interrupt_id: str
+    status: PauseStatus
+    at: float
+    by: str = ""
+    by_id: str = ""
+    answer: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Extend:
+    """An outstanding question's new expiry."""
+
+    interrupt_id: str
+    expires_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """The paused turn's state, saved with the question that names it."""
+
+    checkpoint_id: str
+    run_id: str
+    state: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class StillOpen:
+    """No change to the question, but the write goes through only while it is outstanding."""
+
+    interrupt_id: str
+
+
+QuestionChange = PauseRecord | Close | Extend | StillOpen
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """Everything one step changes, applied all or nothing.
+
+    ``question``: a new question (a ``PauseRecord``, inserted) or a change of
+    an outstanding one (``Close``, ``Extend``); a change that finds the
+    question no longer outstanding refuses the whole write. ``run`` likewise
+    refuses it when ``required`` and the run is not ``only_if``. A ``Close``
+    may leave ``run_id`` (here, in ``run`` and in ``audit``) blank: the backend
+    takes it from the closed row, which the caller has not read.
+    """
+
+    run_id: str
+    at: float
+    question: QuestionChange | None = None
+    run: RunMove | None = None
+    checkpoint: Checkpoint | None = None
+    journal: Mapping[str, Any] = field(default_factory=dict)
+    audit: tuple[AuditEvent, ...] = ()
+    owe: tuple[Owe, ...] = ()
+    # The rows owed are born claimed so; None: anyone's at once (a shell with no deliverer).
+    claim: Claim | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Owed:
+    """A row a write owed, as written: its claim, and its run's rows pending before it."""
+
+    delivery: Delivery
+    held_by: str
+    held_until: float
+    earlier: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """What a write that went through left: the question as it now stands, the rows owed."""
+
+    question: PauseRecord | None = None
+    owed: tuple[Owed, ...] = ()
+
+
+class UnitOfWork(Protocol):
+    """One backend's atomic writer; the lifecycle relies on it, and on nothing else, to write."""
+
+    async def apply(self, write: Write) -> Written | None:
+        """Apply ``write`` in one transaction; None (nothing written) if a guard refused it."""
+        ...
+
+    async def question(self, interrupt_id: str) -> PauseRecord | None:
+        """The question as stored, cross-scope attempts included."""
+        ...

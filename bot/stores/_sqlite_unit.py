@@ -1,0 +1,251 @@
+"""The unit of work on SQLite: one ``Write`` as one BEGIN IMMEDIATE transaction.
+
+The write lock is taken first, so a guard read inside the transaction
+stays true until COMMIT: of two writes closing one question, the second
+finds it closed and writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from typing import Any
+
+from bot.questions.records import DeliveryState, PauseRecord, PauseStatus
+from bot.questions.write import Close, Extend, Owed, StillOpen, Write, Written
+from bot.stores._rows import (
+    PAUSE_COLUMNS,
+    audit_params,
+    dump,
+    load,
+    owed_delivery,
+    pause_from_row,
+    pause_params,
+    pauses_from_rows,
+)
+from bot.stores._sqlite_db import Database, transaction
+from bot.stores._sqlite_rows import pauses_query
+
+_OUTSTANDING = str(PauseStatus.OUTSTANDING)
+_PENDING = str(DeliveryState.PENDING)
+_RETURNING = f" RETURNING {', '.join(PAUSE_COLUMNS)}"
+
+_INSERT_QUESTION = (
+    f"INSERT INTO pauses ({', '.join(PAUSE_COLUMNS)})"  # noqa: S608 - our own identifiers
+    f" VALUES ({', '.join('?' for _ in PAUSE_COLUMNS)}) ON CONFLICT (interrupt_id) DO NOTHING"
+)
+# An expiry closes only what is still overdue: an admin may have extended it
+# since the sweeper listed it.
+_CLOSE = (
+    "UPDATE pauses SET status = ?, answer = ?, closed_by = ?, closed_by_id = ?,"  # noqa: S608 - our own identifiers
+    " closed_at = ? WHERE interrupt_id = ? AND status = ? AND (? <> 'expired' OR expires_at <= ?)"
+    f"{_RETURNING}"
+)
+_EXTEND = f"UPDATE pauses SET expires_at = ? WHERE interrupt_id = ? AND status = ?{_RETURNING}"  # noqa: S608 - our own identifiers
+_STILL_OPEN = (
+    f"SELECT {', '.join(PAUSE_COLUMNS)} FROM pauses"  # noqa: S608 - our own identifiers
+    " WHERE interrupt_id = ? AND status = ?"
+)
+_INSERT_ATTEMPT = (
+    "INSERT INTO cross_scope_attempts (interrupt_id, attempt_json, at) VALUES (?, ?, ?)"
+)
+_ATTEMPTS = "SELECT attempt_json FROM cross_scope_attempts WHERE interrupt_id = ? ORDER BY seq"
+_GET = (
+    f"SELECT {', '.join(PAUSE_COLUMNS)}, EXISTS (SELECT 1 FROM cross_scope_attempts AS a"  # noqa: S608 - our own identifiers
+    " WHERE a.interrupt_id = pauses.interrupt_id) AS attempted FROM pauses WHERE interrupt_id = ?"
+)
+_GET_WITH_ATTEMPTS = pauses_query("WHERE p.interrupt_id = ?", "p.seq")
+# A flag per optional field, so one statement text serves every step.
+_MOVE_RUN = (
+    "UPDATE runs SET status = COALESCE(?, status), updated_at = ?,"
+    " lease_owner = CASE WHEN ? THEN ? ELSE lease_owner END,"
+    " lease_until = CASE WHEN ? THEN ? ELSE lease_until END,"
+    " final_text = COALESCE(?, final_text)"
+    " WHERE run_id = ? AND (? IS NULL OR status = ?)"
+)
+_MARK_RESUMED = (
+    "UPDATE pauses SET resumed_at = ? WHERE run_id = ? AND status <> ? AND resumed_at IS NULL"
+)
+_SAVE_CHECKPOINT = (
+    "INSERT INTO checkpoints (checkpoint_id, run_id, version, state, created_at)"
+    " SELECT ?, ?, COALESCE(MAX(version), 0) + 1, ?, ? FROM checkpoints WHERE run_id = ?"
+)
+_JOURNAL = (
+    "INSERT INTO journal (run_id, step, value, at) VALUES (?, ?, ?, ?)"
+    " ON CONFLICT (run_id, step) DO NOTHING"
+)
+_AUDIT = (
+    "INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail) VALUES (?, ?, ?, ?, ?, ?)"
+)
+# Read before the rows are added, so every pending row it lists is older.
+_HOLDER = (
+    "SELECT surface, (SELECT group_concat(id) FROM outbox WHERE run_id = runs.run_id"
+    " AND state = ?) FROM runs WHERE run_id = ?"
+)
+_OWE = (
+    "INSERT INTO outbox (run_id, surface, kind, interrupt_id, body, created_at, state,"
+    " attempts, next_at, claimed_until, claimed_by, last_error)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, '')"
+)
+
+
+class _Refused(Exception):
+    """A guard failed inside the transaction, which then rolls back."""
+
+
+def _attempts(conn: sqlite3.Connection, interrupt_id: str) -> list[Any]:
+    return [load(text) for (text,) in conn.execute(_ATTEMPTS, (interrupt_id,))]
+
+
+def _question(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> PauseRecord | None:
+    """Apply the question's change; the row as it now stands. Raises _Refused if a guard failed."""
+    change = write.question
+    match change:
+        case None:
+            return None
+        case PauseRecord():
+            if not conn.execute(_INSERT_QUESTION, texts["question"]).rowcount:
+                raise _Refused
+            if change.cross_scope_attempts:
+                now = time.time()
+                conn.executemany(
+                    _INSERT_ATTEMPT,
+                    [(change.interrupt_id, dump(a), now) for a in change.cross_scope_attempts],
+                )
+            return change
+        case Close():
+            status = str(change.status)
+            params = (
+                status,
+                dump(dict(change.answer) if change.answer is not None else None),
+                change.by,
+                change.by_id,
+                change.at,
+                change.interrupt_id,
+                _OUTSTANDING,
+                status,
+                change.at,
+            )
+            row = conn.execute(_CLOSE, params).fetchone()
+        case Extend():
+            params2 = (change.expires_at, change.interrupt_id, _OUTSTANDING)
+            row = conn.execute(_EXTEND, params2).fetchone()
+        case StillOpen():
+            row = conn.execute(_STILL_OPEN, (change.interrupt_id, _OUTSTANDING)).fetchone()
+    if row is None:
+        raise _Refused
+    return pause_from_row(row, _attempts(conn, change.interrupt_id))
+
+
+def _apply(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> Written:
+    question = _question(conn, write, texts)
+    run_id = write.run_id or (question.run_id if question is not None else "")
+    move = write.run
+    if move is not None:
+        lease = move.lease
+        status = None if move.status is None else str(move.status)
+        only_if = None if move.only_if is None else str(move.only_if)
+        moved = conn.execute(
+            _MOVE_RUN,
+            (
+                status,
+                move.at,
+                lease is not None,
+                lease[0] if lease else "",
+                lease is not None,
+                lease[1] if lease else None,
+                move.final_text,
+                move.run_id or run_id,
+                only_if,
+                only_if,
+            ),
+        ).rowcount
+        if not moved and move.required:
+            raise _Refused
+        if move.resumed:
+            conn.execute(_MARK_RESUMED, (move.at, run_id, _OUTSTANDING))
+    checkpoint = write.checkpoint
+    if checkpoint is not None:
+        conn.execute(
+            _SAVE_CHECKPOINT,
+            (checkpoint.checkpoint_id, run_id, texts["checkpoint"], time.time(), run_id),
+        )
+    if write.journal:
+        now = time.time()
+        conn.executemany(
+            _JOURNAL, [(run_id, step, texts[f"journal:{step}"], now) for step in write.journal]
+        )
+    if write.audit:
+        conn.executemany(
+            _AUDIT,
+            [audit_params(event, run_id=run_id) for event in write.audit],
+        )
+    return Written(question, _owe(conn, write, run_id, question))
+
+
+def _owe(
+    conn: sqlite3.Connection, write: Write, run_id: str, question: PauseRecord | None
+) -> tuple[Owed, ...]:
+    if not write.owe:
+        return ()
+    holder = conn.execute(_HOLDER, (_PENDING, run_id)).fetchone()
+    if holder is None:
+        return ()  # a question of no known run (tests): nobody to post to
+    surface, pending = holder
+    earlier = [int(i) for i in pending.split(",")] if pending else []
+    claim = write.claim
+    held_by, held_until = (claim.owner, claim.until) if claim is not None else ("", 0.0)
+    owed: list[Owed] = []
+    at = write.at
+    for owe in write.owe:
+        body = dict(owe.body)
+        params = (run_id, surface, str(owe.kind), owe.interrupt_id, dump(body), at, _PENDING, at)
+        delivery_id = conn.execute(_OWE, (*params, held_until, held_by)).lastrowid
+        assert delivery_id is not None  # an INSERT always sets it
+        row = owed_delivery(delivery_id, run_id, surface, owe, at, question)
+        owed.append(Owed(row, held_by, held_until, tuple(earlier)))
+        earlier.append(delivery_id)
+    return tuple(owed)
+
+
+def encoded_texts(write: Write) -> dict[str, Any]:
+    """The write's rows, encoded before the lock is taken: a bad value never takes it."""
+    texts: dict[str, Any] = {}
+    if isinstance(write.question, PauseRecord):
+        texts["question"] = pause_params(write.question)
+    if write.checkpoint is not None:
+        texts["checkpoint"] = dump(dict(write.checkpoint.state)) or "{}"
+    for step, value in write.journal.items():
+        texts[f"journal:{step}"] = json.dumps(value, separators=(",", ":"))
+    return texts
+
+
+class SqliteUnit:
+    """Applies a lifecycle step's ``Write`` in one transaction."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def apply(self, write: Write) -> Written | None:
+        texts = encoded_texts(write)
+
+        def apply(conn: sqlite3.Connection) -> Written | None:
+            try:
+                with transaction(conn):
+                    return _apply(conn, write, texts)
+            except _Refused:
+                return None
+
+        return await self._db.run(apply)
+
+    async def question(self, interrupt_id: str) -> PauseRecord | None:
+        def get(conn: sqlite3.Connection) -> PauseRecord | None:
+            row = conn.execute(_GET, (interrupt_id,)).fetchone()
+            if row is None or not row["attempted"]:
+                # Most rows have no cross-scope attempts: the row alone is the record.
+                return None if row is None else pause_from_row(row, [])
+            rows = pauses_from_rows(conn.execute(_GET_WITH_ATTEMPTS, (interrupt_id, -1)))
+            return rows[0] if rows else None
+
+        return await self._db.run(get)

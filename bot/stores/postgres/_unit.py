@@ -1,0 +1,240 @@
+"""The unit of work on PostgreSQL: one ``Write`` as one statement.
+
+A statement outside an explicit transaction is its own transaction, so a
+step costs one round trip: no BEGIN, no COMMIT. Every part of the write is
+a data-modifying CTE that hangs off ``go``, the guard: the question's
+conditional change (or the run's, for an ending), which PostgreSQL
+re-checks against the row's latest version once a competing writer commits
+(READ COMMITTED). Of two racing closes of one question exactly one matches;
+the other statement writes nothing at all.
+
+The text depends only on the write's shape (which parts it has), so each
+shape is one prepared statement in asyncpg's cache.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from bot.questions.records import DeliveryState, PauseRecord, PauseStatus
+from bot.questions.write import Close, Extend, Owed, StillOpen, Write, Written
+from bot.stores._rows import (
+    PAUSE_COLUMNS,
+    audit_params,
+    dump,
+    load,
+    owed_delivery,
+    pause_from_row,
+    pause_params,
+    pauses_from_rows,
+)
+from bot.stores.postgres._pool import Database
+from bot.stores.postgres._rows import notice, pauses_query
+
+_OUTSTANDING = str(PauseStatus.OUTSTANDING)
+_PENDING = str(DeliveryState.PENDING)
+_GET = pauses_query("WHERE p.interrupt_id = $1", "p.seq")
+
+
+class _Params:
+    """Positional parameters, numbered as they are added."""
+
+    def __init__(self) -> None:
+        self.values: list[Any] = []
+
+    def __call__(self, value: Any, cast: str = "") -> str:
+        self.values.append(value)
+        return f"${len(self.values)}{cast}"
+
+
+def _question_cte(write: Write, p: _Params) -> str | None:
+    change = write.question
+    returning = "RETURNING pauses.*"
+    match change:
+        case None:
+            return None
+        case PauseRecord():
+            values = ", ".join(p(v) for v in pause_params(change))
+            return (
+                f"INSERT INTO pauses ({', '.join(PAUSE_COLUMNS)}) VALUES ({values})"  # noqa: S608 - our own identifiers
+                f" ON CONFLICT (interrupt_id) DO NOTHING {returning}"
+            )
+        case Close():
+            status, at = p(str(change.status), "::text"), p(change.at, "::float8")
+            answer = p(dump(dict(change.answer)) if change.answer is not None else None, "::text")
+            return (
+                f"UPDATE pauses SET status = {status}, answer = {answer},"  # noqa: S608 - our own text
+                f" closed_by = {p(change.by)}, closed_by_id = {p(change.by_id)}, closed_at = {at}"
+                f" WHERE interrupt_id = {p(change.interrupt_id)} AND status = '{_OUTSTANDING}'"
+                f" AND ({status} <> '{PauseStatus.EXPIRED}' OR expires_at <= {at}) {returning}"
+            )
+        case Extend():
+            return (
+                f"UPDATE pauses SET expires_at = {p(change.expires_at)}"  # noqa: S608 - our own text
+                f" WHERE interrupt_id = {p(change.interrupt_id)}"
+                f" AND status = '{_OUTSTANDING}' {returning}"
+            )
+        case StillOpen():
+            return (
+                f"SELECT * FROM pauses WHERE interrupt_id = {p(change.interrupt_id)}"  # noqa: S608 - our own text
+                f" AND status = '{_OUTSTANDING}' FOR UPDATE"
+            )
+
+
+def _statement(write: Write, texts: dict[str, Any]) -> tuple[str, list[Any]]:
+    p = _Params()
+    ctes: list[str] = []
+    question = _question_cte(write, p)
+    if question is not None:
+        ctes.append(f"q AS ({question})")
+        target = "SELECT run_id FROM q"
+    else:
+        target = f"SELECT {p(write.run_id, '::text')} AS run_id"
+    asked = write.question
+    if isinstance(asked, PauseRecord) and asked.cross_scope_attempts:
+        attempts = p([dump(a) for a in asked.cross_scope_attempts], "::text[]")
+        ctes.append(
+            "attempted AS (INSERT INTO cross_scope_attempts (interrupt_id, attempt_json, at)"  # noqa: S608 - our own text
+            f" SELECT q.interrupt_id, a.json, {p(time.time(), '::float8')} FROM q,"
+            f" unnest({attempts}) WITH ORDINALITY AS a(json, n) ORDER BY a.n)"
+        )
+    move = write.run
+    if move is not None:
+        lease = move.lease
+        sets = [f"updated_at = {p(move.at, '::float8')}"]
+        if move.status is not None:
+            sets.append(f"status = {p(str(move.status))}")
+        if lease is not None:
+            sets += [f"lease_owner = {p(lease[0])}", f"lease_until = {p(lease[1], '::float8')}"]
+        if move.final_text is not None:
+            sets.append(f"final_text = {p(move.final_text)}")
+        only_if = "" if move.only_if is None else f" AND runs.status = '{move.only_if}'"
+        ctes.append(
+            f"moved AS (UPDATE runs SET {', '.join(sets)} FROM ({target}) AS k"  # noqa: S608 - our own text
+            f" WHERE runs.run_id = k.run_id{only_if} RETURNING runs.run_id)"
+        )
+        if move.required:
+            target = "SELECT run_id FROM moved"
+    ctes.append(f"go AS ({target})")
+    # Only if a part below uses it: PostgreSQL refuses a parameter no text names.
+    needs_at = (move is not None and move.resumed) or bool(write.journal) or bool(write.owe)
+    at = p(write.at, "::float8") if needs_at else ""
+    if move is not None and move.resumed:
+        ctes.append(
+            f"resumed AS (UPDATE pauses SET resumed_at = {at} FROM go"  # noqa: S608 - our own text
+            f" WHERE pauses.run_id = go.run_id AND pauses.status <> '{_OUTSTANDING}'"
+            " AND pauses.resumed_at IS NULL)"
+        )
+    checkpoint = write.checkpoint
+    if checkpoint is not None:
+        ctes.append(
+            "saved AS (INSERT INTO checkpoints (checkpoint_id, run_id, version, state, created_at)"  # noqa: S608 - our own text
+            f" SELECT {p(checkpoint.checkpoint_id, '::text')}, go.run_id, COALESCE((SELECT"
+            " MAX(version) FROM checkpoints AS c WHERE c.run_id = go.run_id), 0) + 1,"
+            f" {p(texts['checkpoint'], '::text')}, {p(time.time(), '::float8')} FROM go)"
+        )
+    if write.journal:
+        steps = p(list(write.journal), "::text[]")
+        values = p([texts[f"journal:{step}"] for step in write.journal], "::text[]")
+        ctes.append(
+            "journaled AS (INSERT INTO journal (run_id, step, value, at)"  # noqa: S608 - our own text
+            f" SELECT go.run_id, s.step, s.value, {at} FROM go, unnest({steps}, {values})"
+            " AS s(step, value) ON CONFLICT (run_id, step) DO NOTHING)"
+        )
+    if write.audit:
+        rows = [audit_params(event) for event in write.audit]
+        columns = [p([row[i] for row in rows], cast) for i, cast in enumerate(_AUDIT_CASTS)]
+        ctes.append(
+            "audited AS (INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail)"  # noqa: S608 - our own text
+            " SELECT a.at, a.kind, COALESCE(NULLIF(a.run_id, ''), go.run_id), a.interrupt_id,"
+            f" a.actor, a.detail FROM go, unnest({', '.join(columns)})"
+            " AS a(at, kind, run_id, interrupt_id, actor, detail))"
+        )
+    ctes.append(
+        "run AS (SELECT runs.run_id, runs.surface, runs.conversation_key FROM runs"
+        " JOIN go ON go.run_id = runs.run_id)"
+    )
+    ctes.append(f"told AS ({notice('run')})")
+    if write.owe:
+        claim = write.claim
+        kinds = p([str(o.kind) for o in write.owe], "::text[]")
+        ids = p([o.interrupt_id for o in write.owe], "::text[]")
+        bodies = p([dump(dict(o.body)) for o in write.owe], "::text[]")
+        held_by = p(claim.owner if claim else "", "::text")
+        held_until = p(claim.until if claim else 0.0, "::float8")
+        ctes.append(
+            "owed AS (INSERT INTO outbox (run_id, surface, kind, interrupt_id, body, created_at,"  # noqa: S608 - our own text
+            " state, attempts, next_at, claimed_until, claimed_by, last_error)"
+            f" SELECT run.run_id, run.surface, o.kind, o.interrupt_id, o.body, {at}, '{_PENDING}',"
+            f" 0, {at}, {held_until}, {held_by}, '' FROM run,"
+            f" unnest({kinds}, {ids}, {bodies}) WITH ORDINALITY AS o(kind, interrupt_id, body, n)"
+            " ORDER BY o.n RETURNING id)"
+        )
+        owed = "ARRAY(SELECT id FROM owed ORDER BY id)"
+    else:
+        owed = "ARRAY[]::bigint[]"
+    row = "q.*," if question is not None else ""
+    attempts = (
+        "ARRAY(SELECT a.attempt_json FROM cross_scope_attempts AS a"
+        " WHERE a.interrupt_id = q.interrupt_id ORDER BY a.seq) AS attempts,"
+        if question is not None
+        else ""
+    )
+    source = "(SELECT 1) AS one" + (" LEFT JOIN q ON true" if question is not None else "")
+    select = (
+        f"SELECT (SELECT COUNT(*) FROM go) AS went, {row} {attempts}"  # noqa: S608 - our own text
+        f" {owed} AS owed_ids, (SELECT surface FROM run) AS owed_surface,"
+        " (SELECT COUNT(*) FROM told) AS told,"
+        f" ARRAY(SELECT e.id FROM outbox AS e WHERE e.run_id = (SELECT run_id FROM go)"
+        f" AND e.state = '{_PENDING}' ORDER BY e.id) AS earlier FROM {source}"
+    )
+    return f"WITH {', '.join(ctes)} {select}", p.values
+
+
+_AUDIT_CASTS = ("::float8[]", "::text[]", "::text[]", "::text[]", "::text[]", "::text[]")
+
+
+def _encoded(write: Write) -> dict[str, Any]:
+    """The write's JSON, encoded before anything reaches the database."""
+    texts: dict[str, Any] = {}
+    if write.checkpoint is not None:
+        texts["checkpoint"] = dump(dict(write.checkpoint.state)) or "{}"
+    for step, value in write.journal.items():
+        texts[f"journal:{step}"] = json.dumps(value, separators=(",", ":"))
+    return texts
+
+
+class PostgresUnit:
+    """Applies a lifecycle step's ``Write`` as one statement."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def apply(self, write: Write) -> Written | None:
+        sql, params = _statement(write, _encoded(write))
+        row = await self._db.fetchrow(sql, *params)
+        if row is None or not row["went"]:
+            return None
+        question: PauseRecord | None = None
+        if isinstance(write.question, PauseRecord):
+            question = write.question  # as inserted; the statement cannot read its own rows
+        elif write.question is not None:
+            question = pause_from_row(row, [load(a) for a in row["attempts"]])
+        run_id = write.run_id or (question.run_id if question is not None else "")
+        claim = write.claim
+        held_by, held_until = (claim.owner, claim.until) if claim is not None else ("", 0.0)
+        earlier = list(row["earlier"])
+        owed: list[Owed] = []
+        for owe, delivery_id in zip(write.owe, row["owed_ids"], strict=False):
+            delivery = owed_delivery(
+                delivery_id, run_id, row["owed_surface"], owe, write.at, question
+            )
+            owed.append(Owed(delivery, held_by, held_until, tuple(earlier)))
+            earlier.append(delivery_id)
+        return Written(question, tuple(owed))
+
+    async def question(self, interrupt_id: str) -> PauseRecord | None:
+        rows = pauses_from_rows(await self._db.fetch(_GET, interrupt_id))
+        return rows[0] if rows else None
