@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+BENCH_STAMP := $(VENV)/.bench-installed
 
 .PHONY: run test lint bench check clean
 
@@ -26,7 +27,13 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check bot adapters
 	$(BIN)/mypy
 
-bench: $(STAMP)
+# The bench extra (LangGraph, the baseline bench/cycle.py compares against)
+# is installed for `make bench` only: tests never depend on it.
+$(BENCH_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
 	$(BIN)/python bench/cycle.py
 	$(BIN)/python bench/cycle_sql.py
 	$(BIN)/python bench/console.py

@@ -1,9 +1,15 @@
-"""One in-process pause + redeem + resume cycle (one ask_user, scripted model).
+"""One in-process pause + answer + resume cycle, ours beside LangGraph's.
 
-Prints median and p90 microseconds per cycle on SQLite (a real file, WAL),
-on PostgreSQL when it is reachable (a fresh schema on ``BENCH_POSTGRES_URL``,
-default the local server), and on the memory store, which is the baseline
-the ratios are against.
+Ours is pause + redeem + resume (one ask_user, scripted model) on SQLite (a
+real file, WAL) and on PostgreSQL when it is reachable (a fresh schema on
+``BENCH_POSTGRES_URL``, default the local server). LangGraph's is its
+interrupt + ``Command(resume=...)`` cycle on its own checkpointers for the
+same two databases (``bench/_langgraph.py``, which needs the ``bench``
+extra). Each side is opened once and warmed up; then, per backend, the
+cycles run in rounds that alternate which side goes first, so that noise on
+the machine falls on both alike. Prints median and p90 microseconds per
+cycle for each, and how many times faster ours is by median, beside the
+target for each backend.
 Run: `make bench` or `.venv/bin/python bench/cycle.py [iterations]`.
 """
 
@@ -16,8 +22,10 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
+from typing import Protocol
 
 import asyncpg
 
@@ -35,6 +43,10 @@ from bot.testing import RecordingSurface, call, calls, question, say
 WHO = Responder("bench:alice", "Alice")
 POSTGRES_URL = os.environ.get("BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 ANSWER = {"answers": {"Which environment?": "staging"}}
+WARMUP = 50
+ROUNDS = 5
+# How many times faster than LangGraph's ours is meant to be, by median.
+TARGETS = {"sqlite": 8.0, "postgres": 1.5}
 
 
 def script(messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> ModelReply:
@@ -43,19 +55,25 @@ def script(messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> Mode
     return calls(call(ASK_USER, questions=[question("Which environment?", "staging", "prod")]))
 
 
-async def measure(url: str, iterations: int, warmup: int = 50) -> list[float]:
-    stores = await open_stores(url)
-    signer = TokenSigner([random_signing_key("bench")])
-    agent, capability = build_agent(
-        provider=ScriptedProvider(script), stores=stores, signer=signer, clock=time.time
-    )
-    surface = RecordingSurface(name="bench")
-    service = RunService(
-        agent=agent, capability=capability, stores=stores, surfaces={"bench": surface}
-    )
-    samples: list[float] = []
-    try:
-        for i in range(warmup + iterations):
+class Runner(Protocol):
+    async def run(self, iterations: int) -> list[float]: ...
+
+
+class Cycles:
+    """Our cycle on one open store; every cycle gets a conversation of its own."""
+
+    def __init__(self, service: RunService, surface: RecordingSurface) -> None:
+        self._service = service
+        self._surface = surface
+        self._done = 0
+
+    async def run(self, iterations: int) -> list[float]:
+        """Microseconds per cycle, ``iterations`` of them."""
+        service, surface = self._service, self._surface
+        samples: list[float] = []
+        for _ in range(iterations):
+            i = self._done
+            self._done += 1
             began = time.perf_counter()
             # A conversation per cycle, as a mention per thread is in Slack: one
             # long conversation would measure its growing history instead.
@@ -69,50 +87,124 @@ async def measure(url: str, iterations: int, warmup: int = 50) -> list[float]:
             elapsed = time.perf_counter() - began
             if not isinstance(outcome, Redeemed) or surface.outcomes[-1][1] != "deployed":
                 raise SystemExit(f"cycle {i} did not complete: {outcome}")
-            if i >= warmup:
-                samples.append(elapsed * 1e6)
+            samples.append(elapsed * 1e6)
+        return samples
+
+
+@asynccontextmanager
+async def cycles(url: str) -> AsyncIterator[Cycles]:
+    """Our cycle on the store ``url`` names, closed on exit."""
+    stores = await open_stores(url)
+    signer = TokenSigner([random_signing_key("bench")])
+    agent, capability = build_agent(
+        provider=ScriptedProvider(script), stores=stores, signer=signer, clock=time.time
+    )
+    surface = RecordingSurface(name="bench")
+    service = RunService(
+        agent=agent, capability=capability, stores=stores, surfaces={"bench": surface}
+    )
+    try:
+        yield Cycles(service, surface)
     finally:
         await stores.close()
-    return samples
+
+
+async def measure(url: str, iterations: int, warmup: int = WARMUP) -> list[float]:
+    """Microseconds per cycle on ``url``, after ``warmup`` cycles left out."""
+    async with cycles(url) as ours:
+        await ours.run(warmup)
+        return await ours.run(iterations)
 
 
 def summary(name: str, samples: list[float]) -> tuple[float, float]:
     ordered = sorted(samples)
     median = statistics.median(ordered)
     p90 = ordered[int(len(ordered) * 0.9) - 1]
-    print(f"{name:<8} n={len(ordered)}  median={median:8.0f} us  p90={p90:8.0f} us")
+    print(f"{name:<18} n={len(ordered)}  median={median:8.0f} us  p90={p90:8.0f} us")
     return median, p90
 
 
-async def measure_postgres(iterations: int) -> list[float] | None:
-    """The cycle on a fresh schema, dropped afterwards; None if there is no server."""
+@asynccontextmanager
+async def postgres_cycles() -> AsyncIterator[tuple[str, Cycles] | None]:
+    """Our cycle on a fresh schema, dropped afterwards, and its URL; None if there is no server."""
     try:
         admin = await asyncpg.connect(POSTGRES_URL, timeout=5)
     except (OSError, asyncpg.PostgresError, TimeoutError) as error:
         print(f"postgres: skipped, server unreachable ({type(error).__name__})")
-        return None
+        yield None
+        return
     schema = f"bench_{secrets.token_hex(4)}"
     try:
         await admin.execute(f'CREATE SCHEMA "{schema}"')
-        return await measure(f"{POSTGRES_URL}?search_path={schema}", iterations)
+        url = f"{POSTGRES_URL}?search_path={schema}"
+        async with cycles(url) as ours:
+            yield url, ours
     finally:
         await admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
         await admin.close()
 
 
+def extra_lines(url: str) -> list[str]:
+    """More lines to print under our cycle's figures on the store ``url``."""
+    return []
+
+
+def rounds(iterations: int) -> list[int]:
+    """``iterations`` split into ``ROUNDS`` near-equal rounds."""
+    share, rest = divmod(iterations, ROUNDS)
+    return [share + (r < rest) for r in range(ROUNDS)]
+
+
+async def interleaved(
+    ours: Runner, theirs: Runner, iterations: int
+) -> tuple[list[float], list[float]]:
+    """Both sides warmed up, then run in rounds, who goes first alternating."""
+    await ours.run(WARMUP)
+    await theirs.run(WARMUP)
+    samples: dict[Runner, list[float]] = {ours: [], theirs: []}
+    for r, size in enumerate(rounds(iterations)):
+        for side in (ours, theirs) if r % 2 == 0 else (theirs, ours):
+            samples[side] += await side.run(size)
+    return samples[ours], samples[theirs]
+
+
+async def compare(
+    backend: str, saver: str, url: str, ours: Runner, theirs: Runner, iterations: int
+) -> None:
+    """Both cycles on ``backend``, interleaved, then their figures and ratio."""
+    samples, langgraph = await interleaved(ours, theirs, iterations)
+    ours_median, _ = summary(f"ours {backend}", samples)
+    for line in extra_lines(url):
+        print(line)
+    theirs_median, _ = summary(f"langgraph {backend}", langgraph)
+    print(
+        f"langgraph {saver} / ours {backend}: ours is {theirs_median / ours_median:.2f}x faster"
+        f" (target >= {TARGETS[backend]:g}x)"
+    )
+
+
 async def main() -> None:
+    # Imported here: bench/cycle_sql.py imports this module without the bench extra.
+    import _langgraph
+
     iterations = int(sys.argv[1]) if len(sys.argv) > 1 else 500
+    print(f"pause + answer + resume in process, ours and LangGraph's in {ROUNDS} rounds")
     with tempfile.TemporaryDirectory() as folder:
-        sqlite = await measure(f"sqlite:///{Path(folder) / 'bench.sqlite3'}", iterations)
-    postgres = await measure_postgres(iterations)
-    memory = await measure("memory://", iterations)
-    print("pause + redeem + resume, one ask_user, scripted model, in process")
-    sqlite_median, _ = summary("sqlite", sqlite)
-    postgres_median = summary("postgres", postgres)[0] if postgres else None
-    memory_median, _ = summary("memory", memory)
-    print(f"ratio sqlite/memory median = {sqlite_median / memory_median:.2f}x")
-    if postgres_median is not None:
-        print(f"ratio postgres/memory median = {postgres_median / memory_median:.2f}x")
+        url = f"sqlite:///{Path(folder) / 'bench.sqlite3'}"
+        async with (
+            cycles(url) as ours,
+            _langgraph.sqlite_cycles(Path(folder) / "langgraph.sqlite3") as theirs,
+        ):
+            await compare("sqlite", "SqliteSaver", url, ours, theirs, iterations)
+    async with AsyncExitStack() as stack:
+        postgres = await stack.enter_async_context(postgres_cycles())
+        if postgres is None:
+            return
+        theirs_pg = await stack.enter_async_context(_langgraph.postgres_cycles(POSTGRES_URL))
+        if theirs_pg is None:
+            return
+        url, ours_pg = postgres
+        await compare("postgres", "PostgresSaver", url, ours_pg, theirs_pg, iterations)
 
 
 if __name__ == "__main__":
