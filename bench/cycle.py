@@ -25,7 +25,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import asyncpg
 
@@ -63,6 +63,7 @@ class Cycles:
     """Our cycle on one open store; every cycle gets a conversation of its own."""
 
     def __init__(self, service: RunService, surface: RecordingSurface) -> None:
+        self.stores = service.stores
         self._service = service
         self._surface = surface
         self._done = 0
@@ -144,9 +145,32 @@ async def postgres_cycles() -> AsyncIterator[tuple[str, Cycles] | None]:
         await admin.close()
 
 
-def extra_lines(url: str) -> list[str]:
-    """More lines to print under our cycle's figures on the store ``url``."""
-    return []
+COUNTED_CYCLES = 20
+# The next transaction id: only a transaction that writes takes one, so the
+# difference over some cycles counts their write transactions (commits).
+_NEXT_XID = "SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint"
+
+
+async def extra_lines(ours: Cycles, url: str) -> list[str]:
+    """Commits (and, on PostgreSQL, round trips) per cycle, over a few cycles counted alone."""
+    stores: Any = ours.stores
+    db = stores._db
+    if url.startswith("sqlite"):
+        before = db.commits
+        await ours.run(COUNTED_CYCLES)
+        return [f"commits per cycle: {(db.commits - before) / COUNTED_CYCLES:.1f}"]
+    probe = await asyncpg.connect(url)
+    try:
+        xid, trips = await probe.fetchval(_NEXT_XID), db.round_trips.count
+        await ours.run(COUNTED_CYCLES)
+        xids = await probe.fetchval(_NEXT_XID) - xid
+    finally:
+        await probe.close()
+    return [
+        f"commits per cycle: {xids / COUNTED_CYCLES:.1f} (write transactions, by the server)",
+        f"round trips per cycle: {(db.round_trips.count - trips) / COUNTED_CYCLES:.1f}"
+        " (every statement, BEGIN and COMMIT; by our pool)",
+    ]
 
 
 def rounds(iterations: int) -> list[int]:
@@ -174,8 +198,9 @@ async def compare(
     """Both cycles on ``backend``, interleaved, then their figures and ratio."""
     samples, langgraph = await interleaved(ours, theirs, iterations)
     ours_median, _ = summary(f"ours {backend}", samples)
-    for line in extra_lines(url):
-        print(line)
+    if isinstance(ours, Cycles):
+        for line in await extra_lines(ours, url):
+            print(line)
     theirs_median, _ = summary(f"langgraph {backend}", langgraph)
     print(
         f"langgraph {saver} / ours {backend}: ours is {theirs_median / ours_median:.2f}x faster"

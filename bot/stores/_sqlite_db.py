@@ -202,6 +202,8 @@ class Database:
         # None once closed; every call checks it first.
         self._inline: sqlite3.Connection | None = inline
         self._writes = 0
+        # Write transactions committed through this object, for the benches.
+        self.commits = 0
 
     @classmethod
     async def open(cls, path: str | Path) -> Database:
@@ -283,6 +285,7 @@ class Database:
         return self._inline
 
     def _wrote(self) -> None:
+        self.commits += 1
         self._writes += 1
         if self._writes < _CHECKPOINT_EVERY or self._inline is None:
             return
