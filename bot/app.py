@@ -74,7 +74,7 @@ def create_app(settings: Settings) -> web.Application:
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
         async with _running_service(settings, policy, console, teams, slack) as service:
             app[RUN_SERVICE] = service
-            app[ADMIN_SERVICE] = admin_service(settings, service)
+            app[ADMIN_SERVICE] = admin_service(settings, service, policy)
             yield
 
     app.cleanup_ctx.append(lifecycle)
@@ -181,15 +181,16 @@ def console_limits(settings: Settings) -> ConsoleLimits:
     )
 
 
-def admin_service(settings: Settings, service: RunService) -> AdminService:
+def admin_service(
+    settings: Settings, service: RunService, policy: RequesterOrApprovers
+) -> AdminService:
     """Admin commands in the serving process: a cancel resumes the run at once."""
     return AdminService(
         stores=service.stores,
         admins=settings.admins,
         max_ttl_seconds=settings.max_ttl_seconds,
         runs=service,
-        approvers=settings.approvers,
-        anyone_may_answer=settings.anyone_may_answer,
+        policy=policy,
         clock=service.clock,
     )
 

@@ -19,6 +19,7 @@ from bot.admin._render import json_of, ok, text_of
 from bot.admin._service import AdminService
 from bot.config import Settings
 from bot.outcomes import Responder
+from bot.policy import RequesterOrApprovers, parse_rules
 from bot.stores import open_stores
 
 USAGE = "usage: python -m bot admin [--json] <command> [arguments]  (try: help)"
@@ -40,8 +41,11 @@ async def run_admin(settings: Settings, argv: Sequence[str], *, out: TextIO = sy
             stores=stores,
             admins=settings.admins,
             max_ttl_seconds=settings.max_ttl_seconds,
-            approvers=settings.approvers,
-            anyone_may_answer=settings.anyone_may_answer,
+            policy=RequesterOrApprovers(
+                approvers=frozenset(settings.admins) | frozenset(settings.approvers),
+                anyone=settings.anyone_may_answer,
+                rules=parse_rules(settings.slack_answerers),
+            ),
         )
         result = await admin.handle(words, who=shell_responder())
     finally:
