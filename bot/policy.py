@@ -15,6 +15,9 @@ from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from pydantic import Field, field_validator
+
+from bot.component_settings import ComponentSettings, CsvList
 from bot.outcomes import Responder
 from bot.stores.records import PauseRecord, RunRecord
 
@@ -142,6 +145,32 @@ def parse_rules(text: str) -> dict[str, Answerers]:
             groups=frozenset(groups),
         )
     return rules
+
+
+class PolicySettings(ComponentSettings):
+    """Who may answer besides the requester and admins: approvers, anyone, or rules."""
+
+    approvers: CsvList = Field(default_factory=list, alias="BOT_APPROVERS")
+    anyone: bool = Field(False, alias="BOT_ANYONE_MAY_ANSWER")
+    # Per interaction (``approval=U1 S2;ask_user=anyone``); groups are Slack user groups.
+    rules: str = Field("", alias="SLACK_ANSWERERS")
+
+    @field_validator("rules")
+    @classmethod
+    def _rules_parse(cls, value: str) -> str:
+        parse_rules(value)
+        return value
+
+    def build(
+        self, *, admins: Collection[str], directory: Directory | None = None
+    ) -> RequesterOrApprovers:
+        """The policy these settings describe; ``admins`` may answer anything, as approvers do."""
+        return RequesterOrApprovers(
+            approvers=frozenset(admins) | frozenset(self.approvers),
+            anyone=self.anyone,
+            rules=parse_rules(self.rules),
+            directory=directory,
+        )
 
 
 def _is(who: str, person: str) -> bool:
