@@ -201,7 +201,7 @@ def serve_bare() -> None:
     from adapters.teams._sdk import BotFramework
     from bot.config import load_settings
 
-    framework = BotFramework(load_settings(console=False))
+    framework = BotFramework(load_settings(BOT_CONSOLE=False).teams)
 
     async def fixed(_activity: dict[str, Any], _reference: dict[str, Any]) -> dict[str, Any]:
         return {

@@ -15,7 +15,7 @@ import sys
 
 from pydantic import SecretStr
 
-from bot.config import Settings, SettingsError, load_settings, parse_console_users
+from bot.config import Settings, SettingsError, load_settings
 from bot.errors import BotError
 
 
@@ -73,49 +73,21 @@ def _serve(settings: Settings) -> int:
     from bot.logs import configure_logging
 
     configure_logging(
-        level=settings.log_level, fmt=settings.log_format, secrets=secrets_to_hide(settings)
+        level=settings.logs.level, fmt=settings.logs.format, secrets=settings.secrets()
     )
+    host, port = settings.serving.host, settings.serving.port
     try:
         # Bound before anything starts, so a busy port is one line, not a half-started bot.
-        sock = socket.create_server((settings.host, settings.port), family=_family(settings.host))
+        sock = socket.create_server((host, port), family=_family(host))
     except OSError as error:
         reason = "already in use" if error.errno == errno.EADDRINUSE else error.strerror
         print(
-            f"cannot serve: {settings.host}:{settings.port} is {reason}; stop whatever holds "
+            f"cannot serve: {host}:{port} is {reason}; stop whatever holds "
             "it or set PORT to another port",
             file=sys.stderr,
         )
         return 2
     return asyncio.run(_serve_until_stopped(settings, sock))
-
-
-def secrets_to_hide(settings: Settings) -> list[str]:
-    """Every configured secret on its own, for the log filter to rewrite wherever it appears.
-
-    Lists are split: a log line would hold one signing key or one password,
-    never the whole ``kid:secret,kid:secret`` setting.
-    """
-    hidden = [
-        s.get_secret_value()
-        for s in (
-            settings.signing_keys,
-            settings.console_password,
-            settings.openai_api_key,
-            settings.teams_app_password,
-            settings.slack_bot_token,
-            settings.slack_signing_secret,
-            settings.slack_app_token,
-            settings.slack_client_secret,
-            settings.slack_installation_key,
-        )
-        if s is not None
-    ]
-    if settings.signing_keys is not None:
-        keys = settings.signing_keys.get_secret_value().split(",")
-        hidden += [key.partition(":")[2].strip() for key in keys]
-    if settings.console_users is not None:
-        hidden += parse_console_users(settings.console_users.get_secret_value()).values()
-    return hidden
 
 
 async def _serve_until_stopped(settings: Settings, sock: socket.socket) -> int:
@@ -144,9 +116,9 @@ async def _serve_until_stopped(settings: Settings, sock: socket.socket) -> int:
         access_log_class=AccessLog,
         # Also the deadline for a request's headers: aiohttp closes a connection
         # that has not completed a request line and headers by then.
-        keepalive_timeout=settings.header_timeout_seconds,
+        keepalive_timeout=settings.serving.header_timeout_seconds,
         # Resumes drain inside cleanup; this bounds open requests before it.
-        shutdown_timeout=min(5.0, settings.shutdown_grace_seconds),
+        shutdown_timeout=min(5.0, settings.run.shutdown_grace_seconds),
     )
     try:
         await runner.setup()
@@ -169,10 +141,9 @@ async def _check(settings: Settings) -> int:
     from bot.questions.capability_ports import LifecyclePorts
     from bot.questions.lifecycle import Lifecycle
     from bot.signing import signer_from
-    from bot.stores import open_stores
 
     signer_from(settings)
-    stores = await open_stores(settings.database_url)
+    stores = await settings.store.open()
     try:
         await stores.ping()
         # The capability spends through the lifecycle's ports, as the server wires it.
@@ -181,30 +152,29 @@ async def _check(settings: Settings) -> int:
         await stores.close()
     spec = agent_spec(settings)
     console = "off"
-    if settings.console:
-        console = f"http://{settings.host}:{settings.port}/"
-        if settings.console_users is not None:
+    if settings.console.enabled:
+        console = f"http://{settings.serving.host}:{settings.serving.port}/"
+        if settings.console.users is not None:
             console += " (people sign in as themselves)"
-        elif settings.console_password is not None:
+        elif settings.console.password is not None:
             console += " (one shared sign-in: operator)"
         else:
             console += " (open to this machine; answers as the operator)"
-    store = settings.database_url.split("://")[0]
-    signing = (
-        "BOT_SIGNING_KEYS" if settings.signing_keys else f"generated key in {settings.data_dir}"
-    )
-    model = "scripted" if spec.provider else f"model {settings.openai_model}"
-    if spec.provider is None and settings.openai_base_url and settings.openai_api_key:
-        problem = await _probe_model(settings.openai_base_url, settings.openai_api_key)
+    signing = settings.signing
+    keys = "BOT_SIGNING_KEYS" if signing.keys else f"generated key in {signing.data_dir}"
+    configured = settings.provider
+    model = "scripted" if spec.provider else f"model {configured.model}"
+    if spec.provider is None and configured.base_url and configured.api_key:
+        problem = await _probe_model(configured.base_url, configured.api_key)
         if problem:
             print(f"configuration error: OPENAI_BASE_URL: {problem}", file=sys.stderr)
             return 2
-        model += f" at {settings.openai_base_url}, reachable"
-    print(f"store:    {store} (spends shared across processes: {shared})")
-    print(f"signing:  {signing}")
+        model += f" at {configured.base_url}, reachable"
+    print(f"store:    {settings.store.backend} (spends shared across processes: {shared})")
+    print(f"signing:  {keys}")
     print(f"agent:    {spec.name} ({model})")
     print(f"console:  {console}")
-    print(f"slack:    {settings.slack_mode or 'not configured'}")
+    print(f"slack:    {settings.slack.mode or 'not configured'}")
     print(f"teams:    {_teams_state(settings)}")
     return 0
 
@@ -214,7 +184,7 @@ def _teams_state(settings: Settings) -> str:
         return "not configured (set MicrosoftAppId and MicrosoftAppPassword)"
     if settings.teams_emulator:
         return "emulator mode on /api/messages (no MicrosoftAppId: unauthenticated, loopback only)"
-    return f"app {settings.teams_app_id} ({settings.teams_app_type}) on /api/messages"
+    return f"app {settings.teams.app_id} ({settings.teams.app_type}) on /api/messages"
 
 
 def _teams_package(settings: Settings, args: argparse.Namespace) -> int:
@@ -222,7 +192,8 @@ def _teams_package(settings: Settings, args: argparse.Namespace) -> int:
 
     from adapters.teams import build_package
 
-    if not settings.teams_app_id:
+    app_id = settings.teams.app_id
+    if not app_id:
         print("configuration error: MicrosoftAppId: set the Azure Bot's app id", file=sys.stderr)
         return 2
     if not args.website or not str(args.website).startswith("https://"):
@@ -233,7 +204,7 @@ def _teams_package(settings: Settings, args: argparse.Namespace) -> int:
         return 2
     out = build_package(
         Path(args.out),
-        app_id=settings.teams_app_id,
+        app_id=app_id,
         name=args.name,
         developer=args.developer,
         website=args.website,

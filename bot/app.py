@@ -7,11 +7,10 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import timedelta
 
 from aiohttp import web
 
-from adapters.console import ConsoleLimits, ConsoleSurface, mount_console
+from adapters.console import ConsoleSurface, mount_console
 from adapters.slack import SlackBridge
 from adapters.teams import TeamsSurface, mount_teams
 from bot.admin import AdminService
@@ -19,12 +18,9 @@ from bot.agent_spec import AgentSpec, load_factory
 from bot.compose import build_agent
 from bot.config import Settings
 from bot.demo import demo_agent
-from bot.errors import BotError
-from bot.human.ttl import TTLPolicy
 from bot.metrics import Metrics
-from bot.policy import RequesterOrApprovers, parse_rules
+from bot.policy import RequesterOrApprovers
 from bot.providers.base import Provider
-from bot.providers.openai_compat import OpenAICompatibleProvider
 from bot.service.runs import RunService
 from bot.serving import (
     ALLOWED_HOSTS,
@@ -35,7 +31,6 @@ from bot.serving import (
     sign_in_for,
 )
 from bot.signing import signer_from
-from bot.stores import open_stores
 from bot.stores.ports import Change, changes_of
 from bot.web import ADMIN_SERVICE, RUN_SERVICE, SETTINGS
 
@@ -53,19 +48,28 @@ def create_app(settings: Settings) -> web.Application:
     tokens.
     """
     signer_from(settings)
-    allowed = allowed_hosts_for(settings)
-    guards = http_guards(allowed=allowed, body_timeout=settings.body_timeout_seconds)
+    serving = settings.serving
+    allowed = allowed_hosts_for(serving)
+    guards = http_guards(allowed=allowed, body_timeout=serving.body_timeout_seconds)
     app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=[*guards, _no_tracebacks])
     app[SETTINGS] = settings
     app[ALLOWED_HOSTS] = allowed
-    app[SIGN_IN] = sign_in_for(settings)
-    slack = SlackBridge(settings) if settings.slack_mode else None
+    app[SIGN_IN] = sign_in_for(settings.console.accounts(), local=serving.is_local)
+    slack = (
+        SlackBridge(settings.slack, admin_groups=settings.admin.groups)
+        if settings.slack.mode
+        else None
+    )
     # One policy for every surface and the run service: who may answer is decided once.
-    policy = answer_policy(settings, slack)
-    console = ConsoleSurface() if settings.console else None
+    policy = settings.policy.build(
+        admins=settings.admin.ids, directory=slack.directory if slack is not None else None
+    )
+    console = ConsoleSurface() if settings.console.enabled else None
     if console is not None:
-        mount_console(app, console, policy=policy, limits=console_limits(settings))
-    teams = mount_teams(app, settings)
+        mount_console(app, console, policy=policy, limits=settings.console.limits)
+    teams = mount_teams(
+        app, settings.teams, local=serving.is_local, anyone_may_answer=settings.policy.anyone
+    )
     if slack is not None:
         slack.mount(app)
     app.router.add_get("/healthz", _healthz)
@@ -74,7 +78,7 @@ def create_app(settings: Settings) -> web.Application:
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
         async with _running_service(settings, policy, console, teams, slack) as service:
             app[RUN_SERVICE] = service
-            app[ADMIN_SERVICE] = admin_service(settings, service)
+            app[ADMIN_SERVICE] = admin_service(settings, service, policy)
             yield
 
     app.cleanup_ctx.append(lifecycle)
@@ -89,11 +93,7 @@ async def _running_service(
     teams: TeamsSurface | None = None,
     slack: SlackBridge | None = None,
 ) -> AsyncIterator[RunService]:
-    stores = await open_stores(
-        settings.database_url,
-        pool_size=settings.pg_pool_size,
-        statement_timeout=settings.pg_statement_timeout_seconds,
-    )
+    stores = await settings.store.open()
     # Changes other replicas make (a question answered through them) redraw our pages too.
     unsubscribe = changes_of(stores).subscribe(_redraw_on(console)) if console is not None else None
     provider: Provider | None = None
@@ -102,7 +102,7 @@ async def _running_service(
     channels = contextlib.AsyncExitStack()
     try:
         spec = agent_spec(settings)
-        provider = spec.provider or _configured_model(settings)
+        provider = spec.provider or settings.provider.build()
         agent, capability = build_agent(
             provider=provider,
             stores=stores,
@@ -110,10 +110,7 @@ async def _running_service(
             clock=time.time,
             tools=spec.tools,
             registrations=spec.registrations,
-            ttl=TTLPolicy(
-                default=timedelta(seconds=settings.ttl_seconds),
-                maximum=timedelta(seconds=settings.max_ttl_seconds),
-            ),
+            ttl=settings.ttl.build(),
             system_prompt=spec.system_prompt,
             max_rounds=spec.max_rounds,
         )
@@ -123,7 +120,7 @@ async def _running_service(
             stores=stores,
             policy=policy,
             metrics=Metrics(),
-            lease_seconds=settings.lease_seconds,
+            lease_seconds=settings.run.lease_seconds,
         )
         for surface in (console, teams):
             if surface is not None:
@@ -135,14 +132,15 @@ async def _running_service(
             log.info("resuming %d runs answered before the last stop", recovered)
         log.info(
             "serving on http://%s:%d/ (store %s, console %s)",
-            settings.host,
-            settings.port,
-            settings.database_url.split("://")[0],
+            settings.serving.host,
+            settings.serving.port,
+            settings.store.backend,
             "on" if console is not None else "off",
         )
+        run = settings.run
         sweeper = asyncio.get_running_loop().create_task(
             # Often enough that a lapsed lease is taken over well within a second lease.
-            _sweep_forever(service, min(settings.sweep_seconds, settings.lease_seconds / 2)),
+            _sweep_forever(service, min(run.sweep_seconds, run.lease_seconds / 2)),
             name="expiry sweeper",
         )
         yield service
@@ -153,7 +151,7 @@ async def _running_service(
             with contextlib.suppress(asyncio.CancelledError):
                 await sweeper
         if service is not None:
-            await service.drain(settings.shutdown_grace_seconds)
+            await service.drain(settings.run.shutdown_grace_seconds)
         await channels.aclose()  # after the drain: resumes in flight still post to Slack
         close = getattr(provider, "close", None)
         if close is not None:
@@ -164,32 +162,16 @@ async def _running_service(
         log.info("stopped cleanly")
 
 
-def answer_policy(settings: Settings, slack: SlackBridge | None = None) -> RequesterOrApprovers:
-    return RequesterOrApprovers(
-        approvers=frozenset(settings.admins) | frozenset(settings.approvers),
-        anyone=settings.anyone_may_answer,
-        rules=parse_rules(settings.slack_answerers),
-        directory=slack.directory if slack is not None else None,
-    )
-
-
-def console_limits(settings: Settings) -> ConsoleLimits:
-    return ConsoleLimits(
-        max_json_depth=settings.max_json_depth,
-        max_streams=settings.max_event_streams,
-        max_streams_per_client=settings.max_event_streams_per_client,
-    )
-
-
-def admin_service(settings: Settings, service: RunService) -> AdminService:
+def admin_service(
+    settings: Settings, service: RunService, policy: RequesterOrApprovers
+) -> AdminService:
     """Admin commands in the serving process: a cancel resumes the run at once."""
     return AdminService(
         stores=service.stores,
-        admins=settings.admins,
-        max_ttl_seconds=settings.max_ttl_seconds,
+        admins=settings.admin.ids,
+        max_ttl_seconds=settings.ttl.max_seconds,
         runs=service,
-        approvers=settings.approvers,
-        anyone_may_answer=settings.anyone_may_answer,
+        policy=policy,
         clock=service.clock,
     )
 
@@ -203,20 +185,8 @@ def _redraw_on(console: ConsoleSurface) -> Callable[[Change], None]:
 
 
 def agent_spec(settings: Settings) -> AgentSpec:
-    return load_factory(settings.agent)(settings) if settings.agent else demo_agent(settings)
-
-
-def _configured_model(settings: Settings) -> Provider:
-    if settings.openai_base_url is None or settings.openai_api_key is None:
-        raise BotError(
-            "the agent has no model: set OPENAI_BASE_URL and OPENAI_API_KEY, or return a "
-            "provider from the BOT_AGENT factory."
-        )
-    return OpenAICompatibleProvider(
-        base_url=settings.openai_base_url,
-        api_key=settings.openai_api_key.get_secret_value(),
-        model=settings.openai_model,
-    )
+    agent = settings.run.agent
+    return load_factory(agent)(settings) if agent else demo_agent(settings)
 
 
 async def _sweep_forever(service: RunService, interval: float) -> None:
@@ -247,7 +217,7 @@ async def _healthz(request: web.Request) -> web.Response:
 
 async def _metrics(request: web.Request) -> web.Response:
     # Beyond loopback the figures (run counts, refusal reasons) need a sign-in too.
-    if not request.app[SETTINGS].console_is_local:
+    if not request.app[SETTINGS].serving.is_local:
         refused = await refuse_unless_signed_in(request)
         if refused is not None:
             return refused

@@ -218,7 +218,7 @@ def demo_agent(settings: Settings) -> AgentSpec:
     """The demo's spec: scripted unless an OpenAI-compatible model is configured."""
     from bot.providers.scripted import ScriptedProvider
 
-    scripted = settings.openai_base_url is None
+    scripted = settings.provider.base_url is None
     return AgentSpec(
         tools=[*Fleet().tools(), approval_tool()],
         registrations=[ask_user_registration(), approval_registration()],

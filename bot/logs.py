@@ -13,7 +13,11 @@ import re
 import sys
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
+
+from bot.component_settings import ComponentSettings
 
 _JWT = re.compile(r"eyJ[\w-]{4,}(?:\.|%2[eE])[\w-]{4,}(?:\.|%2[eE])[\w-]*")
 _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
@@ -81,6 +85,13 @@ class JsonFormatter(logging.Formatter):
         if record.exc_text:
             entry["error"] = record.exc_text
         return json.dumps(entry, default=str)
+
+
+class LogSettings(ComponentSettings):
+    """How much is logged, and in which form (``auto``: JSON unless stderr is a TTY)."""
+
+    format: Literal["auto", "json", "text"] = Field("auto", alias="BOT_LOG_FORMAT")
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", alias="BOT_LOG_LEVEL")
 
 
 def configure_logging(*, level: str, fmt: str, secrets: Iterable[str] = ()) -> None:

@@ -5,6 +5,8 @@ approver). Per interaction a deployment may open a question to anyone in
 the scope (the channel), to named people, or to the members of a group;
 group membership comes from a ``Directory`` the surface provides (Slack's
 user groups), but the decision is made here, the same for every surface.
+``RequesterOrApprovers.may_answer`` states the rule once: the check admits
+whom it names, and admin commands show it.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from pydantic import Field, field_validator
+
+from bot.component_settings import ComponentSettings, CsvList
 from bot.outcomes import Responder
 from bot.stores.records import PauseRecord, RunRecord
 
@@ -39,7 +44,31 @@ class Answerers:
     groups: frozenset[str] = frozenset()
 
     def names(self, who: str) -> bool:
-        return any(who == person or who.endswith(f":{person}") for person in self.people)
+        return any(_is(who, person) for person in self.people)
+
+
+@dataclass(frozen=True, slots=True)
+class MayAnswer:
+    """Who may answer one question besides admins and the members of ``groups``.
+
+    ``requester`` is empty when the rule leaves the requester out, or no
+    run is known. Sorted, so admin commands can show it as it is.
+    """
+
+    anyone: bool = False
+    requester: str = ""
+    people: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
+    approvers: tuple[str, ...] = ()
+
+    def names(self, who: str) -> bool:
+        """``who`` is admitted by id alone; group membership needs a ``Directory``."""
+        return (
+            self.anyone
+            or who in self.approvers
+            or (bool(self.requester) and who == self.requester)
+            or any(_is(who, person) for person in self.people)
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,16 +89,25 @@ class RequesterOrApprovers:
         """The rule for one interaction, for deciding and for showing who may answer."""
         return self.rules.get(interaction) or Answerers(anyone=self.anyone)
 
+    def may_answer(self, interaction: str, *, requester: str) -> MayAnswer:
+        """Who may answer a question of ``interaction`` in a run ``requester`` started."""
+        rule = self.answerers(interaction)
+        return MayAnswer(
+            anyone=rule.anyone,
+            requester=requester if rule.requester else "",
+            people=tuple(sorted(rule.people)),
+            groups=tuple(sorted(rule.groups)),
+            approvers=tuple(sorted(self.approvers)),
+        )
+
     async def __call__(self, record: PauseRecord, run: RunRecord | None, who: Responder) -> bool:
-        if who.is_admin or who.id in self.approvers:
+        if who.is_admin:
             return True
-        rule = self.answerers(record.name)
-        if rule.anyone or rule.names(who.id):
-            return True
-        if rule.requester and run is not None and run.requester == who.id:
+        may = self.may_answer(record.name, requester=run.requester if run is not None else "")
+        if may.names(who.id):
             return True
         if self.directory is not None:
-            for group in sorted(rule.groups):
+            for group in may.groups:
                 if await self.directory.is_member(group, who):
                     return True
         return False
@@ -107,3 +145,34 @@ def parse_rules(text: str) -> dict[str, Answerers]:
             groups=frozenset(groups),
         )
     return rules
+
+
+class PolicySettings(ComponentSettings):
+    """Who may answer besides the requester and admins: approvers, anyone, or rules."""
+
+    approvers: CsvList = Field(default_factory=list, alias="BOT_APPROVERS")
+    anyone: bool = Field(False, alias="BOT_ANYONE_MAY_ANSWER")
+    # Per interaction (``approval=U1 S2;ask_user=anyone``); groups are Slack user groups.
+    rules: str = Field("", alias="SLACK_ANSWERERS")
+
+    @field_validator("rules")
+    @classmethod
+    def _rules_parse(cls, value: str) -> str:
+        parse_rules(value)
+        return value
+
+    def build(
+        self, *, admins: Collection[str], directory: Directory | None = None
+    ) -> RequesterOrApprovers:
+        """The policy these settings describe; ``admins`` may answer anything, as approvers do."""
+        return RequesterOrApprovers(
+            approvers=frozenset(admins) | frozenset(self.approvers),
+            anyone=self.anyone,
+            rules=parse_rules(self.rules),
+            directory=directory,
+        )
+
+
+def _is(who: str, person: str) -> bool:
+    # A bare Slack user id (``U123``) names that user in any workspace.
+    return who == person or who.endswith(f":{person}")

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
-from bot.config import Settings
+from pydantic import Field, SecretStr
+
+from bot.component_settings import NOT_BLANK, ComponentSettings, Hidden
 from bot.human.tokens import (
     SigningConfigError,
     SigningKey,
@@ -21,18 +24,37 @@ from bot.human.tokens import (
     random_signing_key,
 )
 
+if TYPE_CHECKING:
+    from bot.config import Settings
+
 KEY_FILE = "signing-key"
 
 
+def _key_secrets(text: str) -> list[str]:
+    # ``kid:secret,kid:secret``: a log line would hold one secret, never the whole setting.
+    return [key.partition(":")[2].strip() for key in text.split(",")]
+
+
+class SigningSettings(ComponentSettings):
+    """The configured keys (the first one signs), and the folder that keeps a generated one."""
+
+    keys: Annotated[SecretStr | None, NOT_BLANK, Hidden(_key_secrets)] = Field(
+        None, alias="BOT_SIGNING_KEYS"
+    )
+    data_dir: Path = Field(Path("var"), alias="BOT_DATA_DIR")
+
+
 def signer_from(settings: Settings) -> TokenSigner:
-    if settings.signing_keys is not None:
-        return TokenSigner(parse_signing_keys(settings.signing_keys.get_secret_value()))
-    if not settings.database_url.startswith(("sqlite:", "memory:")):
+    """The configured keys; else the generated one, unless the store is shared."""
+    signing = settings.signing
+    if signing.keys is not None:
+        return TokenSigner(parse_signing_keys(signing.keys.get_secret_value()))
+    if settings.store.shared:
         raise SigningConfigError(
             "BOT_SIGNING_KEYS is required with a shared store: every replica must sign "
             "with the same keys. Generate one with `python -m bot keygen`."
         )
-    return TokenSigner([local_key(settings.data_dir)])
+    return TokenSigner([local_key(signing.data_dir)])
 
 
 def local_key(data_dir: Path) -> SigningKey:

@@ -7,9 +7,12 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import get_args
 
 import pytest
+from pydantic import SecretStr
 
+from bot.component_settings import Hidden
 from bot.config import SettingsError, load_settings
 from bot.human.tokens import SigningConfigError
 from bot.logs import JsonFormatter, RedactingFilter
@@ -26,9 +29,9 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 def test_defaults_are_the_embedded_local_setup() -> None:
     """No environment: port 3978, loopback, SQLite under var/, console on."""
     settings = load_settings()
-    assert (settings.port, settings.host) == (3978, "127.0.0.1")
-    assert settings.database_url == "sqlite:///var/bot.sqlite3"
-    assert settings.console and settings.console_is_local
+    assert (settings.serving.port, settings.serving.host) == (3978, "127.0.0.1")
+    assert settings.store.url == "sqlite:///var/bot.sqlite3"
+    assert settings.console.enabled and settings.serving.is_local
 
 
 @pytest.mark.parametrize(
@@ -52,6 +55,35 @@ def test_each_mistake_is_one_line_naming_the_variable(
     with pytest.raises(SettingsError) as raised:
         load_settings()
     assert any(line.startswith(expected) or expected in line for line in raised.value.lines)
+
+
+def test_overrides_are_named_by_variable_and_a_stray_name_is_refused() -> None:
+    """load_settings(PORT=...) sets that variable; a name nothing reads is a TypeError."""
+    assert load_settings(PORT="4000").serving.port == 4000
+    with pytest.raises(TypeError, match="port"):
+        load_settings(port=4000)
+
+
+def test_every_secret_setting_is_marked_so_the_log_filter_gets_it() -> None:
+    """Each component's SecretStr settings are hidden, and every configured one is handed over."""
+    settings = load_settings()
+    for part in (getattr(settings, name) for name in type(settings).model_fields):
+        for name, field in type(part).model_fields.items():
+            if SecretStr in get_args(field.annotation):
+                assert any(isinstance(mark, Hidden) for mark in field.metadata), name
+    secrets = {
+        "BOT_SIGNING_KEYS": "k1:" + "s" * 40,
+        "BOT_CONSOLE_PASSWORD": "console password",
+        "OPENAI_API_KEY": "sk-model-key-123",
+        "MicrosoftAppPassword": "teams app secret",
+        "SLACK_BOT_TOKEN": "xoxb-bot-token",
+        "SLACK_SIGNING_SECRET": "slack signing secret",
+        "SLACK_APP_TOKEN": "xapp-app-token",
+        "SLACK_CLIENT_SECRET": "slack client secret",
+        "SLACK_INSTALLATION_KEY": "slack installation key",
+    }
+    hidden = load_settings(MicrosoftAppId="app-1", **secrets).secrets()
+    assert set(secrets.values()) | {"s" * 40} <= set(hidden)
 
 
 def test_the_cli_reports_a_bad_setting_in_one_line_and_exits_2(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.outcomes import Responder
-from bot.policy import Answerers, RequesterOrApprovers, parse_rules
+from bot.policy import Answerers, MayAnswer, RequesterOrApprovers, parse_rules
 from bot.stores.records import PauseRecord, RunRecord
 
 ALICE = Responder("slack:T1:UALICE", "<@UALICE>")
@@ -62,3 +62,18 @@ def test_rules_parse_every_form_and_refuse_nonsense() -> None:
     for bad in ("approval", "=U1", "approval U1"):
         with pytest.raises(ValueError, match="interaction=who"):
             parse_rules(bad)
+
+
+async def test_who_may_answer_is_what_the_check_admits() -> None:
+    """``may_answer`` is the rule itself: the check admits the ids it names, and no others."""
+    policy = RequesterOrApprovers(
+        approvers={CAROL.id}, rules=parse_rules("approval=UBOB S1;ask_user=anyone")
+    )
+    approval = policy.may_answer("approval", requester=ALICE.id)
+    assert approval == MayAnswer(people=("UBOB",), groups=("S1",), approvers=(CAROL.id,))
+    default = policy.may_answer("other", requester=ALICE.id)
+    assert default == MayAnswer(requester=ALICE.id, approvers=(CAROL.id,))
+    assert policy.may_answer("ask_user", requester=ALICE.id).anyone
+    for name, shown in (("approval", approval), ("other", default)):
+        for who in (ALICE, BOB, CAROL):
+            assert await policy(pause(name), RUN, who) == shown.names(who.id)

@@ -10,7 +10,7 @@ app also takes events over Socket Mode, so a laptop needs no public URL.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
 from typing import Any
 
@@ -29,8 +29,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack._installations import EncryptedInstallationStore, oauth_settings
 from adapters.slack._listeners import Listeners
 from adapters.slack._surface import SlackDirectory, SlackSurface
+from adapters.slack.settings import SlackSettings
 from bot.admin import AdminService
-from bot.config import Settings
 from bot.errors import BotError
 from bot.policy import RequesterOrApprovers
 from bot.service.runs import RunService
@@ -48,15 +48,15 @@ BAD_BODY = "This request's body is not a Slack payload."
 class SlackBridge:
     """Everything Slack: the bolt app, its routes, the surface and the directory."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: SlackSettings, *, admin_groups: Sequence[str] = ()) -> None:
         self.settings = settings
-        self.api_url = settings.slack_api_url
+        self.api_url = settings.api_url
         self._service: RunService | None = None
         self._clients: dict[str, AsyncWebClient] = {}
         # One keep-alive session for every Web API call: without it slack_sdk
         # opens a new session, and a new connection, per call.
         self._session: aiohttp.ClientSession | None = None
-        secret = settings.slack_signing_secret
+        secret = settings.signing_secret
         self._verifier = SignatureVerifier(secret.get_secret_value()) if secret else None
         self.bolt = self._bolt_app()
         # Built with an empty policy; ``serving`` gives it the real one.
@@ -67,7 +67,7 @@ class SlackBridge:
             self.surface,
             self._running_service,
             admin=self._admin_service,
-            admin_groups=settings.admin_groups,
+            admin_groups=admin_groups,
             directory=self.directory,
         )
         self.listeners.register(self.bolt)
@@ -91,7 +91,7 @@ class SlackBridge:
         if isinstance(store, EncryptedInstallationStore):
             store.port = service.stores.installations
         service.add_surface(self.surface)
-        token = self.settings.slack_app_token
+        token = self.settings.app_token
         if token is not None:
             client = AsyncWebClient(base_url=self.api_url)
             await _check_app_token(client, token.get_secret_value())
@@ -124,8 +124,8 @@ class SlackBridge:
         return client
 
     async def _token_for(self, team: str) -> str:
-        if self.settings.slack_bot_token is not None:
-            return self.settings.slack_bot_token.get_secret_value()
+        if self.settings.bot_token is not None:
+            return self.settings.bot_token.get_secret_value()
         store = self.bolt.installation_store
         bot = await store.async_find_bot(enterprise_id=None, team_id=team) if store else None
         if bot is None or not bot.bot_token:
@@ -149,11 +149,11 @@ class SlackBridge:
             "raise_error_for_unhandled_request": False,
             "logger": _bolt_logger(),
         }
-        secret = settings.slack_signing_secret
+        secret = settings.signing_secret
         if secret is not None:
             options["signing_secret"] = secret.get_secret_value()
-        if settings.slack_bot_token is not None:
-            token = settings.slack_bot_token.get_secret_value()
+        if settings.bot_token is not None:
+            token = settings.bot_token.get_secret_value()
             options["client"] = AsyncWebClient(token=token, base_url=self.api_url)
         else:
             options["client"] = AsyncWebClient(base_url=self.api_url)

@@ -26,7 +26,7 @@ from slack_sdk.oauth.installation_store import Bot, Installation
 from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
 from slack_sdk.oauth.state_store.async_state_store import AsyncOAuthStateStore
 
-from bot.config import Settings
+from adapters.slack.settings import SlackSettings
 from bot.stores.ports import Installations
 
 log = logging.getLogger(__name__)
@@ -164,20 +164,20 @@ class SignedStateStore(AsyncOAuthStateStore):
         return hmac.new(self._key, body.encode(), hashlib.sha256).hexdigest()[:32]
 
 
-def oauth_settings(settings: Settings) -> AsyncOAuthSettings:
+def oauth_settings(settings: SlackSettings) -> AsyncOAuthSettings:
     """Bolt's OAuth settings with our encrypted store and stateless state."""
-    secret = settings.slack_client_secret
-    assert secret is not None  # Settings refuses SLACK_CLIENT_ID without it
-    key = settings.slack_installation_key
+    secret = settings.client_secret
+    assert secret is not None  # SlackSettings refuses SLACK_CLIENT_ID without it
+    key = settings.installation_key
     material = key.get_secret_value() if key is not None else secret.get_secret_value()
     return AsyncOAuthSettings(
-        client_id=settings.slack_client_id,
+        client_id=settings.client_id,
         client_secret=secret.get_secret_value(),
         scopes=list(BOT_SCOPES),
         installation_store=EncryptedInstallationStore(fernet_for(material)),
         installation_store_bot_only=True,
         state_store=SignedStateStore(material),
-        authorization_url=authorization_url(settings.slack_api_url),
+        authorization_url=authorization_url(settings.api_url),
     )
 
 

@@ -21,7 +21,7 @@ from adapters.teams._bot import TeamsBot
 from adapters.teams._connector import Connector
 from adapters.teams._sdk import BadActivity, BotFramework, Unauthenticated
 from adapters.teams._surface import TeamsSurface
-from bot.config import Settings
+from adapters.teams.settings import TeamsSettings
 from bot.web import ADMIN_SERVICE, RUN_SERVICE
 
 log = logging.getLogger(__name__)
@@ -36,9 +36,15 @@ UNAUTHENTICATED = "The request's Authorization header did not prove it came from
 STARTING = "The bot is starting; the channel will retry."
 
 
-def mount_teams(app: web.Application, settings: Settings) -> TeamsSurface | None:
-    """Add the Teams endpoint to ``app`` and return its surface; None when Teams is off."""
-    if not settings.teams_enabled:
+def mount_teams(
+    app: web.Application, settings: TeamsSettings, *, local: bool, anyone_may_answer: bool
+) -> TeamsSurface | None:
+    """Add the Teams endpoint to ``app`` and return its surface; None when Teams is off.
+
+    ``local`` says the server is bound to loopback, where Teams is on by
+    default in emulator mode; ``anyone_may_answer`` is what questions say.
+    """
+    if not settings.enabled(local=local):
         log.info("Teams off: set MicrosoftAppId (and MicrosoftAppPassword) to enable it")
         return None
     framework = BotFramework(settings)
@@ -55,9 +61,7 @@ def mount_teams(app: web.Application, settings: Settings) -> TeamsSurface | None
         registration = service.capability.registration(name) if service else None
         return registration.response_schema.model_json_schema() if registration else None
 
-    surface = TeamsSurface(
-        connector, schema_of=schema_of, anyone_may_answer=settings.anyone_may_answer
-    )
+    surface = TeamsSurface(connector, schema_of=schema_of, anyone_may_answer=anyone_may_answer)
     bot = TeamsBot(surface, lambda: app[RUN_SERVICE], lambda: app.get(ADMIN_SERVICE))
     app.router.add_post(ROUTE, _endpoint(framework, bot))
     if not framework.emulator:

@@ -37,7 +37,7 @@ from botframework.connector.auth import (  # type: ignore[import-untyped]
 )
 from msrest.universal_http.requests import ClientRetryPolicy
 
-from bot.config import Settings
+from adapters.teams.settings import TeamsSettings
 
 log = logging.getLogger(__name__)
 
@@ -65,8 +65,8 @@ class BadActivity(ValueError):
 class BotFramework:
     """Inbound authentication, the turn pipeline and outbound bot tokens."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.app_id = settings.teams_app_id or ""
+    def __init__(self, settings: TeamsSettings) -> None:
+        self.app_id = settings.app_id or ""
         self.emulator = not self.app_id
         config = _sdk_configuration(settings)
         self._credentials = ConfigurationServiceClientCredentialFactory(config)
@@ -147,14 +147,14 @@ class BotFramework:
         return str(token)
 
 
-def _sdk_configuration(settings: Settings) -> SimpleNamespace:
+def _sdk_configuration(settings: TeamsSettings) -> SimpleNamespace:
     """The attribute names ``ConfigurationBotFrameworkAuthentication`` reads."""
-    password = settings.teams_app_password
+    password = settings.app_password
     overrides = {
-        "TO_BOT_FROM_CHANNEL_OPENID_METADATA_URL": settings.teams_openid_metadata_url,
-        "TO_BOT_FROM_CHANNEL_TOKEN_ISSUER": settings.teams_token_issuer,
-        "TO_CHANNEL_FROM_BOT_LOGIN_URL": settings.teams_login_url,
-        "TO_CHANNEL_FROM_BOT_OAUTH_SCOPE": settings.teams_oauth_scope,
+        "TO_BOT_FROM_CHANNEL_OPENID_METADATA_URL": settings.openid_metadata_url,
+        "TO_BOT_FROM_CHANNEL_TOKEN_ISSUER": settings.token_issuer,
+        "TO_CHANNEL_FROM_BOT_LOGIN_URL": settings.login_url,
+        "TO_CHANNEL_FROM_BOT_OAUTH_SCOPE": settings.oauth_scope,
     }
     if any(overrides.values()):
         # Any one override switches the SDK to its parameterized cloud, which
@@ -178,9 +178,9 @@ def _sdk_configuration(settings: Settings) -> SimpleNamespace:
         )
         overrides["OAUTH_URL"] = AuthenticationConstants.OAUTH_URL
     return SimpleNamespace(
-        APP_ID=settings.teams_app_id or "",
+        APP_ID=settings.app_id or "",
         APP_PASSWORD=password.get_secret_value() if password else "",
-        APP_TYPE=settings.teams_app_type,
-        APP_TENANTID=settings.teams_app_tenant_id or "",
+        APP_TYPE=settings.app_type,
+        APP_TENANTID=settings.app_tenant_id or "",
         **overrides,
     )

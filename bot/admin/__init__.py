@@ -36,12 +36,14 @@ from bot.admin._results import (
     TooLong,
 )
 from bot.admin._service import AdminService
+from bot.admin._settings import AdminSettings
 
 __all__ = [
     "USAGES",
     "AdminRefusal",
     "AdminResult",
     "AdminService",
+    "AdminSettings",
     "AdminsOnly",
     "AuditShown",
     "CancelDone",

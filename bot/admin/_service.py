@@ -55,6 +55,7 @@ from bot.admin._results import (
 )
 from bot.messages import question_not_found, run_not_found
 from bot.outcomes import Responder
+from bot.policy import RequesterOrApprovers
 from bot.questions.lifecycle import Lifecycle
 from bot.service.runs import RunService
 from bot.stores.ports import Stores
@@ -81,8 +82,7 @@ class AdminService:
         admins: Collection[str],
         max_ttl_seconds: float,
         runs: RunService | None = None,
-        approvers: Collection[str] = (),
-        anyone_may_answer: bool = False,
+        policy: RequesterOrApprovers | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._stores = stores
@@ -91,8 +91,8 @@ class AdminService:
         self._runs = runs
         # The serving process's lifecycle (bound to its deliverer), or the shell's own.
         self._questions = runs.questions if runs is not None else Lifecycle(stores.unit)
-        self._approvers = tuple(sorted(set(approvers) - self._admins))
-        self._anyone = anyone_may_answer
+        # Who may answer is shown as the one policy decides it, never restated here.
+        self._policy = policy or RequesterOrApprovers()
         self._clock = clock
 
     def is_admin(self, who: Responder) -> bool:
@@ -159,7 +159,7 @@ class AdminService:
             where=where, after=command.after, limit=command.limit + 1
         )
         page = found[: command.limit]
-        items = tuple(PendingItem(q, self._may_answer(q.requester, q.scope)) for q in page)
+        items = tuple(PendingItem(q, self._may_answer(q.name, q.requester, q.scope)) for q in page)
         more = len(found) > command.limit
         return PendingPage(self._clock(), items, page[-1].cursor if more and page else None)
 
@@ -175,7 +175,7 @@ class AdminService:
             at=self._clock(),
             record=record,
             run=run,
-            may_answer=self._may_answer(run.requester if run else "", record.scope),
+            may_answer=self._may_answer(record.name, run.requester if run else "", record.scope),
             history=history,
             deliveries=tuple(d for d in deliveries if d.interrupt_id in ("", interrupt_id)),
         )
@@ -234,11 +234,14 @@ class AdminService:
             return NotFound(question_not_found(interrupt_id))
         return NotOpen(interrupt_id, str(record.status))
 
-    def _may_answer(self, requester: str, scope: str) -> tuple[str, ...]:
-        if self._anyone:
+    def _may_answer(self, interaction: str, requester: str, scope: str) -> tuple[str, ...]:
+        may = self._policy.may_answer(interaction, requester=requester)
+        if may.anyone:
             return (f"anyone in {scope}",)
-        named = (requester,) if requester else ()
-        return (*named, *self._approvers, "admins")
+        named = (may.requester,) if may.requester else ()
+        # Admins are listed once, as "admins", though the policy counts them as approvers.
+        approvers = tuple(a for a in may.approvers if a not in self._admins)
+        return (*named, *may.people, *may.groups, *approvers, "admins")
 
     def _count(self, command: str, result: str) -> None:
         # The serving process's metrics (the shell has none to publish).

@@ -19,7 +19,6 @@ from bot.admin._render import json_of, ok, text_of
 from bot.admin._service import AdminService
 from bot.config import Settings
 from bot.outcomes import Responder
-from bot.stores import open_stores
 
 USAGE = "usage: python -m bot admin [--json] <command> [arguments]  (try: help)"
 
@@ -34,14 +33,13 @@ async def run_admin(settings: Settings, argv: Sequence[str], *, out: TextIO = sy
     words = list(argv)
     as_json = "--json" in words
     words = [w for w in words if w != "--json"]
-    stores = await open_stores(settings.database_url)
+    stores = await settings.store.open()
     try:
         admin = AdminService(
             stores=stores,
-            admins=settings.admins,
-            max_ttl_seconds=settings.max_ttl_seconds,
-            approvers=settings.approvers,
-            anyone_may_answer=settings.anyone_may_answer,
+            admins=settings.admin.ids,
+            max_ttl_seconds=settings.ttl.max_seconds,
+            policy=settings.policy.build(admins=settings.admin.ids),
         )
         result = await admin.handle(words, who=shell_responder())
     finally:

@@ -43,7 +43,7 @@ from bot.human.tokens import (
     TokenSigner,
     parse_signing_keys,
 )
-from bot.human.ttl import DEFAULT_TTL, TTLPolicy
+from bot.human.ttl import DEFAULT_TTL, TTLPolicy, TTLSettings
 
 __all__ = [
     "ASK_USER",
@@ -67,6 +67,7 @@ __all__ = [
     "PauseEvent",
     "SigningKey",
     "TTLPolicy",
+    "TTLSettings",
     "TokenError",
     "TokenExpiredError",
     "TokenInvalidError",

@@ -1,4 +1,4 @@
-"""How long a pause may stay open."""
+"""How long a pause may stay open: the policy, and the settings that configure it."""
 
 from __future__ import annotations
 
@@ -6,6 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from pydantic import Field, model_validator
+
+from bot.component_settings import ComponentSettings
 from bot.errors import BotError
 
 
@@ -48,3 +51,24 @@ class TTLPolicy:
 
 
 DEFAULT_TTL = TTLPolicy()
+
+
+class TTLSettings(ComponentSettings):
+    """A question's default lifetime and the ceiling, which extensions never pass either."""
+
+    default_seconds: float = Field(24 * 3600, alias="BOT_TTL_SECONDS", gt=0)
+    max_seconds: float = Field(7 * 24 * 3600, alias="BOT_MAX_TTL_SECONDS", gt=0)
+
+    @model_validator(mode="after")
+    def _default_fits(self) -> TTLSettings:
+        if self.max_seconds < self.default_seconds:
+            raise ValueError(
+                "BOT_TTL_SECONDS exceeds BOT_MAX_TTL_SECONDS; lower it or raise the max"
+            )
+        return self
+
+    def build(self) -> TTLPolicy:
+        return TTLPolicy(
+            default=timedelta(seconds=self.default_seconds),
+            maximum=timedelta(seconds=self.max_seconds),
+        )

@@ -11,7 +11,12 @@ from bot.serving._guards import http_guards, refusal
 from bot.serving._hosts import LOOPBACK_NAMES, AllowedHosts
 from bot.serving._json import DEFAULT_MAX_DEPTH, JsonRejected, loads_limited
 from bot.serving._keys import ALLOWED_HOSTS, SIGN_IN
-from bot.serving._settings import allowed_hosts_for, refuse_unless_signed_in, sign_in_for
+from bot.serving._settings import (
+    ServingSettings,
+    allowed_hosts_for,
+    refuse_unless_signed_in,
+    sign_in_for,
+)
 
 __all__ = [
     "ALLOWED_HOSTS",
@@ -21,6 +26,7 @@ __all__ = [
     "AccessLog",
     "AllowedHosts",
     "JsonRejected",
+    "ServingSettings",
     "SignIn",
     "allowed_hosts_for",
     "http_guards",

@@ -1,24 +1,47 @@
-"""The serving layer's pieces built from settings: which hosts, who signs in."""
+"""The serving layer's settings, and its pieces built from them: which hosts, who signs in.
+
+Where the server listens and which names it answers to are the serving
+layer's own; who may sign in is given to it (the console's accounts), so
+this layer never reads another component's settings.
+"""
 
 from __future__ import annotations
 
 import getpass
+from collections.abc import Mapping
 
 from aiohttp import hdrs, web
+from pydantic import Field
 
-from bot.config import Settings, parse_console_users
+from bot.component_settings import ComponentSettings, CsvList
 from bot.messages import SIGN_IN_NEEDED
 from bot.serving._auth import SignIn
 from bot.serving._guards import refusal
-from bot.serving._hosts import AllowedHosts
+from bot.serving._hosts import LOOPBACK_NAMES, AllowedHosts
 from bot.serving._keys import SIGN_IN
 
 CHALLENGE = 'Basic realm="bot", charset="UTF-8"'
 
 
-def allowed_hosts_for(settings: Settings) -> AllowedHosts:
+class ServingSettings(ComponentSettings):
+    """Where the HTTP server listens, the names it answers to, and its request deadlines."""
+
+    port: int = Field(3978, alias="PORT", ge=1, le=65535)
+    host: str = Field("127.0.0.1", alias="BOT_HOST")
+    public_url: str | None = Field(None, alias="BOT_PUBLIC_URL", pattern=r"^https?://[^/?#@]+/?")
+    allowed_hosts: CsvList = Field(default_factory=list, alias="BOT_ALLOWED_HOSTS")
+    header_timeout_seconds: float = Field(10.0, alias="BOT_HEADER_TIMEOUT_SECONDS", gt=0)
+    body_timeout_seconds: float = Field(10.0, alias="BOT_BODY_TIMEOUT_SECONDS", gt=0)
+
+    @property
+    def is_local(self) -> bool:
+        """Bound to loopback: only this machine can reach the server."""
+        return self.host in LOOPBACK_NAMES
+
+
+def allowed_hosts_for(settings: ServingSettings) -> AllowedHosts:
     """Loopback names on a loopback bind; otherwise only the names people were given."""
-    if settings.console_is_local:
+    if settings.is_local:
         extra = list(settings.allowed_hosts)
         if settings.public_url:
             # A tunnel or local proxy in front of a loopback bind forwards its own name.
@@ -27,14 +50,16 @@ def allowed_hosts_for(settings: Settings) -> AllowedHosts:
     return AllowedHosts.public(settings.public_url, settings.allowed_hosts)
 
 
-def sign_in_for(settings: Settings) -> SignIn:
-    """Per-person users; the shared password is one user, ``operator``; else the OS user."""
-    if settings.console_users is not None:
-        return SignIn(parse_console_users(settings.console_users.get_secret_value()))
-    if settings.console_password is not None:
-        return SignIn({"operator": settings.console_password.get_secret_value()})
-    if not settings.console_is_local:
-        return SignIn({})  # nobody can sign in, so nothing guarded is open
+def sign_in_for(accounts: Mapping[str, str] | None, *, local: bool) -> SignIn:
+    """The accounts given (name to password); without any, the OS user on loopback.
+
+    Beyond loopback, no accounts means nobody can sign in, so nothing
+    guarded is open.
+    """
+    if accounts is not None:
+        return SignIn(accounts)
+    if not local:
+        return SignIn({})
     return SignIn(None, operator=_operator_name())
 
 

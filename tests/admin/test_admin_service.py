@@ -31,6 +31,7 @@ from bot.admin import (
 from bot.human import ASK_USER
 from bot.kernel.messages import Message, ModelReply, ToolDefinition
 from bot.outcomes import AlreadyAnswered, Cancelled, Redeemed, Responder, TokenExpired
+from bot.policy import RequesterOrApprovers, parse_rules
 from bot.stores import PauseStatus, RunStatus
 from bot.stores.ports import Stores
 from bot.stores.records import DeliveryKind
@@ -130,6 +131,32 @@ async def test_pending_lists_who_asked_who_may_answer_age_expiry_and_the_link(
     assert item.may_answer == (REQUESTER.id, "admins")
     assert q.message_ref == {"surface": "test", "message": "m1"}
     assert "asked by test:alice 1m 30s ago" in text_of(page)
+
+
+async def test_who_may_answer_is_shown_as_the_answer_policy_decides_it(setup: Setup) -> None:
+    """Named people, groups and approvers from the policy; admins once; anyone by scope."""
+    interrupt_id = await setup.ask()
+
+    async def shown(policy: RequesterOrApprovers) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        admin = AdminService(
+            stores=setup.stores,
+            admins={ROOT.id},
+            max_ttl_seconds=MAX_TTL,
+            runs=setup.h.service,
+            policy=policy,
+            clock=setup.clock,
+        )
+        page = await admin.handle("pending", who=ROOT)
+        question = await admin.handle(f"show {interrupt_id}", who=ROOT)
+        assert isinstance(page, PendingPage) and isinstance(question, QuestionShown)
+        return page.items[0].may_answer, question.may_answer
+
+    approvers = RequesterOrApprovers(approvers={ROOT.id, "test:carol"})
+    assert await shown(approvers) == ((REQUESTER.id, "test:carol", "admins"),) * 2
+    ruled = RequesterOrApprovers(rules=parse_rules(f"{ASK_USER}=UBOB S1"))
+    assert await shown(ruled) == (("UBOB", "S1", "admins"),) * 2
+    anyone = RequesterOrApprovers(anyone=True)
+    assert await shown(anyone) == ((f"anyone in {WHERE.scope}",),) * 2
 
 
 async def test_pending_filters_by_channel_user_and_registration_and_pages_by_cursor(

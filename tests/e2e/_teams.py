@@ -115,10 +115,10 @@ class TeamsBotApp:
         # The port is known up front: the app accepts only its own host and port.
         port = free_port()
         settings = load_settings(
-            database_url=f"sqlite:///{folder / 'bot.sqlite3'}",
-            data_dir=folder / "var",
-            console=False,
-            port=port,
+            DATABASE_URL=f"sqlite:///{folder / 'bot.sqlite3'}",
+            BOT_DATA_DIR=folder / "var",
+            BOT_CONSOLE=False,
+            PORT=port,
             **overrides,
         )
         self.app: web.Application = create_app(settings)

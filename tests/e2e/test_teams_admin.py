@@ -38,7 +38,7 @@ async def connector() -> AsyncIterator[FakeConnector]:
 
 @pytest.fixture
 async def bot(tmp_path: Path) -> AsyncIterator[TeamsBotApp]:
-    app = await TeamsBotApp(tmp_path / "bot", admins=[BOB_ID]).start()
+    app = await TeamsBotApp(tmp_path / "bot", BOT_ADMINS=[BOB_ID]).start()
     yield app
     await app.close()
 

@@ -247,7 +247,7 @@ async def test_throttled_post_is_delivered_after_retry_after(
 
 async def test_expiry_edits_the_card(start_app: StartApp, connector: FakeConnector) -> None:
     """An unanswered question expires: its card says so, and the run reports it."""
-    bot = await start_app(ttl_seconds=1, sweep_seconds=0.2)
+    bot = await start_app(BOT_TTL_SECONDS=1, BOT_SWEEP_SECONDS=0.2)
     first = await _question(bot, connector)
     edited = await connector.wait_for(
         lambda: connector.updates(first.activity_id), what="expired card", seconds=20

@@ -162,13 +162,11 @@ def test_every_field_of_a_record_is_redacted() -> None:
 
 def test_each_configured_secret_is_hidden_on_its_own() -> None:
     """Every signing key and every console password is a secret of its own for the filter."""
-    from bot.__main__ import secrets_to_hide
-
     settings = load_settings(
         BOT_SIGNING_KEYS="new:" + "n" * 40 + ",old:" + "o" * 40,
         BOT_CONSOLE_USERS="ana:ana's long password,bo:bo's long password",
     )
-    hidden = secrets_to_hide(settings)
+    hidden = settings.secrets()
     assert {"n" * 40, "o" * 40, "ana's long password", "bo's long password"} <= set(hidden)
     record = logging.makeLogRecord({"msg": "oops %s", "args": ("bo's long password",)})
     RedactingFilter(hidden).filter(record)

@@ -21,7 +21,7 @@ URL = "postgresql://bot:hunter2@db.internal:5432/bot"
 def test_both_postgres_schemes_are_accepted_and_shared(url: str) -> None:
     """postgresql:// and postgres:// (Heroku's spelling) both select the shared store."""
     settings = load_settings(DATABASE_URL=url, BOT_SIGNING_KEYS="k1:" + "s" * 48)
-    assert settings.database_url == url
+    assert settings.store.url == url
     assert is_shared(url)
 
 

@@ -31,8 +31,8 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 def test_slack_is_off_by_default_and_the_api_url_is_slacks() -> None:
     settings = load_settings()
-    assert settings.slack_mode is None
-    assert settings.slack_api_url == "https://slack.com/api/"
+    assert settings.slack.mode is None
+    assert settings.slack.api_url == "https://slack.com/api/"
 
 
 @pytest.mark.parametrize(
@@ -47,7 +47,7 @@ def test_slack_is_off_by_default_and_the_api_url_is_slacks() -> None:
     ],
 )
 def test_the_three_ways_to_run_slack(given: dict[str, str], mode: str) -> None:
-    assert (load_settings(**given).slack_mode or "").startswith(mode)
+    assert (load_settings(**given).slack.mode or "").startswith(mode)
 
 
 @pytest.mark.parametrize(
@@ -78,7 +78,7 @@ def test_each_slack_mistake_is_one_line(given: dict[str, str], names: str) -> No
 
 
 def test_the_api_url_gets_its_trailing_slash() -> None:
-    assert load_settings(SLACK_API_URL="https://slack-gov.com/api").slack_api_url == (
+    assert load_settings(SLACK_API_URL="https://slack-gov.com/api").slack.api_url == (
         "https://slack-gov.com/api/"
     )
 

@@ -51,10 +51,11 @@ def test_bot_framework_names_and_teams_aliases_both_work(
     for name, value in zip(names, ("app-1", "secret", "SingleTenant", "tenant-1"), strict=True):
         monkeypatch.setenv(name, value)
     settings = load_settings()
-    assert settings.teams_app_id == "app-1"
-    assert settings.teams_app_password is not None
-    assert settings.teams_app_password.get_secret_value() == "secret"
-    assert (settings.teams_app_type, settings.teams_app_tenant_id) == ("SingleTenant", "tenant-1")
+    teams = settings.teams
+    assert teams.app_id == "app-1"
+    assert teams.app_password is not None
+    assert teams.app_password.get_secret_value() == "secret"
+    assert (teams.app_type, teams.app_tenant_id) == ("SingleTenant", "tenant-1")
     assert settings.teams_enabled and not settings.teams_emulator
 
 
