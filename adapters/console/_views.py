@@ -18,7 +18,7 @@ from bot.human.capability import ASK_USER
 from bot.messages import answered_text, cancelled_text, expired_text
 from bot.outcomes import Responder
 from bot.policy import AnswerPolicy, RequesterOrApprovers
-from bot.service.runs import QuestionView, RunView
+from bot.service.views import QuestionView, RunView
 from bot.stores.records import ConversationSummary, PauseRecord, PauseStatus, RunRecord
 
 

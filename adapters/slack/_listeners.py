@@ -44,7 +44,8 @@ from bot.outcomes import (
     Responder,
 )
 from bot.policy import Directory
-from bot.service.runs import QuestionView, RunService
+from bot.service.runs import RunService
+from bot.service.views import QuestionView
 from bot.surfaces import Conversation, DeliveryError
 
 log = logging.getLogger(__name__)

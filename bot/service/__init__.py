@@ -8,6 +8,7 @@ and ``Foreground``; the other modules are its parts.
 """
 
 from bot.service.foreground import Foreground
-from bot.service.runs import QuestionView, RunService, RunView
+from bot.service.runs import RunService
+from bot.service.views import QuestionView, RunView
 
 __all__ = ["Foreground", "QuestionView", "RunService", "RunView"]

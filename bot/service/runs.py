@@ -3,36 +3,27 @@
 Adapters call ``start`` and ``redeem`` and nothing else decides anything:
 the checks live in ``Redeemer``, the words in ``bot.messages``.
 
-Durability. A run whose status is RUNNING is owed work (its first turn, or
-a resume after its question closed). One worker at a time drives it, under
-a lease in the store that a heartbeat renews; the lease is released when
-the work ends, paused or finished, or is cut short by a drain. ``recover``
-(at start and with every sweep) takes over RUNNING runs whose lease is free
-or lapsed, wherever their worker died. The turn's journal makes the
-re-drive exactly-once for every step that finished (see
-``bot.kernel.journal``), and the stores write what surfaces owe people in
-the outbox with each state change, which ``bot.service.delivery`` delivers.
+Durability. A RUNNING run is owed work (its first turn, or a resume). One
+worker drives it, under a lease a heartbeat renews, released when the work
+ends or a drain cuts it short; ``recover`` takes over runs whose lease is
+free or lapsed. The journal makes a re-drive exactly-once for every step
+that finished (``bot.kernel.journal``); the lifecycle's steps owe the
+outbox rows that ``bot.service.delivery`` delivers.
 """
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-import hashlib
 import logging
 import os
 import secrets
 import socket
 import time
-from collections.abc import Callable, Coroutine, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from typing import Any, assert_never
 
-from bot.human.capability import ASK_USER, HumanInteractionCapability, claims_for
-from bot.human.tokens import MintedPause
+from bot.human.capability import HumanInteractionCapability
 from bot.kernel.interrupts import PendingInterrupt
-from bot.kernel.messages import Message
-from bot.kernel.state import TurnRequest
 from bot.kernel.turn import Agent, TurnCompleted, TurnPaused
 from bot.messages import RUN_FAILED
 from bot.metrics import Metrics
@@ -45,7 +36,10 @@ from bot.service.foreground import Foreground
 from bot.service.known_runs import KnownRuns
 from bot.service.lease_keeper import LeaseKeeper
 from bot.service.redeem import Redeemer
+from bot.service.requests import run_id_for, turn_request
 from bot.service.resume import resume_turn
+from bot.service.tasks import OwnedTasks
+from bot.service.views import QuestionViews, RunView
 from bot.stores.errors import is_outage
 from bot.stores.ports import Stores
 from bot.stores.records import (
@@ -60,25 +54,7 @@ from bot.surfaces import Conversation, Surface
 
 log = logging.getLogger(__name__)
 
-# Finished runs of the same conversation replayed to the model as context.
-HISTORY_RUNS = 10
 DEFAULT_LEASE_SECONDS = 30.0
-# Questions kept between a pause and its first post, at most.
-ASKED_KEPT = 256
-
-
-@dataclass(frozen=True, slots=True)
-class QuestionView:
-    """A question as a surface redraws it; ``token`` only while it is open."""
-
-    record: PauseRecord
-    token: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class RunView:
-    run: RunRecord
-    questions: tuple[QuestionView, ...] = ()
 
 
 class RunService:
@@ -120,11 +96,12 @@ class RunService:
             lease_seconds=lease_seconds,
             known=self.known,
         )
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = OwnedTasks()
+        self._spawn = self._tasks.spawn
+        self.views = QuestionViews(capability, stores)
         # Runs this process is driving, and those asked for again meanwhile.
         self._driving: set[str] = set()
         self._again: set[str] = set()
-        self._asked: dict[str, PendingInterrupt] = {}
         self._leases = LeaseKeeper(
             stores.leases,
             owner=self.owner,
@@ -135,8 +112,8 @@ class RunService:
         self.deliverer: Deliverer = Deliverer(
             stores=stores,
             surfaces=self.surfaces,
-            interrupt_for=self.interrupt_for,
-            just_asked=self._just_asked,
+            interrupt_for=self.views.interrupt_for,
+            just_asked=self.views.just_asked,
             clock=clock,
             spawn=self._spawn,
             owner=self.owner,
@@ -167,7 +144,7 @@ class RunService:
         """
         now = self.clock()
         run = RunRecord(
-            run_id=_run_id(where, key),
+            run_id=run_id_for(where, key),
             scope=where.scope,
             surface=where.surface,
             requester=who.id,
@@ -186,18 +163,6 @@ class RunService:
         work = self._work(run.run_id, run=run, leased=True, fresh=True)
         self._spawn(work, f"turn {run.run_id}")
         return run
-
-    async def _history_of(self, run: RunRecord) -> tuple[Message, ...]:
-        """Earlier finished exchanges of the run's conversation, so a follow-up continues it."""
-        earlier = await self.stores.runs.in_conversation(
-            run.surface, str(run.conversation.get("key", "")), limit=HISTORY_RUNS + 1
-        )
-        history: list[Message] = []
-        for before in earlier:
-            done = before.status is RunStatus.COMPLETED and before.final_text
-            if done and before.created_at <= run.created_at and before.run_id != run.run_id:
-                history += [Message("user", before.text), Message("assistant", before.final_text)]
-        return tuple(history)
 
     async def redeem(
         self, token: str, answer: Mapping[str, Any], *, responder: Responder, scope: str
@@ -256,61 +221,25 @@ class RunService:
         self.deliverer.kick(sweep=True)
         return count
 
-    # -- reading, for surfaces that redraw from the store ----------------------
-
+    # -- reading, for surfaces that redraw from the store (``bot.service.views``)
     async def history(self, surface: str, key: str, *, limit: int = 50) -> list[RunView]:
         """A conversation's runs with their questions, oldest first."""
-        runs = await self.stores.runs.in_conversation(surface, key, limit=limit)
-        pauses = await self.stores.ledger.for_runs([run.run_id for run in runs])
-        by_run: dict[str, list[QuestionView]] = {}
-        for record in pauses:
-            token = self.token_for(record) if record.status is PauseStatus.OUTSTANDING else ""
-            by_run.setdefault(record.run_id, []).append(QuestionView(record, token))
-        return [RunView(run, tuple(by_run.get(run.run_id, ()))) for run in runs]
+        return await self.views.history(surface, key, limit=limit)
 
     async def conversations(self, surface: str, *, limit: int = 50) -> list[ConversationSummary]:
         return await self.stores.runs.conversations(surface, limit=limit)
 
     def token_for(self, record: PauseRecord) -> str:
-        """The token of an outstanding question, re-derived (tokens are never stored)."""
-        return self.capability.signer.encode(MintedPause(claims_for(record)))
+        return self.views.token_for(record)
 
     def interrupt_for(self, record: PauseRecord) -> PendingInterrupt:
-        """An outstanding ledger row as the pending interrupt a surface posts."""
-        asked = self._asked.pop(record.interrupt_id, None)
-        return PendingInterrupt(
-            name=record.name,
-            kind="ask_user" if record.name == ASK_USER else "interrupt",
-            payload=record.payload,
-            # An extended question has a new expiry, so the token signed at the pause is stale.
-            token=asked.token
-            if asked is not None and asked.expires_at == record.expires_at
-            else self.token_for(record),
-            tool_call_id=record.tool_call_id,
-            interrupt_id=record.interrupt_id,
-            run_id=record.run_id,
-            session_id=record.session_id,
-            expires_at=record.expires_at,
-            resumable=True,
-        )
-
-    def _remember_asked(self, interrupt: PendingInterrupt) -> None:
-        """Keep the question a pause just asked, for its first post: the token is
-        signed and the ledger row need not be read again. Bounded, since another
-        process may be the one that posts it."""
-        if len(self._asked) >= ASKED_KEPT:
-            self._asked.pop(next(iter(self._asked)))
-        self._asked[interrupt.interrupt_id] = interrupt
-
-    def _just_asked(self, interrupt_id: str) -> PendingInterrupt | None:
-        return self._asked.pop(interrupt_id, None)
+        return self.views.interrupt_for(record)
 
     # -- background work -------------------------------------------------------
 
     async def wait_idle(self) -> None:
         """Wait until no owned task is left (tasks may start more tasks)."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        await self._tasks.wait_idle()
 
     async def drain(self, grace_seconds: float) -> None:
         """Let owned tasks finish within the grace period, then cancel the rest.
@@ -319,23 +248,7 @@ class RunService:
         next start takes the run over at once rather than after the lease.
         """
         self.deliverer.cancel_timers()
-        if self._tasks:
-            _, pending = await asyncio.wait(list(self._tasks), timeout=grace_seconds)
-            for task in pending:
-                task.cancel()
-            if pending:
-                log.warning("cancelled %d tasks at shutdown; recovery resumes them", len(pending))
-                await asyncio.gather(*pending, return_exceptions=True)
-
-    def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> None:
-        task = asyncio.get_running_loop().create_task(work, name=name)
-        self._tasks.add(task)
-        task.add_done_callback(self._forget)
-
-    def _forget(self, task: asyncio.Task[None]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("background task %s failed", task.get_name(), exc_info=task.exception())
+        await self._tasks.drain(grace_seconds)
 
     def _closing(self, status: PauseStatus, *, by: str, by_id: str) -> Closing:
         now = self.clock()
@@ -449,7 +362,9 @@ class RunService:
             if resume_from is not None:
                 outcome = await resume_turn(self.agent, self.stores.checkpoints, resume_from)
             else:
-                outcome = await self.agent.run_turn(await self._request_for(run), fresh=fresh)
+                outcome = await self.agent.run_turn(
+                    await turn_request(self.stores.runs, run), fresh=fresh
+                )
         except Exception as error:
             if is_outage(error):
                 # The store, not the run, failed: hand the run back for recovery.
@@ -471,7 +386,7 @@ class RunService:
             case TurnPaused(interrupt=interrupt):
                 # The ledger row marked the run paused and owes the post, in one write.
                 self.metrics.pauses_issued.inc()
-                self._remember_asked(interrupt)
+                self.views.remember_asked(interrupt)
                 run_events.asked(run.run_id, interrupt.interrupt_id, interaction=interrupt.name)
             case TurnCompleted(text=text, unjournaled=steps):
                 # The final reply is journaled with the ending, in one write.
@@ -483,21 +398,3 @@ class RunService:
             case _:
                 assert_never(outcome)
         return True
-
-    async def _request_for(self, run: RunRecord) -> TurnRequest:
-        return TurnRequest(
-            text=run.text,
-            scope=run.scope,
-            run_id=run.run_id,
-            root_run_id=run.run_id,
-            session_id=str(run.conversation.get("key", "")),
-            thread_id=str(run.conversation.get("thread", "")),
-            history=await self._history_of(run),
-        )
-
-
-def _run_id(where: Conversation, key: str | None) -> str:
-    if key is None:
-        return f"run_{secrets.token_hex(8)}"
-    digest = hashlib.sha256(f"{where.surface}\x00{where.scope}\x00{key}".encode()).hexdigest()
-    return f"run_{digest[:16]}"

@@ -8,7 +8,7 @@ from adapters.console._views import Viewer, question_json, viewer_for
 from bot.messages import answered_text, cancelled_text, expired_text
 from bot.outcomes import Responder
 from bot.policy import RequesterOrApprovers
-from bot.service.runs import QuestionView, RunView
+from bot.service.views import QuestionView, RunView
 from bot.stores.records import PauseRecord, PauseStatus, RunRecord
 
 OPEN = PauseRecord(

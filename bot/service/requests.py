@@ -1,0 +1,49 @@
+"""A run as the turn it starts: its request, with the conversation's earlier exchanges."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+from bot.kernel.messages import Message
+from bot.kernel.state import TurnRequest
+from bot.stores.ports import Runs
+from bot.stores.records import RunRecord, RunStatus
+from bot.surfaces import Conversation
+
+# Finished runs of the same conversation replayed to the model as context.
+HISTORY_RUNS = 10
+
+
+def run_id_for(where: Conversation, key: str | None) -> str:
+    """A run id derived from the platform's id for the message, so a retry starts nothing."""
+    if key is None:
+        return f"run_{secrets.token_hex(8)}"
+    digest = hashlib.sha256(f"{where.surface}\x00{where.scope}\x00{key}".encode()).hexdigest()
+    return f"run_{digest[:16]}"
+
+
+async def turn_request(runs: Runs, run: RunRecord) -> TurnRequest:
+    """The first turn's request: the person's text, where it was said, and what came before."""
+    return TurnRequest(
+        text=run.text,
+        scope=run.scope,
+        run_id=run.run_id,
+        root_run_id=run.run_id,
+        session_id=str(run.conversation.get("key", "")),
+        thread_id=str(run.conversation.get("thread", "")),
+        history=await _history_of(runs, run),
+    )
+
+
+async def _history_of(runs: Runs, run: RunRecord) -> tuple[Message, ...]:
+    """Earlier finished exchanges of the run's conversation, so a follow-up continues it."""
+    earlier = await runs.in_conversation(
+        run.surface, str(run.conversation.get("key", "")), limit=HISTORY_RUNS + 1
+    )
+    history: list[Message] = []
+    for before in earlier:
+        done = before.status is RunStatus.COMPLETED and before.final_text
+        if done and before.created_at <= run.created_at and before.run_id != run.run_id:
+            history += [Message("user", before.text), Message("assistant", before.final_text)]
+    return tuple(history)

@@ -1,0 +1,86 @@
+"""What surfaces redraw from the store: a conversation's runs, their questions, open tokens.
+
+Tokens are never stored: signing is deterministic, so an open question's
+token is re-derived from its row. A question a pause just asked is kept for
+its first post, so that post needs neither a read nor a signature.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.human.capability import ASK_USER, HumanInteractionCapability, claims_for
+from bot.human.tokens import MintedPause
+from bot.kernel.interrupts import PendingInterrupt
+from bot.stores.ports import Stores
+from bot.stores.records import PauseRecord, PauseStatus, RunRecord
+
+# Questions kept between a pause and its first post, at most.
+ASKED_KEPT = 256
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionView:
+    """A question as a surface redraws it; ``token`` only while it is open."""
+
+    record: PauseRecord
+    token: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RunView:
+    run: RunRecord
+    questions: tuple[QuestionView, ...] = ()
+
+
+class QuestionViews:
+    """Questions as surfaces show them, with their tokens re-derived."""
+
+    def __init__(self, capability: HumanInteractionCapability, stores: Stores) -> None:
+        self._capability = capability
+        self._stores = stores
+        self._asked: dict[str, PendingInterrupt] = {}
+
+    async def history(self, surface: str, key: str, *, limit: int = 50) -> list[RunView]:
+        """A conversation's runs with their questions, oldest first."""
+        runs = await self._stores.runs.in_conversation(surface, key, limit=limit)
+        pauses = await self._stores.ledger.for_runs([run.run_id for run in runs])
+        by_run: dict[str, list[QuestionView]] = {}
+        for record in pauses:
+            token = self.token_for(record) if record.status is PauseStatus.OUTSTANDING else ""
+            by_run.setdefault(record.run_id, []).append(QuestionView(record, token))
+        return [RunView(run, tuple(by_run.get(run.run_id, ()))) for run in runs]
+
+    def token_for(self, record: PauseRecord) -> str:
+        """The token of an outstanding question, re-derived (tokens are never stored)."""
+        return self._capability.signer.encode(MintedPause(claims_for(record)))
+
+    def interrupt_for(self, record: PauseRecord) -> PendingInterrupt:
+        """An outstanding ledger row as the pending interrupt a surface posts."""
+        asked = self._asked.pop(record.interrupt_id, None)
+        return PendingInterrupt(
+            name=record.name,
+            kind="ask_user" if record.name == ASK_USER else "interrupt",
+            payload=record.payload,
+            # An extended question has a new expiry, so the token signed at the pause is stale.
+            token=asked.token
+            if asked is not None and asked.expires_at == record.expires_at
+            else self.token_for(record),
+            tool_call_id=record.tool_call_id,
+            interrupt_id=record.interrupt_id,
+            run_id=record.run_id,
+            session_id=record.session_id,
+            expires_at=record.expires_at,
+            resumable=True,
+        )
+
+    def remember_asked(self, interrupt: PendingInterrupt) -> None:
+        """Keep the question a pause just asked, for its first post: the token is
+        signed and the ledger row need not be read again. Bounded, since another
+        process may be the one that posts it."""
+        if len(self._asked) >= ASKED_KEPT:
+            self._asked.pop(next(iter(self._asked)))
+        self._asked[interrupt.interrupt_id] = interrupt
+
+    def just_asked(self, interrupt_id: str) -> PendingInterrupt | None:
+        return self._asked.pop(interrupt_id, None)
