@@ -103,7 +103,9 @@ class Foreground:
         await wake
 
     def _is_quiet(self, timers: Timers) -> bool:
-        return self._waiting == 0 and timers.time() - self._last >= self.quiet_seconds
+        # The very sum ``_arm`` sets its timer for: ``time - last >= quiet`` can
+        # round the other way at that moment, and the timer would fire again and again.
+        return self._waiting == 0 and timers.time() >= self._last + self.quiet_seconds
 
     def _arm(self, timers: Timers) -> None:
         # One timer for all held work: at the next moment that can be quiet, or
