@@ -9,11 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from bot.errors import BotError
 from bot.kernel.interrupts import PendingInterrupt
 from bot.stores.records import PauseRecord, RunRecord
 
 
-class DeliveryError(Exception):
+class DeliveryError(BotError):
     """A surface could not deliver; says whether (and when) trying again can help.
 
     ``permanent`` failures (bad credentials, a channel the bot is not in) are

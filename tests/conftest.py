@@ -15,6 +15,7 @@ from bot.human.ttl import TTLPolicy
 from bot.kernel.tools import Tool
 from bot.policy import AnswerPolicy
 from bot.providers.scripted import Script, ScriptedProvider
+from bot.service.foreground import Foreground
 from bot.service.runs import RunService
 from bot.stores import open_stores
 from bot.stores.ports import Stores
@@ -73,6 +74,7 @@ def harness(clock: FixedClock, signer: TokenSigner) -> HarnessFactory:
         registrations: Sequence[InteractionRegistration] | None = None,
         ttl: TTLPolicy | None = None,
         policy: AnswerPolicy | None = None,
+        foreground: Foreground | None = None,
     ) -> Harness:
         provider = ScriptedProvider(script)
         agent, capability = build_agent(
@@ -92,6 +94,7 @@ def harness(clock: FixedClock, signer: TokenSigner) -> HarnessFactory:
             surfaces={"test": surface},
             clock=clock,
             policy=policy,
+            foreground=foreground,
         )
         return Harness(service, agent, capability, surface, provider, stores)
 

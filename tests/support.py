@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 from collections.abc import Callable
@@ -136,3 +137,83 @@ def steps(stores: Stores, *, owner: str = "", lifecycle: Lifecycle | None = None
 def bridge_ports(stores: Stores) -> LifecyclePorts:
     """The capability's ports as the bridge wires them, over ``stores``."""
     return LifecyclePorts(Lifecycle(stores.unit), stores.checkpoints)
+
+
+# How long a test waits for an event before failing instead of hanging.
+HANG_GUARD_SECONDS = 10.0
+
+
+class FakeTimer:
+    """One timer armed on ``FakeTimers``: fires at ``when`` unless cancelled first."""
+
+    def __init__(self, when: float, callback: Callable[..., object], args: tuple[Any, ...]) -> None:
+        self._when = when
+        self.callback = callback
+        self.args = args
+        self.cancelled = False
+
+    def when(self) -> float:
+        return self._when
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class FakeTimers:
+    """An event loop's clock and timers, on a time that moves only when told to.
+
+    Stands in for the loop's ``time``, ``call_at`` and ``call_later`` (the
+    ``timers=`` seam of ``Foreground`` and ``LeaseKeeper``); called, it is a
+    clock too. ``advance`` fires the timers due on the way, in order, each at
+    its own time, and gives the loop a turn after each so the work a timer
+    woke runs before the next one fires, as on a real loop.
+    """
+
+    def __init__(self, start: float = 0.0) -> None:
+        self.now = start
+        self._armed: list[FakeTimer] = []
+        self._changed = asyncio.Event()
+
+    def __call__(self) -> float:
+        return self.now
+
+    def time(self) -> float:
+        return self.now
+
+    def call_at(self, when: float, callback: Callable[..., object], *args: Any) -> FakeTimer:
+        timer = FakeTimer(when, callback, args)
+        self._armed.append(timer)
+        self._changed.set()
+        return timer
+
+    def call_later(self, delay: float, callback: Callable[..., object], *args: Any) -> FakeTimer:
+        return self.call_at(self.now + delay, callback, *args)
+
+    @property
+    def pending(self) -> list[FakeTimer]:
+        """The timers armed and neither fired nor cancelled, soonest first."""
+        return sorted((t for t in self._armed if not t.cancelled), key=FakeTimer.when)
+
+    async def armed(self) -> None:
+        """Return once some timer is pending (the work that arms one has run).
+
+        Real time bounds the wait only so that a timer never armed fails the
+        test instead of hanging it.
+        """
+        async with asyncio.timeout(HANG_GUARD_SECONDS):
+            while not self.pending:
+                self._changed.clear()
+                await self._changed.wait()
+
+    async def advance(self, seconds: float) -> None:
+        end = self.now + seconds
+        fired = 0
+        while (due := self.pending) and due[0].when() <= end:
+            timer = due[0]
+            fired += 1
+            assert fired < 10_000, f"timers keep firing at {self.now}: one re-arms for its own time"
+            self._armed.remove(timer)
+            self.now = max(self.now, timer.when())
+            timer.callback(*timer.args)
+            await asyncio.sleep(0)  # a turn of the loop for what the timer woke or spawned
+        self.now = end

@@ -14,6 +14,7 @@ from aiohttp import hdrs, web
 
 from adapters.console._wording import NOT_JSON, OTHER_ORIGIN, TOO_DEEP, TOO_LARGE, UNEXPECTED
 from adapters.console._wording import SIGN_IN as SIGN_IN_SENTENCE
+from bot.errors import BotError
 from bot.serving import ALLOWED_HOSTS, DEFAULT_MAX_DEPTH, SIGN_IN, JsonRejected, loads_limited
 
 log = logging.getLogger(__name__)
@@ -39,7 +40,7 @@ WHO = web.RequestKey("console_who", str)
 DEPTH = web.RequestKey("console_max_json_depth", int)
 
 
-class ConsoleError(Exception):
+class ConsoleError(BotError):
     """A request the console turns away: its status and one sentence to show."""
 
     def __init__(self, status: int, message: str, **extra: Any) -> None:

@@ -132,8 +132,9 @@ async def with_retries(
 ) -> Any:
     """Run ``work``, retrying transient DeliveryErrors no sooner than Retry-After.
 
-    A stopgap until the outbox retries deliveries itself: bounded in count
-    and in wait, so a surface call never hangs a run for long.
+    The surface makes one attempt by default and leaves retries to the
+    outbox; a deployment asking for more in place stays bounded in count
+    and in wait, so a surface call never hangs a delivery pass for long.
     """
     for attempt in range(1, attempts + 1):
         try:

@@ -38,6 +38,7 @@ from botframework.connector.auth import (  # type: ignore[import-untyped]
 from msrest.universal_http.requests import ClientRetryPolicy
 
 from adapters.teams.settings import TeamsSettings
+from bot.errors import BotError
 
 log = logging.getLogger(__name__)
 
@@ -54,11 +55,11 @@ TurnLogic = Callable[[dict[str, Any], dict[str, Any]], Awaitable[Any]]
 ClientRetryPolicy.safe_codes = frozenset(ClientRetryPolicy.safe_codes)  # type: ignore[assignment]
 
 
-class Unauthenticated(Exception):
+class Unauthenticated(BotError):
     """The request's bearer token did not prove it came from the channel."""
 
 
-class BadActivity(ValueError):
+class BadActivity(BotError, ValueError):
     """The body is not a Bot Framework activity."""
 
 

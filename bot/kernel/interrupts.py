@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from bot.errors import BotError
+
 
 @dataclass(frozen=True, slots=True)
 class PendingInterrupt:
@@ -26,7 +28,7 @@ class PendingInterrupt:
     resumable: bool
 
 
-class InvocationPaused(Exception):
+class InvocationPaused(BotError):
     """Raised by a stage to stop the turn at a pending interrupt."""
 
     def __init__(self, interrupt: PendingInterrupt) -> None:

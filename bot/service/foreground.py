@@ -22,14 +22,30 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
+from typing import Protocol
 
 from bot.stores.urgency import mark_waited_on, unmark
 
 DEFAULT_QUIET_SECONDS = 0.02
 # Small beside a resume (a model call) and far inside any lease.
 DEFAULT_MAX_DEFER_SECONDS = 1.0
+
+
+class Timer(Protocol):
+    def when(self) -> float: ...
+
+    def cancel(self) -> None: ...
+
+
+class Timers(Protocol):
+    """The part of an event loop ``Foreground`` keeps time with: the running loop's by default."""
+
+    def time(self) -> float: ...
+
+    def call_at(self, when: float, callback: Callable[[], object], /) -> Timer: ...
 
 
 class Foreground:
@@ -40,29 +56,32 @@ class Foreground:
         *,
         quiet_seconds: float = DEFAULT_QUIET_SECONDS,
         max_defer_seconds: float = DEFAULT_MAX_DEFER_SECONDS,
+        timers: Timers | None = None,
     ) -> None:
         self.quiet_seconds = quiet_seconds
         self.max_defer_seconds = max_defer_seconds
+        # None: the running loop's clock and timers (a test may pass a fake).
+        self._timers = timers
         self._waiting = 0
         self._last = float("-inf")
         # Held background work in arrival order: (when it may wait no longer, its wake-up).
         self._held: deque[tuple[float, asyncio.Future[None]]] = deque()
         self._next_overdue = float("-inf")
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer: Timer | None = None
 
     @contextmanager
     def request(self) -> Iterator[None]:
         """Around the handling of one request a platform waits on, up to its response."""
-        loop = asyncio.get_running_loop()
+        timers = asyncio.get_running_loop() if self._timers is None else self._timers
         self._waiting += 1
-        self._last = loop.time()
+        self._last = timers.time()
         marked = mark_waited_on(True)
         try:
             yield
         finally:
             unmark(marked)
             self._waiting -= 1
-            self._arm(loop)
+            self._arm(timers)
 
     async def yield_to(self) -> None:
         """Return once requests have stopped arriving, or after ``max_defer_seconds``.
@@ -75,17 +94,20 @@ class Foreground:
         """
         mark_waited_on(False)
         loop = asyncio.get_running_loop()
-        if self._is_quiet(loop):
+        timers = loop if self._timers is None else self._timers
+        if self._is_quiet(timers):
             return
         wake: asyncio.Future[None] = loop.create_future()
-        self._held.append((loop.time() + self.max_defer_seconds, wake))
-        self._arm(loop)
+        self._held.append((timers.time() + self.max_defer_seconds, wake))
+        self._arm(timers)
         await wake
 
-    def _is_quiet(self, loop: asyncio.AbstractEventLoop) -> bool:
-        return self._waiting == 0 and loop.time() - self._last >= self.quiet_seconds
+    def _is_quiet(self, timers: Timers) -> bool:
+        # The very sum ``_arm`` sets its timer for: ``time - last >= quiet`` can
+        # round the other way at that moment, and the timer would fire again and again.
+        return self._waiting == 0 and timers.time() >= self._last + self.quiet_seconds
 
-    def _arm(self, loop: asyncio.AbstractEventLoop) -> None:
+    def _arm(self, timers: Timers) -> None:
         # One timer for all held work: at the next moment that can be quiet, or
         # when the oldest may go ahead anyway.
         if not self._held:
@@ -93,23 +115,23 @@ class Foreground:
         when = max(self._held[0][0], self._next_overdue)
         if self._waiting == 0:  # else the request in progress re-arms as it ends
             when = min(when, self._last + self.quiet_seconds)
-        when = max(when, loop.time())
+        when = max(when, timers.time())
         if self._timer is not None:
             if self._timer.when() <= when:
                 return
             self._timer.cancel()
-        self._timer = loop.call_at(when, self._release, loop)
+        self._timer = timers.call_at(when, partial(self._release, timers))
 
-    def _release(self, loop: asyncio.AbstractEventLoop) -> None:
+    def _release(self, timers: Timers) -> None:
         self._timer = None
-        now = loop.time()
-        if self._is_quiet(loop):
+        now = timers.time()
+        if self._is_quiet(timers):
             while self._held:
                 _wake(self._held.popleft()[1])
         elif self._held and self._held[0][0] <= now and self._next_overdue <= now:
             _wake(self._held.popleft()[1])
             self._next_overdue = now + self.quiet_seconds
-        self._arm(loop)
+        self._arm(timers)
 
 
 def _wake(future: asyncio.Future[None]) -> None:

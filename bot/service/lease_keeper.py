@@ -13,12 +13,24 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, Protocol
 
 from bot.stores.errors import is_outage
 from bot.stores.ports import Leases
 
 log = logging.getLogger(__name__)
+
+
+class Timer(Protocol):
+    def cancel(self) -> None: ...
+
+
+class Timers(Protocol):
+    """The part of an event loop ``LeaseKeeper`` keeps time with: the running loop's by default."""
+
+    def call_later(
+        self, delay: float, callback: Callable[[str], object], run_id: str, /
+    ) -> Timer: ...
 
 
 class LeaseKeeper:
@@ -32,19 +44,24 @@ class LeaseKeeper:
         lease_seconds: float,
         clock: Callable[[], float],
         spawn: Callable[[Coroutine[Any, Any, None], str], None],
+        timers: Timers | None = None,
     ) -> None:
         self._leases = leases
         self._owner = owner
         self._lease_seconds = lease_seconds
         self._clock = clock
         self._spawn = spawn
-        self._timers: dict[str, asyncio.TimerHandle] = {}
+        # None: the running loop's timers (a test may pass a fake).
+        self._loop_timers = timers
+        self._timers: dict[str, Timer] = {}
 
     def keep(self, run_id: str) -> None:
         """Renew ``run_id``'s lease a third of a lease from now, and so on until ``drop``."""
         self.drop(run_id)
-        loop = asyncio.get_running_loop()
-        self._timers[run_id] = loop.call_later(self._lease_seconds / 3, self._due, run_id)
+        timers = self._loop_timers
+        if timers is None:
+            timers = asyncio.get_running_loop()
+        self._timers[run_id] = timers.call_later(self._lease_seconds / 3, self._due, run_id)
 
     def drop(self, run_id: str) -> None:
         """Stop renewing; a renewal already under way finds the run dropped and stops."""

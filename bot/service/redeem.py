@@ -1,8 +1,8 @@
 """Redeeming an answer: every check, in order, before the one atomic spend.
 
-The order is the contract (``docs/architecture.md``): token, ledger row, scope,
-person, answer, spend. Every refusal returns before the spend, so a refused
-answer never costs the person their token.
+The order is the contract (docs/architecture.md, "Redeeming"): token,
+ledger row, scope, person, answer, spend. Every refusal returns before the
+spend, so a refused answer never costs the person their token.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from bot.errors import BotError
 from bot.human.capability import ASK_USER
 from bot.kernel.state import restore
 from bot.kernel.turn import Agent, TurnOutcome
@@ -13,7 +14,7 @@ from bot.stores.ports import Checkpoints
 from bot.stores.records import PauseRecord, PauseStatus
 
 
-class CheckpointMissingError(LookupError):
+class CheckpointMissingError(BotError, LookupError):
     """The paused turn's checkpoint is gone; the run cannot continue."""
 
 

@@ -9,10 +9,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from bot.errors import BotError
+
 DEFAULT_MAX_DEPTH = 32
 
 
-class JsonRejected(ValueError):
+class JsonRejected(BotError, ValueError):
     """The body is not JSON, or is nested deeper than allowed."""
 
     def __init__(self, *, too_deep: bool = False) -> None:

@@ -1,11 +1,11 @@
 """Two SQLite connections to one file: one used inline on the event loop, one in a worker.
 
-Why inline. A pause + redeem + resume cycle makes about fifteen store calls.
-A hop to a thread costs ~50 us of scheduling, while the transaction itself
-takes 15-30 us in WAL mode, so the hops were most of the backend's cost.
-``Database.run`` therefore calls the transaction function directly on the
-loop thread, on the *inline* connection. Like a memory-store call, an inline
-call has no suspension point.
+Why inline. A pause + redeem + resume cycle makes many small store calls,
+and a WAL-mode transaction is cheaper than a hop to a thread and back, so
+the hops would be most of the backend's cost. ``Database.run`` therefore
+calls the transaction function directly on the loop thread, on the *inline*
+connection. Like a memory-store call, an inline call has no suspension
+point.
 
 Why that cannot block the loop on a lock. The inline connection has a busy
 timeout of 0: if another process (or our own worker connection) holds the
@@ -27,26 +27,23 @@ fires inside whichever commit crosses its threshold, at an unpredictable
 moment. Both connections set ``wal_autocheckpoint=0``; instead, every
 ``_CHECKPOINT_EVERY`` writes, ``run`` makes a PASSIVE checkpoint and the
 restarting commit right there on the loop, on the inline connection (see
-``_checkpoint``). Neither waits for a lock. Running them in the worker
-instead was measured to be worse under load: while a checkpoint ran there,
-calls from the loop had to queue behind it (a commit during it keeps the WAL
-from ever restarting), the queue met our own worker connection's lock, and
-the fallbacks cascaded: the console bench's answer endpoint went from ~820
-to ~450 req/s and its p99 from ~66 ms to ~250-300 ms. Inline, a checkpoint
-of 250 writes costs the loop about 2 ms here, fsyncs included; on a disk
-with slow fsyncs that pause grows, which is the trade-off accepted. A write
-made while a platform waits for its ack (``bot.stores.urgency.waited_on``)
-leaves the checkpoint to the next write nobody waits on, unless a burst of
-acks has let the WAL grow ``_CHECKPOINT_DEFERRAL`` times past the mark.
+``_checkpoint``). Neither waits for a lock. In the worker a checkpoint would
+be worse under load: calls from the loop would queue behind it (a commit
+during it keeps the WAL from ever restarting), the queue would meet our own
+worker connection's lock, and the fallbacks would cascade. Inline, the loop
+pauses for the checkpoint's fsyncs instead; on a disk with slow fsyncs that
+pause grows, which is the trade-off accepted. A write made while a platform
+waits for its ack (``bot.stores.urgency.waited_on``) leaves the checkpoint
+to the next write nobody waits on, unless a burst of acks has let the WAL
+grow ``_CHECKPOINT_DEFERRAL`` times past the mark.
 
-Durability is unchanged: commits are as durable as before (safe against a
-process crash; a power loss may drop the last ones, as NORMAL always
-allowed), and closing the last connection still checkpoints the whole WAL.
-Atomicity is unchanged too: each transaction is one sync function that runs
-to its end on one connection. Inline it cannot interleave with anything else
-on the loop (there is no await inside it); in the worker it runs whole even
-if the awaiting task is cancelled. Other processes, and our two connections
-with each other, are kept apart by ``BEGIN IMMEDIATE``.
+Durability is NORMAL's: commits are safe against a process crash, a power
+loss may drop the last ones, and closing the last connection checkpoints
+the whole WAL. Atomicity holds: each transaction is one sync function that
+runs to its end on one connection. Inline it cannot interleave with anything
+else on the loop (there is no await inside it); in the worker it runs whole
+even if the awaiting task is cancelled. Other processes, and our two
+connections with each other, are kept apart by ``BEGIN IMMEDIATE``.
 
 Calls whose work grows with the table rather than with a ``limit`` go to the
 worker directly (``run_in_worker``), so a large listing never stalls the

@@ -21,7 +21,7 @@ HOUR = timedelta(hours=1)
 
 @pytest.mark.parametrize("ttl", [timedelta(0), timedelta(seconds=-1)], ids=["zero", "negative"])
 def test_a_registration_refuses_a_ttl_that_is_not_positive(ttl: timedelta) -> None:
-    """Seed: "ttl: how long a pause may stay open." -- never for no time, or less."""
+    """A ttl is how long a pause may stay open -- never for no time, or less."""
     with pytest.raises(InteractionConfigurationError, match="positive"):
         approval_registration(ttl=ttl)
     assert approval_registration(ttl=HOUR).ttl == HOUR
@@ -29,7 +29,7 @@ def test_a_registration_refuses_a_ttl_that_is_not_positive(ttl: timedelta) -> No
 
 @pytest.mark.parametrize("ttl", [timedelta(0), timedelta(seconds=-1)], ids=["zero", "negative"])
 def test_a_policy_refuses_an_override_that_is_not_positive(ttl: timedelta) -> None:
-    """Seed: "ttl: how long a pause may stay open." -- a zero override is refused, not skipped."""
+    """A ttl is how long a pause may stay open -- a zero override is refused, not skipped."""
     with pytest.raises(BotError, match="'approval'"):
         TTLPolicy(overrides={"approval": ttl})
 

@@ -1,4 +1,4 @@
-"""One test (or a few) per contract H1-H11 of DESIGN.md, named after it."""
+"""One test (or a few) per contract H1-H11 of docs/architecture.md, named after it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The seeds' failure paths: each test quotes the seed sentence it proves."""
+"""The capability's failure paths (docs/architecture.md, "Pausing: all or nothing").
+
+Each test says the promise it proves.
+"""
 
 from __future__ import annotations
 
@@ -121,9 +124,9 @@ class CrashingStage:
 async def test_a_crash_earlier_in_pre_tool_wins_over_a_later_pause(
     signer: TokenSigner, sqlite_stores: Stores, db_path: Path
 ) -> None:
-    """Seed: "a raise from pre-tool becomes a FAILED trace and require_no_crashed_stage
-    turns that into a ContractViolationError that ends the turn" -- even when the
-    human stage after it would have paused; it never runs, so nothing is issued."""
+    """A raise from pre-tool becomes a FAILED trace and require_no_crashed_stage turns
+    that into a ContractViolationError that ends the turn -- even when the human
+    stage after it would have paused; it never runs, so nothing is issued."""
     stores = sqlite_stores
     crasher = CrashingStage()
     agent = Agent(
@@ -143,9 +146,9 @@ async def test_a_crash_earlier_in_pre_tool_wins_over_a_later_pause(
 async def test_a_token_too_long_to_post_declines_before_any_row(
     signer: TokenSigner, sqlite_stores: Stores, db_path: Path
 ) -> None:
-    """Seed: a second token "would issue a pause nothing will ever consume -- an
-    outstanding row in the issuance ledger for a question that is never asked".
-    A token over the size limit is a TokenError: declined, the checkpoint undone."""
+    """A token that cannot be posted would leave an outstanding ledger row for a
+    question that is never asked. A token over the size limit is a TokenError:
+    declined, the checkpoint undone."""
     stores = sqlite_stores
 
     def huge_scope() -> PauseBinding | None:
@@ -177,8 +180,8 @@ async def test_a_token_too_long_to_post_declines_before_any_row(
 async def test_a_token_the_encoder_cannot_deliver_is_a_decline(
     signer: TokenSigner, encoder: str, sqlite_stores: Stores, db_path: Path
 ) -> None:
-    """Seed: "Declining hands the model the refusal back as the tool's observation and
-    the turn carries on." The capability length-checks whatever encoder it was given."""
+    """Declining hands the model the refusal back as the tool's observation and the
+    turn carries on. The capability length-checks whatever encoder it was given."""
     stores = sqlite_stores
 
     def encode(minted: MintedPause) -> str:
@@ -223,9 +226,9 @@ class FailingCheckpoints:
 async def test_a_failing_port_leaves_no_outstanding_row_and_no_orphan_checkpoint(
     signer: TokenSigner, port: str, sqlite_stores: Stores, db_path: Path
 ) -> None:
-    """Seed: the capability refused the pause when "a checkpoint port had a bad minute.
-    Both decline rather than raise." Whichever port fails, the model gets the refusal
-    and no outstanding row, checkpoint or unwithdrawn "paused" event is left."""
+    """A port with a bad minute declines the pause rather than raising. Whichever port
+    fails, the model gets the refusal and no outstanding row, checkpoint or
+    unwithdrawn "paused" event is left."""
     stores = sqlite_stores
     broken: dict[str, Any] = {
         "audit": {"audit": FailingAudit()},
@@ -249,8 +252,8 @@ async def test_a_failing_port_leaves_no_outstanding_row_and_no_orphan_checkpoint
 async def test_a_miswired_port_still_crashes_but_leaves_no_checkpoint(
     signer: TokenSigner, sqlite_stores: Stores, db_path: Path
 ) -> None:
-    """Seed: "a raise from pre-tool becomes a FAILED trace" -- a wiring bug (TypeError)
-    is not a refusal, yet the checkpoint it would have orphaned is discarded."""
+    """A raise from pre-tool becomes a FAILED trace -- a wiring bug (TypeError) is not
+    a refusal, yet the checkpoint it would have orphaned is discarded."""
     stores = sqlite_stores
 
     class MiswiredLedger:
@@ -288,8 +291,8 @@ async def test_ask_user_declined_gives_the_refusal_whatever_the_model_wrote(
     sqlite_stores: Stores,
     db_path: Path,
 ) -> None:
-    """Seed: "Declining hands the model the refusal back as the tool's observation" --
-    the refusal text, never a TypeError about the arguments the model wrote."""
+    """Declining hands the model the refusal back as the tool's observation -- the
+    refusal text, never a TypeError about the arguments the model wrote."""
     stores = sqlite_stores
     binding = current_run_binding if bound else (lambda: None)
     outcome = await declined(
@@ -306,8 +309,8 @@ async def test_ask_user_declined_gives_the_refusal_whatever_the_model_wrote(
 async def test_approval_declined_gives_its_refusal_whatever_the_model_wrote(
     signer: TokenSigner, arguments: dict[str, Any], sqlite_stores: Stores, db_path: Path
 ) -> None:
-    """Seed: "Declining hands the model the refusal back as the tool's observation" --
-    for a deployment's own interaction too."""
+    """Declining hands the model the refusal back as the tool's observation -- for a
+    deployment's own interaction too."""
     stores = sqlite_stores
     outcome = await declined(
         Agent(
@@ -334,8 +337,8 @@ def bound_to(checkpoint_id: str) -> Any:
 async def test_a_bound_checkpoint_id_is_used_as_given(
     signer: TokenSigner, sqlite_stores: Stores, db_path: Path
 ) -> None:
-    """Seed: "checkpoint_id may be None, in which case the capability resolves it
-    through its checkpoint port" -- and when it is not None, it is the id used."""
+    """A checkpoint_id of None is resolved through the checkpoint port -- and when it
+    is not None, it is the id used."""
     stores = sqlite_stores
     outcome = await Agent(
         ScriptedProvider([calls(ASK)]),
@@ -353,8 +356,8 @@ async def test_a_bound_checkpoint_id_is_used_as_given(
 async def test_resumable_needs_the_checkpointer_to_acknowledge_the_write(
     signer: TokenSigner, answer: str, sqlite_stores: Stores, db_path: Path
 ) -> None:
-    """Seed: "True means the turn's state reached the checkpointer and the write said
-    so". A store that answers with no id, or another id, did not say so."""
+    """resumable is True only when the turn's state reached the checkpointer and the
+    write said so. A store that answers with no id, or another id, did not say so."""
     stores = sqlite_stores
 
     class Unacknowledging:
@@ -391,9 +394,7 @@ async def test_resumable_needs_the_checkpointer_to_acknowledge_the_write(
 async def test_a_refusing_saver_declines_and_only_a_deployment_saver_publishes_false(
     signer: TokenSigner, sqlite_stores: Stores, db_path: Path
 ) -> None:
-    """Seeds: "a deployment with no checkpointer, or one whose saver refused the write,
-    still publishes the pause and still says False" versus "a checkpoint port had a
-    bad minute. Both decline rather than raise." Settled (docs/architecture.md): a
+    """Settled in docs/architecture.md ("When the checkpoint write does not happen"): a
     store that fails declines; only a bound id with no store publishes resumable=False."""
     stores = sqlite_stores
     refused = await declined(
@@ -420,9 +421,9 @@ async def test_a_refusing_saver_declines_and_only_a_deployment_saver_publishes_f
 async def test_the_sqlite_store_keeps_a_bound_id_and_discards_on_request(
     signer: TokenSigner, sqlite_stores: Any
 ) -> None:
-    """Seed: "checkpoint_id may be None, in which case the capability resolves it
-    through its checkpoint port" -- on the durable store a bound id is kept as given,
-    never overwritten by a second save, and a refused pause's checkpoint is removed."""
+    """A checkpoint_id of None is resolved through the checkpoint port -- on the
+    durable store a bound id is kept as given, never overwritten by a second save,
+    and a refused pause's checkpoint is removed."""
     checkpoints = sqlite_stores.checkpoints
     state = {"version": 1, "note": "first"}
     assert await checkpoints.save("run_1", state, checkpoint_id="deploy-77") == "deploy-77"
@@ -438,8 +439,8 @@ async def test_the_sqlite_store_keeps_a_bound_id_and_discards_on_request(
 async def test_a_failing_ledger_on_sqlite_leaves_no_checkpoint(
     signer: TokenSigner, sqlite_stores: Any
 ) -> None:
-    """Seed: no "outstanding row in the issuance ledger for a question that is never
-    asked" -- and on the durable store, no checkpoint that no row refers to."""
+    """No outstanding ledger row for a question that is never asked -- and on the
+    durable store, no checkpoint that no row refers to."""
     capability = human_interaction(
         signer=signer,
         binding=bound_to("deploy-78"),
@@ -464,9 +465,9 @@ async def test_a_failing_ledger_on_sqlite_leaves_no_checkpoint(
 async def test_the_pin_travels_with_the_pause_and_comes_back_at_resume(
     signer: TokenSigner, sqlite_stores: Stores
 ) -> None:
-    """Seed: PauseBinding is "What a pause has to be bound to, resolved per run by the
-    composition root" -- its pin is saved with the paused turn and the resumed turn
-    runs under the same pin, though the resume's binding names none."""
+    """PauseBinding is what a pause is bound to, resolved per run by the composition
+    root -- its pin is saved with the paused turn and the resumed turn runs under
+    the same pin, though the resume's binding names none."""
     stores = sqlite_stores
     seen: list[str | None] = []
 
@@ -513,9 +514,9 @@ async def test_the_pin_travels_with_the_pause_and_comes_back_at_resume(
 async def test_redeem_spends_and_decodes_through_the_capability(
     harness: HarnessFactory, sqlite_stores: Any
 ) -> None:
-    """Seed: the consumption seam "is what records that a token was spent, so a second
-    redemption can be refused" -- redeem reads and spends through the capability's
-    own decode_token and consumption, never around them."""
+    """The consumption seam records that a token was spent, so a second redemption
+    can be refused -- redeem reads and spends through the capability's own
+    decode_token and consumption, never around them."""
     h = harness(sqlite_stores, [calls(ASK), say("deployed")])
     await h.start()
     capability = h.capability
@@ -543,8 +544,8 @@ async def test_redeem_spends_and_decodes_through_the_capability(
 
 
 async def test_the_default_consumption_works_on_its_own(signer: TokenSigner) -> None:
-    """Seed: "The consumption seam does have a default, and it is single-process."
-    Built with no ledger, it still spends a token once and refuses the second time."""
+    """The consumption seam has a default, and it is single-process. Built with no
+    ledger, it still spends a token once and refuses the second time."""
     capability = human_interaction(
         signer=signer, binding=current_run_binding, encode_token=signer.encode
     )
@@ -558,8 +559,8 @@ async def test_the_default_consumption_works_on_its_own(signer: TokenSigner) -> 
 async def test_a_capability_without_a_reader_refuses_every_token(
     harness: HarnessFactory, sqlite_stores: Any
 ) -> None:
-    """Seed: without decode_token "a pause taken on the kernel route has no public
-    reader, so the run can be stopped and not continued" -- redeem refuses, spends nothing."""
+    """Without decode_token a pause has no public reader, so the run can be stopped
+    and not continued -- redeem refuses, spends nothing."""
     from bot.outcomes import TokenInvalid
 
     h = harness(sqlite_stores, [calls(ASK), say("deployed")])

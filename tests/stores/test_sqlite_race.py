@@ -60,10 +60,9 @@ asyncio.run(main())
 """
 
 # Takes the write lock, writes one audit row, says "locked", holds the lock
-# for argv[2] seconds, then commits.
+# until a line arrives on its stdin, then commits.
 HOLDER = """
-import sqlite3, sys, time
-from tests.support import steps
+import sqlite3, sys
 
 conn = sqlite3.connect(sys.argv[1], isolation_level=None)
 conn.execute("BEGIN IMMEDIATE")
@@ -72,7 +71,7 @@ conn.execute(
     " VALUES (0, 'holder', '', '', '', '{}')"
 )
 print("locked", flush=True)
-time.sleep(float(sys.argv[2]))
+sys.stdin.readline()
 conn.execute("COMMIT")
 """
 
@@ -187,36 +186,36 @@ async def test_a_writer_in_another_process_does_not_block_the_event_loop(tmp_pat
     """While another process holds the write lock, a write waits off the loop, then lands."""
     path = tmp_path / "locked.sqlite3"
     stores = await SqliteStores.open(path)
-    ticks = 0
-
-    async def ticker() -> None:
-        nonlocal ticks
-        while True:
-            await asyncio.sleep(0.01)
-            ticks += 1
-
+    # What runs on the loop never waits for a lock: it meets SQLITE_BUSY at once.
+    busy = await stores._db.run(lambda conn: conn.execute("PRAGMA busy_timeout").fetchone()[0])
+    assert busy == 0
     holder = await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",
         HOLDER,
         str(path),
-        "0.5",
+        stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
     try:
         assert holder.stdout is not None
         assert await asyncio.wait_for(holder.stdout.readline(), TIMEOUT) == b"locked\n"
-        ticking = asyncio.create_task(ticker())
-        await asyncio.wait_for(stores.audit.append(AuditEvent(at=1.0, kind="ours")), TIMEOUT)
-        ticking.cancel()
-        await asyncio.gather(ticking, return_exceptions=True)
-        _, err = await asyncio.wait_for(holder.communicate(), TIMEOUT)
+        ours = asyncio.create_task(stores.audit.append(AuditEvent(at=1.0, kind="ours")))
+        # The holder commits only when told, so ours cannot land before then.
+        # A write that waited on the loop would let it turn no more until it
+        # gave up; waiting in the worker, the loop goes on turning meanwhile.
+        ticks = 0
+        while ticks < 10:
+            await asyncio.sleep(0)
+            assert not ours.done()
+            ticks += 1
+        _, err = await asyncio.wait_for(holder.communicate(b"commit\n"), TIMEOUT)
         assert holder.returncode == 0, err.decode()
+        await asyncio.wait_for(ours, TIMEOUT)
 
         # Ours landed after the holder's commit: it waited for the lock, in the
-        # worker, while the loop went on ticking (about 50 times in 0.5 s; a
-        # blocked loop would tick once at most).
+        # worker, while the loop went on ticking.
         assert [e.kind for e in await stores.audit.recent()] == ["ours", "holder"]
         assert ticks >= 10, ticks
     finally:
