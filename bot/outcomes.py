@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.stores.records import PauseRecord, RunRecord
+from bot.stores.records import Question, RunRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +76,7 @@ class Redeemed:
     answer: dict[str, Any]
     at: float
     # The closed row and its run, so the resume needs no second read.
-    closed: PauseRecord = field(repr=False, compare=False)
+    closed: Question = field(repr=False, compare=False)
     run: RunRecord | None = field(repr=False, compare=False)
 
 

@@ -19,9 +19,9 @@ from pydantic import Field, field_validator
 
 from bot.component_settings import ComponentSettings, CsvList
 from bot.outcomes import Responder
-from bot.stores.records import PauseRecord, RunRecord
+from bot.stores.records import Question, RunRecord
 
-AnswerPolicy = Callable[[PauseRecord, RunRecord | None, Responder], Awaitable[bool]]
+AnswerPolicy = Callable[[Question, RunRecord | None, Responder], Awaitable[bool]]
 
 
 class Directory(Protocol):
@@ -100,7 +100,7 @@ class RequesterOrApprovers:
             approvers=tuple(sorted(self.approvers)),
         )
 
-    async def __call__(self, record: PauseRecord, run: RunRecord | None, who: Responder) -> bool:
+    async def __call__(self, record: Question, run: RunRecord | None, who: Responder) -> bool:
         if who.is_admin:
             return True
         may = self.may_answer(record.name, requester=run.requester if run is not None else "")

@@ -11,7 +11,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from bot.errors import BotError
 from bot.kernel.interrupts import PendingInterrupt
-from bot.stores.records import PauseRecord, RunRecord
+from bot.stores.records import Question, RunRecord
 
 
 class DeliveryError(BotError):
@@ -47,7 +47,7 @@ class Surface(Protocol):
         """
         ...
 
-    async def show_closed(self, run: RunRecord, record: PauseRecord) -> None:
+    async def show_closed(self, run: RunRecord, record: Question) -> None:
         """Edit the posted question to show who answered, or that it expired."""
         ...
 
@@ -71,7 +71,7 @@ class RedrawsQuestions(Protocol):
         ...
 
     async def show_moved(
-        self, run: RunRecord, record: PauseRecord, previous_ref: dict[str, Any]
+        self, run: RunRecord, record: Question, previous_ref: dict[str, Any]
     ) -> None:
         """Edit the earlier message at ``previous_ref`` to point to ``record.message_ref``."""
         ...

@@ -11,7 +11,7 @@ from typing import Any
 
 from bot.kernel.interrupts import PendingInterrupt
 from bot.kernel.messages import ModelReply, RequestedCall
-from bot.stores.records import PauseRecord, RunRecord
+from bot.stores.records import Question, RunRecord
 
 
 class FixedClock:
@@ -58,10 +58,10 @@ class RecordingSurface:
 
     name: str = "test"
     questions: list[tuple[RunRecord, PendingInterrupt]] = field(default_factory=list)
-    closed: list[PauseRecord] = field(default_factory=list)
+    closed: list[Question] = field(default_factory=list)
     outcomes: list[tuple[str, str, bool]] = field(default_factory=list)
     refreshed: list[tuple[PendingInterrupt, dict[str, Any]]] = field(default_factory=list)
-    moved: list[tuple[PauseRecord, dict[str, Any]]] = field(default_factory=list)
+    moved: list[tuple[Question, dict[str, Any]]] = field(default_factory=list)
 
     async def publish_question(
         self, run: RunRecord, interrupt: PendingInterrupt
@@ -69,7 +69,7 @@ class RecordingSurface:
         self.questions.append((run, interrupt))
         return {"surface": self.name, "message": f"m{len(self.questions)}"}
 
-    async def show_closed(self, run: RunRecord, record: PauseRecord) -> None:
+    async def show_closed(self, run: RunRecord, record: Question) -> None:
         self.closed.append(record)
 
     async def post_outcome(self, run: RunRecord, text: str, *, failed: bool = False) -> None:
@@ -81,7 +81,7 @@ class RecordingSurface:
         self.refreshed.append((interrupt, ref))
 
     async def show_moved(
-        self, run: RunRecord, record: PauseRecord, previous_ref: dict[str, Any]
+        self, run: RunRecord, record: Question, previous_ref: dict[str, Any]
     ) -> None:
         self.moved.append((record, previous_ref))
 

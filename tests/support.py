@@ -18,7 +18,7 @@ from bot.outcomes import Responder
 from bot.providers.scripted import ScriptedProvider
 from bot.questions.capability_ports import LifecyclePorts
 from bot.questions.lifecycle import Lifecycle
-from bot.questions.records import Closing, PauseRecord, PauseStatus, RunStatus
+from bot.questions.records import Closing, Question, QuestionStatus, RunStatus
 from bot.questions.write import Owed, Write
 from bot.service.runs import RunService
 from bot.stores.ports import Stores
@@ -97,9 +97,9 @@ class Steps:
         if owner:
             self.lifecycle.bind(owner=owner, claim_seconds=30.0, sink=self.owed.extend)
 
-    async def issue(self, record: PauseRecord) -> None:
+    async def issue(self, record: Question) -> None:
         """Ask ``record``; a row already closed is stored as it is (no post, no pause)."""
-        if record.status is PauseStatus.OUTSTANDING:
+        if record.status is QuestionStatus.OUTSTANDING:
             await self.lifecycle.ask(record)
         else:
             await self.stores.unit.apply(Write(record.run_id, record.issued_at, question=record))
@@ -114,16 +114,16 @@ class Steps:
 
     async def extend(
         self, interrupt_id: str, *, expires_at: float, at: float, actor: str
-    ) -> PauseRecord | None:
+    ) -> Question | None:
         record = await self.stores.ledger.get(interrupt_id)
-        if record is None or record.status is not PauseStatus.OUTSTANDING:
+        if record is None or record.status is not QuestionStatus.OUTSTANDING:
             return None
         written = await self.lifecycle.extend(record, expires_at=expires_at, at=at, actor=actor)
         return None if written is None else written.question
 
-    async def repost(self, interrupt_id: str, *, at: float, actor: str) -> PauseRecord | None:
+    async def repost(self, interrupt_id: str, *, at: float, actor: str) -> Question | None:
         record = await self.stores.ledger.get(interrupt_id)
-        if record is None or record.status is not PauseStatus.OUTSTANDING:
+        if record is None or record.status is not QuestionStatus.OUTSTANDING:
             return None
         written = await self.lifecycle.repost(record, at=at, actor=actor)
         return None if written is None else written.question

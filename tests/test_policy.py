@@ -6,7 +6,7 @@ import pytest
 
 from bot.outcomes import Responder
 from bot.policy import Answerers, MayAnswer, RequesterOrApprovers, parse_rules
-from bot.stores.records import PauseRecord, RunRecord
+from bot.stores.records import Question, RunRecord
 
 ALICE = Responder("slack:T1:UALICE", "<@UALICE>")
 BOB = Responder("slack:T1:UBOB", "<@UBOB>")
@@ -14,8 +14,8 @@ CAROL = Responder("slack:T1:UCAROL", "<@UCAROL>")
 RUN = RunRecord("r1", "T1:C1", "slack", ALICE.id, "deploy web", 0.0)
 
 
-def pause(name: str) -> PauseRecord:
-    return PauseRecord("i1", "r1", "T1:C1", name, "call1", "cp1", {}, 0.0, 60.0)
+def pause(name: str) -> Question:
+    return Question("i1", "r1", "T1:C1", name, "call1", "cp1", {}, 0.0, 60.0)
 
 
 class Groups:

@@ -10,7 +10,7 @@ from typing import Any
 
 from adapters.console._hub import EventHub, Subscription
 from bot.kernel.interrupts import PendingInterrupt
-from bot.stores.records import PauseRecord, RunRecord
+from bot.stores.records import Question, RunRecord
 
 SURFACE = "console"
 HEARTBEAT_SECONDS = 15.0
@@ -36,7 +36,7 @@ class ConsoleSurface:
         self.notify(key)
         return {"conversation": key}
 
-    async def show_closed(self, run: RunRecord, record: PauseRecord) -> None:
+    async def show_closed(self, run: RunRecord, record: Question) -> None:
         self.notify(conversation_key(run))
 
     async def post_outcome(self, run: RunRecord, text: str, *, failed: bool = False) -> None:
@@ -50,7 +50,7 @@ class ConsoleSurface:
         self.notify(conversation_key(run))
 
     async def show_moved(
-        self, run: RunRecord, record: PauseRecord, previous_ref: dict[str, Any]
+        self, run: RunRecord, record: Question, previous_ref: dict[str, Any]
     ) -> None:
         self.notify(conversation_key(run))
 

@@ -19,7 +19,7 @@ from bot.messages import answered_text, cancelled_text, expired_text
 from bot.outcomes import Responder
 from bot.policy import AnswerPolicy, RequesterOrApprovers
 from bot.service.views import QuestionView, RunView
-from bot.stores.records import ConversationSummary, PauseRecord, PauseStatus, RunRecord
+from bot.stores.records import ConversationSummary, Question, QuestionStatus, RunRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +35,7 @@ class Viewer:
     policy: AnswerPolicy
     yours: frozenset[str] = frozenset()
 
-    def may_answer(self, record: PauseRecord, run: RunRecord | None) -> bool:
+    def may_answer(self, record: Question, run: RunRecord | None) -> bool:
         del run
         return record.interrupt_id in self.yours
 
@@ -54,7 +54,7 @@ async def viewer_for(who: Responder, policy: AnswerPolicy, views: Sequence[RunVi
         question.record.interrupt_id
         for view in views
         for question in view.questions
-        if question.record.status is PauseStatus.OUTSTANDING
+        if question.record.status is QuestionStatus.OUTSTANDING
         and await policy(question.record, view.run, who)
     }
     return Viewer(who, policy, frozenset(yours))
@@ -95,7 +95,7 @@ def waiting_counts(views: Sequence[RunView], viewer: Viewer) -> tuple[int, int]:
     open_count = mine = 0
     for view in views:
         for question in view.questions:
-            if question.record.status is PauseStatus.OUTSTANDING:
+            if question.record.status is QuestionStatus.OUTSTANDING:
                 open_count += 1
                 mine += viewer.may_answer(question.record, view.run)
     return open_count, mine
@@ -128,7 +128,7 @@ def run_json(view: RunView, viewer: Viewer) -> dict[str, Any]:
 
 def question_json(view: QuestionView) -> dict[str, Any]:
     record = view.record
-    outstanding = record.status is PauseStatus.OUTSTANDING
+    outstanding = record.status is QuestionStatus.OUTSTANDING
     return {
         "asked_at": record.issued_at,
         "interrupt_id": record.interrupt_id,
@@ -150,16 +150,16 @@ def question_kind(name: str) -> str:
     return name if name in (ASK_USER, APPROVAL) else "other"
 
 
-def closed_text(record: PauseRecord) -> str | None:
+def closed_text(record: Question) -> str | None:
     at = record.closed_at or 0.0
     match record.status:
-        case PauseStatus.OUTSTANDING:
+        case QuestionStatus.OUTSTANDING:
             return None
-        case PauseStatus.ANSWERED:
+        case QuestionStatus.ANSWERED:
             return answered_text(record.closed_by, at)
-        case PauseStatus.EXPIRED:
+        case QuestionStatus.EXPIRED:
             return expired_text(at)
-        case PauseStatus.CANCELLED:
+        case QuestionStatus.CANCELLED:
             return cancelled_text(record.closed_by, at)
         case _:
             assert_never(record.status)

@@ -25,7 +25,7 @@ from bot.kernel.interrupts import PendingInterrupt
 from bot.messages import ANYONE_MAY_ANSWER, only_they_may_answer
 from bot.outcomes import Responder
 from bot.policy import Answerers, RequesterOrApprovers
-from bot.stores.records import PauseRecord, RunRecord
+from bot.stores.records import Question, RunRecord
 from bot.surfaces import DeliveryError
 
 log = logging.getLogger(__name__)
@@ -75,7 +75,7 @@ class SlackSurface:
             audience=audience(self.policy.answerers(interrupt.name), run.requester),
         )
 
-    async def show_closed(self, run: RunRecord, record: PauseRecord) -> None:
+    async def show_closed(self, run: RunRecord, record: Question) -> None:
         ref = record.message_ref or {}
         if not ref.get("ts"):
             return  # never posted (delivery failed): nothing to edit
@@ -106,7 +106,7 @@ class SlackSurface:
         )
 
     async def show_moved(
-        self, run: RunRecord, record: PauseRecord, previous_ref: dict[str, Any]
+        self, run: RunRecord, record: Question, previous_ref: dict[str, Any]
     ) -> None:
         """The earlier message, without its buttons, pointing to the question's new message."""
         if not previous_ref.get("ts"):

@@ -29,7 +29,7 @@ from bot.admin import AdminService
 from bot.messages import refusal_text
 from bot.outcomes import AnswerInvalid, Redeemed, RedeemOutcome, TokenInvalid
 from bot.service.runs import RunService
-from bot.stores.records import PauseRecord, PauseStatus, RunRecord
+from bot.stores.records import Question, QuestionStatus, RunRecord
 from bot.surfaces import DeliveryError
 
 log = logging.getLogger(__name__)
@@ -140,7 +140,7 @@ class TeamsBot:
 
     async def _redeem(
         self, activity: Json, data: Mapping[str, Any]
-    ) -> tuple[RedeemOutcome, tuple[RunRecord, PauseRecord] | None]:
+    ) -> tuple[RedeemOutcome, tuple[RunRecord, Question] | None]:
         service = self.service()
         found = None
         answer: Json = {}
@@ -166,7 +166,7 @@ class TeamsBot:
     @staticmethod
     async def _question(
         service: RunService, activity: Json, interrupt_id: str
-    ) -> tuple[RunRecord, PauseRecord] | None:
+    ) -> tuple[RunRecord, Question] | None:
         """The open question the card belongs to, read the way every surface redraws.
 
         Only its shape is taken from here (to turn inputs into an answer);
@@ -176,6 +176,9 @@ class TeamsBot:
         for view in reversed(await service.history(SURFACE, key)):
             for question in view.questions:
                 record = question.record
-                if record.interrupt_id == interrupt_id and record.status is PauseStatus.OUTSTANDING:
+                if (
+                    record.interrupt_id == interrupt_id
+                    and record.status is QuestionStatus.OUTSTANDING
+                ):
                     return view.run, record
         return None

@@ -10,10 +10,10 @@ from typing import Any, assert_never
 
 from adapters.teams._card_kit import Json, Limits, card, cut, facts, fit, text, title
 from bot.messages import answered_text, cancelled_text, decided_text, expired_text
-from bot.stores.records import PauseRecord, PauseStatus
+from bot.stores.records import Question, QuestionStatus
 
 
-def closed_card(record: PauseRecord) -> Json:
+def closed_card(record: Question) -> Json:
     return fit(lambda limits: _closed(record, limits))
 
 
@@ -22,10 +22,10 @@ def refusal_card(sentence: str) -> Json:
     return card([text(sentence, color="attention", weight="bolder")])
 
 
-def outcome_line(record: PauseRecord) -> str:
+def outcome_line(record: Question) -> str:
     at = record.closed_at or 0.0
     match record.status:
-        case PauseStatus.ANSWERED:
+        case QuestionStatus.ANSWERED:
             answer = record.answer or {}
             if record.name == "approval":
                 return decided_text(
@@ -35,17 +35,17 @@ def outcome_line(record: PauseRecord) -> str:
                     str(answer.get("comment", "")),
                 )
             return answered_text(record.closed_by, at)
-        case PauseStatus.EXPIRED:
+        case QuestionStatus.EXPIRED:
             return expired_text(at)
-        case PauseStatus.CANCELLED:
+        case QuestionStatus.CANCELLED:
             return cancelled_text(record.closed_by, at)
-        case PauseStatus.OUTSTANDING:
+        case QuestionStatus.OUTSTANDING:
             return ""
         case _:
             assert_never(record.status)
 
 
-def _closed(record: PauseRecord, limits: Limits) -> Json:
+def _closed(record: Question, limits: Limits) -> Json:
     payload = record.payload
     body: list[Json]
     if record.name == "approval":
@@ -65,7 +65,7 @@ def _closed(record: PauseRecord, limits: Limits) -> Json:
         body = [title(cut(record.name.replace("_", " ").capitalize(), limits.label))]
         answer = record.answer or {}
         body.append(facts([(cut(k, limits.label), _answer(v, limits)) for k, v in answer.items()]))
-    color = "good" if record.status is PauseStatus.ANSWERED else "warning"
+    color = "good" if record.status is QuestionStatus.ANSWERED else "warning"
     body.append(text(cut(outcome_line(record), limits.text), color=color, weight="bolder"))
     return card(body)
 

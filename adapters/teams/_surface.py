@@ -19,7 +19,7 @@ from adapters.teams._closed import closed_card
 from adapters.teams._connector import Connector, with_retries
 from bot.kernel.interrupts import PendingInterrupt
 from bot.messages import who_may_answer_text
-from bot.stores.records import PauseRecord, RunRecord
+from bot.stores.records import Question, RunRecord
 from bot.surfaces import DeliveryError
 
 log = logging.getLogger(__name__)
@@ -68,7 +68,7 @@ class TeamsSurface:
             "activity_id": activity_id,
         }
 
-    async def show_closed(self, run: RunRecord, record: PauseRecord) -> None:
+    async def show_closed(self, run: RunRecord, record: Question) -> None:
         ref = record.message_ref or {}
         if not ref.get("activity_id"):
             return
@@ -95,7 +95,7 @@ class TeamsSurface:
         )
 
     async def show_moved(
-        self, run: RunRecord, record: PauseRecord, previous_ref: dict[str, Any]
+        self, run: RunRecord, record: Question, previous_ref: dict[str, Any]
     ) -> None:
         """The old card, without its buttons, pointing to the question's new card."""
         if not previous_ref.get("activity_id"):
@@ -124,7 +124,7 @@ class TeamsSurface:
         run: RunRecord,
         name: str,
         payload: Json,
-        source: PendingInterrupt | PauseRecord,
+        source: PendingInterrupt | Question,
         *,
         token: str = "",
         errors: dict[str, str] | None = None,

@@ -14,7 +14,7 @@ from bot.stores.records import (
     AuditEvent,
     Delivery,
     OpenQuestion,
-    PauseRecord,
+    Question,
     QuestionStats,
     RunRecord,
 )
@@ -43,7 +43,7 @@ class PendingPage:
 @dataclass(frozen=True, slots=True)
 class QuestionShown:
     at: float
-    record: PauseRecord
+    record: Question
     run: RunRecord | None
     may_answer: tuple[str, ...]
     history: tuple[AuditEvent, ...]

@@ -62,9 +62,9 @@ from bot.stores.ports import Stores
 from bot.stores.records import (
     AuditEvent,
     Closing,
-    PauseRecord,
-    PauseStatus,
     PendingFilter,
+    Question,
+    QuestionStatus,
 )
 
 log = logging.getLogger(__name__)
@@ -185,7 +185,7 @@ class AdminService:
             done = await self._runs.cancel(interrupt_id, by=who, reason=reason)
         else:
             closing = Closing(
-                PauseStatus.CANCELLED,
+                QuestionStatus.CANCELLED,
                 by=who.display,
                 at=self._clock(),
                 answer={"reason": reason} if reason else None,
@@ -203,7 +203,7 @@ class AdminService:
     async def _resend(self, interrupt_id: str, who: Responder) -> AdminResult:
         record = await self._stores.ledger.get(interrupt_id)
         written = None
-        if record is not None and record.status is PauseStatus.OUTSTANDING:
+        if record is not None and record.status is QuestionStatus.OUTSTANDING:
             written = await self._questions.repost(record, at=self._clock(), actor=who.id)
         if record is None or written is None:
             return await self._not_open(interrupt_id)
@@ -213,11 +213,11 @@ class AdminService:
     async def _extend(self, interrupt_id: str, seconds: float, who: Responder) -> AdminResult:
         now = self._clock()
         record = await self._stores.ledger.get(interrupt_id)
-        if record is None or record.status is not PauseStatus.OUTSTANDING:
+        if record is None or record.status is not QuestionStatus.OUTSTANDING:
             return await self._not_open(interrupt_id)
         if record.expires_at <= now:
             # Overdue, waiting for the sweeper: reviving it would race the expiry.
-            return NotOpen(interrupt_id, str(PauseStatus.EXPIRED))
+            return NotOpen(interrupt_id, str(QuestionStatus.EXPIRED))
         latest = record.issued_at + self._max_ttl
         expires_at = record.expires_at + seconds
         if expires_at > latest:
@@ -277,7 +277,7 @@ def _arguments(command: Command) -> dict[str, Any]:
 def _ids(command: Command, result: AdminResult | None = None) -> dict[str, str]:
     interrupt_id = str(getattr(command, "interrupt_id", ""))
     run_id = str(getattr(command, "run_id", "") or getattr(result, "run_id", ""))
-    record: PauseRecord | None = getattr(result, "record", None)
+    record: Question | None = getattr(result, "record", None)
     if record is not None:
         run_id = record.run_id
     return {"run_id": run_id, "interrupt_id": interrupt_id}

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from bot.human.errors import HumanInteractionError
 from bot.human.ports import Audit, Checkpoints, Ledger
 from bot.human.tokens import MAX_TOKEN_CHARS, MintedPause, TokenError
-from bot.questions.records import AuditEvent, PauseRecord
+from bot.questions.records import AuditEvent, Question
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -99,9 +99,7 @@ def encoded(encode: Callable[[MintedPause], str], minted: MintedPause) -> str:
     return token
 
 
-async def issue(
-    ledger: Ledger | None, audit: Audit | None, record: PauseRecord, now: float
-) -> None:
+async def issue(ledger: Ledger | None, audit: Audit | None, record: Question, now: float) -> None:
     """Audit, then write the row; a row that could not be written withdraws the audit event.
 
     The audit log is append-only, so the undo is a second event rather than

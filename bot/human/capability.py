@@ -21,7 +21,7 @@ from bot.human.ports import Audit, Checkpoints, Consumption, IssuesWithTurn, Led
 from bot.human.tokens import MintedPause, PauseClaims, TokenSigner
 from bot.human.ttl import DEFAULT_TTL, TTLPolicy
 from bot.kernel.contracts import CapabilityContribution, CapabilityRequest
-from bot.questions.records import PauseRecord
+from bot.questions.records import Question
 
 __all__ = [
     "ASK_USER",
@@ -239,7 +239,7 @@ class HumanInteractionCapability:
         try:
             now = self.clock()
             ttl = self.ttl.for_interaction(name, registration.ttl)
-            record = PauseRecord(
+            record = Question(
                 interrupt_id=f"int_{secrets.token_hex(12)}",
                 run_id=run_id,
                 root_run_id=root_run_id,
@@ -277,7 +277,7 @@ class HumanInteractionCapability:
         )
 
 
-def claims_for(record: PauseRecord) -> PauseClaims:
+def claims_for(record: Question) -> PauseClaims:
     """The token claims of a ledger row.
 
     Signing is deterministic, so re-encoding an outstanding row yields the

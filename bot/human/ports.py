@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
-from bot.questions.records import AuditEvent, Closing, PauseRecord
+from bot.questions.records import AuditEvent, Closing, Question
 
 
 class Consumption(Protocol):
@@ -23,14 +23,14 @@ class Consumption(Protocol):
 class Ledger(Protocol):
     """Issued pauses; the capability writes a row when it pauses."""
 
-    async def issue(self, record: PauseRecord) -> None: ...
+    async def issue(self, record: Question) -> None: ...
 
 
 @runtime_checkable
 class IssuesWithTurn(Protocol):
     """A ledger that is the checkpoint store too, and saves both in one write."""
 
-    async def issue_with_turn(self, record: PauseRecord, turn_state: dict[str, Any]) -> None:
+    async def issue_with_turn(self, record: Question, turn_state: dict[str, Any]) -> None:
         """Write the row and the turn state under ``record.checkpoint_id``, all or nothing."""
         ...
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from bot.human.capability import HumanInteractionCapability
 from bot.questions.lifecycle import Lifecycle
-from bot.questions.records import Closing, PauseRecord
+from bot.questions.records import Closing, Question
 from bot.stores.ports import Checkpoints, Stores
 
 
@@ -23,10 +23,10 @@ class LifecyclePorts:
         self.lifecycle = lifecycle
         self._checkpoints = checkpoints
 
-    async def issue(self, record: PauseRecord) -> None:
+    async def issue(self, record: Question) -> None:
         await self.lifecycle.ask(record)
 
-    async def issue_with_turn(self, record: PauseRecord, turn_state: dict[str, Any]) -> None:
+    async def issue_with_turn(self, record: Question, turn_state: dict[str, Any]) -> None:
         await self.lifecycle.ask(record, turn_state=turn_state)
 
     async def spend(self, interrupt_id: str, closing: Closing) -> bool:

@@ -27,7 +27,7 @@ from bot.questions.records import (
     AuditEvent,
     Closing,
     DeliveryKind,
-    PauseRecord,
+    Question,
     RunStatus,
 )
 from bot.questions.write import (
@@ -75,7 +75,7 @@ class Lifecycle:
 
     async def ask(
         self,
-        question: PauseRecord,
+        question: Question,
         *,
         turn_state: Mapping[str, Any] | None = None,
         journal: Mapping[str, Any] | None = None,
@@ -139,7 +139,7 @@ class Lifecycle:
         return await self._apply(write)
 
     async def extend(
-        self, question: PauseRecord, *, expires_at: float, at: float, actor: str
+        self, question: Question, *, expires_at: float, at: float, actor: str
     ) -> Written | None:
         """Move an outstanding question's expiry; None if it is no longer outstanding."""
         detail = {"from": question.expires_at, "to": expires_at}
@@ -155,7 +155,7 @@ class Lifecycle:
         )
         return await self._apply(write)
 
-    async def repost(self, question: PauseRecord, *, at: float, actor: str) -> Written | None:
+    async def repost(self, question: Question, *, at: float, actor: str) -> Written | None:
         """Owe a second post of an outstanding question, and (if it was posted) an edit of
         the old message pointing at the new one; None if it is no longer outstanding."""
         previous = question.message_ref

@@ -8,8 +8,8 @@ from enum import StrEnum
 from typing import Any
 
 
-class PauseStatus(StrEnum):
-    """Where an issued pause stands; only OUTSTANDING can still be answered."""
+class QuestionStatus(StrEnum):
+    """Where a question stands; only OUTSTANDING can still be answered."""
 
     OUTSTANDING = "outstanding"
     ANSWERED = "answered"
@@ -30,8 +30,8 @@ class RunStatus(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class PauseRecord:
-    """One row of the issuance ledger: a question asked and how it ended.
+class Question:
+    """The bridge's record of a question asked of a person, and how it ended (one row).
 
     ``resumed_at`` stays None until the run has been continued after the
     pause closed; a closed, unresumed row is work the recovery pass owes.
@@ -49,7 +49,7 @@ class PauseRecord:
     root_run_id: str = ""
     session_id: str = ""
     thread_id: str = ""
-    status: PauseStatus = PauseStatus.OUTSTANDING
+    status: QuestionStatus = QuestionStatus.OUTSTANDING
     answer: dict[str, Any] | None = None
     closed_by: str = ""
     closed_at: float | None = None
@@ -67,7 +67,7 @@ class PauseRecord:
 class Closing:
     """How an outstanding pause ends: answered, expired or cancelled, by whom."""
 
-    status: PauseStatus
+    status: QuestionStatus
     by: str
     at: float
     answer: dict[str, Any] | None = None
@@ -165,7 +165,7 @@ class Delivery:
     # delivering this one makes that one due (a hint; its own change kicked too).
     followed: bool = False
     # Set only on a row handed over by the write that owed it.
-    pause: PauseRecord | None = None
+    pause: Question | None = None
 
 
 @dataclass(frozen=True, slots=True)

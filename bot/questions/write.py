@@ -20,8 +20,8 @@ from bot.questions.records import (
     AuditEvent,
     Delivery,
     DeliveryKind,
-    PauseRecord,
-    PauseStatus,
+    Question,
+    QuestionStatus,
     RunStatus,
 )
 
@@ -69,7 +69,7 @@ class Close:
     """
 
     interrupt_id: str
-    status: PauseStatus
+    status: QuestionStatus
     at: float
     by: str = ""
     by_id: str = ""
@@ -100,14 +100,14 @@ class StillOpen:
     interrupt_id: str
 
 
-QuestionChange = PauseRecord | Close | Extend | StillOpen
+QuestionChange = Question | Close | Extend | StillOpen
 
 
 @dataclass(frozen=True, slots=True)
 class Write:
     """Everything one step changes, applied all or nothing.
 
-    ``question``: a new question (a ``PauseRecord``, inserted) or a change of
+    ``question``: a new question (a ``Question``, inserted) or a change of
     an outstanding one (``Close``, ``Extend``); a change that finds the
     question no longer outstanding refuses the whole write. ``run`` likewise
     refuses it when ``required`` and the run is not ``only_if``. A ``Close``
@@ -141,7 +141,7 @@ class Owed:
 class Written:
     """What a write that went through left: the question as it now stands, the rows owed."""
 
-    question: PauseRecord | None = None
+    question: Question | None = None
     owed: tuple[Owed, ...] = ()
 
 
@@ -152,6 +152,6 @@ class UnitOfWork(Protocol):
         """Apply ``write`` in one transaction; None (nothing written) if a guard refused it."""
         ...
 
-    async def question(self, interrupt_id: str) -> PauseRecord | None:
+    async def question(self, interrupt_id: str) -> Question | None:
         """The question as stored, cross-scope attempts included."""
         ...

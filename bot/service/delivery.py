@@ -20,7 +20,7 @@ from bot.questions.write import Owed
 from bot.service.known_runs import KnownRuns
 from bot.service.owed import OwedRows
 from bot.stores.ports import Delivered, Stores
-from bot.stores.records import Delivery, DeliveryKind, PauseRecord, PauseStatus, RunRecord
+from bot.stores.records import Delivery, DeliveryKind, Question, QuestionStatus, RunRecord
 from bot.surfaces import DeliveryError, RedrawsQuestions, Surface
 
 log = logging.getLogger(__name__)
@@ -46,7 +46,7 @@ class Deliverer:
         *,
         stores: Stores,
         surfaces: Mapping[str, Surface],
-        interrupt_for: Callable[[PauseRecord], PendingInterrupt],
+        interrupt_for: Callable[[Question], PendingInterrupt],
         just_asked: Callable[[str], PendingInterrupt | None] = lambda _: None,
         clock: Callable[[], float],
         spawn: Callable[[Any, str], None],
@@ -228,7 +228,7 @@ class Deliverer:
                 if asked is not None:
                     return await surface.publish_question(run, asked)
                 record = await self._question(delivery)
-                if record is None or record.status is not PauseStatus.OUTSTANDING:
+                if record is None or record.status is not QuestionStatus.OUTSTANDING:
                     return None  # closed before it could be posted; its close is owed next
                 return await surface.publish_question(run, self._interrupt_for(record))
             case DeliveryKind.CLOSED:
@@ -246,7 +246,7 @@ class Deliverer:
             case _:
                 assert_never(delivery.kind)
 
-    async def _question(self, delivery: Delivery) -> PauseRecord | None:
+    async def _question(self, delivery: Delivery) -> Question | None:
         """The row's question: as the owing write left it if it was handed over, else read."""
         if delivery.pause is not None:
             return delivery.pause
@@ -257,7 +257,7 @@ class Deliverer:
         await self._mark_delivered()
         record = await self._stores.ledger.get(delivery.interrupt_id)
         # A closed question's own CLOSED edit shows its end; nothing to redraw.
-        if record is None or record.status is not PauseStatus.OUTSTANDING:
+        if record is None or record.status is not QuestionStatus.OUTSTANDING:
             return
         if not isinstance(surface, RedrawsQuestions):
             log.warning("%s cannot redraw a posted question; skipped", surface.name)

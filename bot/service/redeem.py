@@ -34,7 +34,7 @@ from bot.questions.capability_ports import LifecyclePorts
 from bot.service import run_events
 from bot.service.known_runs import KnownRuns
 from bot.stores.ports import Stores
-from bot.stores.records import AuditEvent, Closing, PauseRecord, PauseStatus
+from bot.stores.records import AuditEvent, Closing, Question, QuestionStatus
 
 log = logging.getLogger(__name__)
 
@@ -135,7 +135,7 @@ class Redeemer:
         except AnswerValidationError as invalid:
             return await self._refused(AnswerInvalid(invalid.fields), record, responder)
         closing = Closing(
-            PauseStatus.ANSWERED,
+            QuestionStatus.ANSWERED,
             by=responder.display,
             at=now,
             answer=clean,
@@ -155,7 +155,7 @@ class Redeemer:
             record.interrupt_id, record.run_id, responder.display, clean, now, answered, run
         )
 
-    async def _spend(self, record: PauseRecord, closing: Closing) -> PauseRecord | None:
+    async def _spend(self, record: Question, closing: Closing) -> Question | None:
         """Spend through the capability's consumption; the row as the spend closed it."""
         consumption = self._capability.consumption
         if isinstance(consumption, LifecyclePorts):
@@ -174,7 +174,7 @@ class Redeemer:
         )
 
     async def _refused(
-        self, refusal: Refusal, record: PauseRecord | None, responder: Responder
+        self, refusal: Refusal, record: Question | None, responder: Responder
     ) -> Refusal:
         run_events.refused(record, reason=type(refusal).__name__, by=responder.id)
         try:
@@ -186,7 +186,7 @@ class Redeemer:
     async def _audit(
         self,
         kind: str,
-        record: PauseRecord | None,
+        record: Question | None,
         responder: Responder,
         detail: dict[str, Any],
     ) -> None:
@@ -202,14 +202,14 @@ class Redeemer:
         )
 
 
-def _closed_refusal(record: PauseRecord) -> Refusal | None:
+def _closed_refusal(record: Question) -> Refusal | None:
     at = record.closed_at or 0.0
     match record.status:
-        case PauseStatus.OUTSTANDING:
+        case QuestionStatus.OUTSTANDING:
             return None
-        case PauseStatus.ANSWERED:
+        case QuestionStatus.ANSWERED:
             return AlreadyAnswered(record.closed_by, at)
-        case PauseStatus.EXPIRED:
+        case QuestionStatus.EXPIRED:
             return TokenExpired(at)
-        case PauseStatus.CANCELLED:
+        case QuestionStatus.CANCELLED:
             return Cancelled(record.closed_by, at)

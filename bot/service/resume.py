@@ -11,7 +11,7 @@ from bot.human.capability import ASK_USER
 from bot.kernel.state import restore
 from bot.kernel.turn import Agent, TurnOutcome
 from bot.stores.ports import Checkpoints
-from bot.stores.records import PauseRecord, PauseStatus
+from bot.stores.records import Question, QuestionStatus
 
 
 class CheckpointMissingError(BotError, LookupError):
@@ -21,7 +21,7 @@ class CheckpointMissingError(BotError, LookupError):
 NOT_A_REFUSAL = "This is not a refusal; do not act as if it were answered."
 
 
-def observation_for(record: PauseRecord) -> str:
+def observation_for(record: Question) -> str:
     """What the model reads as the paused call's result: JSON data, never prose.
 
     Everything a person supplied (their answers, their display name) is a
@@ -32,7 +32,7 @@ def observation_for(record: PauseRecord) -> str:
     """
     data: dict[str, Any] = {"interaction": record.name, "status": str(record.status)}
     match record.status:
-        case PauseStatus.ANSWERED:
+        case QuestionStatus.ANSWERED:
             data["responder"] = {"id": record.closed_by_id, "name": record.closed_by}
             data["answered_at"] = iso(record.closed_at or 0)
             answer = record.answer or {}
@@ -43,10 +43,10 @@ def observation_for(record: PauseRecord) -> str:
                 ]
             else:
                 data["answer"] = answer
-        case PauseStatus.EXPIRED:
+        case QuestionStatus.EXPIRED:
             data["expired_at"] = iso(record.closed_at or 0)
             data["note"] = f"No answer arrived before the question expired. {NOT_A_REFUSAL}"
-        case PauseStatus.CANCELLED:
+        case QuestionStatus.CANCELLED:
             data["cancelled_by"] = {"id": record.closed_by_id, "name": record.closed_by}
             # An admin's reason rides on the row's answer, and reaches the model as a value.
             reason = (record.answer or {}).get("reason")
@@ -56,7 +56,7 @@ def observation_for(record: PauseRecord) -> str:
                 f"No answer: the question was cancelled. {NOT_A_REFUSAL} "
                 "Stop the action that needed it."
             )
-        case PauseStatus.OUTSTANDING:
+        case QuestionStatus.OUTSTANDING:
             raise ValueError("an outstanding pause has nothing to resume with")
     return json.dumps(data, ensure_ascii=False)
 
@@ -65,7 +65,7 @@ def iso(at: float) -> str:
     return datetime.fromtimestamp(at, UTC).isoformat(timespec="seconds")
 
 
-async def resume_turn(agent: Agent, checkpoints: Checkpoints, record: PauseRecord) -> TurnOutcome:
+async def resume_turn(agent: Agent, checkpoints: Checkpoints, record: Question) -> TurnOutcome:
     """Load the checkpoint and join the closed pause onto its call id."""
     data = await checkpoints.load(record.checkpoint_id)
     if data is None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from bot.stores.records import PauseRecord
+from bot.stores.records import Question
 
 log = logging.getLogger("bot.run_events")
 
@@ -39,7 +39,7 @@ def answered(run_id: str, interrupt_id: str, *, by: str) -> None:
     _event("answered", run_id, interrupt_id, by=by)
 
 
-def refused(record: PauseRecord | None, *, reason: str, by: str) -> None:
+def refused(record: Question | None, *, reason: str, by: str) -> None:
     """A refused answer; ``record`` is None when the token named no known question."""
     run_id, interrupt_id = (record.run_id, record.interrupt_id) if record else ("", "")
     _event("refused", run_id, interrupt_id, reason=reason, by=by)

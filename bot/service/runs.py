@@ -45,8 +45,8 @@ from bot.stores.ports import Stores
 from bot.stores.records import (
     Closing,
     ConversationSummary,
-    PauseRecord,
-    PauseStatus,
+    Question,
+    QuestionStatus,
     RunRecord,
     RunStatus,
 )
@@ -187,7 +187,7 @@ class RunService:
         ``reason`` is kept on the row (as its answer's ``reason``) and reaches
         the model as a JSON value, never as prose.
         """
-        closing = self._closing(PauseStatus.CANCELLED, by=by.display, by_id=by.id)
+        closing = self._closing(QuestionStatus.CANCELLED, by=by.display, by_id=by.id)
         if reason:
             closing = dataclasses.replace(closing, answer={"reason": reason})
         return await self._close(interrupt_id, closing, self.metrics.pauses_cancelled.inc)
@@ -196,7 +196,7 @@ class RunService:
         """Expire overdue questions; each resumes with an "expired" observation."""
         count = 0
         for record in await self.stores.ledger.overdue(self.clock(), limit=limit):
-            closing = self._closing(PauseStatus.EXPIRED, by="", by_id="")
+            closing = self._closing(QuestionStatus.EXPIRED, by="", by_id="")
             if await self._close(record.interrupt_id, closing, self.metrics.pauses_expired.inc):
                 count += 1
         return count
@@ -229,10 +229,10 @@ class RunService:
     async def conversations(self, surface: str, *, limit: int = 50) -> list[ConversationSummary]:
         return await self.stores.runs.conversations(surface, limit=limit)
 
-    def token_for(self, record: PauseRecord) -> str:
+    def token_for(self, record: Question) -> str:
         return self.views.token_for(record)
 
-    def interrupt_for(self, record: PauseRecord) -> PendingInterrupt:
+    def interrupt_for(self, record: Question) -> PendingInterrupt:
         return self.views.interrupt_for(record)
 
     # -- background work -------------------------------------------------------
@@ -250,7 +250,7 @@ class RunService:
         self.deliverer.cancel_timers()
         await self._tasks.drain(grace_seconds)
 
-    def _closing(self, status: PauseStatus, *, by: str, by_id: str) -> Closing:
+    def _closing(self, status: QuestionStatus, *, by: str, by_id: str) -> Closing:
         now = self.clock()
         until = now + self.lease_seconds
         return Closing(
@@ -276,7 +276,7 @@ class RunService:
         run_id: str,
         *,
         run: RunRecord | None = None,
-        resume_from: PauseRecord | None = None,
+        resume_from: Question | None = None,
         leased: bool = False,
         fresh: bool = False,
     ) -> None:
@@ -307,7 +307,7 @@ class RunService:
         self,
         run_id: str,
         run: RunRecord | None,
-        resume_from: PauseRecord | None,
+        resume_from: Question | None,
         *,
         leased: bool,
         fresh: bool = False,
@@ -341,7 +341,7 @@ class RunService:
             log.warning("could not release a run's lease", extra={"run_id": run_id})
 
     async def _advance(
-        self, run: RunRecord, resume_from: PauseRecord | None, *, fresh: bool = False
+        self, run: RunRecord, resume_from: Question | None, *, fresh: bool = False
     ) -> bool:
         """Resume from the latest closed pause, or (re)run the first turn.
 
@@ -350,7 +350,7 @@ class RunService:
         """
         if resume_from is None and not fresh:
             pauses = await self.stores.ledger.for_runs([run.run_id])
-            if any(p.status is PauseStatus.OUTSTANDING for p in pauses):
+            if any(p.status is QuestionStatus.OUTSTANDING for p in pauses):
                 log.error("a running run has an open question", extra={"run_id": run.run_id})
                 return False
             closed = [p for p in pauses if p.resumed_at is None]

@@ -13,7 +13,7 @@ from bot.human.capability import ASK_USER, HumanInteractionCapability, claims_fo
 from bot.human.tokens import MintedPause
 from bot.kernel.interrupts import PendingInterrupt
 from bot.stores.ports import Stores
-from bot.stores.records import PauseRecord, PauseStatus, RunRecord
+from bot.stores.records import Question, QuestionStatus, RunRecord
 
 # Questions kept between a pause and its first post, at most.
 ASKED_KEPT = 256
@@ -23,7 +23,7 @@ ASKED_KEPT = 256
 class QuestionView:
     """A question as a surface redraws it; ``token`` only while it is open."""
 
-    record: PauseRecord
+    record: Question
     token: str = ""
 
 
@@ -47,15 +47,15 @@ class QuestionViews:
         pauses = await self._stores.ledger.for_runs([run.run_id for run in runs])
         by_run: dict[str, list[QuestionView]] = {}
         for record in pauses:
-            token = self.token_for(record) if record.status is PauseStatus.OUTSTANDING else ""
+            token = self.token_for(record) if record.status is QuestionStatus.OUTSTANDING else ""
             by_run.setdefault(record.run_id, []).append(QuestionView(record, token))
         return [RunView(run, tuple(by_run.get(run.run_id, ()))) for run in runs]
 
-    def token_for(self, record: PauseRecord) -> str:
+    def token_for(self, record: Question) -> str:
         """The token of an outstanding question, re-derived (tokens are never stored)."""
         return self._capability.signer.encode(MintedPause(claims_for(record)))
 
-    def interrupt_for(self, record: PauseRecord) -> PendingInterrupt:
+    def interrupt_for(self, record: Question) -> PendingInterrupt:
         """An outstanding ledger row as the pending interrupt a surface posts."""
         asked = self._asked.pop(record.interrupt_id, None)
         return PendingInterrupt(

@@ -18,8 +18,8 @@ from bot.stores.records import (
     Delivery,
     DeliveryKind,
     DeliveryState,
-    PauseRecord,
-    PauseStatus,
+    Question,
+    QuestionStatus,
     RunRecord,
     RunStatus,
 )
@@ -83,7 +83,7 @@ RUN_COLUMNS = (
 )
 
 
-def pause_params(record: PauseRecord) -> tuple[Any, ...]:
+def pause_params(record: Question) -> tuple[Any, ...]:
     """``record`` as the upsert's parameters, in ``PAUSE_COLUMNS`` order."""
     return (
         record.interrupt_id,
@@ -109,7 +109,7 @@ def pause_params(record: PauseRecord) -> tuple[Any, ...]:
     )
 
 
-def pauses_from_rows(rows: Iterable[Row]) -> list[PauseRecord]:
+def pauses_from_rows(rows: Iterable[Row]) -> list[Question]:
     """Fold ``pauses_query`` rows (one per attempt, or one with NULL) into records."""
     grouped: dict[str, tuple[Row, list[Any]]] = {}
     for row in rows:
@@ -119,9 +119,9 @@ def pauses_from_rows(rows: Iterable[Row]) -> list[PauseRecord]:
     return [pause_from_row(row, attempts) for row, attempts in grouped.values()]
 
 
-def pause_from_row(row: Row, attempts: list[Any]) -> PauseRecord:
+def pause_from_row(row: Row, attempts: list[Any]) -> Question:
     """A row with ``PAUSE_COLUMNS``, and the pause's cross-scope attempts, as a record."""
-    return PauseRecord(
+    return Question(
         interrupt_id=row["interrupt_id"],
         run_id=row["run_id"],
         scope=row["scope"],
@@ -134,7 +134,7 @@ def pause_from_row(row: Row, attempts: list[Any]) -> PauseRecord:
         root_run_id=row["root_run_id"],
         session_id=row["session_id"],
         thread_id=row["thread_id"],
-        status=PauseStatus(row["status"]),
+        status=QuestionStatus(row["status"]),
         answer=load(row["answer"]),
         closed_by=row["closed_by"],
         closed_at=row["closed_at"],
@@ -230,7 +230,7 @@ def owed_delivery(
     surface: str,
     owe: Owe,
     at: float,
-    question: PauseRecord | None,
+    question: Question | None,
 ) -> Delivery:
     """An outbox row as the write that owed it left it; a post or an edit carries the
     question as that write left it, so its first delivery reads nothing."""

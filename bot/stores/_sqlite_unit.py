@@ -12,7 +12,7 @@ import sqlite3
 import time
 from typing import Any
 
-from bot.questions.records import DeliveryState, PauseRecord, PauseStatus
+from bot.questions.records import DeliveryState, Question, QuestionStatus
 from bot.questions.write import Close, Extend, Owed, StillOpen, Write, Written
 from bot.stores._rows import (
     PAUSE_COLUMNS,
@@ -27,7 +27,7 @@ from bot.stores._rows import (
 from bot.stores._sqlite_db import Database, transaction
 from bot.stores._sqlite_rows import pauses_query
 
-_OUTSTANDING = str(PauseStatus.OUTSTANDING)
+_OUTSTANDING = str(QuestionStatus.OUTSTANDING)
 _PENDING = str(DeliveryState.PENDING)
 _RETURNING = f" RETURNING {', '.join(PAUSE_COLUMNS)}"
 
@@ -98,13 +98,13 @@ def _attempts(conn: sqlite3.Connection, interrupt_id: str) -> list[Any]:
     return [load(text) for (text,) in conn.execute(_ATTEMPTS, (interrupt_id,))]
 
 
-def _question(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> PauseRecord | None:
+def _question(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> Question | None:
     """Apply the question's change; the row as it now stands. Raises _Refused if a guard failed."""
     change = write.question
     match change:
         case None:
             return None
-        case PauseRecord():
+        case Question():
             if not conn.execute(_INSERT_QUESTION, texts["question"]).rowcount:
                 raise _Refused
             if change.cross_scope_attempts:
@@ -185,7 +185,7 @@ def _apply(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> Wri
 
 
 def _owe(
-    conn: sqlite3.Connection, write: Write, run_id: str, question: PauseRecord | None
+    conn: sqlite3.Connection, write: Write, run_id: str, question: Question | None
 ) -> tuple[Owed, ...]:
     if not write.owe:
         return ()
@@ -212,7 +212,7 @@ def _owe(
 def encoded_texts(write: Write) -> dict[str, Any]:
     """The write's rows, encoded before the lock is taken: a bad value never takes it."""
     texts: dict[str, Any] = {}
-    if isinstance(write.question, PauseRecord):
+    if isinstance(write.question, Question):
         texts["question"] = pause_params(write.question)
     if write.checkpoint is not None:
         texts["checkpoint"] = dump(dict(write.checkpoint.state)) or "{}"
@@ -239,8 +239,8 @@ class SqliteUnit:
 
         return await self._db.run(apply)
 
-    async def question(self, interrupt_id: str) -> PauseRecord | None:
-        def get(conn: sqlite3.Connection) -> PauseRecord | None:
+    async def question(self, interrupt_id: str) -> Question | None:
+        def get(conn: sqlite3.Connection) -> Question | None:
             row = conn.execute(_GET, (interrupt_id,)).fetchone()
             if row is None or not row["attempted"]:
                 # Most rows have no cross-scope attempts: the row alone is the record.

@@ -54,13 +54,13 @@ from bot.stores.records import (
     MAX_CROSS_SCOPE_KEPT,
     AuditEvent,
     ConversationSummary,
-    PauseRecord,
-    PauseStatus,
+    Question,
+    QuestionStatus,
     RunRecord,
     RunStatus,
 )
 
-_OUTSTANDING = str(PauseStatus.OUTSTANDING)
+_OUTSTANDING = str(QuestionStatus.OUTSTANDING)
 _PAUSED = str(RunStatus.PAUSED)
 _RUNNING = str(RunStatus.RUNNING)
 _GET_PAUSE = pauses_query("WHERE p.interrupt_id = ?", "p.seq")
@@ -87,11 +87,11 @@ _NO_LIMIT = -1
 
 def _select_pauses(
     conn: sqlite3.Connection, query: str, params: tuple[Any, ...], limit: int = _NO_LIMIT
-) -> list[PauseRecord]:
+) -> list[Question]:
     return pauses_from_rows(conn.execute(query, (*params, limit)))
 
 
-def _paused_event(record: PauseRecord) -> tuple[Any, ...]:
+def _paused_event(record: Question) -> tuple[Any, ...]:
     """The audit row of a question asked, written with the question itself."""
     detail = dump({"name": record.name})
     return (record.issued_at, "paused", record.run_id, record.interrupt_id, "", detail)
@@ -104,7 +104,7 @@ class SqliteLedger:
         self._db = db
         self._unit = unit
 
-    async def get(self, interrupt_id: str) -> PauseRecord | None:
+    async def get(self, interrupt_id: str) -> Question | None:
         return await self._unit.question(interrupt_id)
 
     async def set_message_ref(self, interrupt_id: str, ref: dict[str, Any]) -> None:
@@ -131,18 +131,18 @@ class SqliteLedger:
 
         await self._db.run(record)
 
-    async def outstanding(self, *, scope: str | None = None) -> list[PauseRecord]:
+    async def outstanding(self, *, scope: str | None = None) -> list[Question]:
         # In the worker: the list grows with the table, not with a limit.
         return await self._db.run_in_worker(
             lambda conn: _select_pauses(conn, _OUTSTANDING_PAUSES, (_OUTSTANDING, scope, scope))
         )
 
-    async def overdue(self, now: float, *, limit: int = 100) -> list[PauseRecord]:
+    async def overdue(self, now: float, *, limit: int = 100) -> list[Question]:
         return await self._db.run(
             lambda conn: _select_pauses(conn, _OVERDUE_PAUSES, (_OUTSTANDING, now), max(limit, 0))
         )
 
-    async def for_runs(self, run_ids: Sequence[str]) -> list[PauseRecord]:
+    async def for_runs(self, run_ids: Sequence[str]) -> list[Question]:
         ids = json.dumps(list(run_ids))
         return await self._db.run(lambda conn: _select_pauses(conn, _PAUSES_OF_RUNS, (ids,)))
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.human import ASK_USER
-from bot.stores import PauseStatus, RunStatus, open_stores
+from bot.stores import QuestionStatus, RunStatus, open_stores
 from bot.testing import call, calls, question, say
 from tests.support import HarnessFactory
 
@@ -63,7 +63,7 @@ async def test_the_shell_lists_shows_and_cancels_and_the_server_resumes_the_run(
     assert code == 0, out
     actor = f"shell:{getpass.getuser()}"
     row = await stores.ledger.get(interrupt_id)
-    assert row is not None and row.status is PauseStatus.CANCELLED
+    assert row is not None and row.status is QuestionStatus.CANCELLED
     assert (row.closed_by_id, row.answer) == (actor, {"reason": "change freeze"})
     run = await stores.runs.get(run_id)
     assert run is not None and run.status is RunStatus.RUNNING and run.lease_owner == ""

@@ -32,7 +32,7 @@ from bot.human import ASK_USER
 from bot.kernel.messages import Message, ModelReply, ToolDefinition
 from bot.outcomes import AlreadyAnswered, Cancelled, Redeemed, Responder, TokenExpired
 from bot.policy import RequesterOrApprovers, parse_rules
-from bot.stores import PauseStatus, RunStatus
+from bot.stores import QuestionStatus, RunStatus
 from bot.stores.ports import Stores
 from bot.stores.records import DeliveryKind
 from bot.surfaces import Conversation
@@ -99,7 +99,7 @@ async def test_a_non_admin_is_refused_every_command_but_help_and_each_attempt_is
     assert 'bot_admin_commands_total{command="pending",result="AdminsOnly"} 1.0' in counted
     assert 'bot_admin_commands_total{command="unknown",result="AdminsOnly"} 1.0' in counted
     row = await setup.stores.ledger.get(interrupt_id)
-    assert row is not None and row.status is PauseStatus.OUTSTANDING
+    assert row is not None and row.status is QuestionStatus.OUTSTANDING
 
 
 async def test_admins_are_configured_ids_or_marked_by_their_surface(setup: Setup) -> None:
@@ -187,7 +187,7 @@ async def test_show_has_payload_status_history_and_delivery_state(setup: Setup) 
     shown = await setup.run(f"show {interrupt_id}")
     assert isinstance(shown, QuestionShown)
     assert shown.record.payload["questions"][0]["question"] == "Which environment?"
-    assert shown.record.status is PauseStatus.OUTSTANDING
+    assert shown.record.status is QuestionStatus.OUTSTANDING
     assert shown.run is not None and shown.run.status is RunStatus.PAUSED
     kinds = [e.kind for e in shown.history]
     assert kinds[0] == "started" and "paused" in kinds

@@ -40,7 +40,7 @@ from bot.kernel import (
 )
 from bot.outcomes import AlreadyAnswered, Redeemed
 from bot.providers.scripted import ScriptedProvider
-from bot.stores import PauseStatus, open_stores
+from bot.stores import QuestionStatus, open_stores
 from bot.stores.ports import Stores
 from bot.testing import FixedClock, call, calls, question, say
 from tests.support import HarnessFactory, bridge_ports
@@ -445,7 +445,7 @@ async def test_h11_resume_joins_the_paused_call_and_runs_the_others_once(
     ]
     assert h.surface.outcomes == [(run_id, "deployed to staging", False)]
     row = await sqlite_stores.ledger.get(paused.interrupt_id)
-    assert row.status is PauseStatus.ANSWERED and row.resumed_at is not None
+    assert row.status is QuestionStatus.ANSWERED and row.resumed_at is not None
 
 
 async def test_h11_a_second_interaction_in_the_round_pauses_in_turn(

@@ -41,7 +41,7 @@ from bot.kernel import (
 from bot.outcomes import Redeemed, Responder
 from bot.providers.scripted import ScriptedProvider
 from bot.service.resume import resume_turn
-from bot.stores import PauseStatus
+from bot.stores import QuestionStatus
 from bot.stores.ports import Stores
 from bot.stores.records import AuditEvent, Closing
 from bot.testing import call, calls, question, say
@@ -494,7 +494,7 @@ async def test_the_pin_travels_with_the_pause_and_comes_back_at_resume(
     request, _state = restore(saved)
     assert request.pin == "release-42"
 
-    answering = Closing(PauseStatus.ANSWERED, by="Alice", at=1.0, answer=GOOD)
+    answering = Closing(QuestionStatus.ANSWERED, by="Alice", at=1.0, answer=GOOD)
     assert await steps(stores).spend(row.interrupt_id, answering)
     answered = await stores.ledger.get(row.interrupt_id)
     assert answered is not None
@@ -550,7 +550,7 @@ async def test_the_default_consumption_works_on_its_own(signer: TokenSigner) -> 
         signer=signer, binding=current_run_binding, encode_token=signer.encode
     )
     assert isinstance(capability.consumption, InMemoryConsumption)
-    closing = Closing(PauseStatus.ANSWERED, by="Alice", at=1.0, answer=GOOD)
+    closing = Closing(QuestionStatus.ANSWERED, by="Alice", at=1.0, answer=GOOD)
     assert await capability.consumption.spend("int_1", closing) is True
     assert await capability.consumption.spend("int_1", closing) is False
     assert await capability.consumption.spend("int_2", closing) is True
@@ -571,4 +571,4 @@ async def test_a_capability_without_a_reader_refuses_every_token(
     )
     assert isinstance(refused, TokenInvalid)
     row = (await sqlite_stores.ledger.outstanding())[0]
-    assert row.status is PauseStatus.OUTSTANDING
+    assert row.status is QuestionStatus.OUTSTANDING

@@ -12,9 +12,9 @@ from bot.outcomes import Redeemed
 from bot.policy import RequesterOrApprovers
 from bot.questions.write import Write, Written
 from bot.service.redeem import Redeemer
-from bot.stores import PauseStatus, RunStatus, open_stores
+from bot.stores import QuestionStatus, RunStatus, open_stores
 from bot.stores.ports import Stores
-from bot.stores.records import PauseRecord
+from bot.stores.records import Question
 from bot.testing import FixedClock, call, calls, question, say
 from tests.support import REQUESTER, WHERE, HarnessFactory
 
@@ -72,7 +72,7 @@ async def test_a_crash_between_spend_and_resume_is_recovered_with_the_stored_ans
         assert all(p.resumed_at is not None for p in await after.ledger.for_runs([run_id]))
         assert await restarted.service.recover() == 0
         row = await after.ledger.get(outcome.interrupt_id)
-        assert row is not None and row.status is PauseStatus.ANSWERED
+        assert row is not None and row.status is QuestionStatus.ANSWERED
     finally:
         await after.close()
 
@@ -167,7 +167,7 @@ async def test_a_store_outage_mid_run_hands_the_run_back_instead_of_failing_it(
                 raise ConnectionResetError("the database went away")
             return await real.apply(write)
 
-        async def question(self, interrupt_id: str) -> PauseRecord | None:
+        async def question(self, interrupt_id: str) -> Question | None:
             return await real.question(interrupt_id)
 
     h.service.questions.unit = FlakyUnit()

@@ -17,8 +17,8 @@ from bot.stores.records import (
     Delivery,
     DeliveryKind,
     DeliveryState,
-    PauseRecord,
-    PauseStatus,
+    Question,
+    QuestionStatus,
     RunRecord,
 )
 from bot.surfaces import DeliveryError
@@ -44,7 +44,7 @@ class DownSurface(RecordingSurface):
             raise self.error
         return await super().publish_question(run, interrupt)
 
-    async def show_closed(self, run: RunRecord, record: PauseRecord) -> None:
+    async def show_closed(self, run: RunRecord, record: Question) -> None:
         if self.down:
             raise self.error
         await super().show_closed(run, record)
@@ -168,7 +168,11 @@ async def test_one_kick_delivers_every_message_a_run_owes_in_order(
     record = (await stores.ledger.outstanding())[0]
     now = clock()
     closing = Closing(
-        PauseStatus.CANCELLED, by="ops", at=now, lease_owner=h.service.owner, lease_until=now + 30
+        QuestionStatus.CANCELLED,
+        by="ops",
+        at=now,
+        lease_owner=h.service.owner,
+        lease_until=now + 30,
     )
     assert await steps(stores, lifecycle=h.service.questions).spend(record.interrupt_id, closing)
     # The run finishes before any delivery pass: two rows wait, one behind the other.
@@ -225,7 +229,7 @@ async def test_a_runs_own_messages_go_out_with_no_claim(
     await h.start()
     assert await h.answer({"answers": {"Which environment?": "staging"}})
     assert len(h.surface.questions) == 1
-    assert [r.status for r in h.surface.closed] == [PauseStatus.ANSWERED]
+    assert [r.status for r in h.surface.closed] == [QuestionStatus.ANSWERED]
     assert [text for _, text, _ in h.surface.outcomes] == ["done"]
     assert claims == []
     assert {d.state for d in await stores.outbox.of_run(h.surface.closed[0].run_id)} == {
@@ -240,7 +244,7 @@ class OrderedSurface(DownSurface):
     down: bool = False
     order: list[str] = field(default_factory=list)
 
-    async def show_closed(self, run: RunRecord, record: PauseRecord) -> None:
+    async def show_closed(self, run: RunRecord, record: Question) -> None:
         await super().show_closed(run, record)
         self.order.append("closed")
 
@@ -293,7 +297,7 @@ async def test_rows_held_when_the_store_fails_mid_pass_go_back_to_the_claim(
     assert (len(h.surface.questions), h.surface.closed) == (1, [])
     await h.service.deliverer.deliver_due()
     await h.service.deliverer.deliver_due()
-    assert [r.status for r in h.surface.closed] == [PauseStatus.ANSWERED]
+    assert [r.status for r in h.surface.closed] == [QuestionStatus.ANSWERED]
     assert [text for _, text, _ in h.surface.outcomes] == ["done"]
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from bot.questions.write import Owed
 from bot.service.owed import OwedRows
-from bot.stores.records import Delivery, DeliveryKind, PauseRecord
+from bot.stores.records import Delivery, DeliveryKind, Question
 
 
 def owed(
     delivery_id: int, *, run_id: str = "r1", earlier: tuple[int, ...] = (), question: str = "q1"
 ) -> Owed:
-    asked = PauseRecord(
+    asked = Question(
         interrupt_id=question,
         run_id=run_id,
         scope="T1",

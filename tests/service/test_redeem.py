@@ -22,7 +22,7 @@ from bot.outcomes import (
     TokenExpired,
     TokenInvalid,
 )
-from bot.stores import PauseStatus, RunStatus
+from bot.stores import QuestionStatus, RunStatus
 from bot.stores.ports import Stores
 from bot.testing import FixedClock, call, calls, question, say
 from tests.support import Harness, HarnessFactory, forgeries
@@ -40,7 +40,7 @@ async def paused(harness: HarnessFactory, stores: Stores, **options: Any) -> Har
 async def assert_untouched(h: Harness) -> None:
     interrupt = h.surface.questions[-1][1]
     row = await h.stores.ledger.get(interrupt.interrupt_id)
-    assert row is not None and row.status is PauseStatus.OUTSTANDING and row.answer is None
+    assert row is not None and row.status is QuestionStatus.OUTSTANDING and row.answer is None
     run = await h.stores.runs.get(interrupt.run_id)
     assert run is not None and run.status is RunStatus.PAUSED
 
@@ -147,7 +147,7 @@ async def test_an_expired_token_is_refused_and_the_sweep_resumes_without_an_answ
     assert await h.service.sweep() == 0
     observation = next(m for m in h.provider.calls[-1] if m.role == "tool").content
     assert "expired" in observation and "not a refusal" in observation
-    assert h.surface.closed[-1].status is PauseStatus.EXPIRED
+    assert h.surface.closed[-1].status is QuestionStatus.EXPIRED
     assert isinstance(await h.answer(GOOD), TokenExpired)
 
 

@@ -12,7 +12,7 @@ import pytest
 from bot.human import ASK_USER
 from bot.human.tokens import SigningKey, TokenSigner
 from bot.outcomes import Redeemed, TokenExpired, TokenInvalid
-from bot.stores import PauseStatus, SqliteStores
+from bot.stores import QuestionStatus, SqliteStores
 from bot.stores.ports import Stores
 from bot.testing import FixedClock, call, calls, question, say
 from tests.support import Harness, HarnessFactory, steps
@@ -52,7 +52,7 @@ async def set_row_expiry(stores: Stores, db_path: Path, interrupt_id: str, at: f
 async def assert_outstanding(h: Harness) -> None:
     interrupt = h.surface.questions[-1][1]
     row = await h.stores.ledger.get(interrupt.interrupt_id)
-    assert row is not None and row.status is PauseStatus.OUTSTANDING and row.answer is None
+    assert row is not None and row.status is QuestionStatus.OUTSTANDING and row.answer is None
 
 
 async def test_the_rows_expiry_decides_even_when_the_token_is_still_good(

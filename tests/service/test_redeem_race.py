@@ -11,7 +11,7 @@ import pytest
 
 from bot.human import ASK_USER
 from bot.human.tokens import SigningKey, TokenSigner
-from bot.stores import PauseStatus, open_stores
+from bot.stores import QuestionStatus, open_stores
 from bot.testing import call, calls, question
 from tests.support import HarnessFactory
 
@@ -112,7 +112,7 @@ async def test_two_processes_racing_200_redemptions_of_one_token_have_one_winner
     reopened = await open_stores(f"sqlite:///{path}")
     try:
         row = await reopened.ledger.get(interrupt_id)
-        assert row is not None and row.status is PauseStatus.ANSWERED
+        assert row is not None and row.status is QuestionStatus.ANSWERED
         assert row.answer == {"answers": {"Which environment?": "staging"}}
     finally:
         await reopened.close()

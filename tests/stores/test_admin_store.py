@@ -9,15 +9,15 @@ from typing import Any
 
 import pytest
 
-from bot.stores import AuditEvent, Closing, PauseRecord, PauseStatus, RunRecord, Stores, open_stores
+from bot.stores import AuditEvent, Closing, Question, QuestionStatus, RunRecord, Stores, open_stores
 from bot.stores._migrations import LATEST_VERSION, migrate
 from bot.stores._sqlite_admin import _pending_sql
 from bot.stores.records import DeliveryKind, PendingFilter, answer_bucket
 from tests.support import steps
 
 
-def pause(n: int, **changes: Any) -> PauseRecord:
-    record = PauseRecord(
+def pause(n: int, **changes: Any) -> Question:
+    record = Question(
         interrupt_id=f"i{n}",
         run_id=f"run-{n}",
         scope="T1:C1",
@@ -48,7 +48,7 @@ async def test_pending_pages_in_issue_order_and_skips_closed_rows(stores: Stores
     for n in range(5):
         await stores.runs.create(run(n, "bob" if n == 3 else "alice"))
         await steps(stores).issue(pause(n, name="approval" if n == 4 else "ask_user"))
-    await steps(stores).spend("i1", Closing(PauseStatus.ANSWERED, by="x", at=1500.0))
+    await steps(stores).spend("i1", Closing(QuestionStatus.ANSWERED, by="x", at=1500.0))
     first = await stores.admin.pending(where=PendingFilter(), limit=2)
     assert [q.interrupt_id for q in first] == ["i0", "i2"]
     assert (first[0].requester, first[0].surface) == ("alice", "slack")
@@ -67,9 +67,9 @@ async def test_stats_follow_every_status_change(stores: Stores) -> None:
     """Counts move with issue, spend and re-issue; percentiles come from answered rows only."""
     for n in range(4):
         await steps(stores).issue(pause(n))
-    await steps(stores).spend("i0", Closing(PauseStatus.ANSWERED, by="a", at=1000.0 + 30))
-    await steps(stores).spend("i1", Closing(PauseStatus.ANSWERED, by="a", at=1001.0 + 7200))
-    await steps(stores).spend("i2", Closing(PauseStatus.EXPIRED, by="", at=6000.0))
+    await steps(stores).spend("i0", Closing(QuestionStatus.ANSWERED, by="a", at=1000.0 + 30))
+    await steps(stores).spend("i1", Closing(QuestionStatus.ANSWERED, by="a", at=1001.0 + 7200))
+    await steps(stores).spend("i2", Closing(QuestionStatus.EXPIRED, by="", at=6000.0))
     await stores.audit.append(AuditEvent(1.0, "refused", detail={"reason": "TokenExpired"}))
     await stores.audit.append(AuditEvent(2.0, "refused", detail={"reason": "TokenExpired"}))
     await stores.audit.append(AuditEvent(3.0, "answered", detail={"reason": "not a refusal"}))
@@ -100,7 +100,7 @@ async def test_extend_and_repost_touch_only_open_questions_and_owe_the_redraws(
     assert moved.body == {"previous_ref": {"ts": "1"}}
     events = [(e.kind, e.actor) for e in await stores.audit.recent(run_id="run-0")]
     assert ("extended", "root") in events and ("resent", "root") in events
-    await steps(stores).spend("i0", Closing(PauseStatus.CANCELLED, by="root", at=2002.0))
+    await steps(stores).spend("i0", Closing(QuestionStatus.CANCELLED, by="root", at=2002.0))
     assert await steps(stores).extend("i0", expires_at=9500.0, at=2003.0, actor="root") is None
     assert await steps(stores).repost("i0", at=2003.0, actor="root") is None
     assert await steps(stores).repost("nope", at=2003.0, actor="root") is None

@@ -16,7 +16,7 @@ import asyncpg
 import pytest
 
 from bot.outcomes import Redeemed, StoreUnavailable
-from bot.stores import Closing, PauseRecord, PauseStatus, RunRecord, RunStatus, StoreError
+from bot.stores import Closing, Question, QuestionStatus, RunRecord, RunStatus, StoreError
 from bot.stores._migrations import MIGRATIONS as SQLITE_MIGRATIONS
 from bot.stores.ports import Change, Stores, changes_of
 from bot.stores.postgres import PostgresStores
@@ -64,8 +64,8 @@ def run(run_id: str, **changes: Any) -> RunRecord:
     return dataclasses.replace(record, **changes)
 
 
-def pause(interrupt_id: str, run_id: str) -> PauseRecord:
-    return PauseRecord(
+def pause(interrupt_id: str, run_id: str) -> Question:
+    return Question(
         interrupt_id=interrupt_id,
         run_id=run_id,
         scope="T1",
@@ -79,7 +79,7 @@ def pause(interrupt_id: str, run_id: str) -> PauseRecord:
 
 
 def answered(by: str) -> Closing:
-    return Closing(PauseStatus.ANSWERED, by=by, at=20.0, answer={"by": by}, lease_owner=by)
+    return Closing(QuestionStatus.ANSWERED, by=by, at=20.0, answer={"by": by}, lease_owner=by)
 
 
 async def eventually(check: Callable[[], Awaitable[T | None]], what: str) -> T:
@@ -175,7 +175,7 @@ async def test_one_spend_wins_across_replicas(
     assert results.count(True) == 1
     winner = f"p{results.index(True)}"
     row = await b.ledger.get("i1")
-    assert row is not None and row.status is PauseStatus.ANSWERED and row.closed_by == winner
+    assert row is not None and row.status is QuestionStatus.ANSWERED and row.closed_by == winner
     the_run = await b.runs.get("r1")
     assert the_run is not None and the_run.status is RunStatus.RUNNING
     assert the_run.lease_owner == winner
@@ -362,9 +362,9 @@ async def test_redeem_with_the_database_gone_says_try_again_and_keeps_the_token(
         proxy.restore()
         interrupt = h.surface.questions[-1][1]
 
-        async def still_open() -> PauseRecord | None:
+        async def still_open() -> Question | None:
             row = await stores.ledger.get(interrupt.interrupt_id)
-            return row if row is not None and row.status is PauseStatus.OUTSTANDING else None
+            return row if row is not None and row.status is QuestionStatus.OUTSTANDING else None
 
         await eventually(still_open, "the untouched question readable again")
         assert isinstance(await h.answer(good), Redeemed)
@@ -387,7 +387,7 @@ async def test_each_expiry_is_handled_by_exactly_one_replica(
         expired = []
         while overdue := await stores.ledger.overdue(100.0, limit=7):
             for record in overdue:
-                closing = Closing(PauseStatus.EXPIRED, by=who, at=100.0)
+                closing = Closing(QuestionStatus.EXPIRED, by=who, at=100.0)
                 if await steps(stores).spend(record.interrupt_id, closing):
                     expired.append(record.interrupt_id)
         return expired

@@ -9,7 +9,7 @@ import sys
 from contextlib import closing
 from pathlib import Path
 
-from bot.stores import AuditEvent, PauseRecord, SqliteStores
+from bot.stores import AuditEvent, Question, SqliteStores
 from bot.stores._migrations import MIGRATIONS
 from tests.support import steps
 
@@ -21,7 +21,7 @@ TIMEOUT = 60.0
 SPENDER = """
 import asyncio, json, pathlib, sys, time
 from bot.questions.lifecycle import Lifecycle
-from bot.stores import Closing, PauseStatus, SqliteStores
+from bot.stores import Closing, QuestionStatus, SqliteStores
 
 async def main() -> None:
     path, barrier, by, reps, ids = sys.argv[1:6]
@@ -34,7 +34,7 @@ async def main() -> None:
         wins = dict.fromkeys(json.loads(ids), 0)
         for _ in range(int(reps)):
             for interrupt_id in wins:
-                closing = Closing(PauseStatus.ANSWERED, by, time.time(), {"by": by})
+                closing = Closing(QuestionStatus.ANSWERED, by, time.time(), {"by": by})
                 wins[interrupt_id] += await lifecycle.close(interrupt_id, closing) is not None
         print(json.dumps(wins), flush=True)
     finally:
@@ -76,8 +76,8 @@ conn.execute("COMMIT")
 """
 
 
-def pause(interrupt_id: str) -> PauseRecord:
-    return PauseRecord(
+def pause(interrupt_id: str) -> Question:
+    return Question(
         interrupt_id=interrupt_id,
         run_id="run-1",
         scope="team-a",

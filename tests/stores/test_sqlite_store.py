@@ -15,8 +15,8 @@ from bot.service.foreground import Foreground
 from bot.stores import (
     AuditEvent,
     Closing,
-    PauseRecord,
-    PauseStatus,
+    Question,
+    QuestionStatus,
     RunRecord,
     SqliteStores,
     StoreError,
@@ -27,8 +27,8 @@ from bot.stores._migrations import LATEST_VERSION, MIGRATIONS, migrate
 from tests.support import steps
 
 
-def pause(interrupt_id: str = "i1") -> PauseRecord:
-    return PauseRecord(
+def pause(interrupt_id: str = "i1") -> Question:
+    return Question(
         interrupt_id=interrupt_id,
         run_id="run-1",
         scope="team-a",
@@ -41,7 +41,7 @@ def pause(interrupt_id: str = "i1") -> PauseRecord:
     )
 
 
-ANSWER = Closing(status=PauseStatus.ANSWERED, by="alice", at=150.0, answer={"choice": "yes"})
+ANSWER = Closing(status=QuestionStatus.ANSWERED, by="alice", at=150.0, answer={"choice": "yes"})
 
 
 def raw(path: Path) -> closing[sqlite3.Connection]:
@@ -69,7 +69,7 @@ async def test_data_survives_close_and_reopen(tmp_path: Path) -> None:
     try:
         answered = await reopened.ledger.get("i1")
         assert answered is not None
-        assert (answered.status, answered.closed_by) == (PauseStatus.ANSWERED, "alice")
+        assert (answered.status, answered.closed_by) == (QuestionStatus.ANSWERED, "alice")
         assert [p.interrupt_id for p in await reopened.ledger.outstanding()] == ["i2"]
         assert await steps(reopened).spend("i1", ANSWER) is False  # still spent
         assert (await reopened.runs.get("run-1")) is not None
@@ -273,7 +273,7 @@ async def test_a_failing_spend_leaves_nothing_half_written(tmp_path: Path) -> No
             conn.execute("DROP TRIGGER boom")
         row = await stores.ledger.get("i1")
         assert row is not None
-        assert row.status is PauseStatus.OUTSTANDING
+        assert row.status is QuestionStatus.OUTSTANDING
         assert await steps(stores).spend("i1", ANSWER) is True
     finally:
         await stores.close()

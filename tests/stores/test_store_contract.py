@@ -12,8 +12,8 @@ from bot.stores import (
     AuditEvent,
     Closing,
     ConversationSummary,
-    PauseRecord,
-    PauseStatus,
+    Question,
+    QuestionStatus,
     RunRecord,
     RunStatus,
     Stores,
@@ -22,8 +22,8 @@ from bot.stores.records import MAX_CROSS_SCOPE_KEPT, DeliveryKind, DeliveryState
 from tests.support import Steps, steps
 
 
-def pause(interrupt_id: str = "i1", **changes: Any) -> PauseRecord:
-    record = PauseRecord(
+def pause(interrupt_id: str = "i1", **changes: Any) -> Question:
+    record = Question(
         interrupt_id=interrupt_id,
         run_id="run-1",
         scope="team-a",
@@ -38,7 +38,7 @@ def pause(interrupt_id: str = "i1", **changes: Any) -> PauseRecord:
 
 
 def closing(by: str = "alice", at: float = 150.0) -> Closing:
-    return Closing(status=PauseStatus.ANSWERED, by=by, at=at, answer={"choice": "yes"})
+    return Closing(status=QuestionStatus.ANSWERED, by=by, at=at, answer={"choice": "yes"})
 
 
 def run(run_id: str = "run-1", created_at: float = 1.0) -> RunRecord:
@@ -72,7 +72,7 @@ async def test_issue_then_get_returns_every_field(stores: Stores) -> None:
         root_run_id="root-1",
         session_id="sess-1",
         thread_id="thread-1",
-        status=PauseStatus.ANSWERED,
+        status=QuestionStatus.ANSWERED,
         answer={"choice": "no", "note": "ünïcode"},
         closed_by="bob",
         closed_at=150.5,
@@ -133,7 +133,7 @@ async def test_spend_closes_an_outstanding_pause_exactly_once(stores: Stores) ->
     row = await stores.ledger.get("i1")
     assert row is not None
     assert (row.status, row.answer, row.closed_by, row.closed_at) == (
-        PauseStatus.ANSWERED,
+        QuestionStatus.ANSWERED,
         {"choice": "yes"},
         "alice",
         150.0,
@@ -142,7 +142,7 @@ async def test_spend_closes_an_outstanding_pause_exactly_once(stores: Stores) ->
 
 async def test_spend_leaves_a_closed_pause_alone(stores: Stores) -> None:
     """Spending a pause that is no longer outstanding fails and changes nothing."""
-    expired = pause(status=PauseStatus.EXPIRED, closed_by="sweeper", closed_at=201.0)
+    expired = pause(status=QuestionStatus.EXPIRED, closed_by="sweeper", closed_at=201.0)
     await steps(stores).issue(expired)
     assert await steps(stores).spend("i1", closing()) is False
     assert await stores.ledger.get("i1") == expired
@@ -348,7 +348,7 @@ async def test_the_writers_steps_hand_it_their_rows_with_the_question(
     assert edit.pause is not None
     assert (edit.kind, edit.pause.status, edit.pause.answer, edit.pause.message_ref) == (
         DeliveryKind.CLOSED,
-        PauseStatus.ANSWERED,
+        QuestionStatus.ANSWERED,
         {"ok": 1},
         {"ts": "1.2"},
     )
@@ -405,7 +405,7 @@ async def test_outstanding_is_filtered_by_scope(stores: Stores) -> None:
     await steps(stores).issue(pause("a1", scope="a"))
     await steps(stores).issue(pause("b1", scope="b"))
     await steps(stores).issue(pause("a2", scope="a"))
-    await steps(stores).issue(pause("a3", scope="a", status=PauseStatus.EXPIRED))
+    await steps(stores).issue(pause("a3", scope="a", status=QuestionStatus.EXPIRED))
     assert [p.interrupt_id for p in await stores.ledger.outstanding()] == ["a1", "b1", "a2"]
     assert [p.interrupt_id for p in await stores.ledger.outstanding(scope="a")] == ["a1", "a2"]
     assert await stores.ledger.outstanding(scope="zzz") == []
@@ -415,7 +415,7 @@ async def test_overdue_is_ordered_by_expiry_and_limited(stores: Stores) -> None:
     """overdue lists open pauses expired by now, soonest expiry first, at most limit."""
     for interrupt_id, expires_at in [("c", 30.0), ("a", 10.0), ("b", 20.0), ("future", 50.0)]:
         await steps(stores).issue(pause(interrupt_id, expires_at=expires_at))
-    await steps(stores).issue(pause("closed", expires_at=5.0, status=PauseStatus.CANCELLED))
+    await steps(stores).issue(pause("closed", expires_at=5.0, status=QuestionStatus.CANCELLED))
     assert [p.interrupt_id for p in await stores.ledger.overdue(40.0)] == ["a", "b", "c"]
     assert [p.interrupt_id for p in await stores.ledger.overdue(40.0, limit=2)] == ["a", "b"]
     assert await stores.ledger.overdue(1.0) == []
@@ -482,7 +482,7 @@ async def test_for_runs_lists_those_runs_pauses_in_issue_order(stores: Stores) -
     assert [p.interrupt_id for p in found] == ["early", "tie-a", "tie-b", "late"]
     assert found == [await stores.ledger.get(p.interrupt_id) for p in found]
     assert found[-1].cross_scope_attempts == ({"actor": "eve", "scope": "b"},)
-    assert found[0].status is PauseStatus.ANSWERED
+    assert found[0].status is QuestionStatus.ANSWERED
     assert await stores.ledger.for_runs([]) == []
     assert await stores.ledger.for_runs(["nobody"]) == []
 
@@ -557,16 +557,16 @@ async def test_an_expiry_does_not_close_a_question_extended_since_it_was_listed(
     """The sweeper listed it overdue, an admin extended it, then the sweeper's close arrives."""
     await steps(stores).issue(pause("q1", expires_at=200.0))
     assert await steps(stores).extend("q1", expires_at=900.0, at=210.0, actor="root")
-    late = Closing(status=PauseStatus.EXPIRED, by="", at=250.0)
+    late = Closing(status=QuestionStatus.EXPIRED, by="", at=250.0)
     assert await steps(stores).spend("q1", late) is False
     row = await _get(stores, "q1")
-    assert row.status is PauseStatus.OUTSTANDING
-    due = Closing(status=PauseStatus.EXPIRED, by="", at=900.0)
+    assert row.status is QuestionStatus.OUTSTANDING
+    due = Closing(status=QuestionStatus.EXPIRED, by="", at=900.0)
     assert await steps(stores).spend("q1", due) is True
-    assert (await _get(stores, "q1")).status is PauseStatus.EXPIRED
+    assert (await _get(stores, "q1")).status is QuestionStatus.EXPIRED
 
 
-async def _get(stores: Stores, interrupt_id: str) -> PauseRecord:
+async def _get(stores: Stores, interrupt_id: str) -> Question:
     row = await stores.ledger.get(interrupt_id)
     assert row is not None
     return row

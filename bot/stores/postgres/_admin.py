@@ -16,8 +16,8 @@ from bot.stores.postgres._pool import Conn, Database
 from bot.stores.postgres._rows import INSERT_OUTBOX, PENDING, notice, pauses_query
 from bot.stores.records import (
     OpenQuestion,
-    PauseRecord,
     PendingFilter,
+    Question,
     QuestionStats,
     nearest_rank,
 )
@@ -116,7 +116,7 @@ class PostgresAdmin:
         return await self._db.transaction(stats)
 
 
-async def _get(conn: Conn, interrupt_id: str) -> PauseRecord:
+async def _get(conn: Conn, interrupt_id: str) -> Question:
     (record,) = pauses_from_rows(await conn.fetch(_GET, interrupt_id))
     return record
 

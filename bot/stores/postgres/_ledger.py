@@ -17,11 +17,11 @@ from bot.stores.postgres._rows import (
 )
 from bot.stores.records import (
     MAX_CROSS_SCOPE_KEPT,
-    PauseRecord,
-    PauseStatus,
+    Question,
+    QuestionStatus,
 )
 
-_OUTSTANDING = str(PauseStatus.OUTSTANDING)
+_OUTSTANDING = str(QuestionStatus.OUTSTANDING)
 _GET_PAUSE = pauses_query("WHERE p.interrupt_id = $1", "p.seq")
 _OUTSTANDING_PAUSES = pauses_query(
     "WHERE p.status = $1 AND ($2::text IS NULL OR p.scope = $2)", "p.seq"
@@ -50,7 +50,7 @@ class PostgresLedger:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def get(self, interrupt_id: str) -> PauseRecord | None:
+    async def get(self, interrupt_id: str) -> Question | None:
         rows = pauses_from_rows(await self._db.fetch(_GET_PAUSE, interrupt_id))
         return rows[0] if rows else None
 
@@ -74,17 +74,17 @@ class PostgresLedger:
 
         await self._db.transaction(record)
 
-    async def outstanding(self, *, scope: str | None = None) -> list[PauseRecord]:
+    async def outstanding(self, *, scope: str | None = None) -> list[Question]:
         return pauses_from_rows(await self._db.fetch(_OUTSTANDING_PAUSES, _OUTSTANDING, scope))
 
-    async def overdue(self, now: float, *, limit: int = 100) -> list[PauseRecord]:
-        async def overdue(conn: Conn) -> list[PauseRecord]:
+    async def overdue(self, now: float, *, limit: int = 100) -> list[Question]:
+        async def overdue(conn: Conn) -> list[Question]:
             rows = await conn.fetch(_OVERDUE_PAUSES, _OUTSTANDING, now, max(limit, 0))
             return pauses_from_rows(rows)
 
         return await self._db.transaction(overdue)
 
-    async def for_runs(self, run_ids: Sequence[str]) -> list[PauseRecord]:
+    async def for_runs(self, run_ids: Sequence[str]) -> list[Question]:
         return pauses_from_rows(await self._db.fetch(_PAUSES_OF_RUNS, list(run_ids)))
 
     async def _update(

@@ -8,7 +8,7 @@ values; only the placeholders (``$n``) differ.
 from __future__ import annotations
 
 from bot.stores._rows import PAUSE_COLUMNS, RUN_COLUMNS
-from bot.stores.records import DeliveryState, PauseStatus
+from bot.stores.records import DeliveryState, QuestionStatus
 
 CHANNEL = "bot_changes"
 
@@ -45,7 +45,7 @@ _OUTBOX_COLUMNS = (
 )
 INSERT_OUTBOX = f"INSERT INTO outbox ({_OUTBOX_COLUMNS})"
 PENDING = str(DeliveryState.PENDING)
-OUTSTANDING = str(PauseStatus.OUTSTANDING)
+OUTSTANDING = str(QuestionStatus.OUTSTANDING)
 
 
 def notice(source: str) -> str:

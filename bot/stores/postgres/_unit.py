@@ -18,7 +18,7 @@ import json
 import time
 from typing import Any
 
-from bot.questions.records import DeliveryState, PauseRecord, PauseStatus
+from bot.questions.records import DeliveryState, Question, QuestionStatus
 from bot.questions.write import Close, Extend, Owed, StillOpen, Write, Written
 from bot.stores._rows import (
     PAUSE_COLUMNS,
@@ -33,7 +33,7 @@ from bot.stores._rows import (
 from bot.stores.postgres._pool import Database
 from bot.stores.postgres._rows import notice, pauses_query
 
-_OUTSTANDING = str(PauseStatus.OUTSTANDING)
+_OUTSTANDING = str(QuestionStatus.OUTSTANDING)
 _PENDING = str(DeliveryState.PENDING)
 _GET = pauses_query("WHERE p.interrupt_id = $1", "p.seq")
 
@@ -55,7 +55,7 @@ def _question_cte(write: Write, p: _Params) -> str | None:
     match change:
         case None:
             return None
-        case PauseRecord():
+        case Question():
             values = ", ".join(p(v) for v in pause_params(change))
             return (
                 f"INSERT INTO pauses ({', '.join(PAUSE_COLUMNS)}) VALUES ({values})"  # noqa: S608 - our own identifiers
@@ -68,7 +68,7 @@ def _question_cte(write: Write, p: _Params) -> str | None:
                 f"UPDATE pauses SET status = {status}, answer = {answer},"  # noqa: S608 - our own text
                 f" closed_by = {p(change.by)}, closed_by_id = {p(change.by_id)}, closed_at = {at}"
                 f" WHERE interrupt_id = {p(change.interrupt_id)} AND status = '{_OUTSTANDING}'"
-                f" AND ({status} <> '{PauseStatus.EXPIRED}' OR expires_at <= {at}) {returning}"
+                f" AND ({status} <> '{QuestionStatus.EXPIRED}' OR expires_at <= {at}) {returning}"
             )
         case Extend():
             return (
@@ -93,7 +93,7 @@ def _statement(write: Write, texts: dict[str, Any]) -> tuple[str, list[Any]]:
     else:
         target = f"SELECT {p(write.run_id, '::text')} AS run_id"
     asked = write.question
-    if isinstance(asked, PauseRecord) and asked.cross_scope_attempts:
+    if isinstance(asked, Question) and asked.cross_scope_attempts:
         attempts = p([dump(a) for a in asked.cross_scope_attempts], "::text[]")
         ctes.append(
             "attempted AS (INSERT INTO cross_scope_attempts (interrupt_id, attempt_json, at)"  # noqa: S608 - our own text
@@ -217,8 +217,8 @@ class PostgresUnit:
         row = await self._db.fetchrow(sql, *params)
         if row is None or not row["went"]:
             return None
-        question: PauseRecord | None = None
-        if isinstance(write.question, PauseRecord):
+        question: Question | None = None
+        if isinstance(write.question, Question):
             question = write.question  # as inserted; the statement cannot read its own rows
         elif write.question is not None:
             question = pause_from_row(row, [load(a) for a in row["attempts"]])
@@ -235,6 +235,6 @@ class PostgresUnit:
             earlier.append(delivery_id)
         return Written(question, tuple(owed))
 
-    async def question(self, interrupt_id: str) -> PauseRecord | None:
+    async def question(self, interrupt_id: str) -> Question | None:
         rows = pauses_from_rows(await self._db.fetch(_GET, interrupt_id))
         return rows[0] if rows else None

@@ -9,9 +9,9 @@ from bot.messages import answered_text, cancelled_text, expired_text
 from bot.outcomes import Responder
 from bot.policy import RequesterOrApprovers
 from bot.service.views import QuestionView, RunView
-from bot.stores.records import PauseRecord, PauseStatus, RunRecord
+from bot.stores.records import Question, QuestionStatus, RunRecord
 
-OPEN = PauseRecord(
+OPEN = Question(
     interrupt_id="i1",
     run_id="r1",
     scope="console",
@@ -24,7 +24,7 @@ OPEN = PauseRecord(
 )
 
 
-def closed(status: PauseStatus, by: str = "Ana") -> PauseRecord:
+def closed(status: QuestionStatus, by: str = "Ana") -> Question:
     return dataclasses.replace(OPEN, status=status, closed_by=by, closed_at=150.0)
 
 
@@ -43,9 +43,9 @@ async def test_unknown_interaction_is_drawn_as_other() -> None:
 async def test_closed_questions_carry_their_sentence_and_no_token() -> None:
     """Answered, expired and cancelled each read with the shared sentence; no token leaks."""
     cases = {
-        PauseStatus.ANSWERED: answered_text("Ana", 150.0),
-        PauseStatus.EXPIRED: expired_text(150.0),
-        PauseStatus.CANCELLED: cancelled_text("Ana", 150.0),
+        QuestionStatus.ANSWERED: answered_text("Ana", 150.0),
+        QuestionStatus.EXPIRED: expired_text(150.0),
+        QuestionStatus.CANCELLED: cancelled_text("Ana", 150.0),
     }
     for status, sentence in cases.items():
         shown = question_json(QuestionView(closed(status), "stale-token"))

@@ -10,7 +10,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack._surface import SlackSurface, audience, mention
 from bot.policy import Answerers, RequesterOrApprovers
-from bot.stores.records import PauseRecord, PauseStatus, RunRecord
+from bot.stores.records import Question, QuestionStatus, RunRecord
 from bot.surfaces import DeliveryError
 from tests.fakes.slack_api import BOT_TOKEN, FakeSlack
 
@@ -43,8 +43,8 @@ async def surface(fake: FakeSlack) -> AsyncIterator[SlackSurface]:
         yield SlackSurface(client_for=client_for, policy=RequesterOrApprovers())
 
 
-def closed(status: PauseStatus, ref: dict[str, str] | None) -> PauseRecord:
-    return PauseRecord(
+def closed(status: QuestionStatus, ref: dict[str, str] | None) -> Question:
+    return Question(
         "i1",
         "r1",
         "T1:C1",
@@ -64,12 +64,12 @@ def closed(status: PauseStatus, ref: dict[str, str] | None) -> PauseRecord:
 
 async def test_a_closed_question_is_edited_in_place(fake: FakeSlack, surface: SlackSurface) -> None:
     await surface.show_closed(
-        RUN, closed(PauseStatus.ANSWERED, {"team": "T1", "channel": "C1", "ts": "9.9"})
+        RUN, closed(QuestionStatus.ANSWERED, {"team": "T1", "channel": "C1", "ts": "9.9"})
     )
     update = fake.of("chat.update")[0]
     assert (update.args["channel"], update.args["ts"]) == ("C1", "9.9")
     assert "Answered by <@U2>" in str(update.args["blocks"])
-    await surface.show_closed(RUN, closed(PauseStatus.EXPIRED, None))
+    await surface.show_closed(RUN, closed(QuestionStatus.EXPIRED, None))
     assert len(fake.of("chat.update")) == 1  # never posted: nothing to edit
 
 

@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from adapters.teams import Asked, closed_card, question_card
 from adapters.teams._card_kit import MAX_CARD_BYTES
-from bot.stores.records import PauseRecord, PauseStatus
+from bot.stores.records import Question, QuestionStatus
 from bot.testing import question
 from tests.e2e._teams import texts
 
@@ -156,12 +156,12 @@ def test_a_huge_question_stays_within_teams_limit_and_says_it_was_cut() -> None:
 
 def _record(
     name: str,
-    status: PauseStatus,
+    status: QuestionStatus,
     answer: dict[str, Any] | None,
     by: str = "Ana",
     payload: dict[str, Any] | None = None,
-) -> PauseRecord:
-    return PauseRecord(
+) -> Question:
+    return Question(
         interrupt_id="int_1",
         run_id="run_1",
         scope="s",
@@ -181,12 +181,20 @@ def _record(
 def test_closed_cards_say_how_the_question_ended_and_offer_no_actions() -> None:
     """Approved, rejected with the comment, expired, cancelled; no buttons on any."""
     cases = {
-        ("approval", PauseStatus.ANSWERED, "approve"): "Approved by Ana at 2027-01-15 08:02 UTC.",
-        ("approval", PauseStatus.ANSWERED, "reject"): (
+        (
+            "approval",
+            QuestionStatus.ANSWERED,
+            "approve",
+        ): "Approved by Ana at 2027-01-15 08:02 UTC.",
+        ("approval", QuestionStatus.ANSWERED, "reject"): (
             "Rejected by Ana at 2027-01-15 08:02 UTC: not now"
         ),
-        ("approval", PauseStatus.EXPIRED, ""): "Expired at 2027-01-15 08:02 UTC without an answer.",
-        ("approval", PauseStatus.CANCELLED, ""): "Cancelled by Ana at 2027-01-15 08:02 UTC.",
+        (
+            "approval",
+            QuestionStatus.EXPIRED,
+            "",
+        ): "Expired at 2027-01-15 08:02 UTC without an answer.",
+        ("approval", QuestionStatus.CANCELLED, ""): "Cancelled by Ana at 2027-01-15 08:02 UTC.",
     }
     for (name, status, decision), line in cases.items():
         answer = {"decision": decision, "comment": "not now" if decision == "reject" else ""}
@@ -199,7 +207,7 @@ def test_a_closed_ask_user_card_shows_the_answer() -> None:
     """The question stays on the card, with the answer beneath it."""
     payload = {"questions": [question("Where?", "staging", "prod")]}
     record = _record(
-        "ask_user", PauseStatus.ANSWERED, {"answers": {"Where?": "staging"}}, payload=payload
+        "ask_user", QuestionStatus.ANSWERED, {"answers": {"Where?": "staging"}}, payload=payload
     )
     card = closed_card(record)
     assert "Where?" in texts(card)

@@ -10,7 +10,7 @@ import pytest
 from adapters.teams import TeamsSurface
 from adapters.teams._connector import Connector
 from bot.kernel.interrupts import PendingInterrupt
-from bot.stores.records import PauseRecord, PauseStatus, RunRecord
+from bot.stores.records import Question, QuestionStatus, RunRecord
 from bot.surfaces import DeliveryError
 from bot.testing import question
 from tests.fakes.bf_connector import FakeConnector
@@ -80,7 +80,7 @@ async def test_show_closed_edits_the_posted_card_and_a_401_is_permanent(
 ) -> None:
     """The edit goes to the message reference; a refused edit says what to fix."""
     activity_id = await surface.connector.send(fake.url, "a:1chat", {"type": "message"})
-    record = PauseRecord(
+    record = Question(
         interrupt_id="int_1",
         run_id="run_1",
         scope="s",
@@ -90,7 +90,7 @@ async def test_show_closed_edits_the_posted_card_and_a_401_is_permanent(
         payload={"action": "deploy", "summary": "ship"},
         issued_at=0.0,
         expires_at=1.0,
-        status=PauseStatus.EXPIRED,
+        status=QuestionStatus.EXPIRED,
         closed_at=1.0,
         message_ref={
             "service_url": fake.url,
