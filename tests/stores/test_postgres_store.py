@@ -17,11 +17,11 @@ import pytest
 
 from bot.outcomes import Redeemed, StoreUnavailable
 from bot.stores import Closing, Question, QuestionStatus, RunRecord, RunStatus, StoreError
-from bot.stores._migrations import MIGRATIONS as SQLITE_MIGRATIONS
 from bot.stores.ports import Change, Stores, changes_of
 from bot.stores.postgres import PostgresStores
 from bot.stores.postgres._migrations import LATEST_VERSION, MIGRATIONS
 from bot.stores.records import DeliveryKind
+from bot.stores.sqlite._migrations import MIGRATIONS as SQLITE_MIGRATIONS
 from bot.stores.url import open_stores
 from tests.stores._postgres import admin_connection, fresh_schema, schema_url
 from tests.stores._proxy import Proxy

@@ -10,7 +10,7 @@ from contextlib import closing
 from pathlib import Path
 
 from bot.stores import AuditEvent, Question, SqliteStores
-from bot.stores._migrations import MIGRATIONS
+from bot.stores.sqlite._migrations import MIGRATIONS
 from tests.support import steps
 
 REPO = Path(__file__).resolve().parents[2]

@@ -20,10 +20,10 @@ from bot.stores import (
     RunRecord,
     SqliteStores,
     StoreError,
-    _sqlite_db,
     open_stores,
 )
-from bot.stores._migrations import LATEST_VERSION, MIGRATIONS, migrate
+from bot.stores.sqlite import _db as _sqlite_db
+from bot.stores.sqlite._migrations import LATEST_VERSION, MIGRATIONS, migrate
 from tests.support import steps
 
 
@@ -130,7 +130,7 @@ async def test_steady_writes_are_checkpointed_and_the_wal_reused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With autocheckpoint off, the store's own checkpoints still keep the WAL short."""
-    monkeypatch.setattr("bot.stores._sqlite_db._CHECKPOINT_EVERY", 10)
+    monkeypatch.setattr("bot.stores.sqlite._db._CHECKPOINT_EVERY", 10)
     path = tmp_path / "bot.sqlite3"
     stores = await SqliteStores.open(path)
     try:
@@ -149,7 +149,7 @@ async def test_writes_a_platform_waits_on_leave_the_checkpoint_to_other_writes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An ack never pays for a checkpoint, unless a long burst lets the WAL grow too far."""
-    monkeypatch.setattr("bot.stores._sqlite_db._CHECKPOINT_EVERY", 10)
+    monkeypatch.setattr("bot.stores.sqlite._db._CHECKPOINT_EVERY", 10)
     checkpoints: list[int] = []
     real = _sqlite_db._checkpoint
 
@@ -157,7 +157,7 @@ async def test_writes_a_platform_waits_on_leave_the_checkpoint_to_other_writes(
         checkpoints.append(1)
         real(conn)
 
-    monkeypatch.setattr("bot.stores._sqlite_db._checkpoint", counted)
+    monkeypatch.setattr("bot.stores.sqlite._db._checkpoint", counted)
     foreground = Foreground()
     stores = await SqliteStores.open(tmp_path / "bot.sqlite3")
     try:
@@ -194,7 +194,7 @@ async def test_checkpointing_after_every_write_keeps_every_write(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A checkpoint after each write, then close: nothing lost, no warning logged."""
-    monkeypatch.setattr("bot.stores._sqlite_db._CHECKPOINT_EVERY", 1)
+    monkeypatch.setattr("bot.stores.sqlite._db._CHECKPOINT_EVERY", 1)
     path = tmp_path / "bot.sqlite3"
     stores = await SqliteStores.open(path)
     await stores.audit.append(AuditEvent(at=1.0, kind="first"))

@@ -1,6 +1,6 @@
 """Admin reads and writes on PostgreSQL: ``pending`` by keyset, ``stats`` from counters.
 
-As on SQLite (``bot.stores._sqlite_admin``): ``pending`` walks a partial
+As on SQLite (``bot.stores.sqlite._admin``): ``pending`` walks a partial
 index of outstanding rows from the cursor; ``stats`` reads counters that
 triggers keep (migration 6). Here many replicas close questions at once,
 so the per-status counters are spread over 16 rows each (a close updates
@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncpg
 
 from bot.stores._rows import load, pauses_from_rows
-from bot.stores.postgres._pool import Conn, Database
+from bot.stores.postgres._db import Conn, Database
 from bot.stores.postgres._rows import INSERT_OUTBOX, PENDING, notice, pauses_query
 from bot.stores.records import (
     OpenQuestion,

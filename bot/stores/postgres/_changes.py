@@ -21,7 +21,7 @@ from typing import Any
 import asyncpg
 
 from bot.stores.ports import Change
-from bot.stores.postgres._pool import Conn
+from bot.stores.postgres._db import Conn
 from bot.stores.postgres._rows import CHANNEL
 
 log = logging.getLogger(__name__)

@@ -17,7 +17,7 @@ from typing import Any
 
 from bot.stores._rows import delivery_from_row, dump
 from bot.stores.ports import Delivered
-from bot.stores.postgres._pool import Conn, Database, changed
+from bot.stores.postgres._db import Conn, Database, changed
 from bot.stores.records import Delivery, DeliveryState, RunStatus
 
 _RUNNING = str(RunStatus.RUNNING)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 
-from bot.stores.postgres._pool import Database
+from bot.stores.postgres._db import Database
 
 _SAVE = (
     "INSERT INTO installations (platform, key, blob, updated_at) VALUES ($1, $2, $3, $4)"

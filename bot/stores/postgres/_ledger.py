@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from bot.stores._rows import dump, pauses_from_rows
-from bot.stores.postgres._pool import Conn, Database, changed
+from bot.stores.postgres._db import Conn, Database, changed
 from bot.stores.postgres._rows import (
     pauses_query,
 )

@@ -1,6 +1,6 @@
 """The SQLite migrations' versions and meanings, spelled for PostgreSQL.
 
-Version N here is version N in ``bot.stores._migrations``: the same tables,
+Version N here is version N in ``bot.stores.sqlite._migrations``: the same tables,
 columns and indexes, with REAL as DOUBLE PRECISION, INTEGER PRIMARY KEY as
 BIGSERIAL and ``by`` quoted (a reserved word here). JSON stays TEXT, as in
 SQLite: JSONB would reorder a question's keys (its form fields) and nothing
@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import time
 
-from bot.stores._migrations import MIGRATIONS as SQLITE_MIGRATIONS
-from bot.stores._migrations import Migration
 from bot.stores.errors import StoreError
-from bot.stores.postgres._pool import Conn
+from bot.stores.postgres._db import Conn
+from bot.stores.sqlite._migrations import MIGRATIONS as SQLITE_MIGRATIONS
+from bot.stores.sqlite._migrations import Migration
 
 # Migration 6's counters: a close updates one of 16 rows per status (shards
 # 0-15), so replicas closing questions at once rarely wait on the same row.
@@ -81,7 +81,7 @@ _ADMIN: tuple[str, ...] = (
     " WHEN (NEW.kind = 'refused') EXECUTE FUNCTION count_refusals()",
 )
 
-# Append only, in step with ``bot.stores._migrations``: never edit one that shipped.
+# Append only, in step with ``bot.stores.sqlite._migrations``: never edit one that shipped.
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         1,

@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from bot.stores._rows import audit_from_row, audit_params, dump, run_from_row, run_params
-from bot.stores.postgres._pool import Conn, Database
+from bot.stores.postgres._db import Conn, Database
 from bot.stores.postgres._rows import (
     INSERT_AUDIT,
     INSERT_RUN,

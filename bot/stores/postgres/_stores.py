@@ -16,11 +16,11 @@ from bot.stores.ports import (
 )
 from bot.stores.postgres._admin import PostgresAdmin
 from bot.stores.postgres._changes import PostgresChanges
+from bot.stores.postgres._db import Database, connect_options
 from bot.stores.postgres._durable import PostgresJournal, PostgresLeases, PostgresOutbox
 from bot.stores.postgres._installations import PostgresInstallations
 from bot.stores.postgres._ledger import PostgresLedger
 from bot.stores.postgres._migrations import migrate
-from bot.stores.postgres._pool import Database, connect_options
 from bot.stores.postgres._runs import PostgresAudit, PostgresCheckpoints, PostgresRuns
 from bot.stores.postgres._unit import PostgresUnit
 

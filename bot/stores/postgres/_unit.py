@@ -30,7 +30,7 @@ from bot.stores._rows import (
     pause_params,
     pauses_from_rows,
 )
-from bot.stores.postgres._pool import Database
+from bot.stores.postgres._db import Database
 from bot.stores.postgres._rows import notice, pauses_query
 
 _OUTSTANDING = str(QuestionStatus.OUTSTANDING)

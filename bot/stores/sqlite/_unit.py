@@ -24,8 +24,8 @@ from bot.stores._rows import (
     pause_params,
     pauses_from_rows,
 )
-from bot.stores._sqlite_db import Database, transaction
-from bot.stores._sqlite_rows import pauses_query
+from bot.stores.sqlite._db import Database, transaction
+from bot.stores.sqlite._rows import pauses_query
 
 _OUTSTANDING = str(QuestionStatus.OUTSTANDING)
 _PENDING = str(DeliveryState.PENDING)

@@ -1,7 +1,7 @@
 """Durable execution on SQLite: run leases, the step journal, the delivery outbox.
 
 The outbox rows themselves are written by the lifecycle's writes
-(``_sqlite_unit``), with the state change that owes them.
+(``_unit``), with the state change that owes them.
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot.stores._rows import delivery_from_row, dump
-from bot.stores._sqlite_db import Database, transaction
 from bot.stores.ports import Delivered
 from bot.stores.records import (
     Delivery,
     DeliveryState,
     RunStatus,
 )
+from bot.stores.sqlite._db import Database, transaction
 
 _RUNNING = str(RunStatus.RUNNING)
 _PENDING = str(DeliveryState.PENDING)

@@ -18,8 +18,8 @@ import sqlite3
 import time
 from typing import NamedTuple
 
-from bot.stores._sqlite_db import transaction
 from bot.stores.errors import StoreError
+from bot.stores.sqlite._db import transaction
 
 
 class Migration(NamedTuple):

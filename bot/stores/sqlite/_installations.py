@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 import time
 
-from bot.stores._sqlite_db import Database
+from bot.stores.sqlite._db import Database
 
 
 class SqliteInstallations:

@@ -12,14 +12,14 @@ import sqlite3
 from typing import Any
 
 from bot.stores._rows import load
-from bot.stores._sqlite_db import Database
-from bot.stores._sqlite_rows import pauses_query
 from bot.stores.records import (
     OpenQuestion,
     PendingFilter,
     QuestionStats,
     nearest_rank,
 )
+from bot.stores.sqlite._db import Database
+from bot.stores.sqlite._rows import pauses_query
 
 _PENDING_COLUMNS = (
     "SELECT p.seq, p.interrupt_id, p.run_id, p.scope, p.name, p.payload, p.issued_at,"

@@ -1,0 +1,5 @@
+"""The SQLite backend: one file, shared safely by the processes of one host."""
+
+from bot.stores.sqlite._stores import SqliteStores
+
+__all__ = ["SqliteStores"]
