@@ -9,15 +9,17 @@ SQL (placeholders, upserts). A row is anything read by column name:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from enum import StrEnum
 from typing import Any, Protocol
 
-from bot.questions.write import Owe
+from bot.questions.write import Owe, Write
 from bot.stores.records import (
     AuditEvent,
     Delivery,
     DeliveryKind,
     DeliveryState,
+    OpenQuestion,
     Question,
     QuestionStatus,
     RunRecord,
@@ -83,30 +85,41 @@ RUN_COLUMNS = (
 )
 
 
+# Columns held as JSON text, and those held as an enum's value; the rest as they are.
+_JSON_COLUMNS = frozenset({"payload", "answer", "message_ref", "conversation", "body", "detail"})
+_ENUMS: dict[str, type[StrEnum]] = {"status": QuestionStatus}
+_RUN_ENUMS: dict[str, type[StrEnum]] = {"status": RunStatus}
+
+
+def _params(record: Any, columns: Sequence[str]) -> tuple[Any, ...]:
+    """A record's fields, in ``columns`` order, as the values a column holds."""
+    values: list[Any] = []
+    for column in columns:
+        value = getattr(record, column)
+        if column in _JSON_COLUMNS:
+            value = dump(value)
+        elif isinstance(value, StrEnum):
+            value = str(value)
+        values.append(value)
+    return tuple(values)
+
+
+def _fields(row: Row, columns: Sequence[str], enums: Mapping[str, type[StrEnum]]) -> dict[str, Any]:
+    """A row's ``columns`` as a record's keyword arguments."""
+    fields: dict[str, Any] = {}
+    for column in columns:
+        value = row[column]
+        if column in _JSON_COLUMNS:
+            value = load(value)
+        elif column in enums:
+            value = enums[column](value)
+        fields[column] = value
+    return fields
+
+
 def pause_params(record: Question) -> tuple[Any, ...]:
-    """``record`` as the upsert's parameters, in ``PAUSE_COLUMNS`` order."""
-    return (
-        record.interrupt_id,
-        record.run_id,
-        record.scope,
-        record.name,
-        record.tool_call_id,
-        record.checkpoint_id,
-        dump(record.payload),
-        record.issued_at,
-        record.expires_at,
-        record.root_run_id,
-        record.session_id,
-        record.thread_id,
-        str(record.status),
-        dump(record.answer),
-        record.closed_by,
-        record.closed_at,
-        record.resumed_at,
-        dump(record.message_ref),
-        record.closed_by_id,
-        record.cross_scope_count,
-    )
+    """``record`` as the insert's parameters, in ``PAUSE_COLUMNS`` order."""
+    return _params(record, PAUSE_COLUMNS)
 
 
 def pauses_from_rows(rows: Iterable[Row]) -> list[Question]:
@@ -120,69 +133,18 @@ def pauses_from_rows(rows: Iterable[Row]) -> list[Question]:
 
 
 def pause_from_row(row: Row, attempts: list[Any]) -> Question:
-    """A row with ``PAUSE_COLUMNS``, and the pause's cross-scope attempts, as a record."""
-    return Question(
-        interrupt_id=row["interrupt_id"],
-        run_id=row["run_id"],
-        scope=row["scope"],
-        name=row["name"],
-        tool_call_id=row["tool_call_id"],
-        checkpoint_id=row["checkpoint_id"],
-        payload=load(row["payload"]),
-        issued_at=row["issued_at"],
-        expires_at=row["expires_at"],
-        root_run_id=row["root_run_id"],
-        session_id=row["session_id"],
-        thread_id=row["thread_id"],
-        status=QuestionStatus(row["status"]),
-        answer=load(row["answer"]),
-        closed_by=row["closed_by"],
-        closed_at=row["closed_at"],
-        resumed_at=row["resumed_at"],
-        message_ref=load(row["message_ref"]),
-        cross_scope_attempts=tuple(attempts),
-        cross_scope_count=row["cross_scope_count"],
-        closed_by_id=row["closed_by_id"],
-    )
+    """A row with ``PAUSE_COLUMNS``, and the question's cross-scope attempts, as a record."""
+    return Question(**_fields(row, PAUSE_COLUMNS, _ENUMS), cross_scope_attempts=tuple(attempts))
 
 
 def run_params(run: RunRecord) -> tuple[Any, ...]:
     """``run`` as the insert's parameters, in ``RUN_COLUMNS`` order, conversation_key last."""
-    return (
-        run.run_id,
-        run.scope,
-        run.surface,
-        run.requester,
-        run.text,
-        run.created_at,
-        dump(run.conversation),
-        str(run.status),
-        run.updated_at,
-        run.final_text,
-        run.lease_owner,
-        run.lease_until,
-        run.delivery_error,
-        # The memory backend groups conversations by this very expression.
-        str(run.conversation.get("key", "")),
-    )
+    # The conversation's key, as ``Conversation.key`` and the console know it.
+    return (*_params(run, RUN_COLUMNS), str(run.conversation.get("key", "")))
 
 
 def run_from_row(row: Row) -> RunRecord:
-    return RunRecord(
-        run_id=row["run_id"],
-        scope=row["scope"],
-        surface=row["surface"],
-        requester=row["requester"],
-        text=row["text"],
-        created_at=row["created_at"],
-        conversation=load(row["conversation"]),
-        status=RunStatus(row["status"]),
-        updated_at=row["updated_at"],
-        final_text=row["final_text"],
-        lease_owner=row["lease_owner"],
-        lease_until=row["lease_until"],
-        delivery_error=row["delivery_error"],
-    )
+    return RunRecord(**_fields(row, RUN_COLUMNS, _RUN_ENUMS))
 
 
 def audit_params(event: AuditEvent, *, run_id: str = "") -> tuple[Any, ...]:
@@ -197,15 +159,11 @@ def audit_params(event: AuditEvent, *, run_id: str = "") -> tuple[Any, ...]:
     )
 
 
+AUDIT_COLUMNS = ("at", "kind", "run_id", "interrupt_id", "actor", "detail")
+
+
 def audit_from_row(row: Row) -> AuditEvent:
-    return AuditEvent(
-        at=row["at"],
-        kind=row["kind"],
-        run_id=row["run_id"],
-        interrupt_id=row["interrupt_id"],
-        actor=row["actor"],
-        detail=load(row["detail"]),
-    )
+    return AuditEvent(**_fields(row, AUDIT_COLUMNS, {}))
 
 
 def delivery_from_row(row: Row, *, followed: bool = False) -> Delivery:
@@ -245,3 +203,33 @@ def owed_delivery(
         next_at=at,
         pause=carried,
     )
+
+
+def open_question_from_row(row: Row) -> OpenQuestion:
+    """A row of an admin's ``pending`` listing (a question and its run's requester)."""
+    return OpenQuestion(
+        interrupt_id=row["interrupt_id"],
+        run_id=row["run_id"],
+        scope=row["scope"],
+        name=row["name"],
+        payload=load(row["payload"]),
+        issued_at=row["issued_at"],
+        expires_at=row["expires_at"],
+        requester=row["requester"],
+        surface=row["surface"],
+        message_ref=load(row["message_ref"]),
+        cursor=str(row["seq"]),
+    )
+
+
+def write_texts(write: Write) -> dict[str, Any]:
+    """A write's rows and JSON, encoded before the database is touched: a bad value
+    never takes a lock."""
+    texts: dict[str, Any] = {}
+    if isinstance(write.question, Question):
+        texts["question"] = pause_params(write.question)
+    if write.checkpoint is not None:
+        texts["checkpoint"] = dump(dict(write.checkpoint.state)) or "{}"
+    for step, value in write.journal.items():
+        texts[f"journal:{step}"] = json.dumps(value, separators=(",", ":"))
+    return texts

@@ -9,15 +9,13 @@ one random shard), and ``stats`` sums them.
 
 from __future__ import annotations
 
-import asyncpg
+from dataclasses import dataclass
 
-from bot.stores._rows import load, pauses_from_rows
+from bot.stores._rows import open_question_from_row
 from bot.stores.postgres._db import Conn, Database
-from bot.stores.postgres._rows import INSERT_OUTBOX, PENDING, notice, pauses_query
 from bot.stores.records import (
     OpenQuestion,
     PendingFilter,
-    Question,
     QuestionStats,
     nearest_rank,
 )
@@ -55,23 +53,11 @@ _DELIVERIES = (
     "SELECT (SELECT COUNT(*) FROM outbox WHERE state = 'failed') AS failed,"
     " (SELECT COUNT(*) FROM outbox WHERE state = 'pending' AND attempts > 0) AS retrying"
 )
-_GET = pauses_query("WHERE p.interrupt_id = $1", "p.seq")
-_OWE = (
-    f"WITH owed AS ({INSERT_OUTBOX}"  # noqa: S608 - our own constants
-    f" SELECT run_id, surface, $2, $3, $4, $5, '{PENDING}', 0, $5, COALESCE(lease_until, 0),"
-    " lease_owner, '' FROM runs WHERE run_id = $1 RETURNING run_id, surface),"
-    " told AS ("
-    + notice(
-        "(SELECT o.run_id, o.surface, r.conversation_key FROM owed AS o"
-        " JOIN runs AS r USING (run_id))"
-    )
-    + ") SELECT COUNT(*) FROM told"
-)
 
 
+@dataclass  # tests patch methods on the instance
 class PostgresAdmin:
-    def __init__(self, db: Database) -> None:
-        self._db = db
+    db: Database
 
     async def pending(
         self, *, where: PendingFilter, after: str | None = None, limit: int = 20
@@ -83,10 +69,10 @@ class PostgresAdmin:
                 f"{after!r} is not a page cursor; pass the one a page returned"
             ) from None
         sql, bound = _pending_sql(where)
-        rows = await self._db.fetch(
+        rows = await self.db.fetch(
             sql, start, *(getattr(where, name) for name in bound), max(limit, 0)
         )
-        return [_open(row) for row in rows]
+        return [open_question_from_row(row) for row in rows]
 
     async def stats(self) -> QuestionStats:
         async def stats(conn: Conn) -> QuestionStats:
@@ -113,25 +99,4 @@ class PostgresAdmin:
                 deliveries_retrying=int(deliveries["retrying"]),
             )
 
-        return await self._db.transaction(stats)
-
-
-async def _get(conn: Conn, interrupt_id: str) -> Question:
-    (record,) = pauses_from_rows(await conn.fetch(_GET, interrupt_id))
-    return record
-
-
-def _open(row: asyncpg.Record) -> OpenQuestion:
-    return OpenQuestion(
-        interrupt_id=row["interrupt_id"],
-        run_id=row["run_id"],
-        scope=row["scope"],
-        name=row["name"],
-        payload=load(row["payload"]),
-        issued_at=row["issued_at"],
-        expires_at=row["expires_at"],
-        requester=row["requester"],
-        surface=row["surface"],
-        message_ref=load(row["message_ref"]),
-        cursor=str(row["seq"]),
-    )
+        return await self.db.transaction(stats)

@@ -22,7 +22,24 @@ import asyncpg
 
 from bot.stores.ports import Change
 from bot.stores.postgres._db import Conn
-from bot.stores.postgres._rows import CHANNEL
+
+CHANNEL = "bot_changes"
+
+
+def notice(source: str) -> str:
+    """A CTE body announcing on ``CHANNEL`` that each run in ``source`` changed.
+
+    ``source`` must have ``run_id``, ``surface`` and ``conversation_key``
+    columns. PostgreSQL delivers the notice at commit, and only if the
+    transaction commits. The payload names the schema, since NOTIFY reaches
+    every listener of the database, whatever its search_path.
+    """
+    return (
+        f"SELECT pg_notify('{CHANNEL}', json_build_object('schema', current_schema(),"  # noqa: S608 - our own text
+        " 'run_id', n.run_id, 'surface', n.surface, 'key', n.conversation_key)::text)"
+        f" FROM {source} AS n"
+    )
+
 
 log = logging.getLogger(__name__)
 

@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeAlias, TypeVar
 
 import asyncpg
 
+from bot.stores._rows import Row
+from bot.stores._sql import POSTGRES, numbered
 from bot.stores.errors import StoreError
 
 T = TypeVar("T")
@@ -138,6 +140,30 @@ class Database:
         """One value; ``within`` bounds the wait for a connection and for the answer."""
         async with self._pool.acquire(timeout=within) as conn:
             return await conn.fetchval(sql, *args, timeout=within)
+
+    # -- ``bot.stores._sql.Statements``: the shared ports' statements ------------
+
+    dialect = POSTGRES
+
+    async def rows(self, sql: str, *args: Any) -> list[Row]:
+        return list(await self.fetch(numbered(sql), *args))
+
+    async def many_rows(self, sql: str, *args: Any) -> list[Row]:
+        return await self.rows(sql, *args)
+
+    async def write(self, sql: str, *args: Any) -> int:
+        return changed(await self.execute(numbered(sql), *args))
+
+    async def in_order(self, statements: Sequence[tuple[str, tuple[Any, ...]]]) -> bool:
+        async def write(conn: Conn) -> bool:
+            (sql, args), *rest = statements
+            if not changed(await conn.execute(numbered(sql), *args)):
+                return False
+            for sql, args in rest:
+                await conn.execute(numbered(sql), *args)
+            return True
+
+        return await self.transaction(write)
 
     def acquire(self) -> asyncpg.pool.PoolAcquireContext[asyncpg.Record]:
         """A pooled connection for a caller that needs several transactions on one session."""

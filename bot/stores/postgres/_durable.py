@@ -10,88 +10,20 @@ instead of queueing behind it.
 
 from __future__ import annotations
 
-import json
-import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from bot.stores._rows import delivery_from_row, dump
 from bot.stores.ports import Delivered
-from bot.stores.postgres._db import Conn, Database, changed
+from bot.stores.postgres._db import Database
 from bot.stores.records import Delivery, DeliveryState, RunStatus
 
 _RUNNING = str(RunStatus.RUNNING)
 _PENDING = str(DeliveryState.PENDING)
 
+
 # Taken over only when free, lapsed or already ours.
-_ACQUIRE = (
-    "UPDATE runs SET lease_owner = $1, lease_until = $2 WHERE run_id = $3 AND status = $4"
-    " AND (lease_until IS NULL OR lease_until <= $5 OR lease_owner = $1)"
-)
-_LAPSED = (
-    "SELECT run_id FROM runs WHERE status = $1 AND (lease_until IS NULL OR lease_until <= $2)"
-    " ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED"
-)
-
-
-class PostgresLeases:
-    """Leases live on the runs' rows, so a run and its lease never disagree."""
-
-    def __init__(self, db: Database) -> None:
-        self._db = db
-
-    async def acquire(self, run_id: str, owner: str, *, now: float, until: float) -> bool:
-        return bool(changed(await self._db.execute(_ACQUIRE, owner, until, run_id, _RUNNING, now)))
-
-    async def renew(self, run_id: str, owner: str, *, until: float) -> bool:
-        done = await self._db.execute(
-            "UPDATE runs SET lease_until = $1 WHERE run_id = $2 AND lease_owner = $3",
-            until,
-            run_id,
-            owner,
-        )
-        return bool(changed(done))
-
-    async def release(self, run_id: str, owner: str) -> None:
-        await self._db.execute(
-            "UPDATE runs SET lease_owner = '', lease_until = NULL"
-            " WHERE run_id = $1 AND lease_owner = $2",
-            run_id,
-            owner,
-        )
-
-    async def lapsed(self, now: float, *, limit: int = 100) -> list[str]:
-        async def lapsed(conn: Conn) -> list[str]:
-            rows = await conn.fetch(_LAPSED, _RUNNING, now, max(limit, 0))
-            return [row["run_id"] for row in rows]
-
-        # The caller's ``acquire`` settles the race; SKIP LOCKED leaves out
-        # the runs another replica is acquiring (or finishing) right now.
-        return await self._db.transaction(lapsed)
-
-
-class PostgresJournal:
-    """Finished steps; the primary key makes the first record of a step the only one."""
-
-    def __init__(self, db: Database) -> None:
-        self._db = db
-
-    async def steps(self, run_id: str) -> dict[str, Any]:
-        rows = await self._db.fetch("SELECT step, value FROM journal WHERE run_id = $1", run_id)
-        return {row["step"]: json.loads(row["value"]) for row in rows}
-
-    async def record(self, run_id: str, step: str, value: Any) -> None:
-        text = json.dumps(value, separators=(",", ":"))  # a bad value never reaches the database
-        await self._db.execute(
-            "INSERT INTO journal (run_id, step, value, at) VALUES ($1, $2, $3, $4)"
-            " ON CONFLICT (run_id, step) DO NOTHING",
-            run_id,
-            step,
-            text,
-            time.time(),
-        )
-
-
 def _followed(row: str) -> str:
     """Another pending row of the run waits behind ``row`` (``Delivery.followed``)."""
     return (
@@ -153,19 +85,19 @@ FROM given_up WHERE runs.run_id = given_up.run_id
 """
 
 
+@dataclass  # tests patch methods on the instance
 class PostgresOutbox:
-    def __init__(self, db: Database) -> None:
-        self._db = db
+    db: Database
 
     async def claim(
         self, now: float, *, until: float, owner: str, surfaces: Sequence[str], limit: int = 50
     ) -> list[Delivery]:
         # Read first, without locks: most passes find only rows born ours, or nothing.
         wanted = list(surfaces)
-        found = await self._db.fetch(_DUE, owner, now, wanted, max(limit, 0))
+        found = await self.db.fetch(_DUE, owner, now, wanted, max(limit, 0))
         rows = [row for row in found if row["mine"]]
         if len(rows) < len(found):
-            rows.extend(await self._db.fetch(_TAKE, until, owner, now, wanted, limit - len(rows)))
+            rows.extend(await self.db.fetch(_TAKE, until, owner, now, wanted, limit - len(rows)))
         taken = (delivery_from_row(row, followed=row["followed"]) for row in rows)
         return sorted(taken, key=lambda d: d.delivery_id)
 
@@ -178,7 +110,7 @@ class PostgresOutbox:
         if not done:
             return
         # One statement for the pass: one round trip and its own transaction.
-        await self._db.execute(
+        await self.db.execute(
             _DELIVERED,
             str(DeliveryState.DONE),
             [d.delivery_id for d in done],
@@ -187,7 +119,7 @@ class PostgresOutbox:
         )
 
     async def retry(self, delivery_id: int, *, next_at: float, error: str) -> None:
-        await self._db.execute(
+        await self.db.execute(
             "UPDATE outbox SET attempts = attempts + 1, next_at = $1, claimed_until = 0,"
             " claimed_by = '', last_error = $2 WHERE id = $3",
             next_at,
@@ -196,8 +128,8 @@ class PostgresOutbox:
         )
 
     async def failed(self, delivery_id: int, *, at: float, error: str) -> None:
-        await self._db.execute(_FAILED, str(DeliveryState.FAILED), error, at, delivery_id)
+        await self.db.execute(_FAILED, str(DeliveryState.FAILED), error, at, delivery_id)
 
     async def of_run(self, run_id: str) -> list[Delivery]:
-        rows = await self._db.fetch("SELECT * FROM outbox WHERE run_id = $1 ORDER BY id", run_id)
+        rows = await self.db.fetch("SELECT * FROM outbox WHERE run_id = $1 ORDER BY id", run_id)
         return [delivery_from_row(row) for row in rows]

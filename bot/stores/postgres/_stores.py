@@ -2,26 +2,13 @@
 
 from __future__ import annotations
 
-from bot.kernel.journal import Journal
-from bot.questions.write import UnitOfWork
-from bot.stores.ports import (
-    AdminStore,
-    Audit,
-    Checkpoints,
-    Installations,
-    Leases,
-    Ledger,
-    Outbox,
-    Runs,
-)
+from bot.stores._shared import SqlPorts
 from bot.stores.postgres._admin import PostgresAdmin
 from bot.stores.postgres._changes import PostgresChanges
+from bot.stores.postgres._checkpoints import PostgresCheckpoints
 from bot.stores.postgres._db import Database, connect_options
-from bot.stores.postgres._durable import PostgresJournal, PostgresLeases, PostgresOutbox
-from bot.stores.postgres._installations import PostgresInstallations
-from bot.stores.postgres._ledger import PostgresLedger
+from bot.stores.postgres._durable import PostgresOutbox
 from bot.stores.postgres._migrations import migrate
-from bot.stores.postgres._runs import PostgresAudit, PostgresCheckpoints, PostgresRuns
 from bot.stores.postgres._unit import PostgresUnit
 
 DEFAULT_POOL_SIZE = 10
@@ -29,22 +16,13 @@ DEFAULT_STATEMENT_TIMEOUT = 10.0
 _PING_TIMEOUT_SECONDS = 5.0
 
 
-class PostgresStores:
+class PostgresStores(SqlPorts):
     """Open with ``await PostgresStores.open(url)``; the schema is the URL's search_path."""
 
     def __init__(self, db: Database, changes: PostgresChanges) -> None:
         self._db = db
-        # Typed as the ports, as ``SqliteStores`` does.
-        self.unit: UnitOfWork = PostgresUnit(db)
-        self.ledger: Ledger = PostgresLedger(db)
-        self.checkpoints: Checkpoints = PostgresCheckpoints(db)
-        self.runs: Runs = PostgresRuns(db)
-        self.audit: Audit = PostgresAudit(db)
-        self.leases: Leases = PostgresLeases(db)
-        self.journal: Journal = PostgresJournal(db)
-        self.outbox: Outbox = PostgresOutbox(db)
-        self.installations: Installations = PostgresInstallations(db)
-        self.admin: AdminStore = PostgresAdmin(db)
+        parts = PostgresUnit(db), PostgresCheckpoints(db), PostgresOutbox(db), PostgresAdmin(db)
+        super().__init__(db, *parts)
         self.changes = changes
 
     @classmethod

@@ -14,28 +14,21 @@ shape is one prepared statement in asyncpg's cache.
 
 from __future__ import annotations
 
-import json
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from bot.questions.records import DeliveryState, Question, QuestionStatus
 from bot.questions.write import Close, Extend, Owed, StillOpen, Write, Written
-from bot.stores._rows import (
-    PAUSE_COLUMNS,
-    audit_params,
-    dump,
-    load,
-    owed_delivery,
-    pause_from_row,
-    pause_params,
-    pauses_from_rows,
-)
+from bot.stores import _rows
+from bot.stores._shared import pauses_query
+from bot.stores._sql import numbered
+from bot.stores.postgres._changes import notice
 from bot.stores.postgres._db import Database
-from bot.stores.postgres._rows import notice, pauses_query
 
 _OUTSTANDING = str(QuestionStatus.OUTSTANDING)
 _PENDING = str(DeliveryState.PENDING)
-_GET = pauses_query("WHERE p.interrupt_id = $1", "p.seq")
+_GET = numbered(pauses_query("WHERE p.interrupt_id = ?", "p.seq"))
 
 
 class _Params:
@@ -56,14 +49,16 @@ def _question_cte(write: Write, p: _Params) -> str | None:
         case None:
             return None
         case Question():
-            values = ", ".join(p(v) for v in pause_params(change))
+            values = ", ".join(p(v) for v in _rows.pause_params(change))
             return (
-                f"INSERT INTO pauses ({', '.join(PAUSE_COLUMNS)}) VALUES ({values})"  # noqa: S608 - our own identifiers
+                f"INSERT INTO pauses ({', '.join(_rows.PAUSE_COLUMNS)}) VALUES ({values})"  # noqa: S608 - our own identifiers
                 f" ON CONFLICT (interrupt_id) DO NOTHING {returning}"
             )
         case Close():
             status, at = p(str(change.status), "::text"), p(change.at, "::float8")
-            answer = p(dump(dict(change.answer)) if change.answer is not None else None, "::text")
+            answer = p(
+                _rows.dump(dict(change.answer)) if change.answer is not None else None, "::text"
+            )
             return (
                 f"UPDATE pauses SET status = {status}, answer = {answer},"  # noqa: S608 - our own text
                 f" closed_by = {p(change.by)}, closed_by_id = {p(change.by_id)}, closed_at = {at}"
@@ -94,7 +89,7 @@ def _statement(write: Write, texts: dict[str, Any]) -> tuple[str, list[Any]]:
         target = f"SELECT {p(write.run_id, '::text')} AS run_id"
     asked = write.question
     if isinstance(asked, Question) and asked.cross_scope_attempts:
-        attempts = p([dump(a) for a in asked.cross_scope_attempts], "::text[]")
+        attempts = p([_rows.dump(a) for a in asked.cross_scope_attempts], "::text[]")
         ctes.append(
             "attempted AS (INSERT INTO cross_scope_attempts (interrupt_id, attempt_json, at)"  # noqa: S608 - our own text
             f" SELECT q.interrupt_id, a.json, {p(time.time(), '::float8')} FROM q,"
@@ -144,7 +139,7 @@ def _statement(write: Write, texts: dict[str, Any]) -> tuple[str, list[Any]]:
             " AS s(step, value) ON CONFLICT (run_id, step) DO NOTHING)"
         )
     if write.audit:
-        rows = [audit_params(event) for event in write.audit]
+        rows = [_rows.audit_params(event) for event in write.audit]
         columns = [p([row[i] for row in rows], cast) for i, cast in enumerate(_AUDIT_CASTS)]
         ctes.append(
             "audited AS (INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail)"  # noqa: S608 - our own text
@@ -161,7 +156,7 @@ def _statement(write: Write, texts: dict[str, Any]) -> tuple[str, list[Any]]:
         claim = write.claim
         kinds = p([str(o.kind) for o in write.owe], "::text[]")
         ids = p([o.interrupt_id for o in write.owe], "::text[]")
-        bodies = p([dump(dict(o.body)) for o in write.owe], "::text[]")
+        bodies = p([_rows.dump(dict(o.body)) for o in write.owe], "::text[]")
         held_by = p(claim.owner if claim else "", "::text")
         held_until = p(claim.until if claim else 0.0, "::float8")
         ctes.append(
@@ -196,39 +191,29 @@ def _statement(write: Write, texts: dict[str, Any]) -> tuple[str, list[Any]]:
 _AUDIT_CASTS = ("::float8[]", "::text[]", "::text[]", "::text[]", "::text[]", "::text[]")
 
 
-def _encoded(write: Write) -> dict[str, Any]:
-    """The write's JSON, encoded before anything reaches the database."""
-    texts: dict[str, Any] = {}
-    if write.checkpoint is not None:
-        texts["checkpoint"] = dump(dict(write.checkpoint.state)) or "{}"
-    for step, value in write.journal.items():
-        texts[f"journal:{step}"] = json.dumps(value, separators=(",", ":"))
-    return texts
-
-
+@dataclass  # tests patch methods on the instance
 class PostgresUnit:
     """Applies a lifecycle step's ``Write`` as one statement."""
 
-    def __init__(self, db: Database) -> None:
-        self._db = db
+    db: Database
 
     async def apply(self, write: Write) -> Written | None:
-        sql, params = _statement(write, _encoded(write))
-        row = await self._db.fetchrow(sql, *params)
+        sql, params = _statement(write, _rows.write_texts(write))
+        row = await self.db.fetchrow(sql, *params)
         if row is None or not row["went"]:
             return None
         question: Question | None = None
         if isinstance(write.question, Question):
             question = write.question  # as inserted; the statement cannot read its own rows
         elif write.question is not None:
-            question = pause_from_row(row, [load(a) for a in row["attempts"]])
+            question = _rows.pause_from_row(row, [_rows.load(a) for a in row["attempts"]])
         run_id = write.run_id or (question.run_id if question is not None else "")
         claim = write.claim
         held_by, held_until = (claim.owner, claim.until) if claim is not None else ("", 0.0)
         earlier = list(row["earlier"])
         owed: list[Owed] = []
         for owe, delivery_id in zip(write.owe, row["owed_ids"], strict=False):
-            delivery = owed_delivery(
+            delivery = _rows.owed_delivery(
                 delivery_id, run_id, row["owed_surface"], owe, write.at, question
             )
             owed.append(Owed(delivery, held_by, held_until, tuple(earlier)))
@@ -236,5 +221,5 @@ class PostgresUnit:
         return Written(question, tuple(owed))
 
     async def question(self, interrupt_id: str) -> Question | None:
-        rows = pauses_from_rows(await self._db.fetch(_GET, interrupt_id))
+        rows = _rows.pauses_from_rows(await self.db.fetch(_GET, interrupt_id, None))
         return rows[0] if rows else None

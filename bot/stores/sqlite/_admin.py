@@ -9,9 +9,10 @@ that percentiles are read from. No row is loaded into Python to compute a figure
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import dataclass
 from typing import Any
 
-from bot.stores._rows import load
+from bot.stores._rows import open_question_from_row
 from bot.stores.records import (
     OpenQuestion,
     PendingFilter,
@@ -19,7 +20,6 @@ from bot.stores.records import (
     nearest_rank,
 )
 from bot.stores.sqlite._db import Database
-from bot.stores.sqlite._rows import pauses_query
 
 _PENDING_COLUMNS = (
     "SELECT p.seq, p.interrupt_id, p.run_id, p.scope, p.name, p.payload, p.issued_at,"
@@ -81,12 +81,11 @@ _DELIVERIES = (
     "SELECT (SELECT COUNT(*) FROM outbox WHERE state = 'failed') AS failed,"
     " (SELECT COUNT(*) FROM outbox WHERE state = 'pending' AND attempts > 0) AS retrying"
 )
-_GET_PAUSE = pauses_query("WHERE p.interrupt_id = ?", "p.seq")
 
 
+@dataclass  # tests patch methods on the instance
 class SqliteAdmin:
-    def __init__(self, db: Database) -> None:
-        self._db = db
+    db: Database
 
     async def pending(
         self, *, where: PendingFilter, after: str | None = None, limit: int = 20
@@ -95,24 +94,9 @@ class SqliteAdmin:
         params = _pending_params(where, _cursor(after), max(limit, 0))
 
         def pending(conn: sqlite3.Connection) -> list[OpenQuestion]:
-            return [
-                OpenQuestion(
-                    interrupt_id=row["interrupt_id"],
-                    run_id=row["run_id"],
-                    scope=row["scope"],
-                    name=row["name"],
-                    payload=load(row["payload"]),
-                    issued_at=row["issued_at"],
-                    expires_at=row["expires_at"],
-                    requester=row["requester"],
-                    surface=row["surface"],
-                    message_ref=load(row["message_ref"]),
-                    cursor=str(row["seq"]),
-                )
-                for row in conn.execute(sql, params)
-            ]
+            return [open_question_from_row(row) for row in conn.execute(sql, params)]
 
-        return await self._db.run(pending)
+        return await self.db.run(pending)
 
     async def stats(self) -> QuestionStats:
         def stats(conn: sqlite3.Connection) -> QuestionStats:
@@ -141,7 +125,7 @@ class SqliteAdmin:
             )
 
         # Counters and a few thousand buckets at most: cheap enough for the loop.
-        return await self._db.run(stats)
+        return await self.db.run(stats)
 
 
 def _rank(conn: sqlite3.Connection, offset: int) -> float | None:

@@ -55,12 +55,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from bot.stores._rows import Row
+from bot.stores._sql import SQLITE
 from bot.stores.errors import StoreError
 from bot.stores.urgency import waited_on
 
@@ -246,6 +248,35 @@ class Database:
         if conn.total_changes != before:
             self._wrote()
         return result
+
+    # -- ``bot.stores._sql.Statements``: the shared ports' statements ------------
+
+    dialect = SQLITE
+
+    async def rows(self, sql: str, *args: Any) -> list[Row]:
+        return await self.run(lambda conn: list(conn.execute(sql, args)))
+
+    async def many_rows(self, sql: str, *args: Any) -> list[Row]:
+        return await self.run_in_worker(lambda conn: list(conn.execute(sql, args)))
+
+    async def write(self, sql: str, *args: Any) -> int:
+        def write(conn: sqlite3.Connection) -> int:
+            with transaction(conn):
+                return conn.execute(sql, args).rowcount
+
+        return await self.run(write)
+
+    async def in_order(self, statements: Sequence[tuple[str, tuple[Any, ...]]]) -> bool:
+        def write(conn: sqlite3.Connection) -> bool:
+            with transaction(conn):
+                (sql, args), *rest = statements
+                if not conn.execute(sql, args).rowcount:
+                    return False
+                for sql, args in rest:
+                    conn.execute(sql, args)
+                return True
+
+        return await self.run(write)
 
     async def run_in_worker(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn(conn)`` in the worker thread, where waiting for a lock is allowed."""

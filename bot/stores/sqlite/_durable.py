@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from bot.stores._rows import delivery_from_row, dump
@@ -25,69 +25,6 @@ _RUNNING = str(RunStatus.RUNNING)
 _PENDING = str(DeliveryState.PENDING)
 _DONE = str(DeliveryState.DONE)
 
-_ACQUIRE = (
-    "UPDATE runs SET lease_owner = ?, lease_until = ? WHERE run_id = ? AND status = ?"
-    " AND (lease_until IS NULL OR lease_until <= ? OR lease_owner = ?)"
-)
-_LAPSED = (
-    "SELECT run_id FROM runs WHERE status = ? AND (lease_until IS NULL OR lease_until <= ?)"
-    " ORDER BY seq LIMIT ?"
-)
-
-
-class SqliteLeases:
-    """Leases live on the runs' rows, so a run and its lease never disagree."""
-
-    def __init__(self, db: Database) -> None:
-        self._db = db
-
-    async def acquire(self, run_id: str, owner: str, *, now: float, until: float) -> bool:
-        params = (owner, until, run_id, _RUNNING, now, owner)
-        return await self._db.run(lambda conn: _changed(conn, _ACQUIRE, params))
-
-    async def renew(self, run_id: str, owner: str, *, until: float) -> bool:
-        sql = "UPDATE runs SET lease_until = ? WHERE run_id = ? AND lease_owner = ?"
-        return await self._db.run(lambda conn: _changed(conn, sql, (until, run_id, owner)))
-
-    async def release(self, run_id: str, owner: str) -> None:
-        sql = (
-            "UPDATE runs SET lease_owner = '', lease_until = NULL"
-            " WHERE run_id = ? AND lease_owner = ?"
-        )
-        await self._db.run(lambda conn: _changed(conn, sql, (run_id, owner)))
-
-    async def lapsed(self, now: float, *, limit: int = 100) -> list[str]:
-        params = (_RUNNING, now, max(limit, 0))
-        return await self._db.run(
-            lambda conn: [row["run_id"] for row in conn.execute(_LAPSED, params)]
-        )
-
-
-class SqliteJournal:
-    """Finished steps; the primary key makes the first record of a step the only one."""
-
-    def __init__(self, db: Database) -> None:
-        self._db = db
-
-    async def steps(self, run_id: str) -> dict[str, Any]:
-        def steps(conn: sqlite3.Connection) -> dict[str, Any]:
-            rows = conn.execute("SELECT step, value FROM journal WHERE run_id = ?", (run_id,))
-            return {row["step"]: json.loads(row["value"]) for row in rows}
-
-        return await self._db.run(steps)
-
-    async def record(self, run_id: str, step: str, value: Any) -> None:
-        text = json.dumps(value, separators=(",", ":"))  # a bad value never takes the lock
-        sql = (
-            "INSERT INTO journal (run_id, step, value, at) VALUES (?, ?, ?, ?)"
-            " ON CONFLICT (run_id, step) DO NOTHING"
-        )
-        params = (run_id, step, text, time.time())
-        await self._db.run(lambda conn: _changed(conn, sql, params))
-
-
-# The oldest pending row of each run only: a run's messages keep their order,
-# and one that waits for a retry holds back the ones owed after it.
 _DUE = """
 SELECT o.*, o.claimed_by = ? AND o.claimed_until > ? AS mine,
     EXISTS (SELECT 1 FROM outbox AS f WHERE f.run_id = o.run_id AND f.state = o.state
@@ -106,9 +43,9 @@ _TAKE = (
 )
 
 
+@dataclass  # tests patch methods on the instance
 class SqliteOutbox:
-    def __init__(self, db: Database) -> None:
-        self._db = db
+    db: Database
 
     async def claim(
         self, now: float, *, until: float, owner: str, surfaces: Sequence[str], limit: int = 50
@@ -134,7 +71,7 @@ class SqliteOutbox:
                             taken.append(delivery_from_row(took, followed=bool(row["followed"])))
             return sorted(taken, key=lambda row: row.delivery_id)
 
-        return await self._db.run(claim)
+        return await self.db.run(claim)
 
     async def delivered(
         self, delivery_id: int, *, at: float, message_ref: dict[str, Any] | None = None
@@ -155,14 +92,14 @@ class SqliteOutbox:
                 )
 
         if done:
-            await self._db.run(delivered)
+            await self.db.run(delivered)
 
     async def retry(self, delivery_id: int, *, next_at: float, error: str) -> None:
         sql = (
             "UPDATE outbox SET attempts = attempts + 1, next_at = ?, claimed_until = 0,"
             " claimed_by = '', last_error = ? WHERE id = ?"
         )
-        await self._db.run(lambda conn: _changed(conn, sql, (next_at, error, delivery_id)))
+        await self.db.run(lambda conn: _changed(conn, sql, (next_at, error, delivery_id)))
 
     async def failed(self, delivery_id: int, *, at: float, error: str) -> None:
         def failed(conn: sqlite3.Connection) -> None:
@@ -178,11 +115,11 @@ class SqliteOutbox:
                     (error, at, delivery_id),
                 )
 
-        await self._db.run(failed)
+        await self.db.run(failed)
 
     async def of_run(self, run_id: str) -> list[Delivery]:
         sql = "SELECT * FROM outbox WHERE run_id = ? ORDER BY id"
-        return await self._db.run(
+        return await self.db.run(
             lambda conn: [delivery_from_row(row) for row in conn.execute(sql, (run_id,))]
         )
 

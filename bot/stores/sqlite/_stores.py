@@ -13,50 +13,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.kernel.journal import Journal
-from bot.questions.write import UnitOfWork
-from bot.stores.ports import (
-    AdminStore,
-    Audit,
-    Checkpoints,
-    Installations,
-    Leases,
-    Ledger,
-    Outbox,
-    Runs,
-)
+from bot.stores._shared import SqlPorts
 from bot.stores.sqlite._admin import SqliteAdmin
+from bot.stores.sqlite._checkpoints import SqliteCheckpoints
 from bot.stores.sqlite._db import Database
-from bot.stores.sqlite._durable import (
-    SqliteJournal,
-    SqliteLeases,
-    SqliteOutbox,
-)
-from bot.stores.sqlite._installations import SqliteInstallations
-from bot.stores.sqlite._ledger import SqliteLedger
+from bot.stores.sqlite._durable import SqliteOutbox
 from bot.stores.sqlite._migrations import migrate
-from bot.stores.sqlite._runs import SqliteAudit, SqliteCheckpoints, SqliteRuns
 from bot.stores.sqlite._unit import SqliteUnit
 
 
-class SqliteStores:
+class SqliteStores(SqlPorts):
     """Every port over one SQLite file; open with ``await SqliteStores.open(path)``."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
-        # Typed as the ports: ``Stores`` declares plain (mutable, so invariant)
-        # attributes, which the concrete classes would not match.
-        unit = SqliteUnit(db)
-        self.unit: UnitOfWork = unit
-        self.ledger: Ledger = SqliteLedger(db, unit)
-        self.checkpoints: Checkpoints = SqliteCheckpoints(db)
-        self.runs: Runs = SqliteRuns(db)
-        self.audit: Audit = SqliteAudit(db)
-        self.leases: Leases = SqliteLeases(db)
-        self.journal: Journal = SqliteJournal(db)
-        self.outbox: Outbox = SqliteOutbox(db)
-        self.installations: Installations = SqliteInstallations(db)
-        self.admin: AdminStore = SqliteAdmin(db)
+        parts = SqliteUnit(db), SqliteCheckpoints(db), SqliteOutbox(db), SqliteAdmin(db)
+        super().__init__(db, *parts)
 
     @classmethod
     async def open(cls, path: str | Path) -> SqliteStores:

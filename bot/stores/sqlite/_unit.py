@@ -7,33 +7,24 @@ finds it closed and writes nothing.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from bot.questions.records import DeliveryState, Question, QuestionStatus
 from bot.questions.write import Close, Extend, Owed, StillOpen, Write, Written
-from bot.stores._rows import (
-    PAUSE_COLUMNS,
-    audit_params,
-    dump,
-    load,
-    owed_delivery,
-    pause_from_row,
-    pause_params,
-    pauses_from_rows,
-)
+from bot.stores import _rows
+from bot.stores._shared import pauses_query
 from bot.stores.sqlite._db import Database, transaction
-from bot.stores.sqlite._rows import pauses_query
 
 _OUTSTANDING = str(QuestionStatus.OUTSTANDING)
 _PENDING = str(DeliveryState.PENDING)
-_RETURNING = f" RETURNING {', '.join(PAUSE_COLUMNS)}"
+_RETURNING = f" RETURNING {', '.join(_rows.PAUSE_COLUMNS)}"
 
 _INSERT_QUESTION = (
-    f"INSERT INTO pauses ({', '.join(PAUSE_COLUMNS)})"  # noqa: S608 - our own identifiers
-    f" VALUES ({', '.join('?' for _ in PAUSE_COLUMNS)}) ON CONFLICT (interrupt_id) DO NOTHING"
+    f"INSERT INTO pauses ({', '.join(_rows.PAUSE_COLUMNS)})"  # noqa: S608 - our own identifiers
+    f" VALUES ({', '.join('?' for _ in _rows.PAUSE_COLUMNS)}) ON CONFLICT (interrupt_id) DO NOTHING"
 )
 # An expiry closes only what is still overdue: an admin may have extended it
 # since the sweeper listed it.
@@ -44,7 +35,7 @@ _CLOSE = (
 )
 _EXTEND = f"UPDATE pauses SET expires_at = ? WHERE interrupt_id = ? AND status = ?{_RETURNING}"  # noqa: S608 - our own identifiers
 _STILL_OPEN = (
-    f"SELECT {', '.join(PAUSE_COLUMNS)} FROM pauses"  # noqa: S608 - our own identifiers
+    f"SELECT {', '.join(_rows.PAUSE_COLUMNS)} FROM pauses"  # noqa: S608 - our own identifiers
     " WHERE interrupt_id = ? AND status = ?"
 )
 _INSERT_ATTEMPT = (
@@ -52,7 +43,7 @@ _INSERT_ATTEMPT = (
 )
 _ATTEMPTS = "SELECT attempt_json FROM cross_scope_attempts WHERE interrupt_id = ? ORDER BY seq"
 _GET = (
-    f"SELECT {', '.join(PAUSE_COLUMNS)}, EXISTS (SELECT 1 FROM cross_scope_attempts AS a"  # noqa: S608 - our own identifiers
+    f"SELECT {', '.join(_rows.PAUSE_COLUMNS)}, EXISTS (SELECT 1 FROM cross_scope_attempts AS a"  # noqa: S608 - our own identifiers
     " WHERE a.interrupt_id = pauses.interrupt_id) AS attempted FROM pauses WHERE interrupt_id = ?"
 )
 _GET_WITH_ATTEMPTS = pauses_query("WHERE p.interrupt_id = ?", "p.seq")
@@ -95,7 +86,7 @@ class _Refused(Exception):
 
 
 def _attempts(conn: sqlite3.Connection, interrupt_id: str) -> list[Any]:
-    return [load(text) for (text,) in conn.execute(_ATTEMPTS, (interrupt_id,))]
+    return [_rows.load(text) for (text,) in conn.execute(_ATTEMPTS, (interrupt_id,))]
 
 
 def _question(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> Question | None:
@@ -111,14 +102,17 @@ def _question(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> 
                 now = time.time()
                 conn.executemany(
                     _INSERT_ATTEMPT,
-                    [(change.interrupt_id, dump(a), now) for a in change.cross_scope_attempts],
+                    [
+                        (change.interrupt_id, _rows.dump(a), now)
+                        for a in change.cross_scope_attempts
+                    ],
                 )
             return change
         case Close():
             status = str(change.status)
             params = (
                 status,
-                dump(dict(change.answer) if change.answer is not None else None),
+                _rows.dump(dict(change.answer) if change.answer is not None else None),
                 change.by,
                 change.by_id,
                 change.at,
@@ -135,7 +129,7 @@ def _question(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> 
             row = conn.execute(_STILL_OPEN, (change.interrupt_id, _OUTSTANDING)).fetchone()
     if row is None:
         raise _Refused
-    return pause_from_row(row, _attempts(conn, change.interrupt_id))
+    return _rows.pause_from_row(row, _attempts(conn, change.interrupt_id))
 
 
 def _apply(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> Written:
@@ -179,7 +173,7 @@ def _apply(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> Wri
     if write.audit:
         conn.executemany(
             _AUDIT,
-            [audit_params(event, run_id=run_id) for event in write.audit],
+            [_rows.audit_params(event, run_id=run_id) for event in write.audit],
         )
     return Written(question, _owe(conn, write, run_id, question))
 
@@ -200,35 +194,32 @@ def _owe(
     at = write.at
     for owe in write.owe:
         body = dict(owe.body)
-        params = (run_id, surface, str(owe.kind), owe.interrupt_id, dump(body), at, _PENDING, at)
+        params = (
+            run_id,
+            surface,
+            str(owe.kind),
+            owe.interrupt_id,
+            _rows.dump(body),
+            at,
+            _PENDING,
+            at,
+        )
         delivery_id = conn.execute(_OWE, (*params, held_until, held_by)).lastrowid
         assert delivery_id is not None  # an INSERT always sets it
-        row = owed_delivery(delivery_id, run_id, surface, owe, at, question)
+        row = _rows.owed_delivery(delivery_id, run_id, surface, owe, at, question)
         owed.append(Owed(row, held_by, held_until, tuple(earlier)))
         earlier.append(delivery_id)
     return tuple(owed)
 
 
-def encoded_texts(write: Write) -> dict[str, Any]:
-    """The write's rows, encoded before the lock is taken: a bad value never takes it."""
-    texts: dict[str, Any] = {}
-    if isinstance(write.question, Question):
-        texts["question"] = pause_params(write.question)
-    if write.checkpoint is not None:
-        texts["checkpoint"] = dump(dict(write.checkpoint.state)) or "{}"
-    for step, value in write.journal.items():
-        texts[f"journal:{step}"] = json.dumps(value, separators=(",", ":"))
-    return texts
-
-
+@dataclass  # tests patch methods on the instance
 class SqliteUnit:
     """Applies a lifecycle step's ``Write`` in one transaction."""
 
-    def __init__(self, db: Database) -> None:
-        self._db = db
+    db: Database
 
     async def apply(self, write: Write) -> Written | None:
-        texts = encoded_texts(write)
+        texts = _rows.write_texts(write)
 
         def apply(conn: sqlite3.Connection) -> Written | None:
             try:
@@ -237,15 +228,15 @@ class SqliteUnit:
             except _Refused:
                 return None
 
-        return await self._db.run(apply)
+        return await self.db.run(apply)
 
     async def question(self, interrupt_id: str) -> Question | None:
         def get(conn: sqlite3.Connection) -> Question | None:
             row = conn.execute(_GET, (interrupt_id,)).fetchone()
             if row is None or not row["attempted"]:
                 # Most rows have no cross-scope attempts: the row alone is the record.
-                return None if row is None else pause_from_row(row, [])
-            rows = pauses_from_rows(conn.execute(_GET_WITH_ATTEMPTS, (interrupt_id, -1)))
+                return None if row is None else _rows.pause_from_row(row, [])
+            rows = _rows.pauses_from_rows(conn.execute(_GET_WITH_ATTEMPTS, (interrupt_id, -1)))
             return rows[0] if rows else None
 
-        return await self._db.run(get)
+        return await self.db.run(get)

@@ -1,0 +1,80 @@
+"""SQL written once for both backends: one statement text, a dialect for what differs.
+
+Statements are written with ``?`` placeholders, one per value, in order;
+PostgreSQL's connection numbers them (``$1``, ``$2`` ...) once per text.
+What differs beyond placeholders (a function's name, a JSON test, a list
+parameter, row locks) is a field of ``Dialect``, filled into the text with
+``str.format``. A backend is a ``Statements``: how to run one statement, and
+a few statements in one transaction.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from bot.stores._rows import Row
+
+
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    """The pieces of SQL that are spelt differently."""
+
+    name: str
+    # The larger of two values.
+    greatest: str
+    # ``conversation``'s "key" is a JSON string.
+    key_is_text: str
+    # ``column IN`` a list passed as one parameter.
+    in_list: str
+    # Rows another writer is taking right now are passed over (PostgreSQL only).
+    skip_locked: str
+    # The LIMIT value that means no limit.
+    no_limit: int | None
+
+    def list_value(self, values: Sequence[str]) -> Any:
+        """The one parameter ``in_list`` takes."""
+        return json.dumps(list(values)) if self.name == "sqlite" else list(values)
+
+
+SQLITE = Dialect(
+    "sqlite", "MAX", "json_type(conversation, '$.key') = 'text'",
+    "IN (SELECT value FROM json_each(?))", "", -1,
+)  # fmt: skip
+POSTGRES = Dialect(
+    "postgres", "GREATEST", "jsonb_typeof(conversation::jsonb -> 'key') = 'string'",
+    "= ANY(?::text[])", "FOR UPDATE SKIP LOCKED", None,
+)  # fmt: skip
+
+
+@functools.lru_cache(maxsize=512)
+def numbered(sql: str) -> str:
+    """``?`` placeholders as PostgreSQL's ``$1, $2 ...``; our texts have no ``?`` in literals."""
+    parts = sql.split("?")
+    return "".join(f"{part}${i}" for i, part in enumerate(parts[:-1], start=1)) + parts[-1]
+
+
+class Statements(Protocol):
+    """One backend's way to run a statement; the shared ports (``_shared``) rely on it."""
+
+    dialect: Dialect
+
+    async def rows(self, sql: str, *args: Any) -> list[Row]:
+        """Every row one statement returns."""
+        ...
+
+    async def many_rows(self, sql: str, *args: Any) -> list[Row]:
+        """As ``rows``, for a statement whose work grows with a table, not a limit."""
+        ...
+
+    async def write(self, sql: str, *args: Any) -> int:
+        """Run one writing statement in a transaction of its own; the rows it changed."""
+        ...
+
+    async def in_order(self, statements: Sequence[tuple[str, tuple[Any, ...]]]) -> bool:
+        """Run the statements in one transaction, the later ones only if the first changed a
+        row; whether it did."""
+        ...
