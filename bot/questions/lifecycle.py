@@ -1,5 +1,6 @@
 """The steps of a question's life, each one ``Write`` through the unit of work.
 
+start    a run from a person's message, once per platform event.
 ask      a new outstanding question: its run waits on a person (no lease),
          earlier closed questions count as continued from, the post is owed;
          with the paused turn's checkpoint and journal entries in the same write.
@@ -28,6 +29,7 @@ from bot.questions.records import (
     Closing,
     DeliveryKind,
     Question,
+    RunRecord,
     RunStatus,
 )
 from bot.questions.write import (
@@ -72,6 +74,19 @@ class Lifecycle:
         self._owner = owner
         self._claim_seconds = claim_seconds
         self._sink = sink
+
+    async def start(self, run: RunRecord) -> bool:
+        """Store a new run, audited; False (nothing written) if its id exists already.
+
+        Surfaces derive a run id from a platform event id, so a retried event
+        (or the same event reaching two replicas) starts one run, not two.
+        """
+        started = AuditEvent(
+            run.created_at, "started", run.run_id, actor=run.requester,
+            detail={"surface": run.surface},
+        )  # fmt: skip
+        write = Write(run.run_id, run.created_at, new_run=run, audit=(started,))
+        return await self._apply(write) is not None
 
     async def ask(
         self,

@@ -22,6 +22,7 @@ from bot.questions.records import (
     DeliveryKind,
     Question,
     QuestionStatus,
+    RunRecord,
     RunStatus,
 )
 
@@ -117,6 +118,8 @@ class Write:
 
     run_id: str
     at: float
+    # A run started: inserted, or the whole write refused if its id exists.
+    new_run: RunRecord | None = None
     question: QuestionChange | None = None
     run: RunMove | None = None
     checkpoint: Checkpoint | None = None

@@ -156,7 +156,7 @@ class RunService:
             lease_owner=self.owner,
             lease_until=now + self.lease_seconds,
         )
-        if not await self.stores.runs.create(run):
+        if not await self.questions.start(run):
             log.info("duplicate start ignored", extra={"run_id": run.run_id})
             return None
         run_events.started(run.run_id, by=who.id, surface=where.surface)

@@ -226,6 +226,8 @@ def write_texts(write: Write) -> dict[str, Any]:
     """A write's rows and JSON, encoded before the database is touched: a bad value
     never takes a lock."""
     texts: dict[str, Any] = {}
+    if write.new_run is not None:
+        texts["run"] = run_params(write.new_run)
     if isinstance(write.question, Question):
         texts["question"] = pause_params(write.question)
     if write.checkpoint is not None:

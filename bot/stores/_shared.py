@@ -38,10 +38,10 @@ from bot.stores.ports import (
 
 _OUTSTANDING = str(QuestionStatus.OUTSTANDING)
 _RUNNING = str(RunStatus.RUNNING)
-_RUN_WRITE_COLUMNS = (*_rows.RUN_COLUMNS, "conversation_key")
+RUN_WRITE_COLUMNS = (*_rows.RUN_COLUMNS, "conversation_key")
 INSERT_RUN = (
-    f"INSERT INTO runs ({', '.join(_RUN_WRITE_COLUMNS)})"  # noqa: S608 - our own identifiers
-    f" VALUES ({', '.join('?' for _ in _RUN_WRITE_COLUMNS)}) ON CONFLICT (run_id) DO NOTHING"
+    f"INSERT INTO runs ({', '.join(RUN_WRITE_COLUMNS)})"  # noqa: S608 - our own identifiers
+    f" VALUES ({', '.join('?' for _ in RUN_WRITE_COLUMNS)}) ON CONFLICT (run_id) DO NOTHING"
 )
 SELECT_RUNS = f"SELECT {', '.join(_rows.RUN_COLUMNS)} FROM runs"  # noqa: S608 - our own identifiers
 INSERT_AUDIT = (

@@ -21,7 +21,7 @@ from typing import Any
 from bot.questions.records import DeliveryState, Question, QuestionStatus
 from bot.questions.write import Close, Extend, Owed, StillOpen, Write, Written
 from bot.stores import _rows
-from bot.stores._shared import pauses_query
+from bot.stores._shared import RUN_WRITE_COLUMNS, pauses_query
 from bot.stores._sql import numbered
 from bot.stores.postgres._changes import notice
 from bot.stores.postgres._db import Database
@@ -82,9 +82,17 @@ def _statement(write: Write, texts: dict[str, Any]) -> tuple[str, list[Any]]:
     p = _Params()
     ctes: list[str] = []
     question = _question_cte(write, p)
+    if write.new_run is not None:
+        values = ", ".join(p(v) for v in texts["run"])
+        ctes.append(
+            f"started AS (INSERT INTO runs ({', '.join(RUN_WRITE_COLUMNS)}) VALUES ({values})"  # noqa: S608 - our own identifiers
+            " ON CONFLICT (run_id) DO NOTHING RETURNING run_id)"
+        )
     if question is not None:
         ctes.append(f"q AS ({question})")
         target = "SELECT run_id FROM q"
+    elif write.new_run is not None:
+        target = "SELECT run_id FROM started"
     else:
         target = f"SELECT {p(write.run_id, '::text')} AS run_id"
     asked = write.question

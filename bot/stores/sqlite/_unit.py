@@ -15,7 +15,7 @@ from typing import Any
 from bot.questions.records import DeliveryState, Question, QuestionStatus
 from bot.questions.write import Close, Extend, Owed, StillOpen, Write, Written
 from bot.stores import _rows
-from bot.stores._shared import pauses_query
+from bot.stores._shared import INSERT_RUN, pauses_query
 from bot.stores.sqlite._db import Database, transaction
 
 _OUTSTANDING = str(QuestionStatus.OUTSTANDING)
@@ -133,6 +133,8 @@ def _question(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> 
 
 
 def _apply(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> Written:
+    if write.new_run is not None and not conn.execute(INSERT_RUN, texts["run"]).rowcount:
+        raise _Refused  # a retried event: the run exists
     question = _question(conn, write, texts)
     run_id = write.run_id or (question.run_id if question is not None else "")
     move = write.run
