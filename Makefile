@@ -41,6 +41,7 @@ bench: $(BENCH_STAMP)
 	$(BIN)/python bench/redeem.py
 	$(BIN)/python bench/teams_invoke.py
 	$(BIN)/python bench/slack_click.py
+	$(BIN)/python bench/click_path.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

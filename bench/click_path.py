@@ -1,0 +1,105 @@
+"""The files of ours one Slack click runs, from the signed request to the resumed run's post.
+
+Starts `python -m bot` (SQLite, Slack pointed at the loopback fake Web API)
+under a profiler hook that records which of our source files execute
+between two signals, parks two demo runs on their first question, clicks
+the first (so lazy imports and caches are warm), then records while the
+second is clicked, acked, spent and resumed until the run posts its next
+question. Anything else the process does in that window (a sweep tick, the
+lease heartbeat) is recorded too, and the list says so by name.
+Run: `.venv/bin/python bench/click_path.py`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import aiohttp
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from slack_click import click_bodies, park, ready, recorded, signed_post, spawn  # noqa: E402
+
+from tests.e2e._server import free_port  # noqa: E402 (needs ROOT on the path)
+from tests.fakes.slack_api import BOT_TOKEN, SIGNING_SECRET  # noqa: E402
+
+# Run inside the bot's process: SIGUSR1 starts recording the files that
+# execute, SIGUSR2 writes them to $CLICK_PATH_OUT.
+_TRACED_BOT = """
+import os, runpy, signal, sys, threading
+roots = (os.path.join(os.getcwd(), "bot"), os.path.join(os.getcwd(), "adapters"))
+seen = set()
+def profile(frame, event, arg):
+    if event == "call" and frame.f_code.co_filename.startswith(roots):
+        seen.add(os.path.relpath(frame.f_code.co_filename))
+def start(*_):
+    seen.clear(); sys.setprofile(profile); threading.setprofile(profile)
+def stop(*_):
+    sys.setprofile(None); threading.setprofile(None)
+    with open(os.environ["CLICK_PATH_OUT"], "w") as out:
+        out.write("\\n".join(sorted(seen)))
+signal.signal(signal.SIGUSR1, start)
+signal.signal(signal.SIGUSR2, stop)
+sys.argv = ["bot"]
+runpy.run_module("bot", run_name="__main__", alter_sys=True)
+"""
+
+
+async def main() -> None:
+    ports = {name: free_port() for name in ("fake", "ours")}
+    urls = {name: f"http://127.0.0.1:{port}" for name, port in ports.items()}
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "files.txt"
+        env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith(("BOT_", "SLACK_"))},
+            "PORT": str(ports["ours"]),
+            "DATABASE_URL": f"sqlite:///{folder}/bot.sqlite3",
+            "BOT_DATA_DIR": f"{folder}/var",
+            "BOT_LOG_LEVEL": "WARNING",
+            "SLACK_BOT_TOKEN": BOT_TOKEN,
+            "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+            "SLACK_API_URL": f"{urls['fake']}/api/",
+            "CLICK_PATH_OUT": str(out),
+        }
+        fake = spawn(["-m", "tests.fakes.slack_api", str(ports["fake"])])
+        bot = spawn(["-c", _TRACED_BOT], env)
+        try:
+            await ready(urls["fake"], "/_calls")
+            await ready(urls["ours"])
+            first, second = click_bodies(await park(urls["ours"], urls["fake"], 2))
+            async with aiohttp.ClientSession() as session:
+                form = "application/x-www-form-urlencoded"
+                await signed_post(session, urls["ours"], first, form)
+                await recorded(session, urls["fake"], "chat.postMessage", 3)  # warm
+                bot.send_signal(signal.SIGUSR1)
+                await asyncio.sleep(0.2)  # the handler runs between two bytecodes
+                began = time.perf_counter()
+                await signed_post(session, urls["ours"], second, form)
+                await recorded(session, urls["fake"], "chat.postMessage", 4)
+                took = time.perf_counter() - began
+                bot.send_signal(signal.SIGUSR2)
+                for _ in range(100):
+                    if out.exists() and out.stat().st_size:
+                        break
+                    await asyncio.sleep(0.05)
+        finally:
+            for process in (bot, fake):
+                process.terminate()
+                process.wait(timeout=30)
+        files = out.read_text().split("\n") if out.exists() else []
+    print(f"one Slack click, request to the resumed run's next question ({took * 1000:.0f} ms)")
+    print(f"files of ours that ran: {len(files)}")
+    for name in files:
+        print(f"  {name}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
