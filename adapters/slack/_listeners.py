@@ -315,7 +315,7 @@ class Listeners:
         return None
 
     def _schema(self, name: str) -> dict[str, Any]:
-        registration = self.service().capability.registration(name)
+        registration = self.service().views.registration(name)
         return registration.response_schema.model_json_schema() if registration else {}
 
 

@@ -58,7 +58,7 @@ def mount_teams(
 
     def schema_of(name: str) -> dict[str, Any] | None:
         service = app.get(RUN_SERVICE)
-        registration = service.capability.registration(name) if service else None
+        registration = service.views.registration(name) if service else None
         return registration.response_schema.model_json_schema() if registration else None
 
     surface = TeamsSurface(connector, schema_of=schema_of, anyone_may_answer=anyone_may_answer)

@@ -21,6 +21,7 @@ from bot.human.ports import Audit, Checkpoints, Consumption, IssuesWithTurn, Led
 from bot.human.tokens import MintedPause, PauseClaims, TokenSigner
 from bot.human.ttl import DEFAULT_TTL, TTLPolicy
 from bot.kernel.contracts import CapabilityContribution, CapabilityRequest
+from bot.kernel.interrupts import PendingInterrupt
 from bot.questions.records import Question
 
 __all__ = [
@@ -96,6 +97,8 @@ class PauseEvent:
     session_id: str
     resumable: bool
     token: str
+    # The ledger row the pause wrote.
+    record: Question | None = None
 
 
 Clock = Callable[[], float]
@@ -274,7 +277,24 @@ class HumanInteractionCapability:
             session_id=session_id,
             resumable=resumable,
             token=token,
+            record=record,
         )
+
+
+def pending_interrupt(record: Question, *, token: str, resumable: bool) -> PendingInterrupt:
+    """A question as the pending interrupt a turn pauses with and a surface posts."""
+    return PendingInterrupt(
+        name=record.name,
+        kind="ask_user" if record.name == ASK_USER else "interrupt",
+        payload=record.payload,
+        token=token,
+        tool_call_id=record.tool_call_id,
+        interrupt_id=record.interrupt_id,
+        run_id=record.run_id,
+        session_id=record.session_id,
+        expires_at=record.expires_at,
+        resumable=resumable,
+    )
 
 
 def claims_for(record: Question) -> PauseClaims:

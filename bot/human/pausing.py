@@ -14,10 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from bot.human.capability import ASK_USER, HumanInteractionError
+from bot.human.capability import HumanInteractionError, pending_interrupt
 from bot.human.tokens import MintedPause
 from bot.kernel.contracts import StageHandler, StageResult, no_change
-from bot.kernel.interrupts import InvocationPaused, PendingInterrupt
+from bot.kernel.interrupts import InvocationPaused
 from bot.kernel.state import snapshot
 
 if TYPE_CHECKING:
@@ -83,19 +83,9 @@ def pause_handler(
             )
         except HumanInteractionError as refused:
             return no_change(f"the {call.name!r} pause was refused, no token minted: {refused}")
+        assert event.record is not None  # the capability's own pause always reports it
         raise InvocationPaused(
-            PendingInterrupt(
-                name=call.name,
-                kind="ask_user" if call.name == ASK_USER else "interrupt",
-                payload=event.payload,
-                token=event.token,
-                tool_call_id=event.tool_call_id,
-                interrupt_id=event.interrupt_id,
-                run_id=event.run_id,
-                session_id=event.session_id,
-                expires_at=float(event.pause.claims.exp),
-                resumable=event.resumable,
-            )
+            pending_interrupt(event.record, token=event.token, resumable=event.resumable)
         )
 
     return handle

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.human.capability import ASK_USER, HumanInteractionCapability, claims_for
+from bot.human.capability import (
+    HumanInteractionCapability,
+    InteractionRegistration,
+    claims_for,
+    pending_interrupt,
+)
 from bot.human.tokens import MintedPause
 from bot.kernel.interrupts import PendingInterrupt
 from bot.stores.ports import Stores
@@ -58,21 +63,10 @@ class QuestionViews:
     def interrupt_for(self, record: Question) -> PendingInterrupt:
         """An outstanding ledger row as the pending interrupt a surface posts."""
         asked = self._asked.pop(record.interrupt_id, None)
-        return PendingInterrupt(
-            name=record.name,
-            kind="ask_user" if record.name == ASK_USER else "interrupt",
-            payload=record.payload,
-            # An extended question has a new expiry, so the token signed at the pause is stale.
-            token=asked.token
-            if asked is not None and asked.expires_at == record.expires_at
-            else self.token_for(record),
-            tool_call_id=record.tool_call_id,
-            interrupt_id=record.interrupt_id,
-            run_id=record.run_id,
-            session_id=record.session_id,
-            expires_at=record.expires_at,
-            resumable=True,
-        )
+        # An extended question has a new expiry, so the token signed at the pause is stale.
+        fresh = asked is not None and asked.expires_at == record.expires_at
+        token = asked.token if asked is not None and fresh else self.token_for(record)
+        return pending_interrupt(record, token=token, resumable=True)
 
     def remember_asked(self, interrupt: PendingInterrupt) -> None:
         """Keep the question a pause just asked, for its first post: the token is
@@ -84,3 +78,7 @@ class QuestionViews:
 
     def just_asked(self, interrupt_id: str) -> PendingInterrupt | None:
         return self._asked.pop(interrupt_id, None)
+
+    def registration(self, name: str) -> InteractionRegistration | None:
+        """The interaction a question was asked under (its answer's schema), for a surface."""
+        return self._capability.registration(name)
