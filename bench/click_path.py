@@ -13,7 +13,6 @@ Run: `.venv/bin/python bench/click_path.py`.
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import sys
 import tempfile
@@ -26,10 +25,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from slack_click import click_bodies, park, ready, recorded, signed_post, spawn  # noqa: E402
+from slack_click import (  # noqa: E402
+    bot_env,
+    click_bodies,
+    park,
+    ready,
+    recorded,
+    signed_post,
+    spawn,
+)
 
 from tests.e2e._server import free_port  # noqa: E402 (needs ROOT on the path)
-from tests.fakes.slack_api import BOT_TOKEN, SIGNING_SECRET  # noqa: E402
 
 # Run inside the bot's process: SIGUSR1 starts recording the files that
 # execute, SIGUSR2 writes them to $CLICK_PATH_OUT.
@@ -58,17 +64,8 @@ async def main() -> None:
     urls = {name: f"http://127.0.0.1:{port}" for name, port in ports.items()}
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "files.txt"
-        env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith(("BOT_", "SLACK_"))},
-            "PORT": str(ports["ours"]),
-            "DATABASE_URL": f"sqlite:///{folder}/bot.sqlite3",
-            "BOT_DATA_DIR": f"{folder}/var",
-            "BOT_LOG_LEVEL": "WARNING",
-            "SLACK_BOT_TOKEN": BOT_TOKEN,
-            "SLACK_SIGNING_SECRET": SIGNING_SECRET,
-            "SLACK_API_URL": f"{urls['fake']}/api/",
-            "CLICK_PATH_OUT": str(out),
-        }
+        env = bot_env(folder, port=ports["ours"], fake_url=urls["fake"])
+        env["CLICK_PATH_OUT"] = str(out)
         fake = spawn(["-m", "tests.fakes.slack_api", str(ports["fake"])])
         bot = spawn(["-c", _TRACED_BOT], env)
         try:

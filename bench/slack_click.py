@@ -204,20 +204,25 @@ def spawn(args: list[str], env: dict[str, str] | None = None) -> subprocess.Pope
     )
 
 
+def bot_env(folder: str, *, port: int, fake_url: str) -> dict[str, str]:
+    """The bot's environment: SQLite in ``folder``, Slack pointed at the fake Web API."""
+    return {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("BOT_", "SLACK_"))},
+        "PORT": str(port),
+        "DATABASE_URL": f"sqlite:///{folder}/bot.sqlite3",
+        "BOT_DATA_DIR": f"{folder}/var",
+        "BOT_LOG_LEVEL": "WARNING",
+        "SLACK_BOT_TOKEN": BOT_TOKEN,
+        "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+        "SLACK_API_URL": f"{fake_url}/api/",
+    }
+
+
 async def main(n: int) -> int:
     ports = {name: free_port() for name in ("fake", "ours", "bare", "bare_before")}
     urls = {name: f"http://127.0.0.1:{port}" for name, port in ports.items()}
     with tempfile.TemporaryDirectory() as folder:
-        env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith(("BOT_", "SLACK_"))},
-            "PORT": str(ports["ours"]),
-            "DATABASE_URL": f"sqlite:///{folder}/bot.sqlite3",
-            "BOT_DATA_DIR": f"{folder}/var",
-            "BOT_LOG_LEVEL": "WARNING",
-            "SLACK_BOT_TOKEN": BOT_TOKEN,
-            "SLACK_SIGNING_SECRET": SIGNING_SECRET,
-            "SLACK_API_URL": f"{urls['fake']}/api/",
-        }
+        env = bot_env(folder, port=ports["ours"], fake_url=urls["fake"])
         processes = [
             # The fake Slack gets its own process, so its work never delays the clients.
             spawn(["-m", "tests.fakes.slack_api", str(ports["fake"])]),

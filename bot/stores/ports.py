@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from bot.human.ports import Checkpoints as Checkpoints  # the capability defines it
 from bot.kernel.journal import Journal
 from bot.questions.write import UnitOfWork
 from bot.stores.records import (
@@ -38,25 +39,6 @@ class Ledger(Protocol):
     async def overdue(self, now: float, *, limit: int = 100) -> list[Question]: ...
     async def for_runs(self, run_ids: Sequence[str]) -> list[Question]:
         """Every pause of these runs, in the order they were issued."""
-        ...
-
-
-class Checkpoints(Protocol):
-    """Versioned turn state; the capability saves it at a pause, resume loads it."""
-
-    async def save(
-        self, run_id: str, state: dict[str, Any], *, checkpoint_id: str | None = None
-    ) -> str:
-        """Store ``state`` under ``checkpoint_id`` (a new id when None); return the id.
-
-        The returned id is the acknowledgement the capability measures
-        ``resumable`` by; an id that exists already is refused, never overwritten.
-        """
-        ...
-
-    async def load(self, checkpoint_id: str) -> dict[str, Any] | None: ...
-    async def discard(self, checkpoint_id: str) -> None:
-        """Forget a checkpoint whose pause was refused; a missing id is not an error."""
         ...
 
 
