@@ -162,6 +162,8 @@ class Agent:
             for spec in self.plan.tools
         ]
         self.tools: dict[str, Tool] = {}
+        # Capabilities' own tools (``ask_user``): a round calling only these may pause.
+        self._contributed = frozenset(spec.name for spec in self.plan.tools)
         for tool in (*bound, *tools):
             if tool.name in self.tools:
                 raise BotError(f"two tools are named {tool.name!r}; tool names must be unique.")
@@ -239,10 +241,14 @@ class Agent:
             ToolCall(reserve_call_id(), call.name, dict(call.arguments)) for call in reply.calls
         )
         entry = {"text": reply.text, "calls": [call.to_json() for call in calls]}
-        # Not written yet: a reply that ends the round (the final answer, or a
-        # pause) is journaled with that ending; a crash before it re-asks the
-        # model, which changes nothing in the world.
-        turn.unjournaled[step] = entry
+        if any(call.name not in self._contributed for call in calls):
+            # A plain tool will run: the reply is recorded before anything can.
+            await self.journal.record(turn.request.run_id, step, entry)
+        else:
+            # The final answer, or only capabilities' calls (which may pause): the
+            # reply is journaled with the write that ends the round; a crash
+            # before it asks the model again, which changes nothing in the world.
+            turn.unjournaled[step] = entry
         return reply.text, calls
 
     async def _finish_round(self, turn: _Turn) -> None:
