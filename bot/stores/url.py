@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from bot.stores.errors import StoreError
 from bot.stores.ports import Stores
 from bot.stores.sqlite import SqliteStores
@@ -38,7 +40,14 @@ async def open_stores(
         return await SqliteStores.open(url[len(_SQLITE_PREFIX) :])
     if is_shared(url):
         # Imported here: a deployment without PostgreSQL never loads the driver.
-        from bot.stores.postgres import PostgresStores
+        try:
+            from bot.stores.postgres import PostgresStores
+        except ModuleNotFoundError as missing:
+            raise StoreError(
+                f"DATABASE_URL names PostgreSQL, but this Python ({sys.executable}) lacks "
+                f"{missing.name}; use .venv/bin/python (`make run` creates it) or "
+                "pip install asyncpg"
+            ) from None
         from bot.stores.postgres._stores import DEFAULT_POOL_SIZE, DEFAULT_STATEMENT_TIMEOUT
 
         return await PostgresStores.open(

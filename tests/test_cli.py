@@ -1,0 +1,134 @@
+"""`python -m bot` as a user types it: each command in a subprocess, from a clean folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+PLACEHOLDERS = {
+    "<app id>": "00000000-0000-4000-8000-000000000001",
+    "<client secret>": "not-a-real-client-secret",
+    "<tenant id>": "00000000-0000-4000-8000-000000000002",
+    "<your-host>": "bot.example.com",
+}
+
+
+def bot(
+    cwd: Path, *words: str, env: dict[str, str] | None = None, flags: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess[str]:
+    base = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, *flags, "-m", "bot", *words],
+        cwd=cwd,
+        env={**base, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def filled(text: str) -> str:
+    for placeholder, value in PLACEHOLDERS.items():
+        text = text.replace(placeholder, value)
+    return text
+
+
+def test_help_lists_every_command_and_keeps_the_package_flags_to_their_command(
+    tmp_path: Path,
+) -> None:
+    for words in (["--help"], ["help"]):
+        done = bot(tmp_path, *words)
+        assert done.returncode == 0, done.stderr
+        for command in ("serve", "check", "keygen", "teams-package", "admin", "help"):
+            assert re.search(rf"^\s+{command}\s", done.stdout, re.M), (command, done.stdout)
+        assert "--website" not in done.stdout
+    package = bot(tmp_path, "teams-package", "--help")
+    assert package.returncode == 0
+    assert "--website" in package.stdout and "--version" in package.stdout
+
+
+def test_admin_help_flags_show_the_admin_commands(tmp_path: Path) -> None:
+    for flag in ("--help", "-h"):
+        done = bot(tmp_path, "admin", flag)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "pending" in done.stdout and "cancel <question-id>" in done.stdout
+
+
+def readme_block(after: str) -> str:
+    """The first ```sh block after the heading or text ``after``."""
+    rest = README[README.index(after) :]
+    match = re.search(r"```sh\n(.*?)```", rest, re.S)
+    assert match is not None
+    return "\n".join(line.strip() for line in match.group(1).splitlines())
+
+
+def test_the_readmes_teams_steps_work_as_pasted(tmp_path: Path) -> None:
+    """Step 5's .env, then `check`, then the package command: each exits 0."""
+    step5 = readme_block("### Register the bot in Azure")
+    heredoc = re.search(r"<<'ENV'\n(.*?)\nENV\n", step5, re.S)
+    assert heredoc is not None
+    (tmp_path / ".env").write_text(filled(heredoc.group(1)) + "\n")
+    check_line = step5[heredoc.end() :].split("#")[0].split()
+    assert check_line[:3] == [".venv/bin/python", "-m", "bot"]
+    checked = bot(tmp_path, *check_line[3:])
+    assert checked.returncode == 0, checked.stderr
+    app_id = PLACEHOLDERS["<app id>"]
+    assert f"teams:    app {app_id} (SingleTenant) on /api/messages" in checked.stdout
+
+    package_line = filled(readme_block("### Upload the app")).split()
+    assert package_line[:3] == [".venv/bin/python", "-m", "bot"]
+    (tmp_path / ".env").write_text(f"MicrosoftAppId={app_id}\n")  # the id alone: no secret
+    packaged = bot(tmp_path, *package_line[3:])
+    assert packaged.returncode == 0, packaged.stderr
+    with zipfile.ZipFile(tmp_path / "var" / "teams-app.zip") as archive:
+        manifest = json.loads(archive.read("manifest.json"))
+    assert manifest["id"] == app_id and manifest["version"] == "1.0.0"
+
+
+def test_the_package_version_is_a_flag(tmp_path: Path) -> None:
+    words = ["teams-package", "--website", "https://bot.example.com", "--app-id", "a1"]
+    done = bot(tmp_path, *words, "--version", "1.4.2", "--out", "app.zip")
+    assert done.returncode == 0, done.stderr
+    with zipfile.ZipFile(tmp_path / "app.zip") as archive:
+        assert json.loads(archive.read("manifest.json"))["version"] == "1.4.2"
+    bad = bot(tmp_path, *words, "--version", "latest")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+
+
+def test_a_python_without_the_dependencies_gets_one_sentence(tmp_path: Path) -> None:
+    """-S drops site-packages: what `python3 -m bot` outside the venv meets."""
+    done = bot(ROOT, "admin", "pending", flags=("-S",), env={"DATABASE_URL": "sqlite:///x"})
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert ".venv/bin/python -m bot" in done.stderr
+
+
+def without_asyncpg(tmp_path: Path) -> str:
+    shim = tmp_path / "shim" / "asyncpg"
+    shim.mkdir(parents=True)
+    (shim / "__init__.py").write_text(
+        "raise ModuleNotFoundError('No module named asyncpg', name='asyncpg')\n"
+    )
+    return f"{shim.parent}{os.pathsep}{ROOT}"
+
+
+def test_admin_on_sqlite_never_needs_asyncpg_and_postgres_without_it_is_one_line(
+    tmp_path: Path,
+) -> None:
+    path = without_asyncpg(tmp_path)
+    sqlite = {"PYTHONPATH": path, "DATABASE_URL": f"sqlite:///{tmp_path / 'bot.sqlite3'}"}
+    done = bot(tmp_path, "admin", "pending", env=sqlite)
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert "No open questions" in done.stdout
+    postgres = {"PYTHONPATH": path, "DATABASE_URL": "postgresql://u@127.0.0.1:1/x"}
+    done = bot(tmp_path, "admin", "pending", env=postgres)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "asyncpg" in done.stderr and "Traceback" not in done.stderr
