@@ -10,6 +10,10 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
+from tests.e2e._server import free_port
+
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
 PLACEHOLDERS = {
@@ -132,3 +136,45 @@ def test_admin_on_sqlite_never_needs_asyncpg_and_postgres_without_it_is_one_line
     done = bot(tmp_path, "admin", "pending", env=postgres)
     assert done.returncode == 2 and done.stderr.count("\n") == 1
     assert "asyncpg" in done.stderr and "Traceback" not in done.stderr
+
+
+def bad_places(tmp_path: Path) -> dict[str, str]:
+    (tmp_path / "a-file").write_text("")
+    (tmp_path / "a-folder").mkdir()
+    return {
+        "sys": "/sys/nope",
+        "proc": "/proc/nope/deeper",
+        "file": str(tmp_path / "a-file"),
+        "folder": str(tmp_path / "a-folder"),
+    }
+
+
+@pytest.mark.parametrize("place", ["sys", "proc", "file"])
+@pytest.mark.parametrize("command", ["check", "serve"])
+def test_an_unusable_data_dir_is_one_line_and_exit_2(
+    tmp_path: Path, place: str, command: str
+) -> None:
+    env = {"BOT_DATA_DIR": bad_places(tmp_path)[place], "BOT_LOG_LEVEL": "ERROR"}
+    done = bot(tmp_path, command, env={**env, "PORT": str(free_port())})
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith("configuration error: BOT_DATA_DIR=")
+
+
+@pytest.mark.parametrize("place", ["sys", "proc", "folder"])
+@pytest.mark.parametrize("command", ["check", "serve"])
+def test_an_unusable_sqlite_path_is_one_line_and_exit_2(
+    tmp_path: Path, place: str, command: str
+) -> None:
+    env = {
+        "DATABASE_URL": f"sqlite:///{bad_places(tmp_path)[place]}",
+        "BOT_DATA_DIR": str(tmp_path / "var"),
+        "BOT_LOG_LEVEL": "ERROR",
+        "PORT": str(free_port()),
+    }
+    done = bot(tmp_path, command, env=env)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith("configuration error: DATABASE_URL: ")
