@@ -128,6 +128,10 @@ def _serve(settings: Settings) -> int:
     configure_logging(
         level=settings.logs.level, fmt=settings.logs.format, secrets=settings.secrets()
     )
+    import logging
+
+    for line in settings.warnings():
+        logging.getLogger("bot.config").warning("configuration: %s", line)
     host, port = settings.serving.host, settings.serving.port
     try:
         # Bound before anything starts, so a busy port is one line, not a half-started bot.
@@ -195,6 +199,8 @@ async def _check(settings: Settings) -> int:
     from bot.questions.lifecycle import Lifecycle
     from bot.signing import signer_from
 
+    for line in settings.warnings():
+        print(f"warning: {line}", file=sys.stderr)
     signer_from(settings)
     stores = await settings.store.open()
     try:

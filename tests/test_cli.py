@@ -178,3 +178,27 @@ def test_an_unusable_sqlite_path_is_one_line_and_exit_2(
     assert "Traceback" not in done.stderr
     [line] = done.stderr.splitlines()
     assert line.startswith("configuration error: DATABASE_URL: ")
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [("SLACK_SIGNING_SECRET", "a-secret"), ("SLACK_APP_TOKEN", "xapp-1-fake")],
+)
+def test_half_a_slack_configuration_is_a_warning(tmp_path: Path, variable: str, value: str) -> None:
+    done = bot(tmp_path, "check", env={variable: value})
+    assert done.returncode == 0, done.stderr
+    [warning] = done.stderr.splitlines()
+    assert warning.startswith(f"warning: {variable} set without SLACK_BOT_TOKEN")
+    assert "slack:    not configured" in done.stdout
+
+
+def test_a_misspelt_variable_gets_one_warning_naming_the_closest(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("TEAMS_APP_PASWORD=x\n")
+    done = bot(tmp_path, "check", env={"BOT_CONSOL": "false", "BOT_TEST_POSTGRES_URL": "x"})
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        "warning: BOT_CONSOL is not a setting this bot reads, so it is ignored; "
+        "did you mean BOT_CONSOLE?",
+        "warning: TEAMS_APP_PASWORD is not a setting this bot reads, so it is ignored; "
+        "did you mean TEAMS_APP_PASSWORD?",
+    ]
