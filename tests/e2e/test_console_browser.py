@@ -351,3 +351,8 @@ async def test_the_admin_panel_extends_and_cancels(
     feed = await api.feed("adm")
     (question,) = [q for run in feed["runs"] for q in run["questions"]]
     assert question["status"] == "cancelled"
+
+    # The console page says why, as the admin wrote it.
+    await page.goto(f"{server.url}/#adm")
+    closed = page.locator('.question[data-status="cancelled"] .closed-text')
+    await expect(closed).to_contain_text("Reason: wrong service", timeout=WAIT_MS)
