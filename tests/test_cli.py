@@ -202,3 +202,26 @@ def test_a_misspelt_variable_gets_one_warning_naming_the_closest(tmp_path: Path)
         "warning: TEAMS_APP_PASWORD is not a setting this bot reads, so it is ignored; "
         "did you mean TEAMS_APP_PASSWORD?",
     ]
+
+
+def test_make_help_lists_the_targets_and_the_first_install_says_what_it_does(
+    tmp_path: Path,
+) -> None:
+    helped = subprocess.run(
+        ["make", "-s", "help"], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert helped.returncode == 0, helped.stderr
+    for target in ("run", "test", "check", "lint", "bench", "clean"):
+        assert re.search(rf"^  {target} +\S", helped.stdout, re.M), target
+    # A fresh venv: the recipe announces itself and pip is not silenced.
+    fresh = subprocess.run(
+        ["make", "-n", "run", f"VENV={tmp_path / 'venv'}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert fresh.returncode == 0, fresh.stderr
+    assert "first run only, about a minute" in fresh.stdout
+    install = next(line for line in fresh.stdout.splitlines() if "-e '.[dev]'" in line)
+    assert "--quiet" not in install

@@ -175,3 +175,17 @@ def test_unknown_variables_name_the_closest_known_one() -> None:
     assert line.endswith("did you mean SLACK_BOT_TOKEN?")
     [line] = unknown_variables(["BOT_ZZZZZZZZZZZZZ"])
     assert "did you mean" not in line
+
+
+def test_env_example_names_every_setting_and_nothing_else() -> None:
+    """.env.example lists each component's variables (commented out), no unknown names."""
+    import re
+    from pathlib import Path
+
+    from bot.config import _components, known_variables
+
+    text = (Path(__file__).resolve().parents[1] / ".env.example").read_text()
+    named = set(re.findall(r"^# ?([A-Za-z_]+)=", text, re.M))
+    primary = {f.alias for kind in _components().values() for f in kind.model_fields.values()}
+    assert primary <= named, sorted(primary - named)
+    assert named <= known_variables(), sorted(named - known_variables())
