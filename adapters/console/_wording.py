@@ -77,6 +77,7 @@ PAGE = {
     "expired": "Expired without an answer",
     "cancelled_by": "Cancelled by {name}",
     "cancel_reason": "Reason: {reason}",
+    "admin_link": "Admin: every open question",
     "bot_asks": "The bot asks ({name})",
     "bot_asked": "The bot asked ({name})",
     "question": "Question",

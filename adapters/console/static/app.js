@@ -545,6 +545,7 @@ function label() {
   document.title = say("title");
   $("title").textContent = say("title");
   $("new-conversation").textContent = say("new_conversation");
+  $("admin-link").textContent = say("admin_link");
   $("conversations-nav").setAttribute("aria-label", say("conversations"));
   $("menu").textContent = say("menu");
   $("banner-close").textContent = "×";
