@@ -229,12 +229,28 @@ async def _check(settings: Settings) -> int:
             print(f"configuration error: OPENAI_BASE_URL: {problem}", file=sys.stderr)
             return 2
         model += f" at {configured.base_url}, reachable"
+    from bot.probes import probe_slack, probe_teams
+
+    slack_line = settings.slack.mode or "not configured"
+    teams_line = _teams_state(settings)
+    if settings.slack.mode:
+        slack = await probe_slack(settings.slack)
+        if slack.problem:
+            print(f"configuration error: {slack.variable}: {slack.problem}", file=sys.stderr)
+            return 2
+        slack_line += f"; {slack.detail}" if slack.detail else ""
+    if settings.teams_enabled:
+        teams = await probe_teams(settings.teams)
+        if teams.problem:
+            print(f"configuration error: {teams.variable}: {teams.problem}", file=sys.stderr)
+            return 2
+        teams_line += f"; {teams.detail}" if teams.detail else ""
     print(f"store:    {settings.store.backend} (spends shared across processes: {shared})")
     print(f"signing:  {keys}")
     print(f"agent:    {spec.name} ({model})")
     print(f"console:  {console}")
-    print(f"slack:    {settings.slack.mode or 'not configured'}")
-    print(f"teams:    {_teams_state(settings)}")
+    print(f"slack:    {slack_line}")
+    print(f"teams:    {teams_line}")
     return 0
 
 

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
 import subprocess
 import sys
 import zipfile
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from aiohttp import web
 
 from tests.e2e._server import free_port
+from tests.fakes.slack_api import APP_TOKEN, BOT_TOKEN, TEAM, FakeSlack
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -74,27 +79,106 @@ def readme_block(after: str) -> str:
     return "\n".join(line.strip() for line in match.group(1).splitlines())
 
 
-def test_the_readmes_teams_steps_work_as_pasted(tmp_path: Path) -> None:
-    """Step 5's .env, then `check`, then the package command: each exits 0."""
+@pytest.fixture
+async def token_endpoint() -> AsyncIterator[tuple[str, list[dict[str, str]]]]:
+    """A loopback Bot Framework token endpoint: a token for the README's id and secret."""
+    asked: list[dict[str, str]] = []
+
+    async def token(request: web.Request) -> web.Response:
+        form = {k: str(v) for k, v in (await request.post()).items()}
+        asked.append(form)
+        if form.get("client_secret") != PLACEHOLDERS["<client secret>"]:
+            return web.json_response({"error": "invalid_client"}, status=401)
+        return web.json_response({"access_token": "t", "expires_in": 3600})
+
+    app = web.Application()
+    app.router.add_post("/{tenant}/oauth2/v2.0/token", token)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    yield f"http://127.0.0.1:{port}/{PLACEHOLDERS['<tenant id>']}", asked
+    await runner.cleanup()
+
+
+async def in_thread(*args: Any, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    return await asyncio.to_thread(bot, *args, **kwargs)
+
+
+async def test_the_readmes_teams_steps_work_as_pasted(
+    tmp_path: Path, token_endpoint: tuple[str, list[dict[str, str]]]
+) -> None:
+    """Step 5's .env, then `check` (which asks for a bot token), then the package command."""
+    login, asked = token_endpoint
     step5 = readme_block("### Register the bot in Azure")
     heredoc = re.search(r"<<'ENV'\n(.*?)\nENV\n", step5, re.S)
     assert heredoc is not None
     (tmp_path / ".env").write_text(filled(heredoc.group(1)) + "\n")
     check_line = step5[heredoc.end() :].split("#")[0].split()
     assert check_line[:3] == [".venv/bin/python", "-m", "bot"]
-    checked = bot(tmp_path, *check_line[3:])
+    # The one addition: the token endpoint is a loopback stand-in for Microsoft's.
+    cloud = {"TO_CHANNEL_FROM_BOT_LOGIN_URL": login}
+    checked = await in_thread(tmp_path, *check_line[3:], env=cloud)
     assert checked.returncode == 0, checked.stderr
     app_id = PLACEHOLDERS["<app id>"]
-    assert f"teams:    app {app_id} (SingleTenant) on /api/messages" in checked.stdout
+    assert f"teams:    app {app_id} (SingleTenant) on /api/messages; bot token ok" in checked.stdout
+    assert [a["client_id"] for a in asked] == [app_id]
 
     package_line = filled(readme_block("### Upload the app")).split()
     assert package_line[:3] == [".venv/bin/python", "-m", "bot"]
     (tmp_path / ".env").write_text(f"MicrosoftAppId={app_id}\n")  # the id alone: no secret
-    packaged = bot(tmp_path, *package_line[3:])
+    packaged = await in_thread(tmp_path, *package_line[3:])
     assert packaged.returncode == 0, packaged.stderr
     with zipfile.ZipFile(tmp_path / "var" / "teams-app.zip") as archive:
         manifest = json.loads(archive.read("manifest.json"))
     assert manifest["id"] == app_id and manifest["version"] == "1.0.0"
+
+
+async def test_check_says_when_the_teams_secret_is_refused(
+    tmp_path: Path, token_endpoint: tuple[str, list[dict[str, str]]]
+) -> None:
+    login, _ = token_endpoint
+    env = {
+        "MicrosoftAppId": "a1",
+        "MicrosoftAppPassword": "the-wrong-secret",
+        "TO_CHANNEL_FROM_BOT_LOGIN_URL": login,
+    }
+    done = await in_thread(tmp_path, "check", env=env)
+    assert done.returncode == 2
+    [line] = done.stderr.splitlines()
+    assert line.startswith("configuration error: MicrosoftAppPassword: the token endpoint refused")
+    assert "the-wrong-secret" not in line
+
+
+@pytest.mark.parametrize(
+    ("tokens", "verdict"),
+    [
+        ({"SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_APP_TOKEN": APP_TOKEN}, "ok"),
+        ({"SLACK_BOT_TOKEN": "xoxb-fake", "SLACK_APP_TOKEN": APP_TOKEN}, "SLACK_BOT_TOKEN"),
+        ({"SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_APP_TOKEN": "xapp-fake"}, "SLACK_APP_TOKEN"),
+    ],
+)
+async def test_check_asks_slack_whether_the_tokens_work(
+    tmp_path: Path, tokens: dict[str, str], verdict: str
+) -> None:
+    """`check` calls auth.test and apps.connections.open: fake tokens are one line, exit 2."""
+    slack = await FakeSlack().start()
+    try:
+        env = {**tokens, "SLACK_API_URL": slack.api_url}
+        done = await in_thread(tmp_path, "check", env=env)
+    finally:
+        await slack.close()
+    assert {c.method for c in slack.calls} <= {"auth.test", "apps.connections.open"}
+    if verdict == "ok":
+        assert done.returncode == 0, done.stderr
+        assert (
+            f"slack:    one workspace, Socket Mode; auth.test ok (team {TEAM}, bot bot); "
+            "apps.connections.open ok"
+        ) in done.stdout
+    else:
+        assert done.returncode == 2
+        [line] = done.stderr.splitlines()
+        assert line.startswith(f"configuration error: {verdict}: Slack refused it (invalid_auth)")
 
 
 def test_the_package_version_is_a_flag(tmp_path: Path) -> None:
