@@ -8,6 +8,7 @@ import argparse
 import asyncio
 import errno
 import gc
+import logging
 import re
 import secrets
 import signal
@@ -128,8 +129,6 @@ def _serve(settings: Settings) -> int:
     configure_logging(
         level=settings.logs.level, fmt=settings.logs.format, secrets=settings.secrets()
     )
-    import logging
-
     for line in settings.warnings():
         logging.getLogger("bot.config").warning("configuration: %s", line)
     host, port = settings.serving.host, settings.serving.port

@@ -155,7 +155,7 @@ def load_settings(**overrides: object) -> Settings:
 
 
 # Read by the tests and benches, not by the bot: never reported as unknown.
-NOT_SETTINGS = frozenset({"BOT_TEST_POSTGRES_URL", "BOT_BENCH_POSTGRES_URL"})
+NOT_SETTINGS = frozenset({"BOT_TEST_POSTGRES_URL", "BOT_BENCH_POSTGRES_URL", "BOT_CONTAINER_CACHE"})
 PREFIXES = ("BOT_", "SLACK_", "TEAMS_")
 
 
