@@ -45,6 +45,7 @@ def _parser() -> argparse.ArgumentParser:
         description="A human-in-the-loop chat-ops bridge. Without a command it serves.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="command", title="commands")
     for name, summary in COMMANDS.items():
         if name == "admin":
@@ -55,6 +56,15 @@ def _parser() -> argparse.ArgumentParser:
         if name == "teams-package":
             _package_flags(command)
     return parser
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("chatops-hitl-bridge")
+    except PackageNotFoundError:
+        return "(not installed: run from a checkout)"
 
 
 def _package_flags(package: argparse.ArgumentParser) -> None:

@@ -64,6 +64,14 @@ def test_help_lists_every_command_and_keeps_the_package_flags_to_their_command(
     assert "--website" in package.stdout and "--version" in package.stdout
 
 
+def test_version_flag_prints_the_package_version(tmp_path: Path) -> None:
+    from importlib.metadata import version
+
+    done = bot(tmp_path, "--version")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"python -m bot {version('chatops-hitl-bridge')}"
+
+
 def test_admin_help_flags_show_the_admin_commands(tmp_path: Path) -> None:
     for flag in ("--help", "-h"):
         done = bot(tmp_path, "admin", flag)
