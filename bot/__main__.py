@@ -14,6 +14,7 @@ import secrets
 import signal
 import socket
 import sys
+from pathlib import Path
 
 try:
     from pydantic import SecretStr
@@ -210,6 +211,12 @@ async def _check(settings: Settings) -> int:
 
     for line in settings.warnings():
         print(f"warning: {line}", file=sys.stderr)
+    # Folders that are missing are created; say so, so a typo'd path shows up here.
+    missing = [
+        folder
+        for folder in (settings.signing.data_dir, _sqlite_folder(settings.store.url))
+        if folder is not None and not folder.exists()
+    ]
     signer_from(settings)
     stores = await settings.store.open()
     try:
@@ -254,6 +261,8 @@ async def _check(settings: Settings) -> int:
             print(f"configuration error: {teams.variable}: {teams.problem}", file=sys.stderr)
             return 2
         teams_line += f"; {teams.detail}" if teams.detail else ""
+    for folder in dict.fromkeys(f for f in missing if f.exists()):
+        print(f"created:  {folder}/ (it did not exist)")
     print(f"store:    {settings.store.backend} (spends shared across processes: {shared})")
     print(f"signing:  {keys}")
     print(f"agent:    {spec.name} ({model})")
@@ -261,6 +270,11 @@ async def _check(settings: Settings) -> int:
     print(f"slack:    {slack_line}")
     print(f"teams:    {teams_line}")
     return 0
+
+
+def _sqlite_folder(url: str) -> Path | None:
+    prefix = "sqlite:///"
+    return Path(url[len(prefix) :]).parent if url.startswith(prefix) else None
 
 
 def _teams_state(settings: Settings) -> str:
@@ -272,8 +286,6 @@ def _teams_state(settings: Settings) -> str:
 
 
 def _teams_package(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from adapters.teams import build_package
     from adapters.teams.settings import TeamsAppId
 

@@ -317,3 +317,16 @@ def test_make_help_lists_the_targets_and_the_first_install_says_what_it_does(
     assert "first run only, about a minute" in fresh.stdout
     install = next(line for line in fresh.stdout.splitlines() if "-e '.[dev]'" in line)
     assert "--quiet" not in install
+
+
+def test_check_says_which_missing_folders_it_created(tmp_path: Path) -> None:
+    env = {
+        "BOT_DATA_DIR": str(tmp_path / "typo" / "keys"),
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db-folder' / 'bot.sqlite3'}",
+    }
+    done = bot(tmp_path, "check", env=env)
+    assert done.returncode == 0, done.stderr
+    assert f"created:  {tmp_path / 'typo' / 'keys'}/ (it did not exist)" in done.stdout
+    assert f"created:  {tmp_path / 'db-folder'}/ (it did not exist)" in done.stdout
+    again = bot(tmp_path, "check", env=env)
+    assert "created:" not in again.stdout
