@@ -5,24 +5,34 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: run test lint bench check clean
+.PHONY: help run test lint bench check clean
 
+help: ## list the targets
+	@echo "make targets (each creates .venv on first use):"
+	@grep -E '^[a-z]+:.*## ' $(firstword $(MAKEFILE_LIST)) | \
+		sed -E 's/^([a-z]+):.*## (.*)/  \1\t\2/' | expand -t 10
+
+# The first install takes about a minute: say so, and let pip show each package it fetches.
 $(STAMP): pyproject.toml
+	@echo ">>> setting up $(VENV) (first run only, about a minute): creating the venv"
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo ">>> upgrading pip"
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@echo ">>> installing the bot and its dependencies"
+	$(BIN)/python -m pip install -e '.[dev]'
 	touch $(STAMP)
+	@echo ">>> $(VENV) is ready"
 
-run: $(STAMP)
+run: $(STAMP) ## serve the bot (SQLite and the console page by default)
 	$(BIN)/python -m bot
 
-check: $(STAMP)
+check: $(STAMP) ## validate the settings and print what is enabled
 	$(BIN)/python -m bot check
 
-test: $(STAMP)
+test: $(STAMP) ## run the test suite (README "Tests": wants a local PostgreSQL)
 	$(BIN)/python -m pytest
 
-lint: $(STAMP)
+lint: $(STAMP) ## ruff and mypy (strict)
 	$(BIN)/ruff check bot adapters tests bench
 	$(BIN)/ruff format --check bot adapters
 	$(BIN)/mypy
@@ -33,7 +43,7 @@ $(BENCH_STAMP): $(STAMP) pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
 	touch $(BENCH_STAMP)
 
-bench: $(BENCH_STAMP)
+bench: $(BENCH_STAMP) ## print the benchmarks
 	$(BIN)/python bench/cycle.py
 	$(BIN)/python bench/cycle_sql.py
 	$(BIN)/python bench/console.py
@@ -43,5 +53,5 @@ bench: $(BENCH_STAMP)
 	$(BIN)/python bench/slack_click.py
 	$(BIN)/python bench/click_path.py
 
-clean:
+clean: ## remove .venv and the tools' caches
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -8,34 +8,101 @@ import argparse
 import asyncio
 import errno
 import gc
+import logging
+import re
 import secrets
 import signal
 import socket
 import sys
+from pathlib import Path
 
-from pydantic import SecretStr
+try:
+    from pydantic import SecretStr
 
-from bot.config import Settings, SettingsError, load_settings
-from bot.errors import BotError
+    from bot.config import Settings, SettingsError, load_settings
+    from bot.errors import BotError
+except ModuleNotFoundError as missing:  # pragma: no cover - exercised by a subprocess test
+    # Run by a Python without the bot's dependencies (outside .venv): one sentence, no traceback.
+    print(
+        f"cannot start: this Python ({sys.executable}) lacks the package {missing.name!r}; "
+        "run `make run` once to create .venv, then use .venv/bin/python -m bot",
+        file=sys.stderr,
+    )
+    raise SystemExit(2) from None
+
+COMMANDS = {
+    "serve": "serve the bot (the default)",
+    "check": "validate the settings, open the store, probe what is reachable",
+    "keygen": "print a new signing key for BOT_SIGNING_KEYS",
+    "teams-package": "write the Teams app package (manifest and icons, zipped)",
+    "admin": "run an admin command against the configured store (`admin help`)",
+    "help": "show this help",
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m bot",
+        description="A human-in-the-loop chat-ops bridge. Without a command it serves.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="command", title="commands")
+    for name, summary in COMMANDS.items():
+        if name == "admin":
+            # Its words are parsed by bot.admin; listed here so --help names it.
+            sub.add_parser(name, help=summary, add_help=False)
+            continue
+        command = sub.add_parser(name, help=summary, description=summary)
+        if name == "teams-package":
+            _package_flags(command)
+    return parser
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("chatops-hitl-bridge")
+    except PackageNotFoundError:
+        return "(not installed: run from a checkout)"
+
+
+def _package_flags(package: argparse.ArgumentParser) -> None:
+    package.add_argument("--website", help="https URL of your bot's site (required)")
+    package.add_argument("--out", default="var/teams-app.zip", help="the zip to write")
+    package.add_argument("--name", default="Ops assistant", help="the app's name in Teams")
+    package.add_argument("--developer", default="Ops", help="the developer name Teams shows")
+    package.add_argument(
+        "--version",
+        default="1.0.0",
+        help="the package version; raise it for each upload of a changed app (default 1.0.0)",
+    )
+    package.add_argument(
+        "--app-id", help="the Azure Bot's app id (default: MicrosoftAppId or TEAMS_APP_ID)"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["admin"]:
         # Its own grammar (bot.admin), so argparse never sees the command's words.
-        return _admin(argv[1:])
-    parser = argparse.ArgumentParser(prog="python -m bot", description=__doc__)
-    commands = ("serve", "check", "keygen", "teams-package")
-    parser.add_argument("command", nargs="?", default="serve", choices=commands)
-    parser.add_argument("--out", default="var/teams-app.zip", help="teams-package: the zip")
-    parser.add_argument("--name", default="Ops assistant", help="teams-package: app name")
-    parser.add_argument("--developer", default="Ops", help="teams-package: developer name")
-    parser.add_argument("--website", help="teams-package: https URL of your bot's site")
+        words = argv[1:]
+        if words[:1] in (["--help"], ["-h"]):
+            words = ["help"]
+        return _admin(words)
+    parser = _parser()
     args = parser.parse_args(argv)
-    command = args.command
+    command = args.command or "serve"
+    if command == "help":
+        parser.print_help()
+        return 0
     if command == "keygen":
         print(f"k{secrets.token_hex(3)}:{secrets.token_urlsafe(48)}")
         return 0
+    if command == "teams-package":
+        # The package holds the app id only: no secret, no store, no other setting needed.
+        return _teams_package(args)
     try:
         settings = load_settings()
     except SettingsError as error:
@@ -45,8 +112,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if command == "check":
             return asyncio.run(_check(settings))
-        if command == "teams-package":
-            return _teams_package(settings, args)
         return _serve(settings)
     except BotError as error:
         print(f"configuration error: {error}", file=sys.stderr)
@@ -75,6 +140,8 @@ def _serve(settings: Settings) -> int:
     configure_logging(
         level=settings.logs.level, fmt=settings.logs.format, secrets=settings.secrets()
     )
+    for line in settings.warnings():
+        logging.getLogger("bot.config").warning("configuration: %s", line)
     host, port = settings.serving.host, settings.serving.port
     try:
         # Bound before anything starts, so a busy port is one line, not a half-started bot.
@@ -142,6 +209,14 @@ async def _check(settings: Settings) -> int:
     from bot.questions.lifecycle import Lifecycle
     from bot.signing import signer_from
 
+    for line in settings.warnings():
+        print(f"warning: {line}", file=sys.stderr)
+    # Folders that are missing are created; say so, so a typo'd path shows up here.
+    missing = [
+        folder
+        for folder in (settings.signing.data_dir, _sqlite_folder(settings.store.url))
+        if folder is not None and not folder.exists()
+    ]
     signer_from(settings)
     stores = await settings.store.open()
     try:
@@ -170,13 +245,36 @@ async def _check(settings: Settings) -> int:
             print(f"configuration error: OPENAI_BASE_URL: {problem}", file=sys.stderr)
             return 2
         model += f" at {configured.base_url}, reachable"
+    from bot.probes import probe_slack, probe_teams
+
+    slack_line = settings.slack.mode or "not configured"
+    teams_line = _teams_state(settings)
+    if settings.slack.mode:
+        slack = await probe_slack(settings.slack)
+        if slack.problem:
+            print(f"configuration error: {slack.variable}: {slack.problem}", file=sys.stderr)
+            return 2
+        slack_line += f"; {slack.detail}" if slack.detail else ""
+    if settings.teams_enabled:
+        teams = await probe_teams(settings.teams)
+        if teams.problem:
+            print(f"configuration error: {teams.variable}: {teams.problem}", file=sys.stderr)
+            return 2
+        teams_line += f"; {teams.detail}" if teams.detail else ""
+    for folder in dict.fromkeys(f for f in missing if f.exists()):
+        print(f"created:  {folder}/ (it did not exist)")
     print(f"store:    {settings.store.backend} (spends shared across processes: {shared})")
     print(f"signing:  {keys}")
     print(f"agent:    {spec.name} ({model})")
     print(f"console:  {console}")
-    print(f"slack:    {settings.slack.mode or 'not configured'}")
-    print(f"teams:    {_teams_state(settings)}")
+    print(f"slack:    {slack_line}")
+    print(f"teams:    {teams_line}")
     return 0
+
+
+def _sqlite_folder(url: str) -> Path | None:
+    prefix = "sqlite:///"
+    return Path(url[len(prefix) :]).parent if url.startswith(prefix) else None
 
 
 def _teams_state(settings: Settings) -> str:
@@ -187,14 +285,19 @@ def _teams_state(settings: Settings) -> str:
     return f"app {settings.teams.app_id} ({settings.teams.app_type}) on /api/messages"
 
 
-def _teams_package(settings: Settings, args: argparse.Namespace) -> int:
-    from pathlib import Path
-
+def _teams_package(args: argparse.Namespace) -> int:
     from adapters.teams import build_package
+    from adapters.teams.settings import TeamsAppId
 
-    app_id = settings.teams.app_id
+    app_id = args.app_id or TeamsAppId().app_id
     if not app_id:
-        print("configuration error: MicrosoftAppId: set the Azure Bot's app id", file=sys.stderr)
+        print(
+            "configuration error: MicrosoftAppId: set the Azure Bot's app id (or pass --app-id)",
+            file=sys.stderr,
+        )
+        return 2
+    if not re.fullmatch(r"\d{1,5}\.\d{1,5}\.\d{1,5}", args.version):
+        print("usage error: --version is three numbers, like 1.0.1", file=sys.stderr)
         return 2
     if not args.website or not str(args.website).startswith("https://"):
         print(
@@ -208,6 +311,7 @@ def _teams_package(settings: Settings, args: argparse.Namespace) -> int:
         name=args.name,
         developer=args.developer,
         website=args.website,
+        version=args.version,
     )
     print(f"wrote {out}: upload it in Teams (Apps > Manage your apps > Upload an app)")
     return 0

@@ -18,6 +18,7 @@ from bot.agent_spec import AgentSpec, load_factory
 from bot.compose import build_agent
 from bot.config import Settings
 from bot.demo import demo_agent
+from bot.legal import mount_legal
 from bot.metrics import Metrics
 from bot.policy import RequesterOrApprovers
 from bot.providers.base import Provider
@@ -74,6 +75,7 @@ def create_app(settings: Settings) -> web.Application:
         slack.mount(app)
     app.router.add_get("/healthz", _healthz)
     app.router.add_get("/metrics", _metrics)
+    mount_legal(app)
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
         async with _running_service(settings, policy, console, teams, slack) as service:
@@ -222,7 +224,8 @@ async def _metrics(request: web.Request) -> web.Response:
         if refused is not None:
             return refused
     service = request.app[RUN_SERVICE]
-    service.metrics.questions_open.set(len(await service.stores.ledger.outstanding()))
+    # Store-wide counts, the same figures `admin stats` prints (identical on every replica).
+    service.metrics.questions.stats = await service.stores.admin.stats()
     return web.Response(body=service.metrics.render(), content_type="text/plain", charset="utf-8")
 
 

@@ -82,6 +82,10 @@ class ComponentSettings(BaseSettings):
             return field.alias
         return str(location[0])
 
+    def warnings(self) -> list[str]:
+        """Settings that start but likely do not do what was meant; one line each."""
+        return []
+
     def secret_values(self) -> list[str]:
         """Each configured secret of this component, lists split into their secrets."""
         found: list[str] = []

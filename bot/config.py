@@ -10,6 +10,10 @@ traceback; ``SettingsError`` carries those lines.
 
 from __future__ import annotations
 
+import difflib
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -110,6 +114,14 @@ class Settings(BaseModel):
         """
         return [value for part in self._parts() for value in part.secret_values()]
 
+    def warnings(
+        self, environ: Mapping[str, str] | None = None, env_file: Path = Path(".env")
+    ) -> list[str]:
+        """Lines worth a warning at start: half-configured components, unknown variables."""
+        lines = [line for part in self._parts() for line in part.warnings()]
+        environ = os.environ if environ is None else environ
+        return lines + unknown_variables([*environ, *_env_file_names(env_file)])
+
     def _parts(self) -> list[ComponentSettings]:
         return [getattr(self, name) for name in _components()]
 
@@ -140,6 +152,37 @@ def load_settings(**overrides: object) -> Settings:
         return Settings.model_validate(parts)
     except ValidationError as error:
         raise SettingsError(_lines(ComponentSettings, error)) from None
+
+
+# Read by the tests and benches, not by the bot: never reported as unknown.
+NOT_SETTINGS = frozenset({"BOT_TEST_POSTGRES_URL", "BOT_BENCH_POSTGRES_URL", "BOT_CONTAINER_CACHE"})
+PREFIXES = ("BOT_", "SLACK_", "TEAMS_")
+
+
+def known_variables() -> frozenset[str]:
+    """Every environment variable some component reads."""
+    return frozenset(name for kind in _components().values() for name in kind.variables())
+
+
+def unknown_variables(names: Iterable[str]) -> list[str]:
+    """One line per ``BOT_*``/``SLACK_*``/``TEAMS_*`` name no setting reads, with the nearest."""
+    known = known_variables()
+    lines = []
+    for name in sorted(set(names)):
+        if not name.upper().startswith(PREFIXES) or name in known or name in NOT_SETTINGS:
+            continue
+        near = difflib.get_close_matches(name.upper(), sorted(known), n=1, cutoff=0.6)
+        hint = f"; did you mean {near[0]}?" if near else ""
+        lines.append(f"{name} is not a setting this bot reads, so it is ignored{hint}")
+    return lines
+
+
+def _env_file_names(path: Path) -> list[str]:
+    from dotenv import dotenv_values
+
+    if not path.is_file():
+        return []
+    return [name for name in dotenv_values(path) if name]
 
 
 def _components() -> dict[str, type[ComponentSettings]]:

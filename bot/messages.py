@@ -54,8 +54,9 @@ def expired_text(at: float) -> str:
     return f"Expired at {when(at)} without an answer."
 
 
-def cancelled_text(by: str, at: float) -> str:
-    return f"Cancelled by {by} at {when(at)}."
+def cancelled_text(by: str, at: float, reason: str = "") -> str:
+    because = f" Reason: {reason}" if reason else ""
+    return f"Cancelled by {by} at {when(at)}.{because}"
 
 
 # Slack and Teams redraw a closed question with one of these lines; ``at`` is

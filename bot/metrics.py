@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from prometheus_client import (
     CollectorRegistry,
     Counter,
-    Gauge,
     Histogram,
     disable_created_metrics,
     generate_latest,
 )
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from bot.questions.records import QuestionStats
 
 # ``*_created`` series double every counter's cardinality and no dashboard reads them.
 disable_created_metrics()  # type: ignore[no-untyped-call]  # untyped in prometheus_client
@@ -20,28 +25,15 @@ class Metrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
-        self.pauses_issued = Counter(
-            "bot_pauses_issued", "Questions posted to a person.", registry=self.registry
-        )
-        self.pauses_answered = Counter(
-            "bot_pauses_answered", "Questions answered.", registry=self.registry
-        )
-        self.pauses_expired = Counter(
-            "bot_pauses_expired", "Questions that expired unanswered.", registry=self.registry
-        )
-        self.pauses_cancelled = Counter(
-            "bot_pauses_cancelled", "Questions cancelled by an admin.", registry=self.registry
-        )
+        # Questions through their life are the store's own counters, read at scrape time,
+        # so a cancel from the shell or another replica counts here as in `admin stats`.
+        self.questions = _StoreTotals()
+        self.registry.register(self.questions)
         self.refusals = Counter(
             "bot_answers_refused", "Answers refused, by reason.", ["reason"], registry=self.registry
         )
         self.runs_finished = Counter(
             "bot_runs_finished", "Runs that ended, by status.", ["status"], registry=self.registry
-        )
-        self.questions_open = Gauge(
-            "bot_questions_open",
-            "Questions waiting on a person right now (read from the store at scrape time).",
-            registry=self.registry,
         )
         self.admin_commands = Counter(
             "bot_admin_commands",
@@ -58,3 +50,27 @@ class Metrics:
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+class _StoreTotals(Collector):
+    """``bot_pauses_*_total`` and ``bot_questions_open`` from the store's ``stats()``."""
+
+    def __init__(self) -> None:
+        self.stats: QuestionStats | None = None
+
+    def collect(self) -> Iterator[Metric]:
+        stats = self.stats
+        if stats is None:
+            return
+        for name, text, value in (
+            ("bot_pauses_issued", "Questions posted to a person.", stats.issued),
+            ("bot_pauses_answered", "Questions answered.", stats.answered),
+            ("bot_pauses_expired", "Questions that expired unanswered.", stats.expired),
+            ("bot_pauses_cancelled", "Questions cancelled by an admin.", stats.cancelled),
+        ):
+            yield CounterMetricFamily(name, text + " Store-wide, as `admin stats`.", value=value)
+        yield GaugeMetricFamily(
+            "bot_questions_open",
+            "Questions waiting on a person right now (read from the store at scrape time).",
+            value=stats.outstanding,
+        )

@@ -60,14 +60,26 @@ def signer_from(settings: Settings) -> TokenSigner:
 def local_key(data_dir: Path) -> SigningKey:
     """Read the generated key, creating it atomically (O_EXCL) the first time."""
     path = data_dir / KEY_FILE
-    data_dir.mkdir(parents=True, exist_ok=True)
-    key = random_signing_key("local")
     try:
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return _read(path)
-    with os.fdopen(descriptor, "w") as handle:
-        handle.write(f"{key.kid}:{key.signing}\n")
+        data_dir.mkdir(parents=True, exist_ok=True)
+        key = random_signing_key("local")
+        try:
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            return _read(path)
+        with os.fdopen(descriptor, "w") as handle:
+            handle.write(f"{key.kid}:{key.signing}\n")
+    except OSError as error:
+        # A file in the way, a read-only or virtual file system (/sys, /proc): one line.
+        reason = (
+            "is a file, not a folder"
+            if data_dir.is_file()
+            else (f"cannot hold the signing key ({error.strerror or error})")
+        )
+        raise SigningConfigError(
+            f"BOT_DATA_DIR={data_dir} {reason}; set BOT_DATA_DIR to a writable folder "
+            "(or set BOT_SIGNING_KEYS)"
+        ) from None
     return key
 
 

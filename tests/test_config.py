@@ -156,3 +156,36 @@ def test_logs_never_carry_tokens_or_secrets() -> None:
     assert token not in line
     assert "supersecretvalue1" not in line
     assert "[token]" in line and "[secret]" in line
+
+
+def test_a_slack_setting_that_starts_nothing_is_warned_about() -> None:
+    from adapters.slack.settings import SlackSettings
+
+    assert SlackSettings(SLACK_SIGNING_SECRET="s").warnings() != []
+    assert SlackSettings(SLACK_APP_TOKEN="xapp-1").warnings() != []
+    both = SlackSettings(SLACK_APP_TOKEN="xapp-1", SLACK_BOT_TOKEN="xoxb-1")
+    assert both.warnings() == []
+
+
+def test_unknown_variables_name_the_closest_known_one() -> None:
+    from bot.config import unknown_variables
+
+    assert unknown_variables(["BOT_CONSOLE", "PATH", "BOT_TEST_POSTGRES_URL"]) == []
+    [line] = unknown_variables(["SLACK_BOT_TOKNE"])
+    assert line.endswith("did you mean SLACK_BOT_TOKEN?")
+    [line] = unknown_variables(["BOT_ZZZZZZZZZZZZZ"])
+    assert "did you mean" not in line
+
+
+def test_env_example_names_every_setting_and_nothing_else() -> None:
+    """.env.example lists each component's variables (commented out), no unknown names."""
+    import re
+    from pathlib import Path
+
+    from bot.config import _components, known_variables
+
+    text = (Path(__file__).resolve().parents[1] / ".env.example").read_text()
+    named = set(re.findall(r"^# ?([A-Za-z_]+)=", text, re.M))
+    primary = {f.alias for kind in _components().values() for f in kind.model_fields.values()}
+    assert primary <= named, sorted(primary - named)
+    assert named <= known_variables(), sorted(named - known_variables())

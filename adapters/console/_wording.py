@@ -76,6 +76,8 @@ PAGE = {
     "rejected_by": "Rejected by {name}",
     "expired": "Expired without an answer",
     "cancelled_by": "Cancelled by {name}",
+    "cancel_reason": "Reason: {reason}",
+    "admin_link": "Admin: every open question",
     "bot_asks": "The bot asks ({name})",
     "bot_asked": "The bot asked ({name})",
     "question": "Question",

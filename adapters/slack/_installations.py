@@ -42,7 +42,6 @@ BOT_SCOPES = (
     "chat:write",
     "commands",
     "usergroups:read",
-    "users:read",
 )
 
 

@@ -52,6 +52,27 @@ class SlackSettings(ComponentSettings):
                 )
         return self
 
+    def warnings(self) -> list[str]:
+        """A signing secret or an app token alone starts nothing: Slack stays off."""
+        if self.mode is not None:
+            return []
+        given = [
+            name
+            for name, value in (
+                ("SLACK_SIGNING_SECRET", self.signing_secret),
+                ("SLACK_APP_TOKEN", self.app_token),
+                ("SLACK_CLIENT_SECRET", self.client_secret),
+            )
+            if value is not None
+        ]
+        if not given:
+            return []
+        return [
+            f"{' and '.join(given)} set without SLACK_BOT_TOKEN (one workspace) or "
+            "SLACK_CLIENT_ID (OAuth), so Slack is off; set one, or unset "
+            + ("them" if len(given) > 1 else "it")
+        ]
+
     @property
     def mode(self) -> str | None:
         """How Slack is configured, in words; None when it is not."""

@@ -67,3 +67,11 @@ class TeamsSettings(ComponentSettings):
         if self.mode == "auto":
             return bool(self.app_id) or local
         return self.mode == "on"
+
+
+class TeamsAppId(ComponentSettings):
+    """The app id alone, for ``teams-package``: the package never holds the secret."""
+
+    app_id: str | None = Field(
+        None, alias="MicrosoftAppId", validation_alias=_names("MicrosoftAppId", "TEAMS_APP_ID")
+    )

@@ -36,7 +36,7 @@ from bot.messages import (
     resent_question,
     when,
 )
-from bot.stores.records import AuditEvent
+from bot.stores.records import AuditEvent, Delivery, DeliveryState
 
 MAX_TITLE = 80
 
@@ -91,13 +91,38 @@ def duration(seconds: float) -> str:
 
 
 def link_of(ref: dict[str, Any] | None) -> str:
-    """Where the question was posted, as the surface recorded it."""
+    """Where the question was posted, readable: a link when the surface's ids make one."""
     if not ref:
         return "not posted yet"
     for key in ("permalink", "url", "link"):
         if isinstance(ref.get(key), str):
             return str(ref[key])
-    return json.dumps(ref, sort_keys=True, separators=(",", ":"))
+    if ref.get("channel") and ref.get("ts"):
+        # Slack's own permalink form: the channel, then the ts without its dot.
+        ts = str(ref["ts"]).replace(".", "")
+        return f"Slack https://slack.com/archives/{ref['channel']}/p{ts}"
+    if ref.get("conversation_id") and ref.get("activity_id"):
+        return (
+            "Teams https://teams.microsoft.com/l/message/"
+            f"{ref['conversation_id']}/{ref['activity_id']}"
+        )
+    if set(ref) == {"conversation"}:
+        return f"console conversation {ref['conversation']}"
+    return ", ".join(f"{key} {value}" for key, value in sorted(ref.items()))
+
+
+def delivery_line(delivery: Delivery) -> str:
+    """One outbox row: what it owes and how it went (``attempts`` counts the failed tries)."""
+    tries = delivery.attempts
+    match delivery.state:
+        case DeliveryState.DONE:
+            state = "delivered" + (f" after {tries} failed tries" if tries else "")
+        case DeliveryState.FAILED:
+            state = f"failed after {tries} tries"
+        case _:
+            state = "pending" + (f", {tries} failed tries so far" if tries else "")
+    error = f"; last error: {delivery.last_error}" if delivery.last_error else ""
+    return f"#{delivery.delivery_id} {delivery.kind} to {delivery.surface}: {state}{error}"
 
 
 def text_of(result: AdminResult) -> str:
@@ -141,11 +166,7 @@ def text_of(result: AdminResult) -> str:
             if run is not None and run.delivery_error:
                 lines.append(f"delivery error: {run.delivery_error}")
             lines.append("deliveries:")
-            lines += [
-                f"  #{d.delivery_id} {d.kind} {d.state} attempts={d.attempts}"
-                + (f" last error: {d.last_error}" if d.last_error else "")
-                for d in deliveries
-            ]
+            lines += [f"  {delivery_line(d)}" for d in deliveries] or ["  none"]
             lines.append("history:")
             lines += [f"  {event_line(e)}" for e in history]
             return "\n".join(lines)
@@ -171,7 +192,9 @@ def text_of(result: AdminResult) -> str:
 def event_line(event: AuditEvent) -> str:
     detail = json.dumps(event.detail, ensure_ascii=False, sort_keys=True) if event.detail else ""
     target = f" {event.interrupt_id}" if event.interrupt_id else ""
-    return f"{when(event.at)} {event.kind}{target} by {event.actor or '-'} {detail}".rstrip()
+    # The bridge's own steps (paused, expired) have no actor: no "by".
+    actor = f" by {event.actor}" if event.actor else ""
+    return f"{when(event.at)} {event.kind}{target}{actor} {detail}".rstrip()
 
 
 def json_of(result: AdminResult) -> dict[str, Any]:

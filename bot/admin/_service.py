@@ -198,7 +198,8 @@ class AdminService:
         if not done:
             # Lost to an answer, an expiry or another cancel: the row says which.
             return NotOpen(interrupt_id, str(record.status))
-        return CancelDone(interrupt_id, record.run_id, who.display, reason)
+        # The id, as the audit records it (shell:root, console:ana), not the display name.
+        return CancelDone(interrupt_id, record.run_id, who.id, reason)
 
     async def _resend(self, interrupt_id: str, who: Responder) -> AdminResult:
         record = await self._stores.ledger.get(interrupt_id)

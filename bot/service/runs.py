@@ -170,7 +170,6 @@ class RunService:
         """Check and spend; on success the resume is owed and scheduled."""
         outcome = await self._redeemer.redeem(token, answer, responder=responder, scope=scope)
         if isinstance(outcome, Redeemed):
-            self.metrics.pauses_answered.inc()
             # Leased in the task, not here: the person's ack waits on nothing more.
             work = self._work(
                 outcome.run_id, run=outcome.run, resume_from=outcome.closed, leased=True
@@ -190,14 +189,14 @@ class RunService:
         closing = self._closing(QuestionStatus.CANCELLED, by=by.display, by_id=by.id)
         if reason:
             closing = dataclasses.replace(closing, answer={"reason": reason})
-        return await self._close(interrupt_id, closing, self.metrics.pauses_cancelled.inc)
+        return await self._close(interrupt_id, closing)
 
     async def sweep(self, *, limit: int = 100) -> int:
         """Expire overdue questions; each resumes with an "expired" observation."""
         count = 0
         for record in await self.stores.ledger.overdue(self.clock(), limit=limit):
             closing = self._closing(QuestionStatus.EXPIRED, by="", by_id="")
-            if await self._close(record.interrupt_id, closing, self.metrics.pauses_expired.inc):
+            if await self._close(record.interrupt_id, closing):
                 count += 1
         return count
 
@@ -257,12 +256,11 @@ class RunService:
             status, by=by, at=now, by_id=by_id, lease_owner=self.owner, lease_until=until
         )
 
-    async def _close(self, interrupt_id: str, closing: Closing, count: Callable[[], None]) -> bool:
+    async def _close(self, interrupt_id: str, closing: Closing) -> bool:
         # One write closes, audits, owes the edit and leases us the resume.
         written = await self.questions.close(interrupt_id, closing)
         if written is None:
             return False
-        count()
         record = written.question
         if record is not None:
             run_events.closed(closing.status.value, record.run_id, interrupt_id, by=closing.by)
@@ -385,7 +383,6 @@ class RunService:
         match outcome:
             case TurnPaused(interrupt=interrupt):
                 # The ledger row marked the run paused and owes the post, in one write.
-                self.metrics.pauses_issued.inc()
                 self.views.remember_asked(interrupt)
                 run_events.asked(run.run_id, interrupt.interrupt_id, interaction=interrupt.name)
             case TurnCompleted(text=text, unjournaled=steps):

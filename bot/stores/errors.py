@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-
-import asyncpg
+import sys
 
 from bot.errors import BotError
 
@@ -23,12 +22,19 @@ _SQLITE_OUTAGE = frozenset(
         sqlite3.SQLITE_CANTOPEN,
     }
 )
-_POSTGRES_OUTAGE = (
-    asyncpg.PostgresConnectionError,
-    asyncpg.InterfaceError,
-    asyncpg.CannotConnectNowError,
-    asyncpg.QueryCanceledError,
-)
+
+
+def _postgres_outages() -> tuple[type[BaseException], ...]:
+    # asyncpg is imported only by the PostgreSQL store: without it loaded, no error is its.
+    asyncpg = sys.modules.get("asyncpg")
+    if asyncpg is None:
+        return ()
+    return (
+        asyncpg.PostgresConnectionError,
+        asyncpg.InterfaceError,
+        asyncpg.CannotConnectNowError,
+        asyncpg.QueryCanceledError,
+    )
 
 
 def is_outage(error: BaseException) -> bool:
@@ -39,4 +45,4 @@ def is_outage(error: BaseException) -> bool:
     """
     if isinstance(error, sqlite3.OperationalError):
         return (getattr(error, "sqlite_errorcode", 0) & 0xFF) in _SQLITE_OUTAGE
-    return isinstance(error, (ConnectionError, TimeoutError, *_POSTGRES_OUTAGE))
+    return isinstance(error, (ConnectionError, TimeoutError, *_postgres_outages()))

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import sqlite3
+import sys
+from pathlib import Path
+
 from bot.stores.errors import StoreError
 from bot.stores.ports import Stores
 from bot.stores.sqlite import SqliteStores
@@ -35,10 +39,26 @@ async def open_stores(
         )
     if url.startswith(_SQLITE_PREFIX) and url[len(_SQLITE_PREFIX) :].strip():
         # Three slashes then the path: a fourth slash makes it absolute.
-        return await SqliteStores.open(url[len(_SQLITE_PREFIX) :])
+        path = url[len(_SQLITE_PREFIX) :]
+        try:
+            return await SqliteStores.open(path)
+        except sqlite3.OperationalError as error:
+            # Only "cannot open": a busy or locked file is the caller's to retry.
+            if (getattr(error, "sqlite_errorcode", 0) & 0xFF) != sqlite3.SQLITE_CANTOPEN:
+                raise
+            raise StoreError(_unusable_sqlite(path, error)) from None
+        except OSError as error:
+            raise StoreError(_unusable_sqlite(path, error)) from None
     if is_shared(url):
         # Imported here: a deployment without PostgreSQL never loads the driver.
-        from bot.stores.postgres import PostgresStores
+        try:
+            from bot.stores.postgres import PostgresStores
+        except ModuleNotFoundError as missing:
+            raise StoreError(
+                f"DATABASE_URL names PostgreSQL, but this Python ({sys.executable}) lacks "
+                f"{missing.name}; use .venv/bin/python (`make run` creates it) or "
+                "pip install asyncpg"
+            ) from None
         from bot.stores.postgres._stores import DEFAULT_POOL_SIZE, DEFAULT_STATEMENT_TIMEOUT
 
         return await PostgresStores.open(
@@ -49,3 +69,15 @@ async def open_stores(
     # Name only the scheme: a postgresql:// URL may carry a password.
     scheme = url.split("://", 1)[0] + "://" if "://" in url else repr(url)
     raise StoreError(f"DATABASE_URL {scheme} is not supported; use {ACCEPTED}")
+
+
+def _unusable_sqlite(path: str, error: Exception) -> str:
+    """One line for a SQLite file that cannot be opened: a folder, or a place not writable."""
+    if Path(path).is_dir():
+        example = Path(path) / "bot.sqlite3"
+        return f"DATABASE_URL: {path} is a folder; name a file in it, e.g. sqlite:///{example}"
+    detail = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+    return (
+        f"DATABASE_URL: the SQLite file {path} cannot be opened or created ({detail}); "
+        "point it at a file in a writable folder"
+    )

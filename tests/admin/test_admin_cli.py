@@ -59,9 +59,15 @@ async def test_the_shell_lists_shows_and_cancels_and_the_server_resumes_the_run(
     code, out = admin_cli(db_path, "show", interrupt_id)
     assert code == 0 and "Which environment?" in out and "outstanding" in out
 
+    code, out = admin_cli(db_path, "pending")
+    # The message reference reads as words, not as raw JSON.
+    assert code == 0 and "    message: message m1, surface test" in out
+
     code, out = admin_cli(db_path, "cancel", interrupt_id, "change", "freeze")
     assert code == 0, out
     actor = f"shell:{getpass.getuser()}"
+    # The same actor the audit records.
+    assert f"as {actor};" in out
     row = await stores.ledger.get(interrupt_id)
     assert row is not None and row.status is QuestionStatus.CANCELLED
     assert (row.closed_by_id, row.answer) == (actor, {"reason": "change freeze"})

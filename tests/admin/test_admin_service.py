@@ -202,7 +202,8 @@ async def test_cancel_revokes_the_token_edits_the_message_and_resumes_with_the_r
     interrupt_id = await setup.ask()
     token = setup.h.surface.last_token
     done = await setup.run(f"cancel {interrupt_id} wrong environment, ask again")
-    assert done == CancelDone(interrupt_id, done.run_id, "Root", "wrong environment, ask again")
+    # The actor as the audit records it: the id, not the display name.
+    assert done == CancelDone(interrupt_id, done.run_id, ROOT.id, "wrong environment, ask again")
     assert [r.interrupt_id for r in setup.h.surface.closed] == [interrupt_id]
     observation = next(m for m in setup.h.provider.calls[-1] if m.role == "tool")
     seen = json.loads(observation.content)

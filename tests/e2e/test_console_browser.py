@@ -6,6 +6,7 @@ Screenshots land in test-artifacts/browser/ for a person to look at.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -325,29 +326,85 @@ async def test_a_refusal_banner_shows_local_times_and_closes(
 async def test_the_admin_panel_extends_and_cancels(
     start_bot: StartBot, page: Page, http: aiohttp.ClientSession
 ) -> None:
-    """/admin lists the open question; Extend and Cancel (with a reason) go through bot.admin."""
+    """/admin lists the open question; Extend and Cancel (with a reason) go through bot.admin.
+
+    No native dialog: Extend takes its duration from a list, Cancel its reason inline.
+    """
     server = await start_bot()
     api = ConsoleClient(http, server.url)
     await api.send("adm", "deploy web")
     asked = await api.outstanding("adm", "ask_user")
-    answers = iter(["2h", "wrong service"])
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: dialogs.append(dialog.message))
 
-    async def reply(dialog: Any) -> None:
-        await dialog.accept(next(answers))
-
-    page.on("dialog", reply)
-    await page.goto(f"{server.url}/admin")
+    # The console links to the admin page.
+    await page.goto(f"{server.url}/")
+    await page.locator("#admin-link").click()
+    await expect(page).to_have_url(f"{server.url}/admin")
     row = page.locator(f'#pending tr[data-id="{asked["interrupt_id"]}"]')
     await expect(row).to_have_count(1, timeout=WAIT_MS)
     await expect(row).to_contain_text("Which environment should I deploy web in?")
+    # Expiry as the console writes it: relative, then local time.
+    await expect(row.locator('td[data-label="Expires"]')).to_contain_text(
+        re.compile(r"^in \d+ h \(")
+    )
     await page.screenshot(path=SHOTS / "40-admin-pending.png")
 
+    await row.get_by_label("Extend by").select_option("2h")
     await row.get_by_role("button", name="Extend").click()
     await expect(page.locator("#banner")).to_contain_text("now expires at", timeout=WAIT_MS)
-    await row.get_by_role("button", name="Cancel").click()
+    row = page.locator(f'#pending tr[data-id="{asked["interrupt_id"]}"]')
+    await row.get_by_role("button", name="Cancel", exact=True).click()
+    await row.get_by_label("Reason for cancelling").fill("wrong service")
+    await row.get_by_role("button", name="Cancel question").click()
     await expect(page.locator("#banner")).to_contain_text("Cancelled", timeout=WAIT_MS)
     await expect(page.locator("#pending tbody tr")).to_have_count(0, timeout=WAIT_MS)
     await expect(page.locator("#stats")).to_contain_text("1 cancelled")
+    # Nothing open: a sentence, not a bare table header.
+    await expect(page.locator("#empty")).to_be_visible()
+    await expect(page.locator("#pending")).to_be_hidden()
+    assert dialogs == []
     feed = await api.feed("adm")
     (question,) = [q for run in feed["runs"] for q in run["questions"]]
     assert question["status"] == "cancelled"
+
+    # The console page says why, as the admin wrote it.
+    await page.goto(f"{server.url}/#adm")
+    closed = page.locator('.question[data-status="cancelled"] .closed-text')
+    await expect(closed).to_contain_text("Reason: wrong service", timeout=WAIT_MS)
+
+
+async def test_the_admin_panel_fits_a_phone(
+    start_bot: StartBot, new_page: NewPage, http: aiohttp.ClientSession
+) -> None:
+    """At 390x844 the page is no wider than the screen and every action button is on it."""
+    server = await start_bot()
+    page = await new_page(PHONE)
+    await page.goto(f"{server.url}/admin")
+    await expect(page.locator("#empty")).to_be_visible(timeout=WAIT_MS)
+    await expect(page.locator("#empty")).to_contain_text("No open questions")
+    await page.screenshot(path=SHOTS / "41-admin-phone-empty.png")
+
+    api = ConsoleClient(http, server.url)
+    await api.send("phone-1", "deploy web")
+    await api.outstanding("phone-1", "ask_user")
+    await api.send("phone-2", "deploy api")
+    await api.outstanding("phone-2", "ask_user")
+    await page.reload()
+    rows = page.locator("#pending tbody tr")
+    await expect(rows).to_have_count(2, timeout=WAIT_MS)
+    await expect(page.locator("#empty")).to_be_hidden()
+    await page.screenshot(path=SHOTS / "42-admin-phone.png", full_page=True)
+    width = await page.evaluate("document.documentElement.scrollWidth")
+    assert width <= PHONE["width"], f"the page is {width} px wide"
+    controls = page.locator("#pending button, #pending select")
+    assert await controls.count() == 2 * 4  # Cancel, the duration, Extend, Resend
+    for index in range(await controls.count()):
+        box = await controls.nth(index).bounding_box()
+        assert box is not None
+        assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], (index, box)
+    # The inline cancel form fits too.
+    await rows.first.get_by_role("button", name="Cancel", exact=True).click()
+    for name in ("Cancel question", "Keep it"):
+        box = await rows.first.get_by_role("button", name=name).bounding_box()
+        assert box is not None and box["x"] + box["width"] <= PHONE["width"], (name, box)

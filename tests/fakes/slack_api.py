@@ -57,6 +57,7 @@ class FakeSlack:
         self.failures: dict[str, list[Failure]] = {}
         self.group_members: dict[str, list[str]] = {}
         self.valid_tokens = {BOT_TOKEN}
+        self.valid_app_tokens = {APP_TOKEN}
         self._ts = itertools.count(1)
         self._runner: web.AppRunner | None = None
         self.url = ""
@@ -150,6 +151,8 @@ class FakeSlack:
         if method not in ("apps.connections.open", "oauth.v2.access") and (
             token not in self.valid_tokens
         ):
+            return web.json_response({"ok": False, "error": "invalid_auth"})
+        if method == "apps.connections.open" and token not in self.valid_app_tokens:
             return web.json_response({"ok": False, "error": "invalid_auth"})
         call.response = self._answer(method, args, request)
         return web.json_response(call.response)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -11,6 +14,7 @@ import pytest
 from aiohttp import encode_basic_auth, web
 from aiohttp.test_utils import TestClient, TestServer
 
+from adapters.teams._package import build_manifest
 from bot.app import create_app
 from bot.config import load_settings
 from bot.web import RUN_SERVICE
@@ -20,6 +24,7 @@ AppClient = TestClient[web.Request, web.Application]
 MakeClient = Callable[..., Awaitable[tuple[AppClient, web.Application]]]
 FOREIGN = ["evil.example", "evil.example:{port}", "127.0.0.1.evil.example:{port}", "", "[::1]:1"]
 PASSWORD = "a long enough password"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -171,3 +176,64 @@ async def test_a_token_in_the_url_is_refused(make_client: MakeClient, path: str)
     response = await client.get(path)
     assert response.status == 400
     assert "never accepted in a URL" in (await response.json())["error"]
+
+
+async def test_metrics_agree_with_admin_stats_after_a_cancel_from_the_shell(
+    make_client: MakeClient, tmp_path: Path
+) -> None:
+    """The pause counters are the store's: a shell cancel shows in /metrics as in `admin stats`."""
+    client, app = await make_client()
+    sent = await client.post("/api/conversations/c-1/messages", json={"text": "deploy web"})
+    assert sent.status == 202
+    await app[RUN_SERVICE].wait_idle()
+    [open_question] = await app[RUN_SERVICE].stores.ledger.outstanding()
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "PYTHONPATH": str(ROOT),
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'bot.sqlite3'}",
+        "BOT_DATA_DIR": str(tmp_path / "var"),
+    }
+
+    def admin(*words: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "bot", "admin", *words],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        return done.stdout
+
+    admin("cancel", open_question.interrupt_id, "wrong service")
+    stats = admin("stats")
+    assert "cancelled 1" in stats
+    text = await (await client.get("/metrics")).text()
+    assert "bot_pauses_cancelled_total 1.0" in text
+    assert "bot_pauses_issued_total 1.0" in text
+    assert "bot_questions_open 0.0" in text
+    assert text.count("# TYPE bot_questions_open ") == 1
+
+
+async def test_the_teams_packages_privacy_and_terms_links_answer(make_client: MakeClient) -> None:
+    """The package links {website}/privacy and /terms; both are pages, public ones too."""
+    client, _ = await make_client(
+        BOT_HOST="0.0.0.0",  # noqa: S104 - the setting under test, never bound here
+        BOT_PUBLIC_URL="https://bot.example.com",
+        BOT_CONSOLE="false",
+    )
+    manifest = build_manifest(
+        app_id="a",
+        name="n",
+        developer="d",
+        website="https://bot.example.com",
+        commands=[],
+        version="1.0.0",
+    )
+    for url in (manifest["developer"]["privacyUrl"], manifest["developer"]["termsOfUseUrl"]):
+        path = url.removeprefix("https://bot.example.com")
+        response = await client.get(path, headers={"Host": "bot.example.com"})
+        assert response.status == 200, path
+        assert response.content_type == "text/html"
+        assert "<h1>" in await response.text()

@@ -41,6 +41,26 @@ function age(seconds) {
   return `${Math.round(s / 86400)}d`;
 }
 
+// Expiry as the console writes it: "in 24 h (Wed, Dec 2, 03:48 PM)", local time.
+const ABSOLUTE = new Intl.DateTimeFormat(undefined, {
+  weekday: "short", day: "numeric", month: "short", hour: "2-digit", minute: "2-digit",
+});
+
+function relative(seconds) {
+  const span = Math.abs(seconds);
+  if (span < 45) return "just now";
+  const units = [[86400, "d"], [3600, "h"], [60, "min"]];
+  const [size, unit] = units.find(([s]) => span >= s) || [60, "min"];
+  const text = `${Math.round(span / size)} ${unit}`;
+  return seconds > 0 ? `in ${text}` : `${text} ago`;
+}
+
+function expiry(at) {
+  const node = el("time", `${relative(at - Date.now() / 1000)} (${ABSOLUTE.format(new Date(at * 1000))})`,
+    { datetime: new Date(at * 1000).toISOString() });
+  return node;
+}
+
 function title(question) {
   const payload = question.payload || {};
   const first = Array.isArray(payload.questions) && payload.questions[0];
@@ -59,30 +79,61 @@ async function act(path, body) {
   await load(true);
 }
 
+const DURATIONS = ["30m", "1h", "2h", "4h", "1d"];
+
+function cell(label, content) {
+  const td = el("td", undefined, { "data-label": label });
+  td.append(content);
+  return td;
+}
+
+// Cancel asks for an optional reason inline (no native prompt), then confirms.
+function cancelForm(id, actions) {
+  const form = el("form", undefined, { class: "cancel-form" });
+  const reason = el("input", undefined, {
+    type: "text", name: "reason", placeholder: "Reason (optional)", "aria-label": "Reason for cancelling",
+    maxlength: "300",
+  });
+  const confirm = el("button", "Cancel question", { type: "submit", class: "danger" });
+  const keep = button("Keep it", () => { form.remove(); actions.hidden = false; });
+  form.append(reason, confirm, keep);
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    act(`/api/admin/questions/${id}/cancel`, { reason: reason.value.trim() });
+  });
+  return form;
+}
+
 function row(item, at) {
   const q = item.question;
   const id = encodeURIComponent(q.interrupt_id);
   const tr = el("tr", undefined, { "data-id": q.interrupt_id });
   tr.append(
-    el("td", title(q)),
-    el("td", q.requester || "?"),
-    el("td", item.may_answer.join(", ")),
-    el("td", age(at - q.issued_at)),
-    el("td", new Date(q.expires_at * 1000).toLocaleString()),
+    cell("Question", title(q)),
+    cell("Asked by", q.requester || "?"),
+    cell("May answer", item.may_answer.join(", ")),
+    cell("Age", age(at - q.issued_at)),
+    cell("Expires", expiry(q.expires_at)),
   );
-  const actions = el("td");
+  const td = el("td", undefined, { "data-label": "Actions" });
+  const actions = el("div", undefined, { class: "actions" });
+  const by = el("select", undefined, { "aria-label": "Extend by" });
+  for (const d of DURATIONS) by.append(el("option", d, d === "1h" ? { selected: "" } : {}));
   actions.append(
     button("Cancel", () => {
-      const reason = window.prompt("Reason for cancelling (optional)", "");
-      if (reason !== null) act(`/api/admin/questions/${id}/cancel`, { reason });
+      actions.hidden = true;
+      const form = cancelForm(id, actions);
+      td.append(form);
+      form.querySelector("input").focus();
     }),
-    button("Extend", () => {
-      const duration = window.prompt("Extend by (e.g. 30m, 2h, 1d)", "1h");
-      if (duration) act(`/api/admin/questions/${id}/extend`, { duration });
-    }),
+    el("span", undefined, { class: "extend" }),
     button("Resend", () => act(`/api/admin/questions/${id}/resend`, {})),
   );
-  tr.append(actions);
+  actions.children[1].append(
+    by, button("Extend", () => act(`/api/admin/questions/${id}/extend`, { duration: by.value })),
+  );
+  td.append(actions);
+  tr.append(td);
   return tr;
 }
 
@@ -94,6 +145,9 @@ async function load(fresh) {
   const body = $("pending").tBodies[0];
   if (fresh) body.replaceChildren();
   for (const item of page.items) body.append(row(item, page.at));
+  const empty = fresh && page.items.length === 0;
+  $("empty").hidden = !empty;
+  $("pending").hidden = empty;
   after = page.next_after;
   $("more").hidden = !after;
   const stats = await call("GET", "/api/admin/stats");

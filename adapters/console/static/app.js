@@ -359,8 +359,12 @@ function closedLine(q) {
   const key = q.status === "answered"
     ? (decision === "approve" ? "approved_by" : decision === "reject" ? "rejected_by" : "answered_by")
     : q.status === "cancelled" ? "cancelled_by" : "expired";
+  const reason = q.status === "cancelled" && q.answer && typeof q.answer.reason === "string"
+    ? q.answer.reason : "";
   return el("p", { class: "closed-text" }, say(key, { name: q.closed_by }), " · ",
-    timeNode(q.closed_at || q.expires_at));
+    timeNode(q.closed_at || q.expires_at),
+    reason ? el("span", { class: "cancel-reason", text: ` · ${say("cancel_reason", { reason })}` })
+      : null);
 }
 
 function prompt(item) {
@@ -541,6 +545,7 @@ function label() {
   document.title = say("title");
   $("title").textContent = say("title");
   $("new-conversation").textContent = say("new_conversation");
+  $("admin-link").textContent = say("admin_link");
   $("conversations-nav").setAttribute("aria-label", say("conversations"));
   $("menu").textContent = say("menu");
   $("banner-close").textContent = "×";

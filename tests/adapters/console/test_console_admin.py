@@ -129,6 +129,8 @@ async def test_the_panel_lists_pending_and_extends_resends_and_cancels(console: 
     assert (status, done["reason"]) == (200, "wrong service")
     closed = next(q for q in await console.questions() if q["interrupt_id"] == qid)
     assert closed["closed_text"].startswith("Cancelled by Ana")
+    # The admin's reason is on the page, not only in the audit.
+    assert closed["closed_text"].endswith("Reason: wrong service")
     late = await console.answer(redrawn["token"], {"answers": {WHICH_ENV: "staging"}})
     assert late.status == 409
 

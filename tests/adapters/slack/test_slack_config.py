@@ -83,8 +83,11 @@ def test_the_api_url_gets_its_trailing_slash() -> None:
     )
 
 
-def test_check_says_slack_is_configured(tmp_path: Path) -> None:
-    """`python -m bot check` names the Slack mode."""
+def test_check_asks_slack_and_says_when_it_cannot(tmp_path: Path) -> None:
+    """`python -m bot check` calls auth.test: unreachable, that is one line and exit 2.
+
+    (tests/test_cli.py runs it against the fake Slack: ok, and refused tokens.)
+    """
     root = Path(__file__).resolve().parents[3]
     result = subprocess.run(
         [sys.executable, "-m", "bot", "check"],
@@ -94,6 +97,7 @@ def test_check_says_slack_is_configured(tmp_path: Path) -> None:
             "BOT_DATA_DIR": str(tmp_path / "var"),
             "SLACK_BOT_TOKEN": "xoxb-1",
             "SLACK_APP_TOKEN": "xapp-1",
+            "SLACK_API_URL": "http://127.0.0.1:9/api/",
         },
         cwd=root,
         capture_output=True,
@@ -101,6 +105,7 @@ def test_check_says_slack_is_configured(tmp_path: Path) -> None:
         timeout=60,
         check=False,
     )
-    assert result.returncode == 0, result.stderr
-    assert "slack:    one workspace, Socket Mode" in result.stdout
+    assert result.returncode == 2, result.stderr
+    [line] = result.stderr.splitlines()
+    assert line.startswith("configuration error: SLACK_API_URL: cannot reach ")
     assert "xoxb-1" not in result.stdout + result.stderr

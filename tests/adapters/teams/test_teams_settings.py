@@ -105,15 +105,22 @@ def test_emulator_mode_is_for_loopback_only(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_check_says_whether_teams_is_configured(tmp_path: Path) -> None:
-    """`python -m bot check` prints the Teams line: emulator mode, or the app id."""
+    """`python -m bot check` prints the Teams line; with an app id it asks for a bot token.
+
+    (tests/test_cli.py answers that request: "bot token ok", and a refused secret.)
+    """
     base = {
         "PATH": "/usr/bin:/bin",
         "DATABASE_URL": f"sqlite:///{tmp_path}/bot.sqlite3",
         "BOT_DATA_DIR": str(tmp_path / "var"),
     }
-    lines = []
-    for extra in ({}, {"MicrosoftAppId": "app-9", "MicrosoftAppPassword": "p"}):
-        result = subprocess.run(
+    unreachable = {
+        "MicrosoftAppId": "app-9",
+        "MicrosoftAppPassword": "p-secret",
+        "TO_CHANNEL_FROM_BOT_LOGIN_URL": "http://127.0.0.1:9/tenant",
+    }
+    results = [
+        subprocess.run(
             [sys.executable, "-m", "bot", "check"],
             env={**base, **extra},
             cwd=ROOT,
@@ -122,13 +129,18 @@ def test_check_says_whether_teams_is_configured(tmp_path: Path) -> None:
             timeout=60,
             check=False,
         )
-        assert result.returncode == 0, result.stderr
-        lines += [line for line in result.stdout.splitlines() if line.startswith("teams:")]
-    assert lines == [
-        "teams:    emulator mode on /api/messages (no MicrosoftAppId: unauthenticated, "
-        "loopback only)",
-        "teams:    app app-9 (MultiTenant) on /api/messages",
+        for extra in ({}, unreachable)
     ]
+    emulator, configured = results
+    assert emulator.returncode == 0, emulator.stderr
+    assert (
+        "teams:    emulator mode on /api/messages (no MicrosoftAppId: unauthenticated, "
+        "loopback only)"
+    ) in emulator.stdout.splitlines()
+    assert configured.returncode == 2
+    [line] = configured.stderr.splitlines()
+    assert line.startswith("configuration error: MicrosoftAppPassword: cannot reach the Bot")
+    assert "p-secret" not in line
 
 
 def test_teams_package_command_writes_the_zip(

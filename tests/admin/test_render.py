@@ -1,0 +1,48 @@
+"""The shell's text for a message reference, an outbox row and an audit line."""
+
+from __future__ import annotations
+
+from bot.admin import event_line, link_of
+from bot.admin._render import delivery_line
+from bot.stores.records import AuditEvent, Delivery, DeliveryKind, DeliveryState
+
+
+def test_message_references_read_as_links_or_words_never_json() -> None:
+    assert link_of({"team": "T1", "channel": "C1", "ts": "1700000000.000100"}) == (
+        "Slack https://slack.com/archives/C1/p1700000000000100"
+    )
+    teams = {"service_url": "https://smba", "conversation_id": "19:a", "activity_id": "1"}
+    assert link_of(teams) == "Teams https://teams.microsoft.com/l/message/19:a/1"
+    assert link_of({"conversation": "c-1"}) == "console conversation c-1"
+    assert link_of(None) == "not posted yet"
+    assert link_of({"surface": "test", "message": "m1"}) == "message m1, surface test"
+
+
+def test_a_delivered_row_says_delivered_and_counts_only_failed_tries() -> None:
+    row = Delivery(1, "r1", "slack", DeliveryKind.PUBLISH, state=DeliveryState.DONE)
+    assert delivery_line(row) == "#1 publish to slack: delivered"
+    retried = Delivery(
+        2,
+        "r1",
+        "slack",
+        DeliveryKind.CLOSED,
+        attempts=2,
+        state=DeliveryState.PENDING,
+        last_error="ratelimited",
+    )
+    assert delivery_line(retried) == (
+        "#2 closed to slack: pending, 2 failed tries so far; last error: ratelimited"
+    )
+    failed = Delivery(
+        3, "r1", "teams", DeliveryKind.OUTCOME, attempts=5, state=DeliveryState.FAILED
+    )
+    assert delivery_line(failed) == "#3 outcome to teams: failed after 5 tries"
+
+
+def test_the_bridges_own_steps_have_no_by() -> None:
+    paused = AuditEvent(at=0.0, run_id="r1", kind="paused", interrupt_id="q1", actor="")
+    assert " by " not in event_line(paused)
+    cancelled = AuditEvent(
+        at=0.0, run_id="r1", kind="cancelled", interrupt_id="q1", actor="shell:x"
+    )
+    assert event_line(cancelled).endswith("cancelled q1 by shell:x")

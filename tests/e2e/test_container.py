@@ -1,0 +1,249 @@
+"""deploy/Containerfile built and run here: two containers, one PostgreSQL, one question.
+
+No container registry is reachable, so the base image is made locally:
+``debootstrap --variant=minbase bookworm`` from the mirror apt already uses,
+with the host's extra CA certificates (so pip in the build trusts what the
+host trusts), imported as ``localhost/debian-base:bookworm``. A dockerd of
+the test's own (its own data root, exec root and socket; no bridge, no
+iptables: the containers use the host's network) builds and runs it, and is
+stopped by its PID at the end. The root filesystem and dockerd's data root
+are cached under CACHE, so a second run builds in about a second.
+
+Skips, with the reason, where docker.io or debootstrap is missing (.ci/run
+installs both) or the process is not root.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from tests.e2e._client import APPROVE, DEPLOYED, STAGING, ConsoleClient
+from tests.e2e._server import ROOT, free_port
+from tests.stores._postgres import fresh_schema
+
+pytestmark = [pytest.mark.e2e, pytest.mark.container, pytest.mark.postgres]
+
+CACHE = Path(os.environ.get("BOT_CONTAINER_CACHE", "/var/cache/hitl-bridge-test"))
+DOCKER = Path("/usr/bin/docker")  # docker.io's client, talking to our dockerd only
+BASE = "localhost/debian-base:bookworm"
+IMAGE = "localhost/hitl-bridge:test"
+PASSWORD = "container test password"
+
+Docker = Callable[..., subprocess.CompletedProcess[str]]
+
+
+def _missing() -> str:
+    if os.geteuid() != 0:
+        return "the container test runs dockerd and debootstrap, which need root"
+    for tool in ("dockerd", "debootstrap"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed (apt-get install docker.io debootstrap)"
+    if not DOCKER.exists():
+        return "docker.io's client /usr/bin/docker is not installed"
+    return ""
+
+
+def _apt_mirror() -> str:
+    """The Debian mirror apt is configured with (deb822 or one-line sources)."""
+    for path in sorted(Path("/etc/apt").glob("sources.list.d/*.sources")):
+        for line in path.read_text().splitlines():
+            if line.startswith("URIs:") and line.split()[1].rstrip("/").endswith("/debian"):
+                return line.split()[1]
+    for path in [Path("/etc/apt/sources.list"), *Path("/etc/apt").glob("sources.list.d/*.list")]:
+        if path.exists():
+            for line in path.read_text().splitlines():
+                words = line.split()
+                if words[:1] == ["deb"] and words[-2:-1] != ["updates"]:
+                    url = next(w for w in words[1:] if "://" in w)
+                    if url.rstrip("/").endswith("/debian"):
+                        return url
+    pytest.skip("no Debian mirror in apt's sources for debootstrap")
+
+
+@pytest.fixture(scope="module")
+def docker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Docker]:
+    """A dockerd of our own; yields ``docker(*args)`` bound to its socket."""
+    missing = _missing()
+    if missing:
+        pytest.skip(missing)
+    run_dir = tmp_path_factory.mktemp("dockerd")
+    socket = run_dir / "docker.sock"
+    log = (run_dir / "dockerd.log").open("wb")
+    daemon = subprocess.Popen(
+        [
+            "dockerd",
+            f"--data-root={CACHE / 'docker'}",
+            f"--exec-root={run_dir / 'exec'}",
+            f"--pidfile={run_dir / 'docker.pid'}",
+            f"--host=unix://{socket}",
+            "--bridge=none",
+            "--iptables=false",
+            "--ip-masq=false",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "DOCKER_HOST": f"unix://{socket}",
+        "DOCKER_CONFIG": str(run_dir / "client"),  # never the host's client config
+        "DOCKER_BUILDKIT": "0",
+    }
+
+    def call(
+        *args: str, check: bool = True, timeout: float = 600, **kw: object
+    ) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [str(DOCKER), *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            **kw,  # type: ignore[arg-type]
+        )
+        if check and done.returncode != 0:
+            raise AssertionError(
+                f"docker {args[0]} failed: {done.stdout[-2000:]}{done.stderr[-2000:]}"
+            )
+        return done
+
+    try:
+        deadline = time.monotonic() + 60
+        while call("info", check=False, timeout=30).returncode != 0:
+            if daemon.poll() is not None or time.monotonic() > deadline:
+                log.flush()
+                tail = (run_dir / "dockerd.log").read_text()[-1500:]
+                pytest.fail(f"dockerd did not start: {tail}")
+            time.sleep(0.5)
+        yield call
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        try:
+            daemon.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            daemon.kill()
+            daemon.wait(timeout=10)
+        log.close()
+
+
+def _base_image(docker: Docker) -> None:
+    """localhost/debian-base:bookworm from debootstrap, made once and cached."""
+    if docker("image", "inspect", BASE, check=False).returncode == 0:
+        return
+    rootfs = CACHE / "rootfs"
+    done_mark = CACHE / "rootfs.complete"
+    if not done_mark.exists():
+        shutil.rmtree(rootfs, ignore_errors=True)
+        rootfs.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            ["debootstrap", "--variant=minbase", "bookworm", str(rootfs), _apt_mirror()],
+            capture_output=True,
+            timeout=1200,
+            check=True,
+        )
+        done_mark.touch()
+    extra = rootfs / "usr" / "local" / "share" / "ca-certificates"
+    extra.mkdir(parents=True, exist_ok=True)
+    for cert in Path("/usr/local/share/ca-certificates").glob("*.crt"):
+        shutil.copy(cert, extra / cert.name)
+    with subprocess.Popen(["tar", "-C", str(rootfs), "-c", "."], stdout=subprocess.PIPE) as tar:
+        assert tar.stdout is not None
+        docker("import", "-", BASE, stdin=tar.stdout, timeout=600)
+        tar.stdout.close()
+        assert tar.wait(timeout=60) == 0
+
+
+@pytest.fixture(scope="module")
+def image(docker: Docker) -> str:
+    _base_image(docker)
+    docker(
+        "build",
+        "--network=host",
+        f"--build-arg=BASE_IMAGE={BASE}",
+        "--file=deploy/Containerfile",
+        f"--tag={IMAGE}",
+        str(ROOT),
+        cwd=ROOT,
+        timeout=1200,
+    )
+    return IMAGE
+
+
+@contextlib.contextmanager
+def running(docker: Docker, image: str, name: str, env: dict[str, str]) -> Iterator[str]:
+    flags = [f"--env={key}={value}" for key, value in env.items()]
+    docker("rm", "-f", name, check=False)
+    docker(
+        "run", "--detach", f"--name={name}", "--network=host", "--health-interval=1s", *flags, image
+    )
+    try:
+        yield name
+    finally:
+        docker("rm", "-f", name, check=False)
+
+
+async def healthy(docker: Docker, names: list[str], seconds: float = 90) -> None:
+    deadline = time.monotonic() + seconds
+    states: list[str] = []
+    while time.monotonic() < deadline:
+        states = [
+            docker("inspect", "--format={{.State.Health.Status}}", n).stdout.strip() for n in names
+        ]
+        if states == ["healthy"] * len(names):
+            return
+        await asyncio.sleep(0.5)
+    logs = [docker("logs", n, check=False).stderr[-1500:] for n in names]
+    raise AssertionError(f"not healthy: {states}; logs: {logs}")
+
+
+@pytest.fixture
+async def database() -> AsyncIterator[str]:
+    async with fresh_schema() as url:
+        yield url
+
+
+async def test_two_containers_share_one_postgresql(
+    docker: Docker, image: str, database: str
+) -> None:
+    """Both healthy; a question asked through one is answered through the other."""
+    ports = [free_port(), free_port()]
+    common = {
+        "DATABASE_URL": database,
+        "BOT_SIGNING_KEYS": f"k1:{secrets.token_urlsafe(40)}",
+        "BOT_CONSOLE_USERS": f"ana:{PASSWORD}",
+        "BOT_ALLOWED_HOSTS": ",".join(f"127.0.0.1:{p}" for p in ports),
+        "BOT_LOG_LEVEL": "WARNING",
+    }
+    user = docker("run", "--rm", "--network=none", "--entrypoint=id", image, "-u").stdout.strip()
+    assert user != "0", "the image runs as root"
+    with (
+        running(docker, image, "hitl-a", {**common, "PORT": str(ports[0])}) as a,
+        running(docker, image, "hitl-b", {**common, "PORT": str(ports[1])}) as b,
+    ):
+        await healthy(docker, [a, b])
+        auth = {"Authorization": aiohttp.encode_basic_auth("ana", PASSWORD)}
+        async with aiohttp.ClientSession(headers=auth) as http:
+            one = ConsoleClient(http, f"http://127.0.0.1:{ports[0]}")
+            other = ConsoleClient(http, f"http://127.0.0.1:{ports[1]}")
+            await one.send("c1", "deploy web")
+            asked = await other.outstanding("c1", "ask_user", seconds=30)
+            await other.answer_ok(asked["token"], STAGING)
+            approval = await one.outstanding("c1", "approval", seconds=30)
+            await one.answer_ok(approval["token"], APPROVE)
+            done = await other.finished("c1", seconds=30)
+            assert done["final_text"].startswith(DEPLOYED), done
+        stopped = docker("stop", "--time=30", a, b, timeout=90)
+        assert stopped.returncode == 0
