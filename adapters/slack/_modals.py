@@ -48,7 +48,7 @@ class Metadata:
     def parse(cls, raw: str) -> Metadata | None:
         try:
             data = json.loads(raw)
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, RecursionError):
             return None
         if not isinstance(data, dict) or data.get("k") not in ("ask", "schema", "reject"):
             return None
