@@ -271,7 +271,7 @@ def _typed(value: Any, spec: Mapping[str, Any]) -> Any:
     if kind in ("object", None) and isinstance(value, str) and value.strip()[:1] in ("{", "["):
         try:
             return json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return value
     return value
 

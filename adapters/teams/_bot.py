@@ -34,6 +34,8 @@ from bot.surfaces import DeliveryError
 
 log = logging.getLogger(__name__)
 
+NOT_OUR_INVOKE = "This bot takes only its own cards' Action.Execute invokes."
+
 
 @dataclass(frozen=True, slots=True)
 class Reply:
@@ -77,7 +79,8 @@ class TeamsBot:
         data = submitted(activity)
         if activity.get("type") == "invoke":
             if activity.get("name") != INVOKE_ACTION:
-                return Reply(501)
+                # Only our cards' Action.Execute is an invoke we are sent.
+                return Reply(400, {"error": NOT_OUR_INVOKE})
             if data is None:
                 return card_reply(refusal_card(refusal_text(TokenInvalid())))
             return await self._answer_invoke(activity, data)
