@@ -34,7 +34,9 @@ def refusal_text(refusal: Refusal) -> str:
         case Cancelled(by=by, at=at):
             return f"This question was cancelled by {by} at {when(at)}; nothing changed."
         case ScopeMismatch():
-            return "This question belongs to another workspace; answer it where it was asked."
+            # The scope is the channel (or chat) as well as the workspace or tenant, and
+            # which of them differs is not known here: name what is true of both.
+            return "This question was asked in another conversation; answer it where it was asked."
         case NotAllowedToAnswer():
             return "This question is not yours to answer; ask the person who started the run."
         case AnswerInvalid(fields=fields):

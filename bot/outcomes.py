@@ -36,7 +36,7 @@ class Cancelled:
 
 @dataclass(frozen=True, slots=True)
 class ScopeMismatch:
-    """Answered from another workspace/tenant than the one asked in."""
+    """Answered from another scope (channel or chat, workspace or tenant) than the one asked in."""
 
 
 @dataclass(frozen=True, slots=True)

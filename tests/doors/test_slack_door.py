@@ -27,7 +27,7 @@ from tests.doors._slack_door import (
     signed,
     slack_door,
 )
-from tests.fakes.slack_api import block_actions, event_callback, mention
+from tests.fakes.slack_api import block_actions, buttons, event_callback, mention, posted_message
 
 BAD_SIGNATURE = "This request is not signed by Slack with this app's signing secret."
 BAD_BODY = "This request's body is not a Slack payload."
@@ -238,3 +238,23 @@ async def test_the_same_command_signed_again_later_is_a_new_request(door: SlackD
     after_one = await door.state()
     assert (await door.send("/slack/events", body, headers=two))[0] == 200
     assert await door.state() != after_one
+
+
+async def test_a_click_from_another_channel_is_refused_without_naming_a_workspace(
+    door: SlackDoor,
+) -> None:
+    """Same workspace, other channel: the refusal says "another conversation", nothing else."""
+    assert (await door.slack(json.dumps(_mention_body()).encode()))[0] == 200
+    question = (
+        await door.fake.wait_for("chat.postMessage", where=lambda c: bool(buttons(c.args)))
+    )[0]
+    button = buttons(question.args)[0]
+    action = {k: button[k] for k in ("type", "action_id", "text", "value")}
+    payload = block_actions(
+        action, user="U0ALICE", message=posted_message(question), channel="C0OTHER"
+    )
+    status, _ = await door.slack(interaction(payload), FORM)
+    assert status == 200
+    told = await door.fake.wait_for("chat.postEphemeral")
+    text = str(told[0].args["text"])
+    assert "another conversation" in text and "workspace" not in text
