@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from bot.errors import BotError
 from bot.serving._json import JsonRejected, loads_limited
 
 TIMESTAMP_WINDOW_SECONDS = 300
@@ -188,7 +189,7 @@ _Event = TypeAdapter(MessageEvent)
 _OTHER_EVENT = TypeAdapter(OtherEvent)
 
 
-class NotAPayload(ValueError):
+class NotAPayload(BotError, ValueError):
     """The body, though signed, is not a payload Slack sends."""
 
 

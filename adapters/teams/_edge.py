@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from bot.errors import BotError
 from bot.serving._json import JsonRejected, loads_limited
 
 MAX_DEPTH = 32
@@ -49,7 +50,7 @@ class Activity(_Model):
     entities: list[dict[str, Any]] | None = None
 
 
-class NotAnActivity(ValueError):
+class NotAnActivity(BotError, ValueError):
     """The body is not a Bot Framework activity."""
 
 
