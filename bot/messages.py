@@ -17,6 +17,8 @@ from bot.outcomes import (
     TokenInvalid,
 )
 
+NOT_STARTED = "The bot could not record your message just now; nothing was started, try again."
+
 
 def when(at: float) -> str:
     return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC")

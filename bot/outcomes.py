@@ -9,7 +9,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.errors import BotError
 from bot.stores.records import Question, RunRecord
+
+
+class NotStarted(BotError):
+    """A new message's run could not be stored (full disk, read-only store): nothing started."""
 
 
 @dataclass(frozen=True, slots=True)

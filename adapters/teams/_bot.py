@@ -26,8 +26,8 @@ from adapters.teams._cards import question_card
 from adapters.teams._closed import closed_card, refusal_card
 from adapters.teams._surface import TeamsSurface
 from bot.admin import AdminService
-from bot.messages import refusal_text
-from bot.outcomes import AnswerInvalid, Redeemed, RedeemOutcome, TokenInvalid
+from bot.messages import NOT_STARTED, refusal_text
+from bot.outcomes import AnswerInvalid, NotStarted, Redeemed, RedeemOutcome, TokenInvalid
 from bot.service.runs import RunService
 from bot.stores.records import Question, QuestionStatus, RunRecord
 from bot.surfaces import DeliveryError
@@ -70,9 +70,13 @@ class TeamsBot:
             return None
         start = started(activity, reference)
         if start is not None:
-            run = await self.service().start(
-                start.where, start.who, start.text, key=start.key or None
-            )
+            try:
+                run = await self.service().start(
+                    start.where, start.who, start.text, key=start.key or None
+                )
+            except NotStarted:
+                await self._say(activity, NOT_STARTED)
+                return None
             if run is None:
                 log.info("duplicate Teams delivery ignored", extra={"activity": start.key})
             return None
@@ -87,6 +91,16 @@ class TeamsBot:
         if data is not None:
             await self._answer_submit(activity, data)
         return None
+
+    async def _say(self, activity: Json, text: str) -> None:
+        message = {"type": "message", "text": text, "textFormat": "plain"}
+        conversation = str((activity.get("conversation") or {}).get("id", ""))
+        try:
+            await self.surface.connector.send(
+                str(activity.get("serviceUrl", "")), conversation, message
+            )
+        except DeliveryError as error:
+            log.warning("could not tell a Teams user why: %s", error.reason)
 
     async def _admin(self, activity: Json, admin: AdminService, words: list[str]) -> None:
         """Run the command as the person the channel authenticated; reply in the same chat."""

@@ -27,7 +27,7 @@ from bot.kernel.interrupts import PendingInterrupt
 from bot.kernel.turn import Agent, TurnCompleted, TurnPaused
 from bot.messages import RUN_FAILED
 from bot.metrics import Metrics
-from bot.outcomes import Redeemed, RedeemOutcome, Responder
+from bot.outcomes import NotStarted, Redeemed, RedeemOutcome, Responder
 from bot.policy import AnswerPolicy, RequesterOrApprovers
 from bot.questions.capability_ports import lifecycle_of
 from bot.service import run_events
@@ -156,7 +156,12 @@ class RunService:
             lease_owner=self.owner,
             lease_until=now + self.lease_seconds,
         )
-        if not await self.stores.runs.create(run):
+        try:
+            created = await self.stores.runs.create(run)
+        except Exception as error:  # noqa: BLE001  full disk, read-only file, store down
+            log.warning("could not store a new run (%s); nothing started", type(error).__name__)
+            raise NotStarted(type(error).__name__) from None
+        if not created:
             log.info("duplicate start ignored", extra={"run_id": run.run_id})
             return None
         run_events.started(run.run_id, by=who.id, surface=where.surface)
