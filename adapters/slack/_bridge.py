@@ -195,13 +195,18 @@ class SlackBridge:
                 raise
             log.info("slack request seen before (a replay); answered as the first was")
             return _replayed(answered)
-        settled: Answered | None = None
         try:
             bolt_request = AsyncBoltRequest(
                 body=body.decode("utf-8"),
                 query=request.query_string,
                 headers=dict(request.headers),
             )
+        except Exception:  # noqa: BLE001  bolt reads its context from fields we do not model
+            self.seen.settle(signature, None)
+            log.warning("slack request refused: bolt could not read the signed payload")
+            return _refuse(400, BAD_BODY)
+        settled: Answered | None = None
+        try:
             with self._acked():
                 response = await self.bolt.async_dispatch(bolt_request)
             settled = _answered(response)

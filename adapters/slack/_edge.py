@@ -65,10 +65,9 @@ class User(_Model):
     team_id: str | None = None
 
 
-class MessageEvent(_Model):
-    """``message`` and ``app_mention`` events, the two that start or continue runs."""
+class _ChatEvent(_Model):
+    """What ``message`` and ``app_mention`` share: the two events that start or continue runs."""
 
-    type: Literal["message", "app_mention"]
     ts: str
     channel: str
     user: str | None = None
@@ -78,6 +77,21 @@ class MessageEvent(_Model):
     subtype: str | None = None
     bot_id: str | None = None
     team: str | None = None
+    # An edit or a deletion carries the message itself; bolt reads its subtype.
+    message: dict[str, Any] | None = None
+    previous_message: dict[str, Any] | None = None
+
+
+class MessageEvent(_ChatEvent):
+    type: Literal["message"]
+
+
+class AppMention(_ChatEvent):
+    """An @mention always has its author and its text."""
+
+    type: Literal["app_mention"]
+    user: str
+    text: str
 
 
 class OtherEvent(_Model):
@@ -94,6 +108,7 @@ class EventCallback(_Model):
     enterprise_id: str | None = None
     is_enterprise_install: bool | None = None
     authorizations: list[dict[str, Any]] | None = None
+    is_ext_shared_channel: bool | None = None
     event: dict[str, Any]
 
 
@@ -110,7 +125,7 @@ class Action(_Model):
     action_id: str
     block_id: str | None = None
     type: str | None = None
-    value: str | None = None
+    value: str | None = Field(default=None, max_length=2_000)  # Block Kit's limit
 
 
 class Block(_Model):
@@ -120,6 +135,7 @@ class Block(_Model):
 
 class Message(_Model):
     ts: str | None = None
+    user: str | None = None
     thread_ts: str | None = None
     blocks: list[Block] | None = None
 
@@ -147,8 +163,10 @@ class ViewState(_Model):
 
 
 class View(_Model):
+    type: str
     callback_id: str
     team_id: str | None = None
+    app_installed_team_id: str | None = None
     private_metadata: str = Field(default="", max_length=3_000)
     state: ViewState | None = None
 
@@ -160,6 +178,7 @@ class ViewSubmission(_Model):
     enterprise: Id | None = None
     is_enterprise_install: bool | None = None
     view: View
+    response_urls: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class ViewClosed(_Model):
@@ -185,7 +204,7 @@ _JsonBody = TypeAdapter(
 _Interaction = TypeAdapter(
     Annotated[BlockActions | ViewSubmission | ViewClosed, Field(discriminator="type")]
 )
-_Event = TypeAdapter(MessageEvent)
+_Event = TypeAdapter(Annotated[MessageEvent | AppMention, Field(discriminator="type")])
 _OTHER_EVENT = TypeAdapter(OtherEvent)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
@@ -52,6 +53,20 @@ def interaction(payload: Any) -> bytes:
 
 class SlackDoor(Door):
     fake: FakeSlack
+
+    async def idle(self) -> None:
+        """Runs settled, and the listeners' after-ack work (ephemerals, modals) done too."""
+        bridge = next(
+            r.handler.__self__  # type: ignore[attr-defined]
+            for r in self.app.router.routes()
+            if getattr(r.handler, "__name__", "") == "_events"
+        )
+        for _ in range(100):
+            await super().idle()
+            tasks = list(bridge.listeners._tasks)
+            if not tasks:
+                return
+            await asyncio.wait(tasks)
 
     async def slack(
         self, body: bytes, content_type: str = JSON, *, headers: dict[str, str] | None = None
