@@ -4,8 +4,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
+FUZZ_STAMP := $(VENV)/.fuzz-installed
+FUZZ_SECONDS ?= 30
 
-.PHONY: run test lint bench check clean
+.PHONY: run test lint bench check clean fuzz
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,6 +43,15 @@ bench: $(BENCH_STAMP)
 	$(BIN)/python bench/redeem.py
 	$(BIN)/python bench/teams_invoke.py
 	$(BIN)/python bench/slack_click.py
+
+# atheris on the token decoder and each renderer, FUZZ_SECONDS per target;
+# a crashing input is saved under tests/fuzz/corpus/<target>/ and replayed by `make test`.
+$(FUZZ_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[dev,fuzz]'
+	touch $(FUZZ_STAMP)
+
+fuzz: $(FUZZ_STAMP)
+	$(BIN)/python -m tests.fuzz.run --seconds $(FUZZ_SECONDS)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
