@@ -7,6 +7,8 @@ after the checks and the spend; the resume runs in the background.
 from __future__ import annotations
 
 import logging
+import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -49,6 +51,32 @@ def card_reply(content: Json) -> Reply:
     return Reply(200, {"statusCode": 200, "type": CARD_CONTENT_TYPE, "value": content})
 
 
+class SeenActivities:
+    """Admin command activity ids seen lately (bounded, expiring): a replay applies once.
+
+    An activity's bearer token stays valid for a while, so the same signed
+    activity can be sent again; the channel gives each message its own id.
+    In process only: with several replicas a replay may land on another one.
+    """
+
+    def __init__(self, *, capacity: int = 10_000, keep_seconds: float = 3_600.0) -> None:
+        self.capacity = capacity
+        self.keep_seconds = keep_seconds
+        self._seen: OrderedDict[str, float] = OrderedDict()
+
+    def first(self, key: str) -> bool:
+        """True the first time ``key`` is seen inside the window; False for a replay."""
+        now = time.monotonic()
+        while self._seen and next(iter(self._seen.values())) <= now:
+            self._seen.popitem(last=False)
+        if key in self._seen:
+            return False
+        while len(self._seen) >= self.capacity:
+            self._seen.popitem(last=False)
+        self._seen[key] = now + self.keep_seconds
+        return True
+
+
 class TeamsBot:
     """Translates one activity into at most one RunService call."""
 
@@ -61,11 +89,16 @@ class TeamsBot:
         self.surface = surface
         self.service = service
         self.admin = admin
+        self.seen_commands = SeenActivities()
 
     async def on_turn(self, activity: Json, reference: Json) -> Reply | None:
         words = admin_words(activity)
         admin = self.admin() if words is not None else None
         if words is not None and admin is not None:
+            key = f"{activity.get('conversation', {}).get('id')}:{activity.get('id')}"
+            if activity.get("id") and not self.seen_commands.first(key):
+                log.info("a Teams admin command sent again was not applied twice")
+                return None
             await self._admin(activity, admin, words)
             return None
         start = started(activity, reference)

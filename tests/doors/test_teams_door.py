@@ -146,3 +146,23 @@ async def test_an_execute_with_a_strange_option_index_is_refused_in_the_card(
     }
     added = set(after["audit"]) - set(before["audit"])
     assert added and all('"reason":"AnswerInvalid"' in row for row in added)
+
+
+async def test_a_replayed_admin_command_applies_once(tmp_path: Path) -> None:
+    """The same signed activity (same id) sent twice: one extension, one reply."""
+    connector = await FakeConnector().start()
+    try:
+        admin = "teams:72f988bf-tenant:aad-alice"
+        async with TeamsDoor(tmp_path, BOT_CONSOLE=False, BOT_ADMINS=admin) as door:
+            assert (await door.activity(message(connector.url, "deploy web")))[0] == 201
+            cards = await connector.wait_for(connector.cards, what="question card")
+            iid = actions(card_of(cards[0].body))[0]["data"]["iid"]
+            command = message(connector.url, f"hitl extend {iid} 1h", activity_id="msg-extend")
+            assert (await door.activity(command))[0] == 201
+            await connector.wait_for(lambda: connector.cards()[1:], what="admin reply")
+            after_first = await door.state()
+            assert (await door.activity(command))[0] == 201
+            assert await door.state() == after_first
+            assert len(connector.cards()) == 2
+    finally:
+        await connector.close()
