@@ -187,6 +187,13 @@ class ViewClosed(_Model):
     view: View
 
 
+class SslCheck(_Model):
+    """Slack's check of a slash command URL's certificate: answered 200 by bolt."""
+
+    ssl_check: Literal["1"]
+    token: str | None = None
+
+
 class SlashCommand(_Model):
     command: str
     text: str = ""
@@ -227,6 +234,8 @@ def parse(body: bytes, content_type: str) -> BaseModel:
                 return _Interaction.validate_python(
                     loads_limited(fields["payload"], max_depth=MAX_DEPTH)
                 )
+            if "ssl_check" in fields:
+                return SslCheck.model_validate(fields)
             return SlashCommand.model_validate(fields)
     except (JsonRejected, ValidationError) as error:
         raise NotAPayload(str(error)) from None

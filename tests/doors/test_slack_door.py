@@ -258,3 +258,9 @@ async def test_a_click_from_another_channel_is_refused_without_naming_a_workspac
     told = await door.fake.wait_for("chat.postEphemeral")
     text = str(told[0].args["text"])
     assert "another conversation" in text and "workspace" not in text
+
+
+async def test_slacks_certificate_check_is_answered(door: SlackDoor) -> None:
+    """``ssl_check=1`` (what Slack sends to check a slash command's URL) is a 200, not a 400."""
+    status, _ = await door.slack(b"ssl_check=1&token=legacy", FORM)
+    assert status == 200
