@@ -17,6 +17,7 @@ from bot.outcomes import (
     TokenInvalid,
 )
 
+LATE_ANSWER_RECORDED = "Your answer was recorded; it took longer than usual, nothing else to do."
 NOT_STARTED = "The bot could not record your message just now; nothing was started, try again."
 
 

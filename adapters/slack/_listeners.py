@@ -36,6 +36,7 @@ from adapters.slack._surface import SURFACE, SlackSurface
 from bot.admin import AdminResult, AdminService
 from bot.messages import (
     ADMIN_COMMANDS_UNAVAILABLE,
+    LATE_ANSWER_RECORDED,
     NOT_STARTED,
     QUESTION_CLOSED,
     WORKING_ON_IT,
@@ -289,7 +290,10 @@ class Listeners:
         body: dict[str, Any],
     ) -> None:
         outcome = await task
-        if not isinstance(outcome, Redeemed):
+        if isinstance(outcome, Redeemed):
+            # Acked before the spend: say it landed, or the person is left guessing.
+            await self._ephemeral(team, channel, user, LATE_ANSWER_RECORDED)
+        else:
             await self._report(outcome, team, channel, user, body)
 
     async def _report(

@@ -8,6 +8,7 @@ was and applies nothing twice.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import time
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from bot.web import RUN_SERVICE
 from tests.doors._doors import Logs
 from tests.doors._slack_door import (
     FORM,
@@ -264,3 +266,31 @@ async def test_slacks_certificate_check_is_answered(door: SlackDoor) -> None:
     """``ssl_check=1`` (what Slack sends to check a slash command's URL) is a 200, not a 400."""
     status, _ = await door.slack(b"ssl_check=1&token=legacy", FORM)
     assert status == 200
+
+
+async def test_an_answer_spent_after_the_ack_is_confirmed_to_the_person(
+    door: SlackDoor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store was slow, Slack got its ack first: the person is told the answer landed."""
+    from adapters.slack import _listeners
+    from bot.messages import LATE_ANSWER_RECORDED
+
+    monkeypatch.setattr(_listeners, "ACK_BUDGET_SECONDS", 0.01)
+    service = door.app[RUN_SERVICE]
+    redeem = service.redeem
+
+    async def slow_redeem(*args: Any, **kwargs: Any) -> Any:
+        await asyncio.sleep(0.2)  # the store's write lock, held elsewhere
+        return await redeem(*args, **kwargs)
+
+    monkeypatch.setattr(service, "redeem", slow_redeem)
+    assert (await door.slack(json.dumps(_mention_body()).encode()))[0] == 200
+    question = (
+        await door.fake.wait_for("chat.postMessage", where=lambda c: bool(buttons(c.args)))
+    )[0]
+    button = buttons(question.args)[0]
+    action = {k: button[k] for k in ("type", "action_id", "text", "value")}
+    payload = block_actions(action, user="U0ALICE", message=posted_message(question))
+    assert (await door.slack(interaction(payload), FORM))[0] == 200
+    told = await door.fake.wait_for("chat.postEphemeral")
+    assert told[0].args["text"] == LATE_ANSWER_RECORDED
