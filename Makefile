@@ -4,8 +4,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
+FUZZ_STAMP := $(VENV)/.fuzz-installed
+FUZZ_SECONDS ?= 30
 
-.PHONY: help run test lint bench check clean
+.PHONY: help run test lint bench check clean fuzz
 
 help: ## list the targets
 	@echo "make targets (each creates .venv on first use):"
@@ -52,6 +54,15 @@ bench: $(BENCH_STAMP) ## print the benchmarks
 	$(BIN)/python bench/teams_invoke.py
 	$(BIN)/python bench/slack_click.py
 	$(BIN)/python bench/click_path.py
+
+# atheris on the token decoder and each renderer, FUZZ_SECONDS per target;
+# a crashing input is saved under tests/fuzz/corpus/<target>/ and replayed by `make test`.
+$(FUZZ_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[dev,fuzz]'
+	touch $(FUZZ_STAMP)
+
+fuzz: $(FUZZ_STAMP) ## fuzz the token decoder and the renderers (FUZZ_SECONDS each)
+	$(BIN)/python -m tests.fuzz.run --seconds $(FUZZ_SECONDS)
 
 clean: ## remove .venv and the tools' caches
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

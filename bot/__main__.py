@@ -13,6 +13,7 @@ import re
 import secrets
 import signal
 import socket
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -116,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     except BotError as error:
         print(f"configuration error: {error}", file=sys.stderr)
         return 2
+    except _STORE_FAULTS as error:
+        return _store_fault(error)
 
 
 def _admin(words: list[str]) -> int:
@@ -132,6 +135,22 @@ def _admin(words: list[str]) -> int:
     except BotError as error:
         print(f"configuration error: {error}", file=sys.stderr)
         return 2
+    except _STORE_FAULTS as error:
+        return _store_fault(error)
+
+
+# A store that cannot be opened or written (read-only file, full disk, no server).
+_STORE_FAULTS = (sqlite3.Error, OSError)
+
+
+def _store_fault(error: BaseException) -> int:
+    """One line for a store the process cannot use, instead of a traceback."""
+    print(
+        f"store error: DATABASE_URL: {type(error).__name__}: {error}; check that the store "
+        "is reachable, writable by this user and has free space",
+        file=sys.stderr,
+    )
+    return 1
 
 
 def _serve(settings: Settings) -> int:

@@ -31,6 +31,7 @@ from bot.serving import (
     refuse_unless_signed_in,
     sign_in_for,
 )
+from bot.serving._malformed import quiet_malformed_requests
 from bot.signing import signer_from
 from bot.stores.ports import Change, changes_of
 from bot.web import ADMIN_SERVICE, RUN_SERVICE, SETTINGS
@@ -49,6 +50,7 @@ def create_app(settings: Settings) -> web.Application:
     tokens.
     """
     signer_from(settings)
+    quiet_malformed_requests()
     serving = settings.serving
     allowed = allowed_hosts_for(serving)
     guards = http_guards(allowed=allowed, body_timeout=serving.body_timeout_seconds)

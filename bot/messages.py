@@ -17,6 +17,9 @@ from bot.outcomes import (
     TokenInvalid,
 )
 
+LATE_ANSWER_RECORDED = "Your answer was recorded; it took longer than usual, nothing else to do."
+NOT_STARTED = "The bot could not record your message just now; nothing was started, try again."
+
 
 def when(at: float) -> str:
     return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -34,7 +37,9 @@ def refusal_text(refusal: Refusal) -> str:
         case Cancelled(by=by, at=at):
             return f"This question was cancelled by {by} at {when(at)}; nothing changed."
         case ScopeMismatch():
-            return "This question belongs to another workspace; answer it where it was asked."
+            # The scope is the channel (or chat) as well as the workspace or tenant, and
+            # which of them differs is not known here: name what is true of both.
+            return "This question was asked in another conversation; answer it where it was asked."
         case NotAllowedToAnswer():
             return "This question is not yours to answer; ask the person who started the run."
         case AnswerInvalid(fields=fields):

@@ -9,7 +9,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.errors import BotError
 from bot.stores.records import Question, RunRecord
+
+
+class NotStarted(BotError):
+    """A new message's run could not be stored (full disk, read-only store): nothing started."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +41,7 @@ class Cancelled:
 
 @dataclass(frozen=True, slots=True)
 class ScopeMismatch:
-    """Answered from another workspace/tenant than the one asked in."""
+    """Answered from another scope (channel or chat, workspace or tenant) than the one asked in."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -99,3 +99,11 @@ def harness(clock: FixedClock, signer: TokenSigner) -> HarnessFactory:
         return Harness(service, agent, capability, surface, provider, stores)
 
     return make
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """``fuzz <door>: N examples`` for each door a property test sent inputs to."""
+    from tests.fuzz_counts import EXAMPLES
+
+    for door, examples in sorted(EXAMPLES.items()):
+        terminalreporter.write_line(f"fuzz {door}: {examples} examples")

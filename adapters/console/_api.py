@@ -28,12 +28,13 @@ from adapters.console._wording import (
     SEND_MESSAGE,
     TEXT_TOO_LONG,
 )
-from bot.messages import refusal_text
+from bot.messages import NOT_STARTED, refusal_text
 from bot.outcomes import (
     AlreadyAnswered,
     AnswerInvalid,
     Cancelled,
     NotAllowedToAnswer,
+    NotStarted,
     Redeemed,
     RedeemOutcome,
     Responder,
@@ -93,7 +94,10 @@ class ConsoleApi:
         if len(text) > MAX_TEXT:
             raise ConsoleError(413, TEXT_TOO_LONG)
         where = Conversation(surface=SURFACE, scope=SCOPE, key=key)
-        run = await request.app[RUN_SERVICE].start(where, _responder(request), text)
+        try:
+            run = await request.app[RUN_SERVICE].start(where, _responder(request), text)
+        except NotStarted:
+            raise ConsoleError(503, NOT_STARTED) from None
         assert run is not None  # no key given, so never a duplicate
         # Other open pages learn of the new run now, not at its first question.
         self.surface.notify(key)

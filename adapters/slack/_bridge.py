@@ -9,7 +9,9 @@ app also takes events over Socket Mode, so a laptop needs no public URL.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
 from typing import Any
@@ -20,14 +22,16 @@ from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError
-from slack_sdk.signature import SignatureVerifier
 from slack_sdk.socket_mode.aiohttp import SocketModeClient
 from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack._edge import NotAPayload, parse, verify
 from adapters.slack._installations import EncryptedInstallationStore, oauth_settings
 from adapters.slack._listeners import Listeners
+from adapters.slack._replays import Answered, InProcessSignatures, SeenSignatures
 from adapters.slack._surface import SlackDirectory, SlackSurface
 from adapters.slack.settings import SlackSettings
 from bot.admin import AdminService
@@ -57,7 +61,8 @@ class SlackBridge:
         # opens a new session, and a new connection, per call.
         self._session: aiohttp.ClientSession | None = None
         secret = settings.signing_secret
-        self._verifier = SignatureVerifier(secret.get_secret_value()) if secret else None
+        self._secret = secret.get_secret_value().encode() if secret else None
+        self.seen: SeenSignatures = InProcessSignatures()
         self.bolt = self._bolt_app()
         # Built with an empty policy; ``serving`` gives it the real one.
         self.surface = SlackSurface(client_for=self.client_for, policy=RequesterOrApprovers())
@@ -166,21 +171,48 @@ class SlackBridge:
 
     async def _events(self, request: web.Request) -> web.Response:
         body = await request.read()
-        if self._verifier is None:
+        if self._secret is None:
             return _refuse(404, "Slack events arrive over Socket Mode here, not HTTP.")
-        if not self._verifier.is_valid_request(body, dict(request.headers)):
+        signature = verify(self._secret, body, request.headers, now=time.time())
+        if signature is None:
+            log.warning("slack request refused: not signed with the signing secret")
             return _refuse(401, BAD_SIGNATURE)
+        try:
+            parse(body, request.content_type)
+        except NotAPayload as error:
+            log.warning("slack request refused: a signed body that is not a Slack payload")
+            log.debug("slack body refused: %s", error)
+            return _refuse(400, BAD_BODY)
+        while True:
+            first = self.seen.claim(signature)
+            if first is None:
+                break
+            try:
+                answered = await asyncio.shield(first)
+            except asyncio.CancelledError:
+                if first.cancelled():
+                    continue  # the first never finished: this one is the first now
+                raise
+            log.info("slack request seen before (a replay); answered as the first was")
+            return _replayed(answered)
         try:
             bolt_request = AsyncBoltRequest(
                 body=body.decode("utf-8"),
                 query=request.query_string,
                 headers=dict(request.headers),
             )
-        except (ValueError, UnicodeDecodeError):
+        except Exception:  # noqa: BLE001  bolt reads its context from fields we do not model
+            self.seen.settle(signature, None)
+            log.warning("slack request refused: bolt could not read the signed payload")
             return _refuse(400, BAD_BODY)
-        with self._acked():
-            response = await self.bolt.async_dispatch(bolt_request)
-        return await to_aiohttp_response(response)
+        settled: Answered | None = None
+        try:
+            with self._acked():
+                response = await self.bolt.async_dispatch(bolt_request)
+            settled = _answered(response)
+        finally:
+            self.seen.settle(signature, settled)
+        return _replayed(settled)
 
     def _acked(self) -> AbstractContextManager[None]:
         """Around a request Slack waits on (its ack, 3 s at most, over HTTP or Socket
@@ -266,6 +298,19 @@ def _bolt_logger() -> logging.Logger:
     if not any(isinstance(f, _QuietBolt) for f in logger.filters):
         logger.addFilter(_QuietBolt())
     return logger
+
+
+def _answered(response: BoltResponse) -> Answered:
+    """Bolt's answer as bytes, kept to answer a replay the same way."""
+    default = "application/json" if response.body.startswith("{") else "text/plain"
+    content_type = (response.headers.get("content-type") or [default])[0]
+    return Answered(response.status, response.body.encode(), content_type.split(";")[0])
+
+
+def _replayed(answered: Answered) -> web.Response:
+    return web.Response(
+        status=answered.status, body=answered.body, content_type=answered.content_type
+    )
 
 
 def _refuse(status: int, error: str) -> web.Response:

@@ -34,10 +34,18 @@ from adapters.slack._modals import (
 from adapters.slack._render import APPROVE, CHOOSE, OPEN_FORM, REJECT, parse_value
 from adapters.slack._surface import SURFACE, SlackSurface
 from bot.admin import AdminResult, AdminService
-from bot.messages import ADMIN_COMMANDS_UNAVAILABLE, QUESTION_CLOSED, WORKING_ON_IT, refusal_text
+from bot.messages import (
+    ADMIN_COMMANDS_UNAVAILABLE,
+    LATE_ANSWER_RECORDED,
+    NOT_STARTED,
+    QUESTION_CLOSED,
+    WORKING_ON_IT,
+    refusal_text,
+)
 from bot.outcomes import (
     AnswerInvalid,
     NotAllowedToAnswer,
+    NotStarted,
     Redeemed,
     RedeemOutcome,
     Refusal,
@@ -141,7 +149,10 @@ class Listeners:
         # Only our own mention goes: "ask <@U123> to approve" keeps the person named.
         text = re.sub(rf"<@{re.escape(bot_user)}>\s*", "", str(event.get("text") or "")).strip()
         key = str(body.get("event_id") or f"{channel}:{event['ts']}")
-        await self.service().start(where, responder(team, user), text, key=key)
+        try:
+            await self.service().start(where, responder(team, user), text, key=key)
+        except NotStarted:
+            self._later(self._ephemeral(team, channel, user, NOT_STARTED))
 
     # -- answering -------------------------------------------------------------
 
@@ -279,7 +290,10 @@ class Listeners:
         body: dict[str, Any],
     ) -> None:
         outcome = await task
-        if not isinstance(outcome, Redeemed):
+        if isinstance(outcome, Redeemed):
+            # Acked before the spend: say it landed, or the person is left guessing.
+            await self._ephemeral(team, channel, user, LATE_ANSWER_RECORDED)
+        else:
             await self._report(outcome, team, channel, user, body)
 
     async def _report(

@@ -48,7 +48,7 @@ class Metadata:
     def parse(cls, raw: str) -> Metadata | None:
         try:
             data = json.loads(raw)
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, RecursionError):
             return None
         if not isinstance(data, dict) or data.get("k") not in ("ask", "schema", "reject"):
             return None
@@ -271,7 +271,7 @@ def _typed(value: Any, spec: Mapping[str, Any]) -> Any:
     if kind in ("object", None) and isinstance(value, str) and value.strip()[:1] in ("{", "["):
         try:
             return json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return value
     return value
 

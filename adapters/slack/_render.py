@@ -85,7 +85,7 @@ def parse_value(value: str) -> tuple[str, dict[str, Any]]:
     """(token, answer) from a button value; ("", {}) for anything malformed."""
     try:
         data = json.loads(value)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         return "", {}
     if not isinstance(data, dict):
         return "", {}

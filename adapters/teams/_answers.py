@@ -45,7 +45,8 @@ def _ask_user(payload: Json, data: Mapping[str, Any]) -> Json:
 
 def _label(labels: list[str], index: str) -> str:
     """Option index -> its label; anything else stays as sent, for validation to refuse."""
-    if index.isdigit() and int(index) < len(labels):
+    # ASCII digits only ("²".isdigit() is true), and short enough for int().
+    if index.isascii() and index.isdigit() and len(index) <= 6 and int(index) < len(labels):
         return labels[int(index)]
     return index
 

@@ -7,6 +7,8 @@ after the checks and the spend; the resume runs in the background.
 from __future__ import annotations
 
 import logging
+import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -26,13 +28,15 @@ from adapters.teams._cards import question_card
 from adapters.teams._closed import closed_card, refusal_card
 from adapters.teams._surface import TeamsSurface
 from bot.admin import AdminService
-from bot.messages import refusal_text
-from bot.outcomes import AnswerInvalid, Redeemed, RedeemOutcome, TokenInvalid
+from bot.messages import NOT_STARTED, refusal_text
+from bot.outcomes import AnswerInvalid, NotStarted, Redeemed, RedeemOutcome, TokenInvalid
 from bot.service.runs import RunService
 from bot.stores.records import Question, QuestionStatus, RunRecord
 from bot.surfaces import DeliveryError
 
 log = logging.getLogger(__name__)
+
+NOT_OUR_INVOKE = "This bot takes only its own cards' Action.Execute invokes."
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +51,32 @@ def card_reply(content: Json) -> Reply:
     return Reply(200, {"statusCode": 200, "type": CARD_CONTENT_TYPE, "value": content})
 
 
+class SeenActivities:
+    """Admin command activity ids seen lately (bounded, expiring): a replay applies once.
+
+    An activity's bearer token stays valid for a while, so the same signed
+    activity can be sent again; the channel gives each message its own id.
+    In process only: with several replicas a replay may land on another one.
+    """
+
+    def __init__(self, *, capacity: int = 10_000, keep_seconds: float = 3_600.0) -> None:
+        self.capacity = capacity
+        self.keep_seconds = keep_seconds
+        self._seen: OrderedDict[str, float] = OrderedDict()
+
+    def first(self, key: str) -> bool:
+        """True the first time ``key`` is seen inside the window; False for a replay."""
+        now = time.monotonic()
+        while self._seen and next(iter(self._seen.values())) <= now:
+            self._seen.popitem(last=False)
+        if key in self._seen:
+            return False
+        while len(self._seen) >= self.capacity:
+            self._seen.popitem(last=False)
+        self._seen[key] = now + self.keep_seconds
+        return True
+
+
 class TeamsBot:
     """Translates one activity into at most one RunService call."""
 
@@ -59,31 +89,51 @@ class TeamsBot:
         self.surface = surface
         self.service = service
         self.admin = admin
+        self.seen_commands = SeenActivities()
 
     async def on_turn(self, activity: Json, reference: Json) -> Reply | None:
         words = admin_words(activity)
         admin = self.admin() if words is not None else None
         if words is not None and admin is not None:
+            key = f"{activity.get('conversation', {}).get('id')}:{activity.get('id')}"
+            if activity.get("id") and not self.seen_commands.first(key):
+                log.info("a Teams admin command sent again was not applied twice")
+                return None
             await self._admin(activity, admin, words)
             return None
         start = started(activity, reference)
         if start is not None:
-            run = await self.service().start(
-                start.where, start.who, start.text, key=start.key or None
-            )
+            try:
+                run = await self.service().start(
+                    start.where, start.who, start.text, key=start.key or None
+                )
+            except NotStarted:
+                await self._say(activity, NOT_STARTED)
+                return None
             if run is None:
                 log.info("duplicate Teams delivery ignored", extra={"activity": start.key})
             return None
         data = submitted(activity)
         if activity.get("type") == "invoke":
             if activity.get("name") != INVOKE_ACTION:
-                return Reply(501)
+                # Only our cards' Action.Execute is an invoke we are sent.
+                return Reply(400, {"error": NOT_OUR_INVOKE})
             if data is None:
                 return card_reply(refusal_card(refusal_text(TokenInvalid())))
             return await self._answer_invoke(activity, data)
         if data is not None:
             await self._answer_submit(activity, data)
         return None
+
+    async def _say(self, activity: Json, text: str) -> None:
+        message = {"type": "message", "text": text, "textFormat": "plain"}
+        conversation = str((activity.get("conversation") or {}).get("id", ""))
+        try:
+            await self.surface.connector.send(
+                str(activity.get("serviceUrl", "")), conversation, message
+            )
+        except DeliveryError as error:
+            log.warning("could not tell a Teams user why: %s", error.reason)
 
     async def _admin(self, activity: Json, admin: AdminService, words: list[str]) -> None:
         """Run the command as the person the channel authenticated; reply in the same chat."""

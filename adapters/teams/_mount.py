@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -19,6 +18,7 @@ from aiohttp import web
 
 from adapters.teams._bot import TeamsBot
 from adapters.teams._connector import Connector
+from adapters.teams._edge import NotAnActivity, parse
 from adapters.teams._sdk import BadActivity, BotFramework, Unauthenticated
 from adapters.teams._surface import TeamsSurface
 from adapters.teams.settings import TeamsSettings
@@ -31,7 +31,10 @@ ROUTE = "/api/messages"
 KEYS_REFRESH_SECONDS = 30 * 60
 KEYS_TIMEOUT_SECONDS = 15.0
 NOT_JSON = "Send Bot Framework activities as JSON (Content-Type: application/json)."
-NOT_ACTIVITY = "The body is not a Bot Framework activity (a JSON object with a type)."
+NOT_ACTIVITY = (
+    "The body is not a Bot Framework activity (a JSON object with a type, "
+    "serviceUrl, conversation and from)."
+)
 UNAUTHENTICATED = "The request's Authorization header did not prove it came from Teams."
 STARTING = "The bot is starting; the channel will retry."
 
@@ -108,11 +111,10 @@ def _endpoint(framework: BotFramework, bot: TeamsBot) -> Any:
         if RUN_SERVICE not in request.app:
             return _problem(503, STARTING)
         try:
-            body = json.loads(await request.read())
-            if not isinstance(body, dict):
-                raise BadActivity("not an object")
+            body = parse(await request.read())
             activity = framework.parse(body)
-        except (ValueError, BadActivity):
+        except (NotAnActivity, BadActivity):
+            log.warning("Teams request refused: the body is not an activity")
             return _problem(400, NOT_ACTIVITY)
         try:
             authenticated = await framework.authenticate(

@@ -38,6 +38,8 @@ MAX_TOKEN_CHARS = 1000
 MIN_SECRET_CHARS = 32
 DEFAULT_ISSUER = "chatops-bridge"
 DEFAULT_AUDIENCE = "chatops-bridge/resume"
+CLOCK_LEEWAY_SECONDS = 60
+"""How far in the future an ``iat`` or ``nbf`` may be (clock skew between replicas)."""
 
 
 class TokenError(BotError):
@@ -168,6 +170,13 @@ class TokenSigner:
         # The key decides the algorithm; a header naming another, or none, is refused.
         if head.get("alg") != key.algorithm:
             raise TokenInvalidError("signed with an algorithm its key does not use")
+        # We understand no extension; RFC 7515 says a token naming one in ``crit``
+        # (``b64: false`` changes what was signed) must be refused, as PyJWT does.
+        if "crit" in head:
+            raise TokenInvalidError("the header names critical extensions")
+        # Our header is exactly these; any other parameter is not a token we minted.
+        if not head.keys() <= _HEADER_KEYS:
+            raise TokenInvalidError("the header carries parameters we never set")
         if not key.verify(f"{header}.{payload}".encode("ascii"), _unpadded(signature)):
             raise TokenInvalidError("the signature does not check out")
         data = _json_object(payload)
@@ -179,6 +188,14 @@ class TokenSigner:
         except KeyError as error:
             raise TokenInvalidError(f"the {error.args[0]!r} claim is missing") from error
         _require_claim_types(claims)
+        nbf = data.get("nbf", claims.iat)
+        if not isinstance(nbf, int) or isinstance(nbf, bool):
+            raise TokenInvalidError("the 'nbf' claim has the wrong type")
+        # Beyond the leeway, a token from the future was not minted by our clock.
+        if claims.iat > now + CLOCK_LEEWAY_SECONDS:
+            raise TokenInvalidError("the token was issued in the future")
+        if nbf > now + CLOCK_LEEWAY_SECONDS:
+            raise TokenInvalidError("the token is not valid yet")
         if claims.exp <= now:
             raise TokenExpiredError("the token is past its expiry")
         return claims
@@ -186,6 +203,7 @@ class TokenSigner:
 
 _SEGMENT = re.compile(r"[A-Za-z0-9_-]*")
 _INT_CLAIMS = ("iat", "exp")
+_HEADER_KEYS = frozenset({"alg", "kid", "typ"})
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,7 @@ from bot.kernel.interrupts import PendingInterrupt
 from bot.kernel.turn import Agent, TurnCompleted, TurnPaused
 from bot.messages import RUN_FAILED
 from bot.metrics import Metrics
-from bot.outcomes import Redeemed, RedeemOutcome, Responder
+from bot.outcomes import NotStarted, Redeemed, RedeemOutcome, Responder
 from bot.policy import AnswerPolicy, RequesterOrApprovers
 from bot.questions.capability_ports import lifecycle_of
 from bot.service import run_events
@@ -82,8 +82,7 @@ class RunService:
         self.lease_seconds = lease_seconds
         # Platform adapters count the acks in progress here; our work yields to them.
         self.foreground = foreground or Foreground()
-        # Unique per process life: a restarted process must not mistake its
-        # predecessor's leases for its own.
+        # Unique per process life, so a restart never takes its predecessor's leases as its own.
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         # What surfaces and the answer policy read of a run never changes.
         self.known = KnownRuns(stores.runs)
@@ -120,8 +119,7 @@ class RunService:
             known=self.known,
             yield_to=self.foreground.yield_to,
         )
-        # The lifecycle the capability writes through, bound to this process: what
-        # its steps owe is born claimed by us and handed to our deliverer.
+        # The capability's lifecycle, bound to us: what its steps owe, our deliverer delivers.
         self.questions = lifecycle_of(capability, stores)
         self.questions.bind(
             owner=self.owner, claim_seconds=lease_seconds, sink=self.deliverer.take_owed
@@ -156,7 +154,12 @@ class RunService:
             lease_owner=self.owner,
             lease_until=now + self.lease_seconds,
         )
-        if not await self.questions.start(run):
+        try:
+            created = await self.questions.start(run)
+        except Exception as error:  # noqa: BLE001  full disk, read-only file, store down
+            log.warning("could not store a new run (%s); nothing started", type(error).__name__)
+            raise NotStarted(type(error).__name__) from None
+        if not created:
             log.info("duplicate start ignored", extra={"run_id": run.run_id})
             return None
         run_events.started(run.run_id, by=who.id, surface=where.surface)

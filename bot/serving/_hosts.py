@@ -18,9 +18,15 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 @dataclass(frozen=True, slots=True)
 class AllowedHosts:
-    """Host names with their port; a port of None accepts the name with no port or 80/443."""
+    """Host names with their port; a port of None accepts the name with no port or 80/443.
+
+    ``schemes`` says which scheme an ``Origin`` must have for an entry: the
+    loopback names are served over http only, a public URL's name over its
+    own scheme; an entry named there by nothing else may be either.
+    """
 
     entries: frozenset[tuple[str, int | None]]
+    schemes: frozenset[tuple[str, int | None, str]] = frozenset()
     _spellings: frozenset[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -29,17 +35,26 @@ class AllowedHosts:
     @classmethod
     def loopback(cls, port: int, *, extra: Iterable[str] = ()) -> AllowedHosts:
         names = {(name, port) for name in LOOPBACK_NAMES}
-        return cls(frozenset(names | {_entry(item) for item in extra}))
+        # The server itself speaks plain http; https://127.0.0.1 is some other server.
+        schemes = frozenset((name, port, "http") for name, port in names)
+        return cls(frozenset(names | {_entry(item) for item in extra}), schemes)
 
     @classmethod
     def public(cls, public_url: str | None, extra: Iterable[str] = ()) -> AllowedHosts:
         names = {_entry(item) for item in extra}
+        schemes: set[tuple[str, int | None, str]] = set()
         if public_url:
             url = URL(public_url)
             if url.host:
                 explicit = url.explicit_port
                 names.add((url.host.lower(), explicit))
-        return cls(frozenset(names))
+                if url.scheme in _DEFAULT_PORTS:
+                    schemes.add((url.host.lower(), explicit, url.scheme))
+        return cls(frozenset(names), frozenset(schemes))
+
+    def merged(self, other: AllowedHosts) -> AllowedHosts:
+        """Both sets of names, each with the schemes it was given."""
+        return AllowedHosts(self.entries | other.entries, self.schemes | other.schemes)
 
     def names(self) -> list[str]:
         """The entries as ``name[:port]`` strings, IPv6 in brackets."""
@@ -64,13 +79,22 @@ class AllowedHosts:
             return False
         if not url.absolute or url.host is None or url.scheme not in _DEFAULT_PORTS:
             return False
-        return self._match(url.host.lower(), url.explicit_port)
+        entry = self._entry_for(url.host.lower(), url.explicit_port)
+        if entry is None:
+            return False
+        wanted = {scheme for name, port, scheme in self.schemes if (name, port) == entry}
+        return not wanted or url.scheme in wanted
 
     def _match(self, name: str, port: int | None) -> bool:
+        return self._entry_for(name, port) is not None
+
+    def _entry_for(self, name: str, port: int | None) -> tuple[str, int | None] | None:
         if (name, port) in self.entries:
-            return True
+            return name, port
         # An entry without a port matches the bare name or the default ports.
-        return (name, None) in self.entries and (port is None or port in (80, 443))
+        if (name, None) in self.entries and (port is None or port in (80, 443)):
+            return name, None
+        return None
 
 
 def _entry(item: str) -> tuple[str, int | None]:

@@ -42,11 +42,11 @@ class ServingSettings(ComponentSettings):
 def allowed_hosts_for(settings: ServingSettings) -> AllowedHosts:
     """Loopback names on a loopback bind; otherwise only the names people were given."""
     if settings.is_local:
-        extra = list(settings.allowed_hosts)
+        local = AllowedHosts.loopback(settings.port, extra=settings.allowed_hosts)
         if settings.public_url:
             # A tunnel or local proxy in front of a loopback bind forwards its own name.
-            extra += AllowedHosts.public(settings.public_url).names()
-        return AllowedHosts.loopback(settings.port, extra=extra)
+            return local.merged(AllowedHosts.public(settings.public_url))
+        return local
     return AllowedHosts.public(settings.public_url, settings.allowed_hosts)
 
 

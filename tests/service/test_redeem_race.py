@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ import pytest
 from bot.human import ASK_USER
 from bot.human.tokens import SigningKey, TokenSigner
 from bot.stores import QuestionStatus, open_stores
-from bot.testing import call, calls, question
+from bot.testing import FixedClock, call, calls, question
 from tests.support import HarnessFactory
 
 REPO = Path(__file__).resolve().parents[2]
@@ -57,6 +58,12 @@ async def main() -> None:
 
 asyncio.run(main())
 """
+
+
+@pytest.fixture
+def clock() -> FixedClock:
+    """The children redeem on the real clock: the token is minted now, not in 2027."""
+    return FixedClock(time.time())
 
 
 @pytest.fixture

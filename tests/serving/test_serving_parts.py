@@ -171,3 +171,21 @@ def test_each_configured_secret_is_hidden_on_its_own() -> None:
     record = logging.makeLogRecord({"msg": "oops %s", "args": ("bo's long password",)})
     RedactingFilter(hidden).filter(record)
     assert "bo's long password" not in JsonFormatter().format(record)
+
+
+def test_an_origin_must_have_the_scheme_its_name_is_served_over() -> None:
+    """https://127.0.0.1:P is another server than ours (http); a public name keeps its scheme."""
+    local = AllowedHosts.loopback(3978)
+    assert local.allows_origin("http://127.0.0.1:3978")
+    assert local.allows_origin("http://localhost:3978")
+    assert not local.allows_origin("https://127.0.0.1:3978")
+    assert not local.allows_origin("https://[::1]:3978")
+    public = AllowedHosts.public("https://bot.example.com/", ["alt.example:8443"])
+    assert public.allows_origin("https://bot.example.com")
+    assert not public.allows_origin("http://bot.example.com")
+    # A listed name says no scheme: either is taken, as before.
+    assert public.allows_origin("https://alt.example:8443")
+    tunnel = local.merged(AllowedHosts.public("https://abc.tunnel.example"))
+    assert tunnel.allows_origin("https://abc.tunnel.example")
+    assert not tunnel.allows_origin("http://abc.tunnel.example")
+    assert not tunnel.allows_origin("https://127.0.0.1:3978")

@@ -1,0 +1,267 @@
+"""The Slack door: the signature, then the body as the typed payload Slack sends.
+
+Pure functions, no I/O. ``verify`` proves a request came from Slack
+without trusting any header's shape (a timestamp that is not an integer,
+a signature that is not ASCII hex: each is simply not signed, a 401).
+``parse`` then reads the proven body into strict pydantic models of the
+payloads Slack documents (Events API callbacks, interactivity payloads,
+slash commands): a wrong type is refused, not coerced, so a listener only
+ever sees the fields it reads in the types it reads them as.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import urllib.parse
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from bot.errors import BotError
+from bot.serving._json import JsonRejected, loads_limited
+
+TIMESTAMP_WINDOW_SECONDS = 300
+"""Slack's own advice: refuse a request whose timestamp is more than five minutes off."""
+
+MAX_DEPTH = 16
+"""Slack's payloads nest about eight deep (a view's state values, a message's blocks)."""
+
+_TIMESTAMP = re.compile(r"[0-9]{1,12}")
+_SIGNATURE = re.compile(r"v0=[0-9a-f]{64}")
+JSON = "application/json"
+FORM = "application/x-www-form-urlencoded"
+
+
+def verify(secret: bytes, body: bytes, headers: Mapping[str, str], *, now: float) -> str | None:
+    """The request's signature if it is Slack's for ``body`` and current, else None."""
+    timestamp = headers.get("X-Slack-Request-Timestamp", "")
+    signature = headers.get("X-Slack-Signature", "")
+    if not _TIMESTAMP.fullmatch(timestamp) or not _SIGNATURE.fullmatch(signature):
+        return None
+    if abs(now - int(timestamp)) > TIMESTAMP_WINDOW_SECONDS:
+        return None
+    base = b"v0:" + timestamp.encode("ascii") + b":" + body
+    expected = "v0=" + hmac.new(secret, base, hashlib.sha256).hexdigest()
+    return signature if hmac.compare_digest(expected, signature) else None
+
+
+# -- the payloads ------------------------------------------------------------------
+
+
+class _Model(BaseModel):
+    # Slack adds fields over time: unknown ones pass; known ones must have their type.
+    model_config = ConfigDict(strict=True, extra="allow", frozen=True)
+
+
+class Id(_Model):
+    id: str
+
+
+class User(_Model):
+    id: str
+    team_id: str | None = None
+
+
+class _ChatEvent(_Model):
+    """What ``message`` and ``app_mention`` share: the two events that start or continue runs."""
+
+    ts: str
+    channel: str
+    user: str | None = None
+    text: str | None = None
+    thread_ts: str | None = None
+    channel_type: str | None = None
+    subtype: str | None = None
+    bot_id: str | None = None
+    team: str | None = None
+    # An edit or a deletion carries the message itself; bolt reads its subtype.
+    message: dict[str, Any] | None = None
+    previous_message: dict[str, Any] | None = None
+
+
+class MessageEvent(_ChatEvent):
+    type: Literal["message"]
+
+
+class AppMention(_ChatEvent):
+    """An @mention always has its author and its text."""
+
+    type: Literal["app_mention"]
+    user: str
+    text: str
+
+
+class OtherEvent(_Model):
+    """Any other event (token revocations, uninstalls): bolt's own listeners read it."""
+
+    type: str
+
+
+class EventCallback(_Model):
+    type: Literal["event_callback"]
+    team_id: str
+    event_id: str
+    api_app_id: str | None = None
+    enterprise_id: str | None = None
+    is_enterprise_install: bool | None = None
+    authorizations: list[dict[str, Any]] | None = None
+    is_ext_shared_channel: bool | None = None
+    event: dict[str, Any]
+
+
+class UrlVerification(_Model):
+    type: Literal["url_verification"]
+    challenge: str
+
+
+class RateLimited(_Model):
+    type: Literal["app_rate_limited"]
+
+
+class Action(_Model):
+    action_id: str
+    block_id: str | None = None
+    type: str | None = None
+    value: str | None = Field(default=None, max_length=2_000)  # Block Kit's limit
+
+
+class Block(_Model):
+    type: str | None = None
+    elements: list[dict[str, Any]] | None = None
+
+
+class Message(_Model):
+    ts: str | None = None
+    user: str | None = None
+    thread_ts: str | None = None
+    blocks: list[Block] | None = None
+
+
+class Container(_Model):
+    channel_id: str | None = None
+    message_ts: str | None = None
+
+
+class BlockActions(_Model):
+    type: Literal["block_actions"]
+    user: User
+    team: Id | None = None
+    enterprise: Id | None = None
+    is_enterprise_install: bool | None = None
+    channel: Id | None = None
+    container: Container | None = None
+    message: Message | None = None
+    trigger_id: str | None = None
+    actions: list[Action] = Field(min_length=1)
+
+
+class ViewState(_Model):
+    values: dict[str, dict[str, dict[str, Any]]]
+
+
+class View(_Model):
+    type: str
+    callback_id: str
+    team_id: str | None = None
+    app_installed_team_id: str | None = None
+    private_metadata: str = Field(default="", max_length=3_000)
+    state: ViewState | None = None
+
+
+class ViewSubmission(_Model):
+    type: Literal["view_submission"]
+    user: User
+    team: Id | None = None
+    enterprise: Id | None = None
+    is_enterprise_install: bool | None = None
+    view: View
+    response_urls: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class ViewClosed(_Model):
+    type: Literal["view_closed"]
+    user: User
+    view: View
+
+
+class SslCheck(_Model):
+    """Slack's check of a slash command URL's certificate: answered 200 by bolt."""
+
+    ssl_check: Literal["1"]
+    token: str | None = None
+
+
+class SlashCommand(_Model):
+    command: str
+    text: str = ""
+    team_id: str
+    user_id: str
+    channel_id: str
+    enterprise_id: str | None = None
+    response_url: str | None = None
+    trigger_id: str | None = None
+
+
+_JsonBody = TypeAdapter(
+    Annotated[EventCallback | UrlVerification | RateLimited, Field(discriminator="type")]
+)
+_Interaction = TypeAdapter(
+    Annotated[BlockActions | ViewSubmission | ViewClosed, Field(discriminator="type")]
+)
+_Event = TypeAdapter(Annotated[MessageEvent | AppMention, Field(discriminator="type")])
+_OTHER_EVENT = TypeAdapter(OtherEvent)
+
+
+class NotAPayload(BotError, ValueError):
+    """The body, though signed, is not a payload Slack sends."""
+
+
+def parse(body: bytes, content_type: str) -> BaseModel:
+    """The typed payload of a signed body; NotAPayload for anything else."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise NotAPayload("not UTF-8") from None
+    try:
+        if content_type == JSON:
+            return _event_callback(loads_limited(text, max_depth=MAX_DEPTH))
+        if content_type == FORM:
+            fields = _form(text)
+            if "payload" in fields:
+                return _Interaction.validate_python(
+                    loads_limited(fields["payload"], max_depth=MAX_DEPTH)
+                )
+            if "ssl_check" in fields:
+                return SslCheck.model_validate(fields)
+            return SlashCommand.model_validate(fields)
+    except (JsonRejected, ValidationError) as error:
+        raise NotAPayload(str(error)) from None
+    raise NotAPayload(f"content type {content_type!r}")
+
+
+def _event_callback(value: Any) -> BaseModel:
+    payload = _JsonBody.validate_python(value)
+    if isinstance(payload, EventCallback):
+        kind = payload.event.get("type")
+        if kind in ("message", "app_mention"):
+            _Event.validate_python(payload.event)
+        else:
+            _OTHER_EVENT.validate_python(payload.event)
+    return payload
+
+
+def _form(text: str) -> dict[str, str]:
+    """A form body's fields; a field sent twice is not something Slack does."""
+    try:
+        pairs = urllib.parse.parse_qsl(
+            text, keep_blank_values=True, strict_parsing=bool(text), errors="strict"
+        )
+    except (ValueError, UnicodeDecodeError):
+        raise NotAPayload("not a form") from None
+    fields = dict(pairs)
+    if len(fields) != len(pairs):
+        raise NotAPayload("a form field sent twice")
+    return fields

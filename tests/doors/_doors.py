@@ -1,0 +1,112 @@
+"""The real app (``create_app``) in process, one door at a time, with what changed.
+
+``Door`` serves the app on a loopback port and sends raw requests to it;
+``state`` is everything a request could change (every stored row, every
+Slack Web API call, every Teams connector call); ``Logs`` catches any
+ERROR line or traceback logged while a request was answered.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+from bot.app import create_app
+from bot.config import load_settings
+from bot.web import RUN_SERVICE
+from tests.e2e._server import free_port
+
+# Rows that change with time rather than with requests.
+_VOLATILE = {"leases"}
+
+
+class Logs(logging.Handler):
+    """Every record at ERROR or above, and every record carrying a traceback."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.bad: list[logging.LogRecord] = []
+        self.warnings: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno >= logging.ERROR or record.exc_info or record.stack_info:
+            self.bad.append(record)
+        elif record.levelno == logging.WARNING:
+            self.warnings.append(record.getMessage())
+
+    def __enter__(self) -> Logs:
+        logging.getLogger().addHandler(self)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        logging.getLogger().removeHandler(self)
+
+    def assert_clean(self) -> None:
+        lines = [f"{r.levelname} {r.name}: {r.getMessage()}" for r in self.bad]
+        assert not lines, lines
+
+
+class Door:
+    """``create_app`` on 127.0.0.1, with a database file to read the state from."""
+
+    def __init__(self, folder: Path, **env: Any) -> None:
+        self.db = folder / "bot.sqlite3"
+        self.port = free_port()
+        settings = load_settings(
+            PORT=self.port,
+            DATABASE_URL=f"sqlite:///{self.db}",
+            BOT_DATA_DIR=folder / "var",
+            **env,
+        )
+        self.app: web.Application = create_app(settings)
+        self.server = TestServer(self.app, host="127.0.0.1", port=self.port)
+        self.session: aiohttp.ClientSession | None = None
+        self.outbound: list[Any] = []  # a fake platform's recorded calls
+
+    async def __aenter__(self) -> Door:
+        await self.server.start_server()
+        self.session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30))
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        if self.session is not None:
+            await self.session.close()
+        await self.server.close()
+
+    async def send(
+        self,
+        path: str,
+        body: bytes = b"",
+        *,
+        headers: dict[str, str] | None = None,
+        method: str = "POST",
+    ) -> tuple[int, str]:
+        assert self.session is not None
+        url = f"http://127.0.0.1:{self.port}{path}"
+        async with self.session.request(
+            method, url, data=body, headers=headers or {}, skip_auto_headers=("Content-Type",)
+        ) as response:
+            return response.status, await response.text()
+
+    async def idle(self) -> None:
+        await self.app[RUN_SERVICE].wait_idle()
+
+    async def state(self) -> dict[str, Any]:
+        """Every stored row and every call made out, after background work settles."""
+        await self.idle()
+        rows: dict[str, Any] = {"outbound": len(self.outbound)}
+        with sqlite3.connect(self.db) as db:
+            tables = [
+                name
+                for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+                if name not in _VOLATILE and not name.startswith("sqlite_")
+            ]
+            for table in tables:
+                rows[table] = sorted(map(repr, db.execute(f"SELECT * FROM {table}")))  # noqa: S608
+        return rows

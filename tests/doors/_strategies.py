@@ -1,0 +1,83 @@
+"""Hypothesis strategies for what arrives at a door: real payloads, bent out of shape.
+
+``bent(base)`` starts from a payload the platform really sends and
+replaces or deletes a few fields anywhere in it with any JSON value, so
+most examples get past the first checks and reach deeper code; with no
+change drawn it is the real payload, which must keep working.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from hypothesis import strategies as st
+
+Path = tuple[Any, ...]
+
+LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=12)
+    | st.sampled_from(["", "²", "9" * 5000, "[" * 3000, "\x00", "é", "<@U1>", "1.5", "-1"])
+)
+JSON = st.recursive(
+    LEAVES,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+def paths(value: Any, prefix: Path = ()) -> list[Path]:
+    """Every path to a value inside ``value`` (dict keys and list indexes)."""
+    found: list[Path] = []
+    items: list[tuple[Any, Any]] = []
+    if isinstance(value, dict):
+        items = list(value.items())
+    elif isinstance(value, list):
+        items = list(enumerate(value))
+    for key, child in items:
+        found.append((*prefix, key))
+        found.extend(paths(child, (*prefix, key)))
+    return found
+
+
+def _at(value: Any, path: Path) -> Any:
+    for key in path:
+        value = value[key]
+    return value
+
+
+@st.composite
+def bent(draw: st.DrawFn, base: Any, *, most: int = 3) -> Any:
+    value = copy.deepcopy(base)
+    for _ in range(draw(st.integers(0, most))):
+        options = paths(value)
+        if not options:
+            break
+        path = draw(st.sampled_from(options))
+        parent = _at(value, path[:-1])
+        if draw(st.booleans()) and isinstance(parent, dict):
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = draw(JSON)
+    return value
+
+
+@st.composite
+def form_fields(draw: st.DrawFn, base: dict[str, str]) -> list[tuple[str, str]]:
+    """A form's fields: some values replaced, some dropped, now and then one sent twice."""
+    fields = dict(base)
+    for key in draw(st.lists(st.sampled_from(sorted(base)), max_size=3, unique=True)):
+        if draw(st.booleans()):
+            del fields[key]
+        else:
+            fields[key] = draw(st.text(max_size=40) | st.sampled_from(["", "9" * 5000, "[" * 50]))
+    pairs = list(fields.items())
+    if pairs and draw(st.integers(0, 9)) == 0:
+        pairs.append(pairs[0])
+    return pairs

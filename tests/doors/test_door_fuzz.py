@@ -1,0 +1,322 @@
+"""Standing fuzzers, one per door: no 5xx, no traceback, and a refused request changes nothing.
+
+Each door is the real app in process; Slack requests are signed (most of
+them: the rest carry bent signature headers), Teams runs in emulator mode.
+Inputs start from what the platform really sends and are bent (``bent``).
+A 4xx may leave only the record of a refusal (its audit line and count,
+a cross-scope attempt): those are what an admin reads to see refusals.
+The example budget is fixed and small; ``fuzz <door>: N examples`` is
+printed at the end of the session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import urllib.parse
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from adapters.slack._modals import Metadata
+from tests.doors._doors import Door, Logs
+from tests.doors._slack_door import FORM, JSON, SlackDoor, command_form, signed, slack_door
+from tests.doors._strategies import bent, form_fields
+from tests.doors.test_teams_door import TeamsDoor
+from tests.e2e._teams import actions, card_of, execute, message
+from tests.fakes.bf_connector import FakeConnector
+from tests.fakes.slack_api import (
+    block_actions,
+    buttons,
+    event_callback,
+    mention,
+    posted_message,
+    view_submission,
+)
+from tests.fuzz_counts import count
+
+# Where a refusal is written down on purpose.
+REFUSAL_RECORDS = ("audit", "refusal_counts", "cross_scope_attempts")
+
+
+def budget(examples: int) -> int:
+    """The fixed budget, times ``FUZZ_SCALE`` for a longer hunt (``FUZZ_SCALE=20``)."""
+    return examples * int(os.environ.get("FUZZ_SCALE", "1"))
+
+
+FUZZ = settings(
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+HEADER_TEXT = st.text(
+    st.characters(min_codepoint=0x20, max_codepoint=0xFF, blacklist_characters="\x7f"),
+    max_size=70,
+)
+
+
+def _kept(state: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in state.items() if k not in REFUSAL_RECORDS}
+
+
+async def holds(
+    door: Door, name: str, send: Callable[[], Awaitable[tuple[int, str]]], *, strict: bool = False
+) -> int:
+    """Send once; assert the door held. ``strict``: a 4xx may not even record a refusal."""
+    count(name)
+    before = await door.state()
+    with Logs() as logs:
+        status, text = await send()
+        after = await door.state()  # background work the request caused, logged too
+    assert status < 500, (status, text)
+    logs.assert_clean()
+    if 400 <= status < 500:
+        assert (after if strict else _kept(after)) == (before if strict else _kept(before))
+    return status
+
+
+# -- Slack ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+async def slack(tmp_path: Path) -> AsyncIterator[SlackDoor]:
+    async with slack_door(tmp_path) as door:
+        yield door
+
+
+async def _slack_question(door: SlackDoor) -> Any:
+    event = event_callback(mention("deploy web", user="U0ALICE", ts="1699999999.000100"))
+    assert (await door.slack(json.dumps(event).encode()))[0] == 200
+    calls = await door.fake.wait_for("chat.postMessage", where=lambda c: bool(buttons(c.args)))
+    return calls[0]
+
+
+def _slack_send(door: SlackDoor, body: bytes, content_type: str, headers: dict[str, str] | None):
+    async def send() -> tuple[int, str]:
+        sent = {"Content-Type": content_type, **signed(body), **(headers or {})}
+        return await door.send("/slack/events", body, headers=sent)
+
+    return send
+
+
+_BENT_SIGNATURE = st.none() | st.fixed_dictionaries(
+    {},
+    optional={"X-Slack-Request-Timestamp": HEADER_TEXT, "X-Slack-Signature": HEADER_TEXT},
+)
+_EVENTS = [
+    event_callback(mention("deploy web", user="U0ALICE", ts="1700000001.000100")),
+    event_callback(
+        {
+            "type": "message",
+            "channel_type": "im",
+            "channel": "D0ALICE",
+            "user": "U0ALICE",
+            "text": "deploy web",
+            "ts": "1700000002.000100",
+        }
+    ),
+    {"token": "t", "challenge": "c", "type": "url_verification"},
+]
+
+
+@settings(FUZZ, max_examples=budget(140))
+@given(
+    body=st.sampled_from(_EVENTS).flatmap(bent).map(lambda v: json.dumps(v).encode())
+    | st.binary(max_size=40),
+    content_type=st.sampled_from([JSON] * 6 + [FORM, "text/plain", ""]),
+    headers=_BENT_SIGNATURE,
+)
+async def test_fuzz_slack_events(
+    slack: SlackDoor, body: bytes, content_type: str, headers: dict[str, str] | None
+) -> None:
+    send = _slack_send(slack, body, content_type, headers)
+    await holds(slack, "slack events", send, strict=True)
+
+
+@pytest.fixture
+async def slack_clicks(slack: SlackDoor) -> tuple[SlackDoor, dict[str, Any]]:
+    question = await _slack_question(slack)
+    button = buttons(question.args)[0]
+    action = {k: button[k] for k in ("type", "action_id", "text", "value")}
+    return slack, block_actions(action, user="U0BOB", message=posted_message(question))
+
+
+@settings(FUZZ, max_examples=budget(100))
+@given(data=st.data())
+async def test_fuzz_slack_interactivity(
+    slack_clicks: tuple[SlackDoor, dict[str, Any]], data: st.DataObject
+) -> None:
+    door, base = slack_clicks
+    payload = data.draw(bent(base))
+    body = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
+    await holds(door, "slack interactivity", _slack_send(door, body, FORM, None), strict=True)
+
+
+@settings(FUZZ, max_examples=budget(70))
+@given(data=st.data())
+async def test_fuzz_slack_view_submissions(
+    slack_clicks: tuple[SlackDoor, dict[str, Any]], data: st.DataObject
+) -> None:
+    door, click = slack_clicks
+    token = json.loads(click["actions"][0]["value"])["t"]
+    kind = data.draw(st.sampled_from(["ask", "reject", "schema"]))
+    metadata = Metadata(token, kind, "C0CHAN", click["message"]["ts"], click["message"]["ts"])
+    view = {"type": "modal", "callback_id": "hitl_answer", "private_metadata": metadata.dump()}
+    values = {"q0": {"answer": {"type": "radio_buttons", "selected_option": {"value": "0"}}}}
+    payload = data.draw(bent(view_submission(view, values, user="U0BOB")))
+    body = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
+    await holds(door, "slack views", _slack_send(door, body, FORM, None), strict=True)
+
+
+@settings(FUZZ, max_examples=budget(100))
+@given(data=st.data())
+async def test_fuzz_slack_commands(slack: SlackDoor, data: st.DataObject) -> None:
+    words = data.draw(
+        st.sampled_from(["extend int_x 1h", "resend int_x", "cancel int_x no", "pending", "stats"])
+        | st.text(max_size=40)
+    )
+    user = data.draw(st.sampled_from(["U0BOB", "U0ALICE"]))
+    base = dict(urllib.parse.parse_qsl(command_form(words, user=user).decode()))
+    body = urllib.parse.urlencode(data.draw(form_fields(base))).encode()
+    await holds(slack, "slack commands", _slack_send(slack, body, FORM, None), strict=True)
+
+
+# -- Teams ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+async def teams(tmp_path: Path) -> AsyncIterator[TeamsDoor]:
+    connector = await FakeConnector().start()
+    try:
+        door = TeamsDoor(tmp_path, BOT_CONSOLE=False)
+        door.connector = connector
+        door.outbound = connector.calls
+        async with door:
+            yield door  # type: ignore[misc]
+    finally:
+        await connector.close()
+
+
+@settings(FUZZ, max_examples=budget(140))
+@given(data=st.data())
+async def test_fuzz_teams_activities(teams: TeamsDoor, data: st.DataObject) -> None:
+    bases = [
+        message(teams.connector.url, "deploy web"),
+        message(teams.connector.url, "deploy web", kind="channel", mention=True),
+        {**message(teams.connector.url, ""), "type": "conversationUpdate"},
+    ]
+    activity = data.draw(st.sampled_from(bases).flatmap(bent))
+    await holds(teams, "teams activities", lambda: teams.activity(activity), strict=True)
+
+
+@settings(FUZZ, max_examples=budget(100))
+@given(data=st.data())
+async def test_fuzz_teams_invokes(teams: TeamsDoor, data: st.DataObject) -> None:
+    if not teams.connector.cards():
+        assert (await teams.activity(message(teams.connector.url, "deploy web")))[0] == 201
+        await teams.connector.wait_for(teams.connector.cards, what="question card")
+    card = card_of(teams.connector.cards()[0].body)
+    staging = next(a for a in actions(card) if a["title"] == "staging")
+    invoke = execute(teams.connector.url, {**staging["data"], "q0": "0"})
+    activity = data.draw(bent(invoke, most=4))
+    await holds(teams, "teams invokes", lambda: teams.activity(activity))
+
+
+# -- console and admin -------------------------------------------------------------
+
+
+@pytest.fixture
+async def console(tmp_path: Path) -> AsyncIterator[tuple[Door, str, str]]:
+    """The console with one open question: its token and id."""
+    async with Door(tmp_path) as door:
+        headers = {"Content-Type": "application/json"}
+        body = json.dumps({"text": "deploy web"}).encode()
+        assert (await door.send("/api/conversations/ops/messages", body, headers=headers))[0] == 202
+        await door.idle()
+        _, text = await door.send("/api/conversations/ops", method="GET")
+        questions = [q for r in json.loads(text)["runs"] for q in r["questions"]]
+        token = questions[0]["token"]
+        _, pending = await door.send("/api/admin/pending", method="GET")
+        qid = re.findall(r"int_\w+", pending)[0]
+        yield door, token, qid
+
+
+_SEGMENT = st.sampled_from(["ops", "x" * 41, "OPS", "..", "%2e%2e"]) | st.text(max_size=10).map(
+    lambda s: urllib.parse.quote(s, safe="") or "x"
+)
+_CONTENT = st.sampled_from(["application/json"] * 5 + ["text/plain", FORM, ""])
+_ORIGIN = st.sampled_from(
+    [
+        None,
+        None,
+        None,
+        "null",
+        "https://127.0.0.1:{port}",
+        "http://evil.example",
+        "http://127.0.0.1:{port}",
+    ]
+)
+
+
+def _headers(content_type: str, origin: str | None, port: int) -> dict[str, str]:
+    headers = {"Content-Type": content_type} if content_type else {}
+    if origin is not None:
+        headers["Origin"] = origin.format(port=port)
+    return headers
+
+
+@settings(FUZZ, max_examples=budget(140))
+@given(data=st.data())
+async def test_fuzz_console_api(console: tuple[Door, str, str], data: st.DataObject) -> None:
+    door, token, _ = console
+    route = data.draw(st.sampled_from(["message", "answer", "read"]))
+    headers = _headers(data.draw(_CONTENT), data.draw(_ORIGIN), door.port)
+    if route == "read":
+        path = f"/api/conversations/{data.draw(_SEGMENT)}"
+        await holds(door, "console api", lambda: door.send(path, method="GET"))
+        return
+    if route == "message":
+        path = f"/api/conversations/{data.draw(_SEGMENT)}/messages"
+        value = data.draw(bent({"text": "deploy web"}))
+    else:
+        path = "/api/answer"
+        value = data.draw(bent({"token": token, "answer": {"answers": {"Env": "staging"}}}))
+    body = data.draw(st.just(json.dumps(value).encode()) | st.binary(max_size=30))
+    await holds(door, "console api", lambda: door.send(path, body, headers=headers))
+
+
+@settings(FUZZ, max_examples=budget(120))
+@given(data=st.data())
+async def test_fuzz_admin_api(console: tuple[Door, str, str], data: st.DataObject) -> None:
+    door, _, qid = console
+    target = data.draw(st.sampled_from([qid, qid]) | _SEGMENT)
+    kind = data.draw(
+        st.sampled_from(["pending", "stats", "show", "audit", "cancel", "resend", "extend"])
+    )
+    if kind in ("pending", "stats", "show", "audit"):
+        path = {
+            "pending": "/api/admin/pending?"
+            + urllib.parse.urlencode(
+                data.draw(
+                    st.dictionaries(
+                        st.sampled_from(["user", "channel", "cursor", "limit", "x"]),
+                        st.text(max_size=12),
+                        max_size=3,
+                    )
+                )
+            ),
+            "stats": "/api/admin/stats",
+            "show": f"/api/admin/questions/{target}",
+            "audit": f"/api/admin/runs/{target}/audit",
+        }[kind]
+        await holds(door, "admin api", lambda: door.send(path, method="GET"))
+        return
+    base = {"cancel": {"reason": "no"}, "resend": {}, "extend": {"duration": "1h"}}[kind]
+    body = json.dumps(data.draw(bent(base))).encode()
+    headers = _headers(data.draw(_CONTENT), data.draw(_ORIGIN), door.port)
+    path = f"/api/admin/questions/{target}/{kind}"
+    await holds(door, "admin api", lambda: door.send(path, body, headers=headers))

@@ -1,0 +1,91 @@
+"""A new message when the store cannot write (full disk, read-only file): told so, never a 500."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.messages import NOT_STARTED
+from bot.web import RUN_SERVICE
+from tests.doors._doors import Door, Logs
+from tests.doors._slack_door import slack_door
+from tests.doors.test_teams_door import TeamsDoor
+from tests.e2e._teams import message
+from tests.fakes.bf_connector import FakeConnector
+from tests.fakes.slack_api import event_callback, mention
+
+
+def _fault(kind: str) -> sqlite3.OperationalError:
+    if kind == "full":
+        error = sqlite3.OperationalError("database or disk is full")
+        error.sqlite_errorcode = sqlite3.SQLITE_FULL  # type: ignore[attr-defined]
+    else:
+        error = sqlite3.OperationalError("attempt to write a readonly database")
+        error.sqlite_errorcode = sqlite3.SQLITE_READONLY  # type: ignore[attr-defined]
+    return error
+
+
+def _break_writes(door: Door, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    runs = door.app[RUN_SERVICE].stores.runs
+
+    async def create(*_: Any, **__: Any) -> bool:
+        raise _fault(kind)
+
+    monkeypatch.setattr(runs, "create", create)
+
+
+FAULTS = ["full", "read-only"]
+
+
+@pytest.mark.parametrize("kind", FAULTS)
+async def test_the_console_answers_503_with_a_sentence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    async with Door(tmp_path) as door:
+        _break_writes(door, monkeypatch, kind)
+        body = json.dumps({"text": "deploy web"}).encode()
+        with Logs() as logs:
+            status, text = await door.send(
+                "/api/conversations/ops/messages",
+                body,
+                headers={"Content-Type": "application/json"},
+            )
+        assert status == 503, text
+        assert json.loads(text)["error"] == NOT_STARTED
+        logs.assert_clean()
+
+
+@pytest.mark.parametrize("kind", FAULTS)
+async def test_slack_acks_and_tells_the_person(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    async with slack_door(tmp_path) as door:
+        _break_writes(door, monkeypatch, kind)
+        event = event_callback(mention("deploy web", user="U0ALICE"))
+        with Logs() as logs:
+            status, _ = await door.slack(json.dumps(event).encode())
+            told = await door.fake.wait_for("chat.postEphemeral")
+        assert status == 200
+        assert told[0].args["text"] == NOT_STARTED
+        logs.assert_clean()
+
+
+@pytest.mark.parametrize("kind", FAULTS)
+async def test_teams_tells_the_person(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    connector = await FakeConnector().start()
+    try:
+        async with TeamsDoor(tmp_path, BOT_CONSOLE=False) as door:
+            _break_writes(door, monkeypatch, kind)
+            with Logs() as logs:
+                status, _ = await door.activity(message(connector.url, "deploy web"))
+            assert status == 201
+            assert NOT_STARTED in connector.texts()
+            logs.assert_clean()
+    finally:
+        await connector.close()
