@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from bot.messages import NOT_STARTED
+from bot.questions.write import Write
 from bot.web import RUN_SERVICE
 from tests.doors._doors import Door, Logs
 from tests.doors._slack_door import slack_door
@@ -30,12 +31,16 @@ def _fault(kind: str) -> sqlite3.OperationalError:
 
 
 def _break_writes(door: Door, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
-    runs = door.app[RUN_SERVICE].stores.runs
+    """The write that would start a run fails as the disk or the file would make it fail."""
+    unit = door.app[RUN_SERVICE].questions.unit
+    real = unit.apply
 
-    async def create(*_: Any, **__: Any) -> bool:
-        raise _fault(kind)
+    async def apply(write: Write) -> Any:
+        if write.new_run is not None:
+            raise _fault(kind)
+        return await real(write)
 
-    monkeypatch.setattr(runs, "create", create)
+    monkeypatch.setattr(unit, "apply", apply)
 
 
 FAULTS = ["full", "read-only"]
