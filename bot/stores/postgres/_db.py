@@ -86,13 +86,23 @@ class RoundTrips:
 class Database:
     """A pool of connections to one database (and schema, by the URL's search_path)."""
 
-    def __init__(self, pool: asyncpg.Pool, round_trips: RoundTrips | None = None) -> None:
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        round_trips: RoundTrips | None = None,
+        *,
+        bookkeeping: asyncpg.Pool | None = None,
+    ) -> None:
         self._pool = pool
         self.round_trips = round_trips or RoundTrips()
+        # One connection whose commits do not wait for the WAL flush (see ``bookkeep``).
+        self._bookkeeping = bookkeeping or pool
 
     @classmethod
     async def open(cls, url: str, *, pool_size: int, statement_timeout: float) -> Database:
         round_trips = RoundTrips()
+        options = connect_options(statement_timeout=statement_timeout)
+        unflushed = {**options["server_settings"], "synchronous_commit": "off"}
         try:
             pool = await asyncpg.create_pool(
                 url,
@@ -100,15 +110,27 @@ class Database:
                 max_size=max(pool_size, 1),
                 init=round_trips.attach,
                 reset=_keep_session,
-                **connect_options(statement_timeout=statement_timeout),
+                **options,
             )
+            try:
+                bookkeeping = await asyncpg.create_pool(
+                    url,
+                    min_size=1,
+                    max_size=1,
+                    init=round_trips.attach,
+                    reset=_keep_session,
+                    **{**options, "server_settings": unflushed},
+                )
+            except BaseException:
+                await pool.close()
+                raise
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError) as error:
             # The URL may carry a password: name the error's type, never the URL.
             raise StoreError(
                 f"cannot connect to PostgreSQL ({type(error).__name__}); check DATABASE_URL "
                 "and that the server is up"
             ) from None
-        return cls(pool, round_trips)
+        return cls(pool, round_trips, bookkeeping=bookkeeping)
 
     async def transaction(self, fn: Callable[[Conn], Awaitable[T]]) -> T:
         """``await fn(conn)`` in one transaction (READ COMMITTED), retried if PostgreSQL
@@ -123,6 +145,17 @@ class Database:
                 log.info("transaction aborted by PostgreSQL as a conflict; retrying")
                 await asyncio.sleep(0.005 * 2**attempt)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    async def bookkeep(self, sql: str, *args: Any) -> str:
+        """One statement whose commit does not wait for the WAL to reach the disk.
+
+        For marks whose loss costs a repeat, never a loss: a delivered mark that a
+        crash of the PostgreSQL server itself (not of ours) drops within its WAL
+        writer's delay leaves the row pending, and it is delivered again, as a
+        delivery already is after a crash of ours. Visible to every session at once.
+        """
+        async with self._bookkeeping.acquire() as conn:
+            return str(await conn.execute(sql, *args))
 
     async def execute(self, sql: str, *args: Any) -> str:
         async with self._pool.acquire() as conn:
@@ -171,10 +204,11 @@ class Database:
 
     async def close(self) -> None:
         # Bounded: a connection a cancelled caller left busy must not hold shutdown.
-        try:
-            await asyncio.wait_for(self._pool.close(), timeout=5.0)
-        except TimeoutError:
-            self._pool.terminate()
+        for pool in {self._pool, self._bookkeeping}:
+            try:
+                await asyncio.wait_for(pool.close(), timeout=5.0)
+            except TimeoutError:
+                pool.terminate()
 
 
 def changed(status: str) -> int:
