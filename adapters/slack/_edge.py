@@ -219,24 +219,29 @@ class NotAPayload(BotError, ValueError):
     """The body, though signed, is not a payload Slack sends."""
 
 
-def parse(body: bytes, content_type: str) -> BaseModel:
-    """The typed payload of a signed body; NotAPayload for anything else."""
+def parse(body: bytes, content_type: str) -> dict[str, Any]:
+    """A signed body as the dict bolt reads, once its typed payload has been checked;
+    NotAPayload for anything Slack does not send."""
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
         raise NotAPayload("not UTF-8") from None
     try:
         if content_type == JSON:
-            return _event_callback(loads_limited(text, max_depth=MAX_DEPTH))
+            loaded = loads_limited(text, max_depth=MAX_DEPTH)
+            _event_callback(loaded)
+            return dict(loaded)
         if content_type == FORM:
             fields = _form(text)
             if "payload" in fields:
-                return _Interaction.validate_python(
-                    loads_limited(fields["payload"], max_depth=MAX_DEPTH)
-                )
+                interaction = loads_limited(fields["payload"], max_depth=MAX_DEPTH)
+                _Interaction.validate_python(interaction)
+                return dict(interaction)
             if "ssl_check" in fields:
-                return SslCheck.model_validate(fields)
-            return SlashCommand.model_validate(fields)
+                SslCheck.model_validate(fields)
+            else:
+                SlashCommand.model_validate(fields)
+            return dict(fields)
     except (JsonRejected, ValidationError) as error:
         raise NotAPayload(str(error)) from None
     raise NotAPayload(f"content type {content_type!r}")
