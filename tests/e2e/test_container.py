@@ -137,6 +137,16 @@ def docker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Docker]:
             daemon.kill()
             daemon.wait(timeout=10)
         log.close()
+        _unmount_below(run_dir)
+
+
+def _unmount_below(folder: Path) -> None:
+    """dockerd leaves its network namespace bind-mounted under its exec root; unmounted,
+    so pytest can remove the folder later."""
+    mounts = Path("/proc/mounts").read_text().splitlines()
+    for point in sorted((line.split()[1] for line in mounts), reverse=True):
+        if point.startswith(f"{folder}/"):
+            subprocess.run(["umount", "-l", point], check=False, capture_output=True)
 
 
 def _base_image(docker: Docker) -> None:
