@@ -175,7 +175,7 @@ class SlackBridge:
             return _refuse(404, "Slack events arrive over Socket Mode here, not HTTP.")
         signature = verify(self._secret, body, request.headers, now=time.time())
         if signature is None:
-            log.warning("slack request refused: not signed with the signing secret")
+            log.warning("slack request refused: its signature does not check out")
             return _refuse(401, BAD_SIGNATURE)
         try:
             payload = parse(body, request.content_type)

@@ -278,9 +278,10 @@ async def test_an_answer_spent_after_the_ack_is_confirmed_to_the_person(
     monkeypatch.setattr(_listeners, "ACK_BUDGET_SECONDS", 0.01)
     service = door.app[RUN_SERVICE]
     redeem = service.redeem
+    acked = asyncio.Event()
 
     async def slow_redeem(*args: Any, **kwargs: Any) -> Any:
-        await asyncio.sleep(0.2)  # the store's write lock, held elsewhere
+        await acked.wait()  # the store's write lock, held elsewhere until Slack has its ack
         return await redeem(*args, **kwargs)
 
     monkeypatch.setattr(service, "redeem", slow_redeem)
@@ -292,5 +293,6 @@ async def test_an_answer_spent_after_the_ack_is_confirmed_to_the_person(
     action = {k: button[k] for k in ("type", "action_id", "text", "value")}
     payload = block_actions(action, user="U0ALICE", message=posted_message(question))
     assert (await door.slack(interaction(payload), FORM))[0] == 200
+    acked.set()
     told = await door.fake.wait_for("chat.postEphemeral")
     assert told[0].args["text"] == LATE_ANSWER_RECORDED
