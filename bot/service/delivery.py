@@ -146,10 +146,10 @@ class Deliverer:
             surfaces=list(self._surfaces),
             limit=CLAIM_BATCH,
         )
-        handoff = self.owed
+        owed = self.owed
         for delivery in claimed:
             # Handed over while we awaited: the hand-off delivers it, in its order.
-            if handoff.holds(delivery.delivery_id):
+            if owed.holds(delivery.delivery_id):
                 continue
             done = False
             try:
@@ -157,7 +157,7 @@ class Deliverer:
             finally:
                 # Delivered here: its hand-off (a write still awaiting its commit
                 # when we claimed) is dropped on arrival.
-                handoff.settle(delivery.delivery_id, pending=not done)
+                owed.settle(delivery.delivery_id, pending=not done)
         return len(handed), len(claimed)
 
     async def _mark_delivered(self) -> None:
@@ -174,7 +174,7 @@ class Deliverer:
             raise
 
     async def _deliver_handed(self, handed: list[Delivery]) -> None:
-        handoff = self.owed
+        owed = self.owed
         waiting: set[str] = set()  # runs whose next row must wait for the claim
         remaining = deque(handed)
         try:
@@ -187,15 +187,15 @@ class Deliverer:
                     if delivery.run_id not in waiting and delivery.surface in self._surfaces:
                         done = await self._deliver(delivery)
                 finally:
-                    handoff.settle(delivery.delivery_id, pending=not done)
+                    owed.settle(delivery.delivery_id, pending=not done)
                     if not done:
                         waiting.add(delivery.run_id)
-                        handoff.hold_back(delivery.run_id)
+                        owed.hold_back(delivery.run_id)
         finally:
             # Left by an error (the store went away): the claim delivers them, in order.
             for delivery in remaining:
-                handoff.settle(delivery.delivery_id, pending=True)
-                handoff.hold_back(delivery.run_id)
+                owed.settle(delivery.delivery_id, pending=True)
+                owed.hold_back(delivery.run_id)
 
     async def _deliver(self, delivery: Delivery) -> bool:
         """Deliver one row; False if it waits for a retry (which holds back its run)."""

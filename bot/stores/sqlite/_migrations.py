@@ -86,7 +86,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         1,
         "runs, pauses, cross-scope attempts, spends, checkpoints, audit",
         (
-            # seq keeps creation order, which the memory backend returns.
+            # seq keeps creation order, which listings return.
             """CREATE TABLE runs (
                 seq INTEGER PRIMARY KEY,
                 run_id TEXT NOT NULL UNIQUE,
