@@ -18,7 +18,7 @@ from bot.outcomes import Responder
 from bot.providers.scripted import ScriptedProvider
 from bot.questions.capability_ports import LifecyclePorts
 from bot.questions.lifecycle import Lifecycle
-from bot.questions.records import Closing, Question, QuestionStatus, RunStatus
+from bot.questions.records import Closing, Question, QuestionStatus, RunRecord, RunStatus
 from bot.questions.write import Owed, Write
 from bot.service.runs import RunService
 from bot.stores.ports import Stores
@@ -96,6 +96,9 @@ class Steps:
         self.owed: list[Owed] = []
         if owner:
             self.lifecycle.bind(owner=owner, claim_seconds=30.0, sink=self.owed.extend)
+
+    async def start(self, run: RunRecord) -> bool:
+        return await self.lifecycle.start(run)
 
     async def issue(self, record: Question) -> None:
         """Ask ``record``; a row already closed is stored as it is (no post, no pause)."""

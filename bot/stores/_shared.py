@@ -100,11 +100,6 @@ class SqlRuns:
         self._conversations = _CONVERSATIONS.format(greatest=dialect.greatest)
         self._in_conversation = _RUNS_IN_CONVERSATION.format(key_is_text=dialect.key_is_text)
 
-    async def create(self, run: RunRecord) -> bool:
-        started = (run.created_at, "started", run.run_id, "", run.requester)
-        audit = (*started, _rows.dump({"surface": run.surface}))
-        return await self._db.in_order([(INSERT_RUN, _rows.run_params(run)), (INSERT_AUDIT, audit)])
-
     async def get(self, run_id: str) -> RunRecord | None:
         rows = await self._db.rows(f"{SELECT_RUNS} WHERE run_id = ?", run_id)
         return _rows.run_from_row(rows[0]) if rows else None

@@ -45,14 +45,6 @@ class Ledger(Protocol):
 class Runs(Protocol):
     """Runs and where they live; RunService relies on it to post outcomes."""
 
-    async def create(self, run: RunRecord) -> bool:
-        """Store a new run (and audit its start); False, nothing changed, if its id exists.
-
-        Surfaces derive a run id from a platform event id, so a retried event
-        (or the same event reaching two replicas) starts one run, not two.
-        """
-        ...
-
     async def get(self, run_id: str) -> RunRecord | None: ...
     async def recent(self, *, limit: int = 50) -> list[RunRecord]: ...
     async def in_conversation(self, surface: str, key: str, *, limit: int = 50) -> list[RunRecord]:

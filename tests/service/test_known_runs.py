@@ -9,6 +9,7 @@ from pathlib import Path
 from bot.service.known_runs import KnownRuns
 from bot.stores import RunRecord
 from bot.stores.ports import Stores
+from tests.support import steps
 
 
 def run(run_id: str) -> RunRecord:
@@ -20,7 +21,7 @@ def run(run_id: str) -> RunRecord:
 async def test_a_run_is_read_once_then_remembered(sqlite_stores: Stores, db_path: Path) -> None:
     """The second ask is served from memory: the store would now say something else."""
     stores = sqlite_stores
-    await stores.runs.create(run("r1"))
+    await steps(stores).start(run("r1"))
     known = KnownRuns(stores.runs)
     first = await known.origin("r1")
     with closing(sqlite3.connect(db_path)) as conn, conn:  # behind the store's back

@@ -46,7 +46,7 @@ def run(n: int, requester: str = "alice") -> RunRecord:
 async def test_pending_pages_in_issue_order_and_skips_closed_rows(stores: Stores) -> None:
     """Keyset pages: each cursor continues after the last row, closed rows never listed."""
     for n in range(5):
-        await stores.runs.create(run(n, "bob" if n == 3 else "alice"))
+        await steps(stores).start(run(n, "bob" if n == 3 else "alice"))
         await steps(stores).issue(pause(n, name="approval" if n == 4 else "ask_user"))
     await steps(stores).spend("i1", Closing(QuestionStatus.ANSWERED, by="x", at=1500.0))
     first = await stores.admin.pending(where=PendingFilter(), limit=2)
@@ -83,7 +83,7 @@ async def test_extend_and_repost_touch_only_open_questions_and_owe_the_redraws(
     stores: Stores,
 ) -> None:
     """Each writes its audit event and outbox rows with the change; a closed row is None."""
-    await stores.runs.create(run(0))
+    await steps(stores).start(run(0))
     await steps(stores).issue(pause(0))
     extended = await steps(stores).extend("i0", expires_at=9000.0, at=2000.0, actor="root")
     assert extended is not None and extended.expires_at == 9000.0

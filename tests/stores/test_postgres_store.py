@@ -167,7 +167,7 @@ async def test_one_spend_wins_across_replicas(
 ) -> None:
     """200 spends of one token racing over two replicas: one True, one close, one edit owed."""
     a, b = replicas
-    await a.runs.create(run("r1"))
+    await steps(a).start(run("r1"))
     await steps(a).issue(pause("i1", "r1"))
     results = await asyncio.gather(
         *(steps(a if n % 2 else b).spend("i1", answered(f"p{n}")) for n in range(200))
@@ -189,7 +189,7 @@ async def test_each_due_delivery_goes_to_exactly_one_replica(
     """Rows nobody holds, claimed by two replicas at once: every row once, none twice."""
     a, b = replicas
     for n in range(40):
-        await a.runs.create(run(f"r{n}"))
+        await steps(a).start(run(f"r{n}"))
         await steps(a).issue(pause(f"i{n}", f"r{n}"))  # a PUBLISH row, born unclaimed
 
     async def deliver_all(stores: Stores, owner: str) -> list[int]:
@@ -214,7 +214,7 @@ async def test_a_lapsed_run_is_taken_over_by_exactly_one_replica(
     """Recovery on two replicas at once: each orphaned run is acquired by one of them."""
     a, b = replicas
     for n in range(20):
-        await a.runs.create(run(f"r{n}", lease_owner="dead", lease_until=5.0))
+        await steps(a).start(run(f"r{n}", lease_owner="dead", lease_until=5.0))
 
     async def recover(stores: Stores, owner: str) -> list[str]:
         taken = []
@@ -239,7 +239,7 @@ async def test_every_replica_hears_a_question_open_and_close(
     unsubscribe = changes_of(b).subscribe(heard.put_nowait)
     await asyncio.wait_for(b.changes.listening.wait(), SETTLE)
 
-    await a.runs.create(run("r1"))
+    await steps(a).start(run("r1"))
     await steps(a).issue(pause("i1", "r1"))
     assert await asyncio.wait_for(heard.get(), SETTLE) == Change("r1", "console", "conv-r1")
     assert await steps(a).spend("i1", answered("alice"))
@@ -258,8 +258,8 @@ async def test_a_failed_spend_tells_nobody(
     heard: asyncio.Queue[Change] = asyncio.Queue()
     changes_of(b).subscribe(heard.put_nowait)
     await asyncio.wait_for(b.changes.listening.wait(), SETTLE)
-    await a.runs.create(run("r1"))
-    await a.runs.create(run("r2"))
+    await steps(a).start(run("r1"))
+    await steps(a).start(run("r2"))
     await steps(a).issue(pause("i1", "r1"))
     assert (await asyncio.wait_for(heard.get(), SETTLE)).run_id == "r1"
     assert await steps(a).spend("i1", answered("alice"))
@@ -279,9 +279,9 @@ async def test_changes_in_another_schema_are_not_ours(url: str) -> None:
             heard: asyncio.Queue[Change] = asyncio.Queue()
             changes_of(ours).subscribe(heard.put_nowait)
             await asyncio.wait_for(ours.changes.listening.wait(), SETTLE)
-            await theirs.runs.create(run("theirs"))
+            await steps(theirs).start(run("theirs"))
             await steps(theirs).issue(pause("t1", "theirs"))
-            await ours.runs.create(run("ours"))
+            await steps(ours).start(run("ours"))
             await steps(ours).issue(pause("o1", "ours"))
             assert (await asyncio.wait_for(heard.get(), SETTLE)).run_id == "ours"
         finally:
@@ -333,7 +333,7 @@ async def test_a_lost_database_fails_the_ping_and_the_pool_recovers_by_itself(
         await asyncio.wait_for(stores.changes.listening.wait(), SETTLE)
         direct = await PostgresStores.open(url)
         try:
-            await direct.runs.create(run("r1"))
+            await steps(direct).start(run("r1"))
             await steps(direct).issue(pause("i1", "r1"))
         finally:
             await direct.close()
@@ -380,7 +380,7 @@ async def test_each_expiry_is_handled_by_exactly_one_replica(
     """Two replicas sweeping at once: every overdue question expires once, by one of them."""
     a, b = replicas
     for n in range(30):
-        await a.runs.create(run(f"r{n}"))
+        await steps(a).start(run(f"r{n}"))
         await steps(a).issue(dataclasses.replace(pause(f"i{n}", f"r{n}"), expires_at=50.0))
 
     async def sweep(stores: Stores, who: str) -> list[str]:

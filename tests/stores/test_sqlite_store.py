@@ -57,7 +57,7 @@ async def test_data_survives_close_and_reopen(tmp_path: Path) -> None:
         await steps(stores).issue(pause("i1"))
         await steps(stores).issue(pause("i2"))
         assert await steps(stores).spend("i1", ANSWER)
-        await stores.runs.create(
+        await steps(stores).start(
             RunRecord("run-1", "team-a", "slack", "alice", "go", created_at=1.0)
         )
         checkpoint_id = await stores.checkpoints.save("run-1", {"step": 3})

@@ -87,7 +87,7 @@ async def test_issue_then_get_returns_every_field(stores: Stores) -> None:
 
 async def test_asking_an_existing_id_again_writes_nothing(stores: Stores) -> None:
     """A question id is asked once: a second ask of it changes nor owes anything."""
-    await stores.runs.create(run())
+    await steps(stores).start(run())
     lifecycle = steps(stores).lifecycle
     assert await lifecycle.ask(pause("a")) is not None
     assert await lifecycle.ask(pause("a", payload={"question": "Again?"})) is None
@@ -150,7 +150,7 @@ async def test_spend_leaves_a_closed_pause_alone(stores: Stores) -> None:
 
 async def test_a_new_question_marks_the_runs_closed_pauses_resumed(stores: Stores) -> None:
     """Closed pauses stay unresumed until their run is continued (next question or end)."""
-    await stores.runs.create(run("r1"))
+    await steps(stores).start(run("r1"))
     await steps(stores).issue(pause("x", run_id="r1"))
     assert await steps(stores).spend("x", closing())
     assert (await _get(stores, "x")).resumed_at is None
@@ -160,7 +160,7 @@ async def test_a_new_question_marks_the_runs_closed_pauses_resumed(stores: Store
 
 async def test_a_lease_is_held_by_one_owner_until_it_lapses(stores: Stores) -> None:
     """Only a RUNNING run can be leased; one owner at a time until the lease lapses or is freed."""
-    await stores.runs.create(run("r1"))
+    await steps(stores).start(run("r1"))
     assert await stores.leases.acquire("r1", "a", now=10.0, until=40.0)
     assert not await stores.leases.acquire("r1", "b", now=20.0, until=50.0)
     assert await stores.leases.acquire("r1", "a", now=20.0, until=50.0)  # ours: extended
@@ -180,7 +180,7 @@ async def test_a_lease_is_held_by_one_owner_until_it_lapses(stores: Stores) -> N
 
 async def test_only_running_runs_can_be_leased(stores: Stores) -> None:
     """A paused or finished run is owed no work, so nobody leases or recovers it."""
-    await stores.runs.create(run("r1"))
+    await steps(stores).start(run("r1"))
     await steps(stores).issue(pause("q1", run_id="r1"))
     assert (await stores.runs.get("r1")).status is RunStatus.PAUSED  # type: ignore[union-attr]
     assert not await stores.leases.acquire("r1", "a", now=0.0, until=30.0)
@@ -189,7 +189,7 @@ async def test_only_running_runs_can_be_leased(stores: Stores) -> None:
 
 async def test_issuing_a_pause_pauses_its_run_and_owes_the_post(stores: Stores) -> None:
     """One write: the row, its audit, the run PAUSED, earlier closes resumed, a publish owed."""
-    await stores.runs.create(run("r1"))
+    await steps(stores).start(run("r1"))
     await steps(stores).issue(pause("q1", run_id="r1"))
     assert await steps(stores).spend("q1", closing())
     await steps(stores).issue(pause("q2", run_id="r1", issued_at=170.0))
@@ -208,7 +208,7 @@ async def test_issuing_a_pause_pauses_its_run_and_owes_the_post(stores: Stores) 
 
 async def test_a_spend_owes_the_resume_the_edit_and_the_audit(stores: Stores) -> None:
     """One write: the pause closed, the run RUNNING again, the close audited, the edit owed."""
-    await stores.runs.create(run("r1"))
+    await steps(stores).start(run("r1"))
     await steps(stores).issue(pause("q1", run_id="r1"))
     spent = dataclasses.replace(closing(), by_id="slack:T1:U1")
     assert await steps(stores).spend("q1", spent)
@@ -229,7 +229,7 @@ async def test_a_spend_owes_the_resume_the_edit_and_the_audit(stores: Stores) ->
 
 async def test_finish_ends_a_running_run_once_and_owes_the_outcome(stores: Stores) -> None:
     """A replayed ending changes nothing and owes nothing twice."""
-    await stores.runs.create(run("r1"))
+    await steps(stores).start(run("r1"))
     assert await stores.leases.acquire("r1", "a", now=0.0, until=30.0)
     assert await steps(stores).finish("r1", RunStatus.COMPLETED, at=5.0, text="done")
     assert not await steps(stores).finish("r1", RunStatus.COMPLETED, at=6.0, text="done")
@@ -261,8 +261,8 @@ async def test_the_journal_keeps_the_first_record_of_a_step(stores: Stores) -> N
 
 async def test_the_outbox_hands_out_a_runs_messages_in_order(stores: Stores) -> None:
     """Claims take the oldest due row per run; a retry holds the run's later rows back."""
-    await stores.runs.create(run("r1"))
-    await stores.runs.create(run("r2"))
+    await steps(stores).start(run("r1"))
+    await steps(stores).start(run("r2"))
     await steps(stores).issue(pause("q1", run_id="r1"))
     await steps(stores).issue(pause("q2", run_id="r2"))
     assert await steps(stores).spend("q1", closing())
@@ -292,7 +292,7 @@ async def test_the_outbox_hands_out_a_runs_messages_in_order(stores: Stores) -> 
 
 async def test_a_claim_lapses_so_a_dead_deliverers_rows_are_delivered(stores: Stores) -> None:
     """A row claimed by a process that died is claimable again after the claim lapses."""
-    await stores.runs.create(run("r1"))
+    await steps(stores).start(run("r1"))
     await steps(stores).issue(pause("q1", run_id="r1"))
     assert len(await stores.outbox.claim(200.0, until=260.0, owner="a", surfaces=["slack"])) == 1
     assert await stores.outbox.claim(259.0, until=300.0, owner="b", surfaces=["slack"]) == []
@@ -301,7 +301,7 @@ async def test_a_claim_lapses_so_a_dead_deliverers_rows_are_delivered(stores: St
 
 async def test_rows_are_born_claimed_by_the_process_that_wrote_them(stores: Stores) -> None:
     """The process that wrote a step delivers what it owed; others wait for its claim to lapse."""
-    await stores.runs.create(run("r1"))
+    await steps(stores).start(run("r1"))
     await steps(stores, owner="a").issue(pause("q1", run_id="r1"))  # claimed until 100 + 30
     assert await stores.outbox.claim(120.0, until=160.0, owner="b", surfaces=["slack"]) == []
     (mine,) = await stores.outbox.claim(120.0, until=160.0, owner="a", surfaces=["slack"])
@@ -324,11 +324,11 @@ async def test_the_writers_steps_hand_it_their_rows_with_the_question(
     """Ask, close and finish hand over what they owe, born claimed, oldest first, with
     the question as the write left it; nothing needs a claim."""
     written, handoff = bound(stores, "a")
-    await stores.runs.create(run("r0"))
+    await steps(stores).start(run("r0"))
     await written.issue(pause("q0", run_id="r0"))  # claimed until 100 + 130
     assert handoff.take("b", 200.0) == ([], False)  # left for its own deliverer
     assert handoff.take("a", 230.0) == ([], True)  # its born claim ran out: anyone's to claim
-    await stores.runs.create(run("r1"))
+    await steps(stores).start(run("r1"))
     await written.issue(pause("q2", run_id="r1"))
     (post,), claim = handoff.take("a", 200.0)
     assert (post.kind, post.interrupt_id, post.pause, claim) == (
@@ -364,7 +364,7 @@ async def test_the_writers_steps_hand_it_their_rows_with_the_question(
 async def test_a_row_behind_one_not_in_hand_is_left_to_the_claim(stores: Stores) -> None:
     """Order first: a row owed after one that waits for a retry is not handed over."""
     written, handoff = bound(stores, "a")
-    await stores.runs.create(run("r1"))
+    await steps(stores).start(run("r1"))
     await written.issue(pause("q1", run_id="r1"))
     (post,), _ = handoff.take("a", 200.0)
     await stores.outbox.retry(post.delivery_id, next_at=240.0, error="ratelimited")
@@ -376,7 +376,7 @@ async def test_a_row_behind_one_not_in_hand_is_left_to_the_claim(stores: Stores)
 
 async def test_a_failed_delivery_leaves_its_reason_on_the_run(stores: Stores) -> None:
     """Given up for good: the row is failed and the run says why, for an admin."""
-    await stores.runs.create(run("r1"))
+    await steps(stores).start(run("r1"))
     await steps(stores).issue(pause("q1", run_id="r1"))
     (row,) = await stores.outbox.claim(200.0, until=260.0, owner="me", surfaces=["slack"])
     await stores.outbox.failed(row.delivery_id, at=201.0, error="invalid_auth: reinstall")
@@ -438,8 +438,8 @@ async def test_checkpoints_round_trip_with_distinct_ids(stores: Stores) -> None:
 async def test_runs_create_get_finish_and_recent(stores: Stores) -> None:
     """Runs read back whole, finish records the end, recent is newest first."""
     older, newer = run("r1", created_at=1.0), run("r2", created_at=2.0)
-    await stores.runs.create(older)
-    await stores.runs.create(newer)
+    await steps(stores).start(older)
+    await steps(stores).start(newer)
     assert await stores.runs.get("r1") == older
     assert await stores.runs.get("missing") is None
 
@@ -491,7 +491,7 @@ async def test_in_conversation_lists_the_latest_runs_oldest_first(stores: Stores
     """in_conversation keeps one surface's one conversation, the latest ``limit``, oldest first."""
     mine = [said("a", "C1", 3.0), said("b", "C1", 1.0), said("c", "C1", 2.0)]
     for record in [*mine, said("x", "C2", 1.5), said("y", "C1", 2.5, surface="slack")]:
-        await stores.runs.create(record)
+        await steps(stores).start(record)
     assert await steps(stores).finish("b", RunStatus.COMPLETED, at=9.0, text="done")
 
     listed = await stores.runs.in_conversation("console", "C1")
@@ -507,11 +507,11 @@ async def test_in_conversation_lists_the_latest_runs_oldest_first(stores: Stores
 
 async def test_conversations_summarise_a_surface_most_recent_first(stores: Stores) -> None:
     """Each conversation: first run's text, last activity of any run, and its run count."""
-    await stores.runs.create(said("a1", "A", 1.0, text="deploy web"))
-    await stores.runs.create(said("b1", "B", 2.0, text="status api"))
-    await stores.runs.create(said("a2", "A", 3.0, text="roll back"))
-    await stores.runs.create(said("c1", "C", 4.0, text="restart worker"))
-    await stores.runs.create(said("s1", "A", 9.0, surface="slack"))
+    await steps(stores).start(said("a1", "A", 1.0, text="deploy web"))
+    await steps(stores).start(said("b1", "B", 2.0, text="status api"))
+    await steps(stores).start(said("a2", "A", 3.0, text="roll back"))
+    await steps(stores).start(said("c1", "C", 4.0, text="restart worker"))
+    await steps(stores).start(said("s1", "A", 9.0, surface="slack"))
     # Activity after creation counts: B's run finishes last of all.
     assert await steps(stores).finish("b1", RunStatus.COMPLETED, at=8.0, text="fine")
 
@@ -529,9 +529,9 @@ async def test_conversations_summarise_a_surface_most_recent_first(stores: Store
 
 async def test_conversations_break_ties_by_first_run(stores: Stores) -> None:
     """Equally recent conversations keep their first runs' order: by created_at, then insertion."""
-    await stores.runs.create(said("y", "Y", 2.0))
-    await stores.runs.create(said("z", "Z", 1.0))
-    await stores.runs.create(said("x", "X", 2.0))
+    await steps(stores).start(said("y", "Y", 2.0))
+    await steps(stores).start(said("z", "Z", 1.0))
+    await steps(stores).start(said("x", "X", 2.0))
     for run_id in ("z", "y", "x"):
         assert await steps(stores).finish(run_id, RunStatus.COMPLETED, at=5.0, text="done")
 
