@@ -30,9 +30,17 @@ def loads_limited(raw: bytes | str, *, max_depth: int = DEFAULT_MAX_DEPTH) -> An
         raise JsonRejected(too_deep=True) from None
     except ValueError:
         raise JsonRejected() from None
-    if _depth_exceeds(value, max_depth):
+    # Each level opens a bracket, so a text with few brackets cannot nest deep:
+    # the walk below is for the texts that might.
+    if _brackets(raw) > max_depth and _depth_exceeds(value, max_depth):
         raise JsonRejected(too_deep=True)
     return value
+
+
+def _brackets(raw: bytes | str) -> int:
+    if isinstance(raw, bytes):
+        return raw.count(b"{") + raw.count(b"[")
+    return raw.count("{") + raw.count("[")
 
 
 def _depth_exceeds(value: Any, limit: int) -> bool:
@@ -48,5 +56,6 @@ def _depth_exceeds(value: Any, limit: int) -> bool:
             continue
         if depth > limit:
             return True
-        stack.extend((child, depth + 1) for child in children)
+        # Only containers go on the stack: most values are scalars.
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
     return False
