@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.doors._doors import Door
-from tests.fakes.slack_api import BOT_TOKEN, SIGNING_SECRET, TEAM, FakeSlack
+from tests.fakes.slack_api import BOT_TOKEN, SIGNING_SECRET, TEAM, FakeSlack, slash_command
 
 ADMIN = "U0BOB"
 JSON = "application/json"
@@ -29,22 +29,7 @@ def signed(body: bytes, *, timestamp: int | None = None) -> dict[str, str]:
 
 
 def command_form(text: str, *, user: str = ADMIN, **fields: str) -> bytes:
-    form = {
-        "token": "legacy",
-        "team_id": TEAM,
-        "team_domain": "test",
-        "channel_id": "C0CHAN",
-        "channel_name": "ops",
-        "user_id": user,
-        "user_name": user.lower(),
-        "command": "/hitl",
-        "text": text,
-        "api_app_id": "A0TEST",
-        "response_url": "https://hooks.invalid/commands/1",
-        "trigger_id": "trig-1",
-        **fields,
-    }
-    return urllib.parse.urlencode(form).encode()
+    return slash_command(text, user=user, **fields).encode()
 
 
 def interaction(payload: Any) -> bytes:

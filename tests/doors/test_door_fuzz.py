@@ -27,9 +27,8 @@ from adapters.slack._modals import Metadata
 from tests.doors._doors import Door, Logs
 from tests.doors._slack_door import FORM, JSON, SlackDoor, command_form, signed, slack_door
 from tests.doors._strategies import bent, form_fields
-from tests.doors.test_teams_door import TeamsDoor
+from tests.doors.test_teams_door import TeamsDoor, teams_door
 from tests.e2e._teams import actions, card_of, execute, message
-from tests.fakes.bf_connector import FakeConnector
 from tests.fakes.slack_api import (
     block_actions,
     buttons,
@@ -190,15 +189,8 @@ async def test_fuzz_slack_commands(slack: SlackDoor, data: st.DataObject) -> Non
 
 @pytest.fixture
 async def teams(tmp_path: Path) -> AsyncIterator[TeamsDoor]:
-    connector = await FakeConnector().start()
-    try:
-        door = TeamsDoor(tmp_path, BOT_CONSOLE=False)
-        door.connector = connector
-        door.outbound = connector.calls
-        async with door:
-            yield door  # type: ignore[misc]
-    finally:
-        await connector.close()
+    async with teams_door(tmp_path) as door:
+        yield door
 
 
 @settings(FUZZ, max_examples=budget(140))

@@ -6,6 +6,7 @@ reaches the bot's own checks; a loopback connector records every call out.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -31,8 +32,9 @@ class TeamsDoor(Door):
         return await self.send("/api/messages", json.dumps(activity).encode(), headers=JSON)
 
 
-@pytest.fixture
-async def door(tmp_path: Path) -> AsyncIterator[TeamsDoor]:
+@contextlib.asynccontextmanager
+async def teams_door(tmp_path: Path) -> AsyncIterator[TeamsDoor]:
+    """The app with Teams on, its connector a loopback fake."""
     connector = await FakeConnector().start()
     try:
         opened = TeamsDoor(tmp_path, BOT_CONSOLE=False)
@@ -42,6 +44,12 @@ async def door(tmp_path: Path) -> AsyncIterator[TeamsDoor]:
             yield opened
     finally:
         await connector.close()
+
+
+@pytest.fixture
+async def door(tmp_path: Path) -> AsyncIterator[TeamsDoor]:
+    async with teams_door(tmp_path) as opened:
+        yield opened
 
 
 async def _refused(door: TeamsDoor, status: int, send: Any) -> str:

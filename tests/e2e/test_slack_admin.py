@@ -6,7 +6,6 @@ import asyncio
 import json
 import re
 import sqlite3
-import urllib.parse
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -15,7 +14,7 @@ import pytest
 
 from tests.e2e._server import StartBot
 from tests.e2e._slack import ALICE, BOB, CHANNEL, SlackDriver, slack_bot, text_of
-from tests.fakes.slack_api import TEAM, Call, FakeSlack, buttons, mention
+from tests.fakes.slack_api import TEAM, Call, FakeSlack, buttons, mention, slash_command
 
 pytestmark = pytest.mark.e2e
 
@@ -41,22 +40,7 @@ async def admin_driver(
 
 async def hitl(slack: SlackDriver, text: str, *, user: str = BOB) -> dict[str, Any]:
     """Send ``/hitl <text>`` as Slack does (form-encoded, signed); the ack's JSON body."""
-    form = urllib.parse.urlencode(
-        {
-            "token": "legacy",
-            "team_id": TEAM,
-            "team_domain": "test",
-            "channel_id": CHANNEL,
-            "channel_name": "ops",
-            "user_id": user,
-            "user_name": user.lower(),
-            "command": "/hitl",
-            "text": text,
-            "api_app_id": "A0TEST",
-            "response_url": "https://hooks.invalid/commands/1",
-            "trigger_id": "trig-1",
-        }
-    )
+    form = slash_command(text, user=user, channel=CHANNEL)
     status, body = await slack.post(form, content_type="application/x-www-form-urlencoded")
     assert status == 200, body
     reply: dict[str, Any] = json.loads(body)

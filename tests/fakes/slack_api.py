@@ -384,6 +384,26 @@ def view_submission(
     }
 
 
+def slash_command(text: str, *, user: str, channel: str = "C0CHAN", **fields: str) -> str:
+    """``/hitl <text>`` as Slack sends it: form-encoded fields."""
+    form = {
+        "token": "legacy",
+        "team_id": TEAM,
+        "team_domain": "test",
+        "channel_id": channel,
+        "channel_name": "ops",
+        "user_id": user,
+        "user_name": user.lower(),
+        "command": "/hitl",
+        "text": text,
+        "api_app_id": "A0TEST",
+        "response_url": "https://hooks.invalid/commands/1",
+        "trigger_id": "trig-1",
+        **fields,
+    }
+    return urllib.parse.urlencode(form)
+
+
 def form_body(payload: dict[str, Any]) -> str:
     """Interactivity payloads arrive form-encoded as ``payload=<json>``."""
     return urllib.parse.urlencode({"payload": json.dumps(payload)})
