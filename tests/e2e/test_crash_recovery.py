@@ -102,12 +102,27 @@ async def stable(client: ConsoleClient, cid: str, *, seconds: float) -> dict[str
     return await client.wait(cid, check, what=f"{cid} resting", seconds=seconds)
 
 
-def assert_journal_promises(log: Path, runs: list[str], in_flight: dict[str, str]) -> None:
-    """Finished steps ran once; in-flight tool calls ran again with their key."""
+def assert_journal_promises(
+    log: Path,
+    runs: list[str],
+    in_flight: dict[str, str],
+    killed_anywhere: frozenset[str] | set[str] = frozenset(),
+) -> None:
+    """Finished steps ran once; in-flight tool calls ran again with their key.
+
+    A run in ``killed_anywhere`` was running freely when the kill landed, so
+    the kill may fall between its final model round and the finish that
+    journals that reply: the design re-asks such a round (a model call has no
+    side effects), once, in the next process. Every other round ran once.
+    """
     seen = events(log)
     for run in runs:
         mine = [e for e in seen if e["run"] == run]
         finished_rounds = Counter(e["round"] for e in mine if e["event"] == "model_end")
+        if run in killed_anywhere and finished_rounds[4] == 2:
+            final_rounds = [e for e in mine if e["event"] == "model_end" and e["round"] == 4]
+            assert final_rounds[0]["pid"] != final_rounds[1]["pid"], (run, final_rounds)
+            finished_rounds[4] = 1
         assert finished_rounds == Counter({1: 1, 2: 1, 3: 1, 4: 1}), (run, finished_rounds)
         for tool in ("prepare", "deploy"):
             starts = [e for e in mine if e["event"] == "tool_start" and e["tool"] == tool]
@@ -130,6 +145,7 @@ async def test_sigkill_at_every_step_loses_nothing_and_repeats_nothing(
     log = Path(env["COUNTING_LOG"])
     all_runs: list[str] = []
     in_flight: dict[str, str] = {}
+    killed_anywhere: set[str] = set()
     kill_points = 0
     for iteration in range(ITERATIONS):
         names = {letter: f"r{iteration}{letter.lower()}" for letter in KILL_POINTS}
@@ -150,6 +166,7 @@ async def test_sigkill_at_every_step_loses_nothing_and_repeats_nothing(
         server.kill()  # right after D's answer was acknowledged
         kill_points += len(KILL_POINTS)
         in_flight |= {names["B"]: "prepare", names["E"]: "deploy"}
+        killed_anywhere.add(names["D"])
         release_all(env)
         await server.restart()
         for letter, name in names.items():
@@ -162,7 +179,7 @@ async def test_sigkill_at_every_step_loses_nothing_and_repeats_nothing(
             assert run["final_text"] == "done staging", run
         all_runs += names.values()
     assert kill_points >= 20
-    assert_journal_promises(log, all_runs, in_flight)
+    assert_journal_promises(log, all_runs, in_flight, killed_anywhere)
 
 
 async def test_a_tool_longer_than_the_lease_runs_once(
