@@ -14,6 +14,7 @@ from adapters.console import ConsoleSurface, mount_console
 from adapters.slack import SlackBridge
 from adapters.teams import TeamsSurface, mount_teams
 from bot.admin import AdminService
+from bot.api import mount_api, serve_api
 from bot.agent_spec import AgentSpec, load_factory
 from bot.compose import build_agent
 from bot.config import Settings
@@ -75,6 +76,7 @@ def create_app(settings: Settings) -> web.Application:
     )
     if slack is not None:
         slack.mount(app)
+    mount_api(app)
     app.router.add_get("/healthz", _healthz)
     app.router.add_get("/metrics", _metrics)
     mount_legal(app)
@@ -83,7 +85,13 @@ def create_app(settings: Settings) -> web.Application:
         async with _running_service(settings, policy, console, teams, slack) as service:
             app[RUN_SERVICE] = service
             app[ADMIN_SERVICE] = admin_service(settings, service, policy)
-            yield
+            stop_api = serve_api(
+                app, settings.api, service=service, check_callback=_callbacks_unchecked
+            )
+            try:
+                yield
+            finally:
+                stop_api()
 
     app.cleanup_ctx.append(lifecycle)
     return app
@@ -191,6 +199,11 @@ def _redraw_on(console: ConsoleSurface) -> Callable[[Change], None]:
 def agent_spec(settings: Settings) -> AgentSpec:
     agent = settings.run.agent
     return load_factory(agent)(settings) if agent else demo_agent(settings)
+
+
+async def _callbacks_unchecked(url: str) -> str | None:
+    del url
+    return None
 
 
 async def _sweep_forever(service: RunService, interval: float) -> None:

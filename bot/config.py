@@ -22,6 +22,7 @@ from adapters.console.settings import ConsoleSettings
 from adapters.slack.settings import SlackSettings
 from adapters.teams.settings import TeamsSettings
 from bot.admin import AdminSettings
+from bot.api._settings import ApiSettings
 from bot.component_settings import ComponentSettings
 from bot.errors import BotError
 from bot.human.ttl import TTLSettings
@@ -68,6 +69,7 @@ class Settings(BaseModel):
     logs: LogSettings = Field(default_factory=LogSettings)
     teams: TeamsSettings = Field(default_factory=TeamsSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
+    api: ApiSettings = Field(default_factory=ApiSettings)
 
     @model_validator(mode="after")
     def _public_bind_is_guarded(self) -> Settings:

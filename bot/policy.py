@@ -89,9 +89,17 @@ class RequesterOrApprovers:
         """The rule for one interaction, for deciding and for showing who may answer."""
         return self.rules.get(interaction) or Answerers(anyone=self.anyone)
 
-    def may_answer(self, interaction: str, *, requester: str) -> MayAnswer:
+    def answerers_for(self, record: Question) -> Answerers:
+        """The question's own answerers when its asker named them, else its interaction's rule."""
+        if record.answerers:
+            return answerers_from(record.answerers)
+        return self.answerers(record.name)
+
+    def may_answer(
+        self, interaction: str, *, requester: str, rule: Answerers | None = None
+    ) -> MayAnswer:
         """Who may answer a question of ``interaction`` in a run ``requester`` started."""
-        rule = self.answerers(interaction)
+        rule = rule or self.answerers(interaction)
         return MayAnswer(
             anyone=rule.anyone,
             requester=requester if rule.requester else "",
@@ -103,7 +111,11 @@ class RequesterOrApprovers:
     async def __call__(self, record: Question, run: RunRecord | None, who: Responder) -> bool:
         if who.is_admin:
             return True
-        may = self.may_answer(record.name, requester=run.requester if run is not None else "")
+        may = self.may_answer(
+            record.name,
+            requester=run.requester if run is not None else "",
+            rule=self.answerers_for(record),
+        )
         if may.names(who.id):
             return True
         if self.directory is not None:
@@ -126,25 +138,29 @@ def parse_rules(text: str) -> dict[str, Answerers]:
         name, sep, who = entry.partition("=")
         if not sep or not name.strip():
             raise ValueError(f"{entry!r} is not interaction=who (e.g. approval=U123 S456)")
-        words = who.replace(",", " ").split()
-        people: set[str] = set()
-        groups: set[str] = set()
-        for word in words:
-            if word in ("anyone", "requester"):
-                continue
-            if word.startswith("group:"):
-                groups.add(word.removeprefix("group:"))
-            elif word.startswith("S"):
-                groups.add(word)
-            else:
-                people.add(word)
-        rules[name.strip()] = Answerers(
-            requester="requester" in words or not (people or groups),
-            anyone="anyone" in words,
-            people=frozenset(people),
-            groups=frozenset(groups),
-        )
+        rules[name.strip()] = answerers_from(who.replace(",", " ").split())
     return rules
+
+
+def answerers_from(words: Collection[str]) -> Answerers:
+    """``anyone``, ``requester``, people and groups (``group:ID``, or a bare ``S...``) as a rule."""
+    people: set[str] = set()
+    groups: set[str] = set()
+    for word in words:
+        if word in ("anyone", "requester"):
+            continue
+        if word.startswith("group:"):
+            groups.add(word.removeprefix("group:"))
+        elif word.startswith("S"):
+            groups.add(word)
+        else:
+            people.add(word)
+    return Answerers(
+        requester="requester" in words or not (people or groups),
+        anyone="anyone" in words,
+        people=frozenset(people),
+        groups=frozenset(groups),
+    )
 
 
 class PolicySettings(ComponentSettings):

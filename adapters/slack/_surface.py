@@ -35,7 +35,9 @@ ClientFor = Callable[[str], Awaitable[AsyncWebClient]]
 ATTEMPTS = 4
 MAX_WAIT_SECONDS = 30.0
 GROUP_CACHE_SECONDS = 300.0
-JSON_METHODS = frozenset({"chat.postMessage", "chat.update", "chat.postEphemeral", "views.open"})
+JSON_METHODS = frozenset(
+    {"chat.postMessage", "chat.update", "chat.postEphemeral", "views.open", "auth.test"}
+)
 
 
 class SlackSurface:
@@ -54,16 +56,25 @@ class SlackSurface:
         self.policy = policy
         self._retry = retry_rate_limits
         self._errors = ErrorLog()
+        self._team = ""
 
     async def publish_question(
         self, run: RunRecord, interrupt: PendingInterrupt
     ) -> dict[str, Any] | None:
         team, channel, thread = where(run)
         message = question_message(self._asked(run, interrupt))
-        posted = await self.call(
-            team, "chat.postMessage", channel=channel, thread_ts=thread, **message
-        )
+        if thread:
+            message = {**message, "thread_ts": thread}
+        # An agent's question (the agents API) may start a thread of its own.
+        posted = await self.call(team, "chat.postMessage", channel=channel, **message)
         return {"team": team, "channel": channel, "ts": str(posted.get("ts", ""))}
+
+    async def workspace(self) -> str:
+        """The team id of the bot token, as ``auth.test`` says (cached once known)."""
+        if not self._team:
+            reply = await self.call("", "auth.test")
+            self._team = str(reply.get("team_id") or "")
+        return self._team
 
     def _asked(self, run: RunRecord, interrupt: PendingInterrupt) -> Asked:
         return Asked(

@@ -126,6 +126,8 @@ class HumanInteractionCapability:
         clock: Clock | None = None,
     ) -> None:
         self._registrations = dict(registrations)
+        # Questions asked from outside the agent (the agents API): answerable, no tool.
+        self._accepted: dict[str, InteractionRegistration] = {}
         self.signer = signer
         self.ttl = ttl
         self.consumption = consumption
@@ -175,7 +177,15 @@ class HumanInteractionCapability:
         return tuple(self._registrations)
 
     def registration(self, name: str) -> InteractionRegistration | None:
-        return self._registrations.get(name)
+        return self._registrations.get(name) or self._accepted.get(name)
+
+    def accept(self, registration: InteractionRegistration) -> None:
+        """Answer questions of ``registration`` that were asked from outside the agent.
+
+        The agent is offered no tool for it, and an interaction the agent
+        registered itself is kept as the agent declared it.
+        """
+        self._accepted.setdefault(registration.name, registration)
 
     def parameters_schema(self, tool_name: str) -> dict[str, Any] | None:
         """The JSON schema a bound tool advertises: the payload's own."""

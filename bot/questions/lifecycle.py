@@ -1,6 +1,8 @@
 """The steps of a question's life, each one ``Write`` through the unit of work.
 
 start    a run from a person's message, once per platform event.
+ask_remote  a question an agent asked over the API: its carrier run (REMOTE:
+         nothing here resumes it) and the question, once per idempotency key.
 ask      a new outstanding question: its run waits on a person (no lease),
          earlier closed questions count as continued from, the post is owed;
          with the paused turn's checkpoint and journal entries in the same write.
@@ -16,7 +18,8 @@ finish   a RUNNING run ends once; its outcome is owed, with the final reply's
 The process that drives runs binds the lifecycle to itself (``bind``): the
 rows its steps owe are born claimed by it and handed to its deliverer, so
 it delivers them with no claim query. Unbound (an admin shell), rows are
-born unclaimed, for whichever server claims them first.
+born unclaimed, for whichever server claims them first. ``observe`` tells
+in-process listeners (the API's waiters) of each write that went through.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from bot.questions.records import (
+    ApiQuestion,
     AuditEvent,
     Closing,
     DeliveryKind,
@@ -61,6 +65,7 @@ class Lifecycle:
         self._owner = ""
         self._claim_seconds = DEFAULT_CLAIM_SECONDS
         self._sink: Callable[[Sequence[Owed]], None] = _ignore
+        self._observers: list[Callable[[Written], None]] = []
 
     def bind(
         self,
@@ -74,6 +79,10 @@ class Lifecycle:
         self._owner = owner
         self._claim_seconds = claim_seconds
         self._sink = sink
+
+    def observe(self, observer: Callable[[Written], None]) -> None:
+        """Call ``observer`` with every write that went through, once it is committed."""
+        self._observers.append(observer)
 
     async def start(self, run: RunRecord) -> bool:
         """Store a new run, audited; False (nothing written) if its id exists already.
@@ -121,6 +130,29 @@ class Lifecycle:
         )
         return await self._apply(write)
 
+    async def ask_remote(
+        self, run: RunRecord, question: Question, api: ApiQuestion
+    ) -> Written | None:
+        """Start ``run`` (status REMOTE) and open its one question, owing the post;
+        None (nothing written) if the question's id, derived from the idempotency
+        key, exists already."""
+        at = question.issued_at
+        asked = AuditEvent(
+            at, "asked", run.run_id, question.interrupt_id, actor=run.requester,
+            detail={"name": question.name, "surface": run.surface},
+        )  # fmt: skip
+        write = Write(
+            run.run_id,
+            at,
+            new_run=run,
+            question=question,
+            api=api,
+            audit=(asked,),
+            owe=(Owe(DeliveryKind.PUBLISH, question.interrupt_id),),
+            claim=self._claim(at),
+        )
+        return await self._apply(write)
+
     async def close(self, interrupt_id: str, closing: Closing) -> Written | None:
         """Close an outstanding question; None if it was not outstanding (or, for an
         expiry, no longer overdue). The closer takes the run's lease with the close,
@@ -146,7 +178,8 @@ class Lifecycle:
             audit=(
                 AuditEvent(at, str(closing.status), "", interrupt_id, closing.by_id or closing.by),
             ),
-            owe=(Owe(DeliveryKind.CLOSED, interrupt_id),),
+            # The webhook is written only if the question names a callback.
+            owe=(Owe(DeliveryKind.CLOSED, interrupt_id), Owe(DeliveryKind.WEBHOOK, interrupt_id)),
             claim=Claim(closing.lease_owner, closing.lease_until or at)
             if closing.lease_owner
             else self._claim(at),
@@ -227,6 +260,10 @@ class Lifecycle:
 
     async def _apply(self, write: Write) -> Written | None:
         written = await self.unit.apply(write)
-        if written is not None and written.owed:
+        if written is None:
+            return None
+        if written.owed:
             self._sink(written.owed)
+        for observer in self._observers:
+            observer(written)
         return written

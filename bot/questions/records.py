@@ -27,6 +27,9 @@ class RunStatus(StrEnum):
     PAUSED = "paused"
     COMPLETED = "completed"
     FAILED = "failed"
+    # An agent outside the bridge (the agents API) drives it: the bridge only
+    # carries its questions, so a close owes no resume.
+    REMOTE = "remote"
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +64,14 @@ class Question:
     cross_scope_count: int = 0
     # Who closed it as the platform authenticated them (``closed_by`` is the display name).
     closed_by_id: str = ""
+    # Who may answer, when the asker named them (an API question's ``answerers``);
+    # empty: the deployment's rule for the interaction (``bot.policy``).
+    answerers: tuple[str, ...] = ()
+
+    @property
+    def resumes_a_turn(self) -> bool:
+        """A kernel turn waits on it; an API question's agent waits elsewhere."""
+        return bool(self.checkpoint_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +145,12 @@ class DeliveryKind(StrEnum):
     REFRESH = "refresh"  # redraw the posted question in place
 
 
+    # A question asked over the agents API that names a ``callback_url``: the
+    # signed event of its close. Owed with every close; the backend writes it
+    # only for a question that has a callback.
+    WEBHOOK = "webhook"
+
+
 class DeliveryState(StrEnum):
     PENDING = "pending"
     DONE = "done"
@@ -166,6 +183,54 @@ class Delivery:
     followed: bool = False
     # Set only on a row handed over by the write that owed it.
     pause: Question | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ApiQuestion:
+    """What an agent's API request adds to a question: who asked, and how to answer back.
+
+    ``body_hash`` is the request's fingerprint: the same ``idempotency_key``
+    with another body is a conflict, not the same question.
+    """
+
+    interrupt_id: str
+    key_name: str
+    idempotency_key: str
+    body_hash: str
+    kind: str
+    created_at: float
+    callback_url: str | None = None
+    metadata: dict[str, Any] | None = None
+    run_ref: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKey:
+    """A key agents sign in to the API with: only its hash is kept, and the routes it may use.
+
+    A route is ``surface:conversation``, ``surface:*`` or ``*`` (every route).
+    """
+
+    name: str
+    key_hash: str
+    routes: tuple[str, ...]
+    created_at: float = 0.0
+
+    def may_use(self, surface: str, conversation: str) -> bool:
+        wanted = {"*", f"{surface}:*", f"{surface}:{conversation}"}
+        return any(route in wanted for route in self.routes)
+
+
+@dataclass(frozen=True, slots=True)
+class ApiView:
+    """One API question as its object shows it: the request, the question, where it went."""
+
+    api: ApiQuestion
+    question: Question
+    surface: str
+    conversation: dict[str, Any]
+    # The surface's sentence when the question could not be posted.
+    delivery_error: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from bot.questions.records import (
+    ApiQuestion,
     AuditEvent,
     Delivery,
     DeliveryKind,
@@ -128,6 +129,8 @@ class Write:
     owe: tuple[Owe, ...] = ()
     # The rows owed are born claimed so; None: anyone's at once (a shell with no deliverer).
     claim: Claim | None = None
+    # An API question's own fields, inserted with the question (``ask_remote``).
+    api: ApiQuestion | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -172,14 +172,14 @@ class RunService:
     ) -> RedeemOutcome:
         """Check and spend; on success the resume is owed and scheduled."""
         outcome = await self._redeemer.redeem(token, answer, responder=responder, scope=scope)
-        if isinstance(outcome, Redeemed):
+        if isinstance(outcome, Redeemed) and outcome.closed.resumes_a_turn:
             # Leased in the task, not here: the person's ack waits on nothing more.
             work = self._work(
                 outcome.run_id, run=outcome.run, resume_from=outcome.closed, leased=True
             )
             self._spawn(work, f"resume {outcome.run_id}")
             self.deliverer.kick()
-        else:
+        elif not isinstance(outcome, Redeemed):
             self.metrics.refusals.labels(reason=type(outcome).__name__).inc()
         return outcome
 
@@ -267,6 +267,7 @@ class RunService:
         record = written.question
         if record is not None:
             run_events.closed(closing.status.value, record.run_id, interrupt_id, by=closing.by)
+        if record is not None and record.resumes_a_turn:
             work = self._work(record.run_id, resume_from=record, leased=True)
             self._spawn(work, f"resume {record.run_id}")
         self.deliverer.kick()

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from bot.questions.write import Owe, Write
 from bot.stores.records import (
+    ApiQuestion,
     AuditEvent,
     Delivery,
     DeliveryKind,
@@ -37,7 +38,7 @@ class Row(Protocol):
 _ENCODER = json.JSONEncoder(separators=(",", ":"))
 
 
-def dump(value: dict[str, Any] | None) -> str | None:
+def dump(value: dict[str, Any] | Sequence[Any] | None) -> str | None:
     """JSON text for a dict column; TypeError (before any SQL) if JSON cannot hold it."""
     return None if value is None else _ENCODER.encode(value)
 
@@ -67,6 +68,18 @@ PAUSE_COLUMNS = (
     "message_ref",
     "closed_by_id",
     "cross_scope_count",
+    "answerers",
+)
+API_COLUMNS = (
+    "interrupt_id",
+    "key_name",
+    "idempotency_key",
+    "body_hash",
+    "kind",
+    "created_at",
+    "callback_url",
+    "metadata",
+    "run_ref",
 )
 RUN_COLUMNS = (
     "run_id",
@@ -86,7 +99,11 @@ RUN_COLUMNS = (
 
 
 # Columns held as JSON text, and those held as an enum's value; the rest as they are.
-_JSON_COLUMNS = frozenset({"payload", "answer", "message_ref", "conversation", "body", "detail"})
+_JSON_COLUMNS = frozenset(
+    {"payload", "answer", "message_ref", "conversation", "body", "detail", "metadata", "answerers"}
+)
+# JSON lists read back as the tuples the frozen records hold.
+_TUPLE_COLUMNS = frozenset({"answerers"})
 _ENUMS: dict[str, type[StrEnum]] = {"status": QuestionStatus}
 _RUN_ENUMS: dict[str, type[StrEnum]] = {"status": RunStatus}
 
@@ -111,6 +128,8 @@ def _fields(row: Row, columns: Sequence[str], enums: Mapping[str, type[StrEnum]]
         value = row[column]
         if column in _JSON_COLUMNS:
             value = load(value)
+            if column in _TUPLE_COLUMNS:
+                value = tuple(value or ())
         elif column in enums:
             value = enums[column](value)
         fields[column] = value
@@ -135,6 +154,15 @@ def pauses_from_rows(rows: Iterable[Row]) -> list[Question]:
 def pause_from_row(row: Row, attempts: list[Any]) -> Question:
     """A row with ``PAUSE_COLUMNS``, and the question's cross-scope attempts, as a record."""
     return Question(**_fields(row, PAUSE_COLUMNS, _ENUMS), cross_scope_attempts=tuple(attempts))
+
+
+def api_params(api: ApiQuestion) -> tuple[Any, ...]:
+    """``api`` as the insert's parameters, in ``API_COLUMNS`` order."""
+    return _params(api, API_COLUMNS)
+
+
+def api_from_row(row: Row) -> ApiQuestion:
+    return ApiQuestion(**_fields(row, API_COLUMNS, {}))
 
 
 def run_params(run: RunRecord) -> tuple[Any, ...]:
@@ -230,6 +258,8 @@ def write_texts(write: Write) -> dict[str, Any]:
         texts["run"] = run_params(write.new_run)
     if isinstance(write.question, Question):
         texts["question"] = pause_params(write.question)
+    if write.api is not None:
+        texts["api"] = api_params(write.api)
     if write.checkpoint is not None:
         texts["checkpoint"] = dump(dict(write.checkpoint.state)) or "{}"
     for step, value in write.journal.items():

@@ -25,8 +25,10 @@ from bot.questions.records import (
 from bot.questions.write import UnitOfWork
 from bot.stores import _rows
 from bot.stores._sql import Statements
+from bot.stores._api import SqlApiRecords
 from bot.stores.ports import (
     AdminStore,
+    ApiRecords,
     Audit,
     Checkpoints,
     Installations,
@@ -339,3 +341,4 @@ class SqlPorts:
         self.leases: Leases = SqlLeases(db)
         self.journal: Journal = SqlJournal(db)
         self.installations: Installations = SqlInstallations(db)
+        self.api: ApiRecords = SqlApiRecords(db)

@@ -18,6 +18,8 @@ from bot.human.ports import Checkpoints as Checkpoints  # the capability defines
 from bot.kernel.journal import Journal
 from bot.questions.write import UnitOfWork
 from bot.stores.records import (
+    ApiKey,
+    ApiView,
     AuditEvent,
     ConversationSummary,
     Delivery,
@@ -25,6 +27,7 @@ from bot.stores.records import (
     PendingFilter,
     Question,
     QuestionStats,
+    QuestionStatus,
     RunRecord,
 )
 
@@ -148,6 +151,36 @@ class AdminStore(Protocol):
         ...
 
 
+class ApiRecords(Protocol):
+    """The agents API's questions (asked through the lifecycle) and keys; ``bot.api`` relies on it."""
+
+    async def get(self, interrupt_id: str) -> ApiView | None: ...
+
+    async def by_idempotency_key(self, key_name: str, idempotency_key: str) -> ApiView | None: ...
+
+    async def page(
+        self,
+        key_name: str,
+        *,
+        status: QuestionStatus | None,
+        run_ref: str | None,
+        before: tuple[float, str] | None,
+        limit: int,
+    ) -> list[ApiView]:
+        """``key_name``'s questions, newest first, older than ``before`` (created_at, id)."""
+        ...
+
+    async def add_key(self, key: ApiKey) -> bool:
+        """Keep ``key`` (its hash); False if its name is taken."""
+        ...
+
+    async def keys(self) -> list[ApiKey]: ...
+
+    async def key_by_hash(self, key_hash: str) -> ApiKey | None: ...
+
+    async def revoke_key(self, name: str) -> bool: ...
+
+
 class Stores(Protocol):
     """One backend's ports, opened and closed together."""
 
@@ -161,6 +194,7 @@ class Stores(Protocol):
     outbox: Outbox
     installations: Installations
     admin: AdminStore
+    api: ApiRecords
 
     async def ping(self) -> None: ...
     async def close(self) -> None: ...

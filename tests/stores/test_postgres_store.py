@@ -233,13 +233,14 @@ async def test_a_lapsed_run_is_taken_over_by_exactly_one_replica(
 async def test_every_replica_hears_a_question_open_and_close(
     replicas: tuple[PostgresStores, PostgresStores],
 ) -> None:
-    """Issue, spend and finish on A each reach a subscriber on B, naming the conversation."""
+    """Start, issue, spend and finish on A each reach a subscriber on B, naming the conversation."""
     a, b = replicas
     heard: asyncio.Queue[Change] = asyncio.Queue()
     unsubscribe = changes_of(b).subscribe(heard.put_nowait)
     await asyncio.wait_for(b.changes.listening.wait(), SETTLE)
 
     await steps(a).start(run("r1"))
+    assert await asyncio.wait_for(heard.get(), SETTLE) == Change("r1", "console", "conv-r1")
     await steps(a).issue(pause("i1", "r1"))
     assert await asyncio.wait_for(heard.get(), SETTLE) == Change("r1", "console", "conv-r1")
     assert await steps(a).spend("i1", answered("alice"))
@@ -260,6 +261,8 @@ async def test_a_failed_spend_tells_nobody(
     await asyncio.wait_for(b.changes.listening.wait(), SETTLE)
     await steps(a).start(run("r1"))
     await steps(a).start(run("r2"))
+    assert (await asyncio.wait_for(heard.get(), SETTLE)).run_id == "r1"
+    assert (await asyncio.wait_for(heard.get(), SETTLE)).run_id == "r2"
     await steps(a).issue(pause("i1", "r1"))
     assert (await asyncio.wait_for(heard.get(), SETTLE)).run_id == "r1"
     assert await steps(a).spend("i1", answered("alice"))

@@ -18,6 +18,7 @@ import time
 
 from bot.stores.errors import StoreError
 from bot.stores.postgres._db import Conn
+from bot.stores.sqlite._migrations import AGENTS_API
 from bot.stores.sqlite._migrations import MIGRATIONS as SQLITE_MIGRATIONS
 from bot.stores.sqlite._migrations import Migration
 
@@ -225,6 +226,11 @@ MIGRATIONS: tuple[Migration, ...] = (
     # Here the spends row's unique insert is what decides racing replicas, so
     # it stays; only the index pauses_run_call (run_id, tool_call_id) covers goes.
     Migration(7, SQLITE_MIGRATIONS[6].description, ("DROP INDEX pauses_run",)),
+    Migration(
+        8,
+        SQLITE_MIGRATIONS[7].description,
+        tuple(statement.replace(" REAL", " DOUBLE PRECISION") for statement in AGENTS_API),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from bot.questions.records import DeliveryState, Question, QuestionStatus
+from bot.questions.records import DeliveryKind, DeliveryState, Question, QuestionStatus
 from bot.questions.write import Close, Extend, Owed, StillOpen, Write, Written
 from bot.stores import _rows
 from bot.stores._shared import RUN_WRITE_COLUMNS, pauses_query
@@ -86,11 +86,20 @@ def _statement(write: Write, texts: dict[str, Any]) -> tuple[str, list[Any]]:
         values = ", ".join(p(v) for v in texts["run"])
         ctes.append(
             f"started AS (INSERT INTO runs ({', '.join(RUN_WRITE_COLUMNS)}) VALUES ({values})"  # noqa: S608 - our own identifiers
-            " ON CONFLICT (run_id) DO NOTHING RETURNING run_id)"
+            " ON CONFLICT (run_id) DO NOTHING RETURNING run_id, surface, conversation_key)"
+        )
+    if write.api is not None:
+        values = ", ".join(p(v) for v in texts["api"])
+        ctes.append(
+            f"api AS (INSERT INTO api_questions ({', '.join(_rows.API_COLUMNS)}) VALUES ({values})"  # noqa: S608 - our own identifiers
+            " ON CONFLICT DO NOTHING RETURNING interrupt_id)"
         )
     if question is not None:
         ctes.append(f"q AS ({question})")
-        target = "SELECT run_id FROM q"
+        # An API question's id comes from its idempotency key: a raced duplicate
+        # conflicts in both inserts, and the guard says so.
+        hooked = " WHERE EXISTS (SELECT 1 FROM api)" if write.api is not None else ""
+        target = f"SELECT run_id FROM q{hooked}"
     elif write.new_run is not None:
         target = "SELECT run_id FROM started"
     else:
@@ -155,9 +164,11 @@ def _statement(write: Write, texts: dict[str, Any]) -> tuple[str, list[Any]]:
             f" a.actor, a.detail FROM go, unnest({', '.join(columns)})"
             " AS a(at, kind, run_id, interrupt_id, actor, detail))"
         )
+    # A run this statement starts is not yet visible in ``runs``: read its insert.
+    runs = "started" if write.new_run is not None else "runs"
     ctes.append(
-        "run AS (SELECT runs.run_id, runs.surface, runs.conversation_key FROM runs"
-        " JOIN go ON go.run_id = runs.run_id)"
+        f"run AS (SELECT {runs}.run_id, {runs}.surface, {runs}.conversation_key FROM {runs}"
+        f" JOIN go ON go.run_id = {runs}.run_id)"
     )
     ctes.append(f"told AS ({notice('run')})")
     if write.owe:
@@ -173,11 +184,16 @@ def _statement(write: Write, texts: dict[str, Any]) -> tuple[str, list[Any]]:
             f" SELECT run.run_id, run.surface, o.kind, o.interrupt_id, o.body, {at}, '{_PENDING}',"
             f" 0, {at}, {held_until}, {held_by}, '' FROM run,"
             f" unnest({kinds}, {ids}, {bodies}) WITH ORDINALITY AS o(kind, interrupt_id, body, n)"
-            " ORDER BY o.n RETURNING id)"
+            # A webhook is owed only to a question that names a callback.
+            f" WHERE o.kind <> '{DeliveryKind.WEBHOOK}' OR EXISTS (SELECT 1 FROM api_questions"
+            " AS h WHERE h.interrupt_id = o.interrupt_id AND h.callback_url IS NOT NULL)"
+            " ORDER BY o.n RETURNING id, kind)"
         )
         owed = "ARRAY(SELECT id FROM owed ORDER BY id)"
+        owed_kinds = "ARRAY(SELECT kind FROM owed ORDER BY id)"
     else:
         owed = "ARRAY[]::bigint[]"
+        owed_kinds = "ARRAY[]::text[]"
     row = "q.*," if question is not None else ""
     attempts = (
         "ARRAY(SELECT a.attempt_json FROM cross_scope_attempts AS a"
@@ -188,7 +204,7 @@ def _statement(write: Write, texts: dict[str, Any]) -> tuple[str, list[Any]]:
     source = "(SELECT 1) AS one" + (" LEFT JOIN q ON true" if question is not None else "")
     select = (
         f"SELECT (SELECT COUNT(*) FROM go) AS went, {row} {attempts}"  # noqa: S608 - our own text
-        f" {owed} AS owed_ids, (SELECT surface FROM run) AS owed_surface,"
+        f" {owed} AS owed_ids, {owed_kinds} AS owed_kinds, (SELECT surface FROM run) AS owed_surface,"
         " (SELECT COUNT(*) FROM told) AS told,"
         f" ARRAY(SELECT e.id FROM outbox AS e WHERE e.run_id = (SELECT run_id FROM go)"
         f" AND e.state = '{_PENDING}' ORDER BY e.id) AS earlier FROM {source}"
@@ -220,7 +236,12 @@ class PostgresUnit:
         held_by, held_until = (claim.owner, claim.until) if claim is not None else ("", 0.0)
         earlier = list(row["earlier"])
         owed: list[Owed] = []
-        for owe, delivery_id in zip(write.owe, row["owed_ids"], strict=False):
+        written = iter(zip(row["owed_ids"], row["owed_kinds"], strict=True))
+        pending = next(written, None)
+        for owe in write.owe:
+            if pending is None or pending[1] != owe.kind:
+                continue  # not written (a webhook to a question without a callback)
+            delivery_id, pending = pending[0], next(written, None)
             delivery = _rows.owed_delivery(
                 delivery_id, run_id, row["owed_surface"], owe, write.at, question
             )

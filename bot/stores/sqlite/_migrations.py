@@ -75,6 +75,33 @@ _AUDIT_COLUMNS = """
                 detail TEXT NOT NULL"""
 
 
+# The agents API (``bot.api``): the question's own answerers, an API
+# question's request, and the keys agents sign in with (only their hashes).
+# Kept as text PostgreSQL's migration reuses, REAL spelled for each.
+AGENTS_API = (
+    "ALTER TABLE pauses ADD COLUMN answerers TEXT NOT NULL DEFAULT '[]'",
+    """CREATE TABLE api_questions (
+                interrupt_id TEXT PRIMARY KEY,
+                key_name TEXT NOT NULL,
+                idempotency_key TEXT NOT NULL,
+                body_hash TEXT NOT NULL,
+                kind TEXT NOT NULL,
+                created_at REAL NOT NULL,
+                callback_url TEXT,
+                metadata TEXT,
+                run_ref TEXT,
+                UNIQUE (key_name, idempotency_key)
+            )""",
+    "CREATE INDEX api_questions_newest ON api_questions (key_name, created_at, interrupt_id)",
+    """CREATE TABLE api_keys (
+                name TEXT PRIMARY KEY,
+                key_hash TEXT NOT NULL UNIQUE,
+                routes TEXT NOT NULL,
+                created_at REAL NOT NULL
+            )""",
+)
+
+
 def _without_autoincrement(table: str, columns: str) -> str:
     """``table``'s columns under a plain rowid ``id``, as ``<table>_new``; our own text only."""
     return f"CREATE TABLE {table}_new (id INTEGER PRIMARY KEY,{columns})"
@@ -304,6 +331,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             _REFUSAL_COUNTS_TRIGGER,
         ),
     ),
+    Migration(8, "the agents API: answerers per question, API questions, API keys", AGENTS_API),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

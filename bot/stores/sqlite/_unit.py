@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from bot.questions.records import DeliveryState, Question, QuestionStatus
+from bot.questions.records import DeliveryKind, DeliveryState, Question, QuestionStatus
 from bot.questions.write import Close, Extend, Owed, StillOpen, Write, Written
 from bot.stores import _rows
 from bot.stores._shared import INSERT_RUN, pauses_query
@@ -74,6 +74,12 @@ _HOLDER = (
     "SELECT surface, (SELECT group_concat(id) FROM outbox WHERE run_id = runs.run_id"
     " AND state = ?) FROM runs WHERE run_id = ?"
 )
+_INSERT_API = (
+    f"INSERT INTO api_questions ({', '.join(_rows.API_COLUMNS)})"  # noqa: S608 - our own identifiers
+    f" VALUES ({', '.join('?' for _ in _rows.API_COLUMNS)}) ON CONFLICT DO NOTHING"
+)
+# A webhook is owed only to a question that names a callback.
+_HOOKED = "SELECT 1 FROM api_questions WHERE interrupt_id = ? AND callback_url IS NOT NULL"
 _OWE = (
     "INSERT INTO outbox (run_id, surface, kind, interrupt_id, body, created_at, state,"
     " attempts, next_at, claimed_until, claimed_by, last_error)"
@@ -136,6 +142,8 @@ def _apply(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> Wri
     if write.new_run is not None and not conn.execute(INSERT_RUN, texts["run"]).rowcount:
         raise _Refused  # a retried event: the run exists
     question = _question(conn, write, texts)
+    if write.api is not None and not conn.execute(_INSERT_API, texts["api"]).rowcount:
+        raise _Refused  # the same idempotency key, raced: the first one stands
     run_id = write.run_id or (question.run_id if question is not None else "")
     move = write.run
     if move is not None:
@@ -195,6 +203,8 @@ def _owe(
     owed: list[Owed] = []
     at = write.at
     for owe in write.owe:
+        if owe.kind is DeliveryKind.WEBHOOK and not conn.execute(_HOOKED, (owe.interrupt_id,)).fetchone():
+            continue
         body = dict(owe.body)
         params = (
             run_id,

@@ -1,0 +1,28 @@
+"""The agents API (``/v1``): any agent asks a person through the bridge over HTTP.
+
+The boundary: HTTP, keys and the API's objects live here; a question it
+asks goes through the one lifecycle (``bot.questions``) like any other, so
+posting, answering, expiry, admin commands and the outbox are not repeated.
+"""
+
+from bot.api._errors import ApiError
+from bot.api._http import API_KEYS, API_QUESTIONS, mount_api
+from bot.api._keys import KeyRing, hash_key, new_key
+from bot.api._questions import ApiQuestions
+from bot.api._settings import ApiSettings
+from bot.api._waiters import Waiters
+from bot.api._wiring import serve_api
+
+__all__ = [
+    "API_KEYS",
+    "API_QUESTIONS",
+    "ApiError",
+    "ApiQuestions",
+    "ApiSettings",
+    "KeyRing",
+    "Waiters",
+    "hash_key",
+    "mount_api",
+    "new_key",
+    "serve_api",
+]

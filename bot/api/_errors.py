@@ -1,0 +1,63 @@
+"""The API's refusals: one error type, its status and code, and every sentence it says."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.errors import BotError
+
+STATUS_OF_CODE = {
+    "invalid_request": 400,
+    "unauthorized": 401,
+    "forbidden": 403,
+    "not_found": 404,
+    "conflict": 409,
+    "payload_too_large": 413,
+    "unprocessable": 422,
+    "rate_limited": 429,
+    # Not the input's fault: the store failed; the request may be sent again as is.
+    "unavailable": 503,
+}
+
+NO_KEY = "Send your API key as 'Authorization: Bearer <key>'."
+WRONG_KEY = "That API key is not known here; check it, or make one with 'python -m bot api-key create'."
+ROUTE_FORBIDDEN = "This API key may not post to {route}; use a key whose routes include it."
+NOT_FOUND = "No question {id} was asked with this API key."
+NO_SUCH_PATH = "There is no such API path; see /v1/openapi.json."
+SAME_KEY_OTHER_BODY = (
+    "The idempotency key {key!r} was used before with a different body; use a new key for a "
+    "new question."
+)
+ALREADY_CLOSED = "The question is already {status}; nothing was changed."
+NOT_JSON = "The body must be a JSON object."
+TOO_LARGE = "The body is larger than {limit} bytes; send a smaller one."
+BAD_WAIT = "wait must be a whole number of seconds from 0 to 30."
+BAD_LIMIT = "limit must be a whole number from 1 to 100."
+BAD_STATUS = "status must be one of open, answered, expired or cancelled."
+BAD_PARAMETER = "{name} is not a parameter of this request."
+PRIVATE_CALLBACK = (
+    "callback_url points at a private or loopback address; use a public URL (or set "
+    "BOT_WEBHOOK_ALLOW_PRIVATE=true on the bridge)."
+)
+NO_WEBHOOK_SECRET = (
+    "The bridge has no BOT_WEBHOOK_SECRET, so it cannot sign webhooks; leave out callback_url "
+    "or ask its operator to set one."
+)
+STORE_BUSY = "The bridge could not store that just now; nothing was changed. Try again."
+
+
+class ApiError(BotError):
+    """A refused API request: an HTTP status, a code from the contract, one sentence."""
+
+    def __init__(self, code: str, message: str, *, question: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.status = STATUS_OF_CODE[code]
+        self.message = message
+        self.question = question
+
+    def body(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"error": {"code": self.code, "message": self.message}}
+        if self.question is not None:
+            body["question"] = self.question
+        return body

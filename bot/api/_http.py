@@ -1,0 +1,169 @@
+"""``/v1``: the agents API over HTTP; every refusal is the error envelope, never a 5xx.
+
+Handlers parse and authenticate, then ``ApiQuestions`` acts. Bodies are
+validated with the wire models (``bot.client.models``), the same ones the
+OpenAPI document is generated from.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+from pydantic import ValidationError
+
+from bot.api._errors import (
+    BAD_LIMIT,
+    BAD_PARAMETER,
+    BAD_STATUS,
+    BAD_WAIT,
+    NO_KEY,
+    NOT_JSON,
+    STORE_BUSY,
+    WRONG_KEY,
+    ApiError,
+)
+from bot.api._keys import KeyRing
+from bot.api._objects import STATUS_OF_NAME
+from bot.api._openapi import openapi_document
+from bot.api._questions import MAX_WAIT_SECONDS, ApiQuestions
+from bot.client.models import CREATE_QUESTION, CancelRequest, validation_sentence
+from bot.serving._json import JsonRejected, loads_limited
+from bot.stores.errors import is_outage
+from bot.stores.records import ApiKey
+
+log = logging.getLogger(__name__)
+
+API_QUESTIONS = web.AppKey("api_questions", ApiQuestions)
+API_KEYS = web.AppKey("api_keys", KeyRing)
+PREFIX = "/v1"
+Handler = Callable[[web.Request, ApiKey], Awaitable[web.Response]]
+
+
+def envelope(error: ApiError) -> web.Response:
+    response = web.json_response(error.body(), status=error.status)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _authenticated(handler: Handler) -> Callable[[web.Request], Awaitable[web.Response]]:
+    async def handle(request: web.Request) -> web.Response:
+        try:
+            key = await _key(request)
+            return await handler(request, key)
+        except ApiError as error:
+            return envelope(error)
+        except Exception as error:
+            if not is_outage(error):
+                raise  # a bug: the app's last resort logs it with its trace
+            log.warning("store unavailable for %s (%s)", request.path, type(error).__name__)
+            return envelope(ApiError("unavailable", STORE_BUSY))
+
+    return handle
+
+
+async def _key(request: web.Request) -> ApiKey:
+    scheme, _, presented = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not presented.strip():
+        raise ApiError("unauthorized", NO_KEY)
+    key = await request.app[API_KEYS].holder(presented.strip())
+    if key is None:
+        raise ApiError("unauthorized", WRONG_KEY)
+    return key
+
+
+async def _json_object(request: web.Request, *, optional: bool = False) -> tuple[bytes, Any]:
+    raw = await request.read()
+    if optional and not raw.strip():
+        return b"{}", {}
+    try:
+        body = loads_limited(raw)
+    except JsonRejected:
+        raise ApiError("invalid_request", NOT_JSON) from None
+    if not isinstance(body, dict):
+        raise ApiError("invalid_request", NOT_JSON)
+    return raw, body
+
+
+def _only(request: web.Request, *names: str) -> None:
+    for name in request.query:
+        if name not in names:
+            raise ApiError("invalid_request", BAD_PARAMETER.format(name=name))
+
+
+def _whole(text: str, low: int, high: int, sentence: str) -> int:
+    if not text.isascii() or not text.isdigit() or len(text) > 4:
+        raise ApiError("invalid_request", sentence)
+    value = int(text)
+    if not low <= value <= high:
+        raise ApiError("invalid_request", sentence)
+    return value
+
+
+async def create_question(request: web.Request, key: ApiKey) -> web.Response:
+    raw, body = await _json_object(request)
+    try:
+        asked = CREATE_QUESTION.validate_json(raw)
+    except ValidationError as invalid:
+        raise ApiError("invalid_request", validation_sentence(invalid)) from None
+    created = await request.app[API_QUESTIONS].create(key, asked, body)
+    question = created.question
+    if not created.created:
+        return web.json_response(question, status=200)
+    headers = {"Location": f"{PREFIX}/questions/{question['id']}"}
+    return web.json_response(question, status=201, headers=headers)
+
+
+async def get_question(request: web.Request, key: ApiKey) -> web.Response:
+    _only(request, "wait")
+    wait = _whole(request.query.get("wait", "0"), 0, MAX_WAIT_SECONDS, BAD_WAIT)
+    question = await request.app[API_QUESTIONS].get(key, request.match_info["id"], wait=wait)
+    return web.json_response(question)
+
+
+async def list_questions(request: web.Request, key: ApiKey) -> web.Response:
+    _only(request, "status", "run_ref", "limit", "cursor")
+    query = request.query
+    status = None
+    if "status" in query:
+        if query["status"] not in STATUS_OF_NAME:
+            raise ApiError("invalid_request", BAD_STATUS)
+        status = STATUS_OF_NAME[query["status"]]
+    limit = _whole(query.get("limit", "50"), 1, 100, BAD_LIMIT)
+    page = await request.app[API_QUESTIONS].page(
+        key,
+        status=status,
+        run_ref=query.get("run_ref"),
+        limit=limit,
+        cursor=query.get("cursor"),
+    )
+    return web.json_response(page)
+
+
+async def cancel_question(request: web.Request, key: ApiKey) -> web.Response:
+    raw, _ = await _json_object(request, optional=True)
+    try:
+        cancel = CancelRequest.model_validate_json(raw)
+    except ValidationError as invalid:
+        raise ApiError("invalid_request", validation_sentence(invalid)) from None
+    question = await request.app[API_QUESTIONS].cancel(
+        key, request.match_info["id"], cancel.reason
+    )
+    return web.json_response(question)
+
+
+async def openapi(request: web.Request) -> web.Response:
+    del request
+    return web.json_response(openapi_document())
+
+
+def mount_api(app: web.Application) -> None:
+    """Add ``/v1``; ``API_QUESTIONS`` and ``API_KEYS`` are set once the service runs."""
+    router = app.router
+    router.add_post(f"{PREFIX}/questions", _authenticated(create_question))
+    router.add_get(f"{PREFIX}/questions", _authenticated(list_questions))
+    router.add_get(f"{PREFIX}/questions/{{id}}", _authenticated(get_question))
+    router.add_post(f"{PREFIX}/questions/{{id}}/cancel", _authenticated(cancel_question))
+    router.add_get(f"{PREFIX}/openapi.json", openapi)

@@ -1,0 +1,103 @@
+"""API keys: the keys a deployment lists in ``BOT_API_KEYS`` and those made with ``api-key``.
+
+Only a key's SHA-256 is compared or kept: a key from the store is never
+held in clear, and one from the environment is hashed when the settings
+are read. A key is long and random, so a plain hash (not a slow one) is
+the right tool: there is nothing to guess by brute force.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+from collections.abc import Sequence
+from typing import Any
+
+from bot.stores.ports import ApiRecords
+from bot.stores.records import ApiKey
+
+MIN_KEY_CHARS = 32
+KEY_PREFIX = "hitl_"
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+SURFACES = ("slack", "teams", "console")
+
+
+def hash_key(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def new_key() -> str:
+    """A fresh random key, shown once by ``api-key create``."""
+    return KEY_PREFIX + secrets.token_urlsafe(32)
+
+
+def check_name(name: str) -> str:
+    """``name`` if it is a key name (letters, digits, ``-_.``, at most 64), else ValueError."""
+    if not name or len(name) > 64 or not set(name) <= _NAME_CHARS:
+        raise ValueError(f"{name!r} is not a key name: use 1-64 letters, digits, '-', '_' or '.'")
+    return name
+
+
+def check_route(route: str) -> str:
+    """``route`` if it is ``*``, ``surface:*`` or ``surface:conversation``, else ValueError."""
+    surface, sep, conversation = route.partition(":")
+    if route == "*" or (sep and surface in SURFACES and conversation):
+        return route
+    raise ValueError(
+        f"{route!r} is not a route: use '*', 'slack:*', 'slack:C123', 'teams:<id>' "
+        "or 'console:<conversation>'"
+    )
+
+
+def keys_from_setting(text: str) -> tuple[ApiKey, ...]:
+    """``BOT_API_KEYS`` (a JSON list of {name, key, routes}) as keys; ValueError naming the fault."""
+    try:
+        entries: Any = json.loads(text)
+    except json.JSONDecodeError:
+        raise ValueError("is not JSON; write a list like [{\"name\": \"ci\", ...}]") from None
+    if not isinstance(entries, list):
+        raise ValueError("must be a JSON list of {name, key, routes}")
+    keys: list[ApiKey] = []
+    for n, entry in enumerate(entries):
+        if not isinstance(entry, dict) or set(entry) - {"name", "key", "routes"}:
+            raise ValueError(f"entry {n} must be an object with name, key and routes only")
+        name, key, routes = entry.get("name"), entry.get("key"), entry.get("routes", ["*"])
+        if not isinstance(name, str) or not isinstance(key, str) or not isinstance(routes, list):
+            raise ValueError(f"entry {n} needs a name and a key (strings) and a routes list")
+        if len(key) < MIN_KEY_CHARS:
+            raise ValueError(f"the key of {name!r} is shorter than {MIN_KEY_CHARS} characters")
+        check_name(name)
+        checked = tuple(check_route(str(route)) for route in routes)
+        keys.append(ApiKey(name, hash_key(key), checked))
+    names = [key.name for key in keys]
+    if len(set(names)) != len(names):
+        raise ValueError("names a key twice; key names must be unique")
+    return tuple(keys)
+
+
+def secrets_in_setting(text: str) -> list[str]:
+    """Each key ``BOT_API_KEYS`` holds, for the log filter (best effort on a bad value)."""
+    try:
+        entries = json.loads(text)
+    except json.JSONDecodeError:
+        return []
+    if not isinstance(entries, list):
+        return []
+    return [str(e["key"]) for e in entries if isinstance(e, dict) and isinstance(e.get("key"), str)]
+
+
+class KeyRing:
+    """Who a presented key is: one of the configured keys, or one kept in the store."""
+
+    def __init__(self, configured: Sequence[ApiKey], store: ApiRecords) -> None:
+        self._configured = tuple(configured)
+        self._store = store
+
+    async def holder(self, presented: str) -> ApiKey | None:
+        digest = hash_key(presented)
+        for key in self._configured:
+            if hmac.compare_digest(key.key_hash, digest):
+                return key
+        return await self._store.key_by_hash(digest)

@@ -1,0 +1,101 @@
+"""A stored API question as the object ``/v1`` answers with, and the list's cursor.
+
+The token is never part of it: a token travels only inside the chat
+message and back.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from datetime import UTC, datetime
+from typing import Any
+
+from bot.client.models import ANYONE, QuestionObject
+from bot.stores.records import ApiView, QuestionStatus
+
+STATUS_NAMES = {
+    QuestionStatus.OUTSTANDING: "open",
+    QuestionStatus.ANSWERED: "answered",
+    QuestionStatus.EXPIRED: "expired",
+    QuestionStatus.CANCELLED: "cancelled",
+}
+STATUS_OF_NAME = {name: status for status, name in STATUS_NAMES.items()}
+
+
+def rfc3339(at: float) -> str:
+    """Seconds since the epoch as RFC 3339 in UTC (``2026-12-01T17:00:00Z``)."""
+    moment = datetime.fromtimestamp(at, UTC)
+    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
+    if moment.microsecond:
+        text += f".{moment.microsecond:06d}".rstrip("0")
+    return text + "Z"
+
+
+def _delivery(view: ApiView) -> dict[str, Any]:
+    if view.question.message_ref is not None:
+        return {"status": "posted", "message": None}
+    if view.delivery_error:
+        return {"status": "failed", "message": view.delivery_error}
+    return {"status": "pending", "message": None}
+
+
+def _route(view: ApiView) -> dict[str, Any]:
+    # The route as the agent gave it, kept beside the surface's own reference.
+    route = view.conversation.get("route")
+    if isinstance(route, dict):
+        return route
+    return {"surface": view.surface, "conversation": str(view.conversation.get("key", ""))}
+
+
+def question_object(view: ApiView) -> dict[str, Any]:
+    """``view`` as the API's question object (a dict that ``QuestionObject`` validates)."""
+    question, api = view.question, view.api
+    closed = question.status is not QuestionStatus.OUTSTANDING
+    answer = question.answer if question.status is QuestionStatus.ANSWERED else None
+    reason = None
+    if question.status is QuestionStatus.CANCELLED:
+        reason = str((question.answer or {}).get("reason", "")) or None
+    answered_by = None
+    if question.status is QuestionStatus.ANSWERED:
+        answered_by = {"id": question.closed_by_id, "name": question.closed_by}
+    return {
+        "id": question.interrupt_id,
+        "kind": api.kind,
+        "status": STATUS_NAMES[question.status],
+        "payload": question.payload,
+        "route": _route(view),
+        "answerers": list(question.answerers) or [ANYONE],
+        "created_at": rfc3339(question.issued_at),
+        "expires_at": rfc3339(question.expires_at),
+        "closed_at": rfc3339(question.closed_at) if closed and question.closed_at else None,
+        "answer": answer,
+        "answered_by": answered_by,
+        "cancel_reason": reason,
+        "delivery": _delivery(view),
+        "metadata": api.metadata,
+        "run_ref": api.run_ref,
+        "idempotency_key": api.idempotency_key,
+    }
+
+
+def checked_object(view: ApiView) -> dict[str, Any]:
+    """As ``question_object``, through the wire model: what we send is what we document."""
+    return QuestionObject.model_validate(question_object(view)).model_dump(mode="json")
+
+
+def cursor_for(view: ApiView) -> str:
+    text = f"{view.api.created_at!r}|{view.api.interrupt_id}"
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+def position_of(cursor: str) -> tuple[float, str]:
+    """The (created_at, id) a cursor stands for; ValueError if it is not one of ours."""
+    try:
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        at, sep, interrupt_id = text.partition("|")
+        if not sep or not interrupt_id:
+            raise ValueError
+        return float(at), interrupt_id
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise ValueError("cursor is not one this API gave out") from None

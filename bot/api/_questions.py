@@ -1,0 +1,255 @@
+"""The agents API's questions: asked, read, waited on, listed and cancelled.
+
+An API question is asked through the one lifecycle (``ask_remote``): its
+carrier run names the route and is REMOTE, since the agent that waits on
+it runs elsewhere. From then on it is a question like any other: posted by
+the outbox, answered through the same redeem, expired by the sweeper,
+listed and changed by admin commands, and its close owes the webhook.
+
+Its ids come from the API key's name and the idempotency key, so a retried
+or raced POST finds the first question instead of making a second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from bot.api._errors import (
+    ALREADY_CLOSED,
+    NOT_FOUND,
+    ROUTE_FORBIDDEN,
+    SAME_KEY_OTHER_BODY,
+    STORE_BUSY,
+    ApiError,
+)
+from bot.api._objects import checked_object, cursor_for, position_of
+from bot.api._routes import Unroutable, conversation_for
+from bot.api._waiters import Waiters
+from bot.client.models import CreateApproval, CreateAskUser, CreateForm
+from bot.human.capability import HumanInteractionCapability
+from bot.outcomes import Responder
+from bot.service.runs import RunService
+from bot.stores.records import (
+    ApiKey,
+    ApiQuestion,
+    ApiView,
+    Question,
+    QuestionStatus,
+    RunRecord,
+    RunStatus,
+)
+
+log = logging.getLogger(__name__)
+
+Create = CreateAskUser | CreateApproval | CreateForm
+# None: the callback may be used; else the sentence refusing it.
+CheckCallback = Callable[[str], Awaitable[str | None]]
+MAX_WAIT_SECONDS = 30
+
+
+def body_hash(body: dict[str, Any]) -> str:
+    """The request's fingerprint, whatever the order of its keys."""
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _ids(key: ApiKey, idempotency_key: str) -> tuple[str, str]:
+    digest = hashlib.sha256(f"{key.name}\0{idempotency_key}".encode()).hexdigest()
+    return f"run_api_{digest[:20]}", f"int_{digest[:24]}"
+
+
+def _summary(request: Create) -> str:
+    match request:
+        case CreateAskUser(payload=payload):
+            return payload.questions[0].question
+        case CreateApproval(payload=payload):
+            return payload.summary
+        case CreateForm(payload=payload):
+            return payload.title
+
+
+@dataclass(frozen=True, slots=True)
+class Created:
+    """The question object, and whether this request made it (201) or found it (200)."""
+
+    question: dict[str, Any]
+    created: bool
+
+
+class ApiQuestions:
+    """What each ``/v1`` handler does, once it knows which key is asking."""
+
+    def __init__(
+        self,
+        *,
+        service: RunService,
+        capability: HumanInteractionCapability,
+        check_callback: CheckCallback,
+        waiters: Waiters,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._service = service
+        self._capability = capability
+        self._stores = service.stores
+        self._check_callback = check_callback
+        self._waiters = waiters
+        self._clock = clock
+
+    async def create(self, key: ApiKey, request: Create, raw: dict[str, Any]) -> Created:
+        route = request.route
+        if not key.may_use(route.surface, route.conversation):
+            where = f"{route.surface}:{route.conversation}"
+            raise ApiError("forbidden", ROUTE_FORBIDDEN.format(route=where))
+        fingerprint = body_hash(raw)
+        found = await self._stores.api.by_idempotency_key(key.name, request.idempotency_key)
+        if found is not None:
+            return self._same(found, fingerprint)
+        if request.callback_url is not None:
+            refusal = await self._check_callback(request.callback_url)
+            if refusal is not None:
+                raise ApiError("invalid_request", refusal)
+        try:
+            where = await conversation_for(route, self._service.surfaces, self._stores.runs)
+        except Unroutable as unroutable:
+            raise ApiError("unprocessable", unroutable.sentence) from None
+        registration = self._capability.registration(request.kind)
+        if registration is None:  # composition fault: the API accepts its three kinds
+            raise ApiError("unprocessable", f"This bridge does not answer {request.kind} questions.")
+        payload = registration.validate_payload(request.payload.model_dump(by_alias=True))
+        now = self._clock()
+        run_id, interrupt_id = _ids(key, request.idempotency_key)
+        question = Question(
+            interrupt_id=interrupt_id,
+            run_id=run_id,
+            scope=where.scope,
+            name=request.kind,
+            tool_call_id=f"api_{interrupt_id[4:16]}",
+            checkpoint_id="",
+            payload=payload,
+            issued_at=float(int(now)),
+            expires_at=float(int(now) + request.ttl_seconds),
+            thread_id=where.thread,
+            answerers=tuple(request.answerers or ()),
+        )
+        run = RunRecord(
+            run_id=run_id,
+            scope=where.scope,
+            surface=where.surface,
+            requester=f"api:{key.name}",
+            text=_summary(request),
+            created_at=now,
+            updated_at=now,
+            conversation={**where.to_json(), "route": route.model_dump(exclude_none=True)},
+            status=RunStatus.REMOTE,
+        )
+        api = ApiQuestion(
+            interrupt_id=interrupt_id,
+            key_name=key.name,
+            idempotency_key=request.idempotency_key,
+            body_hash=fingerprint,
+            kind=request.kind,
+            created_at=now,
+            callback_url=request.callback_url,
+            metadata=request.metadata,
+            run_ref=request.run_ref,
+        )
+        try:
+            written = await self._service.questions.ask_remote(run, question, api)
+        except Exception as error:  # noqa: BLE001 - a full disk, a store gone away
+            log.warning("could not store an API question (%s)", type(error).__name__)
+            raise ApiError("unavailable", STORE_BUSY) from None
+        if written is None:
+            # Raced by the same key: the first write stands.
+            found = await self._stores.api.by_idempotency_key(key.name, request.idempotency_key)
+            if found is None:
+                raise ApiError("unavailable", STORE_BUSY)
+            return self._same(found, fingerprint)
+        self._service.deliverer.kick()
+        view = ApiView(api, question, where.surface, run.conversation)
+        return Created(checked_object(view), created=True)
+
+    def _same(self, found: ApiView, fingerprint: str) -> Created:
+        if found.api.body_hash != fingerprint:
+            key = found.api.idempotency_key
+            raise ApiError("conflict", SAME_KEY_OTHER_BODY.format(key=key))
+        return Created(checked_object(found), created=False)
+
+    async def view(self, key: ApiKey, interrupt_id: str) -> ApiView:
+        view = await self._stores.api.get(interrupt_id)
+        # Another key's question is not found, not forbidden: ids leak nothing.
+        if view is None or view.api.key_name != key.name:
+            raise ApiError("not_found", NOT_FOUND.format(id=interrupt_id))
+        return view
+
+    async def get(self, key: ApiKey, interrupt_id: str, *, wait: float = 0.0) -> dict[str, Any]:
+        """The question's object; while it is open, after up to ``wait`` seconds for its close."""
+        view = await self.view(key, interrupt_id)
+        if wait <= 0 or view.question.status is not QuestionStatus.OUTSTANDING:
+            return checked_object(view)
+        event, forget = self._waiters.register(view.question.run_id)
+        try:
+            # Read again once registered: a close in between would otherwise go unseen.
+            view = await self.view(key, interrupt_id)
+            if view.question.status is QuestionStatus.OUTSTANDING:
+                await self._until_closed(key, interrupt_id, event, wait)
+                view = await self.view(key, interrupt_id)
+        finally:
+            forget()
+        return checked_object(view)
+
+    async def _until_closed(
+        self, key: ApiKey, interrupt_id: str, event: asyncio.Event, wait: float
+    ) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait
+        while (left := deadline - loop.time()) > 0:
+            try:
+                await asyncio.wait_for(event.wait(), left)
+            except TimeoutError:
+                return
+            event.clear()
+            # Woken by a change of the run: a close, or something else (an extension).
+            view = await self.view(key, interrupt_id)
+            if view.question.status is not QuestionStatus.OUTSTANDING:
+                return
+
+    async def page(
+        self,
+        key: ApiKey,
+        *,
+        status: QuestionStatus | None,
+        run_ref: str | None,
+        limit: int,
+        cursor: str | None,
+    ) -> dict[str, Any]:
+        try:
+            before = position_of(cursor) if cursor is not None else None
+        except ValueError as bad:
+            raise ApiError("invalid_request", f"{bad}.") from None
+        views = await self._stores.api.page(
+            key.name, status=status, run_ref=run_ref, before=before, limit=limit + 1
+        )
+        more = len(views) > limit
+        views = views[:limit]
+        return {
+            "data": [checked_object(view) for view in views],
+            "next_cursor": cursor_for(views[-1]) if more and views else None,
+        }
+
+    async def cancel(self, key: ApiKey, interrupt_id: str, reason: str) -> dict[str, Any]:
+        view = await self.view(key, interrupt_id)
+        who = Responder(f"api:{key.name}", f"API key {key.name}")
+        if view.question.status is QuestionStatus.OUTSTANDING and await self._service.cancel(
+            interrupt_id, by=who, reason=reason
+        ):
+            return checked_object(await self.view(key, interrupt_id))
+        latest = checked_object(await self.view(key, interrupt_id))
+        message = ALREADY_CLOSED.format(status=latest["status"])
+        raise ApiError("conflict", message, question=latest)
