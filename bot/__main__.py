@@ -288,6 +288,8 @@ async def _check(settings: Settings) -> int:
     print(f"console:  {console}")
     print(f"slack:    {slack_line}")
     print(f"teams:    {teams_line}")
+    webhooks = settings.webhooks.mode or "off (set BOT_WEBHOOK_SECRET to sign callbacks)"
+    print(f"webhooks: {webhooks}")
     return 0
 
 

@@ -32,6 +32,7 @@ from bot.providers.settings import ProviderSettings
 from bot.serving import ServingSettings
 from bot.signing import SigningSettings
 from bot.stores.settings import StoreSettings
+from bot.webhooks import WebhookSettings
 
 
 class SettingsError(BotError):
@@ -67,6 +68,7 @@ class Settings(BaseModel):
     policy: PolicySettings = Field(default_factory=PolicySettings)
     provider: ProviderSettings = Field(default_factory=ProviderSettings)
     logs: LogSettings = Field(default_factory=LogSettings)
+    webhooks: WebhookSettings = Field(default_factory=WebhookSettings)
     teams: TeamsSettings = Field(default_factory=TeamsSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)

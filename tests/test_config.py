@@ -81,6 +81,7 @@ def test_every_secret_setting_is_marked_so_the_log_filter_gets_it() -> None:
         "SLACK_APP_TOKEN": "xapp-app-token",
         "SLACK_CLIENT_SECRET": "slack client secret",
         "SLACK_INSTALLATION_KEY": "slack installation key",
+        "BOT_WEBHOOK_SECRET": "whsec_" + "d2ViaG9vay1zZWNyZXQtb2YtMjQtYnl0ZXMh",
     }
     hidden = load_settings(MicrosoftAppId="app-1", **secrets).secrets()
     assert set(secrets.values()) | {"s" * 40} <= set(hidden)
