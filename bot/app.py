@@ -14,8 +14,8 @@ from adapters.console import ConsoleSurface, mount_console
 from adapters.slack import SlackBridge
 from adapters.teams import TeamsSurface, mount_teams
 from bot.admin import AdminService
-from bot.api import mount_api, serve_api
 from bot.agent_spec import AgentSpec, load_factory
+from bot.api import mount_api, serve_api
 from bot.compose import build_agent
 from bot.config import Settings
 from bot.demo import demo_agent
@@ -85,13 +85,11 @@ def create_app(settings: Settings) -> web.Application:
         async with _running_service(settings, policy, console, teams, slack) as service:
             app[RUN_SERVICE] = service
             app[ADMIN_SERVICE] = admin_service(settings, service, policy)
-            stop_api = serve_api(
-                app, settings.api, service=service, check_callback=_callbacks_unchecked
-            )
+            stop_api = serve_api(app, settings.api, settings.webhooks, service=service)
             try:
                 yield
             finally:
-                stop_api()
+                await stop_api()
 
     app.cleanup_ctx.append(lifecycle)
     return app
@@ -199,11 +197,6 @@ def _redraw_on(console: ConsoleSurface) -> Callable[[Change], None]:
 def agent_spec(settings: Settings) -> AgentSpec:
     agent = settings.run.agent
     return load_factory(agent)(settings) if agent else demo_agent(settings)
-
-
-async def _callbacks_unchecked(url: str) -> str | None:
-    del url
-    return None
 
 
 async def _sweep_forever(service: RunService, interval: float) -> None:

@@ -20,7 +20,9 @@ STATUS_OF_CODE = {
 }
 
 NO_KEY = "Send your API key as 'Authorization: Bearer <key>'."
-WRONG_KEY = "That API key is not known here; check it, or make one with 'python -m bot api-key create'."
+WRONG_KEY = (
+    "That API key is not known here; check it, or make one with 'python -m bot api-key create'."
+)
 ROUTE_FORBIDDEN = "This API key may not post to {route}; use a key whose routes include it."
 NOT_FOUND = "No question {id} was asked with this API key."
 NO_SUCH_PATH = "There is no such API path; see /v1/openapi.json."
@@ -35,11 +37,7 @@ BAD_WAIT = "wait must be a whole number of seconds from 0 to 30."
 BAD_LIMIT = "limit must be a whole number from 1 to 100."
 BAD_STATUS = "status must be one of open, answered, expired or cancelled."
 BAD_PARAMETER = "{name} is not a parameter of this request."
-PRIVATE_CALLBACK = (
-    "callback_url points at a private or loopback address; use a public URL (or set "
-    "BOT_WEBHOOK_ALLOW_PRIVATE=true on the bridge)."
-)
-NO_WEBHOOK_SECRET = (
+UNSIGNABLE_CALLBACK = (
     "The bridge has no BOT_WEBHOOK_SECRET, so it cannot sign webhooks; leave out callback_url "
     "or ask its operator to set one."
 )

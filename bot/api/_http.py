@@ -148,9 +148,7 @@ async def cancel_question(request: web.Request, key: ApiKey) -> web.Response:
         cancel = CancelRequest.model_validate_json(raw)
     except ValidationError as invalid:
         raise ApiError("invalid_request", validation_sentence(invalid)) from None
-    question = await request.app[API_QUESTIONS].cancel(
-        key, request.match_info["id"], cancel.reason
-    )
+    question = await request.app[API_QUESTIONS].cancel(key, request.match_info["id"], cancel.reason)
     return web.json_response(question)
 
 

@@ -52,11 +52,11 @@ def check_route(route: str) -> str:
 
 
 def keys_from_setting(text: str) -> tuple[ApiKey, ...]:
-    """``BOT_API_KEYS`` (a JSON list of {name, key, routes}) as keys; ValueError naming the fault."""
+    """``BOT_API_KEYS`` (a JSON list of {name, key, routes}) as keys; ValueError on a fault."""
     try:
         entries: Any = json.loads(text)
     except json.JSONDecodeError:
-        raise ValueError("is not JSON; write a list like [{\"name\": \"ci\", ...}]") from None
+        raise ValueError('is not JSON; write a list like [{"name": "ci", ...}]') from None
     if not isinstance(entries, list):
         raise ValueError("must be a JSON list of {name, key, routes}")
     keys: list[ApiKey] = []

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import base64
 import binascii
-from datetime import UTC, datetime
 from typing import Any
 
 from bot.client.models import ANYONE, QuestionObject
 from bot.stores.records import ApiView, QuestionStatus
+from bot.webhooks import rfc3339
 
 STATUS_NAMES = {
     QuestionStatus.OUTSTANDING: "open",
@@ -21,15 +21,6 @@ STATUS_NAMES = {
     QuestionStatus.CANCELLED: "cancelled",
 }
 STATUS_OF_NAME = {name: status for status, name in STATUS_NAMES.items()}
-
-
-def rfc3339(at: float) -> str:
-    """Seconds since the epoch as RFC 3339 in UTC (``2026-12-01T17:00:00Z``)."""
-    moment = datetime.fromtimestamp(at, UTC)
-    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
-    if moment.microsecond:
-        text += f".{moment.microsecond:06d}".rstrip("0")
-    return text + "Z"
 
 
 def _delivery(view: ApiView) -> dict[str, Any]:

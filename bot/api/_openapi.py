@@ -76,14 +76,17 @@ def openapi_document() -> dict[str, Any]:
         },
     }
     question = _ref("QuestionObject")
-    security = [{"bearer": []}]
+    security: list[dict[str, list[str]]] = [{"bearer": []}]
     paths = {
         "/v1/questions": {
             "post": {
                 "operationId": "createQuestion",
                 "summary": "Ask a person a question in chat.",
                 "security": security,
-                "requestBody": {"required": True, "content": {"application/json": {"schema": create}}},
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": create}},
+                },
                 "responses": {
                     "201": _json(question, "Asked; Location names the question."),
                     "200": _json(question, "Asked before with this idempotency key and body."),

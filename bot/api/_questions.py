@@ -105,8 +105,8 @@ class ApiQuestions:
     async def create(self, key: ApiKey, request: Create, raw: dict[str, Any]) -> Created:
         route = request.route
         if not key.may_use(route.surface, route.conversation):
-            where = f"{route.surface}:{route.conversation}"
-            raise ApiError("forbidden", ROUTE_FORBIDDEN.format(route=where))
+            named = f"{route.surface}:{route.conversation}"
+            raise ApiError("forbidden", ROUTE_FORBIDDEN.format(route=named))
         fingerprint = body_hash(raw)
         found = await self._stores.api.by_idempotency_key(key.name, request.idempotency_key)
         if found is not None:
@@ -121,7 +121,9 @@ class ApiQuestions:
             raise ApiError("unprocessable", unroutable.sentence) from None
         registration = self._capability.registration(request.kind)
         if registration is None:  # composition fault: the API accepts its three kinds
-            raise ApiError("unprocessable", f"This bridge does not answer {request.kind} questions.")
+            raise ApiError(
+                "unprocessable", f"This bridge does not answer {request.kind} questions."
+            )
         payload = registration.validate_payload(request.payload.model_dump(by_alias=True))
         now = self._clock()
         run_id, interrupt_id = _ids(key, request.idempotency_key)

@@ -40,9 +40,7 @@ TEAMS_UNSEEN = (
 SLACK_NO_TEAM = "The Slack workspace of the bot token is unknown; give the route as T123:C456."
 
 
-async def conversation_for(
-    route: Route, surfaces: dict[str, Surface], runs: Runs
-) -> Conversation:
+async def conversation_for(route: Route, surfaces: dict[str, Surface], runs: Runs) -> Conversation:
     """The conversation to post ``route``'s question in; ``Unroutable`` with the reason if none."""
     surface = surfaces.get(route.surface)
     if surface is None:
@@ -74,6 +72,4 @@ async def _teams(route: Route, runs: Runs) -> Conversation:
     reference = seen[-1].conversation.get("reference") if seen else None
     if not isinstance(reference, dict) or not reference:
         raise Unroutable(TEAMS_UNSEEN)
-    return Conversation(
-        "teams", seen[-1].scope, route.conversation, route.thread or "", reference
-    )
+    return Conversation("teams", seen[-1].scope, route.conversation, route.thread or "", reference)

@@ -1,4 +1,4 @@
-"""The API joined to a running service: its keys, its waiters, the kinds it may ask."""
+"""The API joined to a running service: its keys, waiters, webhooks, the kinds it may ask."""
 
 from __future__ import annotations
 
@@ -6,33 +6,55 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
+from bot.api._errors import UNSIGNABLE_CALLBACK
 from bot.api._http import API_KEYS, API_QUESTIONS
 from bot.api._keys import KeyRing
 from bot.api._questions import ApiQuestions
 from bot.api._settings import ApiSettings
 from bot.api._waiters import Waiters
+from bot.api._webhooks import ApiWebhooks
 from bot.approval import approval_registration
 from bot.human.factory import ask_user_registration
+from bot.outcomes import Responder
 from bot.service.runs import RunService
 from bot.stores.ports import changes_of
+from bot.stores.records import Delivery
+from bot.webhooks import WebhookSender, WebhookSettings, check_target
 
-CheckCallback = Callable[[str], Awaitable[str | None]]
+# Who cancels a question that could not be posted, as its audit and the chat show it.
+BRIDGE = Responder("bridge", "the bridge")
 
 
 def serve_api(
     app: web.Application,
     settings: ApiSettings,
+    webhooks: WebhookSettings,
     *,
     service: RunService,
-    check_callback: CheckCallback,
-) -> Callable[[], None]:
-    """Make ``/v1`` answer through ``service``; the result stops its change subscription."""
+) -> Callable[[], Awaitable[None]]:
+    """Make ``/v1`` answer through ``service``; the result stops what this started."""
     # The API asks these kinds whatever the agent registered; the agent gets no tool for them.
     for registration in (ask_user_registration(), approval_registration()):
         service.capability.accept(registration)
+    stores = service.stores
     waiters = Waiters()
     service.questions.observe(waiters.written)
-    app[API_KEYS] = KeyRing(settings.configured_keys(), service.stores.api)
+    sender = WebhookSender(webhooks) if webhooks.enabled else None
+    hooks = ApiWebhooks(sender, stores.api) if sender is not None else None
+    service.deliverer.webhooks = hooks
+
+    async def check_callback(url: str) -> str | None:
+        if sender is None:
+            return UNSIGNABLE_CALLBACK
+        return await check_target(url, allow_private=webhooks.allow_private)
+
+    async def unpostable(delivery: Delivery, reason: str) -> None:
+        # An agent must not wait out a TTL on a message nobody can see.
+        if await stores.api.get(delivery.interrupt_id) is not None:
+            await service.cancel(delivery.interrupt_id, by=BRIDGE, reason=reason)
+
+    service.deliverer.unpostable = unpostable
+    app[API_KEYS] = KeyRing(settings.configured_keys(), stores.api)
     app[API_QUESTIONS] = ApiQuestions(
         service=service,
         capability=service.capability,
@@ -40,4 +62,11 @@ def serve_api(
         waiters=waiters,
         clock=service.clock,
     )
-    return changes_of(service.stores).subscribe(waiters.changed)
+    unsubscribe = changes_of(stores).subscribe(waiters.changed)
+
+    async def stop() -> None:
+        unsubscribe()
+        if hooks is not None:
+            await hooks.close()
+
+    return stop

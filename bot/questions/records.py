@@ -144,7 +144,6 @@ class DeliveryKind(StrEnum):
     MOVED = "moved"  # edit an earlier message of the question to point to the latest
     REFRESH = "refresh"  # redraw the posted question in place
 
-
     # A question asked over the agents API that names a ``callback_url``: the
     # signed event of its close. Owed with every close; the backend writes it
     # only for a question that has a callback.

@@ -12,7 +12,7 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, assert_never
+from typing import Any, Protocol, assert_never
 
 from bot.kernel.interrupts import PendingInterrupt
 from bot.logs import scrub
@@ -38,6 +38,22 @@ def backoff(attempts: int) -> float:
     return min(2.0**attempts, MAX_BACKOFF_SECONDS)
 
 
+class Webhooks(Protocol):
+    """Sends a closed question's signed event; the deliverer relies on it for WEBHOOK rows."""
+
+    async def deliver(self, delivery: Delivery) -> None:
+        """Send it once; ``DeliveryError`` (``permanent`` if no retry can help) if not taken."""
+        ...
+
+    def retry_delay(self, attempt: int) -> float | None:
+        """Seconds before the attempt after the ``attempt``-th failure; None: give up."""
+        ...
+
+
+# A question whose post failed for good: its asker is told at once (the API cancels it).
+Unpostable = Callable[[Delivery, str], Awaitable[None]]
+
+
 class Deliverer:
     """Claims due outbox rows for the surfaces this process has, and delivers them."""
 
@@ -54,6 +70,9 @@ class Deliverer:
         known: KnownRuns | None = None,
         yield_to: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
+        # Set by the agents API when it serves: webhooks, and what a failed post means.
+        self.webhooks: Webhooks | None = None
+        self.unpostable: Unpostable | None = None
         self._owner = owner
         self._stores = stores
         self._surfaces = surfaces
@@ -243,6 +262,12 @@ class Deliverer:
                 text = str(delivery.body.get("text", ""))
                 await surface.post_outcome(run, text, failed=bool(delivery.body.get("failed")))
                 return None
+            case DeliveryKind.WEBHOOK:
+                if self.webhooks is None:
+                    raise DeliveryError("webhooks are not served by this process")
+                await self._mark_delivered()  # the close's edit first: the object shows it
+                await self.webhooks.deliver(delivery)
+                return None
             case _:
                 assert_never(delivery.kind)
 
@@ -278,7 +303,14 @@ class Deliverer:
         reason = scrub(reason)[:MAX_REASON_CHARS]
         now = self._clock()
         where = {"run_id": delivery.run_id, "interrupt_id": delivery.interrupt_id}
-        if permanent or delivery.attempts + 1 >= MAX_ATTEMPTS:
+        if delivery.kind is DeliveryKind.WEBHOOK and self.webhooks is not None:
+            # A webhook keeps trying for a day, on its own schedule.
+            delay = None if permanent else self.webhooks.retry_delay(delivery.attempts + 1)
+        elif permanent or delivery.attempts + 1 >= MAX_ATTEMPTS:
+            delay = None
+        else:
+            delay = max(backoff(delivery.attempts), retry_after or 0.0)
+        if delay is None:
             # Logged once, here; the reason stays on the run for an admin to read.
             log.error(
                 "could not deliver %s to %s: %s",
@@ -288,8 +320,9 @@ class Deliverer:
                 extra=where,
             )
             await self._stores.outbox.failed(delivery.delivery_id, at=now, error=reason)
+            if delivery.kind is DeliveryKind.PUBLISH and self.unpostable is not None:
+                await self.unpostable(delivery, reason)
             return True
-        delay = max(backoff(delivery.attempts), retry_after or 0.0)
         log.warning(
             "delivery of %s to %s failed (%s); retrying in %.0f s",
             delivery.kind,

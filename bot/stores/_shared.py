@@ -24,8 +24,8 @@ from bot.questions.records import (
 )
 from bot.questions.write import UnitOfWork
 from bot.stores import _rows
-from bot.stores._sql import Statements
 from bot.stores._api import SqlApiRecords
+from bot.stores._sql import Statements
 from bot.stores.ports import (
     AdminStore,
     ApiRecords,

@@ -152,7 +152,7 @@ class AdminStore(Protocol):
 
 
 class ApiRecords(Protocol):
-    """The agents API's questions (asked through the lifecycle) and keys; ``bot.api`` relies on it."""
+    """The agents API's questions (asked through the lifecycle) and keys; ``bot.api`` uses it."""
 
     async def get(self, interrupt_id: str) -> ApiView | None: ...
 

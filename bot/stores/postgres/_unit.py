@@ -99,7 +99,7 @@ def _statement(write: Write, texts: dict[str, Any]) -> tuple[str, list[Any]]:
         # An API question's id comes from its idempotency key: a raced duplicate
         # conflicts in both inserts, and the guard says so.
         hooked = " WHERE EXISTS (SELECT 1 FROM api)" if write.api is not None else ""
-        target = f"SELECT run_id FROM q{hooked}"
+        target = f"SELECT run_id FROM q{hooked}"  # noqa: S608 - our own text
     elif write.new_run is not None:
         target = "SELECT run_id FROM started"
     else:
@@ -167,7 +167,7 @@ def _statement(write: Write, texts: dict[str, Any]) -> tuple[str, list[Any]]:
     # A run this statement starts is not yet visible in ``runs``: read its insert.
     runs = "started" if write.new_run is not None else "runs"
     ctes.append(
-        f"run AS (SELECT {runs}.run_id, {runs}.surface, {runs}.conversation_key FROM {runs}"
+        f"run AS (SELECT {runs}.run_id, {runs}.surface, {runs}.conversation_key FROM {runs}"  # noqa: S608 - our own text
         f" JOIN go ON go.run_id = {runs}.run_id)"
     )
     ctes.append(f"told AS ({notice('run')})")
@@ -204,7 +204,8 @@ def _statement(write: Write, texts: dict[str, Any]) -> tuple[str, list[Any]]:
     source = "(SELECT 1) AS one" + (" LEFT JOIN q ON true" if question is not None else "")
     select = (
         f"SELECT (SELECT COUNT(*) FROM go) AS went, {row} {attempts}"  # noqa: S608 - our own text
-        f" {owed} AS owed_ids, {owed_kinds} AS owed_kinds, (SELECT surface FROM run) AS owed_surface,"
+        f" {owed} AS owed_ids, {owed_kinds} AS owed_kinds,"
+        " (SELECT surface FROM run) AS owed_surface,"
         " (SELECT COUNT(*) FROM told) AS told,"
         f" ARRAY(SELECT e.id FROM outbox AS e WHERE e.run_id = (SELECT run_id FROM go)"
         f" AND e.state = '{_PENDING}' ORDER BY e.id) AS earlier FROM {source}"

@@ -203,7 +203,10 @@ def _owe(
     owed: list[Owed] = []
     at = write.at
     for owe in write.owe:
-        if owe.kind is DeliveryKind.WEBHOOK and not conn.execute(_HOOKED, (owe.interrupt_id,)).fetchone():
+        if (
+            owe.kind is DeliveryKind.WEBHOOK
+            and not conn.execute(_HOOKED, (owe.interrupt_id,)).fetchone()
+        ):
             continue
         body = dict(owe.body)
         params = (
