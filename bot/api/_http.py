@@ -22,6 +22,7 @@ from bot.api._errors import (
     NO_KEY,
     NOT_JSON,
     STORE_BUSY,
+    TOO_LARGE,
     WRONG_KEY,
     ApiError,
 )
@@ -75,7 +76,12 @@ async def _key(request: web.Request) -> ApiKey:
 
 
 async def _json_object(request: web.Request, *, optional: bool = False) -> tuple[bytes, Any]:
-    raw = await request.read()
+    try:
+        raw = await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        raise ApiError(
+            "payload_too_large", TOO_LARGE.format(limit=request.app._client_max_size)
+        ) from None
     if optional and not raw.strip():
         return b"{}", {}
     try:

@@ -38,6 +38,21 @@ def refusal(status: int, message: str, **headers: str) -> web.Response:
     return response
 
 
+# The agents API's envelope (``bot.api``) names a code for each status it may get here.
+_API_CODES = {404: "not_found", 413: "payload_too_large"}
+
+
+def refusal_to(request: web.Request, status: int, message: str, **headers: str) -> web.Response:
+    """``refusal``, or under ``/v1`` the agents API's ``{"error": {"code", "message"}}``."""
+    if not _is_v1(request):
+        return refusal(status, message, **headers)
+    code = _API_CODES.get(status, "invalid_request")
+    response = web.json_response({"error": {"code": code, "message": message}}, status=status)
+    response.headers.update(headers)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
 def http_guards(*, allowed: AllowedHosts, body_timeout: float) -> list[Middleware]:
     """The middlewares in the order the application must install them.
 
@@ -49,10 +64,10 @@ def http_guards(*, allowed: AllowedHosts, body_timeout: float) -> list[Middlewar
     async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
         if not allowed.allows_host(request.headers.get(hdrs.HOST, "")):
             # 421 Misdirected Request: this server is not the one for that name.
-            return refusal(421, WRONG_HOST, Connection="close")
+            return refusal_to(request, 421, WRONG_HOST, Connection="close")
         # Refused before any handler (and the access log) sees the query.
         if request.query_string and _carries_token(request):
-            return refusal(400, TOKEN_IN_URL)
+            return refusal_to(request, 400, TOKEN_IN_URL)
         # Most bodies have fully arrived with their headers; only a partial one
         # is read here, once, under the deadline (handlers then get the bytes).
         if request.body_exists and not request.content.is_eof():
@@ -62,13 +77,14 @@ def http_guards(*, allowed: AllowedHosts, body_timeout: float) -> list[Middlewar
         try:
             return await handler(request)
         except web.HTTPNotFound:
-            if not _is_api(request):
+            if not _is_api(request) and not _is_v1(request):
                 raise
-            return refusal(404, NO_SUCH_ROUTE)
+            return refusal_to(request, 404, NO_SUCH_ROUTE)
         except web.HTTPMethodNotAllowed as error:
-            if not _is_api(request):
+            if not _is_api(request) and not _is_v1(request):
                 raise
-            return refusal(405, WRONG_METHOD, Allow=",".join(sorted(error.allowed_methods)))
+            allow = ",".join(sorted(error.allowed_methods))
+            return refusal_to(request, 405, WRONG_METHOD, Allow=allow)
 
     return [guard]
 
@@ -79,13 +95,13 @@ async def _read_body(request: web.Request, deadline: float) -> web.Response | No
             await request.read()
     except TimeoutError:
         log.debug("request body not sent in time", extra={"path": request.path})
-        return refusal(408, BODY_TOO_SLOW, Connection="close")
+        return refusal_to(request, 408, BODY_TOO_SLOW, Connection="close")
     except web.HTTPRequestEntityTooLarge:
-        return refusal(413, BODY_TOO_LARGE, Connection="close")
+        return refusal_to(request, 413, BODY_TOO_LARGE, Connection="close")
     except ConnectionError:
         # The client went away mid-body: nothing to answer, nothing to alarm anyone.
         log.debug("request abandoned mid-body", extra={"path": request.path})
-        return refusal(400, BODY_TOO_SLOW, Connection="close")
+        return refusal_to(request, 400, BODY_TOO_SLOW, Connection="close")
     return None
 
 
@@ -93,6 +109,10 @@ def _carries_token(request: web.Request) -> bool:
     if any(key.lower() in _TOKEN_PARAMS for key in request.query):
         return True
     return bool(_JWT_SHAPED.search(request.raw_path))
+
+
+def _is_v1(request: web.Request) -> bool:
+    return request.path == "/v1" or request.path.startswith("/v1/")
 
 
 def _is_api(request: web.Request) -> bool:
