@@ -1,6 +1,7 @@
 """`python -m bot` serves; `check` validates configuration; `keygen` prints a signing key;
 `teams-package` writes the Teams app package (manifest and icons, zipped);
-`admin <command>` runs an admin command (`admin help`) against the configured store."""
+`admin <command>` runs an admin command (`admin help`) against the configured store;
+`api-key create|list|revoke` manages the agents API's keys."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ COMMANDS = {
     "keygen": "print a new signing key for BOT_SIGNING_KEYS",
     "teams-package": "write the Teams app package (manifest and icons, zipped)",
     "admin": "run an admin command against the configured store (`admin help`)",
+    "api-key": "make, list or revoke keys for the agents API (/v1)",
     "help": "show this help",
 }
 
@@ -57,6 +59,10 @@ def _parser() -> argparse.ArgumentParser:
         command = sub.add_parser(name, help=summary, description=summary)
         if name == "teams-package":
             _package_flags(command)
+        if name == "api-key":
+            from bot.api.cli import add_arguments
+
+            add_arguments(command)
     return parser
 
 
@@ -113,6 +119,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if command == "check":
             return asyncio.run(_check(settings))
+        if command == "api-key":
+            from bot.api.cli import run_api_key
+
+            return asyncio.run(run_api_key(settings, args))
         return _serve(settings)
     except BotError as error:
         print(f"configuration error: {error}", file=sys.stderr)

@@ -1,0 +1,86 @@
+"""``python -m bot api-key create|list|revoke``: keys for the agents API, kept as hashes.
+
+``create`` prints the key once; the store keeps only its SHA-256, so a
+lost key is revoked and made again, never shown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import TextIO
+
+from bot.api._keys import check_name, check_route, hash_key, new_key
+from bot.config import Settings
+from bot.stores.records import ApiKey
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="action", metavar="action", required=True)
+    create = actions.add_parser("create", help="make a key, print it once, keep its hash")
+    create.add_argument("name", help="who uses it, e.g. ci (letters, digits, - _ .)")
+    create.add_argument(
+        "--route",
+        action="append",
+        default=None,
+        help="a route it may post to (slack:C123, console:*, *); repeat; default *",
+    )
+    actions.add_parser("list", help="list the keys (names and routes, never the keys)")
+    revoke = actions.add_parser("revoke", help="forget a key: its requests get 401 at once")
+    revoke.add_argument("name")
+
+
+async def run_api_key(
+    settings: Settings, args: argparse.Namespace, *, out: TextIO = sys.stdout
+) -> int:
+    """Run one action; 0 when done, 1 when refused (the reason on stderr)."""
+    try:
+        if args.action == "create":
+            check_name(args.name)
+            routes = tuple(check_route(route) for route in (args.route or ["*"]))
+    except ValueError as bad:
+        print(f"api-key: {bad}", file=sys.stderr)
+        return 1
+    configured = {key.name for key in settings.api.configured_keys()}
+    stores = await settings.store.open()
+    try:
+        records = stores.api
+        match args.action:
+            case "create":
+                if args.name in configured:
+                    print(
+                        f"api-key: {args.name!r} is a key in BOT_API_KEYS already", file=sys.stderr
+                    )
+                    return 1
+                key = new_key()
+                kept = ApiKey(args.name, hash_key(key), routes, time.time())
+                if not await records.add_key(kept):
+                    print(
+                        f"api-key: a key named {args.name!r} exists; revoke it first",
+                        file=sys.stderr,
+                    )
+                    return 1
+                print(key, file=out)
+                print(
+                    f"# {args.name}: routes {' '.join(routes)}. Shown once; only its hash is kept.",
+                    file=sys.stderr,
+                )
+            case "list":
+                for kept in await records.keys():
+                    print(f"{kept.name}\t{' '.join(kept.routes)}\t(store)", file=out)
+                for listed in settings.api.configured_keys():
+                    print(f"{listed.name}\t{' '.join(listed.routes)}\t(BOT_API_KEYS)", file=out)
+            case "revoke":
+                if not await records.revoke_key(args.name):
+                    where = (
+                        " (it is in BOT_API_KEYS: remove it there)"
+                        if args.name in configured
+                        else ""
+                    )
+                    print(f"api-key: no stored key named {args.name!r}{where}", file=sys.stderr)
+                    return 1
+                print(f"revoked {args.name}", file=out)
+    finally:
+        await stores.close()
+    return 0
