@@ -225,6 +225,18 @@ MIGRATIONS: tuple[Migration, ...] = (
     # Here the spends row's unique insert is what decides racing replicas, so
     # it stays; only the index pauses_run_call (run_id, tool_call_id) covers goes.
     Migration(7, SQLITE_MIGRATIONS[6].description, ("DROP INDEX pauses_run",)),
+    Migration(
+        8,
+        SQLITE_MIGRATIONS[7].description,
+        (
+            "CREATE TABLE seen_requests (key TEXT PRIMARY KEY,"
+            " expires_at DOUBLE PRECISION NOT NULL, status INTEGER, body BYTEA, content_type TEXT)",
+            "CREATE INDEX seen_requests_expiry ON seen_requests (expires_at)",
+            "CREATE TABLE once_keys (key TEXT PRIMARY KEY, at DOUBLE PRECISION NOT NULL,"
+            " expires_at DOUBLE PRECISION NOT NULL)",
+            "CREATE INDEX once_keys_expiry ON once_keys (expires_at)",
+        ),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
