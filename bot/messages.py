@@ -162,6 +162,10 @@ def resent_question(interrupt_id: str) -> str:
     return f"Posting {interrupt_id} again; the old message will point to the new one."
 
 
+def already_done(command: str, interrupt_id: str) -> str:
+    return f"That {command} of {interrupt_id} was already done; nothing changed again."
+
+
 def extended_question(interrupt_id: str, expires_at: float) -> str:
     return f"{interrupt_id} now expires at {when(expires_at)}."
 

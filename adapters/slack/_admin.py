@@ -13,6 +13,7 @@ from typing import Any, assert_never
 from bot.admin import (
     AdminResult,
     AdminsOnly,
+    AlreadyDone,
     AuditShown,
     CancelDone,
     CommandInvalid,
@@ -57,7 +58,7 @@ def admin_message(result: AdminResult) -> Json:
     match result:
         case AdminsOnly() | CommandInvalid() | NotFound() | NotOpen() | TooLong():
             return {"text": summary, "blocks": [_section(f":no_entry: {summary}")]}
-        case CancelDone() | Resent() | Extended():
+        case CancelDone() | Resent() | Extended() | AlreadyDone():
             return {"text": summary, "blocks": [_section(f":white_check_mark: {summary}")]}
         case HelpShown(usages=usages, admin=admin):
             lines = [f"`/hitl {u.syntax}`\n{u.summary}" for u in usages]

@@ -31,13 +31,14 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack._edge import NotAPayload, parse, verify
 from adapters.slack._installations import EncryptedInstallationStore, oauth_settings
 from adapters.slack._listeners import Listeners
-from adapters.slack._replays import Answered, InProcessSignatures, SeenSignatures
+from adapters.slack._replays import KEEP_SECONDS, Answered, InProcessSignatures, SeenSignatures
 from adapters.slack._surface import SlackDirectory, SlackSurface
 from adapters.slack.settings import SlackSettings
 from bot.admin import AdminService
 from bot.errors import BotError
 from bot.policy import RequesterOrApprovers
 from bot.service.runs import RunService
+from bot.stores.errors import is_outage
 from bot.web import ADMIN_SERVICE
 
 log = logging.getLogger(__name__)
@@ -195,6 +196,11 @@ class SlackBridge:
                 raise
             log.info("slack request seen before (a replay); answered as the first was")
             return _replayed(answered)
+        shared = await self._claim_shared(signature)
+        if shared is not None:
+            self.seen.settle(signature, shared)
+            log.info("slack request seen by another process (a replay); answered as it was")
+            return _replayed(shared)
         try:
             # The body as parsed above, so bolt does not parse it again. Bolt takes a
             # parsed body only under its Socket Mode name; the mode's one other effect
@@ -207,6 +213,7 @@ class SlackBridge:
             )
         except Exception:  # noqa: BLE001  bolt reads its context from fields we do not model
             self.seen.settle(signature, None)
+            await self._settle_shared(signature, None)
             log.warning("slack request refused: bolt could not read the signed payload")
             return _refuse(400, BAD_BODY)
         settled: Answered | None = None
@@ -216,7 +223,36 @@ class SlackBridge:
             settled = _answered(response)
         finally:
             self.seen.settle(signature, settled)
+            await self._settle_shared(signature, settled)
         return _replayed(settled)
+
+    async def _claim_shared(self, signature: str) -> Answered | None:
+        """The answer another process gave this request, if one did; else None, and this
+        request is now on record (unless it was already, in flight or cut short by a
+        crash: then it runs, and what it would repeat is refused further in)."""
+        if self._service is None:
+            return None
+        now = time.time()
+        try:
+            seen = await self._service.stores.replays.claim(
+                f"slack:{signature}", now=now, until=now + KEEP_SECONDS
+            )
+        except Exception as error:
+            if not is_outage(error):
+                raise
+            log.warning("slack replay record unavailable (%s); going on", type(error).__name__)
+            return None
+        return seen.answered
+
+    async def _settle_shared(self, signature: str, answered: Answered | None) -> None:
+        if self._service is None:
+            return
+        try:
+            await self._service.stores.replays.settle(f"slack:{signature}", answered)
+        except Exception as error:
+            if not is_outage(error):
+                raise
+            log.warning("slack replay record unavailable (%s); not kept", type(error).__name__)
 
     def _acked(self) -> AbstractContextManager[None]:
         """Around a request Slack waits on (its ack, 3 s at most, over HTTP or Socket

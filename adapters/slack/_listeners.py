@@ -15,12 +15,15 @@ a task this class owns and ``close`` drains.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import logging
 import re
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext, AsyncRespond
+from slack_bolt.request.async_request import AsyncBoltRequest
 
 from adapters.slack._admin import admin_message
 from adapters.slack._modals import (
@@ -215,7 +218,13 @@ class Listeners:
         if outcome is not None and not isinstance(outcome, Redeemed):
             self._later(self._report(outcome, team, metadata.channel, user, body))
 
-    async def command(self, ack: AsyncAck, command: dict[str, Any], respond: AsyncRespond) -> None:
+    async def command(
+        self,
+        ack: AsyncAck,
+        command: dict[str, Any],
+        respond: AsyncRespond,
+        request: AsyncBoltRequest | None = None,
+    ) -> None:
         """``/hitl <command>``: run as the signed request's user; only they see the reply.
 
         Acked with the result when it is ready within ``ACK_BUDGET_SECONDS``
@@ -228,7 +237,9 @@ class Listeners:
             return
         team, user = str(command.get("team_id", "")), str(command.get("user_id", ""))
         text = ids_in(team, str(command.get("text") or ""))
-        task = asyncio.ensure_future(self._admin_command(admin, team, user, text))
+        task = asyncio.ensure_future(
+            self._admin_command(admin, team, user, text, key=command_key(command, request))
+        )
         done, _ = await asyncio.wait({task}, timeout=ACK_BUDGET_SECONDS)
         if done:
             await ack(response_type="ephemeral", **admin_message(task.result()))
@@ -237,12 +248,12 @@ class Listeners:
         self._later(self._respond_when_done(task, respond))
 
     async def _admin_command(
-        self, admin: AdminService, team: str, user: str, text: str
+        self, admin: AdminService, team: str, user: str, text: str, *, key: str
     ) -> AdminResult:
         who = responder(team, user)
         if not admin.is_admin(who) and await self._in_admin_group(who):
             who = Responder(who.id, who.name, is_admin=True)
-        return await admin.handle(text, who=who)
+        return await admin.handle(text, who=who, key=key)
 
     async def _in_admin_group(self, who: Responder) -> bool:
         if self.directory is None:
@@ -377,3 +388,16 @@ def _audience_of(body: Mapping[str, Any]) -> str:
             if found:
                 return found.group(1)
     return ""
+
+
+def command_key(command: Mapping[str, Any], request: AsyncBoltRequest | None) -> str:
+    """A slash command's idempotency key, derived from the signed request.
+
+    Over HTTP, from its signature, which covers the timestamp and the whole
+    body: the same request sent again is one key, a command Slack signs anew
+    (a new invocation) another. Over Socket Mode, from the body, which
+    carries the invocation's own ``trigger_id``.
+    """
+    signature = (request.headers.get("x-slack-signature") or [""])[0] if request else ""
+    text = signature or json.dumps(command, sort_keys=True, separators=(",", ":"), default=str)
+    return "slack-command:" + hashlib.sha256(text.encode()).hexdigest()

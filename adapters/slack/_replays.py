@@ -7,9 +7,12 @@ Slack's own retries are signed afresh (new timestamp) and are deduplicated
 further in, by event id.
 
 ``SeenSignatures`` is the port; ``InProcessSignatures`` keeps the record
-in this process, bounded and expiring. With several replicas behind one
-URL a replay can land on another replica: that needs the record shared
-through the store (not built yet; the store layer is being reorganised).
+in this process, bounded and expiring: the first check, which also makes
+a replay arriving while the first is in flight wait for its answer. The
+record every replica shares is the store's (``bot.stores.ports.Replays``),
+consulted next by the bridge; an admin command's effect is further keyed
+(``AdminService``'s ``key``), so even a replay that finds no answer, because
+the first request's process died, applies nothing twice.
 """
 
 from __future__ import annotations
@@ -18,19 +21,15 @@ import asyncio
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Protocol
 
 from adapters.slack._edge import TIMESTAMP_WINDOW_SECONDS
+from bot.stores.ports import Answered
 
+__all__ = ["KEEP_SECONDS", "Answered", "InProcessSignatures", "SeenSignatures"]
 
-@dataclass(frozen=True, slots=True)
-class Answered:
-    """What the first request was answered, to answer its replays the same."""
-
-    status: int
-    body: bytes
-    content_type: str | None
+# A signature is good for the timestamp window either way of its timestamp.
+KEEP_SECONDS = 2 * TIMESTAMP_WINDOW_SECONDS
 
 
 class SeenSignatures(Protocol):
@@ -49,7 +48,7 @@ class InProcessSignatures:
         self,
         *,
         capacity: int = 50_000,
-        keep_seconds: float = 2 * TIMESTAMP_WINDOW_SECONDS,
+        keep_seconds: float = KEEP_SECONDS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.capacity = capacity

@@ -17,6 +17,7 @@ from bot.admin import (
     USAGES,
     AdminResult,
     AdminsOnly,
+    AlreadyDone,
     AuditShown,
     CancelDone,
     CommandInvalid,
@@ -79,7 +80,7 @@ def admin_card(result: AdminResult) -> Json:
     match result:
         case AdminsOnly() | CommandInvalid() | NotFound() | NotOpen() | TooLong():
             return card([text(summary, color="attention")])
-        case CancelDone() | Resent() | Extended():
+        case CancelDone() | Resent() | Extended() | AlreadyDone():
             return card([text(summary, color="good")])
         case HelpShown(usages=usages, admin=admin):
             body = [title("Admin commands"), *([] if admin else [text(NOT_AN_ADMIN)])]

@@ -56,7 +56,8 @@ class SeenActivities:
 
     An activity's bearer token stays valid for a while, so the same signed
     activity can be sent again; the channel gives each message its own id.
-    In process only: with several replicas a replay may land on another one.
+    The first check only, in this process: the same key goes with the command
+    into the store (``AdminService``'s ``key``), which holds across replicas.
     """
 
     def __init__(self, *, capacity: int = 10_000, keep_seconds: float = 3_600.0) -> None:
@@ -99,7 +100,9 @@ class TeamsBot:
             if activity.get("id") and not self.seen_commands.first(key):
                 log.info("a Teams admin command sent again was not applied twice")
                 return None
-            await self._admin(activity, admin, words)
+            await self._admin(
+                activity, admin, words, key=f"teams:{key}" if activity.get("id") else ""
+            )
             return None
         start = started(activity, reference)
         if start is not None:
@@ -135,9 +138,11 @@ class TeamsBot:
         except DeliveryError as error:
             log.warning("could not tell a Teams user why: %s", error.reason)
 
-    async def _admin(self, activity: Json, admin: AdminService, words: list[str]) -> None:
+    async def _admin(
+        self, activity: Json, admin: AdminService, words: list[str], *, key: str
+    ) -> None:
         """Run the command as the person the channel authenticated; reply in the same chat."""
-        result = await admin.handle(words, who=responder_of(activity))
+        result = await admin.handle(words, who=responder_of(activity), key=key)
         reply = {"type": "message", "attachments": [attachment(admin_card(result))]}
         conversation = str((activity.get("conversation") or {}).get("id", ""))
         try:

@@ -13,6 +13,7 @@ from typing import Any, assert_never
 from bot.admin._results import (
     AdminResult,
     AdminsOnly,
+    AlreadyDone,
     AuditShown,
     CancelDone,
     CommandInvalid,
@@ -29,6 +30,7 @@ from bot.admin._results import (
 from bot.messages import (
     ADMINS_ONLY,
     NOT_AN_ADMIN,
+    already_done,
     cancelled_by_admin,
     extend_too_far,
     extended_question,
@@ -62,6 +64,8 @@ def summary_of(result: AdminResult) -> str:
             return resent_question(interrupt_id)
         case Extended(interrupt_id=interrupt_id, expires_at=expires_at):
             return extended_question(interrupt_id, expires_at)
+        case AlreadyDone(command=command, interrupt_id=interrupt_id):
+            return already_done(command, interrupt_id)
         case HelpShown() | PendingPage() | QuestionShown() | StatsShown() | AuditShown():
             return ""
         case _:

@@ -84,6 +84,15 @@ class AuditShown:
     events: tuple[AuditEvent, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class AlreadyDone:
+    """The command's idempotency key was used: it ran once already (a replay, a retry),
+    so nothing changed now."""
+
+    command: str
+    interrupt_id: str
+
+
 # Refusals: nothing changed; ``text`` says why and what to do.
 @dataclass(frozen=True, slots=True)
 class AdminsOnly:
@@ -120,6 +129,7 @@ AdminResult = (
     | CancelDone
     | Resent
     | Extended
+    | AlreadyDone
     | StatsShown
     | AuditShown
     | AdminRefusal

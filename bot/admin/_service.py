@@ -7,6 +7,12 @@ is a responder whose id is configured (``BOT_ADMINS``) or whom the surface
 marked ``is_admin`` from a platform group it resolved. Everyone else may
 use ``help`` only; any other attempt is refused and audited.
 
+A surface passes the command's idempotency key (``key``), derived from the
+request that carried it (Slack: the signed body; Teams: the activity's id):
+the command's effect is written with it (``Write.once_key``), so a replayed
+or retried command, on this replica or another, before or after a crash,
+changes nothing the second time and says so (``AlreadyDone``).
+
 Cancelling goes through ``RunService.cancel`` when a service runs in this
 process (the run resumes at once). The shell has none: its cancel spends
 the token in the store with no lease, and the serving process's next sweep
@@ -39,6 +45,7 @@ from bot.admin._commands import (
 from bot.admin._results import (
     AdminResult,
     AdminsOnly,
+    AlreadyDone,
     AuditShown,
     CancelDone,
     CommandInvalid,
@@ -98,7 +105,9 @@ class AdminService:
     def is_admin(self, who: Responder) -> bool:
         return who.is_admin or who.id in self._admins
 
-    async def handle(self, words: str | Sequence[str], *, who: Responder) -> AdminResult:
+    async def handle(
+        self, words: str | Sequence[str], *, who: Responder, key: str = ""
+    ) -> AdminResult:
         """Parse and execute; a command that does not parse is a refusal that says why."""
         try:
             command = parse(words)
@@ -111,22 +120,34 @@ class AdminService:
                 self._count("unknown", "AdminsOnly")
                 return AdminsOnly(verb[:40])
             return CommandInvalid(str(error))
-        return await self.execute(command, who=who)
+        return await self.execute(command, who=who, key=key)
 
-    async def execute(self, command: Command, *, who: Responder) -> AdminResult:
+    async def execute(self, command: Command, *, who: Responder, key: str = "") -> AdminResult:
         name = verb_of(command)
         if not isinstance(command, Help) and not self.is_admin(who):
             await self._audit("admin-refused", who, {"command": name}, **_ids(command))
             self._count(name, "AdminsOnly")
             return AdminsOnly(name)
-        result = await self._execute(command, who)
+        result = await self._once(command, who, key)
         self._count(name, type(result).__name__)
-        if not isinstance(command, Help):
+        # A command already done changed nothing, and its first run is on record.
+        if not isinstance(command, Help) and not isinstance(result, AlreadyDone):
             detail = {"command": name, **_arguments(command), "result": type(result).__name__}
             await self._audit("admin", who, detail, **_ids(command, result))
         return result
 
-    async def _execute(self, command: Command, who: Responder) -> AdminResult:
+    async def _once(self, command: Command, who: Responder, key: str) -> AdminResult:
+        """Run a command that changes a question at most once per ``key``."""
+        if not key or not isinstance(command, Cancel | Resend | Extend):
+            return await self._execute(command, who, "")
+        # Read first, for a clear answer; the key written with the effect decides races.
+        if not await self._stores.replays.applied(key):
+            result = await self._execute(command, who, key)
+            if not isinstance(result, NotOpen) or not await self._stores.replays.applied(key):
+                return result
+        return AlreadyDone(verb_of(command), command.interrupt_id)
+
+    async def _execute(self, command: Command, who: Responder, key: str) -> AdminResult:
         match command:
             case Help():
                 admin = self.is_admin(who)
@@ -137,11 +158,11 @@ class AdminService:
             case Show(interrupt_id=interrupt_id):
                 return await self._show(interrupt_id)
             case Cancel(interrupt_id=interrupt_id, reason=reason):
-                return await self._cancel(interrupt_id, reason, who)
+                return await self._cancel(interrupt_id, reason, who, key)
             case Resend(interrupt_id=interrupt_id):
-                return await self._resend(interrupt_id, who)
+                return await self._resend(interrupt_id, who, key)
             case Extend(interrupt_id=interrupt_id, seconds=seconds):
-                return await self._extend(interrupt_id, seconds, who)
+                return await self._extend(interrupt_id, seconds, who, key)
             case Stats():
                 return StatsShown(self._clock(), await self._stores.admin.stats())
             case AuditLog(run_id=run_id):
@@ -180,9 +201,11 @@ class AdminService:
             deliveries=tuple(d for d in deliveries if d.interrupt_id in ("", interrupt_id)),
         )
 
-    async def _cancel(self, interrupt_id: str, reason: str, who: Responder) -> AdminResult:
+    async def _cancel(
+        self, interrupt_id: str, reason: str, who: Responder, key: str
+    ) -> AdminResult:
         if self._runs is not None:
-            done = await self._runs.cancel(interrupt_id, by=who, reason=reason)
+            done = await self._runs.cancel(interrupt_id, by=who, reason=reason, once_key=key)
         else:
             closing = Closing(
                 QuestionStatus.CANCELLED,
@@ -191,7 +214,7 @@ class AdminService:
                 answer={"reason": reason} if reason else None,
                 by_id=who.id,
             )
-            done = await self._questions.close(interrupt_id, closing) is not None
+            done = await self._questions.close(interrupt_id, closing, once_key=key) is not None
         record = await self._stores.ledger.get(interrupt_id)
         if record is None:
             return NotFound(question_not_found(interrupt_id))
@@ -201,17 +224,21 @@ class AdminService:
         # The id, as the audit records it (shell:root, console:ana), not the display name.
         return CancelDone(interrupt_id, record.run_id, who.id, reason)
 
-    async def _resend(self, interrupt_id: str, who: Responder) -> AdminResult:
+    async def _resend(self, interrupt_id: str, who: Responder, key: str) -> AdminResult:
         record = await self._stores.ledger.get(interrupt_id)
         written = None
         if record is not None and record.status is QuestionStatus.OUTSTANDING:
-            written = await self._questions.repost(record, at=self._clock(), actor=who.id)
+            written = await self._questions.repost(
+                record, at=self._clock(), actor=who.id, once_key=key
+            )
         if record is None or written is None:
             return await self._not_open(interrupt_id)
         self._kick()
         return Resent(interrupt_id, record.run_id)
 
-    async def _extend(self, interrupt_id: str, seconds: float, who: Responder) -> AdminResult:
+    async def _extend(
+        self, interrupt_id: str, seconds: float, who: Responder, key: str
+    ) -> AdminResult:
         now = self._clock()
         record = await self._stores.ledger.get(interrupt_id)
         if record is None or record.status is not QuestionStatus.OUTSTANDING:
@@ -223,7 +250,9 @@ class AdminService:
         expires_at = record.expires_at + seconds
         if expires_at > latest:
             return TooLong(interrupt_id, latest)
-        extended = await self._questions.extend(record, expires_at=expires_at, at=now, actor=who.id)
+        extended = await self._questions.extend(
+            record, expires_at=expires_at, at=now, actor=who.id, once_key=key
+        )
         if extended is None:
             return await self._not_open(interrupt_id)
         self._kick()

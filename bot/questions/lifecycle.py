@@ -15,6 +15,10 @@ repost   the question posted again (still one token, one spend); the old
 finish   a RUNNING run ends once; its outcome is owed, with the final reply's
          journal entries in the same write.
 
+``close``, ``extend`` and ``repost`` take the admin command's idempotency
+key (``once_key``): the step is written with it, once however often the
+command is replayed or retried, on whichever replica.
+
 The process that drives runs binds the lifecycle to itself (``bind``): the
 rows its steps owe are born claimed by it and handed to its deliverer, so
 it delivers them with no claim query. Unbound (an admin shell), rows are
@@ -153,7 +157,9 @@ class Lifecycle:
         )
         return await self._apply(write)
 
-    async def close(self, interrupt_id: str, closing: Closing) -> Written | None:
+    async def close(
+        self, interrupt_id: str, closing: Closing, *, once_key: str = ""
+    ) -> Written | None:
         """Close an outstanding question; None if it was not outstanding (or, for an
         expiry, no longer overdue). The closer takes the run's lease with the close,
         so no other process's recovery can take the resume in between."""
@@ -183,11 +189,12 @@ class Lifecycle:
             claim=Claim(closing.lease_owner, closing.lease_until or at)
             if closing.lease_owner
             else self._claim(at),
+            once_key=once_key,
         )
         return await self._apply(write)
 
     async def extend(
-        self, question: Question, *, expires_at: float, at: float, actor: str
+        self, question: Question, *, expires_at: float, at: float, actor: str, once_key: str = ""
     ) -> Written | None:
         """Move an outstanding question's expiry; None if it is no longer outstanding."""
         detail = {"from": question.expires_at, "to": expires_at}
@@ -200,10 +207,13 @@ class Lifecycle:
             ),
             owe=(Owe(DeliveryKind.REFRESH, question.interrupt_id),),
             claim=self._claim(at),
+            once_key=once_key,
         )
         return await self._apply(write)
 
-    async def repost(self, question: Question, *, at: float, actor: str) -> Written | None:
+    async def repost(
+        self, question: Question, *, at: float, actor: str, once_key: str = ""
+    ) -> Written | None:
         """Owe a second post of an outstanding question, and (if it was posted) an edit of
         the old message pointing at the new one; None if it is no longer outstanding."""
         previous = question.message_ref
@@ -220,6 +230,7 @@ class Lifecycle:
             audit=(resent,),
             owe=tuple(owe),
             claim=self._claim(at),
+            once_key=once_key,
         )
         return await self._apply(write)
 

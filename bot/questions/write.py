@@ -27,6 +27,10 @@ from bot.questions.records import (
     RunStatus,
 )
 
+# How long a command's idempotency key is kept: longer than any request stays
+# acceptable (a Slack signature's window, a Teams token's life).
+ONCE_KEY_SECONDS = 86_400.0
+
 
 @dataclass(frozen=True, slots=True)
 class Owe:
@@ -131,6 +135,10 @@ class Write:
     claim: Claim | None = None
     # An API question's own fields, inserted with the question (``ask_remote``).
     api: ApiQuestion | None = None
+    # A command's idempotency key (derived from the request that asked for it): recorded
+    # with the write, which is refused whole if the key is recorded already, so a replayed
+    # or retried command changes nothing, on any replica. Kept ``ONCE_KEY_SECONDS``.
+    once_key: str = ""
 
 
 @dataclass(frozen=True, slots=True)

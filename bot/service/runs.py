@@ -183,16 +183,19 @@ class RunService:
             self.metrics.refusals.labels(reason=type(outcome).__name__).inc()
         return outcome
 
-    async def cancel(self, interrupt_id: str, *, by: Responder, reason: str = "") -> bool:
+    async def cancel(
+        self, interrupt_id: str, *, by: Responder, reason: str = "", once_key: str = ""
+    ) -> bool:
         """Close an open question as cancelled and resume its run without an answer.
 
         ``reason`` is kept on the row (as its answer's ``reason``) and reaches
-        the model as a JSON value, never as prose.
+        the model as a JSON value, never as prose. ``once_key``: the command's
+        idempotency key (``bot.questions.write.Write.once_key``).
         """
         closing = self._closing(QuestionStatus.CANCELLED, by=by.display, by_id=by.id)
         if reason:
             closing = dataclasses.replace(closing, answer={"reason": reason})
-        return await self._close(interrupt_id, closing)
+        return await self._close(interrupt_id, closing, once_key=once_key)
 
     async def sweep(self, *, limit: int = 100) -> int:
         """Expire overdue questions; each resumes with an "expired" observation."""
@@ -259,9 +262,9 @@ class RunService:
             status, by=by, at=now, by_id=by_id, lease_owner=self.owner, lease_until=until
         )
 
-    async def _close(self, interrupt_id: str, closing: Closing) -> bool:
+    async def _close(self, interrupt_id: str, closing: Closing, *, once_key: str = "") -> bool:
         # One write closes, audits, owes the edit and leases us the resume.
-        written = await self.questions.close(interrupt_id, closing)
+        written = await self.questions.close(interrupt_id, closing, once_key=once_key)
         if written is None:
             return False
         record = written.question

@@ -1,7 +1,7 @@
 """The ports whose SQL is the same on both backends, written once over ``Statements``.
 
-Runs, audit, leases, the journal, installations, checkpoint reads and the
-reads of questions. Each backend keeps only what differs: the unit of work,
+Runs, audit, leases, the journal, installations, replays, checkpoint
+reads and the reads of questions. Each backend keeps only what differs: the unit of work,
 the outbox claim, checkpoint saves, admin aggregates, migrations.
 """
 
@@ -28,6 +28,7 @@ from bot.stores._api import SqlApiRecords
 from bot.stores._sql import Statements
 from bot.stores.ports import (
     AdminStore,
+    Answered,
     ApiRecords,
     Audit,
     Checkpoints,
@@ -35,7 +36,9 @@ from bot.stores.ports import (
     Leases,
     Ledger,
     Outbox,
+    Replays,
     Runs,
+    Seen,
 )
 
 _OUTSTANDING = str(QuestionStatus.OUTSTANDING)
@@ -48,6 +51,13 @@ INSERT_RUN = (
 SELECT_RUNS = f"SELECT {', '.join(_rows.RUN_COLUMNS)} FROM runs"  # noqa: S608 - our own identifiers
 INSERT_AUDIT = (
     "INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail) VALUES (?, ?, ?, ?, ?, ?)"
+)
+
+# A command's idempotency key, in the transaction of its effect (both units);
+# expired keys go first, so the table stays bounded and an expired key is free again.
+PRUNE_ONCE_KEYS = "DELETE FROM once_keys WHERE expires_at <= ?"
+INSERT_ONCE_KEY = (
+    "INSERT INTO once_keys (key, at, expires_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING"
 )
 
 
@@ -235,6 +245,50 @@ class SqlInstallations:
         )
 
 
+# A record whose window has passed is taken over as if it were not there.
+_CLAIM_SEEN = (
+    "INSERT INTO seen_requests (key, expires_at) VALUES (?, ?) ON CONFLICT (key) DO UPDATE"
+    " SET expires_at = excluded.expires_at, status = NULL, body = NULL, content_type = NULL"
+    " WHERE seen_requests.expires_at <= ?"
+)
+_PRUNE_SEEN = "DELETE FROM seen_requests WHERE expires_at <= ?"
+_SEEN = "SELECT status, body, content_type FROM seen_requests WHERE key = ? AND expires_at > ?"
+_SETTLE_SEEN = (
+    "UPDATE seen_requests SET status = ?, body = ?, content_type = ?"
+    " WHERE key = ? AND status IS NULL"
+)
+_FORGET_SEEN = "DELETE FROM seen_requests WHERE key = ? AND status IS NULL"
+
+
+class SqlReplays:
+    """Seen requests in ``seen_requests``; commands' keys in ``once_keys`` (the units write
+    them, with the command's effect)."""
+
+    def __init__(self, db: Statements) -> None:
+        self._db = db
+
+    async def claim(self, key: str, *, now: float, until: float) -> Seen:
+        # Pruned with a first claim only, in its transaction: a replay costs one write.
+        if await self._db.in_order([(_CLAIM_SEEN, (key, until, now)), (_PRUNE_SEEN, (now,))]):
+            return Seen(first=True)
+        rows = await self._db.rows(_SEEN, key, now)
+        if not rows or rows[0]["status"] is None:
+            return Seen(first=False)  # in flight elsewhere, or its process died
+        row = rows[0]
+        return Seen(False, Answered(int(row["status"]), bytes(row["body"]), row["content_type"]))
+
+    async def settle(self, key: str, answered: Answered | None) -> None:
+        if answered is None:
+            await self._db.write(_FORGET_SEEN, key)
+            return
+        await self._db.write(
+            _SETTLE_SEEN, answered.status, answered.body, answered.content_type, key
+        )
+
+    async def applied(self, key: str) -> bool:
+        return bool(await self._db.rows("SELECT 1 FROM once_keys WHERE key = ?", key))
+
+
 class SqlCheckpointReads:
     """Loading and discarding turn state; saving is the backend's (it numbers versions)."""
 
@@ -342,3 +396,4 @@ class SqlPorts:
         self.journal: Journal = SqlJournal(db)
         self.installations: Installations = SqlInstallations(db)
         self.api: ApiRecords = SqlApiRecords(db)
+        self.replays: Replays = SqlReplays(db)

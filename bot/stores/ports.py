@@ -181,6 +181,42 @@ class ApiRecords(Protocol):
     async def revoke_key(self, name: str) -> bool: ...
 
 
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """How a request was first answered, to answer its replays the same."""
+
+    status: int
+    body: bytes
+    content_type: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """A request's claim: ``first`` if no process had it; else the first's answer, if any yet."""
+
+    first: bool
+    answered: Answered | None = None
+
+
+class Replays(Protocol):
+    """Requests seen lately and commands' idempotency keys, shared by every replica;
+    surfaces rely on it so a replayed request changes nothing, wherever it lands."""
+
+    async def claim(self, key: str, *, now: float, until: float) -> Seen:
+        """Record ``key`` until ``until`` if no process holds it (``first``); else what the
+        first was answered (None while it is in flight, or if its process died). Expired
+        records are pruned here, so the record holds one window of requests at most."""
+        ...
+
+    async def settle(self, key: str, answered: Answered | None) -> None:
+        """The first request's answer; None if it failed and a resend may try again."""
+        ...
+
+    async def applied(self, key: str) -> bool:
+        """A command with this idempotency key (``Write.once_key``) was written."""
+        ...
+
+
 class Stores(Protocol):
     """One backend's ports, opened and closed together."""
 
@@ -195,6 +231,7 @@ class Stores(Protocol):
     installations: Installations
     admin: AdminStore
     api: ApiRecords
+    replays: Replays
 
     async def ping(self) -> None: ...
     async def close(self) -> None: ...

@@ -51,6 +51,9 @@ class FakeConnector:
         self.activities: dict[tuple[str, str], dict[str, Any]] = {}
         self.failures: list[Failure] = []
         self.key_fetches = 0
+        # While set up by ``hold_posts``: posts wait here (their bodies listed) until released.
+        self._gate: asyncio.Event | None = None
+        self.held: list[dict[str, Any]] = []
         self._ids = itertools.count(1)
         self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         self.kid = "test-key-1"
@@ -124,7 +127,16 @@ class FakeConnector:
 
     # -- handlers ----------------------------------------------------------------
 
+    def hold_posts(self) -> asyncio.Event:
+        """Posts from now on are listed in ``held`` at once but answered only once the event
+        is set, so a test knows the bot is waiting there (to kill it at a known point)."""
+        self._gate = asyncio.Event()
+        return self._gate
+
     async def _post(self, request: web.Request) -> web.Response:
+        if self._gate is not None:
+            self.held.append(await request.json())
+            await self._gate.wait()
         return await self._record(request, "POST", str(next(self._ids)))
 
     async def _put(self, request: web.Request) -> web.Response:

@@ -64,6 +64,7 @@ class FakeSlack:
         self.sockets: list[web.WebSocketResponse] = []
         self.acks: list[dict[str, Any]] = []
         self._ack_event = asyncio.Event()
+        self.holds: dict[str, asyncio.Event] = {}
 
     @property
     def api_url(self) -> str:
@@ -113,6 +114,12 @@ class FakeSlack:
             Failure(error, status, retry_after) for _ in range(times)
         )
 
+    def hold(self, method: str) -> asyncio.Event:
+        """Calls of ``method`` are recorded at once but answered only once the event is set,
+        so a test knows the caller is waiting there (to kill it at a known point)."""
+        gate = self.holds[method] = asyncio.Event()
+        return gate
+
     def of(self, method: str) -> list[Call]:
         return [call for call in self.calls if call.method == method]
 
@@ -139,6 +146,9 @@ class FakeSlack:
         token = auth.removeprefix("Bearer ").strip()
         call = Call(method, args, token)
         self.calls.append(call)
+        gate = self.holds.get(method)
+        if gate is not None:
+            await gate.wait()
         queued = self.failures.get(method)
         if queued:
             failure = queued.pop(0)

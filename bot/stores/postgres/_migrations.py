@@ -230,6 +230,18 @@ MIGRATIONS: tuple[Migration, ...] = (
         SQLITE_MIGRATIONS[7].description,
         tuple(statement.replace(" REAL", " DOUBLE PRECISION") for statement in AGENTS_API),
     ),
+    Migration(
+        9,
+        SQLITE_MIGRATIONS[8].description,
+        (
+            "CREATE TABLE seen_requests (key TEXT PRIMARY KEY,"
+            " expires_at DOUBLE PRECISION NOT NULL, status INTEGER, body BYTEA, content_type TEXT)",
+            "CREATE INDEX seen_requests_expiry ON seen_requests (expires_at)",
+            "CREATE TABLE once_keys (key TEXT PRIMARY KEY, at DOUBLE PRECISION NOT NULL,"
+            " expires_at DOUBLE PRECISION NOT NULL)",
+            "CREATE INDEX once_keys_expiry ON once_keys (expires_at)",
+        ),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

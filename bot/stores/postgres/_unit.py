@@ -19,16 +19,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.questions.records import DeliveryKind, DeliveryState, Question, QuestionStatus
-from bot.questions.write import Close, Extend, Owed, StillOpen, Write, Written
+from bot.questions.write import ONCE_KEY_SECONDS, Close, Extend, Owed, StillOpen, Write, Written
 from bot.stores import _rows
-from bot.stores._shared import RUN_WRITE_COLUMNS, pauses_query
+from bot.stores._shared import INSERT_ONCE_KEY, PRUNE_ONCE_KEYS, RUN_WRITE_COLUMNS, pauses_query
 from bot.stores._sql import numbered
 from bot.stores.postgres._changes import notice
-from bot.stores.postgres._db import Database
+from bot.stores.postgres._db import Conn, Database
 
 _OUTSTANDING = str(QuestionStatus.OUTSTANDING)
 _PENDING = str(DeliveryState.PENDING)
 _GET = numbered(pauses_query("WHERE p.interrupt_id = ?", "p.seq"))
+_PRUNE_ONCE = numbered(PRUNE_ONCE_KEYS)
+_ONCE = numbered(INSERT_ONCE_KEY)
+
+
+class _Refused(Exception):
+    """A keyed write's guard refused it: its key is rolled back with it."""
 
 
 class _Params:
@@ -216,6 +222,23 @@ def _statement(write: Write, texts: dict[str, Any]) -> tuple[str, list[Any]]:
 _AUDIT_CASTS = ("::float8[]", "::text[]", "::text[]", "::text[]", "::text[]", "::text[]")
 
 
+async def _once(conn: Conn, write: Write, sql: str, params: list[Any]) -> Any:
+    """A command's write with its idempotency key, in one transaction.
+
+    The key's unique insert decides: a second replica inserting the same key
+    waits on the first's transaction, then finds the key and writes nothing.
+    Admin commands are rare, so the extra round trips cost nothing that matters.
+    """
+    await conn.execute(_PRUNE_ONCE, write.at)
+    key = (write.once_key, write.at, write.at + ONCE_KEY_SECONDS)
+    if await conn.fetchval(_ONCE + " RETURNING 1", *key) is None:
+        raise _Refused
+    row = await conn.fetchrow(sql, *params)
+    if row is None or not row["went"]:
+        raise _Refused  # the effect was refused: so is the key, for a later try
+    return row
+
+
 @dataclass  # tests patch methods on the instance
 class PostgresUnit:
     """Applies a lifecycle step's ``Write`` as one statement."""
@@ -224,7 +247,13 @@ class PostgresUnit:
 
     async def apply(self, write: Write) -> Written | None:
         sql, params = _statement(write, _rows.write_texts(write))
-        row = await self.db.fetchrow(sql, *params)
+        if write.once_key:
+            try:
+                row = await self.db.transaction(lambda conn: _once(conn, write, sql, params))
+            except _Refused:
+                return None
+        else:
+            row = await self.db.fetchrow(sql, *params)
         if row is None or not row["went"]:
             return None
         question: Question | None = None

@@ -332,6 +332,29 @@ MIGRATIONS: tuple[Migration, ...] = (
         ),
     ),
     Migration(8, "the agents API: answerers per question, API questions, API keys", AGENTS_API),
+    Migration(
+        9,
+        "replays: signed requests seen and how each was answered; commands' idempotency keys",
+        (
+            # A request's key (its signature) until its window has passed; status,
+            # body and content type once the first was answered.
+            """CREATE TABLE seen_requests (
+                key TEXT PRIMARY KEY,
+                expires_at REAL NOT NULL,
+                status INTEGER,
+                body BLOB,
+                content_type TEXT
+            )""",
+            "CREATE INDEX seen_requests_expiry ON seen_requests (expires_at)",
+            # Written in the transaction of the command's effect (``Write.once_key``).
+            """CREATE TABLE once_keys (
+                key TEXT PRIMARY KEY,
+                at REAL NOT NULL,
+                expires_at REAL NOT NULL
+            )""",
+            "CREATE INDEX once_keys_expiry ON once_keys (expires_at)",
+        ),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

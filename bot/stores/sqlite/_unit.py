@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.questions.records import DeliveryKind, DeliveryState, Question, QuestionStatus
-from bot.questions.write import Close, Extend, Owed, StillOpen, Write, Written
+from bot.questions.write import ONCE_KEY_SECONDS, Close, Extend, Owed, StillOpen, Write, Written
 from bot.stores import _rows
-from bot.stores._shared import INSERT_RUN, pauses_query
+from bot.stores._shared import INSERT_ONCE_KEY, INSERT_RUN, PRUNE_ONCE_KEYS, pauses_query
 from bot.stores.sqlite._db import Database, transaction
 
 _OUTSTANDING = str(QuestionStatus.OUTSTANDING)
@@ -138,7 +138,17 @@ def _question(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> 
     return _rows.pause_from_row(row, _attempts(conn, change.interrupt_id))
 
 
+def _once(conn: sqlite3.Connection, write: Write) -> None:
+    """Record the command's key, or refuse the whole write: the command ran already."""
+    conn.execute(PRUNE_ONCE_KEYS, (write.at,))
+    params = (write.once_key, write.at, write.at + ONCE_KEY_SECONDS)
+    if not conn.execute(INSERT_ONCE_KEY, params).rowcount:
+        raise _Refused
+
+
 def _apply(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> Written:
+    if write.once_key:
+        _once(conn, write)
     if write.new_run is not None and not conn.execute(INSERT_RUN, texts["run"]).rowcount:
         raise _Refused  # a retried event: the run exists
     question = _question(conn, write, texts)
