@@ -22,9 +22,13 @@ def public_errors() -> list[type[BaseException]]:
     """Exception classes defined in bot/ and adapters/, bar private ones (``_Name``).
 
     A private exception is control flow, raised and caught in its own module.
+    The client (``bot.client``) imports nothing of the server, so its errors
+    have their own base.
     """
     found: list[type[BaseException]] = []
     for module in [*modules(bot), *modules(adapters)]:
+        if module.__name__.startswith("bot.client"):
+            continue  # the client stands alone: one hierarchy of its own (BridgeError)
         for name, value in vars(module).items():
             if (
                 inspect.isclass(value)
