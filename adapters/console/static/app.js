@@ -515,6 +515,7 @@ async function submitAnswer(q, answer, box) {
   for (const control of controls) control.disabled = false;
   if (result.data.ok) clearBanner();
   else showBanner(errorOf(result));
+  markFields(box, result.data.fields || {});
   refreshConversation();
   refreshList();
 }

@@ -111,3 +111,13 @@ function formAnswers(q) {
     el("tr", {}, el("th", { scope: "row", text: formLabel(name, spec || {}) }), el("td", { text: shown(answer[name]) })));
   return rows.length ? el("table", { class: "arguments form-answer" }, el("tbody", {}, ...rows)) : null;
 }
+
+// Each problem the bot named (the 422's fields) beside its own field; the banner has the sentence.
+function markFields(box, fields) {
+  for (const field of box.querySelectorAll(".field[data-field]")) {
+    const old = field.querySelector(".field-error");
+    if (old) old.remove();
+    const problem = fields[field.dataset.field];
+    if (typeof problem === "string") field.append(el("span", { class: "field-error", role: "alert", text: problem }));
+  }
+}
