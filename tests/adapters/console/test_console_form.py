@@ -7,6 +7,7 @@ import json
 from bot.messages import refusal_text
 from bot.outcomes import AnswerInvalid
 from tests.adapters.console.console_support import Console, ConsoleFactory
+from tests.adapters.console.test_console_security import BO_PASSWORD, PASSWORD, USERS, basic
 from tests.form_support import GOOD, PAYLOAD, form_agent
 
 
@@ -74,3 +75,19 @@ async def test_the_page_loads_the_form_script(make_console: ConsoleFactory) -> N
     assert page.index("/static/form.js") < page.index("/static/app.js")
     script = await console.client.get("/static/form.js")
     assert script.status == 200 and "function formForm(" in await script.text()
+
+
+async def test_someone_else_is_refused_a_form_as_any_question(
+    make_console: ConsoleFactory,
+) -> None:
+    """The same policy as every kind: Bo may not answer Ana's form; her token still works."""
+    console = await make_console(users=USERS, spec=form_agent(None))  # type: ignore[arg-type]
+    ana, bo = basic("ana", PASSWORD), basic("bo", BO_PASSWORD)
+    assert (await console.send("sign up", headers=ana)).status == 202
+    feed = (await console.feed(headers=bo))["runs"][0]["questions"][0]
+    assert feed["kind"] == "form" and feed["yours"] is False
+    asked = (await console.feed(headers=ana))["runs"][0]["questions"][0]
+    refused = await console.answer(asked["token"], GOOD, headers=bo)
+    assert refused.status == 403
+    assert "not yours to answer" in (await refused.json())["error"]
+    assert (await console.answer(asked["token"], GOOD, headers=ana)).status == 200
