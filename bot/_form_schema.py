@@ -87,6 +87,9 @@ def _check_property(name: str, spec: Any) -> None:
     for key in ("minimum", "maximum"):
         if key in spec and not _is_number(spec[key]):
             raise FormError({name: f"{key} must be a number"})
+    for low, high in (("minLength", "maxLength"), ("minimum", "maximum"), ("minItems", "maxItems")):
+        if low in spec and high in spec and spec[low] > spec[high]:
+            raise FormError({name: f"{low} is more than {high}, so no answer could fit"})
     if kind == "string" and "format" in spec and spec["format"] not in FORMATS:
         raise FormError({name: f"format must be one of {', '.join(FORMATS)}"})
     if kind == "string" and "enum" in spec:

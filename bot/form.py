@@ -38,7 +38,15 @@ class FormPayload(BaseModel):
     model_config = ConfigDict(extra="forbid", serialize_by_alias=True, validate_by_name=True)
     title: str = Field(min_length=1, max_length=150)
     message: str = Field(default="", max_length=3000)
-    fields: dict[str, Any] = Field(alias="schema")
+    fields: dict[str, Any] = Field(
+        alias="schema",
+        description=(
+            'A flat JSON Schema: {"type": "object", "properties": {...}, "required": [...]}; '
+            "each property a string (minLength, maxLength, format email/uri/date/date-time, "
+            "or enum), number or integer (minimum, maximum), boolean, or array of enum "
+            "strings, with optional title, description and default."
+        ),
+    )
 
     @field_validator("fields")
     @classmethod

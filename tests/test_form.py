@@ -32,6 +32,8 @@ def _schema(**properties: Any) -> dict[str, Any]:
         (_schema(a={"type": "string", "maxLength": -1}), "a", "maxLength must be a whole"),
         (_schema(a={"type": "array", "items": {"type": "number"}}), "a", "strings drawn"),
         (_schema(a={"type": "integer", "maximum": 5, "default": 9}), "a", "the default must"),
+        (_schema(a={"type": "number", "minimum": 5, "maximum": 1}), "a", "no answer could fit"),
+        (_schema(a={"type": "string", "minLength": 9, "maxLength": 1}), "a", "minLength is more"),
         ({**_schema(a={"type": "boolean"}), "required": ["b"]}, "b", "is not a property"),
     ],
 )

@@ -5,7 +5,8 @@ input block ``f:<name>``: text (``plain_text_input``, ``email_text_input``,
 ``url_text_input``), ``datepicker`` / ``datetimepicker``, ``number_input``,
 Yes / No radio buttons for a boolean (an unticked checkbox could not tell
 "no" from "not answered"), radio buttons or a select for an enum, and
-checkboxes or a multi-select for an array of choices. Defaults fill the
+checkboxes or a multi-select for an array of choices (options carry the
+choice's index, so a value keeps its full length). Defaults fill the
 inputs in. Reading back only reshapes (a number's text to a number, a
 picked time to RFC 3339); whether the answer fits is decided in ``bot/``.
 """
@@ -67,21 +68,34 @@ def form_inputs(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
 def _element(spec: Mapping[str, Any]) -> dict[str, Any]:
     kind, default = spec.get("type"), spec.get("default")
     if kind == "boolean":
-        chosen = None if default is None else ("true" if default else "false")
-        return _choice([(label, value) for label, value in YES_NO], [chosen], multi=False)
+        flag = None if default is None else ("true" if default else "false")
+        return _choice(list(YES_NO), [flag], multi=False)
     if kind == "array":
-        items = spec.get("items")
-        enum = items.get("enum") if isinstance(items, Mapping) else None
-        choices = [(str(v), str(v)) for v in enum or []]
-        element = _choice(choices, list(default or []), multi=True)
+        enum = _enum(spec)
+        chosen = [str(i) for i, v in enumerate(enum) if v in (default or [])]
+        element = _choice(_indexed(enum), chosen, multi=True)
         if element["type"] == "multi_static_select" and isinstance(spec.get("maxItems"), int):
             element["max_selected_items"] = max(1, spec["maxItems"])
         return element
     if isinstance(spec.get("enum"), list):
-        return _choice([(str(v), str(v)) for v in spec["enum"]], [default], multi=False)
+        enum = _enum(spec)
+        return _choice(
+            _indexed(enum), [str(i) for i, v in enumerate(enum) if v == default], multi=False
+        )
     if kind in ("integer", "number"):
         return _number(spec, default, decimal=kind == "number")
     return _text(spec, default)
+
+
+def _enum(spec: Mapping[str, Any]) -> list[str]:
+    items = spec.get("items")
+    values = items.get("enum") if isinstance(items, Mapping) else spec.get("enum")
+    return [str(v) for v in values] if isinstance(values, list) else []
+
+
+def _indexed(enum: list[str]) -> list[tuple[str, str]]:
+    # Options carry the choice's index: a value keeps its full length and any character.
+    return [(value, str(i)) for i, value in enumerate(enum)]
 
 
 def _number(spec: Mapping[str, Any], default: Any, *, decimal: bool) -> dict[str, Any]:
@@ -191,6 +205,10 @@ def _typed(spec: Mapping[str, Any], value: Any) -> Any:
     kind = spec.get("type")
     if kind == "boolean" and value in ("true", "false"):
         return value == "true"
+    if kind == "array" and isinstance(value, list):
+        return [_choice_value(_enum(spec), v) for v in value]
+    if isinstance(spec.get("enum"), list) and isinstance(value, str):
+        return _choice_value(_enum(spec), value)
     if kind in ("integer", "number") and isinstance(value, str):
         for parse in (int, float) if kind == "integer" else (float,):
             try:
@@ -204,6 +222,14 @@ def _typed(spec: Mapping[str, Any], value: Any) -> Any:
 def _note(text: str) -> dict[str, Any]:
     # Plain text: what the agent wrote cannot mention or link anyone.
     return {"type": "section", "text": _plain(clip(text, L.SECTION_TEXT))}
+
+
+def _choice_value(enum: list[str], index: Any) -> Any:
+    """An option's index -> its value; anything else stays as sent, for validation to refuse."""
+    text = str(index)
+    if text.isascii() and text.isdigit() and len(text) <= 6 and int(text) < len(enum):
+        return enum[int(text)]
+    return index
 
 
 def _plain(text: str) -> dict[str, Any]:

@@ -75,7 +75,12 @@ def test_the_modal_has_one_input_per_property_of_the_right_element() -> None:
     assert element["f:agree"]["type"] == "radio_buttons"
     assert element["f:agree"]["initial_option"]["value"] == "false"
     assert [o["value"] for o in element["f:agree"]["options"]] == ["true", "false"]
-    assert element["f:plan"]["initial_option"]["value"] == "free"
+    plan = element["f:plan"]
+    assert [(o["text"]["text"], o["value"]) for o in plan["options"]] == [
+        ("free", "0"),
+        ("pro", "1"),
+    ]
+    assert plan["initial_option"]["value"] == "0"
     assert element["f:start"]["type"] == "datepicker"
     assert element["f:regions"]["type"] == "checkboxes"
     assert by_id["f:name"]["label"]["text"] == "Your name"
@@ -99,7 +104,8 @@ def test_long_lists_become_selects_and_date_times_a_picker() -> None:
     assert element["f:one"]["type"] == "static_select" and len(element["f:one"]["options"]) == 30
     some = element["f:some"]
     assert some["type"] == "multi_static_select" and some["max_selected_items"] == 3
-    assert [o["value"] for o in some["initial_options"]] == many[:2]
+    assert [o["value"] for o in some["initial_options"]] == ["0", "1"]
+    assert [o["text"]["text"] for o in some["initial_options"]] == many[:2]
     assert element["f:at"] == {
         "type": "datetimepicker",
         "action_id": "answer",
@@ -122,20 +128,35 @@ def test_a_submitted_modal_reads_back_as_the_schemas_object() -> None:
         agree={"type": "radio_buttons", "selected_option": {"value": "true"}},
         plan={"type": "radio_buttons", "selected_option": None},
         start={"type": "datepicker", "selected_date": "2026-12-24"},
-        regions={"type": "checkboxes", "selected_options": [{"value": "eu"}, {"value": "us"}]},
+        regions={"type": "checkboxes", "selected_options": [{"value": "0"}, {"value": "2"}]},
     )
     assert answer_from_state(META, PAYLOAD, {}, values) == {
         "name": "Ada",
         "age": 36,
         "agree": True,
         "start": "2026-12-24",
-        "regions": ["eu", "us"],
+        "regions": ["eu", "apac"],
     }
     odd = state(
         age={"type": "number_input", "value": "thirty"},
         agree={"type": "radio_buttons", "selected_option": {"value": "false"}},
     )
     assert answer_from_state(META, PAYLOAD, {}, odd) == {"age": "thirty", "agree": False}
+    forged = state(plan={"type": "static_select", "selected_option": {"value": "7"}})
+    assert answer_from_state(META, PAYLOAD, {}, forged) == {"plan": "7"}  # refused later
+
+
+def test_a_long_or_odd_choice_comes_back_whole() -> None:
+    """Options carry indexes, so a 300-character value with commas is not cut to 150."""
+    long = "a, b & <c> " * 30
+    schema = {"type": "object", "properties": {"pick": {"type": "string", "enum": ["x", long]}}}
+    payload = {"title": "Pick", "message": "", "schema": schema}
+    view = modal(payload)
+    assert_modal_within_limits(view)
+    option = view["blocks"][0]["element"]["options"][1]
+    assert option["value"] == "1" and len(option["text"]["text"]) <= 75
+    values = state(pick={"type": "radio_buttons", "selected_option": {"value": "1"}})
+    assert answer_from_state(META, payload, {}, values) == {"pick": long}
 
 
 def test_a_picked_date_time_is_sent_as_rfc3339_utc() -> None:

@@ -49,7 +49,7 @@ GOOD = _values(
     name={"type": "plain_text_input", "value": "Ada"},
     age={"type": "number_input", "value": "36"},
     agree={"type": "radio_buttons", "selected_option": {"value": "true"}},
-    regions={"type": "checkboxes", "selected_options": [{"value": "eu"}]},
+    regions={"type": "checkboxes", "selected_options": [{"value": "0"}]},
 )
 
 
