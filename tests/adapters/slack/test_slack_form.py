@@ -191,3 +191,26 @@ def test_the_closed_form_shows_the_submitted_fields_and_who() -> None:
     expired = closed_message(Closed("form", PAYLOAD, "<@U1>", "expired", "", 1.8e9, None))
     assert "Expired, no answer." in json.dumps(expired)
     assert not [b for b in expired["blocks"] if "fields" in b]
+
+
+def test_the_largest_form_fits_every_limit() -> None:
+    """Fifty long-titled properties: the message, the modal and the closed message all fit."""
+    properties = {
+        f"field_{i}": {"type": "string", "title": "T" * 3000, "description": "D" * 3000}
+        for i in range(50)
+    }
+    payload = {
+        "title": "X" * 150,
+        "message": "M" * 3000,
+        "schema": {"type": "object", "properties": properties},
+    }
+    assert_message_within_limits(question_message(asked("form", payload)))
+    view = modal(payload)
+    assert_modal_within_limits(view)
+    assert len(view["blocks"]) == 51
+    answer = {name: "v" * 3000 for name in properties}
+    closed = Closed("form", payload, "<@U1>", "answered", "<@U2>", 1.8e9, answer)
+    message = closed_message(closed)
+    assert_message_within_limits(message)
+    fields = next(b for b in message["blocks"] if "fields" in b)["fields"]
+    assert len(fields) == 10 and fields[-1]["text"] == "…and 41 more fields"

@@ -174,3 +174,18 @@ async def test_a_form_through_teams_refuses_a_bad_answer_then_takes_a_good_one(
     await door.connector.wait_for(
         lambda: [t for t in door.connector.texts() if t == expected], what="the run's reply"
     )
+
+
+def test_the_largest_form_fits_a_teams_card() -> None:
+    properties = {
+        f"field_{i}": {"type": "string", "title": "T" * 3000, "description": "D" * 3000}
+        for i in range(50)
+    }
+    payload = {
+        "title": "X" * 150,
+        "message": "M" * 3000,
+        "schema": {"type": "object", "properties": properties},
+    }
+    card = question_card(_asked("form", payload))
+    assert len(json.dumps(card, ensure_ascii=False).encode()) <= MAX_CARD_BYTES
+    assert len(_inputs(card)) == 50
