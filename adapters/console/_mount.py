@@ -21,6 +21,7 @@ STATIC = Path(__file__).parent / "static"
 ASSETS = {
     "index.html": "text/html",
     "app.js": "text/javascript",
+    "form.js": "text/javascript",
     "style.css": "text/css",
     "admin.html": "text/html",
     "admin.js": "text/javascript",

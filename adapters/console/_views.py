@@ -14,6 +14,7 @@ from typing import Any, assert_never
 from adapters.console._surface import SURFACE
 from adapters.console._wording import may_answer_text
 from bot.approval import APPROVAL
+from bot.form import FORM
 from bot.human.capability import ASK_USER
 from bot.messages import answered_text, cancelled_text, expired_text
 from bot.outcomes import Responder
@@ -154,8 +155,8 @@ def cancel_reason(record: Question) -> str:
 
 
 def question_kind(name: str) -> str:
-    """Which form the page draws: the two it knows, or a generic JSON one."""
-    return name if name in (ASK_USER, APPROVAL) else "other"
+    """Which form the page draws: the three it knows, or a generic JSON one."""
+    return name if name in (ASK_USER, APPROVAL, FORM) else "other"
 
 
 def closed_text(record: Question) -> str | None:

@@ -3,6 +3,7 @@
 Pure functions, no I/O. ``ask_user`` gets one input per question (free
 text, radio buttons, checkboxes, or a select past ten options); any other
 interaction gets one input per top-level field of its response schema; a
+``form`` gets one input per property of the schema it carries (``_forms``); a
 rejected ``approval`` gets an optional comment. The token rides in
 ``private_metadata``; Slack returns it with the submission, signed.
 """
@@ -15,11 +16,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from adapters.slack import _forms
 from adapters.slack import _limits as L
 from adapters.slack._limits import clip
-from adapters.slack._render import APPROVAL, ASK_USER
+from adapters.slack._render import APPROVAL, ASK_USER, FORM
 
-FormKind = Literal["ask", "schema", "reject"]
+FormKind = Literal["ask", "schema", "reject", "form"]
 ANSWER = "answer"  # every input's action_id
 MAX_FREE_TEXT = 2000
 
@@ -50,7 +52,7 @@ class Metadata:
             data = json.loads(raw)
         except (ValueError, TypeError, RecursionError):
             return None
-        if not isinstance(data, dict) or data.get("k") not in ("ask", "schema", "reject"):
+        if not isinstance(data, dict) or data.get("k") not in ("ask", "schema", "reject", "form"):
             return None
         fields = [data.get(key) for key in ("t", "c", "m", "h")]
         if not all(isinstance(value, str) for value in fields):
@@ -59,6 +61,8 @@ class Metadata:
 
 
 def form_kind(name: str) -> FormKind:
+    if name == FORM:
+        return "form"
     return "ask" if name == ASK_USER else "schema"
 
 
@@ -66,7 +70,9 @@ def answer_modal(
     name: str, payload: Mapping[str, Any], schema: Mapping[str, Any], metadata: Metadata
 ) -> dict[str, Any]:
     """The "Answer…" modal: inputs for the question, submit sends them back."""
-    if metadata.kind == "ask":
+    if metadata.kind == "form":
+        inputs = _forms.form_inputs(payload)
+    elif metadata.kind == "ask":
         inputs = [_question_input(i, q) for i, q in enumerate(_questions(payload))]
     else:
         inputs = _schema_inputs(schema)
@@ -77,6 +83,8 @@ def answer_modal(
     if not blocks:
         blocks.append(_note("This question has nothing to fill in; submit to answer."))
     title = "Approval" if name == APPROVAL else "Answer the question"
+    if metadata.kind == "form":
+        title = str(payload.get("title") or "Fill in the form")
     return _modal(title, "Send answer", blocks, metadata)
 
 
@@ -110,6 +118,8 @@ def answer_from_state(
     if metadata.kind == "reject":
         comment = _read(values.get("comment", {}).get(ANSWER, {}))
         return {"decision": "reject", "comment": comment if isinstance(comment, str) else ""}
+    if metadata.kind == "form":
+        return _forms.form_answer_from_state(payload, values)
     if metadata.kind == "ask":
         answers: dict[str, Any] = {}
         for i, question in enumerate(_questions(payload)):
@@ -135,9 +145,10 @@ def errors_for(
     """Validation problems keyed by the input block they belong under."""
     errors: dict[str, str] = {}
     questions = _questions(payload)
-    properties = list(schema.get("properties") or {})
+    form = metadata.kind == "form"
+    names = list(_forms.properties(payload) if form else schema.get("properties") or {})
     for where, problem in fields.items():
-        block = _block_for(metadata, questions, properties, where, problem)
+        block = _block_for(metadata, questions, names, where, problem)
         errors.setdefault(block, clip(problem, 300))
     return errors
 
@@ -285,7 +296,7 @@ def _block_for(
 ) -> str:
     if metadata.kind == "reject":
         return "comment"
-    if metadata.kind == "schema":
+    if metadata.kind in ("schema", "form"):
         field = where.split(".")[0]
         # A whole-answer problem goes under the first field.
         return _field_block(field if field in properties or not properties else properties[0])
@@ -298,7 +309,7 @@ def _block_for(
 
 
 def _field_block(field: str) -> str:
-    return clip(f"f:{field}", L.BLOCK_ID)
+    return _forms.field_block(field)
 
 
 def _questions(payload: Mapping[str, Any]) -> list[Mapping[str, Any]]:

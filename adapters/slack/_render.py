@@ -1,8 +1,8 @@
 """Questions as Block Kit messages: pure functions, no I/O.
 
 One ``ask_user`` question with up to five options becomes one button per
-option; an ``approval`` becomes Approve / Reject; anything else becomes an
-"Answer…" button that opens a modal (``_modals``). Every message keeps
+option; an ``approval`` becomes Approve / Reject; a ``form`` and anything
+else become an "Answer…" button that opens a modal (``_modals``, ``_forms``). Every message keeps
 within Block Kit's limits (``_limits``): long content is cut with a
 visible marker rather than refused by Slack.
 """
@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from adapters.slack import _limits as L
+from adapters.slack._forms import label_of, properties
 from adapters.slack._limits import CUT, clip
 from bot.messages import (
     EXPIRED_LINE,
@@ -28,6 +29,7 @@ from bot.messages import (
 
 ASK_USER = "ask_user"
 APPROVAL = "approval"
+FORM = "form"
 MAX_BUTTONS = 5
 # Ten fields of 2,000 would blow the message budget; an argument shows its start.
 APPROVAL_FIELD_TEXT = 600
@@ -127,6 +129,10 @@ def question_message(asked: Asked) -> dict[str, Any]:
 def closed_message(closed: Closed) -> dict[str, Any]:
     """The question redrawn without its buttons, ending in how it closed."""
     blocks = _body(closed.name, closed.payload, expanded=False)
+    if closed.name == FORM and closed.status == "answered" and closed.answer:
+        fields = _form_answer(closed.payload, closed.answer)
+        if fields:
+            blocks.append({"type": "section", "fields": fields})
     blocks.append(_context(outcome_line(closed)))
     return _fit(outcome_line(closed), blocks)
 
@@ -165,6 +171,8 @@ def reply_message(text: str) -> dict[str, Any]:
 def _body(name: str, payload: Mapping[str, Any], *, expanded: bool) -> list[dict[str, Any]]:
     if name == APPROVAL:
         return _approval_body(payload)
+    if name == FORM:
+        return [_section(_form_text(payload))]
     if name == ASK_USER:
         blocks: list[dict[str, Any]] = []
         questions = _questions(payload)
@@ -194,6 +202,35 @@ def _approval_body(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
         if len(items) > L.SECTION_FIELDS - 2:
             fields.append(_mrkdwn(f"…and {len(items) - (L.SECTION_FIELDS - 2)} more arguments"))
     return [section, {"type": "section", "fields": fields}]
+
+
+def _form_text(payload: Mapping[str, Any]) -> str:
+    title = escape(str(payload.get("title") or "A form to fill in"))
+    message = escape(str(payload.get("message") or ""))
+    labels = ", ".join(escape(label_of(k, v)) for k, v in properties(payload).items())
+    lines = [f"*{title}*", message, f"Fields: {labels}" if labels else ""]
+    return "\n".join(line for line in lines if line)
+
+
+def _form_answer(payload: Mapping[str, Any], answer: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The submitted fields, ``*Label*`` over the value, within a section's ten."""
+    shown = []
+    for name, spec in properties(payload).items():
+        if name in answer:
+            label, value = escape(label_of(name, spec)), escape(_form_value(answer[name]))
+            shown.append(_mrkdwn(clip(f"*{label}*\n{value}", APPROVAL_FIELD_TEXT)))
+    if len(shown) > L.SECTION_FIELDS:
+        more = len(shown) - (L.SECTION_FIELDS - 1)
+        shown = [*shown[: L.SECTION_FIELDS - 1], _mrkdwn(f"…and {more} more fields")]
+    return shown
+
+
+def _form_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "Yes" if value else "No"
+    if isinstance(value, list):
+        return ", ".join(map(str, value)) or "(none)"
+    return str(value)
 
 
 def _question_text(question: Mapping[str, Any], *, expanded: bool) -> str:
@@ -300,6 +337,8 @@ def _size(blocks: Sequence[Mapping[str, Any]]) -> int:
 def _summary(name: str, payload: Mapping[str, Any]) -> str:
     if name == APPROVAL:
         return f"Approval requested: {payload.get('action', '')}"
+    if name == FORM:
+        return f"Form: {payload.get('title', '')}"
     questions = _questions(payload)
     if questions:
         return f"Question: {questions[0].get('question', '')}"

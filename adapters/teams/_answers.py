@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from adapters.teams._form_card import form_answer, properties
+
 Json = dict[str, Any]
 
 
@@ -21,6 +23,8 @@ def answer_from(
         return _ask_user(payload, data)
     if name == "approval":
         return {"decision": data.get("decision", ""), "comment": str(data.get("comment") or "")}
+    if name == "form":
+        return form_answer(payload, data)
     return {
         key[2:]: _split(value) if _is_list_field(schema or {}, key[2:]) else value
         for key, value in data.items()
@@ -66,10 +70,13 @@ def errors_for(name: str, payload: Json, fields: Mapping[str, str]) -> dict[str,
     """Validation problems keyed by the input they belong beside ("" for the card)."""
     placed: dict[str, str] = {}
     questions = payload.get("questions", []) if name == "ask_user" else []
+    named = properties(payload) if name == "form" else {}
     for where, problem in fields.items():
         key = ""
         if name == "approval" and where == "comment":
             key = "comment"
+        elif name == "form":
+            key = f"f_{where}" if where in named else ""
         elif name not in ("ask_user", "approval") and where.split(".")[0] != "answer":
             key = f"f_{where.split('.')[0]}"
         for index, question in enumerate(questions):

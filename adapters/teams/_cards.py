@@ -3,7 +3,7 @@
 Input ids are the contract with ``_answers``: ``q<i>`` for the i-th
 ``ask_user`` question (choices submit option indexes, so labels with commas
 survive a multi-select), ``comment`` for an approval, ``f_<field>`` for a
-deployment's own schema.
+``form``'s schema (``_form_card``) and for a deployment's own schema.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from adapters.teams._card_kit import (
     text,
     title,
 )
+from adapters.teams._form_card import form_inputs
 from bot.messages import expires_text
 
 # A single choice shows as buttons up to this many options (Teams shows six actions).
@@ -58,6 +59,8 @@ def question_card(asked: Asked) -> Json:
         return fit(lambda limits: _ask_user(asked, limits))
     if asked.name == "approval":
         return fit(lambda limits: _approval(asked, limits))
+    if asked.name == "form":
+        return fit(lambda limits: _form(asked, limits))
     return fit(lambda limits: _schema(asked, limits))
 
 
@@ -183,6 +186,15 @@ def _approval(asked: Asked, limits: Limits) -> Json:
     ]
     heading = f"Approval needed: {payload.get('action', '')}"
     return card(_frame(asked, heading, inner, limits), actions)
+
+
+def _form(asked: Asked, limits: Limits) -> Json:
+    message = str(asked.payload.get("message") or "")
+    inner = [text(cut(message, limits.text))] if message else []
+    inner += form_inputs(asked.payload, limits, errors=asked.errors, values=asked.values)
+    heading = str(asked.payload.get("title") or "The agent asks you to fill in a form")
+    data = answer_data(asked.token, asked.interrupt_id)
+    return card(_frame(asked, heading, inner, limits), [execute("Send", data, style="positive")])
 
 
 def _schema(asked: Asked, limits: Limits) -> Json:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, assert_never
 
 from adapters.teams._card_kit import Json, Limits, card, cut, facts, fit, text, title
+from adapters.teams._form_card import answered_facts
 from bot.messages import answered_text, cancelled_text, decided_text, expired_text
 from bot.stores.records import Question, QuestionStatus
 
@@ -61,6 +62,13 @@ def _closed(record: Question, limits: Limits) -> Json:
             body.append(text(cut(asked, limits.text), spacing="small"))
             if asked in answers:
                 body.append(facts([("Answer", _answer(answers[asked], limits))]))
+    elif record.name == "form":
+        body = [title(cut(str(payload.get("title") or "Form"), limits.label))]
+        if payload.get("message"):
+            body.append(text(cut(str(payload["message"]), limits.text)))
+        shown = answered_facts(payload, record.answer or {}, limits)
+        if shown and record.status is QuestionStatus.ANSWERED:
+            body.append(facts(shown))
     else:
         body = [title(cut(record.name.replace("_", " ").capitalize(), limits.label))]
         answer = record.answer or {}

@@ -78,7 +78,13 @@ def title_of(payload: dict[str, Any], name: str) -> str:
     if isinstance(questions, list) and questions and isinstance(questions[0], dict):
         text = str(questions[0].get("question", ""))
     else:
-        text = str(payload.get("question") or payload.get("summary") or payload.get("action") or "")
+        text = str(
+            payload.get("question")
+            or payload.get("summary")
+            or payload.get("action")
+            or payload.get("title")
+            or ""
+        )
     text = " ".join(text.split()) or name
     return text if len(text) <= MAX_TITLE else text[: MAX_TITLE - 1] + "…"
 

@@ -33,11 +33,11 @@ class TeamsDoor(Door):
 
 
 @contextlib.asynccontextmanager
-async def teams_door(tmp_path: Path) -> AsyncIterator[TeamsDoor]:
+async def teams_door(tmp_path: Path, **env: Any) -> AsyncIterator[TeamsDoor]:
     """The app with Teams on, its connector a loopback fake."""
     connector = await FakeConnector().start()
     try:
-        opened = TeamsDoor(tmp_path, BOT_CONSOLE=False)
+        opened = TeamsDoor(tmp_path, BOT_CONSOLE=False, **env)
         opened.connector = connector
         opened.outbound = connector.calls
         async with opened:

@@ -408,3 +408,40 @@ async def test_the_admin_panel_fits_a_phone(
     for name in ("Cancel question", "Keep it"):
         box = await rows.first.get_by_role("button", name=name).bounding_box()
         assert box is not None and box["x"] + box["width"] <= PHONE["width"], (name, box)
+
+
+async def test_a_form_is_filled_in_refused_then_answered(start_bot: StartBot, page: Page) -> None:
+    """A form drawn from its schema: a wrong age gets the sentence, a right one the summary."""
+    server = await start_bot(BOT_AGENT="tests.form_support:form_agent")
+    await page.goto(f"{server.url}/")
+    message = page.get_by_label("Message", exact=True)
+    await message.fill("sign up")
+    await message.press("Enter")
+
+    name = page.get_by_label("Your name")
+    await expect(name).to_be_visible(timeout=WAIT_MS)
+    await expect(page.get_by_role("heading", name="Sign up")).to_be_visible()
+    await name.fill("Ada")
+    await page.get_by_label("Email").fill("ada@example.org")
+    await page.get_by_role("spinbutton", name="Age").fill("200")
+    await page.get_by_label("Agree to the terms").select_option("true")
+    await page.get_by_label("plan").select_option("pro")
+    await page.get_by_label("Start date").fill("2026-12-24")
+    await page.get_by_role("checkbox", name="eu").check()
+    await page.screenshot(path=SHOTS / "50-form.png", full_page=True)
+    await page.get_by_role("button", name="Submit", exact=True).click()
+
+    banner = page.locator("#banner-text")
+    await expect(banner).to_contain_text("age: must be at most 150", timeout=WAIT_MS)
+    beside = page.locator('.field[data-field="age"] .field-error')
+    await expect(beside).to_have_text("must be at most 150")
+    await page.get_by_role("spinbutton", name="Age").fill("36")
+    await page.get_by_role("button", name="Submit", exact=True).click()
+
+    answer = '{"age": 36, "agree": true, "email": "ada@example.org", "name": "Ada", "plan": "pro"'
+    report = page.locator(".bot-message", has_text=answer)
+    await expect(report).to_have_count(1, timeout=WAIT_MS)
+    answered = page.locator('.question[data-status="answered"]')
+    await expect(answered.locator(".form-answer")).to_contain_text("Ada")
+    await expect(answered.locator(".form-answer")).to_contain_text("eu")
+    await page.screenshot(path=SHOTS / "51-form-answered.png", full_page=True)

@@ -64,7 +64,7 @@ function expiry(at) {
 function title(question) {
   const payload = question.payload || {};
   const first = Array.isArray(payload.questions) && payload.questions[0];
-  return (first && first.question) || payload.question || payload.summary || question.name;
+  return (first && first.question) || payload.question || payload.summary || payload.title || question.name;
 }
 
 function button(label, action) {

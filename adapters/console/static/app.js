@@ -334,7 +334,7 @@ function question(q, run) {
     class: "question", "data-status": q.status, "data-interrupt": q.interrupt_id, "data-yours": q.yours,
   });
   if (q.status === "outstanding" && q.token && q.yours) {
-    const draw = { ask_user: askUserForm, approval: approvalForm }[q.kind] || jsonForm;
+    const draw = { ask_user: askUserForm, approval: approvalForm, form: formForm }[q.kind] || jsonForm;
     box.append(...present(draw(q, (answer) => submitAnswer(q, answer, box))));
     box.append(facts(q, run));
   } else if (q.status === "outstanding") {
@@ -480,6 +480,7 @@ function jsonForm(q, submit) {
 
 function readOnly(q) {
   if (q.kind === "approval") return approvalHead(q);
+  if (q.kind === "form") return formHead(q);
   if (q.kind === "ask_user") return ((q.payload || {}).questions || []).flatMap(prompt);
   return [el("h3", { text: say("bot_asks", { name: q.name }) })];
 }
@@ -503,16 +504,18 @@ function closedSummary(q) {
       : null;
     return [...approvalHead(q), verdict];
   }
+  if (q.kind === "form") return [...formHead(q), q.status === "answered" ? formAnswers(q) : null];
   return [el("h3", { text: say("bot_asked", { name: q.name }) })];
 }
 
 async function submitAnswer(q, answer, box) {
-  const controls = box.querySelectorAll("button, input, textarea");
+  const controls = box.querySelectorAll("button, input, textarea, select");
   for (const control of controls) control.disabled = true;
   const result = await call("POST", "/api/answer", { token: q.token, answer });
   for (const control of controls) control.disabled = false;
   if (result.data.ok) clearBanner();
   else showBanner(errorOf(result));
+  markFields(box, result.data.fields || {});
   refreshConversation();
   refreshList();
 }

@@ -9,6 +9,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from adapters.console import ConsoleLimits, ConsoleSurface, mount_console
+from bot.agent_spec import AgentSpec
 from bot.approval import approval_registration, approval_tool
 from bot.compose import build_agent
 from bot.demo import Fleet, demo_script
@@ -38,14 +39,18 @@ async def make_console(
         limits: ConsoleLimits | None = None,
         policy: RequesterOrApprovers | None = None,
         operator: str = "Ana",
+        spec: AgentSpec | None = None,
     ) -> Console:
+        """The demo agent, or ``spec``'s tools, interactions and provider."""
         agent, capability = build_agent(
-            provider=ScriptedProvider(demo_script),
+            provider=spec.provider if spec and spec.provider else ScriptedProvider(demo_script),
             stores=sqlite_stores,
             signer=signer,
             clock=clock,
-            tools=[*Fleet().tools(), approval_tool()],
-            registrations=[ask_user_registration(), approval_registration()],
+            tools=spec.tools if spec else [*Fleet().tools(), approval_tool()],
+            registrations=spec.registrations
+            if spec
+            else [ask_user_registration(), approval_registration()],
         )
         policy = policy or RequesterOrApprovers()
         service = RunService(

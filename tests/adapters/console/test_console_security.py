@@ -139,7 +139,7 @@ async def test_cross_origin_answer_is_403_and_spends_nothing(console: Console) -
     assert real.status == 200
 
 
-@pytest.mark.parametrize("path", ["/", "/static/app.js", "/static/style.css"])
+@pytest.mark.parametrize("path", ["/", "/static/app.js", "/static/form.js", "/static/style.css"])
 async def test_page_and_assets_carry_the_csp(console: Console, path: str) -> None:
     """The page and its files are served with a strict CSP and nosniff."""
     response = await console.client.get(path)
@@ -151,11 +151,12 @@ async def test_page_and_assets_carry_the_csp(console: Console, path: str) -> Non
 
 
 async def test_page_has_no_inline_script(console: Console) -> None:
-    """The page loads its script from /static, so the CSP needs no inline allowance."""
+    """The page loads its scripts from /static, so the CSP needs no inline allowance."""
     page = await (await console.client.get("/")).text()
     assert '<script src="/static/app.js" defer></script>' in page
+    assert '<script src="/static/form.js" defer></script>' in page
     # The only other script element is the page's wording, a JSON data block.
-    assert page.count("<script") == 2
+    assert page.count("<script") == 3
     assert '<script id="wording" type="application/json">{"title": ' in page
     assert "{{WORDING}}" not in page
     script = await console.client.get("/static/app.js")

@@ -1,0 +1,236 @@
+"""A ``form`` question in Block Kit: its message, its modal, and the answer read back.
+
+Pure functions, no I/O. Each property of the form's schema becomes one
+input block ``f:<name>``: text (``plain_text_input``, ``email_text_input``,
+``url_text_input``), ``datepicker`` / ``datetimepicker``, ``number_input``,
+Yes / No radio buttons for a boolean (an unticked checkbox could not tell
+"no" from "not answered"), radio buttons or a select for an enum, and
+checkboxes or a multi-select for an array of choices (options carry the
+choice's index, so a value keeps its full length). Defaults fill the
+inputs in. Reading back only reshapes (a number's text to a number, a
+picked time to RFC 3339); whether the answer fits is decided in ``bot/``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from adapters.slack import _limits as L
+from adapters.slack._limits import clip
+
+ANSWER = "answer"  # every input's action_id, as in ``_modals``
+YES_NO = (("Yes", "true"), ("No", "false"))
+
+
+def field_block(name: str) -> str:
+    return clip(f"f:{name}", L.BLOCK_ID)
+
+
+def properties(payload: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    schema = payload.get("schema")
+    found = schema.get("properties") if isinstance(schema, Mapping) else None
+    if not isinstance(found, Mapping):
+        return {}
+    return {str(k): v for k, v in found.items() if isinstance(v, Mapping)}
+
+
+def label_of(name: str, spec: Mapping[str, Any]) -> str:
+    return str(spec.get("title") or name)
+
+
+# -- the modal ----------------------------------------------------------------
+
+
+def form_inputs(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The modal's blocks: the message, then one input per property."""
+    schema = payload.get("schema")
+    required = set(schema.get("required") or []) if isinstance(schema, Mapping) else set()
+    blocks: list[dict[str, Any]] = []
+    message = str(payload.get("message") or "")
+    if message:
+        blocks.append(_note(message))
+    for name, spec in properties(payload).items():
+        block: dict[str, Any] = {
+            "type": "input",
+            "block_id": field_block(name),
+            "optional": name not in required,
+            "label": _plain(clip(label_of(name, spec), L.INPUT_LABEL)),
+            "element": _element(spec),
+        }
+        if spec.get("description"):
+            block["hint"] = _plain(clip(str(spec["description"]), L.INPUT_HINT))
+        blocks.append(block)
+    return blocks
+
+
+def _element(spec: Mapping[str, Any]) -> dict[str, Any]:
+    kind, default = spec.get("type"), spec.get("default")
+    if kind == "boolean":
+        flag = None if default is None else ("true" if default else "false")
+        return _choice(list(YES_NO), [flag], multi=False)
+    if kind == "array":
+        enum = _enum(spec)
+        chosen = [str(i) for i, v in enumerate(enum) if v in (default or [])]
+        element = _choice(_indexed(enum), chosen, multi=True)
+        if element["type"] == "multi_static_select" and isinstance(spec.get("maxItems"), int):
+            element["max_selected_items"] = max(1, spec["maxItems"])
+        return element
+    if isinstance(spec.get("enum"), list):
+        enum = _enum(spec)
+        return _choice(
+            _indexed(enum), [str(i) for i, v in enumerate(enum) if v == default], multi=False
+        )
+    if kind in ("integer", "number"):
+        return _number(spec, default, decimal=kind == "number")
+    return _text(spec, default)
+
+
+def _enum(spec: Mapping[str, Any]) -> list[str]:
+    items = spec.get("items")
+    values = items.get("enum") if isinstance(items, Mapping) else spec.get("enum")
+    return [str(v) for v in values] if isinstance(values, list) else []
+
+
+def _indexed(enum: list[str]) -> list[tuple[str, str]]:
+    # Options carry the choice's index: a value keeps its full length and any character.
+    return [(value, str(i)) for i, value in enumerate(enum)]
+
+
+def _number(spec: Mapping[str, Any], default: Any, *, decimal: bool) -> dict[str, Any]:
+    element: dict[str, Any] = {
+        "type": "number_input",
+        "action_id": ANSWER,
+        "is_decimal_allowed": decimal,
+    }
+    # Block Kit takes these as strings.
+    for key, slack_key in (("minimum", "min_value"), ("maximum", "max_value")):
+        if isinstance(spec.get(key), int | float):
+            element[slack_key] = str(spec[key])
+    if isinstance(default, int | float) and not isinstance(default, bool):
+        element["initial_value"] = str(default)
+    return element
+
+
+def _text(spec: Mapping[str, Any], default: Any) -> dict[str, Any]:
+    fmt = spec.get("format")
+    initial = default if isinstance(default, str) else None
+    if fmt == "date":
+        element: dict[str, Any] = {"type": "datepicker", "action_id": ANSWER}
+        if initial:
+            element["initial_date"] = initial
+        return element
+    if fmt == "date-time":
+        element = {"type": "datetimepicker", "action_id": ANSWER}
+        if initial:
+            try:
+                at = datetime.fromisoformat(initial.upper().replace("Z", "+00:00"))
+                element["initial_date_time"] = int(at.timestamp())
+            except ValueError:
+                pass
+        return element
+    if fmt in ("email", "uri"):
+        element = {"type": "email_text_input" if fmt == "email" else "url_text_input"}
+        element["action_id"] = ANSWER
+    else:
+        most = spec.get("maxLength")
+        limit = min(most, L.TEXT_INPUT_MAX) if isinstance(most, int) else L.TEXT_INPUT_MAX
+        element = {"type": "plain_text_input", "action_id": ANSWER, "max_length": max(limit, 1)}
+        if isinstance(spec.get("minLength"), int) and spec["minLength"] > 0:
+            element["min_length"] = min(spec["minLength"], element["max_length"])
+        element["multiline"] = limit > 150
+    if initial:
+        element["initial_value"] = initial
+    return element
+
+
+def _choice(choices: list[tuple[str, str]], initial: list[Any], *, multi: bool) -> dict[str, Any]:
+    options = [_option(label, value) for label, value in choices[: L.SELECT_OPTIONS]]
+    few = len(choices) <= L.CHOICE_OPTIONS
+    if few:
+        kind = "checkboxes" if multi else "radio_buttons"
+    else:
+        kind = "multi_static_select" if multi else "static_select"
+    element: dict[str, Any] = {"type": kind, "action_id": ANSWER, "options": options}
+    if not few:
+        element["placeholder"] = _plain("Choose…")
+    picked = [o for o in options if o["value"] in {str(v) for v in initial if v is not None}]
+    if picked and multi:
+        element["initial_options"] = picked
+    elif picked:
+        element["initial_option"] = picked[0]
+    return element
+
+
+def _option(label: str, value: str) -> dict[str, Any]:
+    return {"text": _plain(clip(label, L.OPTION_TEXT)), "value": clip(value, L.OPTION_VALUE)}
+
+
+# -- the submission -----------------------------------------------------------
+
+
+def form_answer_from_state(payload: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
+    """The schema's object out of ``view.state.values``; an empty input is left out."""
+    answer: dict[str, Any] = {}
+    for name, spec in properties(payload).items():
+        state = values.get(field_block(name), {})
+        state = state.get(ANSWER, {}) if isinstance(state, Mapping) else {}
+        value = _read(state if isinstance(state, Mapping) else {})
+        if value is None or value == "" or (value == [] and spec.get("type") != "array"):
+            continue
+        answer[name] = _typed(spec, value)
+    return answer
+
+
+def _read(state: Mapping[str, Any]) -> Any:
+    kind = state.get("type")
+    if kind in ("radio_buttons", "static_select"):
+        selected = state.get("selected_option")
+        return selected.get("value") if isinstance(selected, Mapping) else None
+    if kind in ("checkboxes", "multi_static_select"):
+        chosen = state.get("selected_options") or []
+        return [o.get("value") for o in chosen if isinstance(o, Mapping)]
+    if kind == "datepicker":
+        return state.get("selected_date")
+    if kind == "datetimepicker":
+        at = state.get("selected_date_time")
+        if isinstance(at, int) and not isinstance(at, bool) and 0 <= at < 253_402_300_800:
+            return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return at
+    return state.get("value")
+
+
+def _typed(spec: Mapping[str, Any], value: Any) -> Any:
+    kind = spec.get("type")
+    if kind == "boolean" and value in ("true", "false"):
+        return value == "true"
+    if kind == "array" and isinstance(value, list):
+        return [_choice_value(_enum(spec), v) for v in value]
+    if isinstance(spec.get("enum"), list) and isinstance(value, str):
+        return _choice_value(_enum(spec), value)
+    if kind in ("integer", "number") and isinstance(value, str):
+        for parse in (int, float) if kind == "integer" else (float,):
+            try:
+                return parse(value)
+            except ValueError:
+                continue
+        return value  # validation names the field
+    return value
+
+
+def _note(text: str) -> dict[str, Any]:
+    # Plain text: what the agent wrote cannot mention or link anyone.
+    return {"type": "section", "text": _plain(clip(text, L.SECTION_TEXT))}
+
+
+def _choice_value(enum: list[str], index: Any) -> Any:
+    """An option's index -> its value; anything else stays as sent, for validation to refuse."""
+    text = str(index)
+    if text.isascii() and text.isdigit() and len(text) <= 6 and int(text) < len(enum):
+        return enum[int(text)]
+    return index
+
+
+def _plain(text: str) -> dict[str, Any]:
+    return {"type": "plain_text", "text": text, "emoji": True}

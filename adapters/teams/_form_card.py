@@ -1,0 +1,199 @@
+"""A ``form`` question as Adaptive Card inputs, the submitted data read back, and the closed facts.
+
+Pure functions, no I/O. Each property of the form's schema is one input
+``f_<name>``: ``Input.Text`` (styled Email or Url by ``format``),
+``Input.Date``, ``Input.Number`` with its bounds, ``Input.Toggle`` for a
+boolean, ``Input.ChoiceSet`` for an enum (``isMultiSelect`` for an array of
+choices). Choices submit their index, as ``ask_user``'s do, so a value with
+a comma survives a multi-select. Reading back only reshapes; whether the
+answer fits is decided in ``bot/``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from adapters.teams._card_kit import Json, Limits, cut, error_text
+
+DATE_TIME_HINT = "e.g. 2026-12-01T16:00:00Z"
+
+
+def properties(payload: Mapping[str, Any]) -> dict[str, Json]:
+    schema = payload.get("schema")
+    found = schema.get("properties") if isinstance(schema, Mapping) else None
+    if not isinstance(found, Mapping):
+        return {}
+    return {str(k): dict(v) for k, v in found.items() if isinstance(v, Mapping)}
+
+
+def label_of(name: str, spec: Mapping[str, Any]) -> str:
+    return str(spec.get("title") or name)
+
+
+def form_inputs(
+    payload: Mapping[str, Any],
+    limits: Limits,
+    *,
+    errors: Mapping[str, str],
+    values: Mapping[str, str],
+) -> list[Json]:
+    """One input per property, each followed by its problem when the card is drawn again."""
+    schema = payload.get("schema")
+    required = set(schema.get("required") or []) if isinstance(schema, Mapping) else set()
+    body: list[Json] = []
+    for name, spec in properties(payload).items():
+        input_id = f"f_{name}"
+        element = _input(input_id, spec, limits)
+        element["label"] = cut(label_of(name, spec), limits.label)
+        if name in required:
+            element["isRequired"] = True
+            element["errorMessage"] = "This field needs an answer."
+        if input_id in values:
+            element["value"] = _kept(element, values[input_id])
+        body.append(element)
+        if spec.get("description"):
+            body.append(
+                {
+                    "type": "TextBlock",
+                    "text": cut(str(spec["description"]), limits.text),
+                    "wrap": True,
+                    "isSubtle": True,
+                    "size": "small",
+                    "spacing": "none",
+                }
+            )
+        if errors.get(input_id):
+            body.append(error_text(cut(errors[input_id], limits.text)))
+    return body
+
+
+def _kept(element: Json, value: str) -> Any:
+    """What the person had entered, as the input takes it (a number input takes a number)."""
+    if element["type"] != "Input.Number":
+        return value
+    try:
+        return float(value) if "." in value or "e" in value.lower() else int(value)
+    except ValueError:
+        return None
+
+
+def _input(input_id: str, spec: Json, limits: Limits) -> Json:
+    kind, default = spec.get("type"), spec.get("default")
+    if kind == "boolean":
+        toggle: Json = {
+            "type": "Input.Toggle",
+            "id": input_id,
+            "title": "Yes",
+            "valueOn": "true",
+            "valueOff": "false",
+        }
+        toggle["value"] = "true" if default is True else "false"
+        return toggle
+    if kind == "array" or isinstance(spec.get("enum"), list):
+        multi = kind == "array"
+        items = spec.get("items")
+        enum = (
+            (items.get("enum") if isinstance(items, Mapping) else None) if multi else spec["enum"]
+        )
+        choices = [str(v) for v in enum or []]
+        chosen = default if isinstance(default, list) else [default]
+        picked = [str(i) for i, v in enumerate(choices) if v in chosen]
+        element: Json = {
+            "type": "Input.ChoiceSet",
+            "id": input_id,
+            "isMultiSelect": multi,
+            "style": "expanded" if multi or len(choices) <= 5 else "compact",
+            "choices": [
+                {"title": cut(v, limits.label), "value": str(i)} for i, v in enumerate(choices)
+            ],
+        }
+        if picked:
+            element["value"] = ",".join(picked)
+        return element
+    if kind in ("integer", "number"):
+        number: Json = {"type": "Input.Number", "id": input_id}
+        for key, card_key in (("minimum", "min"), ("maximum", "max")):
+            if isinstance(spec.get(key), int | float):
+                number[card_key] = spec[key]
+        if isinstance(default, int | float) and not isinstance(default, bool):
+            number["value"] = default
+        return number
+    fmt = spec.get("format")
+    if fmt == "date":
+        date: Json = {"type": "Input.Date", "id": input_id}
+        if isinstance(default, str):
+            date["value"] = default
+        return date
+    text: Json = {"type": "Input.Text", "id": input_id}
+    if fmt == "email":
+        text["style"] = "Email"
+    elif fmt == "uri":
+        text["style"] = "Url"
+    elif fmt == "date-time":
+        text["placeholder"] = DATE_TIME_HINT
+    elif not isinstance(spec.get("maxLength"), int) or spec["maxLength"] > 150:
+        text["isMultiline"] = True
+    if isinstance(spec.get("maxLength"), int):
+        text["maxLength"] = spec["maxLength"]
+    if isinstance(default, str):
+        text["value"] = default
+    return text
+
+
+def form_answer(payload: Mapping[str, Any], data: Mapping[str, Any]) -> Json:
+    """The schema's object out of the submitted data; an empty input is left out."""
+    answer: Json = {}
+    for name, spec in properties(payload).items():
+        raw = data.get(f"f_{name}")
+        if raw is None or raw == "":
+            if spec.get("type") == "array" and f"f_{name}" in data:
+                answer[name] = []
+            continue
+        answer[name] = _typed(spec, raw)
+    return answer
+
+
+def _typed(spec: Json, raw: Any) -> Any:
+    kind = spec.get("type")
+    if kind == "boolean":
+        return {"true": True, "false": False}.get(str(raw).lower(), raw)
+    if kind in ("integer", "number") and isinstance(raw, str):
+        for parse in (int, float) if kind == "integer" else (float,):
+            try:
+                return parse(raw)
+            except ValueError:
+                continue
+        return raw  # validation names the field
+    if kind == "array":
+        items = spec.get("items")
+        enum = [str(v) for v in (items.get("enum") if isinstance(items, Mapping) else []) or []]
+        return [_choice(enum, part) for part in str(raw).split(",") if part]
+    if isinstance(spec.get("enum"), list):
+        return _choice([str(v) for v in spec["enum"]], str(raw))
+    return raw
+
+
+def _choice(values: list[str], index: str) -> str:
+    """A choice's index -> its value; anything else stays as sent, for validation to refuse."""
+    if index.isascii() and index.isdigit() and len(index) <= 6 and int(index) < len(values):
+        return values[int(index)]
+    return index
+
+
+def answered_facts(
+    payload: Mapping[str, Any], answer: Mapping[str, Any], limits: Limits
+) -> list[tuple[str, str]]:
+    """The submitted fields as (label, value) facts, in the schema's order."""
+    facts = []
+    for name, spec in properties(payload).items():
+        if name in answer:
+            value = answer[name]
+            if isinstance(value, bool):
+                shown = "Yes" if value else "No"
+            elif isinstance(value, list):
+                shown = ", ".join(map(str, value)) or "(none)"
+            else:
+                shown = str(value)
+            facts.append((cut(label_of(name, spec), limits.label), cut(shown, limits.label)))
+    return facts

@@ -1,0 +1,93 @@
+"""``form``: a person fills in a form drawn from a flat JSON Schema; the answer is its object.
+
+The payload is ``{"title", "message", "schema"}``, the schema in the subset
+MCP elicitation allows (``bot/_form_schema.py``). Unlike ``ask_user`` and
+``approval`` the answer's shape is not fixed by the registration: it is the
+schema the question carries, so the registration checks each answer against
+its own question's schema.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator
+
+from bot._form_schema import FormError, check_schema, form_answer
+from bot.human.capability import InteractionRegistration
+from bot.human.contribution import InteractionToolSpec
+from bot.human.errors import AnswerValidationError
+from bot.kernel.tools import Tool, bind_contributed_tool
+
+FORM = "form"
+FORM_REFUSAL = (
+    "The form could not be shown: this run cannot pause, or the call did not fit "
+    "(title, message, and a flat JSON Schema of string, number, integer, boolean and "
+    "enum fields). Do not assume any answer."
+)
+
+
+class FormPayload(BaseModel):
+    """What the person sees: a title, a message, and the fields to fill in."""
+
+    # ``schema`` is a BaseModel attribute, so the field is named otherwise and
+    # travels under its alias both ways.
+    model_config = ConfigDict(extra="forbid", serialize_by_alias=True, validate_by_name=True)
+    title: str = Field(min_length=1, max_length=150)
+    message: str = Field(default="", max_length=3000)
+    fields: dict[str, Any] = Field(
+        alias="schema",
+        description=(
+            'A flat JSON Schema: {"type": "object", "properties": {...}, "required": [...]}; '
+            "each property a string (minLength, maxLength, format email/uri/date/date-time, "
+            "or enum), number or integer (minimum, maximum), boolean, or array of enum "
+            "strings, with optional title, description and default."
+        ),
+    )
+
+    @field_validator("fields")
+    @classmethod
+    def _in_the_subset(cls, schema: dict[str, Any]) -> dict[str, Any]:
+        return check_schema(schema)
+
+
+class FormResponse(RootModel[dict[str, Any]]):
+    """The schema's object, e.g. ``{"name": "Ada", "age": 36}``; checked by the registration."""
+
+
+@dataclass(frozen=True, slots=True)
+class FormRegistration(InteractionRegistration):
+    """``form``'s registration: each answer is checked against its question's schema."""
+
+    def validate_answer(self, answer: Any, payload: Mapping[str, Any]) -> dict[str, Any]:
+        try:
+            return form_answer(payload.get("schema") or {}, answer)
+        except FormError as error:
+            raise AnswerValidationError(error.fields) from error
+
+
+def form_registration(*, ttl: timedelta | None = None) -> InteractionRegistration:
+    return FormRegistration(
+        name=FORM, payload_schema=FormPayload, response_schema=FormResponse, ttl=ttl
+    )
+
+
+def form_tool() -> Tool:
+    """A kernel agent's door to ``form``, advertising the payload's own schema."""
+
+    async def form(**_arguments: Any) -> str:
+        return FORM_REFUSAL
+
+    spec = InteractionToolSpec(
+        name=FORM,
+        description=(
+            "Ask a person to fill in a form (a flat JSON Schema of fields). Stop until "
+            "they submit it; the answer is an object with the schema's fields."
+        ),
+        coroutine=form,
+        parameters=("title", "message", "schema"),
+    )
+    return bind_contributed_tool(spec, parameters_schema=FormPayload.model_json_schema())
