@@ -14,6 +14,7 @@ from bot.api._settings import ApiSettings
 from bot.api._waiters import Waiters
 from bot.api._webhooks import ApiWebhooks
 from bot.approval import approval_registration
+from bot.form import form_registration
 from bot.human.factory import ask_user_registration
 from bot.outcomes import Responder
 from bot.service.runs import RunService
@@ -34,7 +35,7 @@ def serve_api(
 ) -> Callable[[], Awaitable[None]]:
     """Make ``/v1`` answer through ``service``; the result stops what this started."""
     # The API asks these kinds whatever the agent registered; the agent gets no tool for them.
-    for registration in (ask_user_registration(), approval_registration()):
+    for registration in (ask_user_registration(), approval_registration(), form_registration()):
         service.capability.accept(registration)
     stores = service.stores
     waiters = Waiters()

@@ -195,3 +195,22 @@ async def test_the_openapi_document_needs_no_key_and_names_every_path(door: Door
         "/v1/questions/{id}/cancel",
     }
     assert "CreateForm" in document["components"]["schemas"]
+
+
+async def test_a_form_question_is_asked_with_its_schema(door: Door) -> None:
+    """kind=form is accepted whatever the agent registered, and shows its schema back."""
+    schema = {
+        "type": "object",
+        "properties": {"name": {"type": "string", "minLength": 1}, "age": {"type": "integer"}},
+        "required": ["name"],
+    }
+    body = {
+        "idempotency_key": "form-1",
+        "kind": "form",
+        "payload": {"title": "Who?", "message": "Tell us.", "schema": schema},
+        "route": {"surface": "console", "conversation": "c1"},
+    }
+    status, created = await call(door, "POST", "/v1/questions", body)
+    assert status == 201, created
+    assert created["payload"]["schema"] == schema
+    assert created["answerers"] == ["anyone"]
