@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import AsyncIterator
 
 import aiohttp
 import pytest
@@ -10,6 +12,8 @@ import pytest
 from tests.e2e._api import Api, api_env, approval, webhook_receiver
 from tests.e2e._client import APPROVE, NAME, OPERATOR, ConsoleClient
 from tests.e2e._server import StartBot, free_port
+from tests.e2e._slack import ALICE, CHANNEL, SlackDriver, slack_bot
+from tests.fakes.slack_api import FakeSlack, buttons
 
 pytestmark = pytest.mark.e2e
 
@@ -41,3 +45,63 @@ async def test_a_console_question_is_answered_and_its_waiter_and_webhook_told(
         assert receiver.events[0]["data"]["id"] == created["id"]
         # The same key and body again: the same question, 200.
         assert await api.ask(body) == (200, answered | {"delivery": answered["delivery"]})
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeSlack]:
+    slack = await FakeSlack().start()
+    yield slack
+    await slack.close()
+
+
+async def test_fifty_racing_posts_make_one_slack_question_answered_by_a_click(
+    start_bot: StartBot, fake: FakeSlack, http: aiohttp.ClientSession
+) -> None:
+    """One idempotency key, 50 concurrent POSTs: one 201, 49 200, one message; a click answers."""
+    bot = await slack_bot(start_bot, fake, **api_env("slack:*"))
+    api = Api(http, bot.url)
+    body = approval("release-7", {"surface": "slack", "conversation": CHANNEL})
+    body["answerers"] = [ALICE]
+    answers = await asyncio.gather(*(api.ask(body) for _ in range(50)))
+    statuses = sorted(status for status, _ in answers)
+    assert statuses == [200] * 49 + [201], statuses
+    assert len({created["id"] for _, created in answers}) == 1
+    question_id = answers[0][1]["id"]
+    assert answers[0][1]["answerers"] == [ALICE]
+    slack = SlackDriver(http, bot, fake)
+    posted = await slack.question()
+    waiting = asyncio.create_task(api.get(question_id, wait=30))
+    status, _ = await slack.click(posted, "Approve")
+    assert status == 200
+    clicked = time.monotonic()
+    status, answered = await waiting
+    woke = time.monotonic() - clicked
+    print(f"slack answer to the long-poll's answer: {woke * 1000:.0f} ms")
+    assert status == 200, answered
+    assert answered["status"] == "answered"
+    assert answered["answer"]["decision"] == "approve"
+    assert answered["answered_by"]["id"].endswith(f":{ALICE}")
+    assert answered["delivery"]["status"] == "posted"
+    await slack.edits_of(posted)  # the message shows the outcome, as for any question
+    with_buttons = [c for c in fake.of("chat.postMessage") if buttons(c.args)]
+    assert len(with_buttons) == 1, "one question, one chat message"
+
+
+async def test_a_receiver_that_fails_twice_gets_the_same_event_a_third_time(
+    start_bot: StartBot, http: aiohttp.ClientSession
+) -> None:
+    """500, 500, then 2xx: three attempts with one webhook-id, the event verified each time."""
+    async with webhook_receiver(free_port(), failures=[500, 500]) as receiver:
+        server = await start_bot(**api_env("console:*"), **OPERATOR)
+        api = Api(http, server.url)
+        body = approval("retried", {"surface": "console", "conversation": "api-2"})
+        body["callback_url"] = receiver.url
+        status, created = await api.ask(body)
+        assert status == 201, created
+        cancelled = await api.call("POST", f"/v1/questions/{created['id']}/cancel", {})
+        assert cancelled[0] == 200
+        # Liveness, not speed: the schedule's third attempt comes 35 s after the first.
+        await asyncio.wait_for(receiver.arrived.wait(), 60)
+        assert len(receiver.ids) == 3 and len(set(receiver.ids)) == 1, receiver.ids
+        assert [event["type"] for event in receiver.events] == ["question.cancelled"]
+        assert receiver.events[0]["data"]["status"] == "cancelled"
