@@ -1,0 +1,81 @@
+"""docs/api.md's quick start, run as written: its commands against a real bot process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+import subprocess
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from tests.e2e._client import APPROVE, OPERATOR, ConsoleClient
+from tests.e2e._server import ROOT, free_port
+
+pytestmark = pytest.mark.e2e
+
+DOC = (ROOT / "docs" / "api.md").read_text()
+BLOCKS = re.findall(r"```sh\n(.*?)```", DOC, re.S)
+DEFAULT = "127.0.0.1:3978"
+
+
+def shell(script: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        ["/bin/bash", "-c", script],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # one group: `make run` and its bot stop together
+    )
+
+
+async def finished(process: subprocess.Popen[str]) -> str:
+    out, err = await asyncio.to_thread(process.communicate, timeout=60)
+    assert process.returncode == 0, err
+    return out
+
+
+async def test_the_quick_start_works_as_pasted(tmp_path: Path) -> None:
+    """make run with the doc's key; the doc's POST, its wait, then its api-key commands."""
+    start, ask, wait, keys = BLOCKS
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BOT_", "DATABASE_URL"))}
+    env |= {
+        "PORT": str(port),
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'bot.sqlite3'}",
+        "BOT_DATA_DIR": str(tmp_path / "var"),
+        **OPERATOR,
+    }
+    here = f"127.0.0.1:{port}"
+    server = shell(start, env)
+    try:
+        async with aiohttp.ClientSession() as http:
+            for _ in range(600):
+                try:
+                    async with http.get(f"http://{here}/healthz") as response:
+                        if response.status == 200:
+                            break
+                except aiohttp.ClientError:
+                    pass
+                assert server.poll() is None, server.communicate()
+                await asyncio.sleep(0.1)
+            created = json.loads(await finished(shell(ask.replace(DEFAULT, here), env)))
+            assert created["status"] == "open", created
+            waiting = shell(wait.replace(DEFAULT, here).replace("<id>", created["id"]), env)
+            console = ConsoleClient(http, f"http://{here}")
+            question = await console.outstanding("agents", "approval")
+            await console.answer_ok(question["token"], APPROVE)
+            answered = json.loads(await finished(waiting))
+            assert answered["status"] == "answered"
+            assert answered["answer"] == {"decision": "approve", "comment": ""}
+            made = await finished(shell(keys.replace(DEFAULT, here), env))
+            assert made.startswith("hitl_") and "revoked ci" in made
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        await asyncio.to_thread(server.communicate, timeout=30)
