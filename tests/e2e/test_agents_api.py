@@ -105,3 +105,20 @@ async def test_a_receiver_that_fails_twice_gets_the_same_event_a_third_time(
         assert len(receiver.ids) == 3 and len(set(receiver.ids)) == 1, receiver.ids
         assert [event["type"] for event in receiver.events] == ["question.cancelled"]
         assert receiver.events[0]["data"]["status"] == "cancelled"
+
+
+async def test_a_question_nobody_can_see_is_cancelled_at_once_with_the_reason(
+    start_bot: StartBot, fake: FakeSlack, http: aiohttp.ClientSession
+) -> None:
+    """not_in_channel: the question is cancelled with Slack's sentence; the waiter wakes."""
+    fake.fail("chat.postMessage", "not_in_channel")
+    bot = await slack_bot(start_bot, fake, **api_env("slack:*"))
+    api = Api(http, bot.url)
+    body = approval("unseen", {"surface": "slack", "conversation": CHANNEL})
+    status, created = await api.ask(body)
+    assert status == 201, created
+    status, closed = await api.get(created["id"], wait=30)
+    assert status == 200, closed
+    assert closed["status"] == "cancelled", closed
+    assert "not in the channel" in closed["cancel_reason"]
+    assert closed["delivery"]["status"] == "failed"
