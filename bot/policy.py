@@ -11,7 +11,7 @@ whom it names, and admin commands show it.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -91,9 +91,11 @@ class RequesterOrApprovers:
 
     def answerers_for(self, record: Question) -> Answerers:
         """The question's own answerers when its asker named them, else its interaction's rule."""
-        if record.answerers:
-            return answerers_from(record.answerers)
-        return self.answerers(record.name)
+        return self.rule_for(record.name, record.answerers)
+
+    def rule_for(self, interaction: str, named: Sequence[str] = ()) -> Answerers:
+        """``named`` answerers (an API question's) as a rule, else the interaction's."""
+        return answerers_from(named) if named else self.answerers(interaction)
 
     def may_answer(
         self, interaction: str, *, requester: str, rule: Answerers | None = None

@@ -40,8 +40,13 @@ class Viewer:
         del run
         return record.interrupt_id in self.yours
 
-    def answerers(self, run: RunRecord) -> str:
+    def answerers(self, run: RunRecord, record: Question | None = None) -> str:
         policy = self.policy
+        if record is not None and record.answerers:
+            # An API question names its own answerers.
+            named = record.answerers
+            people = ", ".join(person_name(n) for n in named if n != "anyone")
+            return may_answer_text(people, anyone="anyone" in named, approvers=False)
         if isinstance(policy, RequesterOrApprovers):
             return may_answer_text(
                 person_name(run.requester), anyone=policy.anyone, approvers=bool(policy.approvers)
@@ -119,7 +124,7 @@ def run_json(view: RunView, viewer: Viewer) -> dict[str, Any]:
         "questions": [
             {
                 **question_json(question),
-                "may_answer": viewer.answerers(run),
+                "may_answer": viewer.answerers(run, question.record),
                 "yours": viewer.may_answer(question.record, run),
             }
             for question in view.questions

@@ -83,7 +83,9 @@ class SlackSurface:
             token=interrupt.token,
             expires_at=interrupt.expires_at,
             requester=mention(run.requester),
-            audience=audience(self.policy.answerers(interrupt.name), run.requester),
+            audience=audience(
+                self.policy.rule_for(interrupt.name, interrupt.answerers), run.requester
+            ),
         )
 
     async def show_closed(self, run: RunRecord, record: Question) -> None:

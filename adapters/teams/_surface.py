@@ -139,11 +139,18 @@ class TeamsSurface:
             interrupt_id=source.interrupt_id,
             expires_at=source.expires_at,
             asked_for=requester,
-            who_may_answer=who_may_answer_text(requester, anyone=self.anyone_may_answer),
+            who_may_answer=self._who_may_answer(requester, source.answerers),
             response_schema=self.schema_of(name),
             errors=errors or {},
             values=values or {},
         )
+
+    def _who_may_answer(self, requester: str, named: tuple[str, ...]) -> str:
+        # An API question names its own answerers; "anyone" opens it to the conversation.
+        if named:
+            people = ", ".join(n for n in named if n != "anyone")
+            return who_may_answer_text(people, anyone="anyone" in named)
+        return who_may_answer_text(requester, anyone=self.anyone_may_answer)
 
     async def _deliver(self, work: Callable[[], Any]) -> Any:
         try:

@@ -304,6 +304,7 @@ def pending_interrupt(record: Question, *, token: str, resumable: bool) -> Pendi
         session_id=record.session_id,
         expires_at=record.expires_at,
         resumable=resumable,
+        answerers=record.answerers,
     )
 
 

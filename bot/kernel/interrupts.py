@@ -26,6 +26,8 @@ class PendingInterrupt:
     session_id: str
     expires_at: float
     resumable: bool
+    # Who may answer when the asker named them (an API question); empty: the rule.
+    answerers: tuple[str, ...] = ()
 
 
 class InvocationPaused(BotError):

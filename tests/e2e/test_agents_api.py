@@ -9,10 +9,11 @@ from collections.abc import AsyncIterator
 import aiohttp
 import pytest
 
+from bot.messages import only_they_may_answer
 from tests.e2e._api import Api, api_env, approval, webhook_receiver
 from tests.e2e._client import APPROVE, NAME, OPERATOR, ConsoleClient
 from tests.e2e._server import StartBot, free_port
-from tests.e2e._slack import ALICE, CHANNEL, SlackDriver, slack_bot
+from tests.e2e._slack import ALICE, CHANNEL, SlackDriver, slack_bot, text_of
 from tests.fakes.slack_api import FakeSlack, buttons
 
 pytestmark = pytest.mark.e2e
@@ -70,6 +71,8 @@ async def test_fifty_racing_posts_make_one_slack_question_answered_by_a_click(
     assert answers[0][1]["answerers"] == [ALICE]
     slack = SlackDriver(http, bot, fake)
     posted = await slack.question()
+    # Who may answer is the question's own list, as the message says.
+    assert only_they_may_answer(f"<@{ALICE}>") in text_of(posted)
     waiting = asyncio.create_task(api.get(question_id, wait=30))
     status, _ = await slack.click(posted, "Approve")
     assert status == 200
