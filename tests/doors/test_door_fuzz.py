@@ -312,3 +312,79 @@ async def test_fuzz_admin_api(console: tuple[Door, str, str], data: st.DataObjec
     headers = _headers(data.draw(_CONTENT), data.draw(_ORIGIN), door.port)
     path = f"/api/admin/questions/{target}/{kind}"
     await holds(door, "admin api", lambda: door.send(path, body, headers=headers))
+
+
+# -- The agents API (/v1) -------------------------------------------------------------
+
+API_KEY = "k" * 40
+_API_KEYS = json.dumps([{"name": "ci", "key": API_KEY, "routes": ["console:*"]}])
+_ASK = {
+    "idempotency_key": "fuzz",
+    "kind": "ask_user",
+    "payload": {"questions": [{"question": "Which env?", "header": "Env", "options": []}]},
+    "route": {"surface": "console", "conversation": "ops"},
+}
+_APPROVAL = {
+    "idempotency_key": "fuzz-approval",
+    "kind": "approval",
+    "payload": {"action": "deploy", "summary": "Deploy web", "arguments": {}, "risk": "low"},
+    "route": {"surface": "console", "conversation": "ops"},
+    "answerers": ["anyone"],
+    "metadata": {"ticket": 7},
+}
+_FORM = {
+    "idempotency_key": "fuzz-form",
+    "kind": "form",
+    "payload": {
+        "title": "Who?",
+        "message": "Tell us.",
+        "schema": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "n": {"type": "integer", "minimum": 0}},
+            "required": ["name"],
+        },
+    },
+    "route": {"surface": "console", "conversation": "ops"},
+}
+_BEARER = st.sampled_from(
+    [f"Bearer {API_KEY}"] * 6 + ["", "Bearer", f"bearer {API_KEY}", "Basic x"]
+)
+
+
+@pytest.fixture
+async def agents_api(tmp_path: Path) -> AsyncIterator[tuple[Door, str]]:
+    """/v1 with one closed question, so a fuzzed wait never holds the request."""
+    async with Door(tmp_path, BOT_API_KEYS=_API_KEYS) as door:
+        headers = {"Authorization": f"Bearer {API_KEY}", "Content-Type": "application/json"}
+        status, text = await door.send("/v1/questions", json.dumps(_ASK).encode(), headers=headers)
+        assert status == 201, text
+        qid = json.loads(text)["id"]
+        cancel = f"/v1/questions/{qid}/cancel"
+        assert (await door.send(cancel, b"{}", headers=headers))[0] == 200
+        yield door, qid
+
+
+@settings(FUZZ, max_examples=budget(140))
+@given(data=st.data())
+async def test_fuzz_agents_api(agents_api: tuple[Door, str], data: st.DataObject) -> None:
+    door, qid = agents_api
+    headers = {"Authorization": data.draw(_BEARER), "Content-Type": data.draw(_CONTENT)}
+    target = data.draw(st.sampled_from([qid, qid]) | _SEGMENT)
+    kind = data.draw(st.sampled_from(["create", "create", "get", "list", "cancel"]))
+    if kind in ("get", "list"):
+        names = ["wait", "status", "limit", "cursor", "run_ref", "x"]
+        query = data.draw(st.dictionaries(st.sampled_from(names), st.text(max_size=8), max_size=3))
+        if kind == "get" and target != qid:
+            query.pop("wait", None)  # an open question would hold the request
+        path = f"/v1/questions/{target}" if kind == "get" else "/v1/questions"
+        path += "?" + urllib.parse.urlencode(query) if query else ""
+        await holds(door, "agents api", lambda: door.send(path, method="GET", headers=headers))
+        return
+    if kind == "create":
+        path = "/v1/questions"
+        value = data.draw(bent(data.draw(st.sampled_from([_ASK, _APPROVAL, _FORM]))))
+    else:
+        path = f"/v1/questions/{target}/cancel"
+        value = data.draw(bent({"reason": "not needed"}))
+    body = data.draw(st.just(json.dumps(value).encode()) | st.binary(max_size=30))
+    await holds(door, "agents api", lambda: door.send(path, body, headers=headers))
