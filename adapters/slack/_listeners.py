@@ -281,9 +281,8 @@ class Listeners:
         body: dict[str, Any],
     ) -> RedeemOutcome | None:
         """The outcome; None if it was too slow for Slack's 3 s and will be reported later."""
-        work = self.service().redeem(
-            token, answer, responder=responder(team, user), scope=f"{team}:{channel}"
-        )
+        who = responder(team, user, name=display_name(body))
+        work = self.service().redeem(token, answer, responder=who, scope=f"{team}:{channel}")
         task = asyncio.ensure_future(work)
         done, _ = await asyncio.wait({task}, timeout=ACK_BUDGET_SECONDS)
         if done:
@@ -355,8 +354,16 @@ def ids_in(team: str, text: str) -> str:
     return CHANNEL_MENTION.sub(lambda m: f"{team}:{m.group(1)}", text)
 
 
-def responder(team: str, user: str) -> Responder:
-    return Responder(id=f"{SURFACE}:{team}:{user}", name=f"<@{user}>")
+def responder(team: str, user: str, *, name: str = "") -> Responder:
+    """The person as Slack signed them; ``name`` is what an answer records (the API shows it)."""
+    return Responder(id=f"{SURFACE}:{team}:{user}", name=name or f"<@{user}>")
+
+
+def display_name(body: Mapping[str, Any]) -> str:
+    """The name Slack sends with an interaction (``user.name``), or '' if none."""
+    user = body.get("user")
+    name = user.get("name") if isinstance(user, dict) else None
+    return name if isinstance(name, str) else ""
 
 
 def who_where(body: Mapping[str, Any]) -> tuple[str, str, str]:

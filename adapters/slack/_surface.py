@@ -97,7 +97,8 @@ class SlackSurface:
             payload=record.payload,
             requester=mention(run.requester),
             status=str(record.status),
-            by=record.closed_by,
+            # Rendered as Slack renders the person, whatever name the answer recorded.
+            by=mention(record.closed_by_id) if record.closed_by_id else record.closed_by,
             at=record.closed_at or time.time(),
             answer=record.answer,
         )

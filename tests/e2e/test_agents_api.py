@@ -84,6 +84,7 @@ async def test_fifty_racing_posts_make_one_slack_question_answered_by_a_click(
     assert answered["status"] == "answered"
     assert answered["answer"]["decision"] == "approve"
     assert answered["answered_by"]["id"].endswith(f":{ALICE}")
+    assert answered["answered_by"]["name"] == ALICE.lower()  # the name Slack sent
     assert answered["delivery"]["status"] == "posted"
     await slack.edits_of(posted)  # the message shows the outcome, as for any question
     with_buttons = [c for c in fake.of("chat.postMessage") if buttons(c.args)]
