@@ -1,0 +1,375 @@
+"""The agents API's wire models: what ``/v1`` takes and what it answers.
+
+The bridge validates request bodies with these very models and builds its
+OpenAPI document from them, so the client and the server cannot drift.
+Requests forbid unknown fields and coerce nothing; responses ignore fields
+they do not know, so a newer bridge can add one without breaking an older
+client. The payload models mirror the server's own (``bot/human/factory.py``,
+``bot/approval.py``), limits included, without importing them: this package
+must load without the server.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal, Self
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from bot.client.form_schema import check_form_schema
+
+MAX_METADATA_BYTES = 4096
+MIN_TTL_SECONDS = 60
+MAX_TTL_SECONDS = 7 * 24 * 3600
+DEFAULT_TTL_SECONDS = 24 * 3600
+MAX_ANSWERERS = 50
+ANYONE = "anyone"
+
+Kind = Literal["ask_user", "approval", "form"]
+Status = Literal["open", "answered", "expired", "cancelled"]
+Surface = Literal["slack", "teams", "console"]
+Timestamp = Annotated[
+    str,
+    Field(
+        pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$",
+        description="RFC 3339 in UTC, e.g. 2026-12-01T17:00:00Z.",
+    ),
+]
+
+_REQUEST = ConfigDict(extra="forbid", strict=True)
+_RESPONSE = ConfigDict(extra="ignore")
+
+
+class Route(BaseModel):
+    """Where the question is posted."""
+
+    model_config = _REQUEST
+    surface: Surface = Field(description="The chat surface that shows the question.")
+    conversation: str = Field(
+        min_length=1,
+        max_length=200,
+        description="A Slack channel id, a Teams conversation id, or a console conversation.",
+    )
+    thread: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="Post into this thread (a Slack thread ts, a Teams reply chain).",
+    )
+
+
+class AskUserOption(BaseModel):
+    """One choice; labels fit a Slack button."""
+
+    model_config = _REQUEST
+    label: str = Field(min_length=1, max_length=75, description="The button's text.")
+    description: str = Field(default="", max_length=150, description="Shown beside the label.")
+
+
+class AskUserItem(BaseModel):
+    """One question. No options means a free-text answer."""
+
+    model_config = _REQUEST
+    question: str = Field(min_length=1, max_length=500, description="What is asked.")
+    header: str = Field(default="", max_length=30, description="A short heading above it.")
+    options: list[AskUserOption] = Field(
+        default_factory=list, max_length=10, description="The choices; empty for free text."
+    )
+    multi_select: bool = Field(default=False, description="Whether several options may be chosen.")
+
+    @model_validator(mode="after")
+    def _labels_unique(self) -> Self:
+        labels = [option.label for option in self.options]
+        if len(set(labels)) != len(labels):
+            raise ValueError("option labels must be unique within a question")
+        if self.multi_select and not self.options:
+            raise ValueError("multi_select needs options to select from")
+        return self
+
+
+class AskUserPayload(BaseModel):
+    """What an ``ask_user`` question asks: one to five questions."""
+
+    model_config = _REQUEST
+    questions: list[AskUserItem] = Field(
+        min_length=1, max_length=5, description="Answered together, keyed by question text."
+    )
+
+    @model_validator(mode="after")
+    def _questions_unique(self) -> Self:
+        texts = [question.question for question in self.questions]
+        if len(set(texts)) != len(texts):
+            raise ValueError("questions must be distinct; answers are keyed by question")
+        return self
+
+
+class ApprovalPayload(BaseModel):
+    """The action awaiting approval, shown to the approver as is."""
+
+    model_config = _REQUEST
+    action: str = Field(min_length=1, max_length=100, description="The action's name.")
+    summary: str = Field(min_length=1, max_length=1000, description="What it will do, in words.")
+    arguments: dict[str, Any] = Field(
+        default_factory=dict, description="The action's arguments, shown to the approver."
+    )
+    risk: Literal["low", "medium", "high"] = Field(
+        default="medium", description="How the approver should weigh it."
+    )
+
+
+class FormPayload(BaseModel):
+    """A form the person fills in; ``schema`` is the MCP elicitation subset."""
+
+    model_config = ConfigDict(
+        extra="forbid", strict=True, validate_by_name=True, serialize_by_alias=True
+    )
+    title: str = Field(min_length=1, max_length=100, description="The form's title.")
+    message: str = Field(min_length=1, max_length=1000, description="Shown above the inputs.")
+    # ``schema`` would shadow BaseModel's own attribute; the wire name stays ``schema``.
+    form_schema: dict[str, Any] = Field(
+        alias="schema",
+        description=(
+            "A flat JSON Schema object: string, number, integer, boolean, enum and "
+            "multi-select enum properties, as MCP elicitation allows."
+        ),
+    )
+
+    @field_validator("form_schema")
+    @classmethod
+    def _in_the_subset(cls, schema: dict[str, Any]) -> dict[str, Any]:
+        check_form_schema(schema)
+        return schema
+
+
+class _CreateBase(BaseModel):
+    model_config = _REQUEST
+    idempotency_key: str = Field(
+        min_length=1,
+        max_length=200,
+        description="The same key with the same body returns the same question; per API key.",
+    )
+    route: Route
+    ttl_seconds: int = Field(
+        default=DEFAULT_TTL_SECONDS,
+        ge=MIN_TTL_SECONDS,
+        le=MAX_TTL_SECONDS,
+        description="Seconds until the question expires unanswered.",
+    )
+    callback_url: str | None = Field(
+        default=None,
+        max_length=2048,
+        description="An http(s) URL that gets the signed webhook when the question closes.",
+    )
+    metadata: dict[str, Any] | None = Field(
+        default=None,
+        description=f"Echoed back; at most {MAX_METADATA_BYTES} bytes as compact JSON.",
+    )
+    run_ref: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="A string to group and find questions by.",
+    )
+
+    @field_validator("callback_url")
+    @classmethod
+    def _http_only(cls, url: str | None) -> str | None:
+        if url is None:
+            return None
+        scheme, sep, rest = url.partition("://")
+        host = rest.split("/", 1)[0].split("?", 1)[0].rsplit("@", 1)[-1]
+        if not sep or scheme.lower() not in ("http", "https") or not host:
+            raise ValueError("callback_url must be an http or https URL with a host")
+        return url
+
+    @field_validator("metadata")
+    @classmethod
+    def _small(cls, metadata: dict[str, Any] | None) -> dict[str, Any] | None:
+        if metadata is not None and metadata_size(metadata) > MAX_METADATA_BYTES:
+            raise ValueError(f"metadata must be at most {MAX_METADATA_BYTES} bytes as JSON")
+        return metadata
+
+
+_ANSWERER = Annotated[str, Field(min_length=1, max_length=200)]
+_ANSWERERS_HELP = "Ids as BOT_APPROVERS takes them, user groups, or 'anyone'."
+
+
+class CreateAskUser(_CreateBase):
+    """``POST /v1/questions`` for an ``ask_user`` question."""
+
+    kind: Literal["ask_user"]
+    payload: AskUserPayload
+    answerers: list[_ANSWERER] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_ANSWERERS,
+        description=f"{_ANSWERERS_HELP} Omitted: anyone in the conversation.",
+    )
+
+
+class CreateApproval(_CreateBase):
+    """``POST /v1/questions`` for an ``approval``; answerers are required."""
+
+    kind: Literal["approval"]
+    payload: ApprovalPayload
+    answerers: list[_ANSWERER] = Field(
+        min_length=1, max_length=MAX_ANSWERERS, description=f"{_ANSWERERS_HELP} Required."
+    )
+
+
+class CreateForm(_CreateBase):
+    """``POST /v1/questions`` for a ``form`` question."""
+
+    kind: Literal["form"]
+    payload: FormPayload
+    answerers: list[_ANSWERER] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_ANSWERERS,
+        description=f"{_ANSWERERS_HELP} Omitted: anyone in the conversation.",
+    )
+
+
+CreateQuestion = Annotated[CreateAskUser | CreateApproval | CreateForm, Field(discriminator="kind")]
+CREATE_QUESTION: TypeAdapter[CreateAskUser | CreateApproval | CreateForm] = TypeAdapter(
+    CreateQuestion
+)
+
+
+class AnsweredBy(BaseModel):
+    """The person, as the platform authenticated them."""
+
+    model_config = _RESPONSE
+    id: str = Field(description="The platform's user id.")
+    name: str = Field(description="The platform's display name.")
+
+
+class AskUserAnswer(BaseModel):
+    """An ``ask_user`` answer: each question's text to its answer."""
+
+    model_config = _RESPONSE
+    answers: dict[str, str | list[str]]
+
+
+class ApprovalAnswer(BaseModel):
+    """An approval's answer."""
+
+    model_config = _RESPONSE
+    decision: Literal["approve", "reject"]
+    comment: str = ""
+
+
+class Delivery(BaseModel):
+    """Whether the chat message got posted."""
+
+    model_config = _RESPONSE
+    status: Literal["pending", "posted", "failed"]
+    message: str | None = Field(default=None, description="The surface's sentence on a failure.")
+
+
+class QuestionObject(BaseModel):
+    """A question as the API shows it. The token never appears in it."""
+
+    model_config = _RESPONSE
+    id: str
+    kind: Kind
+    status: Status
+    payload: dict[str, Any] = Field(description="The kind's payload as asked.")
+    route: Route
+    answerers: list[str] = Field(description="The answerers in force.")
+    created_at: Timestamp
+    expires_at: Timestamp
+    closed_at: Timestamp | None = None
+    answer: dict[str, Any] | None = Field(
+        default=None,
+        description=(
+            "{'answers': ...} for ask_user, {'decision', 'comment'} for approval, "
+            "the schema's object for form; null while open."
+        ),
+    )
+    answered_by: AnsweredBy | None = None
+    cancel_reason: str | None = None
+    delivery: Delivery
+    metadata: dict[str, Any] | None = None
+    run_ref: str | None = None
+    idempotency_key: str
+
+    @property
+    def closed(self) -> bool:
+        return self.status != "open"
+
+
+class QuestionPage(BaseModel):
+    """``GET /v1/questions``: newest first; ``next_cursor`` is null on the last page."""
+
+    model_config = _RESPONSE
+    data: list[QuestionObject]
+    next_cursor: str | None = None
+
+
+class CancelRequest(BaseModel):
+    """``POST /v1/questions/{id}/cancel``."""
+
+    model_config = _REQUEST
+    reason: str = Field(default="", max_length=500, description="Shown in chat and echoed back.")
+
+
+ErrorCode = Literal[
+    "invalid_request",
+    "unauthorized",
+    "forbidden",
+    "not_found",
+    "conflict",
+    "payload_too_large",
+    "unprocessable",
+    "rate_limited",
+]
+
+
+class ErrorDetail(BaseModel):
+    model_config = _RESPONSE
+    code: ErrorCode
+    message: str = Field(description="One sentence saying what is wrong.")
+
+
+class ErrorEnvelope(BaseModel):
+    """Every non-2xx body; a 409 on cancel carries the closed ``question``."""
+
+    model_config = _RESPONSE
+    error: ErrorDetail
+    question: QuestionObject | None = None
+
+
+class WebhookEvent(BaseModel):
+    """The body POSTed to ``callback_url`` when a question closes."""
+
+    model_config = _RESPONSE
+    type: Literal["question.answered", "question.expired", "question.cancelled"]
+    timestamp: Timestamp
+    data: QuestionObject
+
+
+def metadata_size(metadata: dict[str, Any]) -> int:
+    """Bytes of ``metadata`` as compact JSON, the measure the limit applies to."""
+    return len(json.dumps(metadata, separators=(",", ":")).encode())
+
+
+def validation_sentence(error: ValidationError) -> str:
+    """One sentence for a 400 from the first thing pydantic refused."""
+    first = error.errors(include_url=False)[0]
+    where = ".".join(str(part) for part in first["loc"] if part not in _UNION_TAGS)
+    message = str(first["msg"]).removeprefix("Value error, ")
+    text = f"{where}: {message}" if where else message
+    return text if text.endswith(".") else f"{text}."
+
+
+# Discriminated unions put the tag in the location; the sentence needs only the field.
+_UNION_TAGS = frozenset({"ask_user", "approval", "form"})
