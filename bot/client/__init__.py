@@ -8,7 +8,8 @@ never the reverse.
 """
 
 from bot.client._approval import require_approval
-from bot.client._bridge import Bridge, Question
+from bot.client._bridge import Bridge
+from bot.client._question import Question
 from bot.client._sync import SyncBridge, SyncQuestion
 from bot.client.errors import (
     ApiError,

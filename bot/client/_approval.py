@@ -8,7 +8,8 @@ import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, ParamSpec, TypeVar, cast
 
-from bot.client._bridge import Bridge, RouteLike, outcome_error
+from bot.client._bridge import Bridge, RouteLike
+from bot.client._question import outcome_error
 from bot.client._sync import SyncBridge
 from bot.client.errors import Rejected
 from bot.client.models import QuestionObject

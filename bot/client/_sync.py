@@ -17,7 +17,8 @@ from typing import Any, Generic, TypeVar, overload
 
 from pydantic import BaseModel
 
-from bot.client._bridge import Bridge, Question, QuestionsLike, RouteLike
+from bot.client._bridge import Bridge, QuestionsLike, RouteLike
+from bot.client._question import Question
 from bot.client.models import QuestionObject, QuestionPage
 
 T = TypeVar("T")

@@ -208,7 +208,7 @@ async def test_the_server_refusal_reaches_the_caller(fake: FakeBridge, bridge: B
     """A body the client would send but the API refuses is InvalidRequest with its sentence."""
     question = await bridge.ask("Ship?", route=ROUTE)
     with pytest.raises(InvalidRequest, match="wait must be 0 to 30"):
-        await bridge._poll(question.id, 31)
+        await bridge.poll(question.id, 31)
 
 
 async def test_list_pages_newest_first(fake: FakeBridge, bridge: Bridge) -> None:
