@@ -12,8 +12,8 @@ from pydantic import BaseModel
 
 from bot.client._forms import model_form_schema
 from bot.client._http import Http
-from bot.client._question import Question, identity, into
-from bot.client.errors import TransportError
+from bot.client._question import Question, identity, into, transient
+from bot.client.errors import BridgeError
 from bot.client.form_schema import check_form_schema
 from bot.client.models import (
     ApprovalPayload,
@@ -74,7 +74,8 @@ class Bridge:
     """The agents API, asynchronously. Use as ``async with Bridge(url, key) as bridge``.
 
     Every ``ask``/``approve``/``form`` sends an idempotency key (a fresh UUID
-    unless given), so a create lost to a dropped connection is retried safely:
+    unless given), so a create lost to a dropped connection or an outage (502,
+    503, 504, 429) is retried safely:
     the bridge answers the retry with the question it already made.
     """
 
@@ -268,9 +269,9 @@ class Bridge:
                     "POST", "/v1/questions", body=wire, seconds=self._request_timeout
                 )
                 return QuestionObject.model_validate(data)
-            except TransportError:
+            except BridgeError as exc:
                 # Safe to repeat: the idempotency key makes a second create the first.
-                if attempt == _CREATE_ATTEMPTS - 1:
+                if not transient(exc) or attempt == _CREATE_ATTEMPTS - 1:
                     raise
                 await asyncio.sleep(_CREATE_BACKOFF * 2**attempt)
         raise AssertionError("unreachable")  # pragma: no cover

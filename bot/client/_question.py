@@ -142,7 +142,7 @@ class Question(Generic[T]):
                 polled = True
                 continue
             except (TransportError, RateLimited, ApiError) as exc:
-                if not _transient(exc) or not self._may_retry(deadline, loop.time()):
+                if not transient(exc) or not self._may_retry(deadline, loop.time()):
                     raise
                 # Jitter, not a secret: spreads many waiters' retries after a restart.
                 pause = min(backoff, _MAX_BACKOFF) * (0.5 + random.random() / 2)  # noqa: S311
@@ -160,7 +160,8 @@ class Question(Generic[T]):
         return time.time() < expires.timestamp() + EXPIRY_GRACE_SECONDS
 
 
-def _transient(exc: BridgeError) -> bool:
+def transient(exc: BridgeError) -> bool:
+    """Whether ``exc`` says the bridge is out of reach for now, so a retry may succeed."""
     if isinstance(exc, TransportError | RateLimited):
         return True
     return isinstance(exc, ApiError) and exc.status in TRANSIENT_STATUSES

@@ -50,6 +50,8 @@ class FakeState:
         self.by_idempotency: dict[tuple[str, str], tuple[str, str]] = {}
         self.polls: dict[str, int] = {}
         self.created = asyncio.Event()
+        self.requests = 0
+        self.unavailable = 0  # the next requests a proxy answers 503 for, as in a deploy
         self._ids = itertools.count(1)
 
     def create(self, owner: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -125,6 +127,10 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 def build_app(state: FakeState) -> web.Application:
     @web.middleware
     async def bearer(request: web.Request, handler: Handler) -> web.StreamResponse:
+        state.requests += 1
+        if state.unavailable > 0:
+            state.unavailable -= 1
+            return web.Response(status=503, text="no healthy upstream")
         scheme, _, key = request.headers.get("Authorization", "").partition(" ")
         if scheme != "Bearer" or key not in state.keys:
             return _error(401, "unauthorized", "The API key is missing or wrong.")

@@ -94,6 +94,29 @@ async def test_wait_spans_a_bridge_restart(fake: FakeBridge, bridge: Bridge) -> 
     assert fake.state.polls[question.id] > polls_before
 
 
+async def test_a_proxy_without_upstream_is_waited_out(fake: FakeBridge, bridge: Bridge) -> None:
+    """503s from a proxy mid-deploy are retried, for creates and for waits alike."""
+    fake.state.unavailable = 2
+    question = await bridge.ask("Ship?", route=ROUTE, idempotency_key="deploy-1")
+    assert len(fake.state.questions) == 1
+    assert fake.state.requests == 3
+    fake.state.answer(question.id, {"answers": {"Ship?": "yes"}})
+    fake.state.unavailable = 2
+    closed = await question.wait(timeout=60)
+    assert closed.status == "answered"
+    assert fake.state.unavailable == 0
+
+
+async def test_a_refusal_is_not_retried(fake: FakeBridge, bridge: Bridge) -> None:
+    """A 4xx is the answer, not an outage: wait() raises it after one request."""
+    question = await bridge.ask("Ship?", route=ROUTE)
+    fake.state.owner[question.id] = "other"  # as if it were another key's
+    before = fake.state.requests
+    with pytest.raises(NotFound):
+        await question.wait(timeout=60)
+    assert fake.state.requests == before + 1
+
+
 async def test_wait_times_out_with_the_question_still_open(
     fake: FakeBridge, bridge: Bridge
 ) -> None:
