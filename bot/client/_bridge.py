@@ -74,9 +74,9 @@ class Bridge:
     """The agents API, asynchronously. Use as ``async with Bridge(url, key) as bridge``.
 
     Every ``ask``/``approve``/``form`` sends an idempotency key (a fresh UUID
-    unless given), so a create lost to a dropped connection or an outage (502,
-    503, 504, 429) is retried safely:
-    the bridge answers the retry with the question it already made.
+    unless given), so a create lost to a dropped connection or an outage
+    (502, 503, 504, 429) is retried safely: the bridge answers the retry
+    with the question it already made.
     """
 
     def __init__(self, url: str, api_key: str, *, request_timeout: float = 30.0) -> None:
