@@ -104,6 +104,14 @@ class Outcome(BridgeError):
         self.question = question
 
 
+class WaitTimeout(BridgeError, TimeoutError):
+    """``wait(timeout=...)`` ran out with the question still open; wait again to go on."""
+
+    def __init__(self, message: str, *, question: QuestionObject) -> None:
+        super().__init__(message)
+        self.question = question
+
+
 class Expired(Outcome):
     """Nobody answered before the question's TTL ran out."""
 

@@ -221,3 +221,13 @@ def test_cancel_reason_is_bounded() -> None:
     assert CancelRequest.model_validate({}).reason == ""
     with pytest.raises(ValidationError, match="reason"):
         CancelRequest.model_validate({"reason": "r" * 501})
+
+
+def test_the_create_union_documents_its_discriminator() -> None:
+    """The OpenAPI document can name the kinds: the union's schema carries the mapping."""
+    schema = CREATE_QUESTION.json_schema()
+    assert schema["discriminator"]["propertyName"] == "kind"
+    assert set(schema["discriminator"]["mapping"]) == {"ask_user", "approval", "form"}
+    form = schema["$defs"]["CreateForm"]
+    assert form["additionalProperties"] is False
+    assert form["properties"]["ttl_seconds"]["minimum"] == 60

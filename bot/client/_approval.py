@@ -1,0 +1,127 @@
+"""``require_approval``: a function that runs only once a person approves the call."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, ParamSpec, TypeVar, cast
+
+from bot.client._bridge import Bridge, RouteLike
+from bot.client._question import outcome_error
+from bot.client._sync import SyncBridge
+from bot.client.errors import Rejected
+from bot.client.models import QuestionObject
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def require_approval(
+    *,
+    route: RouteLike,
+    answerers: Sequence[str],
+    bridge: Bridge | SyncBridge | None = None,
+    url: str | None = None,
+    api_key: str | None = None,
+    action: str | None = None,
+    summary: str | None = None,
+    risk: str = "medium",
+    ttl_seconds: int | None = None,
+    run_ref: str | None = None,
+    timeout: float | None = None,
+) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Ask ``answerers`` before each call of the decorated function; run it only on approve.
+
+    The approval shows ``action`` (the function's name by default), ``summary``
+    and the call's arguments. A rejection raises ``Rejected`` with the
+    approver's comment; a question that expired or was cancelled raises
+    ``Expired`` or ``Cancelled``. In none of those cases does the function run.
+    Async functions take a ``Bridge``, plain ones a ``SyncBridge``; with
+    ``url`` and ``api_key`` instead, each call opens and closes its own.
+    """
+    if bridge is None and (url is None or api_key is None):
+        raise ValueError("require_approval needs bridge=, or url= and api_key=")
+
+    def decorate(function: Callable[P, R]) -> Callable[P, R]:
+        name = action or function.__qualname__
+        signature = inspect.signature(function)
+
+        def ask_fields(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            arguments = _json_safe(dict(bound.arguments))
+            return {
+                "action": name,
+                "summary": summary or f"Run {name} with the arguments shown.",
+                "arguments": arguments,
+                "risk": risk,
+                "route": route,
+                "answerers": answerers,
+                "ttl_seconds": ttl_seconds,
+                "run_ref": run_ref,
+            }
+
+        if inspect.iscoroutinefunction(function):
+            if isinstance(bridge, SyncBridge):
+                raise TypeError(f"{name} is async: pass bridge=Bridge(...), not a SyncBridge")
+            run_async = cast(Callable[P, Awaitable[Any]], function)
+
+            @functools.wraps(function)
+            async def guarded_async(*args: P.args, **kwargs: P.kwargs) -> Any:
+                fields = ask_fields(args, kwargs)
+                if isinstance(bridge, Bridge):
+                    closed = await _ask_async(bridge, fields, timeout)
+                else:
+                    async with Bridge(cast(str, url), cast(str, api_key)) as own:
+                        closed = await _ask_async(own, fields, timeout)
+                _require_approved(closed)
+                return await run_async(*args, **kwargs)
+
+            return cast(Callable[P, R], guarded_async)
+
+        if isinstance(bridge, Bridge):
+            raise TypeError(f"{name} is not async: pass bridge=SyncBridge(...), not a Bridge")
+
+        @functools.wraps(function)
+        def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
+            fields = ask_fields(args, kwargs)
+            if isinstance(bridge, SyncBridge):
+                closed = _ask_sync(bridge, fields, timeout)
+            else:
+                with SyncBridge(cast(str, url), cast(str, api_key)) as own:
+                    closed = _ask_sync(own, fields, timeout)
+            _require_approved(closed)
+            return function(*args, **kwargs)
+
+        return guarded
+
+    return decorate
+
+
+async def _ask_async(
+    bridge: Bridge, fields: dict[str, Any], within: float | None
+) -> QuestionObject:
+    action, summary = fields.pop("action"), fields.pop("summary")
+    question = await bridge.approve(action, summary, **fields)
+    return await question.wait(within)
+
+
+def _ask_sync(bridge: SyncBridge, fields: dict[str, Any], timeout: float | None) -> QuestionObject:
+    action, summary = fields.pop("action"), fields.pop("summary")
+    question = bridge.approve(action, summary, **fields)
+    return question.wait(timeout)
+
+
+def _require_approved(question: QuestionObject) -> None:
+    if question.status != "answered":
+        raise outcome_error(question)
+    answer = question.answer or {}
+    if answer.get("decision") != "approve":
+        raise Rejected(str(answer.get("comment", "")), question=question)
+
+
+def _json_safe(value: dict[str, Any]) -> dict[str, Any]:
+    """The call's arguments as JSON; what JSON cannot hold is shown by its repr."""
+    return cast(dict[str, Any], json.loads(json.dumps(value, default=repr)))

@@ -1,0 +1,329 @@
+"""``Bridge``: ask a person through the agents API and wait for the answer."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar, overload
+from urllib.parse import quote
+
+from pydantic import BaseModel
+
+from bot.client._forms import model_form_schema
+from bot.client._http import Http
+from bot.client._question import Question, identity, into, transient
+from bot.client.errors import BridgeError
+from bot.client.form_schema import check_form_schema
+from bot.client.models import (
+    ApprovalPayload,
+    AskUserItem,
+    AskUserPayload,
+    CancelRequest,
+    CreateApproval,
+    CreateAskUser,
+    CreateForm,
+    FormPayload,
+    QuestionObject,
+    QuestionPage,
+    Route,
+)
+
+M = TypeVar("M", bound=BaseModel)
+
+_CREATE_BACKOFF = 0.2
+_CREATE_ATTEMPTS = 3
+_USER_AGENT = "bot-client/1"
+
+RouteLike = Route | Mapping[str, Any] | str
+QuestionsLike = (
+    AskUserPayload | Mapping[str, Any] | Sequence[AskUserItem | Mapping[str, Any] | str] | str
+)
+
+
+def route_of(route: RouteLike) -> Route:
+    """A ``Route`` from itself, a mapping, or ``"surface:conversation[/thread]"``."""
+    if isinstance(route, Route):
+        return route
+    if isinstance(route, str):
+        surface, sep, rest = route.partition(":")
+        conversation, _, thread = rest.partition("/")
+        if not sep:
+            raise ValueError(f"route {route!r} must read surface:conversation, e.g. slack:C123")
+        return Route.model_validate(
+            {"surface": surface, "conversation": conversation, "thread": thread or None}
+        )
+    return Route.model_validate(dict(route))
+
+
+def _questions_of(questions: QuestionsLike) -> AskUserPayload:
+    if isinstance(questions, AskUserPayload):
+        return questions
+    if isinstance(questions, str):
+        return AskUserPayload(questions=[AskUserItem(question=questions)])
+    if isinstance(questions, Mapping):
+        return AskUserPayload.model_validate(dict(questions))
+    items = [
+        AskUserItem(question=q) if isinstance(q, str) else AskUserItem.model_validate(q)
+        for q in questions
+    ]
+    return AskUserPayload(questions=items)
+
+
+class Bridge:
+    """The agents API, asynchronously. Use as ``async with Bridge(url, key) as bridge``.
+
+    Every ``ask``/``approve``/``form`` sends an idempotency key (a fresh UUID
+    unless given), so a create lost to a dropped connection or an outage
+    (502, 503, 504, 429) is retried safely: the bridge answers the retry
+    with the question it already made.
+    """
+
+    def __init__(self, url: str, api_key: str, *, request_timeout: float = 30.0) -> None:
+        self._http = Http(url, api_key, user_agent=_USER_AGENT)
+        self._request_timeout = request_timeout
+
+    def __repr__(self) -> str:
+        return f"Bridge({self._http!r})"
+
+    async def __aenter__(self) -> Bridge:
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self._http.close()
+
+    async def ask(
+        self,
+        questions: QuestionsLike,
+        *,
+        route: RouteLike,
+        idempotency_key: str | None = None,
+        answerers: Sequence[str] | None = None,
+        ttl_seconds: int | None = None,
+        callback_url: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        run_ref: str | None = None,
+    ) -> Question[QuestionObject]:
+        """Ask one to five questions; a plain string is one free-text question."""
+        body = CreateAskUser.model_validate(
+            _create_fields(
+                "ask_user",
+                _questions_of(questions).model_dump(mode="json"),
+                route=route,
+                idempotency_key=idempotency_key,
+                answerers=answerers,
+                ttl_seconds=ttl_seconds,
+                callback_url=callback_url,
+                metadata=metadata,
+                run_ref=run_ref,
+            )
+        )
+        return Question(self, await self._create(body), identity)
+
+    async def approve(
+        self,
+        action: str,
+        summary: str,
+        *,
+        arguments: Mapping[str, Any],
+        risk: str,
+        route: RouteLike,
+        answerers: Sequence[str],
+        idempotency_key: str | None = None,
+        ttl_seconds: int | None = None,
+        callback_url: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        run_ref: str | None = None,
+    ) -> Question[QuestionObject]:
+        """Ask ``answerers`` to approve ``action``; the answer is a decision and a comment."""
+        payload = ApprovalPayload.model_validate(
+            {"action": action, "summary": summary, "arguments": dict(arguments), "risk": risk}
+        )
+        body = CreateApproval.model_validate(
+            _create_fields(
+                "approval",
+                payload.model_dump(mode="json"),
+                route=route,
+                idempotency_key=idempotency_key,
+                answerers=answerers,
+                ttl_seconds=ttl_seconds,
+                callback_url=callback_url,
+                metadata=metadata,
+                run_ref=run_ref,
+            )
+        )
+        return Question(self, await self._create(body), identity)
+
+    @overload
+    async def form(
+        self,
+        title: str,
+        message: str,
+        *,
+        model: type[M],
+        route: RouteLike,
+        idempotency_key: str | None = ...,
+        answerers: Sequence[str] | None = ...,
+        ttl_seconds: int | None = ...,
+        callback_url: str | None = ...,
+        metadata: Mapping[str, Any] | None = ...,
+        run_ref: str | None = ...,
+    ) -> Question[M]: ...
+
+    @overload
+    async def form(
+        self,
+        title: str,
+        message: str,
+        *,
+        schema: Mapping[str, Any],
+        route: RouteLike,
+        idempotency_key: str | None = ...,
+        answerers: Sequence[str] | None = ...,
+        ttl_seconds: int | None = ...,
+        callback_url: str | None = ...,
+        metadata: Mapping[str, Any] | None = ...,
+        run_ref: str | None = ...,
+    ) -> Question[QuestionObject]: ...
+
+    async def form(
+        self,
+        title: str,
+        message: str,
+        *,
+        schema: Mapping[str, Any] | None = None,
+        model: type[BaseModel] | None = None,
+        route: RouteLike,
+        idempotency_key: str | None = None,
+        answerers: Sequence[str] | None = None,
+        ttl_seconds: int | None = None,
+        callback_url: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        run_ref: str | None = None,
+    ) -> Question[Any]:
+        """A form from a JSON schema or a pydantic model; refused at once outside the subset."""
+        if (schema is None) == (model is None):
+            raise ValueError("form() takes exactly one of schema= or model=")
+        parse: Callable[[QuestionObject], Any]
+        if model is not None:
+            form_schema = model_form_schema(model)
+            parse = into(model)
+        else:
+            form_schema = dict(schema or {})
+            check_form_schema(form_schema)
+            parse = identity
+        payload = FormPayload.model_validate(
+            {"title": title, "message": message, "schema": form_schema}
+        )
+        body = CreateForm.model_validate(
+            _create_fields(
+                "form",
+                payload.model_dump(mode="json"),
+                route=route,
+                idempotency_key=idempotency_key,
+                answerers=answerers,
+                ttl_seconds=ttl_seconds,
+                callback_url=callback_url,
+                metadata=metadata,
+                run_ref=run_ref,
+            )
+        )
+        return Question(self, await self._create(body), parse)
+
+    async def question(self, question_id: str, *, model: type[M] | None = None) -> Question[Any]:
+        """A handle on a question asked earlier, e.g. by a process that has since restarted."""
+        found = await self.get(question_id)
+        return Question(self, found, identity if model is None else into(model))
+
+    async def get(self, question_id: str) -> QuestionObject:
+        _, data = await self._http.request("GET", _path(question_id), seconds=self._request_timeout)
+        return QuestionObject.model_validate(data)
+
+    async def cancel(self, question_id: str, reason: str = "") -> QuestionObject:
+        """Cancel an open question; ``Conflict`` (with ``.question``) if it already closed."""
+        body = CancelRequest(reason=reason).model_dump(mode="json")
+        _, data = await self._http.request(
+            "POST", f"{_path(question_id)}/cancel", body=body, seconds=self._request_timeout
+        )
+        return QuestionObject.model_validate(data)
+
+    async def poll(self, question_id: str, wait: int) -> QuestionObject:
+        """One long-poll: the question once closed, or as it is after ``wait`` seconds."""
+        _, data = await self._http.request(
+            "GET",
+            _path(question_id),
+            params={"wait": str(wait)},
+            seconds=wait + self._request_timeout,
+        )
+        return QuestionObject.model_validate(data)
+
+    async def _create(self, body: CreateAskUser | CreateApproval | CreateForm) -> QuestionObject:
+        # Only top-level nulls go: a null inside metadata or arguments is data.
+        wire = {k: v for k, v in body.model_dump(mode="json").items() if v is not None}
+        for attempt in range(_CREATE_ATTEMPTS):
+            try:
+                _, data = await self._http.request(
+                    "POST", "/v1/questions", body=wire, seconds=self._request_timeout
+                )
+                return QuestionObject.model_validate(data)
+            except BridgeError as exc:
+                # Safe to repeat: the idempotency key makes a second create the first.
+                if not transient(exc) or attempt == _CREATE_ATTEMPTS - 1:
+                    raise
+                await asyncio.sleep(_CREATE_BACKOFF * 2**attempt)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def list(
+        self,
+        *,
+        status: str | None = None,
+        run_ref: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> QuestionPage:
+        """One page of this key's questions, newest first."""
+        params = {"limit": str(limit)}
+        for key, value in (("status", status), ("run_ref", run_ref), ("cursor", cursor)):
+            if value is not None:
+                params[key] = value
+        _, data = await self._http.request(
+            "GET", "/v1/questions", params=params, seconds=self._request_timeout
+        )
+        return QuestionPage.model_validate(data)
+
+
+def _path(question_id: str) -> str:
+    # An id is opaque; quoting keeps a slash in one from naming another path.
+    return f"/v1/questions/{quote(question_id, safe='')}"
+
+
+def _create_fields(
+    kind: str,
+    payload: dict[str, Any],
+    *,
+    route: RouteLike,
+    idempotency_key: str | None,
+    answerers: Sequence[str] | None,
+    ttl_seconds: int | None,
+    callback_url: str | None,
+    metadata: Mapping[str, Any] | None,
+    run_ref: str | None,
+) -> dict[str, Any]:
+    fields: dict[str, Any] = {
+        "kind": kind,
+        "payload": payload,
+        "route": route_of(route),
+        "idempotency_key": idempotency_key or str(uuid.uuid4()),
+    }
+    optional: dict[str, Any] = {
+        "answerers": None if answerers is None else list(answerers),
+        "ttl_seconds": ttl_seconds,
+        "callback_url": callback_url,
+        "metadata": None if metadata is None else dict(metadata),
+        "run_ref": run_ref,
+    }
+    fields.update({k: v for k, v in optional.items() if v is not None})
+    return fields
