@@ -443,6 +443,7 @@ async def their_wakes(theirs: Theirs, n: int) -> list[Wake]:
 class Crowd:
     waiters: int
     statuses: Counter[str]
+    held: list[float]  # seconds from each poll's request to its 200
     health_ms: list[float]
     still_waiting: int  # when the health samples were done
     rss_before: int
@@ -484,14 +485,17 @@ async def crowd(side: Side, n: int, seconds: int) -> Crowd:
     trace.on_request_headers_sent.append(headers_sent)
     connector = aiohttp.TCPConnector(limit=n + 10)
     statuses: Counter[str] = Counter()
+    held: list[float] = []
     returned = 0
     async with aiohttp.ClientSession(connector=connector, trace_configs=[trace]) as session:
 
         async def waiter(qid: str) -> None:
             nonlocal returned
+            began = time.perf_counter()
             try:
                 status, _ = await side.wait(session, qid, seconds)
                 statuses[str(status)] += 1
+                held.append(time.perf_counter() - began)
             except TimeoutError:
                 statuses["read timeout"] += 1
             except aiohttp.ClientError as error:
@@ -507,7 +511,9 @@ async def crowd(side: Side, n: int, seconds: int) -> Crowd:
         still_waiting = n - returned
         rss_during = rss_kib(side.pid)
         await asyncio.gather(*polls)
-    return Crowd(n, statuses, health, still_waiting, rss_before, rss_during, ramp, made.failed)
+    return Crowd(
+        n, statuses, held, health, still_waiting, rss_before, rss_during, ramp, made.failed
+    )
 
 
 async def health_samples(side: Side) -> list[float]:
@@ -552,8 +558,13 @@ def print_crowd(name: str, result: Crowd) -> None:
     others = ", ".join(f"{k}: {v}" for k, v in sorted(result.statuses.items()) if k != "200")
     health = result.health_ms
     per_waiter = (result.rss_during - result.rss_before) / result.waiters
+    held = (
+        f" after p50 {quantile(result.held, 0.5):.1f} s, max {max(result.held):.1f} s"
+        if result.held
+        else ""
+    )
     print(
-        f"  {name:<12} {result.waiters} waiters: {ok} returned 200"
+        f"  {name:<12} {result.waiters} waiters: {ok} returned 200{held}"
         f", {result.waiters - ok} did not ({others or 'none'})"
     )
     print(
