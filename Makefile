@@ -39,7 +39,8 @@ lint: $(STAMP) ## ruff and mypy (strict)
 	$(BIN)/ruff format --check bot adapters
 	$(BIN)/mypy
 
-# The bench extra (LangGraph, the baseline bench/cycle.py compares against)
+# The bench extra (LangGraph and awaithumans, the baselines bench/cycle.py and
+# bench/api.py compare against)
 # is installed for `make bench` only: tests never depend on it.
 $(BENCH_STAMP): $(STAMP) pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
@@ -54,6 +55,7 @@ bench: $(BENCH_STAMP) ## print the benchmarks
 	$(BIN)/python bench/teams_invoke.py
 	$(BIN)/python bench/slack_click.py
 	$(BIN)/python bench/click_path.py
+	$(BIN)/python bench/api.py
 
 # atheris on the token decoder and each renderer, FUZZ_SECONDS per target;
 # a crashing input is saved under tests/fuzz/corpus/<target>/ and replayed by `make test`.
