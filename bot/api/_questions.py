@@ -32,7 +32,7 @@ from bot.api._errors import (
 from bot.api._objects import checked_object, cursor_for, position_of
 from bot.api._routes import Unroutable, conversation_for
 from bot.api._waiters import Waiters
-from bot.client.models import CreateApproval, CreateAskUser, CreateForm
+from bot.client.models import ANYONE, CreateApproval, CreateAskUser, CreateForm
 from bot.human.capability import HumanInteractionCapability
 from bot.outcomes import Responder
 from bot.service.runs import RunService
@@ -138,7 +138,8 @@ class ApiQuestions:
             issued_at=float(int(now)),
             expires_at=float(int(now) + request.ttl_seconds),
             thread_id=where.thread,
-            answerers=tuple(request.answerers or ()),
+            # The list in force, as the object shows it: anyone in the conversation by default.
+            answerers=tuple(request.answerers or (ANYONE,)),
         )
         run = RunRecord(
             run_id=run_id,

@@ -8,6 +8,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import aiohttp
@@ -20,6 +21,7 @@ pytestmark = pytest.mark.e2e
 
 DOC = (ROOT / "docs" / "api.md").read_text()
 BLOCKS = re.findall(r"```sh\n(.*?)```", DOC, re.S)
+PYTHON = re.findall(r"```python\n(.*?)```", DOC, re.S)
 DEFAULT = "127.0.0.1:3978"
 
 
@@ -74,6 +76,26 @@ async def test_the_quick_start_works_as_pasted(tmp_path: Path) -> None:
             answered = json.loads(await finished(waiting))
             assert answered["status"] == "answered"
             assert answered["answer"] == {"decision": "approve", "comment": ""}
+            # The Python client's quick start, as pasted, answered on the console page.
+            script = PYTHON[0].replace(DEFAULT, here)
+            client = subprocess.Popen(
+                [sys.executable, "-c", script],
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            try:
+                asked = await console.outstanding("agents", "ask_user")
+                answer = {"answers": {"Which environment?": "staging"}}
+                await console.answer_ok(asked["token"], answer)
+                printed = await finished(client)
+            finally:
+                if client.poll() is None:
+                    client.kill()
+                    client.communicate()
+            assert printed.startswith("answered") and "staging" in printed, printed
             made = await finished(shell(keys.replace(DEFAULT, here), env))
             assert made.startswith("hitl_") and "revoked ci" in made
     finally:
