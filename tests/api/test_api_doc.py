@@ -37,6 +37,17 @@ def shell(script: str, env: dict[str, str]) -> subprocess.Popen[str]:
     )
 
 
+def python(script: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 async def finished(process: subprocess.Popen[str]) -> str:
     out, err = await asyncio.to_thread(process.communicate, timeout=60)
     assert process.returncode == 0, err
@@ -78,14 +89,7 @@ async def test_the_quick_start_works_as_pasted(tmp_path: Path) -> None:
             assert answered["answer"] == {"decision": "approve", "comment": ""}
             # The Python client's quick start, as pasted, answered on the console page.
             script = PYTHON[0].replace(DEFAULT, here)
-            client = subprocess.Popen(
-                [sys.executable, "-c", script],
-                cwd=ROOT,
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
+            client = python(script, env)
             try:
                 asked = await console.outstanding("agents", "ask_user")
                 answer = {"answers": {"Which environment?": "staging"}}

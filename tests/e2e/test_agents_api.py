@@ -9,8 +9,9 @@ from collections.abc import AsyncIterator
 import aiohttp
 import pytest
 
+from bot.client import Bridge
 from bot.messages import only_they_may_answer
-from tests.e2e._api import Api, api_env, approval, webhook_receiver
+from tests.e2e._api import API_KEY, Api, api_env, approval, webhook_receiver
 from tests.e2e._client import APPROVE, NAME, OPERATOR, ConsoleClient
 from tests.e2e._server import StartBot, free_port
 from tests.e2e._slack import ALICE, CHANNEL, SlackDriver, slack_bot, text_of
@@ -126,3 +127,42 @@ async def test_a_question_nobody_can_see_is_cancelled_at_once_with_the_reason(
     assert closed["status"] == "cancelled", closed
     assert "not in the channel" in closed["cancel_reason"]
     assert closed["delivery"]["status"] == "failed"
+
+
+async def test_a_client_wait_spans_a_sigkill_and_returns_the_answer(
+    start_bot: StartBot, http: aiohttp.ClientSession
+) -> None:
+    """Killed between ask and answer: still open in chat after the restart, answered once."""
+    server = await start_bot(**api_env("console:*"), **OPERATOR)
+    async with Bridge(server.url, API_KEY) as bridge:
+        question = await bridge.approve(
+            "deploy",
+            "Deploy web 1.5",
+            arguments={"version": "1.5"},
+            risk="high",
+            route="console:restart",
+            answerers=["anyone"],
+            idempotency_key="restart-1",
+        )
+        console = ConsoleClient(http, server.url)
+        await console.outstanding("restart", "approval")
+        waiting = asyncio.create_task(question.wait(timeout=60))
+        server.kill()
+        await server.restart()
+        posted = await console.outstanding("restart", "approval")  # still open in chat
+        await console.answer_ok(posted["token"], APPROVE)
+        closed = await waiting
+        assert closed.status == "answered" and closed.answer == APPROVE
+        again = await bridge.approve(
+            "deploy",
+            "Deploy web 1.5",
+            arguments={"version": "1.5"},
+            risk="high",
+            route="console:restart",
+            answerers=["anyone"],
+            idempotency_key="restart-1",
+        )
+        assert again.id == question.id  # asked again after the restart: the same question
+    feed = await console.feed("restart")
+    asked = [q for run in feed["runs"] for q in run["questions"]]
+    assert len(asked) == 1, asked
