@@ -214,3 +214,23 @@ async def test_a_form_question_is_asked_with_its_schema(door: Door) -> None:
     assert status == 201, created
     assert created["payload"]["schema"] == schema
     assert created["answerers"] == ["anyone"]
+
+
+async def test_a_private_callback_or_big_metadata_is_refused_when_webhooks_are_on(
+    tmp_path: Path,
+) -> None:
+    """With a webhook secret: loopback, private and metadata over 4,096 bytes are each a 400."""
+    secret = "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+    async with Door(tmp_path, BOT_API_KEYS=KEYS, BOT_WEBHOOK_SECRET=secret) as door:
+        before = await door.state()
+        for url in ("http://127.0.0.1:9/hook", "http://10.0.0.7/hook", "http://[::1]/hook"):
+            status, answer = await call(door, "POST", "/v1/questions", ask(callback_url=url))
+            assert (status, code(answer)) == (400, "invalid_request"), (url, answer)
+            assert (
+                "private" in answer["error"]["message"] or "loopback" in answer["error"]["message"]
+            )
+        big = ask(metadata={"note": "x" * 4100})
+        status, answer = await call(door, "POST", "/v1/questions", big)
+        assert (status, code(answer)) == (400, "invalid_request")
+        assert "metadata" in answer["error"]["message"]
+        assert await door.state() == before

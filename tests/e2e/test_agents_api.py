@@ -11,7 +11,7 @@ import pytest
 
 from bot.client import Bridge
 from bot.messages import only_they_may_answer
-from tests.e2e._api import API_KEY, Api, api_env, approval, webhook_receiver
+from tests.e2e._api import API_KEY, WEBHOOK_SECRET, Api, api_env, approval, webhook_receiver
 from tests.e2e._client import APPROVE, NAME, OPERATOR, ConsoleClient
 from tests.e2e._server import StartBot, free_port
 from tests.e2e._slack import ALICE, CHANNEL, SlackDriver, slack_bot, text_of
@@ -47,6 +47,10 @@ async def test_a_console_question_is_answered_and_its_waiter_and_webhook_told(
         assert receiver.events[0]["data"]["id"] == created["id"]
         # The same key and body again: the same question, 200.
         assert await api.ask(body) == (200, answered | {"delivery": answered["delivery"]})
+    # No log field of any level carries the API key or the webhook secret.
+    log = server.log_text()
+    assert API_KEY not in log and WEBHOOK_SECRET not in log
+    assert WEBHOOK_SECRET.removeprefix("whsec_") not in log
 
 
 @pytest.fixture
