@@ -9,6 +9,7 @@ import aiohttp
 import pytest
 
 from tests.e2e._server import BotServer, StartBot
+from tests.fakes.slack_api import FakeSlack
 
 
 @pytest.fixture
@@ -35,3 +36,11 @@ async def http() -> AsyncIterator[aiohttp.ClientSession]:
     timeout = aiohttp.ClientTimeout(total=20)
     async with aiohttp.ClientSession(timeout=timeout) as session:
         yield session
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeSlack]:
+    """The loopback Slack Web API, answering as Slack does."""
+    slack = await FakeSlack().start()
+    yield slack
+    await slack.close()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from typing import Any
 
 import aiohttp
 import pytest
@@ -51,13 +51,6 @@ async def test_a_console_question_is_answered_and_its_waiter_and_webhook_told(
     log = server.log_text()
     assert API_KEY not in log and WEBHOOK_SECRET not in log
     assert WEBHOOK_SECRET.removeprefix("whsec_") not in log
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeSlack]:
-    slack = await FakeSlack().start()
-    yield slack
-    await slack.close()
 
 
 async def test_fifty_racing_posts_make_one_slack_question_answered_by_a_click(
@@ -139,15 +132,14 @@ async def test_a_client_wait_spans_a_sigkill_and_returns_the_answer(
     """Killed between ask and answer: still open in chat after the restart, answered once."""
     server = await start_bot(**api_env("console:*"), **OPERATOR)
     async with Bridge(server.url, API_KEY) as bridge:
-        question = await bridge.approve(
-            "deploy",
-            "Deploy web 1.5",
-            arguments={"version": "1.5"},
-            risk="high",
-            route="console:restart",
-            answerers=["anyone"],
-            idempotency_key="restart-1",
-        )
+        asked: dict[str, Any] = {
+            "arguments": {"version": "1.5"},
+            "risk": "high",
+            "route": "console:restart",
+            "answerers": ["anyone"],
+            "idempotency_key": "restart-1",
+        }
+        question = await bridge.approve("deploy", "Deploy web 1.5", **asked)
         console = ConsoleClient(http, server.url)
         await console.outstanding("restart", "approval")
         waiting = asyncio.create_task(question.wait(timeout=60))
@@ -157,15 +149,7 @@ async def test_a_client_wait_spans_a_sigkill_and_returns_the_answer(
         await console.answer_ok(posted["token"], APPROVE)
         closed = await waiting
         assert closed.status == "answered" and closed.answer == APPROVE
-        again = await bridge.approve(
-            "deploy",
-            "Deploy web 1.5",
-            arguments={"version": "1.5"},
-            risk="high",
-            route="console:restart",
-            answerers=["anyone"],
-            idempotency_key="restart-1",
-        )
+        again = await bridge.approve("deploy", "Deploy web 1.5", **asked)
         assert again.id == question.id  # asked again after the restart: the same question
     feed = await console.feed("restart")
     asked = [q for run in feed["runs"] for q in run["questions"]]

@@ -6,7 +6,6 @@ import asyncio
 import json
 import re
 import sqlite3
-from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
@@ -20,13 +19,6 @@ pytestmark = pytest.mark.e2e
 
 CAROL = "U0CAROL"
 OPS_GROUP = "S0OPS"
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeSlack]:
-    slack = await FakeSlack().start()
-    yield slack
-    await slack.close()
 
 
 async def admin_driver(

@@ -36,13 +36,6 @@ LEASE = 3.0
 SETTLE_SECONDS = 15.0
 
 
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeSlack]:
-    slack = await FakeSlack().start()
-    yield slack
-    await slack.close()
-
-
 async def driver(start_bot: StartBot, fake: FakeSlack, http: aiohttp.ClientSession) -> SlackDriver:
     fake.group_members[OPS_GROUP] = [CAROL]
     bot = await slack_bot(

@@ -6,7 +6,6 @@ import asyncio
 import json
 import re
 import sqlite3
-from collections.abc import AsyncIterator
 
 import aiohttp
 import pytest
@@ -16,13 +15,6 @@ from tests.e2e._slack import ALICE, SlackDriver
 from tests.fakes.slack_api import INSTALLED_TOKEN, SIGNING_SECRET, FakeSlack, buttons, mention
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeSlack]:
-    slack = await FakeSlack().start()
-    yield slack
-    await slack.close()
 
 
 async def test_a_workspace_installs_then_its_token_answers_its_events(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 
 import aiohttp
 import pytest
@@ -17,13 +16,6 @@ from tests.fakes.slack_api import FakeSlack, buttons, mention
 pytestmark = pytest.mark.e2e
 
 DEPLOYED = "Deployed web 1.5.0 to staging"
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeSlack]:
-    slack = await FakeSlack().start()
-    yield slack
-    await slack.close()
 
 
 async def driver(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 
 import aiohttp
 import pytest
@@ -23,13 +22,6 @@ from tests.fakes.slack_api import (
 )
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeSlack]:
-    slack = await FakeSlack().start()
-    yield slack
-    await slack.close()
 
 
 async def connected(fake: FakeSlack, *, seconds: float = 15.0) -> None:
