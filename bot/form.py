@@ -1,7 +1,8 @@
 """``form``: a person fills in a form drawn from a flat JSON Schema; the answer is its object.
 
 The payload is ``{"title", "message", "schema"}``, the schema in the subset
-MCP elicitation allows (``bot/_form_schema.py``). Unlike ``ask_user`` and
+MCP elicitation allows (``bot/client/form_schema.py``, the one checker the
+agents API and its client use too). Unlike ``ask_user`` and
 ``approval`` the answer's shape is not fixed by the registration: it is the
 schema the question carries, so the registration checks each answer against
 its own question's schema.
@@ -16,7 +17,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator
 
-from bot._form_schema import FormError, check_schema, form_answer
+from bot.client.errors import FormAnswerError
+from bot.client.form_schema import check_form_answer, check_form_schema
 from bot.human.capability import InteractionRegistration
 from bot.human.contribution import InteractionToolSpec
 from bot.human.errors import AnswerValidationError
@@ -51,7 +53,8 @@ class FormPayload(BaseModel):
     @field_validator("fields")
     @classmethod
     def _in_the_subset(cls, schema: dict[str, Any]) -> dict[str, Any]:
-        return check_schema(schema)
+        check_form_schema(schema)
+        return schema
 
 
 class FormResponse(RootModel[dict[str, Any]]):
@@ -64,8 +67,8 @@ class FormRegistration(InteractionRegistration):
 
     def validate_answer(self, answer: Any, payload: Mapping[str, Any]) -> dict[str, Any]:
         try:
-            return form_answer(payload.get("schema") or {}, answer)
-        except FormError as error:
+            return check_form_answer(dict(payload.get("schema") or {}), answer)
+        except FormAnswerError as error:
             raise AnswerValidationError(error.fields) from error
 
 

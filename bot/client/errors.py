@@ -30,6 +30,16 @@ class FormSchemaError(BridgeError, ValueError):
     code = "invalid_request"
 
 
+class FormAnswerError(FormSchemaError):
+    """An answer that does not fit its form; ``fields`` holds each property's problem."""
+
+    def __init__(self, fields: dict[str, str]) -> None:
+        self.fields = fields
+        name, problem = next(iter(fields.items()))
+        joined = " " if problem.startswith("is ") else ": "
+        super().__init__(f"property {name!r}{joined}{problem}.")
+
+
 class InvalidWebhook(BridgeError):
     """A webhook whose signature, timestamp or body does not verify."""
 

@@ -21,7 +21,7 @@ from datetime import date, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from bot.client.errors import FormSchemaError
+from bot.client.errors import FormAnswerError, FormSchemaError
 
 MAX_PROPERTIES = 50
 MAX_OPTIONS = 100
@@ -222,19 +222,25 @@ def check_form_answer(schema: dict[str, Any], value: Any) -> dict[str, Any]:
     already have passed ``check_form_schema``.
     """
     if not isinstance(value, dict):
-        raise FormSchemaError("The form answer must be a JSON object.")
+        raise FormAnswerError({"answer": "must be a JSON object of the form's fields."})
     properties: dict[str, Any] = schema["properties"]
-    unknown = sorted(set(value) - set(properties))
-    if unknown:
-        raise FormSchemaError(f"property {unknown[0]!r} is not in the form.")
+    # Every property's problem at once, so a form can show each beside its field.
+    problems = {str(name): "is not in the form" for name in value if name not in properties}
     answer: dict[str, Any] = {}
     for name, prop in properties.items():
         given = value.get(name)
         if given is None or given == "" or given == []:
             if name in schema.get("required", []):
-                raise FormSchemaError(f"property {name!r} is required.")
+                problems[name] = "is required"
             continue
-        answer[name] = _check_value(name, prop, given)
+        try:
+            answer[name] = _check_value(name, prop, given)
+        except FormSchemaError as wrong:
+            # A phrase for beside the field: "must be at most 150", "is not a valid email".
+            problem = str(wrong).removeprefix(f"property {name!r}: ").removeprefix("the answer ")
+            problems[name] = problem.rstrip(".")
+    if problems:
+        raise FormAnswerError(problems)
     return answer
 
 

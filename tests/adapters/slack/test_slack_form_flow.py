@@ -72,8 +72,8 @@ async def test_a_bad_submission_is_refused_in_the_modal_and_spends_nothing(
     assert json.loads(body) == {
         "response_action": "errors",
         "errors": {
-            "f:agree": "needs an answer",
-            "f:email": "must be an email address",
+            "f:agree": "is required",
+            "f:email": "is not a valid email",
             "f:age": "must be at most 150",
         },
     }
