@@ -8,7 +8,7 @@ import pytest
 
 from bot.form import FORM, FormPayload, form_registration, form_tool
 from bot.human.errors import AnswerValidationError, HumanInteractionError
-from tests.form_support import GOOD, PAYLOAD, SCHEMA
+from tests.form_support import GOOD, PAYLOAD
 
 
 def _schema(**properties: Any) -> dict[str, Any]:
