@@ -14,7 +14,7 @@ from typing import Protocol, runtime_checkable
 from bot.client.models import Route
 from bot.errors import BotError
 from bot.stores.ports import Runs
-from bot.surfaces import Conversation, Surface
+from bot.surfaces import Conversation, DeliveryError, Surface
 
 
 class Unroutable(BotError):
@@ -58,7 +58,10 @@ async def conversation_for(route: Route, surfaces: dict[str, Surface], runs: Run
 async def _slack(route: Route, surface: Surface) -> Conversation:
     team, sep, channel = route.conversation.rpartition(":")
     if not sep:
-        team = await surface.workspace() if isinstance(surface, KnowsItsWorkspace) else ""
+        try:
+            team = await surface.workspace() if isinstance(surface, KnowsItsWorkspace) else ""
+        except DeliveryError:
+            team = ""  # no single bot token to ask (OAuth installs): the route must name it
     if not team:
         raise Unroutable(SLACK_NO_TEAM)
     thread = route.thread or ""
