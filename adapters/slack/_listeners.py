@@ -94,7 +94,7 @@ class Listeners:
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
 
-    def _later(self, work: Coroutine[Any, Any, None]) -> None:
+    def later(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._done)
@@ -155,7 +155,7 @@ class Listeners:
         try:
             await self.service().start(where, responder(team, user), text, key=key)
         except NotStarted:
-            self._later(self._ephemeral(team, channel, user, NOT_STARTED))
+            self.later(self._ephemeral(team, channel, user, NOT_STARTED))
 
     # -- answering -------------------------------------------------------------
 
@@ -165,7 +165,7 @@ class Listeners:
         outcome = await self._redeem(token, answer, team, channel, user, body)
         await ack()
         if outcome is not None and not isinstance(outcome, Redeemed):
-            self._later(self._report(outcome, team, channel, user, body))
+            self.later(self._report(outcome, team, channel, user, body))
 
     async def reject(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
         await ack()
@@ -173,11 +173,11 @@ class Listeners:
         _, channel, _ = who_where(body)
         metadata = Metadata(token, "reject", channel, _message_ts(body), _thread(body))
         # views.open must use the trigger within 3 s: right after the ack, not queued.
-        self._later(self._open(body, reject_modal(metadata)))
+        self.later(self._open(body, reject_modal(metadata)))
 
     async def open_form(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
         await ack()
-        self._later(self._open_form(body, action))
+        self.later(self._open_form(body, action))
 
     async def _open_form(self, body: dict[str, Any], action: dict[str, Any]) -> None:
         token, _ = parse_value(str(action.get("value") or ""))
@@ -216,7 +216,7 @@ class Listeners:
             return
         await ack()
         if outcome is not None and not isinstance(outcome, Redeemed):
-            self._later(self._report(outcome, team, metadata.channel, user, body))
+            self.later(self._report(outcome, team, metadata.channel, user, body))
 
     async def command(
         self,
@@ -245,7 +245,7 @@ class Listeners:
             await ack(response_type="ephemeral", **admin_message(task.result()))
             return
         await ack(text=WORKING_ON_IT, response_type="ephemeral")
-        self._later(self._respond_when_done(task, respond))
+        self.later(self._respond_when_done(task, respond))
 
     async def _admin_command(
         self, admin: AdminService, team: str, user: str, text: str, *, key: str
@@ -288,7 +288,7 @@ class Listeners:
         if done:
             return task.result()
         log.warning("redeem is slow; acking before it finishes")
-        self._later(self._report_when_done(task, team, channel, user, body))
+        self.later(self._report_when_done(task, team, channel, user, body))
         return None
 
     async def _report_when_done(

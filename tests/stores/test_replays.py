@@ -8,6 +8,7 @@ from typing import Any
 from bot.questions.lifecycle import Lifecycle
 from bot.questions.write import ONCE_KEY_SECONDS
 from bot.stores import Closing, QuestionStatus, Stores
+from bot.stores._shared import PRUNE_EVERY
 from bot.stores.ports import Answered, Seen
 from tests.stores.test_store_contract import pause, run
 
@@ -44,15 +45,19 @@ async def test_a_failed_first_request_lets_its_resend_be_the_first(stores: Store
 
 
 async def test_expired_records_are_taken_over_and_pruned(stores: Stores) -> None:
-    """Past its window a request is new again, and a first claim prunes every expired one."""
+    """Past its window a request is new again; every PRUNE_EVERY-th first claim prunes
+    every expired record, so the table holds one window and that many more at most."""
     replays = stores.replays
     for n in range(5):
         assert (await replays.claim(f"old-{n}", now=10.0, until=20.0)).first
     await replays.settle("old-0", ANSWER)
     assert await count(stores, "seen_requests") == 5
     assert (await replays.claim("old-0", now=20.0, until=30.0)).first  # its window has passed
-    assert await count(stores, "seen_requests") == 1
     assert await replays.claim("old-0", now=21.0, until=31.0) == Seen(first=False)
+    for n in range(PRUNE_EVERY):
+        assert (await replays.claim(f"new-{n}", now=22.0, until=32.0)).first
+    # The four expired records are gone; old-0's second window and the new ones stay.
+    assert await count(stores, "seen_requests") == PRUNE_EVERY + 1
 
 
 async def test_a_keyed_write_applies_once_and_is_refused_whole_after(stores: Stores) -> None:
