@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from prometheus_client import (
     CollectorRegistry,
     Counter,
+    Gauge,
     Histogram,
     disable_created_metrics,
     generate_latest,
@@ -45,6 +46,13 @@ class Metrics:
             "bot_resume_seconds",
             "From a pause closing to the run's next outcome.",
             buckets=(0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+            registry=self.registry,
+        )
+
+        # Set by the agents API when it serves (``bot.api``): read at scrape time.
+        self.api_waiting = Gauge(
+            "bot_api_waiting",
+            "Long-polls (GET /v1/questions/{id}?wait=N) held open now.",
             registry=self.registry,
         )
 

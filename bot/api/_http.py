@@ -30,6 +30,7 @@ from bot.api._keys import KeyRing
 from bot.api._objects import STATUS_OF_NAME
 from bot.api._openapi import openapi_document
 from bot.api._questions import MAX_WAIT_SECONDS, ApiQuestions
+from bot.api._waiters import Waiters
 from bot.client.models import CREATE_QUESTION, CancelRequest, validation_sentence
 from bot.serving._json import JsonRejected, loads_limited
 from bot.stores.errors import is_outage
@@ -39,6 +40,7 @@ log = logging.getLogger(__name__)
 
 API_QUESTIONS = web.AppKey("api_questions", ApiQuestions)
 API_KEYS = web.AppKey("api_keys", KeyRing)
+API_WAITERS = web.AppKey("api_waiters", Waiters)
 PREFIX = "/v1"
 Handler = Callable[[web.Request, ApiKey], Awaitable[web.Response]]
 
@@ -171,3 +173,12 @@ def mount_api(app: web.Application) -> None:
     router.add_get(f"{PREFIX}/questions/{{id}}", _authenticated(get_question))
     router.add_post(f"{PREFIX}/questions/{{id}}/cancel", _authenticated(cancel_question))
     router.add_get(f"{PREFIX}/openapi.json", openapi)
+    app.on_shutdown.append(_answer_waiters_now)
+
+
+async def _answer_waiters_now(app: web.Application) -> None:
+    """Stopping: each long-poll answers with the current object before the server waits out
+    its open requests (the client polls again, wherever it is routed)."""
+    waiters = app.get(API_WAITERS)
+    if waiters is not None:
+        waiters.close()

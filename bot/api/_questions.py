@@ -194,7 +194,8 @@ class ApiQuestions:
     async def get(self, key: ApiKey, interrupt_id: str, *, wait: float = 0.0) -> dict[str, Any]:
         """The question's object; while it is open, after up to ``wait`` seconds for its close."""
         view = await self.view(key, interrupt_id)
-        if wait <= 0 or view.question.status is not QuestionStatus.OUTSTANDING:
+        open_now = view.question.status is QuestionStatus.OUTSTANDING
+        if wait <= 0 or not open_now or self._waiters.closing:
             return checked_object(view)
         event, forget = self._waiters.register(view.question.run_id)
         try:
@@ -218,6 +219,8 @@ class ApiQuestions:
             except TimeoutError:
                 return
             event.clear()
+            if self._waiters.closing:
+                return
             # Woken by a change of the run: a close, or something else (an extension).
             view = await self.view(key, interrupt_id)
             if view.question.status is not QuestionStatus.OUTSTANDING:

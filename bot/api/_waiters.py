@@ -21,6 +21,8 @@ class Waiters:
 
     def __init__(self) -> None:
         self._events: dict[str, set[asyncio.Event]] = {}
+        # Set once the server stops: every long-poll answers now, with the current object.
+        self.closing = False
 
     def register(self, run_id: str) -> tuple[asyncio.Event, Callable[[], None]]:
         """A new event set when ``run_id`` next changes, and the call that forgets it."""
@@ -35,6 +37,13 @@ class Waiters:
                     del self._events[run_id]
 
         return event, forget
+
+    def close(self) -> None:
+        """The server is stopping: wake every waiter (its client polls again elsewhere)."""
+        self.closing = True
+        for events in self._events.values():
+            for event in events:
+                event.set()
 
     def wake(self, run_id: str) -> None:
         for event in self._events.get(run_id, ()):

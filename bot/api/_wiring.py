@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from bot.api._errors import UNSIGNABLE_CALLBACK
-from bot.api._http import API_KEYS, API_QUESTIONS
+from bot.api._http import API_KEYS, API_QUESTIONS, API_WAITERS
 from bot.api._keys import KeyRing
 from bot.api._questions import ApiQuestions
 from bot.api._settings import ApiSettings
@@ -64,6 +64,8 @@ def serve_api(
         clock=service.clock,
     )
     unsubscribe = changes_of(stores).subscribe(waiters.changed)
+    app[API_WAITERS] = waiters
+    service.metrics.api_waiting.set_function(lambda: len(waiters))
 
     async def stop() -> None:
         unsubscribe()

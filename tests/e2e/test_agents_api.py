@@ -154,3 +154,24 @@ async def test_a_client_wait_spans_a_sigkill_and_returns_the_answer(
     feed = await console.feed("restart")
     asked = [q for run in feed["runs"] for q in run["questions"]]
     assert len(asked) == 1, asked
+
+
+async def test_sigterm_answers_every_long_poll_at_once(
+    start_bot: StartBot, http: aiohttp.ClientSession
+) -> None:
+    """A stopping bridge answers its waiters with the open object rather than cutting them."""
+    server = await start_bot(**api_env("console:*"))
+    api = Api(http, server.url)
+    body = approval("stopping", {"surface": "console", "conversation": "api-3"})
+    status, created = await api.ask(body)
+    assert status == 201, created
+    waits = [asyncio.create_task(api.get(created["id"], wait=30)) for _ in range(5)]
+    await ConsoleClient(http, server.url).outstanding("api-3", "approval")
+    console = ConsoleClient(http, server.url)
+    deadline = time.monotonic() + 15
+    while (await console.metrics()).get("bot_api_waiting") != 5:  # all five are held
+        assert time.monotonic() < deadline, "the long-polls never arrived"
+        await asyncio.sleep(0.02)
+    assert await server.terminate(within=15) == 0
+    for status, still in await asyncio.gather(*waits):
+        assert (status, still["status"]) == (200, "open")
