@@ -213,7 +213,7 @@ class SlackBridge:
             )
         except Exception:  # noqa: BLE001  bolt reads its context from fields we do not model
             self.seen.settle(signature, None)
-            self.listeners.later(self._settle_shared(signature, None))
+            await self._settle_shared(signature, None)
             log.warning("slack request refused: bolt could not read the signed payload")
             return _refuse(400, BAD_BODY)
         settled: Answered | None = None
@@ -223,10 +223,9 @@ class SlackBridge:
             settled = _answered(response)
         finally:
             self.seen.settle(signature, settled)
-            # After the answer, not before it: until then a replay elsewhere finds the
-            # request in flight and runs into the guards further in (the token's single
-            # spend, the command's key), which is what a crash here would leave too.
-            self.listeners.later(self._settle_shared(signature, settled))
+            # Before the answer: a replay that reaches a restarted process is then
+            # answered exactly as this one is.
+            await self._settle_shared(signature, settled)
         return _replayed(settled)
 
     async def _claim_shared(self, signature: str) -> Answered | None:
