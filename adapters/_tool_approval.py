@@ -93,7 +93,8 @@ class Approver:
 
     ``route`` and ``answerers`` say where the question goes and who may
     answer it, as ``Bridge.approve`` takes them; ``risk``, ``ttl_seconds`` and
-    ``summary`` shape each question; ``timeout`` bounds the wait (``None``:
+    ``summary`` shape each question; ``callback_url`` has the bridge post a
+    signed webhook when each closes; ``timeout`` bounds the wait (``None``:
     until the questions close, across bridge restarts).
     """
 
@@ -102,6 +103,7 @@ class Approver:
     answerers: Sequence[str]
     risk: str = "medium"
     ttl_seconds: int | None = None
+    callback_url: str | None = None
     timeout: float | None = None
     summary: Callable[[ToolCall], str] = field(default=_summary)
 
@@ -131,6 +133,7 @@ class Approver:
             answerers=self.answerers,
             idempotency_key=question_key(run_id, call.call_id),
             ttl_seconds=self.ttl_seconds,
+            callback_url=self.callback_url,
             metadata={"run_id": run_id, "call_id": call.call_id},
             run_ref=run_id,
         )

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from agents import Agent, Runner, RunResult, RunState, ToolApprovalItem, TResponseInputItem
 
 from adapters._tool_approval import Approve, Approver, Decision, Reject, ToolCall, arguments_of
 
-# Called with the serialized RunState before the run waits on a person.
-SaveState = Callable[[str], Awaitable[None] | None]
+# Called with the serialized RunState before the run waits on a person; may be async.
+SaveState = Callable[[str], object]
 
 
 def pending_calls(interruptions: Sequence[ToolApprovalItem]) -> list[ToolCall]:

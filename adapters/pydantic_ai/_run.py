@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic_ai import (
@@ -17,8 +17,8 @@ from pydantic_ai.agent import AbstractAgent, AgentRunResult
 
 from adapters._tool_approval import Approve, Approver, Reject, ToolCall, arguments_of
 
-# Called with the message history as JSON before the run waits on a person.
-SaveHistory = Callable[[str], Awaitable[None] | None]
+# Called with the message history as JSON before the run waits on a person; may be async.
+SaveHistory = Callable[[str], object]
 
 
 def pending_calls(requests: DeferredToolRequests) -> list[ToolCall]:

@@ -23,7 +23,7 @@ from tests.doors._slack_door import slack_door
 from tests.e2e._api import API_KEY, api_env
 from tests.e2e._client import ConsoleClient
 from tests.e2e._slack import ALICE, CHANNEL, SlackDriver, text_of
-from tests.fakes.slack_api import Call, buttons
+from tests.fakes.slack_api import Call, block_actions, buttons, posted_message
 
 CONSOLE_CONVERSATION = "agents"
 SURFACES = ("console", "slack")
@@ -37,8 +37,18 @@ class _Url:
 class Desk:
     """Where the agent asks (``bridge``) and where the person answers (``decide``)."""
 
-    def __init__(self, surface: str, door: Door, session: aiohttp.ClientSession) -> None:
+    def __init__(
+        self,
+        surface: str,
+        door: Door,
+        session: aiohttp.ClientSession,
+        *,
+        channel: str = CHANNEL,
+        user: str = ALICE,
+    ) -> None:
         self.surface = surface
+        self.channel = channel
+        self.user = user
         self.door = door
         self.url = f"http://127.0.0.1:{door.port}"
         self.bridge = Bridge(self.url, API_KEY)
@@ -48,7 +58,7 @@ class Desk:
 
     @property
     def route(self) -> dict[str, str]:
-        conversation = CHANNEL if self.surface == "slack" else CONSOLE_CONVERSATION
+        conversation = self.channel if self.surface == "slack" else CONSOLE_CONVERSATION
         return {"surface": self.surface, "conversation": conversation}
 
     def approver(self, **options: Any) -> Approver:
@@ -85,19 +95,30 @@ class Desk:
     async def _on_slack(self, arguments: dict[str, Any], *, approve: bool, comment: str) -> None:
         assert self.slack is not None
         posted = await self._posted(arguments)
-        if approve:
-            status, _ = await self.slack.click(posted, "Approve", user=ALICE)
-            assert status == 200
-        else:
-            status, _ = await self.slack.click(posted, "Reject…", user=ALICE)
-            assert status == 200
+        status, _ = await self._click(posted, "Approve" if approve else "Reject…")
+        assert status == 200
+        if not approve:
             opened = await self.door.fake.wait_for("views.open", self._modals + 1)
             self._modals += 1
             view = opened[-1].args["view"]
             typed = {"comment": {"answer": {"type": "plain_text_input", "value": comment}}}
-            status, _ = await self.slack.submit(view, typed, user=ALICE)
+            status, _ = await self.slack.submit(view, typed, user=self.user)
             assert status == 200
         await self.door.idle()
+
+    async def _click(self, posted: Call, label: str) -> tuple[int, str]:
+        """A click by ``user`` in the question's own channel, as Slack sends it."""
+        assert self.slack is not None
+        button = next(b for b in buttons(posted.args) if b["text"]["text"] == label)
+        action = {
+            "type": "button",
+            "action_id": button["action_id"],
+            "text": button["text"],
+            "value": button["value"],
+        }
+        message = posted_message(posted)
+        payload = block_actions(action, user=self.user, message=message, channel=self.channel)
+        return await self.slack.interact(payload)
 
     async def _posted(self, arguments: dict[str, Any]) -> Call:
         """The question message showing every argument value (tests keep them distinct)."""
@@ -112,21 +133,21 @@ class Desk:
 
 
 @asynccontextmanager
-async def bridge_on(surface: str, folder: Path) -> AsyncIterator[Desk]:
-    """The real app on loopback, questions routed to ``surface``."""
+async def bridge_on(surface: str, folder: Path, **who: str) -> AsyncIterator[Desk]:
+    """The real app on loopback, questions routed to ``surface`` (``channel``, ``user``)."""
     env = api_env(f"{surface}:*")
     timeout = aiohttp.ClientTimeout(total=30)
     async with aiohttp.ClientSession(timeout=timeout) as session:
         if surface == "slack":
             async with slack_door(folder, **env) as door:
-                desk = Desk(surface, door, session)
+                desk = Desk(surface, door, session, **who)
                 try:
                     yield desk
                 finally:
                     await desk.bridge.close()
         else:
             async with Door(folder, **env) as door:
-                desk = Desk(surface, door, session)
+                desk = Desk(surface, door, session, **who)
                 try:
                     yield desk
                 finally:
