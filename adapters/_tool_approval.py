@@ -117,11 +117,15 @@ class Approver:
     async def decide(self, run_id: str, calls: Sequence[ToolCall]) -> dict[str, Decision]:
         """Ask about every call, wait for every question, and return decisions by call id."""
         questions = await self.ask(run_id, calls)
-        closed = await asyncio.gather(*(q.wait(self.timeout) for q in questions))
-        return {
-            call.call_id: decision_of(call.call_id, question)
-            for call, question in zip(calls, closed, strict=True)
-        }
+        # One after the other under one deadline: a question answered while an
+        # earlier one was waited on returns at once, and no wait outlives a failure.
+        loop = asyncio.get_running_loop()
+        deadline = None if self.timeout is None else loop.time() + self.timeout
+        decisions: dict[str, Decision] = {}
+        for call, question in zip(calls, questions, strict=True):
+            left = None if deadline is None else max(deadline - loop.time(), 0.0)
+            decisions[call.call_id] = decision_of(call.call_id, await question.wait(left))
+        return decisions
 
     async def _ask_one(self, run_id: str, call: ToolCall) -> Question[QuestionObject]:
         return await self.bridge.approve(

@@ -36,8 +36,9 @@ async def resolve(state: RunState[Any], approver: Approver, *, run_id: str) -> d
     position. Asking again for the same run and call (say, after the agent's
     process restarted from a saved state) returns the question already asked.
     """
-    items = {item.call_id: item for item in state.get_interruptions()}
-    decisions = await approver.decide(run_id, pending_calls(list(items.values())))
+    interruptions = state.get_interruptions()
+    decisions = await approver.decide(run_id, pending_calls(interruptions))
+    items = {item.call_id: item for item in interruptions}
     for call_id, decision in decisions.items():
         item = items[call_id]
         if isinstance(decision, Approve):

@@ -11,6 +11,7 @@ from agents import Agent, Runner, RunState, function_tool
 from agents.testing import ScriptedModel, assistant_message, function_call
 
 from adapters.openai_agents import Approve, Reject, pending_calls, resolve, run_with_approvals
+from bot.client import WaitTimeout
 from tests.adapters.agent_bridge import SURFACES, bridge_on
 
 WEB = {"service": "web", "version": "1.5.0"}
@@ -148,3 +149,29 @@ async def _first_question(desk: Any, run_ref: str) -> str:
             await asyncio.sleep(0.05)
 
     return await asyncio.wait_for(listed(), 15)
+
+
+async def test_a_wait_that_times_out_runs_nothing_and_a_later_run_picks_it_up(
+    tmp_path: Path,
+) -> None:
+    """WaitTimeout leaves the question open and the tool idle; the saved state resumes it."""
+    ran: list[dict[str, Any]] = []
+    agent, _ = deploy_agent(
+        ran, [function_call("deploy", WEB, call_id="call_web")], [assistant_message("out")]
+    )
+    async with bridge_on("console", tmp_path) as desk:
+        saved: list[str] = []
+        with pytest.raises(WaitTimeout):
+            await run_with_approvals(
+                agent, "ship web", desk.approver(timeout=0.5), run_id="run-5", save=saved.append
+            )
+        [still_open] = await desk.questions("run-5")
+        assert still_open.status == "open" and ran == []
+        state = await RunState.from_string(agent, saved[0])
+        later = asyncio.create_task(
+            run_with_approvals(agent, state, desk.approver(), run_id="run-5")
+        )
+        await desk.decide(WEB, approve=True)
+        result = await asyncio.wait_for(later, 30)
+        assert [q.id for q in await desk.questions("run-5")] == [still_open.id]
+    assert result.final_output == "out" and ran == [WEB]
