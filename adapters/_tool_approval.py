@@ -1,0 +1,167 @@
+"""Tool calls waiting for consent -> approval questions -> one decision per call id.
+
+The part the OpenAI Agents SDK and Pydantic AI adapters share: both stop a
+run on tool calls that need a person's consent, both name each call by an id
+the model gave it, and both continue once each call has a yes or a no. This
+module knows neither framework; it speaks ``bot.client`` only, so every rule
+(tokens, who may answer, expiry, retries across a restart) stays in the bridge
+and its client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.client import Bridge, Question, QuestionObject, Route
+
+# Where a question goes, as ``Bridge.approve`` takes it: a Route, a mapping or "slack:C123".
+RouteLike = Route | Mapping[str, Any] | str
+# The API's limit on an idempotency key; a longer one is folded into a digest.
+_MAX_KEY = 200
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call the model made that needs consent, named by the model's call id."""
+
+    call_id: str
+    tool: str
+    arguments: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Approve:
+    """A person approved the call: run the tool."""
+
+    call_id: str
+    answered_by: str
+
+
+@dataclass(frozen=True)
+class Reject:
+    """The call must not run; ``message`` is what the model is told instead.
+
+    ``answered_by`` is empty when nobody decided (the question expired or was
+    cancelled): no answer is never taken as consent.
+    """
+
+    call_id: str
+    message: str
+    answered_by: str = ""
+
+
+Decision = Approve | Reject
+
+
+def rejected_by_a_person(comment: str) -> str:
+    """What the model reads when a person rejects its call."""
+    reason = comment.strip()
+    if reason:
+        return f"A person rejected this tool call: {reason}"
+    return "A person rejected this tool call."
+
+
+def not_decided(question: QuestionObject) -> str:
+    """What the model reads when the question closed without a decision."""
+    if question.status == "expired":
+        return "Nobody approved this tool call before its question expired; it did not run."
+    reason = (question.cancel_reason or "").strip()
+    suffix = f": {reason}" if reason else "."
+    return f"The approval question for this tool call was cancelled{suffix} The call did not run."
+
+
+def question_key(run_id: str, call_id: str) -> str:
+    """The idempotency key of one call's question: the same run and call, the same question."""
+    key = f"{run_id}:{call_id}"
+    if len(key) <= _MAX_KEY:
+        return key
+    return "sha256:" + hashlib.sha256(key.encode()).hexdigest()
+
+
+def _summary(call: ToolCall) -> str:
+    return f"Run {call.tool} with the arguments shown."
+
+
+@dataclass(frozen=True, kw_only=True)
+class Approver:
+    """Asks the bridge about each tool call and waits for every decision.
+
+    ``route`` and ``answerers`` say where the question goes and who may
+    answer it, as ``Bridge.approve`` takes them; ``risk``, ``ttl_seconds`` and
+    ``summary`` shape each question; ``callback_url`` has the bridge post a
+    signed webhook when each closes; ``timeout`` bounds the wait (``None``:
+    until the questions close, across bridge restarts).
+    """
+
+    bridge: Bridge
+    route: RouteLike
+    answerers: Sequence[str]
+    risk: str = "medium"
+    ttl_seconds: int | None = None
+    callback_url: str | None = None
+    timeout: float | None = None
+    summary: Callable[[ToolCall], str] = field(default=_summary)
+
+    async def ask(self, run_id: str, calls: Sequence[ToolCall]) -> list[Question[QuestionObject]]:
+        """One approval question per call; asking again for a call returns its question."""
+        ids = [call.call_id for call in calls]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"tool call ids must be unique within a run, got {ids}")
+        return [await self._ask_one(run_id, call) for call in calls]
+
+    async def decide(self, run_id: str, calls: Sequence[ToolCall]) -> dict[str, Decision]:
+        """Ask about every call, wait for every question, and return decisions by call id."""
+        questions = await self.ask(run_id, calls)
+        # One after the other under one deadline: a question answered while an
+        # earlier one was waited on returns at once, and no wait outlives a failure.
+        loop = asyncio.get_running_loop()
+        deadline = None if self.timeout is None else loop.time() + self.timeout
+        decisions: dict[str, Decision] = {}
+        for call, question in zip(calls, questions, strict=True):
+            left = None if deadline is None else max(deadline - loop.time(), 0.0)
+            decisions[call.call_id] = decision_of(call.call_id, await question.wait(left))
+        return decisions
+
+    async def _ask_one(self, run_id: str, call: ToolCall) -> Question[QuestionObject]:
+        return await self.bridge.approve(
+            call.tool,
+            self.summary(call),
+            arguments=call.arguments,
+            risk=self.risk,
+            route=self.route,
+            answerers=self.answerers,
+            idempotency_key=question_key(run_id, call.call_id),
+            ttl_seconds=self.ttl_seconds,
+            callback_url=self.callback_url,
+            metadata={"run_id": run_id, "call_id": call.call_id},
+            run_ref=run_id,
+        )
+
+
+def decision_of(call_id: str, question: QuestionObject) -> Decision:
+    """The decision a closed question carries; anything but an approval keeps the tool idle."""
+    if question.status != "answered":
+        return Reject(call_id, not_decided(question))
+    answer = question.answer or {}
+    who = question.answered_by.id if question.answered_by is not None else ""
+    if answer.get("decision") == "approve":
+        return Approve(call_id, who)
+    return Reject(call_id, rejected_by_a_person(str(answer.get("comment") or "")), who)
+
+
+def arguments_of(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
+    """A call's arguments as a JSON object; a string that is not one is shown whole."""
+    if raw is None or raw == "":
+        return {}
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        return {"arguments": raw}
+    return parsed if isinstance(parsed, dict) else {"arguments": parsed}
