@@ -33,6 +33,7 @@ def approval_graph(
     answerers: list[str],
     actions: tuple[str, ...] = ("deploy",),
     checkpointer: Any = None,
+    callback_url: str | None = None,
 ) -> Any:
     """One node per action, all in one step from START; each asks before its side effect."""
 
@@ -47,6 +48,7 @@ def approval_graph(
                 route=route,
                 answerers=answerers,
                 risk="high",
+                callback_url=callback_url,
             )
             if isinstance(decision, Approved):
                 record.done.append(action)  # the side effect, only once approved
