@@ -12,6 +12,7 @@ every value is keyed by the id of the interrupt it answers, never by position.
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -75,7 +76,8 @@ class Resumer:
         self._risk = risk
         self._ttl_seconds = ttl_seconds
         self._callback_url = callback_url
-        self._locks: dict[str, asyncio.Lock] = {}
+        # Weak: a thread's lock lives while someone holds or waits on it, no longer.
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
     async def run(
         self,
@@ -208,7 +210,10 @@ class Resumer:
 
     def _lock(self, config: RunnableConfig) -> asyncio.Lock:
         thread_id = str((config.get("configurable") or {}).get("thread_id", ""))
-        return self._locks.setdefault(thread_id, asyncio.Lock())
+        lock = self._locks.get(thread_id)
+        if lock is None:
+            lock = self._locks[thread_id] = asyncio.Lock()
+        return lock
 
 
 def _first_as_json(closed: Sequence[QuestionObject]) -> Any:

@@ -6,12 +6,14 @@ import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, TypedDict
 
 import aiohttp
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, StateGraph
 
-from adapters.langgraph import Resumer
+from adapters.langgraph import Answered, Resumer, ask_human, request_approval
 from bot.client import Bridge
 from tests.adapters.langgraph._graphs import Record, approval_graph
 from tests.doors._doors import Door
@@ -21,6 +23,10 @@ from tests.e2e._client import APPROVE, ConsoleClient
 from tests.e2e._slack import ALICE, CHANNEL, SlackDriver
 
 REJECT = {"decision": "reject", "comment": "not on a Friday"}
+
+
+class Empty(TypedDict, total=False):
+    note: str
 
 
 @pytest.fixture
@@ -151,3 +157,70 @@ async def test_a_slack_click_resumes_the_node(tmp_path: Path, http: aiohttp.Clie
             answered = (await bridge.list()).data
             assert len(answered) == 1 and answered[0].answered_by is not None
             assert answered[0].answered_by.id.endswith(f":{ALICE}")
+
+
+async def test_two_asks_in_one_node_and_one_in_a_subgraph_each_get_their_own_answer(
+    door: Door, http: aiohttp.ClientSession
+) -> None:
+    """ask_human then request_approval in a subgraph's node: two pauses, each answered in turn."""
+    seen: list[Any] = []
+    async with Bridge(url_of(door), API_KEY) as bridge:
+
+        async def plan(state: Empty) -> Empty:
+            reply = await ask_human(
+                bridge, "Which environment?", route="console:lg-seq", answerers=["anyone"]
+            )
+            assert isinstance(reply, Answered)
+            where = str(reply.answers["Which environment?"])
+            decision = await request_approval(
+                bridge,
+                "deploy",
+                f"Deploy web to {where}",
+                arguments={"environment": where},
+                route="console:lg-seq",
+                answerers=["anyone"],
+            )
+            seen.append((where, type(decision).__name__))
+            return {"note": f"{where}:{type(decision).__name__}"}
+
+        inner = StateGraph(Empty)
+        inner.add_node("plan", plan)
+        inner.add_edge(START, "plan")
+        inner.add_edge("plan", END)
+        outer = StateGraph(Empty)
+        outer.add_node("inner", inner.compile())
+        outer.add_edge(START, "inner")
+        outer.add_edge("inner", END)
+        graph = outer.compile(checkpointer=InMemorySaver())
+        config: Any = {"configurable": {"thread_id": "t-seq"}}
+        running = asyncio.create_task(Resumer(graph, bridge).run({}, config))
+        console = ConsoleClient(http, url_of(door))
+        asked = await console.outstanding("lg-seq", "ask_user")
+        await console.answer_ok(asked["token"], {"answers": {"Which environment?": "staging"}})
+        approval = await console.outstanding("lg-seq", "approval")
+        assert approval["payload"]["arguments"] == {"environment": "staging"}
+        await console.answer_ok(approval["token"], APPROVE)
+        result = await running
+        assert result["note"] == "staging:Approved"
+        assert seen == [("staging", "Approved")]
+        assert len((await bridge.list()).data) == 2
+
+
+async def test_two_resumers_racing_for_one_thread_resume_it_once(
+    door: Door, http: aiohttp.ClientSession
+) -> None:
+    """Two concurrent resume() calls on one thread: one resumes, the other finds nothing left."""
+    record = Record()
+    async with Bridge(url_of(door), API_KEY) as bridge:
+        graph = approval_graph(bridge, record, route="console:lg-race", answerers=["anyone"])
+        config: Any = {"configurable": {"thread_id": "t-race"}}
+        resumer = Resumer(graph, bridge)
+        await graph.ainvoke({}, config)
+        racing = [asyncio.create_task(resumer.resume(config)) for _ in range(2)]
+        console = ConsoleClient(http, url_of(door))
+        question = await console.outstanding("lg-race", "approval")
+        await console.answer_ok(question["token"], APPROVE)
+        results = await asyncio.gather(*racing)
+        assert sorted(map(str, results)) == ["None", str({"outcomes": ["deploy:Approved:"]})]
+        assert record.done == ["deploy"]
+        assert record.runs == ["deploy", "deploy"]
