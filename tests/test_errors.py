@@ -1,7 +1,8 @@
 """Every error the project raises to a caller derives from BotError (bot/errors.py).
 
 The agents API client, which must import nothing else of bot, has its own
-base instead: BridgeError (bot/client/errors.py).
+base instead: BridgeError (bot/client/errors.py), which the framework adapters
+built on the client (adapters/langgraph) share.
 """
 
 from __future__ import annotations
@@ -41,10 +42,15 @@ def public_errors() -> list[type[BaseException]]:
     return found
 
 
+# Clients of /v1: the client itself, and the framework adapters built on it,
+# whose errors join the client's so an agent catches both in one place.
+_CLIENT_SIDE = ("bot.client", "adapters.langgraph")
+
+
 def _base_for(error: type[BaseException]) -> type[BaseException]:
     # The client stands alone (it may not import bot.errors), so its one
     # hierarchy has a base of its own, bot.client.errors.BridgeError.
-    if error.__module__.startswith("bot.client"):
+    if error.__module__.startswith(_CLIENT_SIDE):
         return BridgeError
     return BotError
 

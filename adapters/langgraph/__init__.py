@@ -1,0 +1,45 @@
+"""LangGraph nodes ask a person through the bridge, and parked threads resume on the answer.
+
+The boundary: a thin client of ``/v1`` through ``bot.client`` (its keys,
+retries and errors), with LangGraph's own ``interrupt()``, checkpointer and
+``Command(resume=...)`` for the pause. The server never imports this package.
+See docs/agents/langgraph.md.
+"""
+
+from adapters.langgraph._ask import BRIDGE_INTERRUPT, ask_human, request_approval
+from adapters.langgraph._outcomes import (
+    Answered,
+    Approved,
+    Decision,
+    Rejected,
+    Reply,
+    Unanswered,
+)
+from adapters.langgraph._resume import Pending, ResumableGraph, Resumer
+from adapters.langgraph.errors import (
+    ForeignInterrupt,
+    LangGraphError,
+    NotInNode,
+    QuestionChanged,
+    UnsupportedReview,
+)
+
+__all__ = [
+    "BRIDGE_INTERRUPT",
+    "Answered",
+    "Approved",
+    "Decision",
+    "ForeignInterrupt",
+    "LangGraphError",
+    "NotInNode",
+    "Pending",
+    "QuestionChanged",
+    "Rejected",
+    "Reply",
+    "ResumableGraph",
+    "Resumer",
+    "Unanswered",
+    "UnsupportedReview",
+    "ask_human",
+    "request_approval",
+]

@@ -1,0 +1,77 @@
+"""What a person's answer is to the node that asked: a closed union of frozen values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from bot.client.models import AnsweredBy, QuestionObject
+
+
+@dataclass(frozen=True)
+class Answered:
+    """An ``ask_human`` question answered: each question's text to its answer."""
+
+    question_id: str
+    answers: dict[str, str | list[str]]
+    answered_by: AnsweredBy | None
+
+
+@dataclass(frozen=True)
+class Approved:
+    """The approver approved; ``comment`` is what they wrote, if anything."""
+
+    question_id: str
+    comment: str
+    answered_by: AnsweredBy | None
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """The approver rejected: the node must not do what it asked about."""
+
+    question_id: str
+    comment: str
+    answered_by: AnsweredBy | None
+
+
+@dataclass(frozen=True)
+class Unanswered:
+    """Nobody answered: the question expired or was cancelled, never a person's refusal."""
+
+    question_id: str
+    status: Literal["expired", "cancelled"]
+    reason: str
+
+
+Decision = Approved | Rejected | Unanswered
+Reply = Answered | Unanswered
+
+
+def reply_of(question: QuestionObject) -> Reply:
+    """An ``ask_user`` question, closed, as the node sees it."""
+    if question.status == "answered":
+        answers: dict[str, Any] = dict((question.answer or {}).get("answers") or {})
+        return Answered(question.id, answers, question.answered_by)
+    return _unanswered(question)
+
+
+def decision_of(question: QuestionObject) -> Decision:
+    """An approval, closed, as the node sees it."""
+    if question.status == "answered":
+        answer = question.answer or {}
+        comment = str(answer.get("comment") or "")
+        if answer.get("decision") == "approve":
+            return Approved(question.id, comment, question.answered_by)
+        return Rejected(question.id, comment, question.answered_by)
+    return _unanswered(question)
+
+
+def _unanswered(question: QuestionObject) -> Unanswered:
+    if question.status == "expired":
+        return Unanswered(question.id, "expired", "Nobody answered before the question expired.")
+    if question.status == "cancelled":
+        return Unanswered(
+            question.id, "cancelled", question.cancel_reason or "The question was cancelled."
+        )
+    raise ValueError(f"question {question.id} is still open; only a closed question resumes")
