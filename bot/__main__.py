@@ -324,7 +324,24 @@ async def _check(settings: Settings) -> int:
     print(f"teams:    {teams_line}")
     webhooks = settings.webhooks.mode or "off (set BOT_WEBHOOK_SECRET to sign callbacks)"
     print(f"webhooks: {webhooks}")
+    mcp = _mcp_state(settings)
+    if mcp.startswith("error: "):
+        print(f"configuration error: BOT_MCP_HTTP: {mcp[7:]}", file=sys.stderr)
+        return 2
+    print(f"mcp:      {mcp}")
     return 0
+
+
+def _mcp_state(settings: Settings) -> str:
+    mcp = settings.mcp
+    if not mcp.http:
+        return "off (set BOT_MCP_HTTP=true to serve /mcp; python -m bot mcp serves stdio)"
+    import importlib.util
+
+    if importlib.util.find_spec("mcp") is None:
+        return "error: is on but the mcp extra is not installed (pip install '.[mcp]')"
+    route = mcp.route or "no route (set BOT_MCP_ROUTE)"
+    return f"/mcp on, questions to {route}, a {mcp.wait_seconds:g} s wait per call"
 
 
 def _sqlite_folder(url: str) -> Path | None:

@@ -24,6 +24,8 @@ from bot.api._http import API_KEYS, envelope
 from bot.client import Bridge
 
 PATH = "/mcp"
+# As the bridge's own routes: no MCP message it takes needs more.
+MAX_BODY_BYTES = 64 * 1024
 
 
 def mount_mcp(app: web.Application, settings: McpSettings, *, bridge_url: str) -> None:
@@ -52,6 +54,7 @@ def mount_mcp(app: web.Application, settings: McpSettings, *, bridge_url: str) -
         streamable_http_path=PATH,
         # Nothing ties a request to this replica: any replica answers any call.
         stateless_http=True,
+        max_request_body_size=MAX_BODY_BYTES,
         # The bridge's own Host guard runs first, with the names this deployment serves.
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
@@ -68,7 +71,9 @@ def mount_mcp(app: web.Application, settings: McpSettings, *, bridge_url: str) -
         async with server.session_manager.run():
             yield
 
-    app.router.add_route("*", PATH, handle)
+    # POST only: stateless, so there is no server-to-client GET stream to open and
+    # no session to DELETE; the spec's answer to both is 405.
+    app.router.add_post(PATH, handle)
     app.cleanup_ctx.append(running)
 
 

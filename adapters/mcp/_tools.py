@@ -55,7 +55,7 @@ class Outcome(BaseModel):
     )
     decision: Literal["approve", "reject"] | None = None
     comment: str | None = None
-    answers: dict[str, str | list[str]] | None = Field(
+    answers: dict[str, Any] | None = Field(
         default=None, description="ask_human: each question's text to its answer."
     )
     answered_by: str | None = None

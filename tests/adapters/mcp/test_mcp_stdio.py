@@ -89,3 +89,24 @@ def test_mcp_without_the_extra_installed_is_one_sentence(tmp_path: Path) -> None
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "mcp extra" in lines[0], done.stderr
+
+
+def test_check_says_whether_mcp_is_served(tmp_path: Path) -> None:
+    """`check` prints the mcp line: off by default, on with its route."""
+    base = _env(PYTHONPATH=str(ROOT), DATABASE_URL=f"sqlite:///{tmp_path / 'b.sqlite3'}")
+    lines = {}
+    for name, more in (("off", {}), ("on", {"BOT_MCP_HTTP": "true", "BOT_MCP_ROUTE": ROUTE})):
+        done = subprocess.run(
+            [sys.executable, "-m", "bot", "check"],
+            capture_output=True,
+            text=True,
+            env=base | {"BOT_DATA_DIR": str(tmp_path / "var")} | more,
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        lines[name] = next(line for line in done.stdout.splitlines() if line.startswith("mcp:"))
+    assert lines["off"].startswith("mcp:      off")
+    assert lines["on"] == f"mcp:      /mcp on, questions to {ROUTE}, a 45 s wait per call"
