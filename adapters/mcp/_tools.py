@@ -65,7 +65,7 @@ class Outcome(BaseModel):
 
 @dataclass
 class Asking:
-    """The tools' configuration and the keys of answers already handed back."""
+    """The tools' configuration, and which calls' outcomes were already handed back."""
 
     bridge_for: BridgeFor
     scope_for: ScopeFor
@@ -193,7 +193,7 @@ async def _settle(asking: Asking, bridge: Bridge, question: QuestionObject) -> O
         try:
             question = await Question(bridge, question, _same).wait(timeout=asking.wait_seconds)
         except WaitTimeout as still_open:
-            question = still_open.question or question
+            question = still_open.question
         except TransportError:
             return _open(question, UNREACHABLE)
         except BridgeError as error:
