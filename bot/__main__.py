@@ -1,7 +1,8 @@
 """`python -m bot` serves; `check` validates configuration; `keygen` prints a signing key;
 `teams-package` writes the Teams app package (manifest and icons, zipped);
 `admin <command>` runs an admin command (`admin help`) against the configured store;
-`api-key create|list|revoke` manages the agents API's keys."""
+`api-key create|list|revoke` manages the agents API's keys;
+`mcp` serves the MCP tools over stdio (the `mcp` extra)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ COMMANDS = {
     "teams-package": "write the Teams app package (manifest and icons, zipped)",
     "admin": "run an admin command against the configured store (`admin help`)",
     "api-key": "make, list or revoke keys for the agents API (/v1)",
+    "mcp": "serve the MCP tools (ask_human, request_approval) over stdio",
     "help": "show this help",
 }
 
@@ -123,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
             from bot.api.cli import run_api_key
 
             return asyncio.run(run_api_key(settings, args))
+        if command == "mcp":
+            return _mcp(settings)
         return _serve(settings)
     except BotError as error:
         print(f"configuration error: {error}", file=sys.stderr)
@@ -147,6 +151,26 @@ def _admin(words: list[str]) -> int:
         return 2
     except _STORE_FAULTS as error:
         return _store_fault(error)
+
+
+def _mcp(settings: Settings) -> int:
+    try:
+        from adapters.mcp import serve_stdio
+    except ModuleNotFoundError as missing:
+        print(
+            f"cannot serve MCP: the package {missing.name!r} is missing; install the mcp extra "
+            "(pip install 'chatops-hitl-bridge[mcp]')",
+            file=sys.stderr,
+        )
+        return 2
+    from bot.logs import configure_logging
+
+    # stdout carries the protocol: the log goes to stderr, as it always does.
+    configure_logging(
+        level=settings.logs.level, fmt=settings.logs.format, secrets=settings.secrets()
+    )
+    asyncio.run(serve_stdio(settings.mcp))
+    return 0
 
 
 # A store that cannot be opened or written (read-only file, full disk, no server).
@@ -300,7 +324,24 @@ async def _check(settings: Settings) -> int:
     print(f"teams:    {teams_line}")
     webhooks = settings.webhooks.mode or "off (set BOT_WEBHOOK_SECRET to sign callbacks)"
     print(f"webhooks: {webhooks}")
+    mcp = _mcp_state(settings)
+    if mcp.startswith("error: "):
+        print(f"configuration error: BOT_MCP_HTTP: {mcp[7:]}", file=sys.stderr)
+        return 2
+    print(f"mcp:      {mcp}")
     return 0
+
+
+def _mcp_state(settings: Settings) -> str:
+    mcp = settings.mcp
+    if not mcp.http:
+        return "off (set BOT_MCP_HTTP=true to serve /mcp; python -m bot mcp serves stdio)"
+    import importlib.util
+
+    if importlib.util.find_spec("mcp") is None:
+        return "error: is on but the mcp extra is not installed (pip install '.[mcp]')"
+    route = mcp.route or "no route (set BOT_MCP_ROUTE)"
+    return f"/mcp on, questions to {route}, a {mcp.wait_seconds:g} s wait per call"
 
 
 def _sqlite_folder(url: str) -> Path | None:

@@ -19,6 +19,7 @@ from bot.api import mount_api, serve_api
 from bot.compose import build_agent
 from bot.config import Settings
 from bot.demo import demo_agent
+from bot.errors import BotError
 from bot.legal import mount_legal
 from bot.metrics import Metrics
 from bot.policy import RequesterOrApprovers
@@ -77,6 +78,8 @@ def create_app(settings: Settings) -> web.Application:
     if slack is not None:
         slack.mount(app)
     mount_api(app)
+    if settings.mcp.http:
+        _mount_mcp(app, settings)
     app.router.add_get("/healthz", _healthz)
     app.router.add_get("/metrics", _metrics)
     mount_legal(app)
@@ -93,6 +96,20 @@ def create_app(settings: Settings) -> web.Application:
 
     app.cleanup_ctx.append(lifecycle)
     return app
+
+
+def _mount_mcp(app: web.Application, settings: Settings) -> None:
+    """``/mcp``, imported only when it is on: the server runs without the ``mcp`` extra."""
+    try:
+        from adapters.mcp import mount_mcp
+    except ModuleNotFoundError as missing:
+        raise BotError(
+            f"BOT_MCP_HTTP is on but the package {missing.name!r} is missing; install the "
+            "mcp extra (pip install 'chatops-hitl-bridge[mcp]') or unset BOT_MCP_HTTP"
+        ) from None
+    serving = settings.serving
+    url = settings.mcp.bridge_url or serving.public_url or f"http://127.0.0.1:{serving.port}"
+    mount_mcp(app, settings.mcp, bridge_url=url)
 
 
 @contextlib.asynccontextmanager

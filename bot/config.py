@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from adapters.console.settings import ConsoleSettings
+from adapters.mcp.settings import McpSettings
 from adapters.slack.settings import SlackSettings
 from adapters.teams.settings import TeamsSettings
 from bot.admin import AdminSettings
@@ -72,6 +73,7 @@ class Settings(BaseModel):
     teams: TeamsSettings = Field(default_factory=TeamsSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
 
     @model_validator(mode="after")
     def _public_bind_is_guarded(self) -> Settings:

@@ -1,0 +1,93 @@
+"""``/mcp`` on the bridge: the SDK's Streamable HTTP transport behind the ``/v1`` API keys.
+
+A caller signs in with the bearer key it uses for ``/v1``; the tools then
+call ``/v1`` on this same bridge with that key, so the key's routes and
+every rule of the agents API apply unchanged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from aiohttp import web
+from mcp.server.mcpserver import Context
+from mcp.server.transport_security import TransportSecuritySettings
+
+from adapters.mcp._asgi import AsgiApp, call_asgi
+from adapters.mcp._tools import Asking, build_server
+from adapters.mcp.settings import McpSettings
+from bot.api._errors import NO_KEY, WRONG_KEY, ApiError
+from bot.api._http import API_KEYS, envelope
+from bot.client import Bridge
+
+PATH = "/mcp"
+# As the bridge's own routes: no MCP message it takes needs more.
+MAX_BODY_BYTES = 64 * 1024
+
+
+def mount_mcp(app: web.Application, settings: McpSettings, *, bridge_url: str) -> None:
+    """Serve the MCP tools at ``/mcp``; ``bridge_url`` is how this bridge reaches its ``/v1``."""
+
+    @asynccontextmanager
+    async def bridge_for(ctx: Context) -> AsyncIterator[Bridge]:
+        async with Bridge(bridge_url, _presented(ctx.headers) or "") as bridge:
+            yield bridge
+
+    def scope_for(ctx: Context) -> str:
+        # No session at 2026-07-28 (and none here for older clients: stateless), so
+        # the caller's key is what a retried call shares.
+        return "http:" + hashlib.sha256((_presented(ctx.headers) or "").encode()).hexdigest()
+
+    server = build_server(
+        Asking(
+            bridge_for=bridge_for,
+            scope_for=scope_for,
+            route=settings.route,
+            answerers=tuple(settings.answerers),
+            wait_seconds=settings.wait_seconds,
+        )
+    )
+    asgi: AsgiApp = server.streamable_http_app(
+        streamable_http_path=PATH,
+        # Nothing ties a request to this replica: any replica answers any call.
+        stateless_http=True,
+        max_request_body_size=MAX_BODY_BYTES,
+        # The bridge's own Host guard runs first, with the names this deployment serves.
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        presented = _presented(request.headers)
+        if not presented:
+            return _unauthorized(NO_KEY)
+        if await request.app[API_KEYS].holder(presented) is None:
+            return _unauthorized(WRONG_KEY)
+        return await call_asgi(asgi, request)
+
+    async def running(_: web.Application) -> AsyncIterator[None]:
+        async with server.session_manager.run():
+            yield
+
+    # POST only: stateless, so there is no server-to-client GET stream to open and
+    # no session to DELETE; the spec's answer to both is 405.
+    app.router.add_post(PATH, handle)
+    app.cleanup_ctx.append(running)
+
+
+def _presented(headers: Any) -> str | None:
+    if headers is None:
+        return None
+    value = headers.get("Authorization") or headers.get("authorization") or ""
+    scheme, _, presented = str(value).partition(" ")
+    if scheme.lower() != "bearer":
+        return None
+    return presented.strip() or None
+
+
+def _unauthorized(sentence: str) -> web.Response:
+    response = envelope(ApiError("unauthorized", sentence))
+    response.headers["WWW-Authenticate"] = "Bearer"
+    return response
