@@ -15,8 +15,6 @@ a task this class owns and ``close`` drains.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import logging
 import re
 from collections.abc import Callable, Coroutine, Mapping, Sequence
@@ -36,6 +34,7 @@ from adapters.slack._modals import (
 )
 from adapters.slack._render import APPROVE, CHOOSE, OPEN_FORM, REJECT, parse_value
 from adapters.slack._surface import SURFACE, SlackSurface
+from adapters.slack._who import command_key, display_name, ids_in, responder, who_where
 from bot.admin import AdminResult, AdminService
 from bot.messages import (
     ADMIN_COMMANDS_UNAVAILABLE,
@@ -62,8 +61,6 @@ from bot.surfaces import Conversation, DeliveryError
 log = logging.getLogger(__name__)
 
 ACK_BUDGET_SECONDS = 2.0
-USER_MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
-CHANNEL_MENTION = re.compile(r"<#([A-Z0-9]+)(?:\|[^>]*)?>")
 AUDIENCE = re.compile(r"(Only .+? can answer this\.)")
 
 
@@ -343,39 +340,6 @@ class Listeners:
         return registration.response_schema.model_json_schema() if registration else {}
 
 
-def ids_in(team: str, text: str) -> str:
-    """Slack's escaped mentions as the ids admin filters use.
-
-    With ``should_escape: false`` Slack sends ``@alice`` as ``<@U1|alice>``
-    and ``#ops`` as ``<#C1|ops>``; ``pending user=@alice channel=#ops``
-    then means ``user=slack:T:U1 channel=T:C1``.
-    """
-    text = USER_MENTION.sub(lambda m: f"{SURFACE}:{team}:{m.group(1)}", text)
-    return CHANNEL_MENTION.sub(lambda m: f"{team}:{m.group(1)}", text)
-
-
-def responder(team: str, user: str, *, name: str = "") -> Responder:
-    """The person as Slack signed them; ``name`` is what an answer records (the API shows it)."""
-    return Responder(id=f"{SURFACE}:{team}:{user}", name=name or f"<@{user}>")
-
-
-def display_name(body: Mapping[str, Any]) -> str:
-    """The name Slack sends with an interaction (``user.name``), or '' if none."""
-    user = body.get("user")
-    name = user.get("name") if isinstance(user, dict) else None
-    return name if isinstance(name, str) else ""
-
-
-def who_where(body: Mapping[str, Any]) -> tuple[str, str, str]:
-    """(team, channel, user) of an interaction, from the signed payload."""
-    user = body.get("user") or {}
-    team = (body.get("team") or {}).get("id") or user.get("team_id") or ""
-    channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get(
-        "channel_id", ""
-    )
-    return str(team), str(channel), str(user.get("id", ""))
-
-
 def _message_ts(body: Mapping[str, Any]) -> str:
     return str(
         (body.get("message") or {}).get("ts") or (body.get("container") or {}).get("message_ts", "")
@@ -395,16 +359,3 @@ def _audience_of(body: Mapping[str, Any]) -> str:
             if found:
                 return found.group(1)
     return ""
-
-
-def command_key(command: Mapping[str, Any], request: AsyncBoltRequest | None) -> str:
-    """A slash command's idempotency key, derived from the signed request.
-
-    Over HTTP, from its signature, which covers the timestamp and the whole
-    body: the same request sent again is one key, a command Slack signs anew
-    (a new invocation) another. Over Socket Mode, from the body, which
-    carries the invocation's own ``trigger_id``.
-    """
-    signature = (request.headers.get("x-slack-signature") or [""])[0] if request else ""
-    text = signature or json.dumps(command, sort_keys=True, separators=(",", ":"), default=str)
-    return "slack-command:" + hashlib.sha256(text.encode()).hexdigest()

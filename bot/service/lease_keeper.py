@@ -69,6 +69,16 @@ class LeaseKeeper:
         if timer is not None:
             timer.cancel()
 
+    async def release(self, run_id: str) -> None:
+        """Hand the run back: the next process to look takes it over at once."""
+        try:
+            await self._leases.release(run_id, self._owner)
+        except Exception as error:
+            if not is_outage(error):
+                raise
+            # Unreleased, the lease lapses on its own and recovery takes the run then.
+            log.warning("could not release a run's lease", extra={"run_id": run_id})
+
     def drop_all(self) -> None:
         for run_id in list(self._timers):
             self.drop(run_id)

@@ -172,15 +172,15 @@ class RunService:
     ) -> RedeemOutcome:
         """Check and spend; on success the resume is owed and scheduled."""
         outcome = await self._redeemer.redeem(token, answer, responder=responder, scope=scope)
-        if isinstance(outcome, Redeemed) and outcome.closed.resumes_a_turn:
-            # Leased in the task, not here: the person's ack waits on nothing more.
-            work = self._work(
-                outcome.run_id, run=outcome.run, resume_from=outcome.closed, leased=True
-            )
-            self._spawn(work, f"resume {outcome.run_id}")
-            self.deliverer.kick()
-        elif not isinstance(outcome, Redeemed):
+        if not isinstance(outcome, Redeemed):
             self.metrics.refusals.labels(reason=type(outcome).__name__).inc()
+            return outcome
+        if outcome.closed.resumes_a_turn:  # an API question's agent resumes elsewhere
+            # The spend leased us the run; the person's ack waits on nothing more.
+            run, closed = outcome.run, outcome.closed
+            work = self._work(outcome.run_id, run=run, resume_from=closed, leased=True)
+            self._spawn(work, f"resume {outcome.run_id}")
+        self.deliverer.kick()
         return outcome
 
     async def cancel(
@@ -333,17 +333,8 @@ class RunService:
             self._leases.drop(run_id)
             if not ended:
                 # Also on a drain's cancellation: the next start takes over at once.
-                await self._release(run_id)
+                await self._leases.release(run_id)
             self.deliverer.kick()
-
-    async def _release(self, run_id: str) -> None:
-        try:
-            await self.stores.leases.release(run_id, self.owner)
-        except Exception as error:
-            if not is_outage(error):
-                raise
-            # Unreleased, the lease lapses on its own and recovery takes the run then.
-            log.warning("could not release a run's lease", extra={"run_id": run_id})
 
     async def _advance(
         self, run: RunRecord, resume_from: Question | None, *, fresh: bool = False

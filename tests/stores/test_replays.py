@@ -8,7 +8,7 @@ from typing import Any
 from bot.questions.lifecycle import Lifecycle
 from bot.questions.write import ONCE_KEY_SECONDS
 from bot.stores import Closing, QuestionStatus, Stores
-from bot.stores._shared import PRUNE_EVERY
+from bot.stores._replays import PRUNE_EVERY
 from bot.stores.ports import Answered, Seen
 from tests.stores.test_store_contract import pause, run
 

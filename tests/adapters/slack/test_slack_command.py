@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from adapters.slack import _listeners
-from adapters.slack._listeners import Listeners, ids_in
+from adapters.slack._listeners import Listeners
+from adapters.slack._who import ids_in
 from bot.admin import AdminResult, AdminsOnly, StatsShown
 from bot.outcomes import Responder
 from bot.stores.records import QuestionStats

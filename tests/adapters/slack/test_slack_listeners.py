@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from adapters.slack import _listeners
-from adapters.slack._listeners import Listeners, responder, who_where
+from adapters.slack._listeners import Listeners
+from adapters.slack._who import responder, who_where
 from bot.outcomes import AlreadyAnswered, Responder
 
 
