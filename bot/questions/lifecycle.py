@@ -162,7 +162,8 @@ class Lifecycle:
     ) -> Written | None:
         """Close an outstanding question; None if it was not outstanding (or, for an
         expiry, no longer overdue). The closer takes the run's lease with the close,
-        so no other process's recovery can take the resume in between."""
+        so no other process's recovery can take the resume in between, and reads
+        what the resume reads with it (``Written.turn``)."""
         at = closing.at
         lease = (closing.lease_owner, closing.lease_until) if closing.lease_owner else ("", None)
         close = Close(
@@ -172,6 +173,7 @@ class Lifecycle:
             by=closing.by,
             by_id=closing.by_id,
             answer=closing.answer,
+            with_turn=bool(closing.lease_owner),
         )
         # The run id comes back with the closed row; the write fills it in.
         write = Write(

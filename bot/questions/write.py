@@ -80,6 +80,8 @@ class Close:
     by: str = ""
     by_id: str = ""
     answer: Mapping[str, Any] | None = None
+    # The closer resumes the turn: the write returns what the resume reads (``PausedTurn``).
+    with_turn: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,11 +154,22 @@ class Owed:
 
 
 @dataclass(frozen=True, slots=True)
+class PausedTurn:
+    """What resuming a closed question reads, read by the close itself: the checkpoint the
+    question names (None if it is gone) and the run's journal as it stood."""
+
+    state: Mapping[str, Any] | None
+    journal: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
 class Written:
-    """What a write that went through left: the question as it now stands, the rows owed."""
+    """What a write that went through left: the question as it now stands, the rows owed,
+    and, for a ``Close`` ``with_turn``, the turn it resumes."""
 
     question: Question | None = None
     owed: tuple[Owed, ...] = ()
+    turn: PausedTurn | None = None
 
 
 class UnitOfWork(Protocol):

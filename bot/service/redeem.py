@@ -31,6 +31,7 @@ from bot.outcomes import (
 )
 from bot.policy import AnswerPolicy
 from bot.questions.capability_ports import LifecyclePorts
+from bot.questions.write import PausedTurn
 from bot.service import run_events
 from bot.service.known_runs import KnownRuns
 from bot.stores.ports import Stores
@@ -143,28 +144,34 @@ class Redeemer:
             lease_owner=self._lease_owner,
             lease_until=now + self._lease_seconds if self._lease_owner else None,
         )
-        answered = await self._spend(record, closing)
-        if answered is None:
+        spent = await self._spend(record, closing)
+        if spent is None:
             # Lost a race: whoever won has closed the row by now.
             latest = await self._stores.ledger.get(record.interrupt_id)
             lost = _closed_refusal(latest) if latest is not None else None
             return await self._refused(lost or TokenInvalid(), record, responder)
         # The spend audited the answer in its own write.
         run_events.answered(record.run_id, record.interrupt_id, by=responder.display)
+        answered, turn = spent
         return Redeemed(
-            record.interrupt_id, record.run_id, responder.display, clean, now, answered, run
+            record.interrupt_id, record.run_id, responder.display, clean, now, answered, run, turn
         )
 
-    async def _spend(self, record: Question, closing: Closing) -> Question | None:
-        """Spend through the capability's consumption; the row as the spend closed it."""
+    async def _spend(
+        self, record: Question, closing: Closing
+    ) -> tuple[Question, PausedTurn | None] | None:
+        """Spend through the capability's consumption; the row as the spend closed it, and
+        the turn it resumes if the spend read it."""
         consumption = self._capability.consumption
         if isinstance(consumption, LifecyclePorts):
-            # The lifecycle's close returns the closed row: nothing to read again.
+            # The lifecycle's close returns the closed row and the turn: nothing to read again.
             written = await consumption.lifecycle.close(record.interrupt_id, closing)
-            return None if written is None else written.question
+            if written is None or written.question is None:
+                return None
+            return written.question, written.turn
         if not await consumption.spend(record.interrupt_id, closing):
             return None
-        return dataclasses.replace(
+        closed = dataclasses.replace(
             record,
             status=closing.status,
             answer=closing.answer,
@@ -172,6 +179,7 @@ class Redeemer:
             closed_by_id=closing.by_id,
             closed_at=closing.at,
         )
+        return closed, None
 
     async def _refused(
         self, refusal: Refusal, record: Question | None, responder: Responder

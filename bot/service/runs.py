@@ -30,6 +30,7 @@ from bot.metrics import Metrics
 from bot.outcomes import NotStarted, Redeemed, RedeemOutcome, Responder
 from bot.policy import AnswerPolicy, RequesterOrApprovers
 from bot.questions.capability_ports import lifecycle_of
+from bot.questions.write import PausedTurn
 from bot.service import run_events
 from bot.service.delivery import Deliverer
 from bot.service.foreground import Foreground
@@ -175,8 +176,9 @@ class RunService:
         if isinstance(outcome, Redeemed) and outcome.closed.resumes_a_turn:
             # Leased in the task, not here: the person's ack waits on nothing more.
             work = self._work(
-                outcome.run_id, run=outcome.run, resume_from=outcome.closed, leased=True
-            )
+                outcome.run_id, run=outcome.run, resume_from=outcome.closed,
+                turn=outcome.turn, leased=True,
+            )  # fmt: skip
             self._spawn(work, f"resume {outcome.run_id}")
             self.deliverer.kick()
         elif not isinstance(outcome, Redeemed):
@@ -271,7 +273,7 @@ class RunService:
         if record is not None:
             run_events.closed(closing.status.value, record.run_id, interrupt_id, by=closing.by)
         if record is not None and record.resumes_a_turn:
-            work = self._work(record.run_id, resume_from=record, leased=True)
+            work = self._work(record.run_id, resume_from=record, turn=written.turn, leased=True)
             self._spawn(work, f"resume {record.run_id}")
         self.deliverer.kick()
         return True
@@ -282,15 +284,15 @@ class RunService:
         *,
         run: RunRecord | None = None,
         resume_from: Question | None = None,
+        turn: PausedTurn | None = None,
         leased: bool = False,
         fresh: bool = False,
     ) -> None:
         """Drive the run while it is owed work; a second call meanwhile drives it once more.
 
-        ``run`` and ``resume_from`` spare the reads, and ``leased`` the lease,
-        when the caller just wrote them (the run's creation, the spend);
-        ``fresh`` says the run was created just now, so it has no questions and
-        no journal yet.
+        ``run``, ``resume_from`` and ``turn`` spare the reads, and ``leased`` the
+        lease, when the caller just wrote (or, closing, read) them; ``fresh``: the
+        run was created just now, so it has no questions and no journal yet.
         """
         # Owed, and durably so: it may wait for the acks in progress.
         await self.foreground.yield_to()
@@ -302,8 +304,8 @@ class RunService:
             again = True
             while again:
                 self._again.discard(run_id)
-                await self._under_lease(run_id, run, resume_from, leased=leased, fresh=fresh)
-                run, resume_from, leased, fresh = None, None, False, False
+                await self._under_lease(run_id, run, (resume_from, turn), leased, fresh)
+                run, resume_from, turn, leased, fresh = None, None, None, False, False
                 again = run_id in self._again
         finally:
             self._driving.discard(run_id)
@@ -312,10 +314,9 @@ class RunService:
         self,
         run_id: str,
         run: RunRecord | None,
-        resume_from: Question | None,
-        *,
+        resume: tuple[Question | None, PausedTurn | None],
         leased: bool,
-        fresh: bool = False,
+        fresh: bool,
     ) -> None:
         now = self.clock()
         if not leased and not await self.stores.leases.acquire(
@@ -328,7 +329,7 @@ class RunService:
             run = run or await self.stores.runs.get(run_id)
             if run is not None:
                 self.known.remember(run)
-                ended = await self._advance(run, resume_from, fresh=fresh)
+                ended = await self._advance(run, *resume, fresh=fresh)
         finally:
             self._leases.drop(run_id)
             if not ended:
@@ -346,7 +347,7 @@ class RunService:
             log.warning("could not release a run's lease", extra={"run_id": run_id})
 
     async def _advance(
-        self, run: RunRecord, resume_from: Question | None, *, fresh: bool = False
+        self, run: RunRecord, resume_from: Question | None, turn: PausedTurn | None, *, fresh: bool
     ) -> bool:
         """Resume from the latest closed pause, or (re)run the first turn.
 
@@ -365,7 +366,8 @@ class RunService:
             run_events.resumed(run.run_id, resume_from.interrupt_id)
         try:
             if resume_from is not None:
-                outcome = await resume_turn(self.agent, self.stores.checkpoints, resume_from)
+                checkpoints = self.stores.checkpoints
+                outcome = await resume_turn(self.agent, checkpoints, resume_from, turn)
             else:
                 outcome = await self.agent.run_turn(
                     await turn_request(self.stores.runs, run), fresh=fresh

@@ -25,7 +25,7 @@ from bot.questions.records import (
 from bot.questions.write import UnitOfWork
 from bot.stores import _rows
 from bot.stores._api import SqlApiRecords
-from bot.stores._sql import Statements
+from bot.stores._sql import CHECKPOINT_STATE, JOURNAL_STEPS, Statements
 from bot.stores.ports import (
     AdminStore,
     Answered,
@@ -208,7 +208,7 @@ class SqlJournal:
         self._db = db
 
     async def steps(self, run_id: str) -> dict[str, Any]:
-        rows = await self._db.rows("SELECT step, value FROM journal WHERE run_id = ?", run_id)
+        rows = await self._db.rows(JOURNAL_STEPS, run_id)
         return {row["step"]: json.loads(row["value"]) for row in rows}
 
     async def record(self, run_id: str, step: str, value: Any) -> None:
@@ -306,8 +306,7 @@ class SqlCheckpointReads:
     db: Statements
 
     async def load(self, checkpoint_id: str) -> dict[str, Any] | None:
-        sql = "SELECT state FROM checkpoints WHERE checkpoint_id = ?"
-        rows = await self.db.rows(sql, checkpoint_id)
+        rows = await self.db.rows(CHECKPOINT_STATE, checkpoint_id)
         return dict(json.loads(rows[0]["state"])) if rows else None
 
     async def discard(self, checkpoint_id: str) -> None:

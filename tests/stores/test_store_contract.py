@@ -227,6 +227,31 @@ async def test_a_spend_owes_the_resume_the_edit_and_the_audit(stores: Stores) ->
     assert [d.kind for d in await stores.outbox.of_run("r1")][-1] is DeliveryKind.CLOSED
 
 
+async def test_a_close_that_leases_the_resume_reads_the_paused_turn(stores: Stores) -> None:
+    """The closer that will resume reads, in the close's own write, what a resume reads."""
+    lifecycle = steps(stores).lifecycle
+    await lifecycle.start(run("r1"))
+    await lifecycle.ask(pause("q1", run_id="r1", checkpoint_id="ck-1"), turn_state={"round": 1})
+    await lifecycle.ask(pause("q2", run_id="r1", checkpoint_id="gone"))
+    await stores.journal.record("r1", "model:1", {"text": "", "calls": []})
+    await stores.journal.record("r1", "tool:c1", "done")
+    leased = dataclasses.replace(closing(), lease_owner="me", lease_until=180.0)
+    written = await lifecycle.close("q1", leased)
+    assert written is not None
+    assert written.turn is not None
+    assert written.turn.state == {"round": 1}
+    assert written.turn.journal == {"model:1": {"text": "", "calls": []}, "tool:c1": "done"}
+    missing = await lifecycle.close("q2", leased)
+    assert missing is not None
+    assert missing.turn is not None
+    assert missing.turn.state is None
+    # A close nobody resumes from here (an admin shell's) reads nothing more.
+    await lifecycle.ask(pause("q3", run_id="r1", checkpoint_id="ck-1"))
+    unleased = await lifecycle.close("q3", closing())
+    assert unleased is not None
+    assert unleased.turn is None
+
+
 async def test_finish_ends_a_running_run_once_and_owes_the_outcome(stores: Stores) -> None:
     """A replayed ending changes nothing and owes nothing twice."""
     await steps(stores).start(run("r1"))

@@ -207,6 +207,13 @@ def _statement(write: Write, texts: dict[str, Any]) -> tuple[str, list[Any]]:
         if question is not None
         else ""
     )
+    if isinstance(write.question, Close) and write.question.with_turn:
+        # What the closer's resume reads, read here: no round trips of its own.
+        attempts += (
+            " (SELECT c.state FROM checkpoints AS c WHERE c.checkpoint_id = q.checkpoint_id)"
+            " AS turn_state, ARRAY(SELECT ARRAY[j.step, j.value] FROM journal AS j"
+            " WHERE j.run_id = q.run_id) AS turn_journal,"
+        )
     source = "(SELECT 1) AS one" + (" LEFT JOIN q ON true" if question is not None else "")
     select = (
         f"SELECT (SELECT COUNT(*) FROM go) AS went, {row} {attempts}"  # noqa: S608 - our own text
@@ -277,7 +284,10 @@ class PostgresUnit:
             )
             owed.append(Owed(delivery, held_by, held_until, tuple(earlier)))
             earlier.append(delivery_id)
-        return Written(question, tuple(owed))
+        turn = None
+        if isinstance(write.question, Close) and write.question.with_turn:
+            turn = _rows.paused_turn(row["turn_state"], row["turn_journal"])
+        return Written(question, tuple(owed), turn)
 
     async def question(self, interrupt_id: str) -> Question | None:
         rows = _rows.pauses_from_rows(await self.db.fetch(_GET, interrupt_id, None))

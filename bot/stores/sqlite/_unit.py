@@ -16,6 +16,7 @@ from bot.questions.records import DeliveryKind, DeliveryState, Question, Questio
 from bot.questions.write import ONCE_KEY_SECONDS, Close, Extend, Owed, StillOpen, Write, Written
 from bot.stores import _rows
 from bot.stores._shared import INSERT_ONCE_KEY, INSERT_RUN, PRUNE_ONCE_KEYS, pauses_query
+from bot.stores._sql import CHECKPOINT_STATE, JOURNAL_STEPS
 from bot.stores.sqlite._db import Database, transaction
 
 _OUTSTANDING = str(QuestionStatus.OUTSTANDING)
@@ -195,7 +196,12 @@ def _apply(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> Wri
             _AUDIT,
             [_rows.audit_params(event, run_id=run_id) for event in write.audit],
         )
-    return Written(question, _owe(conn, write, run_id, question))
+    turn = None
+    if isinstance(write.question, Close) and write.question.with_turn and question is not None:
+        state = conn.execute(CHECKPOINT_STATE, (question.checkpoint_id,)).fetchone()
+        journal = conn.execute(JOURNAL_STEPS, (run_id,)).fetchall()
+        turn = _rows.paused_turn(None if state is None else state[0], journal)
+    return Written(question, _owe(conn, write, run_id, question), turn)
 
 
 def _owe(
