@@ -158,7 +158,7 @@ class Lifecycle:
         return await self._apply(write)
 
     async def close(
-        self, interrupt_id: str, closing: Closing, *, once_key: str = ""
+        self, interrupt_id: str, closing: Closing, *, once_key: str = "", unexpired: bool = False
     ) -> Written | None:
         """Close an outstanding question; None if it was not outstanding (or, for an
         expiry, no longer overdue). The closer takes the run's lease with the close,
@@ -173,6 +173,7 @@ class Lifecycle:
             by=closing.by,
             by_id=closing.by_id,
             answer=closing.answer,
+            unexpired=unexpired,
             with_turn=bool(closing.lease_owner),
         )
         # The run id comes back with the closed row; the write fills it in.

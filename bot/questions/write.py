@@ -71,7 +71,8 @@ class Close:
     """An outstanding question closed (answered, expired, cancelled): guarded, so one wins.
 
     An expiry closes only a question still overdue at ``at``: an admin may
-    have extended it since the sweeper listed it.
+    have extended it since the sweeper listed it. ``unexpired``: only one not yet
+    overdue at ``at`` (an answer checked against a copy of the row kept since its asking).
     """
 
     interrupt_id: str
@@ -80,6 +81,7 @@ class Close:
     by: str = ""
     by_id: str = ""
     answer: Mapping[str, Any] | None = None
+    unexpired: bool = False
     # The closer resumes the turn: the write returns what the resume reads (``PausedTurn``).
     with_turn: bool = False
 

@@ -73,6 +73,16 @@ class LeaseKeeper:
         for run_id in list(self._timers):
             self.drop(run_id)
 
+    async def release(self, run_id: str) -> None:
+        """Give the lease up, so the next start takes the run over at once."""
+        try:
+            await self._leases.release(run_id, self._owner)
+        except Exception as error:
+            if not is_outage(error):
+                raise
+            # Unreleased, the lease lapses on its own and recovery takes the run then.
+            log.warning("could not release a run's lease", extra={"run_id": run_id})
+
     def _due(self, run_id: str) -> None:
         self._spawn(self._renew(run_id), f"lease {run_id}")
 

@@ -125,6 +125,7 @@ class RunService:
         self.questions.bind(
             owner=self.owner, claim_seconds=lease_seconds, sink=self.deliverer.take_owed
         )
+        self.questions.observe(self._redeemer.asked.saw)
 
     def add_surface(self, surface: Surface) -> None:
         self.surfaces[surface.name] = surface
@@ -334,17 +335,8 @@ class RunService:
             self._leases.drop(run_id)
             if not ended:
                 # Also on a drain's cancellation: the next start takes over at once.
-                await self._release(run_id)
+                await self._leases.release(run_id)
             self.deliverer.kick()
-
-    async def _release(self, run_id: str) -> None:
-        try:
-            await self.stores.leases.release(run_id, self.owner)
-        except Exception as error:
-            if not is_outage(error):
-                raise
-            # Unreleased, the lease lapses on its own and recovery takes the run then.
-            log.warning("could not release a run's lease", extra={"run_id": run_id})
 
     async def _advance(
         self, run: RunRecord, resume_from: Question | None, turn: PausedTurn | None, *, fresh: bool

@@ -69,7 +69,8 @@ def _question_cte(write: Write, p: _Params) -> str | None:
                 f"UPDATE pauses SET status = {status}, answer = {answer},"  # noqa: S608 - our own text
                 f" closed_by = {p(change.by)}, closed_by_id = {p(change.by_id)}, closed_at = {at}"
                 f" WHERE interrupt_id = {p(change.interrupt_id)} AND status = '{_OUTSTANDING}'"
-                f" AND ({status} <> '{QuestionStatus.EXPIRED}' OR expires_at <= {at}) {returning}"
+                f" AND ({status} <> '{QuestionStatus.EXPIRED}' OR expires_at <= {at})"
+                f"{f' AND expires_at > {at}' if change.unexpired else ''} {returning}"
             )
         case Extend():
             return (

@@ -28,11 +28,11 @@ _INSERT_QUESTION = (
     f" VALUES ({', '.join('?' for _ in _rows.PAUSE_COLUMNS)}) ON CONFLICT (interrupt_id) DO NOTHING"
 )
 # An expiry closes only what is still overdue: an admin may have extended it
-# since the sweeper listed it.
+# since the sweeper listed it; an ``unexpired`` close only what is not overdue yet.
 _CLOSE = (
     "UPDATE pauses SET status = ?, answer = ?, closed_by = ?, closed_by_id = ?,"  # noqa: S608 - our own identifiers
     " closed_at = ? WHERE interrupt_id = ? AND status = ? AND (? <> 'expired' OR expires_at <= ?)"
-    f"{_RETURNING}"
+    f" AND (? = 0 OR expires_at > ?){_RETURNING}"
 )
 _EXTEND = f"UPDATE pauses SET expires_at = ? WHERE interrupt_id = ? AND status = ?{_RETURNING}"  # noqa: S608 - our own identifiers
 _STILL_OPEN = (
@@ -126,6 +126,8 @@ def _question(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> 
                 change.interrupt_id,
                 _OUTSTANDING,
                 status,
+                change.at,
+                change.unexpired,
                 change.at,
             )
             row = conn.execute(_CLOSE, params).fetchone()
