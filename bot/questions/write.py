@@ -129,6 +129,9 @@ class Write:
     at: float
     # A run started: inserted, or the whole write refused if its id exists.
     new_run: RunRecord | None = None
+    # With ``new_run``: the latest this many runs of its conversation come back
+    # (``Written.earlier``), what its first turn replays.
+    history: int = 0
     question: QuestionChange | None = None
     run: RunMove | None = None
     checkpoint: Checkpoint | None = None
@@ -167,11 +170,13 @@ class PausedTurn:
 @dataclass(frozen=True, slots=True)
 class Written:
     """What a write that went through left: the question as it now stands, the rows owed,
-    and, for a ``Close`` ``with_turn``, the turn it resumes."""
+    for a ``Close`` ``with_turn`` the turn it resumes, and for a ``history`` the started
+    run's conversation's latest runs, oldest first (maybe the started run among them)."""
 
     question: Question | None = None
     owed: tuple[Owed, ...] = ()
     turn: PausedTurn | None = None
+    earlier: tuple[RunRecord, ...] = ()
 
 
 class UnitOfWork(Protocol):

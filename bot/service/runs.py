@@ -37,7 +37,7 @@ from bot.service.foreground import Foreground
 from bot.service.known_runs import KnownRuns
 from bot.service.lease_keeper import LeaseKeeper
 from bot.service.redeem import Redeemer
-from bot.service.requests import run_id_for, turn_request
+from bot.service.requests import HISTORY_RUNS, run_id_for, turn_request
 from bot.service.resume import resume_turn
 from bot.service.tasks import OwnedTasks
 from bot.service.views import QuestionViews, RunView
@@ -157,15 +157,15 @@ class RunService:
             lease_until=now + self.lease_seconds,
         )
         try:
-            created = await self.questions.start(run)
+            created = await self.questions.start(run, history=HISTORY_RUNS + 1)
         except Exception as error:  # noqa: BLE001  full disk, read-only file, store down
             log.warning("could not store a new run (%s); nothing started", type(error).__name__)
             raise NotStarted(type(error).__name__) from None
-        if not created:
+        if created is None:
             log.info("duplicate start ignored", extra={"run_id": run.run_id})
             return None
         run_events.started(run.run_id, by=who.id, surface=where.surface)
-        work = self._work(run.run_id, run=run, leased=True, fresh=True)
+        work = self._work(run.run_id, run=run, leased=True, earlier=created.earlier)
         self._spawn(work, f"turn {run.run_id}")
         return run
 
@@ -287,13 +287,14 @@ class RunService:
         resume_from: Question | None = None,
         turn: PausedTurn | None = None,
         leased: bool = False,
-        fresh: bool = False,
+        earlier: tuple[RunRecord, ...] | None = None,
     ) -> None:
         """Drive the run while it is owed work; a second call meanwhile drives it once more.
 
         ``run``, ``resume_from`` and ``turn`` spare the reads, and ``leased`` the
-        lease, when the caller just wrote (or, closing, read) them; ``fresh``: the
-        run was created just now, so it has no questions and no journal yet.
+        lease, when the caller just wrote (or, closing, read) them; ``earlier``: the
+        run was created just now (so it has no questions and no journal yet), and
+        these are its conversation's runs, as its start read them.
         """
         # Owed, and durably so: it may wait for the acks in progress.
         await self.foreground.yield_to()
@@ -305,8 +306,8 @@ class RunService:
             again = True
             while again:
                 self._again.discard(run_id)
-                await self._under_lease(run_id, run, (resume_from, turn), leased, fresh)
-                run, resume_from, turn, leased, fresh = None, None, None, False, False
+                await self._under_lease(run_id, run, (resume_from, turn), leased, earlier)
+                run, resume_from, turn, leased, earlier = None, None, None, False, None
                 again = run_id in self._again
         finally:
             self._driving.discard(run_id)
@@ -317,7 +318,7 @@ class RunService:
         run: RunRecord | None,
         resume: tuple[Question | None, PausedTurn | None],
         leased: bool,
-        fresh: bool,
+        earlier: tuple[RunRecord, ...] | None,
     ) -> None:
         now = self.clock()
         if not leased and not await self.stores.leases.acquire(
@@ -330,7 +331,7 @@ class RunService:
             run = run or await self.stores.runs.get(run_id)
             if run is not None:
                 self.known.remember(run)
-                ended = await self._advance(run, *resume, fresh=fresh)
+                ended = await self._advance(run, *resume, earlier=earlier)
         finally:
             self._leases.drop(run_id)
             if not ended:
@@ -339,13 +340,19 @@ class RunService:
             self.deliverer.kick()
 
     async def _advance(
-        self, run: RunRecord, resume_from: Question | None, turn: PausedTurn | None, *, fresh: bool
+        self,
+        run: RunRecord,
+        resume_from: Question | None,
+        turn: PausedTurn | None,
+        *,
+        earlier: tuple[RunRecord, ...] | None,
     ) -> bool:
         """Resume from the latest closed pause, or (re)run the first turn.
 
         True when the outcome was recorded (paused or finished), which also
         released the lease in the same write.
         """
+        fresh = earlier is not None
         if resume_from is None and not fresh:
             pauses = await self.stores.ledger.for_runs([run.run_id])
             if any(p.status is QuestionStatus.OUTSTANDING for p in pauses):
@@ -361,9 +368,8 @@ class RunService:
                 checkpoints = self.stores.checkpoints
                 outcome = await resume_turn(self.agent, checkpoints, resume_from, turn)
             else:
-                outcome = await self.agent.run_turn(
-                    await turn_request(self.stores.runs, run), fresh=fresh
-                )
+                request = await turn_request(self.stores.runs, run, earlier)
+                outcome = await self.agent.run_turn(request, fresh=fresh)
         except Exception as error:
             if is_outage(error):
                 # The store, not the run, failed: hand the run back for recovery.

@@ -99,7 +99,8 @@ LIMIT ?
 """
 # The key's JSON type too: conversation_key alone would also match a missing
 # key ('') or a number.
-_RUNS_IN_CONVERSATION = (
+# Also read inside a start's own write (``Write.history``).
+RUNS_IN_CONVERSATION = (
     f"{SELECT_RUNS} WHERE surface = ? AND conversation_key = ? AND {{key_is_text}}"
     " ORDER BY created_at DESC, seq DESC LIMIT ?"
 )
@@ -110,7 +111,7 @@ class SqlRuns:
         self._db = db
         dialect = db.dialect
         self._conversations = _CONVERSATIONS.format(greatest=dialect.greatest)
-        self._in_conversation = _RUNS_IN_CONVERSATION.format(key_is_text=dialect.key_is_text)
+        self._in_conversation = RUNS_IN_CONVERSATION.format(key_is_text=dialect.key_is_text)
 
     async def get(self, run_id: str) -> RunRecord | None:
         rows = await self._db.rows(f"{SELECT_RUNS} WHERE run_id = ?", run_id)

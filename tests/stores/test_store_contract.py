@@ -252,6 +252,24 @@ async def test_a_close_that_leases_the_resume_reads_the_paused_turn(stores: Stor
     assert unleased.turn is None
 
 
+async def test_a_start_reads_its_conversations_latest_runs_with_its_write(
+    stores: Stores,
+) -> None:
+    """``history``: the conversation's latest runs come back with the start, oldest first."""
+    lifecycle = steps(stores).lifecycle
+    for n in range(4):
+        assert await lifecycle.start(said(f"r{n}", "conv", float(n + 1)))
+    await lifecycle.start(said("elsewhere", "other", 9.0))
+    written = await lifecycle.start(said("r4", "conv", 10.0), history=3)
+    assert written is not None
+    # The started run itself may be among them (SQLite reads after its insert).
+    runs = [run.run_id for run in written.earlier]
+    assert runs in (["r1", "r2", "r3"], ["r2", "r3", "r4"])
+    assert [run.text for run in written.earlier] == [f"said {run_id}" for run_id in runs]
+    alone = await lifecycle.start(said("r5", "conv", 11.0))
+    assert alone is not None and alone.earlier == ()
+
+
 async def test_finish_ends_a_running_run_once_and_owes_the_outcome(stores: Stores) -> None:
     """A replayed ending changes nothing and owes nothing twice."""
     await steps(stores).start(run("r1"))

@@ -12,11 +12,23 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from bot.questions.records import DeliveryKind, DeliveryState, Question, QuestionStatus
+from bot.questions.records import (
+    DeliveryKind,
+    DeliveryState,
+    Question,
+    QuestionStatus,
+    RunRecord,
+)
 from bot.questions.write import ONCE_KEY_SECONDS, Close, Extend, Owed, StillOpen, Write, Written
 from bot.stores import _rows
-from bot.stores._shared import INSERT_ONCE_KEY, INSERT_RUN, PRUNE_ONCE_KEYS, pauses_query
-from bot.stores._sql import CHECKPOINT_STATE, JOURNAL_STEPS
+from bot.stores._shared import (
+    INSERT_ONCE_KEY,
+    INSERT_RUN,
+    PRUNE_ONCE_KEYS,
+    RUNS_IN_CONVERSATION,
+    pauses_query,
+)
+from bot.stores._sql import CHECKPOINT_STATE, JOURNAL_STEPS, SQLITE
 from bot.stores.sqlite._db import Database, transaction
 
 _OUTSTANDING = str(QuestionStatus.OUTSTANDING)
@@ -48,6 +60,7 @@ _GET = (
     " WHERE a.interrupt_id = pauses.interrupt_id) AS attempted FROM pauses WHERE interrupt_id = ?"
 )
 _GET_WITH_ATTEMPTS = pauses_query("WHERE p.interrupt_id = ?", "p.seq")
+_EARLIER = RUNS_IN_CONVERSATION.format(key_is_text=SQLITE.key_is_text)
 # A flag per optional field, so one statement text serves every step.
 _MOVE_RUN = (
     "UPDATE runs SET status = COALESCE(?, status), updated_at = ?,"
@@ -203,7 +216,13 @@ def _apply(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> Wri
         state = conn.execute(CHECKPOINT_STATE, (question.checkpoint_id,)).fetchone()
         journal = conn.execute(JOURNAL_STEPS, (run_id,)).fetchall()
         turn = _rows.paused_turn(None if state is None else state[0], journal)
-    return Written(question, _owe(conn, write, run_id, question), turn)
+    earlier: tuple[RunRecord, ...] = ()
+    if write.new_run is not None and write.history:
+        # Read after the insert, so the started run may be among them.
+        surface, key = write.new_run.surface, texts["run"][-1]  # the key is last
+        rows = conn.execute(_EARLIER, (surface, key, write.history)).fetchall()
+        earlier = tuple(_rows.run_from_row(row) for row in rows)[::-1]
+    return Written(question, _owe(conn, write, run_id, question), turn, earlier)
 
 
 def _owe(
