@@ -56,6 +56,10 @@ from bot.surfaces import Conversation, Surface
 log = logging.getLogger(__name__)
 
 DEFAULT_LEASE_SECONDS = 30.0
+# What a worker is handed so it need not read it: the closed question and its paused
+# turn; a new run's conversation as its start read it (``_work``).
+_Resume = tuple[Question | None, PausedTurn | None]
+_Earlier = tuple[RunRecord, ...] | None
 
 
 class RunService:
@@ -316,9 +320,9 @@ class RunService:
         self,
         run_id: str,
         run: RunRecord | None,
-        resume: tuple[Question | None, PausedTurn | None],
+        resume: _Resume,
         leased: bool,
-        earlier: tuple[RunRecord, ...] | None,
+        earlier: _Earlier,
     ) -> None:
         now = self.clock()
         if not leased and not await self.stores.leases.acquire(
@@ -331,7 +335,7 @@ class RunService:
             run = run or await self.stores.runs.get(run_id)
             if run is not None:
                 self.known.remember(run)
-                ended = await self._advance(run, *resume, earlier=earlier)
+                ended = await self._advance(run, resume, earlier)
         finally:
             self._leases.drop(run_id)
             if not ended:
@@ -339,20 +343,13 @@ class RunService:
                 await self._leases.release(run_id)
             self.deliverer.kick()
 
-    async def _advance(
-        self,
-        run: RunRecord,
-        resume_from: Question | None,
-        turn: PausedTurn | None,
-        *,
-        earlier: tuple[RunRecord, ...] | None,
-    ) -> bool:
+    async def _advance(self, run: RunRecord, resume: _Resume, earlier: _Earlier) -> bool:
         """Resume from the latest closed pause, or (re)run the first turn.
 
         True when the outcome was recorded (paused or finished), which also
         released the lease in the same write.
         """
-        fresh = earlier is not None
+        (resume_from, turn), fresh = resume, earlier is not None
         if resume_from is None and not fresh:
             pauses = await self.stores.ledger.for_runs([run.run_id])
             if any(p.status is QuestionStatus.OUTSTANDING for p in pauses):
@@ -365,8 +362,7 @@ class RunService:
             run_events.resumed(run.run_id, resume_from.interrupt_id)
         try:
             if resume_from is not None:
-                checkpoints = self.stores.checkpoints
-                outcome = await resume_turn(self.agent, checkpoints, resume_from, turn)
+                outcome = await resume_turn(self.agent, self.stores.checkpoints, resume_from, turn)
             else:
                 request = await turn_request(self.stores.runs, run, earlier)
                 outcome = await self.agent.run_turn(request, fresh=fresh)
