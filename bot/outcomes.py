@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.errors import BotError
+from bot.questions.write import PausedTurn
 from bot.stores.records import Question, RunRecord
 
 
@@ -80,9 +81,10 @@ class Redeemed:
     responder: str
     answer: dict[str, Any]
     at: float
-    # The closed row and its run, so the resume needs no second read.
+    # The closed row, its run and the paused turn, so the resume needs no second read.
     closed: Question = field(repr=False, compare=False)
     run: RunRecord | None = field(repr=False, compare=False)
+    turn: PausedTurn | None = field(default=None, repr=False, compare=False)
 
 
 RedeemOutcome = Redeemed | Refusal

@@ -98,7 +98,7 @@ class Steps:
             self.lifecycle.bind(owner=owner, claim_seconds=30.0, sink=self.owed.extend)
 
     async def start(self, run: RunRecord) -> bool:
-        return await self.lifecycle.start(run)
+        return await self.lifecycle.start(run) is not None
 
     async def issue(self, record: Question) -> None:
         """Ask ``record``; a row already closed is stored as it is (no post, no pause)."""

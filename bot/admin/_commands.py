@@ -155,6 +155,11 @@ def parse(words: str | Sequence[str]) -> Command:
             raise UsageError(f"There is no admin command {verb!r}; type `help` for the list.")
 
 
+def _digits(text: str) -> bool:
+    """ASCII digits only ("¹".isdigit() is true, and int() refuses it), short enough for int()."""
+    return text.isascii() and text.isdigit() and len(text) <= 18
+
+
 def parse_duration(text: str) -> float:
     """``90s``, ``30m``, ``2h``, ``1d``, ``1h30m`` -> seconds (positive)."""
     spelled = text.strip().lower()
@@ -185,11 +190,11 @@ def _pending(rest: list[str]) -> Pending:
         options[name] = value.strip()
     limit = DEFAULT_PAGE
     if "limit" in options:
-        if not options["limit"].isdigit() or not 1 <= int(options["limit"]) <= MAX_PAGE:
+        if not _digits(options["limit"]) or not 1 <= int(options["limit"]) <= MAX_PAGE:
             raise UsageError(f"limit is a whole number from 1 to {MAX_PAGE}.")
         limit = int(options["limit"])
     after = options.get("after")
-    if after is not None and not after.isdigit():
+    if after is not None and not _digits(after):
         raise UsageError("after takes the cursor a page of `pending` printed.")
     return Pending(
         scope=options.get("channel"),

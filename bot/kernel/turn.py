@@ -178,12 +178,18 @@ class Agent:
         messages = [Message("system", self.system_prompt)] if self.system_prompt else []
         messages.extend(request.history)
         messages.append(Message("user", request.text))
-        return await self._drive(_Turn(request, TurnState(messages=messages)), fresh=fresh)
+        return await self._drive(_Turn(request, TurnState(messages=messages)), read=not fresh)
 
     async def resume(
-        self, request: TurnRequest, state: TurnState, *, observations: Mapping[str, str]
+        self,
+        request: TurnRequest,
+        state: TurnState,
+        *,
+        observations: Mapping[str, str],
+        journal: Mapping[str, Any] | None = None,
     ) -> TurnOutcome:
-        """Continue a paused turn; ``observations`` join the paused call ids."""
+        """Continue a paused turn; ``observations`` join the paused call ids. ``journal``:
+        the run's journal as the caller read it just now (None: read it here)."""
         reserved = {call.call_id for call in state.reserved}
         unknown = set(observations) - reserved
         if unknown:
@@ -192,10 +198,14 @@ class Agent:
                 "reserve; the checkpoint and the answer do not belong together."
             )
         state.observations.update(observations)
-        return await self._drive(_Turn(request, state))
+        turn = _Turn(request, state)
+        if journal is not None:
+            turn.done = dict(journal)
+        return await self._drive(turn, read=journal is None)
 
-    async def _drive(self, turn: _Turn, *, fresh: bool = False) -> TurnOutcome:
-        if not fresh:
+    async def _drive(self, turn: _Turn, *, read: bool) -> TurnOutcome:
+        """The turn to its end or its pause; ``read``: load the run's journal first."""
+        if read:
             turn.done = dict(await self.journal.steps(turn.request.run_id))
         with _running(turn.request):
             try:

@@ -88,18 +88,20 @@ class Lifecycle:
         """Call ``observer`` with every write that went through, once it is committed."""
         self._observers.append(observer)
 
-    async def start(self, run: RunRecord) -> bool:
-        """Store a new run, audited; False (nothing written) if its id exists already.
+    async def start(self, run: RunRecord, *, history: int = 0) -> Written | None:
+        """Store a new run, audited; None (nothing written) if its id exists already.
 
         Surfaces derive a run id from a platform event id, so a retried event
         (or the same event reaching two replicas) starts one run, not two.
+        ``history``: read the conversation's latest runs with the write
+        (``Written.earlier``), for the run's first turn.
         """
         started = AuditEvent(
             run.created_at, "started", run.run_id, actor=run.requester,
             detail={"surface": run.surface},
         )  # fmt: skip
-        write = Write(run.run_id, run.created_at, new_run=run, audit=(started,))
-        return await self._apply(write) is not None
+        write = Write(run.run_id, run.created_at, new_run=run, history=history, audit=(started,))
+        return await self._apply(write)
 
     async def ask(
         self,
@@ -158,11 +160,12 @@ class Lifecycle:
         return await self._apply(write)
 
     async def close(
-        self, interrupt_id: str, closing: Closing, *, once_key: str = ""
+        self, interrupt_id: str, closing: Closing, *, once_key: str = "", unexpired: bool = False
     ) -> Written | None:
         """Close an outstanding question; None if it was not outstanding (or, for an
         expiry, no longer overdue). The closer takes the run's lease with the close,
-        so no other process's recovery can take the resume in between."""
+        so no other process's recovery can take the resume in between, and reads
+        what the resume reads with it (``Written.turn``)."""
         at = closing.at
         lease = (closing.lease_owner, closing.lease_until) if closing.lease_owner else ("", None)
         close = Close(
@@ -172,6 +175,8 @@ class Lifecycle:
             by=closing.by,
             by_id=closing.by_id,
             answer=closing.answer,
+            unexpired=unexpired,
+            with_turn=bool(closing.lease_owner),
         )
         # The run id comes back with the closed row; the write fills it in.
         write = Write(

@@ -71,7 +71,8 @@ class Close:
     """An outstanding question closed (answered, expired, cancelled): guarded, so one wins.
 
     An expiry closes only a question still overdue at ``at``: an admin may
-    have extended it since the sweeper listed it.
+    have extended it since the sweeper listed it. ``unexpired``: only one not yet
+    overdue at ``at`` (an answer checked against a copy of the row kept since its asking).
     """
 
     interrupt_id: str
@@ -80,6 +81,9 @@ class Close:
     by: str = ""
     by_id: str = ""
     answer: Mapping[str, Any] | None = None
+    unexpired: bool = False
+    # The closer resumes the turn: the write returns what the resume reads (``PausedTurn``).
+    with_turn: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +129,9 @@ class Write:
     at: float
     # A run started: inserted, or the whole write refused if its id exists.
     new_run: RunRecord | None = None
+    # With ``new_run``: the latest this many runs of its conversation come back
+    # (``Written.earlier``), what its first turn replays.
+    history: int = 0
     question: QuestionChange | None = None
     run: RunMove | None = None
     checkpoint: Checkpoint | None = None
@@ -152,11 +159,24 @@ class Owed:
 
 
 @dataclass(frozen=True, slots=True)
+class PausedTurn:
+    """What resuming a closed question reads, read by the close itself: the checkpoint the
+    question names (None if it is gone) and the run's journal as it stood."""
+
+    state: Mapping[str, Any] | None
+    journal: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
 class Written:
-    """What a write that went through left: the question as it now stands, the rows owed."""
+    """What a write that went through left: the question as it now stands, the rows owed,
+    for a ``Close`` ``with_turn`` the turn it resumes, and for a ``history`` the started
+    run's conversation's latest runs, oldest first (maybe the started run among them)."""
 
     question: Question | None = None
     owed: tuple[Owed, ...] = ()
+    turn: PausedTurn | None = None
+    earlier: tuple[RunRecord, ...] = ()
 
 
 class UnitOfWork(Protocol):

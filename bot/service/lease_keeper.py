@@ -69,8 +69,12 @@ class LeaseKeeper:
         if timer is not None:
             timer.cancel()
 
+    def drop_all(self) -> None:
+        for run_id in list(self._timers):
+            self.drop(run_id)
+
     async def release(self, run_id: str) -> None:
-        """Hand the run back: the next process to look takes it over at once."""
+        """Give the lease up, so the next start takes the run over at once."""
         try:
             await self._leases.release(run_id, self._owner)
         except Exception as error:
@@ -78,10 +82,6 @@ class LeaseKeeper:
                 raise
             # Unreleased, the lease lapses on its own and recovery takes the run then.
             log.warning("could not release a run's lease", extra={"run_id": run_id})
-
-    def drop_all(self) -> None:
-        for run_id in list(self._timers):
-            self.drop(run_id)
 
     def _due(self, run_id: str) -> None:
         self._spawn(self._renew(run_id), f"lease {run_id}")

@@ -31,7 +31,9 @@ from bot.outcomes import (
 )
 from bot.policy import AnswerPolicy
 from bot.questions.capability_ports import LifecyclePorts
+from bot.questions.write import PausedTurn
 from bot.service import run_events
+from bot.service.known_questions import KnownQuestions
 from bot.service.known_runs import KnownRuns
 from bot.stores.ports import Stores
 from bot.stores.records import AuditEvent, Closing, Question, QuestionStatus
@@ -62,6 +64,11 @@ class Redeemer:
         self._lease_seconds = lease_seconds
         # The policy reads only who started the run, which never changes.
         self._known = known or KnownRuns(stores.runs)
+        # The questions this process asked (fed by the lifecycle's writes: ``asked.saw``),
+        # checked without reading them; only with the lifecycle's close, which returns
+        # the row as it closed it.
+        self.asked = KnownQuestions()
+        self._quick = isinstance(capability.consumption, LifecyclePorts)
 
     async def redeem(
         self, token: str, answer: Mapping[str, Any], *, responder: Responder, scope: str
@@ -105,22 +112,51 @@ class Redeemer:
         scope: str,
         now: float,
     ) -> RedeemOutcome:
+        asked = self.asked.get(claims.jti) if self._quick else None
+        if asked is not None:
+            # Checked as this process asked it; anything else reads the row below.
+            quick = await self._checked(asked, claims, answer, responder, scope, now, known=True)
+            if quick is not None:
+                return quick
+            self.asked.forget(claims.jti)
         record = await self._stores.ledger.get(claims.jti)
+        outcome = await self._checked(record, claims, answer, responder, scope, now, known=False)
+        assert outcome is not None  # only a known question's checks give up
+        return outcome
+
+    async def _checked(
+        self,
+        record: Question | None,
+        claims: PauseClaims,
+        answer: Mapping[str, Any],
+        responder: Responder,
+        scope: str,
+        now: float,
+        *,
+        known: bool,
+    ) -> RedeemOutcome | None:
+        """Every check, then the spend. ``known``: ``record`` is as this process asked it
+        (``KnownQuestions``), not read now: any refusal, or a refused spend, gives up (None)
+        with nothing written, for the caller to read the row and check it again."""
+        refuse = _give_up if known else self._refused
         if record is None or record.run_id != claims.sub or record.tool_call_id != claims.call:
-            return await self._refused(TokenInvalid(), None, responder)
+            return await refuse(TokenInvalid(), None, responder)
         closed = _closed_refusal(record)
         if closed is not None:
-            return await self._refused(closed, record, responder)
+            return await refuse(closed, record, responder)
         if record.expires_at <= now:
             # The row decides, not the token's exp alone: the two agree when
             # issued, but only the row is ours to shorten (and it is what the
             # sweeper reads), so an answer after it is refused even if the
-            # sweeper has not closed the row yet.
-            return await self._refused(TokenExpired(record.expires_at), record, responder)
+            # sweeper has not closed the row yet (a known question's spend checks the
+            # row's expiry itself).
+            return await refuse(TokenExpired(record.expires_at), record, responder)
         registration = self._capability.registration(record.name)
         if registration is None:
-            return await self._refused(TokenInvalid(), record, responder)
+            return await refuse(TokenInvalid(), record, responder)
         if scope != record.scope:
+            if known:
+                return None  # the attempt is recorded with the row read
             # Recorded whether or not it is allowed: the ledger is where an
             # admin finds out that answers arrive from elsewhere.
             attempt = {"scope": scope, "responder": responder.id, "at": now}
@@ -129,11 +165,11 @@ class Redeemer:
                 return await self._refused(ScopeMismatch(), record, responder)
         run = await self._known.origin(record.run_id)
         if not await self._policy(record, run, responder):
-            return await self._refused(NotAllowedToAnswer(), record, responder)
+            return await refuse(NotAllowedToAnswer(), record, responder)
         try:
             clean = registration.validate_answer(answer, record.payload)
         except AnswerValidationError as invalid:
-            return await self._refused(AnswerInvalid(invalid.fields), record, responder)
+            return await refuse(AnswerInvalid(invalid.fields), record, responder)
         closing = Closing(
             QuestionStatus.ANSWERED,
             by=responder.display,
@@ -143,28 +179,38 @@ class Redeemer:
             lease_owner=self._lease_owner,
             lease_until=now + self._lease_seconds if self._lease_owner else None,
         )
-        answered = await self._spend(record, closing)
-        if answered is None:
+        spent = await self._spend(record, closing, unexpired=known)
+        if spent is None:
+            if known:
+                return None
             # Lost a race: whoever won has closed the row by now.
             latest = await self._stores.ledger.get(record.interrupt_id)
             lost = _closed_refusal(latest) if latest is not None else None
             return await self._refused(lost or TokenInvalid(), record, responder)
         # The spend audited the answer in its own write.
         run_events.answered(record.run_id, record.interrupt_id, by=responder.display)
+        answered, turn = spent
         return Redeemed(
-            record.interrupt_id, record.run_id, responder.display, clean, now, answered, run
+            record.interrupt_id, record.run_id, responder.display, clean, now, answered, run, turn
         )
 
-    async def _spend(self, record: Question, closing: Closing) -> Question | None:
-        """Spend through the capability's consumption; the row as the spend closed it."""
+    async def _spend(
+        self, record: Question, closing: Closing, *, unexpired: bool = False
+    ) -> tuple[Question, PausedTurn | None] | None:
+        """Spend through the capability's consumption; the row as the spend closed it, and
+        the turn it resumes if the spend read it. ``unexpired``: the row's expiry is checked
+        by the spend itself (``record`` is a kept copy)."""
         consumption = self._capability.consumption
         if isinstance(consumption, LifecyclePorts):
-            # The lifecycle's close returns the closed row: nothing to read again.
-            written = await consumption.lifecycle.close(record.interrupt_id, closing)
-            return None if written is None else written.question
+            # The lifecycle's close returns the closed row and the turn: nothing to read again.
+            lifecycle = consumption.lifecycle
+            written = await lifecycle.close(record.interrupt_id, closing, unexpired=unexpired)
+            if written is None or written.question is None:
+                return None
+            return written.question, written.turn
         if not await consumption.spend(record.interrupt_id, closing):
             return None
-        return dataclasses.replace(
+        closed = dataclasses.replace(
             record,
             status=closing.status,
             answer=closing.answer,
@@ -172,6 +218,7 @@ class Redeemer:
             closed_by_id=closing.by_id,
             closed_at=closing.at,
         )
+        return closed, None
 
     async def _refused(
         self, refusal: Refusal, record: Question | None, responder: Responder
@@ -200,6 +247,11 @@ class Redeemer:
                 detail=detail,
             )
         )
+
+
+async def _give_up(refusal: Refusal, record: Question | None, responder: Responder) -> None:
+    """A known question's refusal: nothing audited, the row is read and checked instead."""
+    del refusal, record, responder
 
 
 def _closed_refusal(record: Question) -> Refusal | None:

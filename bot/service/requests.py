@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Sequence
 
 from bot.kernel.messages import Message
 from bot.kernel.state import TurnRequest
@@ -23,8 +24,11 @@ def run_id_for(where: Conversation, key: str | None) -> str:
     return f"run_{digest[:16]}"
 
 
-async def turn_request(runs: Runs, run: RunRecord) -> TurnRequest:
-    """The first turn's request: the person's text, where it was said, and what came before."""
+async def turn_request(
+    runs: Runs, run: RunRecord, earlier: Sequence[RunRecord] | None = None
+) -> TurnRequest:
+    """The first turn's request: the person's text, where it was said, and what came before
+    (``earlier``: the conversation's latest runs, as the run's start read them; None reads)."""
     return TurnRequest(
         text=run.text,
         scope=run.scope,
@@ -32,15 +36,17 @@ async def turn_request(runs: Runs, run: RunRecord) -> TurnRequest:
         root_run_id=run.run_id,
         session_id=str(run.conversation.get("key", "")),
         thread_id=str(run.conversation.get("thread", "")),
-        history=await _history_of(runs, run),
+        history=await _history_of(runs, run, earlier),
     )
 
 
-async def _history_of(runs: Runs, run: RunRecord) -> tuple[Message, ...]:
+async def _history_of(
+    runs: Runs, run: RunRecord, earlier: Sequence[RunRecord] | None
+) -> tuple[Message, ...]:
     """Earlier finished exchanges of the run's conversation, so a follow-up continues it."""
-    earlier = await runs.in_conversation(
-        run.surface, str(run.conversation.get("key", "")), limit=HISTORY_RUNS + 1
-    )
+    if earlier is None:
+        key = str(run.conversation.get("key", ""))
+        earlier = await runs.in_conversation(run.surface, key, limit=HISTORY_RUNS + 1)
     history: list[Message] = []
     for before in earlier:
         done = before.status is RunStatus.COMPLETED and before.final_text

@@ -10,6 +10,7 @@ from bot.errors import BotError
 from bot.human.capability import ASK_USER
 from bot.kernel.state import restore
 from bot.kernel.turn import Agent, TurnOutcome
+from bot.questions.write import PausedTurn
 from bot.stores.ports import Checkpoints
 from bot.stores.records import Question, QuestionStatus
 
@@ -65,14 +66,17 @@ def iso(at: float) -> str:
     return datetime.fromtimestamp(at, UTC).isoformat(timespec="seconds")
 
 
-async def resume_turn(agent: Agent, checkpoints: Checkpoints, record: Question) -> TurnOutcome:
-    """Load the checkpoint and join the closed pause onto its call id."""
-    data = await checkpoints.load(record.checkpoint_id)
+async def resume_turn(
+    agent: Agent, checkpoints: Checkpoints, record: Question, turn: PausedTurn | None = None
+) -> TurnOutcome:
+    """Load the checkpoint (unless the close read it: ``turn``) and join the closed pause
+    onto its call id."""
+    data = await checkpoints.load(record.checkpoint_id) if turn is None else turn.state
     if data is None:
         raise CheckpointMissingError(
             f"checkpoint {record.checkpoint_id!r} of run {record.run_id!r} is missing"
         )
-    request, state = restore(data)
-    return await agent.resume(
-        request, state, observations={record.tool_call_id: observation_for(record)}
-    )
+    request, state = restore(dict(data))
+    observations = {record.tool_call_id: observation_for(record)}
+    journal = None if turn is None else turn.journal
+    return await agent.resume(request, state, observations=observations, journal=journal)

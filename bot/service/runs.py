@@ -30,13 +30,14 @@ from bot.metrics import Metrics
 from bot.outcomes import NotStarted, Redeemed, RedeemOutcome, Responder
 from bot.policy import AnswerPolicy, RequesterOrApprovers
 from bot.questions.capability_ports import lifecycle_of
+from bot.questions.write import PausedTurn
 from bot.service import run_events
 from bot.service.delivery import Deliverer
 from bot.service.foreground import Foreground
 from bot.service.known_runs import KnownRuns
 from bot.service.lease_keeper import LeaseKeeper
 from bot.service.redeem import Redeemer
-from bot.service.requests import run_id_for, turn_request
+from bot.service.requests import HISTORY_RUNS, run_id_for, turn_request
 from bot.service.resume import resume_turn
 from bot.service.tasks import OwnedTasks
 from bot.service.views import QuestionViews, RunView
@@ -55,6 +56,10 @@ from bot.surfaces import Conversation, Surface
 log = logging.getLogger(__name__)
 
 DEFAULT_LEASE_SECONDS = 30.0
+# What a worker is handed so it need not read it: the closed question and its paused
+# turn; a new run's conversation as its start read it (``_work``).
+_Resume = tuple[Question | None, PausedTurn | None]
+_Earlier = tuple[RunRecord, ...] | None
 
 
 class RunService:
@@ -124,6 +129,7 @@ class RunService:
         self.questions.bind(
             owner=self.owner, claim_seconds=lease_seconds, sink=self.deliverer.take_owed
         )
+        self.questions.observe(self._redeemer.asked.saw)
 
     def add_surface(self, surface: Surface) -> None:
         self.surfaces[surface.name] = surface
@@ -155,15 +161,15 @@ class RunService:
             lease_until=now + self.lease_seconds,
         )
         try:
-            created = await self.questions.start(run)
+            created = await self.questions.start(run, history=HISTORY_RUNS + 1)
         except Exception as error:  # noqa: BLE001  full disk, read-only file, store down
             log.warning("could not store a new run (%s); nothing started", type(error).__name__)
             raise NotStarted(type(error).__name__) from None
-        if not created:
+        if created is None:
             log.info("duplicate start ignored", extra={"run_id": run.run_id})
             return None
         run_events.started(run.run_id, by=who.id, surface=where.surface)
-        work = self._work(run.run_id, run=run, leased=True, fresh=True)
+        work = self._work(run.run_id, run=run, leased=True, earlier=created.earlier)
         self._spawn(work, f"turn {run.run_id}")
         return run
 
@@ -175,10 +181,11 @@ class RunService:
         if not isinstance(outcome, Redeemed):
             self.metrics.refusals.labels(reason=type(outcome).__name__).inc()
             return outcome
-        if outcome.closed.resumes_a_turn:  # an API question's agent resumes elsewhere
-            # The spend leased us the run; the person's ack waits on nothing more.
-            run, closed = outcome.run, outcome.closed
-            work = self._work(outcome.run_id, run=run, resume_from=closed, leased=True)
+        if outcome.closed.resumes_a_turn:  # leased by the spend; an API agent resumes elsewhere
+            work = self._work(
+                outcome.run_id, run=outcome.run, resume_from=outcome.closed,
+                turn=outcome.turn, leased=True,
+            )  # fmt: skip
             self._spawn(work, f"resume {outcome.run_id}")
         self.deliverer.kick()
         return outcome
@@ -271,7 +278,7 @@ class RunService:
         if record is not None:
             run_events.closed(closing.status.value, record.run_id, interrupt_id, by=closing.by)
         if record is not None and record.resumes_a_turn:
-            work = self._work(record.run_id, resume_from=record, leased=True)
+            work = self._work(record.run_id, resume_from=record, turn=written.turn, leased=True)
             self._spawn(work, f"resume {record.run_id}")
         self.deliverer.kick()
         return True
@@ -282,15 +289,16 @@ class RunService:
         *,
         run: RunRecord | None = None,
         resume_from: Question | None = None,
+        turn: PausedTurn | None = None,
         leased: bool = False,
-        fresh: bool = False,
+        earlier: tuple[RunRecord, ...] | None = None,
     ) -> None:
         """Drive the run while it is owed work; a second call meanwhile drives it once more.
 
-        ``run`` and ``resume_from`` spare the reads, and ``leased`` the lease,
-        when the caller just wrote them (the run's creation, the spend);
-        ``fresh`` says the run was created just now, so it has no questions and
-        no journal yet.
+        ``run``, ``resume_from`` and ``turn`` spare the reads, and ``leased`` the
+        lease, when the caller just wrote (or, closing, read) them; ``earlier``: the
+        run was created just now (so it has no questions and no journal yet), and
+        these are its conversation's runs, as its start read them.
         """
         # Owed, and durably so: it may wait for the acks in progress.
         await self.foreground.yield_to()
@@ -302,8 +310,8 @@ class RunService:
             again = True
             while again:
                 self._again.discard(run_id)
-                await self._under_lease(run_id, run, resume_from, leased=leased, fresh=fresh)
-                run, resume_from, leased, fresh = None, None, False, False
+                await self._under_lease(run_id, run, (resume_from, turn), leased, earlier)
+                run, resume_from, turn, leased, earlier = None, None, None, False, None
                 again = run_id in self._again
         finally:
             self._driving.discard(run_id)
@@ -312,10 +320,9 @@ class RunService:
         self,
         run_id: str,
         run: RunRecord | None,
-        resume_from: Question | None,
-        *,
+        resume: _Resume,
         leased: bool,
-        fresh: bool = False,
+        earlier: _Earlier,
     ) -> None:
         now = self.clock()
         if not leased and not await self.stores.leases.acquire(
@@ -328,7 +335,7 @@ class RunService:
             run = run or await self.stores.runs.get(run_id)
             if run is not None:
                 self.known.remember(run)
-                ended = await self._advance(run, resume_from, fresh=fresh)
+                ended = await self._advance(run, resume, earlier)
         finally:
             self._leases.drop(run_id)
             if not ended:
@@ -336,14 +343,13 @@ class RunService:
                 await self._leases.release(run_id)
             self.deliverer.kick()
 
-    async def _advance(
-        self, run: RunRecord, resume_from: Question | None, *, fresh: bool = False
-    ) -> bool:
+    async def _advance(self, run: RunRecord, resume: _Resume, earlier: _Earlier) -> bool:
         """Resume from the latest closed pause, or (re)run the first turn.
 
         True when the outcome was recorded (paused or finished), which also
         released the lease in the same write.
         """
+        (resume_from, turn), fresh = resume, earlier is not None
         if resume_from is None and not fresh:
             pauses = await self.stores.ledger.for_runs([run.run_id])
             if any(p.status is QuestionStatus.OUTSTANDING for p in pauses):
@@ -356,11 +362,10 @@ class RunService:
             run_events.resumed(run.run_id, resume_from.interrupt_id)
         try:
             if resume_from is not None:
-                outcome = await resume_turn(self.agent, self.stores.checkpoints, resume_from)
+                outcome = await resume_turn(self.agent, self.stores.checkpoints, resume_from, turn)
             else:
-                outcome = await self.agent.run_turn(
-                    await turn_request(self.stores.runs, run), fresh=fresh
-                )
+                request = await turn_request(self.stores.runs, run, earlier)
+                outcome = await self.agent.run_turn(request, fresh=fresh)
         except Exception as error:
             if is_outage(error):
                 # The store, not the run, failed: hand the run back for recovery.

@@ -27,7 +27,7 @@ from bot.questions.write import UnitOfWork
 from bot.stores import _rows
 from bot.stores._api import SqlApiRecords
 from bot.stores._replays import SqlReplays
-from bot.stores._sql import Statements
+from bot.stores._sql import CHECKPOINT_STATE, JOURNAL_STEPS, Statements
 from bot.stores.ports import (
     AdminStore,
     ApiRecords,
@@ -99,7 +99,8 @@ LIMIT ?
 """
 # The key's JSON type too: conversation_key alone would also match a missing
 # key ('') or a number.
-_RUNS_IN_CONVERSATION = (
+# Also read inside a start's own write (``Write.history``).
+RUNS_IN_CONVERSATION = (
     f"{SELECT_RUNS} WHERE surface = ? AND conversation_key = ? AND {{key_is_text}}"
     " ORDER BY created_at DESC, seq DESC LIMIT ?"
 )
@@ -110,7 +111,7 @@ class SqlRuns:
         self._db = db
         dialect = db.dialect
         self._conversations = _CONVERSATIONS.format(greatest=dialect.greatest)
-        self._in_conversation = _RUNS_IN_CONVERSATION.format(key_is_text=dialect.key_is_text)
+        self._in_conversation = RUNS_IN_CONVERSATION.format(key_is_text=dialect.key_is_text)
 
     async def get(self, run_id: str) -> RunRecord | None:
         rows = await self._db.rows(f"{SELECT_RUNS} WHERE run_id = ?", run_id)
@@ -208,7 +209,7 @@ class SqlJournal:
         self._db = db
 
     async def steps(self, run_id: str) -> dict[str, Any]:
-        rows = await self._db.rows("SELECT step, value FROM journal WHERE run_id = ?", run_id)
+        rows = await self._db.rows(JOURNAL_STEPS, run_id)
         return {row["step"]: json.loads(row["value"]) for row in rows}
 
     async def record(self, run_id: str, step: str, value: Any) -> None:
@@ -251,8 +252,7 @@ class SqlCheckpointReads:
     db: Statements
 
     async def load(self, checkpoint_id: str) -> dict[str, Any] | None:
-        sql = "SELECT state FROM checkpoints WHERE checkpoint_id = ?"
-        rows = await self.db.rows(sql, checkpoint_id)
+        rows = await self.db.rows(CHECKPOINT_STATE, checkpoint_id)
         return dict(json.loads(rows[0]["state"])) if rows else None
 
     async def discard(self, checkpoint_id: str) -> None:

@@ -50,6 +50,11 @@ POSTGRES = Dialect(
 )  # fmt: skip
 
 
+# What a resume reads: the ports' reads, and SQLite's close ``with_turn`` inside its write.
+CHECKPOINT_STATE = "SELECT state FROM checkpoints WHERE checkpoint_id = ?"
+JOURNAL_STEPS = "SELECT step, value FROM journal WHERE run_id = ?"
+
+
 @functools.lru_cache(maxsize=512)
 def numbered(sql: str) -> str:
     """``?`` placeholders as PostgreSQL's ``$1, $2 ...``; our texts have no ``?`` in literals."""

@@ -179,6 +179,9 @@ async def test_pending_filters_by_channel_user_and_registration_and_pages_by_cur
     two = await setup.run(f"pending limit=2 after={one.next_after}")
     assert ids(two) == [third] and two.next_after is None
     assert isinstance(await setup.run("pending limit=0"), CommandInvalid)
+    # Digits that are not ASCII ("¹".isdigit() is true) are refused, not a crash.
+    assert isinstance(await setup.run("pending limit=¹"), CommandInvalid)
+    assert isinstance(await setup.run("pending after=²"), CommandInvalid)
 
 
 async def test_show_has_payload_status_history_and_delivery_state(setup: Setup) -> None:

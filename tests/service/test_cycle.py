@@ -185,3 +185,24 @@ async def test_a_store_outage_mid_run_hands_the_run_back_instead_of_failing_it(
     assert finished is not None
     assert (finished.status, finished.final_text) == (RunStatus.COMPLETED, "done")
     assert [text for _, text, _ in h.surface.outcomes] == ["done"]
+
+
+async def test_a_cycle_on_postgres_is_four_steps_and_the_delivered_marks(
+    stores: Stores, harness: HarnessFactory
+) -> None:
+    """Pause, answer, resume: start, ask, close and finish are one statement each, the marks
+    one each, and nothing is read: the steps read what comes next inside their writes."""
+    round_trips = getattr(getattr(stores, "_db", None), "round_trips", None)
+    if round_trips is None:
+        return  # SQLite has no round trips to count
+    h = harness(stores, [calls(ASK), say("deployed"), calls(ASK), say("deployed again")])
+    answer = {"answers": {"Which environment?": "staging"}}
+    # The first cycle prepares each statement once (and asyncpg reads the types it meets).
+    await h.start()
+    assert isinstance(await h.answer(answer), Redeemed)
+    before = round_trips.count
+    await h.start("again")
+    assert isinstance(await h.answer(answer), Redeemed)
+    assert h.surface.outcomes[-1][1] == "deployed again"
+    # 4 steps + the post's, the edit's and the outcome's marks (the last two may share one).
+    assert round_trips.count - before in (6, 7)

@@ -183,3 +183,40 @@ async def test_a_store_failing_mid_spend_leaves_the_token_unspent(
     await assert_untouched(h)
     monkeypatch.setattr(unit, "apply", real)
     assert isinstance(await h.answer(GOOD), Redeemed)
+
+
+async def test_an_answer_to_a_question_this_process_asked_reads_no_row(
+    harness: HarnessFactory, stores: Stores, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The asker checks the answer against the question it kept; the close guards the rest."""
+    h = await paused(harness, stores)
+    read: list[str] = []
+    real = stores.ledger.get
+
+    async def counted(interrupt_id: str) -> Any:
+        read.append(interrupt_id)
+        return await real(interrupt_id)
+
+    monkeypatch.setattr(stores.ledger, "get", counted)
+    won = await h.answer(GOOD)
+    assert isinstance(won, Redeemed) and won.closed.status is QuestionStatus.ANSWERED
+    assert read == []
+    # Closed now, and forgotten: a second answer reads the row and hears who answered.
+    again = await h.answer(GOOD)
+    assert isinstance(again, AlreadyAnswered) and again.by == "Alice"
+    assert read == [won.interrupt_id]
+
+
+async def test_a_question_closed_by_another_process_is_refused_as_the_row_says(
+    harness: HarnessFactory, stores: Stores
+) -> None:
+    """The kept copy still says outstanding; the close refuses, and the row decides."""
+    h = await paused(harness, stores)
+    interrupt_id = h.surface.questions[-1][1].interrupt_id
+    elsewhere = harness(stores, [say("unused")])
+    assert await elsewhere.service.cancel(interrupt_id, by=Responder("test:root", "Root"))
+    await elsewhere.service.wait_idle()
+    refused = await h.answer(GOOD)
+    assert isinstance(refused, Cancelled) and refused.by == "Root"
+    row = await stores.ledger.get(interrupt_id)
+    assert row is not None and row.status is QuestionStatus.CANCELLED

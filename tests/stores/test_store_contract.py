@@ -227,6 +227,49 @@ async def test_a_spend_owes_the_resume_the_edit_and_the_audit(stores: Stores) ->
     assert [d.kind for d in await stores.outbox.of_run("r1")][-1] is DeliveryKind.CLOSED
 
 
+async def test_a_close_that_leases_the_resume_reads_the_paused_turn(stores: Stores) -> None:
+    """The closer that will resume reads, in the close's own write, what a resume reads."""
+    lifecycle = steps(stores).lifecycle
+    await lifecycle.start(run("r1"))
+    await lifecycle.ask(pause("q1", run_id="r1", checkpoint_id="ck-1"), turn_state={"round": 1})
+    await lifecycle.ask(pause("q2", run_id="r1", checkpoint_id="gone"))
+    await stores.journal.record("r1", "model:1", {"text": "", "calls": []})
+    await stores.journal.record("r1", "tool:c1", "done")
+    leased = dataclasses.replace(closing(), lease_owner="me", lease_until=180.0)
+    written = await lifecycle.close("q1", leased)
+    assert written is not None
+    assert written.turn is not None
+    assert written.turn.state == {"round": 1}
+    assert written.turn.journal == {"model:1": {"text": "", "calls": []}, "tool:c1": "done"}
+    missing = await lifecycle.close("q2", leased)
+    assert missing is not None
+    assert missing.turn is not None
+    assert missing.turn.state is None
+    # A close nobody resumes from here (an admin shell's) reads nothing more.
+    await lifecycle.ask(pause("q3", run_id="r1", checkpoint_id="ck-1"))
+    unleased = await lifecycle.close("q3", closing())
+    assert unleased is not None
+    assert unleased.turn is None
+
+
+async def test_a_start_reads_its_conversations_latest_runs_with_its_write(
+    stores: Stores,
+) -> None:
+    """``history``: the conversation's latest runs come back with the start, oldest first."""
+    lifecycle = steps(stores).lifecycle
+    for n in range(4):
+        assert await lifecycle.start(said(f"r{n}", "conv", float(n + 1)))
+    await lifecycle.start(said("elsewhere", "other", 9.0))
+    written = await lifecycle.start(said("r4", "conv", 10.0), history=3)
+    assert written is not None
+    # The started run itself may be among them (SQLite reads after its insert).
+    runs = [run.run_id for run in written.earlier]
+    assert runs in (["r1", "r2", "r3"], ["r2", "r3", "r4"])
+    assert [run.text for run in written.earlier] == [f"said {run_id}" for run_id in runs]
+    alone = await lifecycle.start(said("r5", "conv", 11.0))
+    assert alone is not None and alone.earlier == ()
+
+
 async def test_finish_ends_a_running_run_once_and_owes_the_outcome(stores: Stores) -> None:
     """A replayed ending changes nothing and owes nothing twice."""
     await steps(stores).start(run("r1"))

@@ -18,11 +18,23 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from bot.questions.records import DeliveryKind, DeliveryState, Question, QuestionStatus
+from bot.questions.records import (
+    DeliveryKind,
+    DeliveryState,
+    Question,
+    QuestionStatus,
+    RunRecord,
+)
 from bot.questions.write import ONCE_KEY_SECONDS, Close, Extend, Owed, StillOpen, Write, Written
 from bot.stores import _rows
-from bot.stores._shared import INSERT_ONCE_KEY, PRUNE_ONCE_KEYS, RUN_WRITE_COLUMNS, pauses_query
-from bot.stores._sql import numbered
+from bot.stores._shared import (
+    INSERT_ONCE_KEY,
+    PRUNE_ONCE_KEYS,
+    RUN_WRITE_COLUMNS,
+    RUNS_IN_CONVERSATION,
+    pauses_query,
+)
+from bot.stores._sql import POSTGRES, numbered
 from bot.stores.postgres._changes import notice
 from bot.stores.postgres._db import Conn, Database
 
@@ -31,6 +43,7 @@ _PENDING = str(DeliveryState.PENDING)
 _GET = numbered(pauses_query("WHERE p.interrupt_id = ?", "p.seq"))
 _PRUNE_ONCE = numbered(PRUNE_ONCE_KEYS)
 _ONCE = numbered(INSERT_ONCE_KEY)
+_EARLIER = RUNS_IN_CONVERSATION.format(key_is_text=POSTGRES.key_is_text)
 
 
 class _Refused(Exception):
@@ -69,7 +82,8 @@ def _question_cte(write: Write, p: _Params) -> str | None:
                 f"UPDATE pauses SET status = {status}, answer = {answer},"  # noqa: S608 - our own text
                 f" closed_by = {p(change.by)}, closed_by_id = {p(change.by_id)}, closed_at = {at}"
                 f" WHERE interrupt_id = {p(change.interrupt_id)} AND status = '{_OUTSTANDING}'"
-                f" AND ({status} <> '{QuestionStatus.EXPIRED}' OR expires_at <= {at}) {returning}"
+                f" AND ({status} <> '{QuestionStatus.EXPIRED}' OR expires_at <= {at})"
+                f"{f' AND expires_at > {at}' if change.unexpired else ''} {returning}"
             )
         case Extend():
             return (
@@ -94,6 +108,13 @@ def _statement(write: Write, texts: dict[str, Any]) -> tuple[str, list[Any]]:
             f"started AS (INSERT INTO runs ({', '.join(RUN_WRITE_COLUMNS)}) VALUES ({values})"  # noqa: S608 - our own identifiers
             " ON CONFLICT (run_id) DO NOTHING RETURNING run_id, surface, conversation_key)"
         )
+        if write.history:
+            # Read in the statement's snapshot: the runs before this one.
+            surface, key = write.new_run.surface, texts["run"][-1]  # the key is last
+            before = _EARLIER.split("?")
+            filled = (p(surface, "::text"), p(key, "::text"), p(write.history, "::int"), "")
+            text = "".join(part + value for part, value in zip(before, filled, strict=True))
+            ctes.append(f"before_it AS ({text})")
     if write.api is not None:
         values = ", ".join(p(v) for v in texts["api"])
         ctes.append(
@@ -207,6 +228,15 @@ def _statement(write: Write, texts: dict[str, Any]) -> tuple[str, list[Any]]:
         if question is not None
         else ""
     )
+    if isinstance(write.question, Close) and write.question.with_turn:
+        # What the closer's resume reads, read here: no round trips of its own.
+        attempts += (
+            " (SELECT c.state FROM checkpoints AS c WHERE c.checkpoint_id = q.checkpoint_id)"
+            " AS turn_state, ARRAY(SELECT ARRAY[j.step, j.value] FROM journal AS j"
+            " WHERE j.run_id = q.run_id) AS turn_journal,"
+        )
+    if write.new_run is not None and write.history:
+        attempts += " ARRAY(SELECT row_to_json(b)::text FROM before_it AS b) AS before_it,"
     source = "(SELECT 1) AS one" + (" LEFT JOIN q ON true" if question is not None else "")
     select = (
         f"SELECT (SELECT COUNT(*) FROM go) AS went, {row} {attempts}"  # noqa: S608 - our own text
@@ -277,7 +307,14 @@ class PostgresUnit:
             )
             owed.append(Owed(delivery, held_by, held_until, tuple(earlier)))
             earlier.append(delivery_id)
-        return Written(question, tuple(owed))
+        turn = None
+        if isinstance(write.question, Close) and write.question.with_turn:
+            turn = _rows.paused_turn(row["turn_state"], row["turn_journal"])
+        runs: tuple[RunRecord, ...] = ()
+        if write.new_run is not None and write.history:
+            newest_first = (_rows.run_from_row(_rows.load(text)) for text in row["before_it"])
+            runs = tuple(newest_first)[::-1]
+        return Written(question, tuple(owed), turn, runs)
 
     async def question(self, interrupt_id: str) -> Question | None:
         rows = _rows.pauses_from_rows(await self.db.fetch(_GET, interrupt_id, None))

@@ -12,10 +12,23 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from bot.questions.records import DeliveryKind, DeliveryState, Question, QuestionStatus
+from bot.questions.records import (
+    DeliveryKind,
+    DeliveryState,
+    Question,
+    QuestionStatus,
+    RunRecord,
+)
 from bot.questions.write import ONCE_KEY_SECONDS, Close, Extend, Owed, StillOpen, Write, Written
 from bot.stores import _rows
-from bot.stores._shared import INSERT_ONCE_KEY, INSERT_RUN, PRUNE_ONCE_KEYS, pauses_query
+from bot.stores._shared import (
+    INSERT_ONCE_KEY,
+    INSERT_RUN,
+    PRUNE_ONCE_KEYS,
+    RUNS_IN_CONVERSATION,
+    pauses_query,
+)
+from bot.stores._sql import CHECKPOINT_STATE, JOURNAL_STEPS, SQLITE
 from bot.stores.sqlite._db import Database, transaction
 
 _OUTSTANDING = str(QuestionStatus.OUTSTANDING)
@@ -27,11 +40,11 @@ _INSERT_QUESTION = (
     f" VALUES ({', '.join('?' for _ in _rows.PAUSE_COLUMNS)}) ON CONFLICT (interrupt_id) DO NOTHING"
 )
 # An expiry closes only what is still overdue: an admin may have extended it
-# since the sweeper listed it.
+# since the sweeper listed it; an ``unexpired`` close only what is not overdue yet.
 _CLOSE = (
     "UPDATE pauses SET status = ?, answer = ?, closed_by = ?, closed_by_id = ?,"  # noqa: S608 - our own identifiers
     " closed_at = ? WHERE interrupt_id = ? AND status = ? AND (? <> 'expired' OR expires_at <= ?)"
-    f"{_RETURNING}"
+    f" AND (? = 0 OR expires_at > ?){_RETURNING}"
 )
 _EXTEND = f"UPDATE pauses SET expires_at = ? WHERE interrupt_id = ? AND status = ?{_RETURNING}"  # noqa: S608 - our own identifiers
 _STILL_OPEN = (
@@ -47,6 +60,7 @@ _GET = (
     " WHERE a.interrupt_id = pauses.interrupt_id) AS attempted FROM pauses WHERE interrupt_id = ?"
 )
 _GET_WITH_ATTEMPTS = pauses_query("WHERE p.interrupt_id = ?", "p.seq")
+_EARLIER = RUNS_IN_CONVERSATION.format(key_is_text=SQLITE.key_is_text)
 # A flag per optional field, so one statement text serves every step.
 _MOVE_RUN = (
     "UPDATE runs SET status = COALESCE(?, status), updated_at = ?,"
@@ -126,6 +140,8 @@ def _question(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> 
                 _OUTSTANDING,
                 status,
                 change.at,
+                change.unexpired,
+                change.at,
             )
             row = conn.execute(_CLOSE, params).fetchone()
         case Extend():
@@ -195,7 +211,18 @@ def _apply(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> Wri
             _AUDIT,
             [_rows.audit_params(event, run_id=run_id) for event in write.audit],
         )
-    return Written(question, _owe(conn, write, run_id, question))
+    turn = None
+    if isinstance(write.question, Close) and write.question.with_turn and question is not None:
+        state = conn.execute(CHECKPOINT_STATE, (question.checkpoint_id,)).fetchone()
+        journal = conn.execute(JOURNAL_STEPS, (run_id,)).fetchall()
+        turn = _rows.paused_turn(None if state is None else state[0], journal)
+    earlier: tuple[RunRecord, ...] = ()
+    if write.new_run is not None and write.history:
+        # Read after the insert, so the started run may be among them.
+        surface, key = write.new_run.surface, texts["run"][-1]  # the key is last
+        rows = conn.execute(_EARLIER, (surface, key, write.history)).fetchall()
+        earlier = tuple(_rows.run_from_row(row) for row in rows)[::-1]
+    return Written(question, _owe(conn, write, run_id, question), turn, earlier)
 
 
 def _owe(
