@@ -7,11 +7,14 @@ from typing import assert_never
 
 from bot.outcomes import (
     AlreadyAnswered,
+    AlreadyVoted,
     AnswerInvalid,
     Cancelled,
+    Counted,
     NotAllowedToAnswer,
     Refusal,
     ScopeMismatch,
+    SelfApproval,
     StoreUnavailable,
     TokenExpired,
     TokenInvalid,
@@ -47,6 +50,17 @@ def refusal_text(refusal: Refusal) -> str:
             return f"That answer does not fit the question ({detail}); correct it and submit again."
         case StoreUnavailable():
             return "The bot could not record your answer just now; nothing changed, try again."
+        case SelfApproval():
+            return (
+                "You requested this, and its policy lets only someone else approve or reject it;"
+                " nothing changed."
+            )
+        case AlreadyVoted():
+            return "You already answered this question; nothing changed, it waits for the others."
+        case Counted(decision=decision, approvals=approvals, rejections=rejections, quorum=k):
+            if decision == "approve":
+                return f"Your approval is counted: {approvals} of {k} approved; it needs {k}."
+            return f"Your rejection is counted: {rejections} of {k} rejected; it needs {k}."
         case _:
             assert_never(refusal)
 

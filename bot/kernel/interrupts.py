@@ -28,6 +28,10 @@ class PendingInterrupt:
     resumable: bool
     # Who may answer when the asker named them (an API question); empty: the rule.
     answerers: tuple[str, ...] = ()
+    # Under a quorum, the tally as the message shows it ("2 of 3 approved: @ana, @bo");
+    # "" otherwise. ``level``: the escalation steps taken (``bot.questions.quorum``).
+    tally: str = ""
+    level: int = 0
 
 
 class InvocationPaused(BotError):

@@ -67,6 +67,15 @@ class Question:
     # Who may answer, when the asker named them (an API question's ``answerers``);
     # empty: the deployment's rule for the interaction (``bot.policy``).
     answerers: tuple[str, ...] = ()
+    # The question's policy (``bot.client.models.Policy`` as a dict, defaults filled);
+    # None: the default, one answer decides.
+    policy: dict[str, Any] | None = None
+    # The votes counted so far under a quorum: {"approve": [ids], "reject": [ids],
+    # "names": {id: display}}; None before the first.
+    tally: dict[str, Any] | None = None
+    # Escalation steps taken, and reminders posted (the sweeper's, ``bot.service``).
+    level: int = 0
+    reminders: int = 0
 
     @property
     def resumes_a_turn(self) -> bool:

@@ -17,20 +17,25 @@ from bot.human.capability import AnswerValidationError, HumanInteractionCapabili
 from bot.human.tokens import PauseClaims, TokenError, TokenExpiredError
 from bot.outcomes import (
     AlreadyAnswered,
+    AlreadyVoted,
     AnswerInvalid,
     Cancelled,
+    Counted,
     NotAllowedToAnswer,
     Redeemed,
     RedeemOutcome,
     Refusal,
     Responder,
     ScopeMismatch,
+    SelfApproval,
     StoreUnavailable,
     TokenExpired,
     TokenInvalid,
 )
 from bot.policy import AnswerPolicy
+from bot.questions import quorum
 from bot.questions.capability_ports import LifecyclePorts
+from bot.questions.write import Ballot
 from bot.service import run_events
 from bot.service.known_runs import KnownRuns
 from bot.stores.ports import Stores
@@ -128,6 +133,9 @@ class Redeemer:
             if not registration.cross_scope_allowed:
                 return await self._refused(ScopeMismatch(), record, responder)
         run = await self._known.origin(record.run_id)
+        # Before the answerers' rule: an admin who asked is still the one who asked.
+        if quorum.is_self_answer(record, run, responder.id):
+            return await self._refused(SelfApproval(), record, responder)
         if not await self._policy(record, run, responder):
             return await self._refused(NotAllowedToAnswer(), record, responder)
         try:
@@ -143,7 +151,22 @@ class Redeemer:
             lease_owner=self._lease_owner,
             lease_until=now + self._lease_seconds if self._lease_owner else None,
         )
-        answered = await self._spend(record, closing)
+        consumption = self._capability.consumption
+        if quorum.counts_votes(record, clean) and isinstance(consumption, LifecyclePorts):
+            ballot = Ballot(
+                record.interrupt_id, responder.id, responder.display, str(clean["decision"]),
+                clean, now,
+            )  # fmt: skip
+            voted = await consumption.lifecycle.vote(ballot, closing)
+            if voted.again:
+                return await self._refused(AlreadyVoted(), record, responder)
+            ballot_closed = voted.written.question if voted.written is not None else None
+            if ballot_closed is not None and ballot_closed.status is QuestionStatus.OUTSTANDING:
+                return _counted(ballot_closed, ballot.decision)
+            answered = ballot_closed
+            clean = dict(answered.answer or clean) if answered is not None else clean
+        else:
+            answered = await self._spend(record, closing)
         if answered is None:
             # Lost a race: whoever won has closed the row by now.
             latest = await self._stores.ledger.get(record.interrupt_id)
@@ -200,6 +223,12 @@ class Redeemer:
                 detail=detail,
             )
         )
+
+
+def _counted(question: Question, decision: str) -> Counted:
+    tally = quorum.tally_shown(question)
+    k = quorum.policy_of(question).quorum
+    return Counted(decision, len(tally["approve"]), len(tally["reject"]), k)
 
 
 def _closed_refusal(record: Question) -> Refusal | None:
