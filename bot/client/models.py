@@ -275,7 +275,11 @@ class _CreateBase(BaseModel):
 
     @model_validator(mode="after")
     def _quorum_possible(self) -> Self:
-        if self.policy is not None and self.policy.quorum > 1 and getattr(self, "kind", "") != "approval":
+        if (
+            self.policy is not None
+            and self.policy.quorum > 1
+            and getattr(self, "kind", "") != "approval"
+        ):
             # Only an approval's answer is a decision that ballots can count.
             raise ValueError("policy.quorum above 1 applies to approval questions only")
         _quorum_fits(self.policy, getattr(self, "answerers", None))

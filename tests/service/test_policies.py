@@ -140,9 +140,7 @@ async def test_one_reject_rejects_by_default(harness: HarnessFactory, stores: St
     assert _resumes(h) == 1
 
 
-async def test_reject_quorum_needs_as_many_rejects(
-    harness: HarnessFactory, stores: Stores
-) -> None:
+async def test_reject_quorum_needs_as_many_rejects(harness: HarnessFactory, stores: Stores) -> None:
     h = await paused(harness, stores, quorum=2, reject="quorum")
     assert await h.answer(REJECT, who=BOB) == Counted("reject", 0, 1, 2)
     assert (await _row(h)).status is QuestionStatus.OUTSTANDING
