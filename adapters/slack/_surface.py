@@ -25,6 +25,7 @@ from bot.kernel.interrupts import PendingInterrupt
 from bot.messages import ANYONE_MAY_ANSWER, only_they_may_answer
 from bot.outcomes import Responder
 from bot.policy import Answerers, RequesterOrApprovers
+from bot.questions.quorum import tally_text
 from bot.stores.records import Question, RunRecord
 from bot.surfaces import DeliveryError
 
@@ -86,6 +87,8 @@ class SlackSurface:
             audience=audience(
                 self.policy.rule_for(interrupt.name, interrupt.answerers), run.requester
             ),
+            # Each voter as Slack renders the person, whatever name the answer recorded.
+            tally=tally_text(interrupt.tally, interrupt.quorum, lambda voter, _: mention(voter)),
         )
 
     async def show_closed(self, run: RunRecord, record: Question) -> None:

@@ -19,6 +19,7 @@ from adapters.teams._closed import closed_card
 from adapters.teams._connector import Connector, with_retries
 from bot.kernel.interrupts import PendingInterrupt
 from bot.messages import who_may_answer_text
+from bot.questions.quorum import tally_line, tally_text
 from bot.stores.records import Question, RunRecord
 from bot.surfaces import DeliveryError
 
@@ -143,6 +144,7 @@ class TeamsSurface:
             response_schema=self.schema_of(name),
             errors=errors or {},
             values=values or {},
+            tally=_tally(source),
         )
 
     def _who_may_answer(self, requester: str, named: tuple[str, ...]) -> str:
@@ -166,3 +168,9 @@ def _reference(run: RunRecord) -> dict[str, Any]:
     if not isinstance(reference, dict) or not reference.get("serviceUrl"):
         raise DeliveryError(NO_REFERENCE, permanent=True)
     return reference
+
+
+def _tally(source: PendingInterrupt | Question) -> str:
+    if isinstance(source, Question):
+        return tally_line(source)
+    return tally_text(source.tally, source.quorum)

@@ -22,7 +22,7 @@ from bot.human.tokens import MintedPause, PauseClaims, TokenSigner
 from bot.human.ttl import DEFAULT_TTL, TTLPolicy
 from bot.kernel.contracts import CapabilityContribution, CapabilityRequest
 from bot.kernel.interrupts import PendingInterrupt
-from bot.questions.quorum import tally_line
+from bot.questions.quorum import policy_of
 from bot.questions.records import Question
 
 __all__ = [
@@ -310,7 +310,8 @@ def pending_interrupt(record: Question, *, token: str, resumable: bool) -> Pendi
         expires_at=record.expires_at,
         resumable=resumable,
         answerers=record.answerers,
-        tally=tally_line(record),
+        tally=record.tally,
+        quorum=policy_of(record).quorum,
         level=record.level,
     )
 

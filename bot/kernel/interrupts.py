@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,9 +29,11 @@ class PendingInterrupt:
     resumable: bool
     # Who may answer when the asker named them (an API question); empty: the rule.
     answerers: tuple[str, ...] = ()
-    # Under a quorum, the tally as the message shows it ("2 of 3 approved: @ana, @bo");
-    # "" otherwise. ``level``: the escalation steps taken (``bot.questions.quorum``).
-    tally: str = ""
+    # Under a quorum (``quorum`` above 1), the votes so far, as the question stores
+    # them; a surface shows them with ``bot.questions.quorum.tally_text``.
+    # ``level``: the escalation steps taken.
+    tally: Mapping[str, Any] | None = None
+    quorum: int = 1
     level: int = 0
 
 

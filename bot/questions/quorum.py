@@ -95,15 +95,23 @@ def tally_shown(question: Question) -> dict[str, list[str]]:
 
 
 def tally_line(question: Question, mention: Callable[[str, str], str] | None = None) -> str:
+    """The question's tally as its message shows it (``tally_text``)."""
+    return tally_text(question.tally, policy_of(question).quorum, mention)
+
+
+def tally_text(
+    tally: Mapping[str, Any] | None,
+    quorum: int,
+    mention: Callable[[str, str], str] | None = None,
+) -> str:
     """ "2 of 3 approved: @ana, @bo" while a quorum counts; "" otherwise.
 
     ``mention`` turns (id, display) into how the surface names a person;
     by default ``@display``.
     """
-    policy = policy_of(question)
-    if policy.quorum <= 1:
+    if quorum <= 1:
         return ""
-    tally = question.tally or {}
+    tally = tally or {}
     names: Mapping[str, str] = tally.get("names", {})
 
     def who(voter: str) -> str:
@@ -111,7 +119,7 @@ def tally_line(question: Question, mention: Callable[[str, str], str] | None = N
         return mention(voter, display) if mention is not None else f"@{display}"
 
     approvals = list(tally.get("approve", ()))
-    line = f"{len(approvals)} of {policy.quorum} approved"
+    line = f"{len(approvals)} of {quorum} approved"
     if approvals:
         line += ": " + ", ".join(who(v) for v in approvals)
     rejections = list(tally.get("reject", ()))

@@ -12,7 +12,7 @@ from bot.client.models import Policy
 from bot.messages import refusal_text
 from bot.outcomes import AlreadyAnswered, AlreadyVoted, Counted, Redeemed, Responder, SelfApproval
 from bot.policy import RequesterOrApprovers, parse_policies
-from bot.questions.quorum import EXPIRED_REJECTION
+from bot.questions.quorum import EXPIRED_REJECTION, tally_text
 from bot.stores import QuestionStatus, RunStatus
 from bot.stores.ports import Stores
 from bot.testing import FixedClock, call, calls, say
@@ -111,7 +111,8 @@ async def test_a_quorum_of_two_needs_two_people(harness: HarnessFactory, stores:
     assert row.status is QuestionStatus.OUTSTANDING
     assert row.tally["approve"] == ["test:bob"] and row.tally["reject"] == []
     # The message is redrawn with the tally.
-    assert h.surface.refreshed[-1][0].tally == "1 of 2 approved: @bo"
+    redrawn = h.surface.refreshed[-1][0]
+    assert tally_text(redrawn.tally, redrawn.quorum) == "1 of 2 approved: @bo"
     # The same person again: refused, nothing changes, for either decision.
     assert isinstance(await h.answer(APPROVE, who=BOB), AlreadyVoted)
     assert isinstance(await h.answer(REJECT, who=BOB), AlreadyVoted)
