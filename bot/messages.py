@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import assert_never
+from typing import Any, assert_never
 
 from bot.outcomes import (
     AlreadyAnswered,
@@ -63,6 +64,20 @@ def refusal_text(refusal: Refusal) -> str:
             return f"Your rejection is counted: {rejections} of {k} rejected; it needs {k}."
         case _:
             assert_never(refusal)
+
+
+def nudge_text(nudge: Mapping[str, Any], people: Sequence[str], groups: Sequence[str]) -> str:
+    """A reminder or an escalation ping; ``people`` and ``groups`` as the surface mentions them."""
+    names = [*people, *groups]
+    who = ", ".join(names)
+    if nudge.get("kind") == "escalated":
+        level = nudge.get("level", 1)
+        if not who:
+            return f"Escalated to level {level}: this question still waits for an answer."
+        return f"Escalated to level {level}: {who}, this question now waits for you too."
+    if not who:
+        return "Reminder: this question still waits for an answer."
+    return f"Reminder: {who}, this question still waits for your answer."
 
 
 def answered_text(by: str, at: float) -> str:

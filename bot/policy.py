@@ -21,6 +21,7 @@ from pydantic import Field, ValidationError, field_validator
 from bot.client.models import Policy, validation_sentence
 from bot.component_settings import ComponentSettings, CsvList
 from bot.outcomes import Responder
+from bot.questions.quorum import escalated_answerers
 from bot.stores.records import Question, RunRecord
 
 AnswerPolicy = Callable[[Question, RunRecord | None, Responder], Awaitable[bool]]
@@ -122,8 +123,16 @@ class RequesterOrApprovers:
         )
         if may.names(who.id):
             return True
+        groups = list(may.groups)
+        escalated = escalated_answerers(record)
+        if escalated:
+            # An escalation step adds its answerers to whoever could answer before.
+            added = answerers_from(escalated)
+            if added.anyone or added.names(who.id):
+                return True
+            groups += sorted(added.groups)
         if self.directory is not None:
-            for group in may.groups:
+            for group in groups:
                 if await self.directory.is_member(group, who):
                     return True
         return False

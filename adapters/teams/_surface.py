@@ -18,7 +18,7 @@ from adapters.teams._cards import Asked, question_card
 from adapters.teams._closed import closed_card
 from adapters.teams._connector import Connector, with_retries
 from bot.kernel.interrupts import PendingInterrupt
-from bot.messages import who_may_answer_text
+from bot.messages import nudge_text, who_may_answer_text
 from bot.questions.quorum import tally_line, tally_text
 from bot.stores.records import Question, RunRecord
 from bot.surfaces import DeliveryError
@@ -119,6 +119,12 @@ class TeamsSurface:
         await self._deliver(
             lambda: self.connector.send(reference["serviceUrl"], conversation, activity)
         )
+
+    async def post_nudge(self, run: RunRecord, record: Question, nudge: Json) -> None:
+        """A reminder or an escalation ping, as a message in the conversation."""
+        people = [str(p).split(":")[-1] for p in nudge.get("people", ())]
+        text = nudge_text(nudge, people, list(nudge.get("groups", ())))
+        await self.post_outcome(run, text)
 
     def asked(
         self,

@@ -51,6 +51,7 @@ from bot.questions.write import (
     Claim,
     Close,
     Extend,
+    Nudge,
     Owe,
     Owed,
     RunMove,
@@ -234,6 +235,35 @@ class Lifecycle:
             else self._claim(at),
             once_key=once_key,
         )
+
+    async def nudge(
+        self, question: Question, *, at: float, level: int, body: Mapping[str, Any]
+    ) -> Written | None:
+        """Count a reminder (``level`` unchanged) or the escalation step to ``level``, owing
+        its threaded message (``body``); None if it was counted already or the question
+        is closed."""
+        escalated = level > question.level
+        was = (question.reminders, question.level)
+        now = (question.reminders + (0 if escalated else 1), level)
+        kind = "escalated" if escalated else "reminded"
+        event = AuditEvent(
+            at, kind, question.run_id, question.interrupt_id, detail={"level": level, **body}
+        )
+        write = Write(
+            question.run_id,
+            at,
+            question=Nudge(question.interrupt_id, was, now),
+            audit=(event,),
+            owe=(
+                Owe(
+                    DeliveryKind.NUDGE,
+                    question.interrupt_id,
+                    {"kind": kind, "level": level, **body},
+                ),
+            ),
+            claim=self._claim(at),
+        )
+        return await self._apply(write)
 
     async def extend(
         self, question: Question, *, expires_at: float, at: float, actor: str, once_key: str = ""

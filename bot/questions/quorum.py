@@ -88,6 +88,35 @@ def expired_answer(question: Question) -> dict[str, Any] | None:
     return dict(EXPIRED_REJECTION) if policy_of(question).on_expire == "reject" else None
 
 
+def escalated_answerers(question: Question) -> tuple[str, ...]:
+    """The answerers the escalation steps taken so far have added."""
+    steps = policy_of(question).escalate[: question.level]
+    return tuple(dict.fromkeys(who for step in steps for who in step.answerers))
+
+
+def step_due(question: Question, now: float) -> int | None:
+    """The level the next escalation step raises ``question`` to, once it is due; else None."""
+    steps = policy_of(question).escalate
+    level = question.level
+    if level < len(steps) and now >= question.issued_at + steps[level].after_seconds:
+        return level + 1
+    return None
+
+
+def reminder_due(question: Question, now: float) -> bool:
+    """A reminder is due: every ``remind_after_seconds``, up to ``max_reminders``."""
+    policy = policy_of(question)
+    every, most = policy.remind_after_seconds, policy.max_reminders or 0
+    if every is None or question.reminders >= most:
+        return False
+    return now >= question.issued_at + every * (question.reminders + 1)
+
+
+def voters(question: Question) -> set[str]:
+    tally = question.tally or {}
+    return {*tally.get("approve", ()), *tally.get("reject", ())}
+
+
 def tally_shown(question: Question) -> dict[str, list[str]]:
     """The tally as the question object shows it: ids per decision."""
     tally = question.tally or {}

@@ -158,6 +158,10 @@ class DeliveryKind(StrEnum):
     # only for a question that has a callback.
     WEBHOOK = "webhook"
 
+    # An approval policy's sweeper (``bot.service.nudges``): a threaded message that
+    # reminds who may answer, or pings an escalation step's answerers.
+    NUDGE = "nudge"
+
 
 class DeliveryState(StrEnum):
     PENDING = "pending"

@@ -106,7 +106,17 @@ class StillOpen:
     interrupt_id: str
 
 
-QuestionChange = Question | Close | Extend | StillOpen
+@dataclass(frozen=True, slots=True)
+class Nudge:
+    """A reminder or an escalation step counted on an outstanding question, once: the
+    write goes through only while it still has ``was`` (reminders, level)."""
+
+    interrupt_id: str
+    was: tuple[int, int]
+    now: tuple[int, int]
+
+
+QuestionChange = Question | Close | Extend | StillOpen | Nudge
 
 
 @dataclass(frozen=True, slots=True)

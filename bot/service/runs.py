@@ -31,11 +31,13 @@ from bot.outcomes import Counted, NotStarted, Redeemed, RedeemOutcome, Responder
 from bot.policy import AnswerPolicy, RequesterOrApprovers
 from bot.questions.capability_ports import lifecycle_of
 from bot.questions.quorum import expired_answer
+from bot.questions.records import Closing, Question, QuestionStatus, RunRecord, RunStatus
 from bot.service import run_events
 from bot.service.delivery import Deliverer
 from bot.service.foreground import Foreground
 from bot.service.known_runs import KnownRuns
 from bot.service.lease_keeper import LeaseKeeper
+from bot.service.nudges import Nudges
 from bot.service.redeem import Redeemer
 from bot.service.requests import run_id_for, turn_request
 from bot.service.resume import resume_turn
@@ -43,14 +45,7 @@ from bot.service.tasks import OwnedTasks
 from bot.service.views import QuestionViews, RunView
 from bot.stores.errors import is_outage
 from bot.stores.ports import Stores
-from bot.stores.records import (
-    Closing,
-    ConversationSummary,
-    Question,
-    QuestionStatus,
-    RunRecord,
-    RunStatus,
-)
+from bot.stores.records import ConversationSummary
 from bot.surfaces import Conversation, Surface
 
 log = logging.getLogger(__name__)
@@ -125,6 +120,8 @@ class RunService:
         self.questions.bind(
             owner=self.owner, claim_seconds=lease_seconds, sink=self.deliverer.take_owed
         )
+        # A policy's reminders and escalation steps, owed by the sweeper.
+        self.nudges = Nudges(stores, self.questions, policy, self.known)
 
     def add_surface(self, surface: Surface) -> None:
         self.surfaces[surface.name] = surface
@@ -208,6 +205,7 @@ class RunService:
             closing = self._closing(QuestionStatus.EXPIRED, by="", by_id="", record=record)
             if await self._close(record.interrupt_id, closing):
                 count += 1
+        await self.nudges.sweep(self.clock())
         return count
 
     async def recover(self) -> int:

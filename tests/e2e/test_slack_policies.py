@@ -109,3 +109,38 @@ async def test_a_kill_between_two_approvals_loses_neither_and_resumes_once(
         if c.method == "chat.postMessage" and DEPLOYED in str(c.args.get("text"))
     ]
     assert len(finals) == 1
+
+
+async def test_one_reminder_in_the_thread_then_an_escalation_ping_and_none_after_the_answer(
+    start_bot: StartBot, fake: FakeSlack, http: aiohttp.ClientSession
+) -> None:
+    env = {
+        "BOT_POLICIES": json.dumps(
+            {
+                "approval": {
+                    "remind_after_seconds": 1,
+                    "escalate": [{"after_seconds": 2, "answerers": ["U0DAN"]}],
+                }
+            }
+        ),
+        "SLACK_ANSWERERS": f"approval={BOB}",
+        "BOT_SWEEP_SECONDS": "0.2",
+    }
+    slack, approval = await approval_of(start_bot, fake, http, **env)
+
+    def nudges(c: Call) -> bool:
+        text = str(c.args.get("text"))
+        return text.startswith(("Reminder:", "Escalated")) and not buttons(c.args)
+
+    reminder, ping = await fake.wait_for("chat.postMessage", 2, where=nudges)
+    assert (
+        reminder.args["text"] == f"Reminder: <@{BOB}>, this question still waits for your answer."
+    )
+    assert reminder.args["thread_ts"] == approval.args["thread_ts"]
+    assert ping.args["text"].startswith("Escalated to level 1: <@U0DAN>")
+    status, _ = await slack.click(approval, "Approve", user="U0DAN")  # the step admitted Dan
+    assert status == 200
+    assert "Approved by <@U0DAN>" in text_of((await slack.edits_of(approval))[0])
+    await slack.reply(DEPLOYED)
+    posted = [c for c in fake.calls if c.method == "chat.postMessage" and nudges(c)]
+    assert len(posted) == 2  # one reminder, one ping; nothing once closed

@@ -25,6 +25,7 @@ from bot.questions.write import (
     Close,
     Decide,
     Extend,
+    Nudge,
     Owed,
     StillOpen,
     Voted,
@@ -108,6 +109,12 @@ def _question_cte(write: Write, p: _Params) -> str | None:
             return (
                 f"SELECT * FROM pauses WHERE interrupt_id = {p(change.interrupt_id)}"  # noqa: S608 - our own text
                 f" AND status = '{_OUTSTANDING}' FOR UPDATE"
+            )
+        case Nudge():
+            return (
+                f"UPDATE pauses SET reminders = {p(change.now[0])}, level = {p(change.now[1])}"  # noqa: S608 - our own text
+                f" WHERE interrupt_id = {p(change.interrupt_id)} AND status = '{_OUTSTANDING}'"
+                f" AND reminders = {p(change.was[0])} AND level = {p(change.was[1])} {returning}"
             )
 
 

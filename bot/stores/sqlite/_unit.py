@@ -19,6 +19,7 @@ from bot.questions.write import (
     Close,
     Decide,
     Extend,
+    Nudge,
     Owed,
     StillOpen,
     Voted,
@@ -109,6 +110,11 @@ _VOTES = (
     " ORDER BY at, voter"
 )
 _SET_TALLY = "UPDATE pauses SET tally = ? WHERE interrupt_id = ?"
+# A reminder or an escalation step, counted once however many sweepers race.
+_NUDGE = (
+    "UPDATE pauses SET reminders = ?, level = ? WHERE interrupt_id = ? AND status = ?"  # noqa: S608 - our own identifiers
+    f" AND reminders = ? AND level = ?{_RETURNING}"
+)
 
 
 class _Refused(Exception):
@@ -157,6 +163,9 @@ def _question(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> 
             row = conn.execute(_EXTEND, params2).fetchone()
         case StillOpen():
             row = conn.execute(_STILL_OPEN, (change.interrupt_id, _OUTSTANDING)).fetchone()
+        case Nudge():
+            nudged = (*change.now, change.interrupt_id, _OUTSTANDING, *change.was)
+            row = conn.execute(_NUDGE, nudged).fetchone()
     if row is None:
         raise _Refused
     return _rows.pause_from_row(row, _attempts(conn, change.interrupt_id))
