@@ -291,6 +291,8 @@ class QuestionStats:
     answer_seconds_p90: float | None
     deliveries_failed: int
     deliveries_retrying: int
+    # Escalation steps taken, over every question (a policy's ``escalate``).
+    escalations: int = 0
 
 
 def nearest_rank(count: int, fraction: float) -> int:

@@ -118,6 +118,8 @@ POLICIES = (
                 at REAL NOT NULL,
                 PRIMARY KEY (interrupt_id, voter)
             )""",
+    # Only escalated questions: what ``stats`` sums the levels of.
+    "CREATE INDEX pauses_escalated ON pauses (level) WHERE level > 0",
 )
 
 
