@@ -140,6 +140,7 @@ async def _running_service(
             ttl=settings.ttl.build(),
             system_prompt=spec.system_prompt,
             max_rounds=spec.max_rounds,
+            policies=settings.policy.question_policies(),
         )
         service = RunService(
             agent=agent,

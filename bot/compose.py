@@ -6,7 +6,8 @@ the same composition.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from bot.human.capability import HumanInteractionCapability, InteractionRegistration
 from bot.human.factory import ask_user_registration, human_interaction
@@ -32,6 +33,7 @@ def build_agent(
     ttl: TTLPolicy | None = None,
     system_prompt: str = "",
     max_rounds: int = DEFAULT_MAX_ROUNDS,
+    policies: Mapping[str, dict[str, Any]] | None = None,
 ) -> tuple[Agent, HumanInteractionCapability]:
     """The agent with human interaction bound to these stores and this signer.
 
@@ -51,6 +53,7 @@ def build_agent(
         checkpoints=ports,
         # No audit port: the lifecycle audits each question in the write that asks it.
         clock=clock,
+        policies=policies,
     )
     agent = Agent(
         provider,

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import assert_never
+from typing import Any, assert_never
 
 from bot.outcomes import (
     AlreadyAnswered,
+    AlreadyVoted,
     AnswerInvalid,
     Cancelled,
+    Counted,
     NotAllowedToAnswer,
     Refusal,
     ScopeMismatch,
+    SelfApproval,
     StoreUnavailable,
     TokenExpired,
     TokenInvalid,
@@ -47,8 +51,33 @@ def refusal_text(refusal: Refusal) -> str:
             return f"That answer does not fit the question ({detail}); correct it and submit again."
         case StoreUnavailable():
             return "The bot could not record your answer just now; nothing changed, try again."
+        case SelfApproval():
+            return (
+                "You requested this, and its policy lets only someone else approve or reject it;"
+                " nothing changed."
+            )
+        case AlreadyVoted():
+            return "You already answered this question; nothing changed, it waits for the others."
+        case Counted(decision=decision, approvals=approvals, rejections=rejections, quorum=k):
+            if decision == "approve":
+                return f"Your approval is counted: {approvals} of {k} approved; it needs {k}."
+            return f"Your rejection is counted: {rejections} of {k} rejected; it needs {k}."
         case _:
             assert_never(refusal)
+
+
+def nudge_text(nudge: Mapping[str, Any], people: Sequence[str], groups: Sequence[str]) -> str:
+    """A reminder or an escalation ping; ``people`` and ``groups`` as the surface mentions them."""
+    names = [*people, *groups]
+    who = ", ".join(names)
+    if nudge.get("kind") == "escalated":
+        level = nudge.get("level", 1)
+        if not who:
+            return f"Escalated to level {level}: this question still waits for an answer."
+        return f"Escalated to level {level}: {who}, this question now waits for you too."
+    if not who:
+        return "Reminder: this question still waits for an answer."
+    return f"Reminder: {who}, this question still waits for your answer."
 
 
 def answered_text(by: str, at: float) -> str:

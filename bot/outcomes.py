@@ -56,6 +56,30 @@ class AnswerInvalid:
 
 
 @dataclass(frozen=True, slots=True)
+class SelfApproval:
+    """The policy keeps the requester from answering, and this person is the requester."""
+
+
+@dataclass(frozen=True, slots=True)
+class AlreadyVoted:
+    """Under a quorum, this person has answered the question already; nothing changed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Counted:
+    """Not a refusal: the answer is counted toward a quorum, and the question stays open.
+
+    In the union beside the refusals because, like them, it resumes nothing
+    and the person hears one sentence (``bot.messages``).
+    """
+
+    decision: str
+    approvals: int
+    rejections: int
+    quorum: int
+
+
+@dataclass(frozen=True, slots=True)
 class StoreUnavailable:
     """The store failed before the spend committed; nothing changed."""
 
@@ -69,6 +93,9 @@ Refusal = (
     | NotAllowedToAnswer
     | AnswerInvalid
     | StoreUnavailable
+    | SelfApproval
+    | AlreadyVoted
+    | Counted
 )
 
 

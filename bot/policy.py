@@ -11,14 +11,17 @@ whom it names, and admin commands show it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationError, field_validator
 
+from bot.client.models import Policy, validation_sentence
 from bot.component_settings import ComponentSettings, CsvList
 from bot.outcomes import Responder
+from bot.questions.quorum import escalated_answerers
 from bot.stores.records import Question, RunRecord
 
 AnswerPolicy = Callable[[Question, RunRecord | None, Responder], Awaitable[bool]]
@@ -120,8 +123,16 @@ class RequesterOrApprovers:
         )
         if may.names(who.id):
             return True
+        groups = list(may.groups)
+        escalated = escalated_answerers(record)
+        if escalated:
+            # An escalation step adds its answerers to whoever could answer before.
+            added = answerers_from(escalated)
+            if added.anyone or added.names(who.id):
+                return True
+            groups += sorted(added.groups)
         if self.directory is not None:
-            for group in may.groups:
+            for group in groups:
                 if await self.directory.is_member(group, who):
                     return True
         return False
@@ -173,11 +184,25 @@ class PolicySettings(ComponentSettings):
     # Per interaction (``approval=U1 S2;ask_user=anyone``); groups are Slack user groups.
     rules: str = Field("", alias="SLACK_ANSWERERS")
 
+    # Per interaction, the approval policy of its questions, as JSON:
+    # ``{"approval": {"quorum": 2, "requester_may_answer": false}}`` (``bot.questions.quorum``).
+    policies: str = Field("", alias="BOT_POLICIES")
+
     @field_validator("rules")
     @classmethod
     def _rules_parse(cls, value: str) -> str:
         parse_rules(value)
         return value
+
+    @field_validator("policies")
+    @classmethod
+    def _policies_parse(cls, value: str) -> str:
+        parse_policies(value)
+        return value
+
+    def question_policies(self) -> dict[str, dict[str, Any]]:
+        """Each interaction's policy as its questions store it, defaults filled."""
+        return parse_policies(self.policies)
 
     def build(
         self, *, admins: Collection[str], directory: Directory | None = None
@@ -189,6 +214,28 @@ class PolicySettings(ComponentSettings):
             rules=parse_rules(self.rules),
             directory=directory,
         )
+
+
+def parse_policies(text: str) -> dict[str, dict[str, Any]]:
+    """``BOT_POLICIES``: a JSON object of interaction name to ``Policy``; ValueError if not."""
+    if not text.strip():
+        return {}
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError:
+        raise ValueError(
+            'BOT_POLICIES is not JSON; give an object such as {"approval": {}}'
+        ) from None
+    if not isinstance(raw, dict):
+        raise ValueError("BOT_POLICIES must be a JSON object of interaction name to policy")
+    policies: dict[str, dict[str, Any]] = {}
+    for name, body in raw.items():
+        try:
+            policies[name] = Policy.model_validate(body, strict=False).model_dump(mode="json")
+        except ValidationError as error:
+            sentence = validation_sentence(error)
+            raise ValueError(f"BOT_POLICIES[{name!r}]: {sentence}") from None
+    return policies
 
 
 def _is(who: str, person: str) -> bool:

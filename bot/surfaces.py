@@ -77,6 +77,15 @@ class RedrawsQuestions(Protocol):
         ...
 
 
+@runtime_checkable
+class NudgesQuestions(Protocol):
+    """A surface that posts a policy's reminders and escalation pings (``bot.service.nudges``)
+    in the thread of the posted question. ``nudge`` carries ``kind`` (``reminded`` or
+    ``escalated``), ``level``, and who to mention: ``people`` ids, ``groups``, ``anyone``."""
+
+    async def post_nudge(self, run: RunRecord, record: Question, nudge: dict[str, Any]) -> None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Conversation:
     """Where a run was started: surface, scope (workspace/tenant), thread.

@@ -62,6 +62,7 @@ class RecordingSurface:
     outcomes: list[tuple[str, str, bool]] = field(default_factory=list)
     refreshed: list[tuple[PendingInterrupt, dict[str, Any]]] = field(default_factory=list)
     moved: list[tuple[Question, dict[str, Any]]] = field(default_factory=list)
+    nudges: list[tuple[Question, dict[str, Any]]] = field(default_factory=list)
 
     async def publish_question(
         self, run: RunRecord, interrupt: PendingInterrupt
@@ -84,6 +85,9 @@ class RecordingSurface:
         self, run: RunRecord, record: Question, previous_ref: dict[str, Any]
     ) -> None:
         self.moved.append((record, previous_ref))
+
+    async def post_nudge(self, run: RunRecord, record: Question, nudge: dict[str, Any]) -> None:
+        self.nudges.append((record, nudge))
 
     @property
     def last_token(self) -> str:

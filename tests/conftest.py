@@ -75,6 +75,7 @@ def harness(clock: FixedClock, signer: TokenSigner) -> HarnessFactory:
         ttl: TTLPolicy | None = None,
         policy: AnswerPolicy | None = None,
         foreground: Foreground | None = None,
+        policies: dict[str, dict[str, Any]] | None = None,
     ) -> Harness:
         provider = ScriptedProvider(script)
         agent, capability = build_agent(
@@ -85,6 +86,7 @@ def harness(clock: FixedClock, signer: TokenSigner) -> HarnessFactory:
             tools=tools,
             registrations=registrations,
             ttl=ttl,
+            policies=policies,
         )
         surface = RecordingSurface()
         service = RunService(

@@ -31,14 +31,17 @@ from adapters.console._wording import (
 from bot.messages import NOT_STARTED, refusal_text
 from bot.outcomes import (
     AlreadyAnswered,
+    AlreadyVoted,
     AnswerInvalid,
     Cancelled,
+    Counted,
     NotAllowedToAnswer,
     NotStarted,
     Redeemed,
     RedeemOutcome,
     Responder,
     ScopeMismatch,
+    SelfApproval,
     StoreUnavailable,
     TokenExpired,
     TokenInvalid,
@@ -120,9 +123,12 @@ def answer_response(outcome: RedeemOutcome) -> web.Response:
     match outcome:
         case Redeemed():
             return web.json_response({"ok": True, "message": ANSWER_RECORDED})
-        case AlreadyAnswered() | Cancelled() | TokenExpired():
+        case Counted():
+            # Counted toward a quorum: recorded, the question stays open.
+            return web.json_response({"ok": True, "message": refusal_text(outcome)})
+        case AlreadyAnswered() | Cancelled() | TokenExpired() | AlreadyVoted():
             status = 409
-        case NotAllowedToAnswer() | ScopeMismatch() | TokenInvalid():
+        case NotAllowedToAnswer() | ScopeMismatch() | TokenInvalid() | SelfApproval():
             status = 403
         case AnswerInvalid(fields=fields):
             status = 422

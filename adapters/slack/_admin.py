@@ -28,6 +28,7 @@ from bot.admin import (
     TooLong,
     duration,
     event_line,
+    policy_lines,
     summary_of,
     title_of,
 )
@@ -82,6 +83,7 @@ def admin_message(result: AdminResult) -> Json:
                 f"*Time to answer*\nmedian {p50}, p90 {p90}",
                 f"*Refusals*\n{refusals}",
                 f"*Deliveries*\n{s.deliveries_failed} failed, {s.deliveries_retrying} retrying",
+                f"*Escalations*\n{s.escalations}",
             ]
             block = {"type": "section", "fields": [_mrkdwn(f[:1900]) for f in fields]}
             return _blocks("Questions", [block])
@@ -132,6 +134,8 @@ def _shown(shown: QuestionShown) -> Json:
         f"*Expires:* <!date^{int(record.expires_at)}^{{date_short_pretty}} {{time}}|soon>",
         f"*Message:* {f'<{link}|open>' if link else 'not posted yet'}",
     ]
+    if record.policy:
+        facts += [_escape(line) for line in policy_lines(record)]
     if run is not None and run.delivery_error:
         facts.append(f"*Delivery error:* {_escape(run.delivery_error)}")
     deliveries = [

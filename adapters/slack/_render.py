@@ -53,6 +53,8 @@ class Asked:
     expires_at: float
     requester: str
     audience: str
+    # Under a quorum, the tally so far as mrkdwn ("1 of 2 approved: <@U1>"); "" otherwise.
+    tally: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +125,8 @@ def question_message(asked: Asked) -> dict[str, Any]:
     blocks.append(
         _context(asked_line(asked.requester, asked.audience, slack_date(asked.expires_at)))
     )
+    if asked.tally:
+        blocks.append(_context(asked.tally))
     return _fit(_summary(asked.name, asked.payload), blocks)
 
 

@@ -22,9 +22,10 @@ from adapters.slack._admin import message_link, moved_message
 from adapters.slack._errors import ErrorLog, delivery_error, error_code
 from adapters.slack._render import Asked, Closed, closed_message, question_message, reply_message
 from bot.kernel.interrupts import PendingInterrupt
-from bot.messages import ANYONE_MAY_ANSWER, only_they_may_answer
+from bot.messages import ANYONE_MAY_ANSWER, nudge_text, only_they_may_answer
 from bot.outcomes import Responder
 from bot.policy import Answerers, RequesterOrApprovers
+from bot.questions.quorum import tally_text
 from bot.stores.records import Question, RunRecord
 from bot.surfaces import DeliveryError
 
@@ -86,6 +87,8 @@ class SlackSurface:
             audience=audience(
                 self.policy.rule_for(interrupt.name, interrupt.answerers), run.requester
             ),
+            # Each voter as Slack renders the person, whatever name the answer recorded.
+            tally=tally_text(interrupt.tally, interrupt.quorum, lambda voter, _: mention(voter)),
         )
 
     async def show_closed(self, run: RunRecord, record: Question) -> None:
@@ -138,6 +141,21 @@ class SlackSurface:
         team, channel, thread = where(run)
         await self.call(
             team, "chat.postMessage", channel=channel, thread_ts=thread, **reply_message(text)
+        )
+
+    async def post_nudge(self, run: RunRecord, record: Question, nudge: dict[str, Any]) -> None:
+        """A reminder or an escalation ping, in the posted question's thread."""
+        ref = record.message_ref or {}
+        team, channel, thread = where(run)
+        people = [f"<@{p.split(':')[-1]}>" for p in nudge.get("people", ())]
+        groups = [f"<!subteam^{g}>" for g in nudge.get("groups", ())]
+        text = nudge_text(nudge, people, groups)
+        await self.call(
+            str(ref.get("team") or team),
+            "chat.postMessage",
+            channel=str(ref.get("channel") or channel),
+            thread_ts=thread or str(ref.get("ts") or "") or None,
+            **reply_message(text),
         )
 
     async def post_ephemeral(self, team: str, channel: str, user: str, text: str) -> None:

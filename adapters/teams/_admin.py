@@ -33,6 +33,7 @@ from bot.admin import (
     TooLong,
     duration,
     event_line,
+    policy_lines,
     summary_of,
     title_of,
 )
@@ -103,6 +104,7 @@ def admin_card(result: AdminResult) -> Json:
                 ("Refusals", refusals),
                 ("Time to answer", f"median {p50}, p90 {p90}"),
                 ("Deliveries", f"{s.deliveries_failed} failed, {s.deliveries_retrying} retrying"),
+                ("Escalations", str(s.escalations)),
             ]
             return card([title("Questions"), _facts(facts)])
         case AuditShown(run_id=run_id, events=events):
@@ -162,6 +164,11 @@ def _shown(shown: QuestionShown) -> Json:
         ("May answer", ", ".join(shown.may_answer)),
         ("Expires", when(record.expires_at)),
     ]
+    if record.policy:
+        facts += [
+            (line.split(": ", 1)[0].capitalize(), line.split(": ", 1)[1])
+            for line in policy_lines(record)
+        ]
     if run is not None and run.delivery_error:
         facts.append(("Delivery error", run.delivery_error))
     deliveries = [

@@ -29,7 +29,14 @@ from adapters.teams._closed import closed_card, refusal_card
 from adapters.teams._surface import TeamsSurface
 from bot.admin import AdminService
 from bot.messages import NOT_STARTED, refusal_text
-from bot.outcomes import AnswerInvalid, NotStarted, Redeemed, RedeemOutcome, TokenInvalid
+from bot.outcomes import (
+    AnswerInvalid,
+    Counted,
+    NotStarted,
+    Redeemed,
+    RedeemOutcome,
+    TokenInvalid,
+)
 from bot.service.runs import RunService
 from bot.stores.records import Question, QuestionStatus, RunRecord
 from bot.surfaces import DeliveryError
@@ -156,6 +163,14 @@ class TeamsBot:
         outcome, found = await self._redeem(activity, data)
         if isinstance(outcome, Redeemed):
             return card_reply(closed_card(outcome.closed))
+        if isinstance(outcome, Counted):
+            # Counted toward a quorum: the voter sees the card again, with the tally.
+            counted = await self._question(self.service(), activity, str(data.get("iid", "")))
+            if counted is not None:
+                run, record = counted
+                token = str(data.get("token", ""))
+                asked = self.surface.asked(run, record.name, record.payload, record, token=token)
+                return card_reply(question_card(asked))
         if isinstance(outcome, AnswerInvalid) and found is None:
             found = await self._question(self.service(), activity, str(data.get("iid", "")))
         if isinstance(outcome, AnswerInvalid) and found is not None:

@@ -51,6 +51,8 @@ class Asked:
     # Input id -> problem ("" for the card as a whole), and the values to keep.
     errors: Mapping[str, str] = field(default_factory=dict)
     values: Mapping[str, str] = field(default_factory=dict)
+    # Under a quorum, the tally so far ("1 of 2 approved: @bo"); "" otherwise.
+    tally: str = ""
 
 
 def question_card(asked: Asked) -> Json:
@@ -72,6 +74,8 @@ def _frame(asked: Asked, heading: str, inner: list[Json], limits: Limits) -> lis
     body += inner
     who = f"Asked for {asked.asked_for}. " if asked.asked_for else ""
     body.append(subtle(f"{who}{asked.who_may_answer} {expires_text(asked.expires_at)}"))
+    if asked.tally:
+        body.append(subtle(asked.tally))
     return body
 
 

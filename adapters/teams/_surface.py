@@ -18,7 +18,8 @@ from adapters.teams._cards import Asked, question_card
 from adapters.teams._closed import closed_card
 from adapters.teams._connector import Connector, with_retries
 from bot.kernel.interrupts import PendingInterrupt
-from bot.messages import who_may_answer_text
+from bot.messages import nudge_text, who_may_answer_text
+from bot.questions.quorum import tally_line, tally_text
 from bot.stores.records import Question, RunRecord
 from bot.surfaces import DeliveryError
 
@@ -119,6 +120,12 @@ class TeamsSurface:
             lambda: self.connector.send(reference["serviceUrl"], conversation, activity)
         )
 
+    async def post_nudge(self, run: RunRecord, record: Question, nudge: Json) -> None:
+        """A reminder or an escalation ping, as a message in the conversation."""
+        people = [str(p).split(":")[-1] for p in nudge.get("people", ())]
+        text = nudge_text(nudge, people, list(nudge.get("groups", ())))
+        await self.post_outcome(run, text)
+
     def asked(
         self,
         run: RunRecord,
@@ -143,6 +150,7 @@ class TeamsSurface:
             response_schema=self.schema_of(name),
             errors=errors or {},
             values=values or {},
+            tally=_tally(source),
         )
 
     def _who_may_answer(self, requester: str, named: tuple[str, ...]) -> str:
@@ -166,3 +174,9 @@ def _reference(run: RunRecord) -> dict[str, Any]:
     if not isinstance(reference, dict) or not reference.get("serviceUrl"):
         raise DeliveryError(NO_REFERENCE, permanent=True)
     return reference
+
+
+def _tally(source: PendingInterrupt | Question) -> str:
+    if isinstance(source, Question):
+        return tally_line(source)
+    return tally_text(source.tally, source.quorum)

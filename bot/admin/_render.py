@@ -38,7 +38,8 @@ from bot.messages import (
     resent_question,
     when,
 )
-from bot.stores.records import AuditEvent, Delivery, DeliveryState
+from bot.questions.quorum import shown, tally_shown
+from bot.stores.records import AuditEvent, Delivery, DeliveryState, Question
 
 MAX_TITLE = 80
 
@@ -171,6 +172,8 @@ def text_of(result: AdminResult) -> str:
                 f"message: {link_of(record.message_ref)}",
                 f"payload: {json.dumps(record.payload, ensure_ascii=False)}",
             ]
+            if record.policy:
+                lines += policy_lines(record)
             if record.closed_at is not None:
                 lines.append(f"closed by {record.closed_by} at {when(record.closed_at)}")
             if run is not None and run.delivery_error:
@@ -191,12 +194,24 @@ def text_of(result: AdminResult) -> str:
                     f"refusals: {refusals}",
                     f"time to answer: median {p50}, p90 {p90}",
                     f"deliveries: {s.deliveries_failed} failed, {s.deliveries_retrying} retrying",
+                    f"escalations: {s.escalations}",
                 )
             )
         case AuditShown(run_id=run_id, events=events):
             return "\n".join([f"run {run_id}:", *(f"  {event_line(e)}" for e in events)])
         case _:
             return summary
+
+
+def policy_lines(record: Question) -> list[str]:
+    """A question's policy as in force, its tally and its escalation level."""
+    tally = tally_shown(record)
+    return [
+        f"policy: {json.dumps(shown(record), ensure_ascii=False, sort_keys=True)}",
+        f"tally: approve {', '.join(tally['approve']) or 'none'};"
+        f" reject {', '.join(tally['reject']) or 'none'}",
+        f"level: {record.level}, reminders sent: {record.reminders}",
+    ]
 
 
 def event_line(event: AuditEvent) -> str:

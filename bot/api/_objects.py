@@ -11,6 +11,7 @@ import binascii
 from typing import Any
 
 from bot.client.models import ANYONE, QuestionObject
+from bot.questions import quorum
 from bot.stores.records import ApiView, QuestionStatus
 from bot.webhooks import rfc3339
 
@@ -43,7 +44,9 @@ def question_object(view: ApiView) -> dict[str, Any]:
     """``view`` as the API's question object (a dict that ``QuestionObject`` validates)."""
     question, api = view.question, view.api
     closed = question.status is not QuestionStatus.OUTSTANDING
-    answer = question.answer if question.status is QuestionStatus.ANSWERED else None
+    # An expiry under a fail-closed policy carries its rejection as the answer.
+    answered = (QuestionStatus.ANSWERED, QuestionStatus.EXPIRED)
+    answer = question.answer if question.status in answered else None
     reason = None
     if question.status is QuestionStatus.CANCELLED:
         reason = str((question.answer or {}).get("reason", "")) or None
@@ -67,6 +70,9 @@ def question_object(view: ApiView) -> dict[str, Any]:
         "metadata": api.metadata,
         "run_ref": api.run_ref,
         "idempotency_key": api.idempotency_key,
+        "policy": quorum.shown(question),
+        "tally": quorum.tally_shown(question),
+        "level": question.level,
     }
 
 

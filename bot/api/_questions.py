@@ -35,6 +35,7 @@ from bot.api._waiters import Waiters
 from bot.client.models import ANYONE, CreateApproval, CreateAskUser, CreateForm
 from bot.human.capability import HumanInteractionCapability
 from bot.outcomes import Responder
+from bot.questions import quorum
 from bot.service.runs import RunService
 from bot.stores.records import (
     ApiKey,
@@ -140,6 +141,7 @@ class ApiQuestions:
             thread_id=where.thread,
             # The list in force, as the object shows it: anyone in the conversation by default.
             answerers=tuple(request.answerers or (ANYONE,)),
+            policy=quorum.filled(request.policy),
         )
         run = RunRecord(
             run_id=run_id,

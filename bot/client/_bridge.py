@@ -24,6 +24,7 @@ from bot.client.models import (
     CreateAskUser,
     CreateForm,
     FormPayload,
+    Policy,
     QuestionObject,
     QuestionPage,
     Route,
@@ -137,8 +138,13 @@ class Bridge:
         callback_url: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         run_ref: str | None = None,
+        policy: Policy | Mapping[str, Any] | None = None,
     ) -> Question[QuestionObject]:
-        """Ask ``answerers`` to approve ``action``; the answer is a decision and a comment."""
+        """Ask ``answerers`` to approve ``action``; the answer is a decision and a comment.
+
+        ``policy``: a quorum, reminders, escalation, no self-approval, a
+        fail-closed expiry (``Policy``; docs/api.md, "Policies").
+        """
         payload = ApprovalPayload.model_validate(
             {"action": action, "summary": summary, "arguments": dict(arguments), "risk": risk}
         )
@@ -153,6 +159,7 @@ class Bridge:
                 callback_url=callback_url,
                 metadata=metadata,
                 run_ref=run_ref,
+                policy=policy,
             )
         )
         return Question(self, await self._create(body), identity)
@@ -311,6 +318,7 @@ def _create_fields(
     callback_url: str | None,
     metadata: Mapping[str, Any] | None,
     run_ref: str | None,
+    policy: Policy | Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     fields: dict[str, Any] = {
         "kind": kind,
@@ -324,6 +332,9 @@ def _create_fields(
         "callback_url": callback_url,
         "metadata": None if metadata is None else dict(metadata),
         "run_ref": run_ref,
+        "policy": policy
+        if policy is None or isinstance(policy, Policy)
+        else Policy.model_validate(dict(policy)),
     }
     fields.update({k: v for k, v in optional.items() if v is not None})
     return fields

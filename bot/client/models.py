@@ -149,6 +149,79 @@ class FormPayload(BaseModel):
         return schema
 
 
+_ANSWERER = Annotated[str, Field(min_length=1, max_length=200)]
+_ANSWERERS_HELP = "Ids as BOT_APPROVERS takes them, user groups, or 'anyone'."
+MAX_ESCALATION_STEPS = 10
+
+
+class EscalationStep(BaseModel):
+    """One rung of the ladder: after ``after_seconds`` unanswered, ``answerers`` are added."""
+
+    model_config = _REQUEST
+    after_seconds: int = Field(ge=1, description="Seconds after the question was asked.")
+    answerers: list[_ANSWERER] = Field(
+        min_length=1, max_length=MAX_ANSWERERS, description=f"Added answerers. {_ANSWERERS_HELP}"
+    )
+
+
+class Policy(BaseModel):
+    """How a question is decided: quorum, rejection, reminders, escalation, expiry."""
+
+    model_config = _REQUEST
+    quorum: int = Field(
+        default=1, ge=1, le=MAX_ANSWERERS, description="Distinct people who must approve."
+    )
+    reject: Literal["any", "quorum"] = Field(
+        default="any", description="'any': one reject rejects; 'quorum': as many as approve."
+    )
+    remind_after_seconds: int | None = Field(
+        default=None, ge=1, description="Remind those who have not answered after this long."
+    )
+    max_reminders: int | None = Field(
+        default=None, ge=0, description="How many reminders at most; 1 when reminders are on."
+    )
+    escalate: list[EscalationStep] = Field(
+        default_factory=list, max_length=MAX_ESCALATION_STEPS, description="The ladder, in order."
+    )
+    requester: _ANSWERER | None = Field(
+        default=None, description="Who asked for the action, as an answerer id."
+    )
+    requester_may_answer: bool = Field(
+        default=True, description="false: the requester may neither approve nor reject."
+    )
+    on_expire: Literal["expire", "reject"] = Field(
+        default="expire", description="'reject': an expiry stores a rejection as the answer."
+    )
+
+    @model_validator(mode="after")
+    def _filled(self) -> Self:
+        if self.max_reminders is None:
+            self.max_reminders = 1 if self.remind_after_seconds is not None else 0
+        afters = [step.after_seconds for step in self.escalate]
+        if afters != sorted(set(afters)):
+            raise ValueError("escalate steps must come in increasing order of after_seconds")
+        return self
+
+    def named(self, answerers: list[str] | None) -> set[str] | None:
+        """The distinct answerers named with the ladder's; None when anyone may answer."""
+        named = set(answerers or ())
+        for step in self.escalate:
+            named.update(step.answerers)
+        if answerers is None or ANYONE in named:
+            return None
+        return named
+
+
+def _quorum_fits(policy: Policy | None, answerers: list[str] | None) -> None:
+    if policy is None:
+        return
+    named = policy.named(answerers)
+    if named is not None and policy.quorum > len(named):
+        raise ValueError(
+            f"policy.quorum is {policy.quorum} but only {len(named)} distinct answerers are named"
+        )
+
+
 class _CreateBase(BaseModel):
     model_config = _REQUEST
     idempotency_key: str = Field(
@@ -178,6 +251,9 @@ class _CreateBase(BaseModel):
         max_length=200,
         description="A string to group and find questions by.",
     )
+    policy: Policy | None = Field(
+        default=None, description="Quorum, reminders, escalation, self-approval, expiry."
+    )
 
     @field_validator("callback_url")
     @classmethod
@@ -197,9 +273,17 @@ class _CreateBase(BaseModel):
             raise ValueError(f"metadata must be at most {MAX_METADATA_BYTES} bytes as JSON")
         return metadata
 
-
-_ANSWERER = Annotated[str, Field(min_length=1, max_length=200)]
-_ANSWERERS_HELP = "Ids as BOT_APPROVERS takes them, user groups, or 'anyone'."
+    @model_validator(mode="after")
+    def _quorum_possible(self) -> Self:
+        if (
+            self.policy is not None
+            and self.policy.quorum > 1
+            and getattr(self, "kind", "") != "approval"
+        ):
+            # Only an approval's answer is a decision that ballots can count.
+            raise ValueError("policy.quorum above 1 applies to approval questions only")
+        _quorum_fits(self.policy, getattr(self, "answerers", None))
+        return self
 
 
 class CreateAskUser(_CreateBase):
@@ -275,6 +359,14 @@ class Delivery(BaseModel):
     message: str | None = Field(default=None, description="The surface's sentence on a failure.")
 
 
+class Tally(BaseModel):
+    """The answers counted so far, ids as the answerers list gives them."""
+
+    model_config = _RESPONSE
+    approve: list[str] = Field(default_factory=list)
+    reject: list[str] = Field(default_factory=list)
+
+
 class QuestionObject(BaseModel):
     """A question as the API shows it. The token never appears in it."""
 
@@ -301,6 +393,11 @@ class QuestionObject(BaseModel):
     metadata: dict[str, Any] | None = None
     run_ref: str | None = None
     idempotency_key: str
+    policy: dict[str, Any] = Field(
+        default_factory=dict, description="The policy in force, defaults filled in."
+    )
+    tally: Tally = Field(default_factory=lambda: Tally(), description="Who approved and rejected.")
+    level: int = Field(default=0, description="0; 1 after the first escalation step, and so on.")
 
     @property
     def closed(self) -> bool:

@@ -22,6 +22,7 @@ from bot.human.tokens import MintedPause, PauseClaims, TokenSigner
 from bot.human.ttl import DEFAULT_TTL, TTLPolicy
 from bot.kernel.contracts import CapabilityContribution, CapabilityRequest
 from bot.kernel.interrupts import PendingInterrupt
+from bot.questions.quorum import policy_of
 from bot.questions.records import Question
 
 __all__ = [
@@ -124,8 +125,11 @@ class HumanInteractionCapability:
         checkpoints: Checkpoints | None = None,
         audit: Audit | None = None,
         clock: Clock | None = None,
+        policies: Mapping[str, dict[str, Any]] | None = None,
     ) -> None:
         self._registrations = dict(registrations)
+        # Per interaction, the approval policy its questions carry (``bot.questions.quorum``).
+        self.policies = dict(policies or {})
         # Questions asked from outside the agent (the agents API): answerable, no tool.
         self._accepted: dict[str, InteractionRegistration] = {}
         self.signer = signer
@@ -265,6 +269,7 @@ class HumanInteractionCapability:
                 payload=clean,
                 issued_at=float(int(now)),
                 expires_at=float(int(now + ttl.total_seconds())),
+                policy=self.policies.get(name),
             )
             minted = self.signer.mint(claims_for(record))
             token = _issuing.encoded(encode, minted)
@@ -305,6 +310,9 @@ def pending_interrupt(record: Question, *, token: str, resumable: bool) -> Pendi
         expires_at=record.expires_at,
         resumable=resumable,
         answerers=record.answerers,
+        tally=record.tally,
+        quorum=policy_of(record).quorum,
+        level=record.level,
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +29,12 @@ class PendingInterrupt:
     resumable: bool
     # Who may answer when the asker named them (an API question); empty: the rule.
     answerers: tuple[str, ...] = ()
+    # Under a quorum (``quorum`` above 1), the votes so far, as the question stores
+    # them; a surface shows them with ``bot.questions.quorum.tally_text``.
+    # ``level``: the escalation steps taken.
+    tally: Mapping[str, Any] | None = None
+    quorum: int = 1
+    level: int = 0
 
 
 class InvocationPaused(BotError):

@@ -9,6 +9,9 @@ ask      a new outstanding question: its run waits on a person (no lease),
 close    answered, expired or cancelled, once however many race: the run is
          owed its resume (leased to the closer in the same write), the edit
          of the posted question is owed.
+vote     one person's answer under a quorum, counted once per person; the ballot
+         that decides the question closes it (as ``close`` does), any other
+         owes a redraw of the posted question with the tally.
 extend   a new expiry; the posted question is redrawn.
 repost   the question posted again (still one token, one spend); the old
          message is pointed at the new one.
@@ -28,9 +31,11 @@ in-process listeners (the API's waiters) of each write that went through.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from bot.questions import quorum
 from bot.questions.records import (
     ApiQuestion,
     AuditEvent,
@@ -41,15 +46,18 @@ from bot.questions.records import (
     RunStatus,
 )
 from bot.questions.write import (
+    Ballot,
     Checkpoint,
     Claim,
     Close,
     Extend,
+    Nudge,
     Owe,
     Owed,
     RunMove,
     StillOpen,
     UnitOfWork,
+    Voted,
     Write,
     Written,
 )
@@ -166,6 +174,45 @@ class Lifecycle:
         expiry, no longer overdue). The closer takes the run's lease with the close,
         so no other process's recovery can take the resume in between, and reads
         what the resume reads with it (``Written.turn``)."""
+        write = self._close_write(interrupt_id, closing, once_key, unexpired=unexpired)
+        return await self._apply(write)
+
+    async def vote(self, ballot: Ballot, closing: Closing) -> Voted:
+        """Count ``ballot`` on its outstanding question; the ballot that decides it closes it
+        with ``closing`` (its answer replaced by the decision and who made it), any other
+        owes a redraw with the new tally. Refused (``written`` None) if the question is
+        not outstanding, or the voter has answered it already (``again``)."""
+        at = ballot.at
+
+        def decide(question: Question, ballots: tuple[Ballot, ...]) -> Write:
+            decision = quorum.decided(question, ballots)
+            voted = AuditEvent(
+                at, "voted", question.run_id, question.interrupt_id, ballot.voter,
+                {"decision": ballot.decision},
+            )  # fmt: skip
+            if decision is None:
+                return Write(
+                    question.run_id,
+                    at,
+                    question=StillOpen(question.interrupt_id),
+                    audit=(voted,),
+                    owe=(Owe(DeliveryKind.REFRESH, question.interrupt_id),),
+                    claim=self._claim(at),
+                )
+            answer = quorum.final_answer(decision, ballots, ballot)
+            close = self._close_write(
+                question.interrupt_id, dataclasses.replace(closing, answer=answer), ""
+            )
+            return dataclasses.replace(close, audit=(voted, *close.audit))
+
+        voted = await self.unit.vote(ballot, decide)
+        if voted.written is not None:
+            self._told(voted.written)
+        return voted
+
+    def _close_write(
+        self, interrupt_id: str, closing: Closing, once_key: str, *, unexpired: bool = False
+    ) -> Write:
         at = closing.at
         lease = (closing.lease_owner, closing.lease_until) if closing.lease_owner else ("", None)
         close = Close(
@@ -179,7 +226,7 @@ class Lifecycle:
             with_turn=bool(closing.lease_owner),
         )
         # The run id comes back with the closed row; the write fills it in.
-        write = Write(
+        return Write(
             "",
             at,
             question=close,
@@ -195,6 +242,34 @@ class Lifecycle:
             if closing.lease_owner
             else self._claim(at),
             once_key=once_key,
+        )
+
+    async def nudge(
+        self, question: Question, *, at: float, level: int, body: Mapping[str, Any]
+    ) -> Written | None:
+        """Count a reminder (``level`` unchanged) or the escalation step to ``level``, owing
+        its threaded message (``body``); None if it was counted already or the question
+        is closed."""
+        escalated = level > question.level
+        was = (question.reminders, question.level)
+        now = (question.reminders + (0 if escalated else 1), level)
+        kind = "escalated" if escalated else "reminded"
+        event = AuditEvent(
+            at, kind, question.run_id, question.interrupt_id, detail={"level": level, **body}
+        )
+        write = Write(
+            question.run_id,
+            at,
+            question=Nudge(question.interrupt_id, was, now),
+            audit=(event,),
+            owe=(
+                Owe(
+                    DeliveryKind.NUDGE,
+                    question.interrupt_id,
+                    {"kind": kind, "level": level, **body},
+                ),
+            ),
+            claim=self._claim(at),
         )
         return await self._apply(write)
 
@@ -278,8 +353,11 @@ class Lifecycle:
         written = await self.unit.apply(write)
         if written is None:
             return None
+        self._told(written)
+        return written
+
+    def _told(self, written: Written) -> None:
         if written.owed:
             self._sink(written.owed)
         for observer in self._observers:
             observer(written)
-        return written

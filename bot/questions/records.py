@@ -67,6 +67,15 @@ class Question:
     # Who may answer, when the asker named them (an API question's ``answerers``);
     # empty: the deployment's rule for the interaction (``bot.policy``).
     answerers: tuple[str, ...] = ()
+    # The question's policy (``bot.client.models.Policy`` as a dict, defaults filled);
+    # None: the default, one answer decides.
+    policy: dict[str, Any] | None = None
+    # The votes counted so far under a quorum: {"approve": [ids], "reject": [ids],
+    # "names": {id: display}}; None before the first.
+    tally: dict[str, Any] | None = None
+    # Escalation steps taken, and reminders posted (the sweeper's, ``bot.service``).
+    level: int = 0
+    reminders: int = 0
 
     @property
     def resumes_a_turn(self) -> bool:
@@ -148,6 +157,10 @@ class DeliveryKind(StrEnum):
     # signed event of its close. Owed with every close; the backend writes it
     # only for a question that has a callback.
     WEBHOOK = "webhook"
+
+    # An approval policy's sweeper (``bot.service.nudges``): a threaded message that
+    # reminds who may answer, or pings an escalation step's answerers.
+    NUDGE = "nudge"
 
 
 class DeliveryState(StrEnum):
@@ -278,6 +291,8 @@ class QuestionStats:
     answer_seconds_p90: float | None
     deliveries_failed: int
     deliveries_retrying: int
+    # Escalation steps taken, over every question (a policy's ``escalate``).
+    escalations: int = 0
 
 
 def nearest_rank(count: int, fraction: float) -> int:

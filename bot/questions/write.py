@@ -12,7 +12,7 @@ step logic lives in ``bot/stores``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -110,7 +110,17 @@ class StillOpen:
     interrupt_id: str
 
 
-QuestionChange = Question | Close | Extend | StillOpen
+@dataclass(frozen=True, slots=True)
+class Nudge:
+    """A reminder or an escalation step counted on an outstanding question, once: the
+    write goes through only while it still has ``was`` (reminders, level)."""
+
+    interrupt_id: str
+    was: tuple[int, int]
+    now: tuple[int, int]
+
+
+QuestionChange = Question | Close | Extend | StillOpen | Nudge
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +189,41 @@ class Written:
     earlier: tuple[RunRecord, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class Ballot:
+    """One person's answer to a question under a quorum: counted once per (question, voter)."""
+
+    interrupt_id: str
+    voter: str
+    display: str
+    decision: str
+    answer: Mapping[str, Any]
+    at: float
+
+
+def tally_of(ballots: tuple[Ballot, ...]) -> dict[str, Any]:
+    """The ballots as the question's ``tally``: ids per decision in the order cast, names."""
+    return {
+        "approve": [b.voter for b in ballots if b.decision == "approve"],
+        "reject": [b.voter for b in ballots if b.decision == "reject"],
+        "names": {b.voter: b.display for b in ballots},
+    }
+
+
+# Given the question (locked, outstanding) and every ballot on it, this one included,
+# in the order cast: the write the vote makes (a ``Close``, or a ``StillOpen`` redraw).
+Decide = Callable[[Question, tuple[Ballot, ...]], Write]
+
+
+@dataclass(frozen=True, slots=True)
+class Voted:
+    """What a ballot came to: the write it made (None: refused), and why it was refused."""
+
+    written: Written | None
+    # The voter had answered this question already: nothing changed.
+    again: bool = False
+
+
 class UnitOfWork(Protocol):
     """One backend's atomic writer; the lifecycle relies on it, and on nothing else, to write."""
 
@@ -188,4 +233,10 @@ class UnitOfWork(Protocol):
 
     async def question(self, interrupt_id: str) -> Question | None:
         """The question as stored, cross-scope attempts included."""
+        ...
+
+    async def vote(self, ballot: Ballot, decide: Decide) -> Voted:
+        """In one transaction serialized per question: the question locked (refused unless
+        outstanding), the ballot inserted (refused, ``again``, if the voter has one), the
+        tally stored on the question, and ``decide``'s write applied."""
         ...

@@ -21,7 +21,7 @@ from bot.service.known_runs import KnownRuns
 from bot.service.owed import OwedRows
 from bot.stores.ports import Delivered, Stores
 from bot.stores.records import Delivery, DeliveryKind, Question, QuestionStatus, RunRecord
-from bot.surfaces import DeliveryError, RedrawsQuestions, Surface
+from bot.surfaces import DeliveryError, NudgesQuestions, RedrawsQuestions, Surface
 
 log = logging.getLogger(__name__)
 
@@ -262,6 +262,9 @@ class Deliverer:
                 text = str(delivery.body.get("text", ""))
                 await surface.post_outcome(run, text, failed=bool(delivery.body.get("failed")))
                 return None
+            case DeliveryKind.NUDGE:
+                await self._nudge(surface, run, delivery)
+                return None
             case DeliveryKind.WEBHOOK:
                 if self.webhooks is None:
                     raise DeliveryError("webhooks are not served by this process")
@@ -277,6 +280,19 @@ class Deliverer:
             return delivery.pause
         await self._mark_delivered()  # a post delivered in this pass has saved its reference
         return await self._stores.ledger.get(delivery.interrupt_id)
+
+    async def _nudge(self, surface: Surface, run: RunRecord, delivery: Delivery) -> None:
+        record = await self._question(delivery)
+        # Closed since: the reminder is moot (its close's edit says how it ended).
+        if record is None or record.status is not QuestionStatus.OUTSTANDING:
+            return
+        if not isinstance(surface, NudgesQuestions):
+            log.warning("%s cannot post reminders; skipped", surface.name)
+            return
+        if record.message_ref is None:
+            await self._mark_delivered()  # a post in this pass has saved its reference
+            record = await self._stores.ledger.get(delivery.interrupt_id) or record
+        await surface.post_nudge(run, record, dict(delivery.body))
 
     async def _redraw(self, surface: Surface, run: RunRecord, delivery: Delivery) -> None:
         await self._mark_delivered()

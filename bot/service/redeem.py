@@ -17,21 +17,25 @@ from bot.human.capability import AnswerValidationError, HumanInteractionCapabili
 from bot.human.tokens import PauseClaims, TokenError, TokenExpiredError
 from bot.outcomes import (
     AlreadyAnswered,
+    AlreadyVoted,
     AnswerInvalid,
     Cancelled,
+    Counted,
     NotAllowedToAnswer,
     Redeemed,
     RedeemOutcome,
     Refusal,
     Responder,
     ScopeMismatch,
+    SelfApproval,
     StoreUnavailable,
     TokenExpired,
     TokenInvalid,
 )
 from bot.policy import AnswerPolicy
+from bot.questions import quorum
 from bot.questions.capability_ports import LifecyclePorts
-from bot.questions.write import PausedTurn
+from bot.questions.write import Ballot, PausedTurn
 from bot.service import run_events
 from bot.service.known_questions import KnownQuestions
 from bot.service.known_runs import KnownRuns
@@ -164,6 +168,9 @@ class Redeemer:
             if not registration.cross_scope_allowed:
                 return await self._refused(ScopeMismatch(), record, responder)
         run = await self._known.origin(record.run_id)
+        # Before the answerers' rule: an admin who asked is still the one who asked.
+        if quorum.is_self_answer(record, run, responder.id):
+            return await refuse(SelfApproval(), record, responder)
         if not await self._policy(record, run, responder):
             return await refuse(NotAllowedToAnswer(), record, responder)
         try:
@@ -179,17 +186,36 @@ class Redeemer:
             lease_owner=self._lease_owner,
             lease_until=now + self._lease_seconds if self._lease_owner else None,
         )
-        spent = await self._spend(record, closing, unexpired=known)
-        if spent is None:
+        consumption = self._capability.consumption
+        turn: PausedTurn | None = None
+        if quorum.counts_votes(record, clean) and isinstance(consumption, LifecyclePorts):
             if known:
+                return None  # a vote is counted on the row, never on a kept copy
+            ballot = Ballot(
+                record.interrupt_id, responder.id, responder.display, str(clean["decision"]),
+                clean, now,
+            )  # fmt: skip
+            voted = await consumption.lifecycle.vote(ballot, closing)
+            if voted.again:
+                return await self._refused(AlreadyVoted(), record, responder)
+            written = voted.written
+            answered = written.question if written is not None else None
+            if answered is not None and answered.status is QuestionStatus.OUTSTANDING:
+                return _counted(answered, ballot.decision)
+            if answered is not None and written is not None:
+                clean, turn = dict(answered.answer or clean), written.turn
+        else:
+            spent = await self._spend(record, closing, unexpired=known)
+            if spent is None and known:
                 return None
+            answered, turn = spent if spent is not None else (None, None)
+        if answered is None:
             # Lost a race: whoever won has closed the row by now.
             latest = await self._stores.ledger.get(record.interrupt_id)
             lost = _closed_refusal(latest) if latest is not None else None
             return await self._refused(lost or TokenInvalid(), record, responder)
         # The spend audited the answer in its own write.
         run_events.answered(record.run_id, record.interrupt_id, by=responder.display)
-        answered, turn = spent
         return Redeemed(
             record.interrupt_id, record.run_id, responder.display, clean, now, answered, run, turn
         )
@@ -252,6 +278,12 @@ class Redeemer:
 async def _give_up(refusal: Refusal, record: Question | None, responder: Responder) -> None:
     """A known question's refusal: nothing audited, the row is read and checked instead."""
     del refusal, record, responder
+
+
+def _counted(question: Question, decision: str) -> Counted:
+    tally = quorum.tally_shown(question)
+    k = quorum.policy_of(question).quorum
+    return Counted(decision, len(tally["approve"]), len(tally["reject"]), k)
 
 
 def _closed_refusal(record: Question) -> Refusal | None:

@@ -46,7 +46,15 @@ def observation_for(record: Question) -> str:
                 data["answer"] = answer
         case QuestionStatus.EXPIRED:
             data["expired_at"] = iso(record.closed_at or 0)
-            data["note"] = f"No answer arrived before the question expired. {NOT_A_REFUSAL}"
+            if record.answer is not None:
+                # The question's policy fails closed: its expiry is a rejection.
+                data["answer"] = record.answer
+                data["note"] = (
+                    "No answer arrived before the question expired, and its policy rejects"
+                    " on expiry: treat it as rejected and do not perform the action."
+                )
+            else:
+                data["note"] = f"No answer arrived before the question expired. {NOT_A_REFUSAL}"
         case QuestionStatus.CANCELLED:
             data["cancelled_by"] = {"id": record.closed_by_id, "name": record.closed_by}
             # An admin's reason rides on the row's answer, and reaches the model as a value.

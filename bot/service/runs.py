@@ -27,15 +27,18 @@ from bot.kernel.interrupts import PendingInterrupt
 from bot.kernel.turn import Agent, TurnCompleted, TurnPaused
 from bot.messages import RUN_FAILED
 from bot.metrics import Metrics
-from bot.outcomes import NotStarted, Redeemed, RedeemOutcome, Responder
+from bot.outcomes import Counted, NotStarted, Redeemed, RedeemOutcome, Responder
 from bot.policy import AnswerPolicy, RequesterOrApprovers
 from bot.questions.capability_ports import lifecycle_of
+from bot.questions.quorum import expired_answer
+from bot.questions.records import Closing, Question, QuestionStatus, RunRecord, RunStatus
 from bot.questions.write import PausedTurn
 from bot.service import run_events
 from bot.service.delivery import Deliverer
 from bot.service.foreground import Foreground
 from bot.service.known_runs import KnownRuns
 from bot.service.lease_keeper import LeaseKeeper
+from bot.service.nudges import Nudges
 from bot.service.redeem import Redeemer
 from bot.service.requests import HISTORY_RUNS, run_id_for, turn_request
 from bot.service.resume import resume_turn
@@ -43,14 +46,7 @@ from bot.service.tasks import OwnedTasks
 from bot.service.views import QuestionViews, RunView
 from bot.stores.errors import is_outage
 from bot.stores.ports import Stores
-from bot.stores.records import (
-    Closing,
-    ConversationSummary,
-    Question,
-    QuestionStatus,
-    RunRecord,
-    RunStatus,
-)
+from bot.stores.records import ConversationSummary
 from bot.surfaces import Conversation, Surface
 
 log = logging.getLogger(__name__)
@@ -130,6 +126,8 @@ class RunService:
             owner=self.owner, claim_seconds=lease_seconds, sink=self.deliverer.take_owed
         )
         self.questions.observe(self._redeemer.asked.saw)
+        # A policy's reminders and escalation steps, owed by the sweeper.
+        self.nudges = Nudges(stores, self.questions, policy, self.known)
 
     def add_surface(self, surface: Surface) -> None:
         self.surfaces[surface.name] = surface
@@ -178,6 +176,9 @@ class RunService:
     ) -> RedeemOutcome:
         """Check and spend; on success the resume is owed and scheduled."""
         outcome = await self._redeemer.redeem(token, answer, responder=responder, scope=scope)
+        if isinstance(outcome, Counted):
+            self.deliverer.kick()  # the tally's redraw
+            return outcome
         if not isinstance(outcome, Redeemed):
             self.metrics.refusals.labels(reason=type(outcome).__name__).inc()
             return outcome
@@ -205,12 +206,13 @@ class RunService:
         return await self._close(interrupt_id, closing, once_key=once_key)
 
     async def sweep(self, *, limit: int = 100) -> int:
-        """Expire overdue questions; each resumes with an "expired" observation."""
+        """Expire overdue questions, resumed as "expired" (fail-closed: answered "reject")."""
         count = 0
         for record in await self.stores.ledger.overdue(self.clock(), limit=limit):
-            closing = self._closing(QuestionStatus.EXPIRED, by="", by_id="")
+            closing = self._closing(QuestionStatus.EXPIRED, by="", by_id="", record=record)
             if await self._close(record.interrupt_id, closing):
                 count += 1
+        await self.nudges.sweep(self.clock())
         return count
 
     async def recover(self) -> int:
@@ -262,12 +264,12 @@ class RunService:
         self.deliverer.cancel_timers()
         await self._tasks.drain(grace_seconds)
 
-    def _closing(self, status: QuestionStatus, *, by: str, by_id: str) -> Closing:
-        now = self.clock()
+    def _closing(
+        self, status: QuestionStatus, *, by: str, by_id: str, record: Question | None = None
+    ) -> Closing:
+        now, answer = self.clock(), None if record is None else expired_answer(record)
         until = now + self.lease_seconds
-        return Closing(
-            status, by=by, at=now, by_id=by_id, lease_owner=self.owner, lease_until=until
-        )
+        return Closing(status, by, now, answer, by_id, lease_owner=self.owner, lease_until=until)
 
     async def _close(self, interrupt_id: str, closing: Closing, *, once_key: str = "") -> bool:
         # One write closes, audits, owes the edit and leases us the resume.

@@ -69,6 +69,10 @@ PAUSE_COLUMNS = (
     "closed_by_id",
     "cross_scope_count",
     "answerers",
+    "policy",
+    "tally",
+    "level",
+    "reminders",
 )
 API_COLUMNS = (
     "interrupt_id",
@@ -100,7 +104,18 @@ RUN_COLUMNS = (
 
 # Columns held as JSON text, and those held as an enum's value; the rest as they are.
 _JSON_COLUMNS = frozenset(
-    {"payload", "answer", "message_ref", "conversation", "body", "detail", "metadata", "answerers"}
+    {
+        "payload",
+        "answer",
+        "message_ref",
+        "conversation",
+        "body",
+        "detail",
+        "metadata",
+        "answerers",
+        "policy",
+        "tally",
+    }
 )
 # JSON lists read back as the tuples the frozen records hold.
 _TUPLE_COLUMNS = frozenset({"answerers"})

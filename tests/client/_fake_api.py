@@ -74,6 +74,9 @@ class FakeState:
             "metadata": body.get("metadata"),
             "run_ref": body.get("run_ref"),
             "idempotency_key": body["idempotency_key"],
+            "policy": body.get("policy") or {},
+            "tally": {"approve": [], "reject": []},
+            "level": 0,
         }
         self.questions[question_id] = question
         self.owner[question_id] = owner

@@ -45,6 +45,7 @@ def _pending_sql(where: PendingFilter) -> tuple[str, list[str]]:
 
 _COUNTS = "SELECT status, SUM(n)::BIGINT AS n FROM pause_counts GROUP BY status"
 _REFUSALS = "SELECT reason, n FROM refusal_counts WHERE n > 0"
+_ESCALATIONS = "SELECT COALESCE(SUM(level), 0) FROM pauses WHERE level > 0"
 _ANSWER_RANK = (
     "SELECT bucket FROM (SELECT bucket, SUM(n) OVER (ORDER BY bucket) AS upto"
     " FROM answer_times WHERE n > 0) AS t WHERE upto > $1 ORDER BY bucket LIMIT 1"
@@ -97,6 +98,7 @@ class PostgresAdmin:
                 answer_seconds_p90=None if p90 is None else float(p90),
                 deliveries_failed=int(deliveries["failed"]),
                 deliveries_retrying=int(deliveries["retrying"]),
+                escalations=int(await conn.fetchval(_ESCALATIONS)),
             )
 
         return await self.db.transaction(stats)

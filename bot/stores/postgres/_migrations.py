@@ -18,7 +18,7 @@ import time
 
 from bot.stores.errors import StoreError
 from bot.stores.postgres._db import Conn
-from bot.stores.sqlite._migrations import AGENTS_API, Migration
+from bot.stores.sqlite._migrations import AGENTS_API, POLICIES, Migration
 from bot.stores.sqlite._migrations import MIGRATIONS as SQLITE_MIGRATIONS
 
 # Migration 6's counters: a close updates one of 16 rows per status (shards
@@ -241,6 +241,11 @@ MIGRATIONS: tuple[Migration, ...] = (
             " expires_at DOUBLE PRECISION NOT NULL)",
             "CREATE INDEX once_keys_expiry ON once_keys (expires_at)",
         ),
+    ),
+    Migration(
+        10,
+        SQLITE_MIGRATIONS[9].description,
+        tuple(statement.replace(" REAL", " DOUBLE PRECISION") for statement in POLICIES),
     ),
 )
 

@@ -25,7 +25,20 @@ from bot.questions.records import (
     QuestionStatus,
     RunRecord,
 )
-from bot.questions.write import ONCE_KEY_SECONDS, Close, Extend, Owed, StillOpen, Write, Written
+from bot.questions.write import (
+    ONCE_KEY_SECONDS,
+    Ballot,
+    Close,
+    Decide,
+    Extend,
+    Nudge,
+    Owed,
+    StillOpen,
+    Voted,
+    Write,
+    Written,
+    tally_of,
+)
 from bot.stores import _rows
 from bot.stores._shared import (
     INSERT_ONCE_KEY,
@@ -44,6 +57,21 @@ _GET = numbered(pauses_query("WHERE p.interrupt_id = ?", "p.seq"))
 _PRUNE_ONCE = numbered(PRUNE_ONCE_KEYS)
 _ONCE = numbered(INSERT_ONCE_KEY)
 _EARLIER = RUNS_IN_CONVERSATION.format(key_is_text=POSTGRES.key_is_text)
+
+
+# A quorum's votes (``vote``): the question row locked first, so votes queue per question.
+_LOCK_OPEN = (
+    f"SELECT * FROM pauses WHERE interrupt_id = $1 AND status = '{_OUTSTANDING}' FOR UPDATE"  # noqa: S608 - our own text
+)
+_INSERT_VOTE = (
+    "INSERT INTO votes (interrupt_id, voter, display, decision, answer, at)"
+    " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (interrupt_id, voter) DO NOTHING RETURNING 1"
+)
+_VOTES = (
+    "SELECT voter, display, decision, answer, at FROM votes WHERE interrupt_id = $1"
+    " ORDER BY at, voter"
+)
+_SET_TALLY = "UPDATE pauses SET tally = $1 WHERE interrupt_id = $2"
 
 
 class _Refused(Exception):
@@ -95,6 +123,12 @@ def _question_cte(write: Write, p: _Params) -> str | None:
             return (
                 f"SELECT * FROM pauses WHERE interrupt_id = {p(change.interrupt_id)}"  # noqa: S608 - our own text
                 f" AND status = '{_OUTSTANDING}' FOR UPDATE"
+            )
+        case Nudge():
+            return (
+                f"UPDATE pauses SET reminders = {p(change.now[0])}, level = {p(change.now[1])}"  # noqa: S608 - our own text
+                f" WHERE interrupt_id = {p(change.interrupt_id)} AND status = '{_OUTSTANDING}'"
+                f" AND reminders = {p(change.was[0])} AND level = {p(change.was[1])} {returning}"
             )
 
 
@@ -286,36 +320,72 @@ class PostgresUnit:
             row = await self.db.fetchrow(sql, *params)
         if row is None or not row["went"]:
             return None
-        question: Question | None = None
-        if isinstance(write.question, Question):
-            question = write.question  # as inserted; the statement cannot read its own rows
-        elif write.question is not None:
-            question = _rows.pause_from_row(row, [_rows.load(a) for a in row["attempts"]])
-        run_id = write.run_id or (question.run_id if question is not None else "")
-        claim = write.claim
-        held_by, held_until = (claim.owner, claim.until) if claim is not None else ("", 0.0)
-        earlier = list(row["earlier"])
-        owed: list[Owed] = []
-        written = iter(zip(row["owed_ids"], row["owed_kinds"], strict=True))
-        pending = next(written, None)
-        for owe in write.owe:
-            if pending is None or pending[1] != owe.kind:
-                continue  # not written (a webhook to a question without a callback)
-            delivery_id, pending = pending[0], next(written, None)
-            delivery = _rows.owed_delivery(
-                delivery_id, run_id, row["owed_surface"], owe, write.at, question
+        return _written(write, row)
+
+    async def vote(self, ballot: Ballot, decide: Decide) -> Voted:
+        """The ballot in one transaction, the question row locked FOR UPDATE first."""
+        key = ballot.interrupt_id
+
+        async def vote(conn: Conn) -> Voted:
+            locked = await conn.fetchrow(_LOCK_OPEN, key)
+            if locked is None:
+                return Voted(None)
+            answer = _rows.dump(dict(ballot.answer))
+            cast = (ballot.voter, ballot.display, ballot.decision, answer, ballot.at)
+            if await conn.fetchval(_INSERT_VOTE, key, *cast) is None:
+                return Voted(None, again=True)
+            ballots = tuple(
+                Ballot(
+                    key, r["voter"], r["display"], r["decision"], _rows.load(r["answer"]), r["at"]
+                )
+                for r in await conn.fetch(_VOTES, key)
             )
-            owed.append(Owed(delivery, held_by, held_until, tuple(earlier)))
-            earlier.append(delivery_id)
-        turn = None
-        if isinstance(write.question, Close) and write.question.with_turn:
-            turn = _rows.paused_turn(row["turn_state"], row["turn_journal"])
-        runs: tuple[RunRecord, ...] = ()
-        if write.new_run is not None and write.history:
-            newest_first = (_rows.run_from_row(_rows.load(text)) for text in row["before_it"])
-            runs = tuple(newest_first)[::-1]
-        return Written(question, tuple(owed), turn, runs)
+            await conn.execute(_SET_TALLY, _rows.dump(tally_of(ballots)), key)
+            write = decide(_rows.pause_from_row(locked, []), ballots)
+            sql, params = _statement(write, _rows.write_texts(write))
+            row = await conn.fetchrow(sql, *params)
+            if row is None or not row["went"]:
+                raise _Refused  # rolls the ballot back with it
+            return Voted(_written(write, row))
+
+        try:
+            return await self.db.transaction(vote)
+        except _Refused:
+            return Voted(None)
 
     async def question(self, interrupt_id: str) -> Question | None:
         rows = _rows.pauses_from_rows(await self.db.fetch(_GET, interrupt_id, None))
         return rows[0] if rows else None
+
+
+def _written(write: Write, row: Any) -> Written:
+    """The write's result as the statement's one row reports it."""
+    question: Question | None = None
+    if isinstance(write.question, Question):
+        question = write.question  # as inserted; the statement cannot read its own rows
+    elif write.question is not None:
+        question = _rows.pause_from_row(row, [_rows.load(a) for a in row["attempts"]])
+    run_id = write.run_id or (question.run_id if question is not None else "")
+    claim = write.claim
+    held_by, held_until = (claim.owner, claim.until) if claim is not None else ("", 0.0)
+    earlier = list(row["earlier"])
+    owed: list[Owed] = []
+    written = iter(zip(row["owed_ids"], row["owed_kinds"], strict=True))
+    pending = next(written, None)
+    for owe in write.owe:
+        if pending is None or pending[1] != owe.kind:
+            continue  # not written (a webhook to a question without a callback)
+        delivery_id, pending = pending[0], next(written, None)
+        delivery = _rows.owed_delivery(
+            delivery_id, run_id, row["owed_surface"], owe, write.at, question
+        )
+        owed.append(Owed(delivery, held_by, held_until, tuple(earlier)))
+        earlier.append(delivery_id)
+    turn = None
+    if isinstance(write.question, Close) and write.question.with_turn:
+        turn = _rows.paused_turn(row["turn_state"], row["turn_journal"])
+    runs: tuple[RunRecord, ...] = ()
+    if write.new_run is not None and write.history:
+        newest_first = (_rows.run_from_row(_rows.load(text)) for text in row["before_it"])
+        runs = tuple(newest_first)[::-1]
+    return Written(question, tuple(owed), turn, runs)

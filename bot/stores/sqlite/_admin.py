@@ -72,6 +72,7 @@ def _cursor(after: str | None) -> int:
 # Kept by triggers (migration 6) in every transaction that writes the rows.
 _COUNTS = "SELECT status, n FROM pause_counts"
 _REFUSALS = "SELECT reason, n FROM refusal_counts WHERE n > 0"
+_ESCALATIONS = "SELECT COALESCE(SUM(level), 0) FROM pauses WHERE level > 0"
 # The first bucket whose running total passes the rank (0-based).
 _ANSWER_RANK = (
     "SELECT bucket FROM (SELECT bucket, SUM(n) OVER (ORDER BY bucket) AS upto"
@@ -109,6 +110,7 @@ class SqliteAdmin:
                 p50 = _rank(conn, nearest_rank(answered, 0.5)) if answered else None
                 p90 = _rank(conn, nearest_rank(answered, 0.9)) if answered else None
                 failed, retrying = conn.execute(_DELIVERIES).fetchone()
+                (escalations,) = conn.execute(_ESCALATIONS).fetchone()
             finally:
                 conn.execute("COMMIT")
             return QuestionStats(
@@ -122,6 +124,7 @@ class SqliteAdmin:
                 answer_seconds_p90=p90,
                 deliveries_failed=int(failed),
                 deliveries_retrying=int(retrying),
+                escalations=int(escalations),
             )
 
         # Counters and a few thousand buckets at most: cheap enough for the loop.

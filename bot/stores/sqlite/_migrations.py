@@ -102,6 +102,27 @@ AGENTS_API = (
 )
 
 
+# Approval policies (``bot.questions.quorum``): the question's policy, its tally,
+# level and reminders, and one vote per person under a quorum. Text PostgreSQL reuses.
+POLICIES = (
+    "ALTER TABLE pauses ADD COLUMN policy TEXT",
+    "ALTER TABLE pauses ADD COLUMN tally TEXT",
+    "ALTER TABLE pauses ADD COLUMN level INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE pauses ADD COLUMN reminders INTEGER NOT NULL DEFAULT 0",
+    """CREATE TABLE votes (
+                interrupt_id TEXT NOT NULL,
+                voter TEXT NOT NULL,
+                display TEXT NOT NULL,
+                decision TEXT NOT NULL,
+                answer TEXT NOT NULL,
+                at REAL NOT NULL,
+                PRIMARY KEY (interrupt_id, voter)
+            )""",
+    # Only escalated questions: what ``stats`` sums the levels of.
+    "CREATE INDEX pauses_escalated ON pauses (level) WHERE level > 0",
+)
+
+
 def _without_autoincrement(table: str, columns: str) -> str:
     """``table``'s columns under a plain rowid ``id``, as ``<table>_new``; our own text only."""
     return f"CREATE TABLE {table}_new (id INTEGER PRIMARY KEY,{columns})"
@@ -355,6 +376,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX once_keys_expiry ON once_keys (expires_at)",
         ),
     ),
+    Migration(10, "approval policies: policy, tally and level per question; votes", POLICIES),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

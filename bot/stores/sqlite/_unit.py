@@ -19,7 +19,20 @@ from bot.questions.records import (
     QuestionStatus,
     RunRecord,
 )
-from bot.questions.write import ONCE_KEY_SECONDS, Close, Extend, Owed, StillOpen, Write, Written
+from bot.questions.write import (
+    ONCE_KEY_SECONDS,
+    Ballot,
+    Close,
+    Decide,
+    Extend,
+    Nudge,
+    Owed,
+    StillOpen,
+    Voted,
+    Write,
+    Written,
+    tally_of,
+)
 from bot.stores import _rows
 from bot.stores._shared import (
     INSERT_ONCE_KEY,
@@ -101,6 +114,23 @@ _OWE = (
 )
 
 
+# A quorum's votes (``vote``): one per (question, voter), the tally kept on the question.
+_INSERT_VOTE = (
+    "INSERT INTO votes (interrupt_id, voter, display, decision, answer, at)"
+    " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (interrupt_id, voter) DO NOTHING"
+)
+_VOTES = (
+    "SELECT voter, display, decision, answer, at FROM votes WHERE interrupt_id = ?"
+    " ORDER BY at, voter"
+)
+_SET_TALLY = "UPDATE pauses SET tally = ? WHERE interrupt_id = ?"
+# A reminder or an escalation step, counted once however many sweepers race.
+_NUDGE = (
+    "UPDATE pauses SET reminders = ?, level = ? WHERE interrupt_id = ? AND status = ?"  # noqa: S608 - our own identifiers
+    f" AND reminders = ? AND level = ?{_RETURNING}"
+)
+
+
 class _Refused(Exception):
     """A guard failed inside the transaction, which then rolls back."""
 
@@ -149,6 +179,9 @@ def _question(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> 
             row = conn.execute(_EXTEND, params2).fetchone()
         case StillOpen():
             row = conn.execute(_STILL_OPEN, (change.interrupt_id, _OUTSTANDING)).fetchone()
+        case Nudge():
+            nudged = (*change.now, change.interrupt_id, _OUTSTANDING, *change.was)
+            row = conn.execute(_NUDGE, nudged).fetchone()
     if row is None:
         raise _Refused
     return _rows.pause_from_row(row, _attempts(conn, change.interrupt_id))
@@ -281,6 +314,39 @@ class SqliteUnit:
                 return None
 
         return await self.db.run(apply)
+
+    async def vote(self, ballot: Ballot, decide: Decide) -> Voted:
+        """The ballot under BEGIN IMMEDIATE: every vote of the question is serialized."""
+        key = ballot.interrupt_id
+
+        def vote(conn: sqlite3.Connection) -> Voted:
+            try:
+                with transaction(conn):
+                    row = conn.execute(_STILL_OPEN, (key, _OUTSTANDING)).fetchone()
+                    if row is None:
+                        return Voted(None)
+                    cast = (
+                        key,
+                        ballot.voter,
+                        ballot.display,
+                        ballot.decision,
+                        _rows.dump(dict(ballot.answer)),
+                        ballot.at,
+                    )
+                    if not conn.execute(_INSERT_VOTE, cast).rowcount:
+                        return Voted(None, again=True)
+                    ballots = tuple(
+                        Ballot(key, r[0], r[1], r[2], _rows.load(r[3]), r[4])
+                        for r in conn.execute(_VOTES, (key,))
+                    )
+                    conn.execute(_SET_TALLY, (_rows.dump(tally_of(ballots)), key))
+                    question = _rows.pause_from_row(row, [])
+                    write = decide(question, ballots)
+                    return Voted(_apply(conn, write, _rows.write_texts(write)))
+            except _Refused:
+                return Voted(None)
+
+        return await self.db.run(vote)
 
     async def question(self, interrupt_id: str) -> Question | None:
         def get(conn: sqlite3.Connection) -> Question | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from aiohttp import web
@@ -40,6 +41,7 @@ async def make_console(
         policy: RequesterOrApprovers | None = None,
         operator: str = "Ana",
         spec: AgentSpec | None = None,
+        policies: dict[str, dict[str, Any]] | None = None,
     ) -> Console:
         """The demo agent, or ``spec``'s tools, interactions and provider."""
         agent, capability = build_agent(
@@ -51,6 +53,7 @@ async def make_console(
             registrations=spec.registrations
             if spec
             else [ask_user_registration(), approval_registration()],
+            policies=policies,
         )
         policy = policy or RequesterOrApprovers()
         service = RunService(

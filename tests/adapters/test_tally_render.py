@@ -1,0 +1,51 @@
+"""The quorum's tally on every surface's question message: Slack blocks, a Teams card."""
+
+from __future__ import annotations
+
+import json
+
+from adapters.slack._render import Asked as SlackAsked
+from adapters.slack._render import question_message
+from adapters.teams import Asked as TeamsAsked
+from adapters.teams import question_card
+from bot.questions.quorum import tally_text
+
+PAYLOAD = {"action": "deploy", "summary": "Deploy to production", "arguments": {}, "risk": "high"}
+TALLY = {"approve": ["slack:T1:U1", "slack:T1:U2"], "reject": [], "names": {"slack:T1:U1": "ana"}}
+
+
+def test_the_tally_text_names_each_voter_and_is_empty_without_a_quorum() -> None:
+    assert tally_text(TALLY, 3) == "2 of 3 approved: @ana, @slack:T1:U2"
+    assert tally_text(None, 2) == "0 of 2 approved"
+    assert tally_text(TALLY, 1) == ""
+    rejected = {"approve": [], "reject": ["u9"], "names": {"u9": "bo"}}
+    assert tally_text(rejected, 2) == "0 of 2 approved; rejected by @bo"
+    mentioned = tally_text(TALLY, 3, lambda voter, _: f"<@{voter.rsplit(':', 1)[-1]}>")
+    assert mentioned == "2 of 3 approved: <@U1>, <@U2>"
+
+
+def test_slack_shows_the_tally_under_the_question() -> None:
+    asked = SlackAsked(
+        "approval", PAYLOAD, "tok", 1_800_000_000.0, "<@U1>", "Anyone.", "1 of 2 approved: <@U1>"
+    )
+    message = question_message(asked)
+    assert "1 of 2 approved: <@U1>" in json.dumps(message["blocks"])
+    plain = question_message(
+        SlackAsked("approval", PAYLOAD, "tok", 1_800_000_000.0, "<@U1>", "Anyone.")
+    )
+    assert "approved:" not in json.dumps(plain["blocks"])
+
+
+def test_teams_shows_the_tally_on_the_card() -> None:
+    common = {
+        "name": "approval",
+        "payload": PAYLOAD,
+        "token": "tok",
+        "interrupt_id": "int_1",
+        "expires_at": 1_800_000_000.0,
+        "asked_for": "Ana",
+        "who_may_answer": "Anyone may answer.",
+    }
+    card = question_card(TeamsAsked(**common, tally="1 of 2 approved: @bo"))  # type: ignore[arg-type]
+    assert "1 of 2 approved: @bo" in json.dumps(card)
+    assert "approved:" not in json.dumps(question_card(TeamsAsked(**common)))  # type: ignore[arg-type]

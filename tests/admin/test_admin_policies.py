@@ -1,0 +1,46 @@
+"""Admin and approval policies: show prints policy, tally and level; stats counts escalations."""
+
+from __future__ import annotations
+
+from bot.admin import AdminService, QuestionShown, StatsShown, text_of
+from bot.approval import approval_registration, approval_tool
+from bot.client.models import Policy
+from bot.outcomes import Counted, Responder
+from bot.policy import RequesterOrApprovers
+from bot.stores.ports import Stores
+from bot.testing import FixedClock, call, calls, say
+from tests.support import HarnessFactory
+
+ASK = call("approval", action="deploy", summary="Deploy to production")
+ROOT = Responder("test:root", "Root", is_admin=True)
+
+
+async def test_show_and_stats_tell_the_policy_the_tally_the_level_and_the_escalations(
+    harness: HarnessFactory, stores: Stores, clock: FixedClock
+) -> None:
+    ladder = [{"after_seconds": 30, "answerers": ["test:dan"]}]
+    policy = Policy.model_validate({"quorum": 2, "escalate": ladder})
+    h = harness(
+        stores,
+        [calls(ASK), say("done")],
+        tools=[approval_tool()],
+        registrations=[approval_registration()],
+        policy=RequesterOrApprovers(anyone=True),
+        policies={"approval": policy.model_dump(mode="json")},
+    )
+    await h.start()
+    iid = h.surface.questions[-1][1].interrupt_id
+    vote = {"decision": "approve", "comment": ""}
+    assert isinstance(await h.answer(vote, who=Responder("test:bob", "bo")), Counted)
+    clock.advance(31)
+    await h.service.sweep()
+    admin = AdminService(stores=stores, admins={ROOT.id}, max_ttl_seconds=86_400.0, clock=clock)
+    shown = await admin.handle(f"show {iid}", who=ROOT)
+    assert isinstance(shown, QuestionShown)
+    text = text_of(shown)
+    assert '"quorum": 2' in text and '"on_expire": "expire"' in text
+    assert "tally: approve test:bob; reject none" in text
+    assert "level: 1, reminders sent: 0" in text
+    stats = await admin.handle("stats", who=ROOT)
+    assert isinstance(stats, StatsShown) and stats.stats.escalations == 1
+    assert "escalations: 1" in text_of(stats)

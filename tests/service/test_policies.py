@@ -1,0 +1,172 @@
+"""Approval policies on kernel questions: no self-approval, fail-closed expiry, quorum."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from bot.approval import approval_registration, approval_tool
+from bot.client.models import Policy
+from bot.messages import refusal_text
+from bot.outcomes import AlreadyAnswered, AlreadyVoted, Counted, Redeemed, Responder, SelfApproval
+from bot.policy import RequesterOrApprovers, parse_policies
+from bot.questions.quorum import EXPIRED_REJECTION, tally_text
+from bot.stores import QuestionStatus, RunStatus
+from bot.stores.ports import Stores
+from bot.testing import FixedClock, call, calls, say
+from tests.support import REQUESTER, Harness, HarnessFactory
+
+ASK = call("approval", action="deploy", summary="Deploy to production")
+APPROVE = {"decision": "approve", "comment": "ok"}
+REJECT = {"decision": "reject", "comment": "no"}
+BOB = Responder("test:bob", "bo")
+CAROL = Responder("test:carol", "ana")
+DAN = Responder("test:dan", "dan")
+
+
+def _policy(**fields: Any) -> dict[str, dict[str, Any]]:
+    return {"approval": Policy.model_validate(fields).model_dump(mode="json")}
+
+
+async def paused(harness: HarnessFactory, stores: Stores, **policy: Any) -> Harness:
+    h = harness(
+        stores,
+        [calls(ASK), say("done")],
+        tools=[approval_tool()],
+        registrations=[approval_registration()],
+        policy=RequesterOrApprovers(anyone=True),
+        policies=_policy(**policy),
+    )
+    await h.start()
+    assert h.surface.questions, "the run paused on its approval"
+    return h
+
+
+async def _row(h: Harness) -> Any:
+    row = await h.stores.ledger.get(h.surface.questions[-1][1].interrupt_id)
+    assert row is not None
+    return row
+
+
+def _resumes(h: Harness) -> int:
+    # The model is called once to ask, then once per resume.
+    return len(h.provider.calls) - 1
+
+
+async def test_the_requester_is_refused_either_way_and_nothing_changes(
+    harness: HarnessFactory, stores: Stores
+) -> None:
+    h = await paused(harness, stores, requester_may_answer=False)
+    for answer in (APPROVE, REJECT):
+        outcome = await h.answer(answer, who=REQUESTER)
+        assert isinstance(outcome, SelfApproval)
+    assert "only someone else" in refusal_text(SelfApproval())
+    row = await _row(h)
+    assert row.status is QuestionStatus.OUTSTANDING and row.tally is None
+    # An admin who started the run is still the requester.
+    admin = Responder(REQUESTER.id, REQUESTER.name, is_admin=True)
+    assert isinstance(await h.answer(APPROVE, who=admin), SelfApproval)
+    assert isinstance(await h.answer(APPROVE, who=BOB), Redeemed)
+    assert _resumes(h) == 1
+
+
+async def test_by_default_the_requester_may_answer(harness: HarnessFactory, stores: Stores) -> None:
+    h = await paused(harness, stores)
+    assert isinstance(await h.answer(APPROVE, who=REQUESTER), Redeemed)
+
+
+async def test_a_fail_closed_expiry_is_expired_with_a_rejection(
+    harness: HarnessFactory, stores: Stores, clock: FixedClock
+) -> None:
+    h = await paused(harness, stores, on_expire="reject")
+    clock.advance(24 * 3600 + 1)
+    assert await h.service.sweep() == 1
+    await h.service.wait_idle()
+    row = await _row(h)
+    assert row.status is QuestionStatus.EXPIRED and row.answer == EXPIRED_REJECTION
+    observation = json.loads(next(m for m in h.provider.calls[-1] if m.role == "tool").content)
+    assert observation["status"] == "expired"
+    assert observation["answer"]["decision"] == "reject"
+    assert "do not perform the action" in observation["note"]
+
+
+async def test_a_plain_expiry_stores_no_answer(
+    harness: HarnessFactory, stores: Stores, clock: FixedClock
+) -> None:
+    h = await paused(harness, stores)
+    clock.advance(24 * 3600 + 1)
+    assert await h.service.sweep() == 1
+    row = await _row(h)
+    assert row.status is QuestionStatus.EXPIRED and row.answer is None
+
+
+async def test_a_quorum_of_two_needs_two_people(harness: HarnessFactory, stores: Stores) -> None:
+    h = await paused(harness, stores, quorum=2)
+    first = await h.answer(APPROVE, who=BOB)
+    assert first == Counted("approve", 1, 0, 2)
+    assert "1 of 2 approved" in refusal_text(first)
+    row = await _row(h)
+    assert row.status is QuestionStatus.OUTSTANDING
+    assert row.tally["approve"] == ["test:bob"] and row.tally["reject"] == []
+    # The message is redrawn with the tally.
+    redrawn = h.surface.refreshed[-1][0]
+    assert tally_text(redrawn.tally, redrawn.quorum) == "1 of 2 approved: @bo"
+    # The same person again: refused, nothing changes, for either decision.
+    assert isinstance(await h.answer(APPROVE, who=BOB), AlreadyVoted)
+    assert isinstance(await h.answer(REJECT, who=BOB), AlreadyVoted)
+    assert (await _row(h)).tally == row.tally
+    assert _resumes(h) == 0
+    run = await h.stores.runs.get(row.run_id)
+    assert run is not None and run.status is RunStatus.PAUSED
+    done = await h.answer(APPROVE, who=CAROL)
+    assert isinstance(done, Redeemed)
+    closed = await _row(h)
+    assert closed.status is QuestionStatus.ANSWERED
+    assert closed.answer["decision"] == "approve"
+    assert closed.answer["approved_by"] == ["test:bob", "test:carol"]
+    assert closed.closed_by_id == "test:carol"
+    assert _resumes(h) == 1
+    assert isinstance(await h.answer(APPROVE, who=DAN), AlreadyAnswered)
+    assert _resumes(h) == 1
+
+
+async def test_one_reject_rejects_by_default(harness: HarnessFactory, stores: Stores) -> None:
+    h = await paused(harness, stores, quorum=2)
+    assert isinstance(await h.answer(APPROVE, who=BOB), Counted)
+    assert isinstance(await h.answer(REJECT, who=CAROL), Redeemed)
+    closed = await _row(h)
+    assert closed.answer["decision"] == "reject" and closed.answer["rejected_by"] == ["test:carol"]
+    assert _resumes(h) == 1
+
+
+async def test_reject_quorum_needs_as_many_rejects(harness: HarnessFactory, stores: Stores) -> None:
+    h = await paused(harness, stores, quorum=2, reject="quorum")
+    assert await h.answer(REJECT, who=BOB) == Counted("reject", 0, 1, 2)
+    assert (await _row(h)).status is QuestionStatus.OUTSTANDING
+    assert isinstance(await h.answer(REJECT, who=CAROL), Redeemed)
+    assert (await _row(h)).answer["rejected_by"] == ["test:bob", "test:carol"]
+
+
+async def test_votes_are_audited(harness: HarnessFactory, stores: Stores) -> None:
+    h = await paused(harness, stores, quorum=2)
+    await h.answer(APPROVE, who=BOB)
+    await h.answer(APPROVE, who=CAROL)
+    row = await _row(h)
+    kinds = [e.kind for e in await h.stores.audit.recent(run_id=row.run_id)]
+    assert kinds.count("voted") == 2 and kinds.count("answered") == 1
+
+
+def test_bot_policies_are_validated_with_the_api_model() -> None:
+    parsed = parse_policies('{"approval": {"quorum": 2}}')
+    assert parsed["approval"]["quorum"] == 2 and parsed["approval"]["on_expire"] == "expire"
+    for bad, words in (
+        ('{"approval": {"on_expire": "approve"}}', "on_expire"),
+        ('{"approval": {"remind_after_seconds": 0}}', "remind_after_seconds"),
+        ('{"approval": {"nope": 1}}', "nope"),
+        ("[1]", "JSON object"),
+        ("{", "not JSON"),
+    ):
+        with pytest.raises(ValueError, match=words):
+            parse_policies(bad)

@@ -1,0 +1,105 @@
+"""Reminders and escalation steps, on a fixed clock: each sent once, none after the close."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.approval import approval_registration, approval_tool
+from bot.client.models import Policy
+from bot.outcomes import Counted, NotAllowedToAnswer, Redeemed, Responder
+from bot.policy import RequesterOrApprovers, parse_rules
+from bot.stores.ports import Stores
+from bot.testing import FixedClock, call, calls, say
+from tests.support import Harness, HarnessFactory
+
+ASK = call("approval", action="deploy", summary="Deploy to production")
+APPROVE = {"decision": "approve", "comment": ""}
+BOB = Responder("test:bob", "bo")
+CAROL = Responder("test:carol", "cy")
+DAN = Responder("test:dan", "dan")
+
+
+async def paused(harness: HarnessFactory, stores: Stores, **policy: Any) -> Harness:
+    h = harness(
+        stores,
+        [calls(ASK), say("done")],
+        tools=[approval_tool()],
+        registrations=[approval_registration()],
+        policy=RequesterOrApprovers(rules=parse_rules("approval=test:bob test:carol")),
+        policies={"approval": Policy.model_validate(policy).model_dump(mode="json")},
+    )
+    await h.start()
+    return h
+
+
+async def sweep(h: Harness) -> list[dict[str, Any]]:
+    """One sweeper pass and its deliveries; the nudges posted in it."""
+    before = len(h.surface.nudges)
+    await h.service.sweep()
+    h.service.deliverer.kick()
+    await h.service.wait_idle()
+    return [nudge for _, nudge in h.surface.nudges[before:]]
+
+
+async def _row(h: Harness) -> Any:
+    row = await h.stores.ledger.get(h.surface.questions[-1][1].interrupt_id)
+    assert row is not None
+    return row
+
+
+async def test_one_reminder_after_the_delay_and_none_after_the_answer(
+    harness: HarnessFactory, stores: Stores, clock: FixedClock
+) -> None:
+    h = await paused(harness, stores, remind_after_seconds=60)
+    clock.advance(59)
+    assert await sweep(h) == []
+    clock.advance(2)
+    (reminder,) = await sweep(h)
+    assert reminder["kind"] == "reminded"
+    assert reminder["people"] == ["test:bob", "test:carol"]
+    clock.advance(600)
+    assert await sweep(h) == []  # max_reminders defaults to 1
+    assert (await _row(h)).reminders == 1
+    assert isinstance(await h.answer(APPROVE, who=BOB), Redeemed)
+
+
+async def test_reminders_repeat_up_to_the_maximum_and_skip_who_answered(
+    harness: HarnessFactory, stores: Stores, clock: FixedClock
+) -> None:
+    h = await paused(harness, stores, remind_after_seconds=60, max_reminders=2, quorum=2)
+    assert isinstance(await h.answer(APPROVE, who=BOB), Counted)
+    clock.advance(61)
+    assert [n["people"] for n in await sweep(h)] == [["test:carol"]]
+    clock.advance(60)
+    assert [n["people"] for n in await sweep(h)] == [["test:carol"]]
+    clock.advance(600)
+    assert await sweep(h) == []
+
+
+async def test_no_reminder_once_closed(
+    harness: HarnessFactory, stores: Stores, clock: FixedClock
+) -> None:
+    h = await paused(harness, stores, remind_after_seconds=60)
+    assert isinstance(await h.answer(APPROVE, who=BOB), Redeemed)
+    clock.advance(61)
+    assert await sweep(h) == []
+    kinds = [e.kind for e in await h.stores.audit.recent(run_id=(await _row(h)).run_id)]
+    assert "reminded" not in kinds
+
+
+async def test_the_first_escalation_step_pings_its_answerers_once_and_admits_them(
+    harness: HarnessFactory, stores: Stores, clock: FixedClock
+) -> None:
+    ladder = [{"after_seconds": 30, "answerers": ["test:dan"]}]
+    h = await paused(harness, stores, escalate=ladder)
+    assert isinstance(await h.answer(APPROVE, who=DAN), NotAllowedToAnswer)
+    clock.advance(31)
+    (ping,) = await sweep(h)
+    assert ping["kind"] == "escalated" and ping["level"] == 1 and ping["people"] == ["test:dan"]
+    row = await _row(h)
+    assert row.level == 1 and row.reminders == 0
+    clock.advance(600)
+    assert await sweep(h) == []
+    kinds = [e.kind for e in await h.stores.audit.recent(run_id=row.run_id)]
+    assert kinds.count("escalated") == 1
+    assert isinstance(await h.answer(APPROVE, who=DAN), Redeemed)
