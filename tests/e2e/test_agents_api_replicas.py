@@ -47,6 +47,7 @@ async def test_a_long_poll_on_one_replica_wakes_on_an_answer_through_the_other(
     print(f"A's long-polls answered {woke * 1000:.0f} ms after B acknowledged the answer")
     for status, answered in results:
         assert status == 200 and answered["status"] == "answered", answered
-    # The same object on either replica.
+    # The same object on either replica (its delivery mark may land in between).
     status, on_b_object = await Api(http, b.url).get(created["id"])
-    assert status == 200 and on_b_object == results[0][1]
+    assert status == 200
+    assert on_b_object | {"delivery": None} == results[0][1] | {"delivery": None}

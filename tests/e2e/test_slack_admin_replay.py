@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
-import time
 from collections.abc import AsyncIterator
 
 import aiohttp
@@ -19,6 +17,7 @@ import pytest
 
 from tests.e2e._server import BotServer, StartBot
 from tests.e2e._slack import BOB, CHANNEL, SlackDriver, slack_bot, text_of
+from tests.e2e._store import all_delivered, count, query
 from tests.e2e._teams import BOB as TEAMS_BOB
 from tests.e2e._teams import TENANT, card_of, texts
 from tests.e2e._teams import message as teams_message
@@ -63,32 +62,9 @@ class Signed:
             return response.status, await response.text()
 
 
-def query(bot: BotServer, sql: str, *args: object) -> list[tuple[object, ...]]:
-    conn = sqlite3.connect(bot.folder / "bot.sqlite3")
-    try:
-        return list(conn.execute(sql, args))
-    finally:
-        conn.close()
-
-
 def expiry(bot: BotServer, iid: str) -> float:
     ((expires_at,),) = query(bot, "SELECT expires_at FROM pauses WHERE interrupt_id = ?", iid)
     return float(expires_at)  # type: ignore[arg-type]
-
-
-def count(bot: BotServer, sql: str, *args: object) -> int:
-    ((n,),) = query(bot, sql, *args)
-    return int(n)  # type: ignore[call-overload]
-
-
-async def all_delivered(bot: BotServer) -> None:
-    """Readiness wait: every outbox row done (so a kill now leaves nothing in flight)."""
-    deadline = time.monotonic() + SETTLE_SECONDS
-    while count(bot, "SELECT COUNT(*) FROM outbox WHERE state <> 'done'"):
-        if time.monotonic() > deadline:
-            rows = query(bot, "SELECT id, kind, state FROM outbox")
-            raise AssertionError(f"deliveries still pending: {rows}")
-        await asyncio.sleep(0.02)
 
 
 async def test_killed_mid_command_the_replay_applies_it_once(

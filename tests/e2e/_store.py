@@ -1,0 +1,34 @@
+"""A bot process's SQLite file as a test reads it: rows, counts, an outbox all delivered."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+
+from tests.e2e._server import BotServer
+
+SETTLE_SECONDS = 15.0
+
+
+def query(bot: BotServer, sql: str, *args: object) -> list[tuple[object, ...]]:
+    conn = sqlite3.connect(bot.folder / "bot.sqlite3")
+    try:
+        return list(conn.execute(sql, args))
+    finally:
+        conn.close()
+
+
+def count(bot: BotServer, sql: str, *args: object) -> int:
+    ((n,),) = query(bot, sql, *args)
+    return int(n)  # type: ignore[call-overload]
+
+
+async def all_delivered(bot: BotServer) -> None:
+    """Readiness wait: every outbox row done (so a kill now leaves nothing in flight)."""
+    deadline = time.monotonic() + SETTLE_SECONDS
+    while count(bot, "SELECT COUNT(*) FROM outbox WHERE state <> 'done'"):
+        if time.monotonic() > deadline:
+            rows = query(bot, "SELECT id, kind, state FROM outbox")
+            raise AssertionError(f"deliveries still pending: {rows}")
+        await asyncio.sleep(0.02)
