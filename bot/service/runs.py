@@ -23,7 +23,6 @@ from collections.abc import Callable, Mapping
 from typing import Any, assert_never
 
 from bot.human.capability import HumanInteractionCapability
-from bot.kernel.interrupts import PendingInterrupt
 from bot.kernel.turn import Agent, TurnCompleted, TurnPaused
 from bot.messages import RUN_FAILED
 from bot.metrics import Metrics
@@ -242,12 +241,6 @@ class RunService:
 
     async def conversations(self, surface: str, *, limit: int = 50) -> list[ConversationSummary]:
         return await self.stores.runs.conversations(surface, limit=limit)
-
-    def token_for(self, record: Question) -> str:
-        return self.views.token_for(record)
-
-    def interrupt_for(self, record: Question) -> PendingInterrupt:
-        return self.views.interrupt_for(record)
 
     # -- background work -------------------------------------------------------
 

@@ -147,7 +147,7 @@ async def test_messages_of_a_run_wait_for_the_one_owed_before_them(
     surface = DownSurface(error=DeliveryError("503"))
     with_surface(h, surface)
     await h.start()
-    token = h.service.token_for((await stores.ledger.outstanding())[0])
+    token = h.service.views.token_for((await stores.ledger.outstanding())[0])
     assert await h.answer({"answers": {"Which environment?": "staging"}}, token=token)
     assert surface.questions == [] and surface.closed == [] and surface.outcomes == []
     surface.down = False

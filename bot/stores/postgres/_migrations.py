@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import time
 
+from bot.stores._migration_texts import AGENTS_API, POLICIES
 from bot.stores.errors import StoreError
 from bot.stores.postgres._db import Conn
-from bot.stores.sqlite._migrations import AGENTS_API, POLICIES, Migration
 from bot.stores.sqlite._migrations import MIGRATIONS as SQLITE_MIGRATIONS
+from bot.stores.sqlite._migrations import Migration
 
 # Migration 6's counters: a close updates one of 16 rows per status (shards
 # 0-15), so replicas closing questions at once rarely wait on the same row.

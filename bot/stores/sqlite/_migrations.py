@@ -18,6 +18,7 @@ import sqlite3
 import time
 from typing import NamedTuple
 
+from bot.stores._migration_texts import AGENTS_API, POLICIES
 from bot.stores.errors import StoreError
 from bot.stores.sqlite._db import transaction
 
@@ -73,54 +74,6 @@ _AUDIT_COLUMNS = """
                 interrupt_id TEXT NOT NULL,
                 actor TEXT NOT NULL,
                 detail TEXT NOT NULL"""
-
-
-# The agents API (``bot.api``): the question's own answerers, an API
-# question's request, and the keys agents sign in with (only their hashes).
-# Kept as text PostgreSQL's migration reuses, REAL spelled for each.
-AGENTS_API = (
-    "ALTER TABLE pauses ADD COLUMN answerers TEXT NOT NULL DEFAULT '[]'",
-    """CREATE TABLE api_questions (
-                interrupt_id TEXT PRIMARY KEY,
-                key_name TEXT NOT NULL,
-                idempotency_key TEXT NOT NULL,
-                body_hash TEXT NOT NULL,
-                kind TEXT NOT NULL,
-                created_at REAL NOT NULL,
-                callback_url TEXT,
-                metadata TEXT,
-                run_ref TEXT,
-                UNIQUE (key_name, idempotency_key)
-            )""",
-    "CREATE INDEX api_questions_newest ON api_questions (key_name, created_at, interrupt_id)",
-    """CREATE TABLE api_keys (
-                name TEXT PRIMARY KEY,
-                key_hash TEXT NOT NULL UNIQUE,
-                routes TEXT NOT NULL,
-                created_at REAL NOT NULL
-            )""",
-)
-
-
-# Approval policies (``bot.questions.quorum``): the question's policy, its tally,
-# level and reminders, and one vote per person under a quorum. Text PostgreSQL reuses.
-POLICIES = (
-    "ALTER TABLE pauses ADD COLUMN policy TEXT",
-    "ALTER TABLE pauses ADD COLUMN tally TEXT",
-    "ALTER TABLE pauses ADD COLUMN level INTEGER NOT NULL DEFAULT 0",
-    "ALTER TABLE pauses ADD COLUMN reminders INTEGER NOT NULL DEFAULT 0",
-    """CREATE TABLE votes (
-                interrupt_id TEXT NOT NULL,
-                voter TEXT NOT NULL,
-                display TEXT NOT NULL,
-                decision TEXT NOT NULL,
-                answer TEXT NOT NULL,
-                at REAL NOT NULL,
-                PRIMARY KEY (interrupt_id, voter)
-            )""",
-    # Only escalated questions: what ``stats`` sums the levels of.
-    "CREATE INDEX pauses_escalated ON pauses (level) WHERE level > 0",
-)
 
 
 def _without_autoincrement(table: str, columns: str) -> str:

@@ -1,0 +1,141 @@
+"""``python -m bot check``: the settings validated, the store opened, what is reachable probed.
+
+Each line says what is enabled and how, so a typo'd path or an unreachable
+model shows up before the first person is asked anything.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from pydantic import SecretStr
+
+from bot.config import Settings
+
+
+async def check(settings: Settings) -> int:
+    """Validate, open the store, probe what is reachable; 0 when all is well, 2 if not."""
+    from bot.app import agent_spec
+    from bot.human.factory import redemption_is_shared
+    from bot.questions.capability_ports import LifecyclePorts
+    from bot.questions.lifecycle import Lifecycle
+    from bot.signing import signer_from
+
+    for line in settings.warnings():
+        print(f"warning: {line}", file=sys.stderr)
+    # Folders that are missing are created; say so, so a typo'd path shows up here.
+    missing = [
+        folder
+        for folder in (settings.signing.data_dir, _sqlite_folder(settings.store.url))
+        if folder is not None and not folder.exists()
+    ]
+    signer_from(settings)
+    stores = await settings.store.open()
+    try:
+        await stores.ping()
+        # The capability spends through the lifecycle's ports, as the server wires it.
+        shared = redemption_is_shared(LifecyclePorts(Lifecycle(stores.unit), stores.checkpoints))
+    finally:
+        await stores.close()
+    spec = agent_spec(settings)
+    console = "off"
+    if settings.console.enabled:
+        console = f"http://{settings.serving.host}:{settings.serving.port}/"
+        if settings.console.users is not None:
+            console += " (people sign in as themselves)"
+        elif settings.console.password is not None:
+            console += " (one shared sign-in: operator)"
+        else:
+            console += " (open to this machine; answers as the operator)"
+    signing = settings.signing
+    keys = "BOT_SIGNING_KEYS" if signing.keys else f"generated key in {signing.data_dir}"
+    configured = settings.provider
+    model = "scripted" if spec.provider else f"model {configured.model}"
+    if spec.provider is None and configured.base_url and configured.api_key:
+        problem = await _probe_model(configured.base_url, configured.api_key)
+        if problem:
+            print(f"configuration error: OPENAI_BASE_URL: {problem}", file=sys.stderr)
+            return 2
+        model += f" at {configured.base_url}, reachable"
+    from bot.probes import probe_slack, probe_teams
+
+    slack_line = settings.slack.mode or "not configured"
+    teams_line = _teams_state(settings)
+    if settings.slack.mode:
+        slack = await probe_slack(settings.slack)
+        if slack.problem:
+            print(f"configuration error: {slack.variable}: {slack.problem}", file=sys.stderr)
+            return 2
+        slack_line += f"; {slack.detail}" if slack.detail else ""
+    if settings.teams_enabled:
+        teams = await probe_teams(settings.teams)
+        if teams.problem:
+            print(f"configuration error: {teams.variable}: {teams.problem}", file=sys.stderr)
+            return 2
+        teams_line += f"; {teams.detail}" if teams.detail else ""
+    for folder in dict.fromkeys(f for f in missing if f.exists()):
+        print(f"created:  {folder}/ (it did not exist)")
+    print(f"store:    {settings.store.backend} (spends shared across processes: {shared})")
+    print(f"signing:  {keys}")
+    print(f"agent:    {spec.name} ({model})")
+    print(f"console:  {console}")
+    print(f"slack:    {slack_line}")
+    print(f"teams:    {teams_line}")
+    webhooks = settings.webhooks.mode or "off (set BOT_WEBHOOK_SECRET to sign callbacks)"
+    print(f"webhooks: {webhooks}")
+    mcp = _mcp_state(settings)
+    if mcp.startswith("error: "):
+        print(f"configuration error: BOT_MCP_HTTP: {mcp[7:]}", file=sys.stderr)
+        return 2
+    print(f"mcp:      {mcp}")
+    return 0
+
+
+def _mcp_state(settings: Settings) -> str:
+    mcp = settings.mcp
+    if not mcp.http:
+        return "off (set BOT_MCP_HTTP=true to serve /mcp; python -m bot mcp serves stdio)"
+    import importlib.util
+
+    if importlib.util.find_spec("mcp") is None:
+        return "error: is on but the mcp extra is not installed (pip install '.[mcp]')"
+    route = mcp.route or "no route (set BOT_MCP_ROUTE)"
+    return f"/mcp on, questions to {route}, a {mcp.wait_seconds:g} s wait per call"
+
+
+def _sqlite_folder(url: str) -> Path | None:
+    prefix = "sqlite:///"
+    return Path(url[len(prefix) :]).parent if url.startswith(prefix) else None
+
+
+def _teams_state(settings: Settings) -> str:
+    if not settings.teams_enabled:
+        return "not configured (set MicrosoftAppId and MicrosoftAppPassword)"
+    if settings.teams_emulator:
+        return "emulator mode on /api/messages (no MicrosoftAppId: unauthenticated, loopback only)"
+    return f"app {settings.teams.app_id} ({settings.teams.app_type}) on /api/messages"
+
+
+async def _probe_model(base_url: str, api_key: SecretStr) -> str:
+    """'' when ``GET {base}/models`` answers 200 with this key, else what went wrong."""
+    import aiohttp
+
+    url = base_url.rstrip("/") + "/models"
+    headers = {"Authorization": f"Bearer {api_key.get_secret_value()}"}
+    try:
+        async with (
+            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as session,
+            session.get(url, headers=headers) as response,
+        ):
+            if response.status in (401, 403):
+                return f"{base_url} refused OPENAI_API_KEY (HTTP {response.status}); check the key"
+            if response.status != 200:
+                return (
+                    f"{base_url}/models answered HTTP {response.status}; check that the URL "
+                    "is the API's base (it usually ends in /v1)"
+                )
+    except (aiohttp.ClientError, TimeoutError, OSError) as error:
+        reason = type(error).__name__ if isinstance(error, TimeoutError) else str(error)
+        return f"cannot reach {base_url} ({reason}); check the URL and the network"
+    return ""
