@@ -48,6 +48,8 @@ class FakeConnector:
 
     def __init__(self) -> None:
         self.calls: list[Call] = []
+        # Set on each call recorded: waits wake on it, never on a timer.
+        self._recorded = asyncio.Event()
         self.activities: dict[tuple[str, str], dict[str, Any]] = {}
         self.failures: list[Failure] = []
         self.key_fetches = 0
@@ -96,16 +98,25 @@ class FakeConnector:
             if c.method == "PUT" and c.activity_id == activity_id and c.status < 300
         ]
 
+    def _note(self, call: Call) -> None:
+        self.calls.append(call)
+        self._recorded.set()
+
     async def wait_for(self, check: Callable[[], Any], *, what: str, seconds: float = 15.0) -> Any:
-        """Readiness wait: the first truthy ``check()`` within ``seconds``."""
+        """Readiness wait: the first truthy ``check()`` (of the calls) within ``seconds``."""
         deadline = time.monotonic() + seconds
         while True:
+            self._recorded.clear()
             found = check()
             if found:
                 return found
-            if time.monotonic() > deadline:
-                raise AssertionError(f"no {what} within {seconds:.0f} s; calls: {self.calls}")
-            await asyncio.sleep(0.02)
+            try:
+                left = max(deadline - time.monotonic(), 0)
+                await asyncio.wait_for(self._recorded.wait(), left)
+            except TimeoutError:
+                raise AssertionError(
+                    f"no {what} within {seconds:.0f} s; calls: {self.calls}"
+                ) from None
 
     # -- tokens for inbound authentication ---------------------------------------
 
@@ -148,15 +159,15 @@ class FakeConnector:
         auth = request.headers.get("Authorization", "")
         if self.failures:
             failure = self.failures.pop(0)
-            self.calls.append(Call(method, conversation, activity_id, body, auth, failure.status))
+            self._note(Call(method, conversation, activity_id, body, auth, failure.status))
             headers = {"Retry-After": failure.retry_after} if failure.retry_after else {}
             error = {"error": {"code": "Throttled" if failure.status == 429 else "Failure"}}
             return web.json_response(error, status=failure.status, headers=headers)
         if method == "PUT" and (conversation, activity_id) not in self.activities:
-            self.calls.append(Call(method, conversation, activity_id, body, auth, 404))
+            self._note(Call(method, conversation, activity_id, body, auth, 404))
             return web.json_response({"error": {"code": "ActivityNotFound"}}, status=404)
         self.activities[(conversation, activity_id)] = body
-        self.calls.append(Call(method, conversation, activity_id, body, auth, 200))
+        self._note(Call(method, conversation, activity_id, body, auth, 200))
         return web.json_response({"id": activity_id}, status=200 if method == "PUT" else 201)
 
     async def _openid(self, request: web.Request) -> web.Response:

@@ -64,6 +64,8 @@ class FakeSlack:
         self.sockets: list[web.WebSocketResponse] = []
         self.acks: list[dict[str, Any]] = []
         self._ack_event = asyncio.Event()
+        # Set on each call or ack recorded: waits wake on it, never on a timer.
+        self._recorded = asyncio.Event()
         self.holds: dict[str, asyncio.Event] = {}
 
     @property
@@ -129,13 +131,21 @@ class FakeSlack:
         """Readiness wait: the first ``count`` recorded calls of ``method`` (matching ``where``)."""
         deadline = time.monotonic() + seconds
         while True:
+            self._recorded.clear()
             found = [c for c in self.of(method) if where is None or where(c)]
             if len(found) >= count:
                 return found
-            if time.monotonic() > deadline:
+            if not await self._next_record(deadline):
                 seen = [(c.method, str(c.args)[:200]) for c in self.calls]
                 raise AssertionError(f"no {count} x {method} within {seconds:.0f} s; saw {seen}")
-            await asyncio.sleep(0.02)
+
+    async def _next_record(self, deadline: float) -> bool:
+        """Wait for the next call or ack recorded; False once ``deadline`` has passed."""
+        try:
+            await asyncio.wait_for(self._recorded.wait(), max(deadline - time.monotonic(), 0))
+        except TimeoutError:
+            return False
+        return True
 
     # -- Web API -----------------------------------------------------------------
 
@@ -146,6 +156,7 @@ class FakeSlack:
         token = auth.removeprefix("Bearer ").strip()
         call = Call(method, args, token)
         self.calls.append(call)
+        self._recorded.set()
         gate = self.holds.get(method)
         if gate is not None:
             await gate.wait()
@@ -235,6 +246,7 @@ class FakeSlack:
                 data = json.loads(message.data)
                 if "envelope_id" in data:
                     self.acks.append(data)
+                    self._recorded.set()
         self.sockets.remove(ws)
         return ws
 
@@ -257,12 +269,12 @@ class FakeSlack:
     async def ack_for(self, envelope_id: str, *, seconds: float = 15.0) -> dict[str, Any]:
         deadline = time.monotonic() + seconds
         while True:
+            self._recorded.clear()
             for ack in self.acks:
                 if ack.get("envelope_id") == envelope_id:
                     return ack
-            if time.monotonic() > deadline:
+            if not await self._next_record(deadline):
                 raise AssertionError(f"no ack for {envelope_id}; acks: {self.acks}")
-            await asyncio.sleep(0.02)
 
 
 async def _arguments(request: web.Request) -> dict[str, Any]:
