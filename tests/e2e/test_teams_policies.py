@@ -1,15 +1,29 @@
-"""A quorum on Teams: the first approval returns the card with the tally, the second closes it."""
+"""Approval policies on Teams: quorum, no self-approval, a reminder, an escalation step, expiry."""
 
 from __future__ import annotations
 
 import json
+import sqlite3
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.e2e._teams import BOB, TeamsBotApp, actions, card_of, execute, message, texts
-from tests.fakes.bf_connector import FakeConnector
+from bot.web import RUN_SERVICE
+from tests.e2e._teams import (
+    ALICE,
+    BOB,
+    TENANT,
+    TeamsBotApp,
+    actions,
+    card_of,
+    execute,
+    message,
+    texts,
+)
+from tests.fakes.bf_connector import Call, FakeConnector
 
 pytestmark = pytest.mark.e2e
 
@@ -49,3 +63,150 @@ async def test_a_quorum_of_two_on_teams(tmp_path: Path) -> None:
     finally:
         await bot.close()
         await connector.close()
+
+
+DAN = {"id": "29:dan", "name": "Dan", "aadObjectId": "aad-dan"}
+DAN_ID = f"teams:{TENANT}:{DAN['aadObjectId']}"
+APPROVE = "Approve"
+
+
+def policy(**approval: object) -> str:
+    return json.dumps({"approval": approval})
+
+
+async def approval_card(bot: TeamsBotApp, connector: FakeConnector) -> tuple[Call, dict[str, Any]]:
+    """Alice asks for a deploy and picks staging: the approval card's call and its Approve data."""
+    status, _ = await bot.post(message(connector.url, "deploy web"))
+    assert status == 201
+    first = (await connector.wait_for(connector.cards, what="question card"))[0]
+    staging = actions(card_of(first.body))[0]
+    status, _ = await bot.post(execute(connector.url, {**staging["data"]}))
+    assert status == 200
+    call = (await connector.wait_for(lambda: connector.cards()[1:], what="approval card"))[0]
+    approve = next(a for a in actions(card_of(call.body)) if a["title"] == APPROVE)
+    return call, {**approve["data"], "comment": ""}
+
+
+def stored(folder: Path, sql: str) -> tuple[Any, ...]:
+    with sqlite3.connect(folder / "bot.sqlite3") as db:
+        row: tuple[Any, ...] = db.execute(sql).fetchone()
+    return row
+
+
+def posted_starting(connector: FakeConnector, prefix: str) -> list[str]:
+    return [t for t in connector.texts() if t.startswith(prefix)]
+
+
+StartApp = Callable[..., Awaitable[TeamsBotApp]]
+
+
+@pytest.fixture
+async def connector() -> AsyncIterator[FakeConnector]:
+    fake = await FakeConnector().start()
+    yield fake
+    await fake.close()
+
+
+@pytest.fixture
+async def start_app(tmp_path: Path) -> AsyncIterator[StartApp]:
+    apps: list[TeamsBotApp] = []
+
+    async def start(**overrides: Any) -> TeamsBotApp:
+        app = await TeamsBotApp(tmp_path / "bot", **overrides).start()
+        apps.append(app)
+        return app
+
+    yield start
+    for app in apps:
+        await app.close()
+
+
+async def test_the_requester_is_refused_and_nothing_is_counted(
+    tmp_path: Path, start_app: StartApp, connector: FakeConnector
+) -> None:
+    bot = await start_app(
+        BOT_ANYONE_MAY_ANSWER=True, BOT_POLICIES=policy(quorum=2, requester_may_answer=False)
+    )
+    call, approve = await approval_card(bot, connector)
+    status, reply = await bot.post(execute(connector.url, approve, who=ALICE))
+    assert status == 200
+    told = " ".join(texts(reply["value"]))
+    assert "only someone else" in told and "nothing changed" in told
+    assert stored(tmp_path / "bot", "SELECT COUNT(*) FROM votes") == (0,)
+    (tally,) = stored(tmp_path / "bot", "SELECT tally FROM pauses WHERE name = 'approval'")
+    assert not (json.loads(tally) if tally else {}).get("approve")
+    assert connector.updates(call.activity_id) == []  # no redraw: nothing changed
+    status, reply = await bot.post(execute(connector.url, approve, who=BOB))
+    assert status == 200
+    assert "1 of 2 approved: @Bob" in texts(reply["value"])  # Bob's is the first counted
+    status, reply = await bot.post(execute(connector.url, approve, who=CAROL))
+    assert any(t.startswith("Approved by Carol at ") for t in texts(reply["value"]))
+    await connector.wait_for(lambda: posted_starting(connector, "Deployed"), what="final reply")
+
+
+async def test_one_reminder_before_the_answer_and_none_after(
+    tmp_path: Path, start_app: StartApp, connector: FakeConnector
+) -> None:
+    bot = await start_app(
+        BOT_POLICIES=policy(remind_after_seconds=1, max_reminders=2), BOT_SWEEP_SECONDS=0.2
+    )
+    _, approve = await approval_card(bot, connector)
+    reminders = await connector.wait_for(
+        lambda: posted_starting(connector, "Reminder:"), what="reminder"
+    )
+    assert reminders == ["Reminder: aad-alice, this question still waits for your answer."]
+    status, reply = await bot.post(execute(connector.url, approve))
+    assert status == 200
+    assert any(t.startswith("Approved by Alice at ") for t in texts(reply["value"]))
+    await connector.wait_for(lambda: posted_starting(connector, "Deployed"), what="final reply")
+    # A sweep long after a second reminder would be due owes nothing: the question is closed.
+    assert await bot.app[RUN_SERVICE].nudges.sweep(time.time() + 3600) == 0
+    assert stored(tmp_path / "bot", "SELECT reminders FROM pauses WHERE name = 'approval'") == (1,)
+    assert len(posted_starting(connector, "Reminder:")) == 1
+
+
+async def test_the_first_escalation_step_pings_once_and_raises_the_level(
+    tmp_path: Path, start_app: StartApp, connector: FakeConnector
+) -> None:
+    bot = await start_app(
+        BOT_POLICIES=policy(escalate=[{"after_seconds": 1, "answerers": [DAN_ID]}]),
+        BOT_SWEEP_SECONDS=0.2,
+    )
+    _, approve = await approval_card(bot, connector)
+    pings = await connector.wait_for(
+        lambda: posted_starting(connector, "Escalated"), what="escalation ping"
+    )
+    assert pings == ["Escalated to level 1: aad-dan, this question now waits for you too."]
+    assert stored(tmp_path / "bot", "SELECT level FROM pauses WHERE name = 'approval'") == (1,)
+    assert stored(tmp_path / "bot", "SELECT COUNT(*) FROM audit WHERE kind = 'escalated'") == (1,)
+    # No second step: a sweep an hour on owes nothing more.
+    assert await bot.app[RUN_SERVICE].nudges.sweep(time.time() + 3600) == 0
+    status, reply = await bot.post(execute(connector.url, approve, who=DAN))  # Dan admitted
+    assert status == 200
+    assert any(t.startswith("Approved by Dan at ") for t in texts(reply["value"]))
+    await connector.wait_for(lambda: posted_starting(connector, "Deployed"), what="final reply")
+    assert len(posted_starting(connector, "Escalated")) == 1
+    assert stored(tmp_path / "bot", "SELECT COUNT(*) FROM audit WHERE kind = 'escalated'") == (1,)
+
+
+async def test_expiry_edits_the_card_and_a_late_click_says_it_expired(
+    start_app: StartApp, connector: FakeConnector
+) -> None:
+    # Two seconds: the staging pick, a click after the card arrives, beats the first expiry.
+    bot = await start_app(
+        BOT_POLICIES=policy(on_expire="reject"), BOT_TTL_SECONDS=2, BOT_SWEEP_SECONDS=0.2
+    )
+    call, approve = await approval_card(bot, connector)
+    edited = await connector.wait_for(
+        lambda: connector.updates(call.activity_id), what="expired card", seconds=20
+    )
+    card = card_of(edited[-1].body)
+    assert any(t.startswith("Expired at ") for t in texts(card)) and "actions" not in card
+    status, reply = await bot.post(execute(connector.url, approve))
+    assert status == 200
+    assert texts(reply["value"]) == [
+        "This question has expired; ask the bot again to get a fresh one."
+    ]
+    assert len(connector.updates(call.activity_id)) == len(edited)  # the late click edits nothing
+    final = await connector.wait_for(connector.texts, what="final reply")
+    assert final == ["No decision arrived, so I did not deploy web: it expired unanswered."]
