@@ -147,10 +147,16 @@ async def test_the_requester_is_refused_and_nothing_is_counted(
 async def test_one_reminder_before_the_answer_and_none_after(
     tmp_path: Path, start_app: StartApp, connector: FakeConnector
 ) -> None:
+    # The sweeper's pass is driven here, a second ahead: no background pass, no waiting.
     bot = await start_app(
-        BOT_POLICIES=policy(remind_after_seconds=1, max_reminders=2), BOT_SWEEP_SECONDS=0.2
+        BOT_POLICIES=policy(remind_after_seconds=1, max_reminders=2),
+        BOT_SWEEP_SECONDS=3600,
+        BOT_LEASE_SECONDS=3600,
     )
     _, approve = await approval_card(bot, connector)
+    service = bot.app[RUN_SERVICE]
+    assert await service.nudges.sweep(time.time() + 1.5) == 1
+    service.deliverer.kick()  # as the sweeper's pass does after it
     reminders = await connector.wait_for(
         lambda: posted_starting(connector, "Reminder:"), what="reminder"
     )
@@ -170,9 +176,13 @@ async def test_the_first_escalation_step_pings_once_and_raises_the_level(
 ) -> None:
     bot = await start_app(
         BOT_POLICIES=policy(escalate=[{"after_seconds": 1, "answerers": [DAN_ID]}]),
-        BOT_SWEEP_SECONDS=0.2,
+        BOT_SWEEP_SECONDS=3600,
+        BOT_LEASE_SECONDS=3600,
     )
     _, approve = await approval_card(bot, connector)
+    service = bot.app[RUN_SERVICE]
+    assert await service.nudges.sweep(time.time() + 1.5) == 1
+    service.deliverer.kick()  # as the sweeper's pass does after it
     pings = await connector.wait_for(
         lambda: posted_starting(connector, "Escalated"), what="escalation ping"
     )
@@ -192,9 +202,9 @@ async def test_the_first_escalation_step_pings_once_and_raises_the_level(
 async def test_expiry_edits_the_card_and_a_late_click_says_it_expired(
     start_app: StartApp, connector: FakeConnector
 ) -> None:
-    # Two seconds: the staging pick, a click after the card arrives, beats the first expiry.
+    # Five seconds: the staging pick, a click after the card arrives, beats the first expiry.
     bot = await start_app(
-        BOT_POLICIES=policy(on_expire="reject"), BOT_TTL_SECONDS=2, BOT_SWEEP_SECONDS=0.2
+        BOT_POLICIES=policy(on_expire="reject"), BOT_TTL_SECONDS=5, BOT_SWEEP_SECONDS=0.2
     )
     call, approve = await approval_card(bot, connector)
     edited = await connector.wait_for(
