@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 from typing import Any
+
+import pytest
+
+from tests.e2e._api import API_KEY
+from tests.fakes.slack_api import buttons
 
 ROOT = Path(__file__).resolve().parents[2]
 # The user id the pages name as the one approver; the Slack clicks come from it.
@@ -27,3 +33,34 @@ def load(page: str, model_line: str, model: Any) -> dict[str, Any]:
     namespace: dict[str, Any] = {"__model__": model, "__name__": "example"}
     exec(compile(code, page, "exec"), namespace)  # noqa: S102 - the page's own code, to test it
     return namespace
+
+
+# The two deploys every page's example asks approval for.
+WEB = {"service": "web", "version": "1.5.0"}
+DB = {"service": "db", "version": "17.2"}
+
+
+def posted_question(call: Any) -> bool:
+    """A Slack message with buttons that the fake answered: a question as posted."""
+    return bool(call.response and buttons(call.args))
+
+
+async def die_then_decide(
+    example: dict[str, Any], desk: Any, monkeypatch: pytest.MonkeyPatch, saved: str
+) -> tuple[Path, list[Any]]:
+    """The example's agent dies while it waits, runs again from its saved file ``saved``,
+    and the approver approves WEB and rejects DB; the saved file and the questions asked."""
+    monkeypatch.setenv("BRIDGE_URL", desk.url)
+    monkeypatch.setenv("BRIDGE_API_KEY", API_KEY)
+    first = asyncio.create_task(example["main"]())
+    await desk.door.fake.wait_for("chat.postMessage", 2, where=posted_question)
+    first.cancel()  # the agent's process dies while it waits
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    path: Path = example[saved]
+    assert await asyncio.to_thread(path.exists)
+    second = asyncio.create_task(example["main"]())
+    await desk.decide(WEB, approve=True)
+    await desk.decide(DB, approve=False, comment="not during the freeze")
+    await asyncio.wait_for(second, 30)
+    return path, list(await desk.questions(example["RUN_ID"]))
