@@ -34,6 +34,11 @@ class Row(Protocol):
     def __getitem__(self, key: str, /) -> Any: ...
 
 
+# Statuses the SQL compares with, as the plain text the drivers bind.
+OUTSTANDING = str(QuestionStatus.OUTSTANDING)
+RUNNING = str(RunStatus.RUNNING)
+PENDING = str(DeliveryState.PENDING)
+
 # One encoder: json.dumps with separators= builds a new encoder per call.
 _ENCODER = json.JSONEncoder(separators=(",", ":"))
 

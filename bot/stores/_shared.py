@@ -19,14 +19,13 @@ from bot.questions.records import (
     AuditEvent,
     ConversationSummary,
     Question,
-    QuestionStatus,
     RunRecord,
-    RunStatus,
 )
 from bot.questions.write import UnitOfWork
 from bot.stores import _rows
 from bot.stores._api import SqlApiRecords
 from bot.stores._replays import SqlReplays
+from bot.stores._rows import OUTSTANDING, RUNNING
 from bot.stores._sql import CHECKPOINT_STATE, JOURNAL_STEPS, Statements
 from bot.stores.ports import (
     AdminStore,
@@ -41,8 +40,6 @@ from bot.stores.ports import (
     Runs,
 )
 
-_OUTSTANDING = str(QuestionStatus.OUTSTANDING)
-_RUNNING = str(RunStatus.RUNNING)
 RUN_WRITE_COLUMNS = (*_rows.RUN_COLUMNS, "conversation_key")
 INSERT_RUN = (
     f"INSERT INTO runs ({', '.join(RUN_WRITE_COLUMNS)})"  # noqa: S608 - our own identifiers
@@ -183,7 +180,7 @@ class SqlLeases:
         self._lapsed = _LAPSED.format(skip_locked=db.dialect.skip_locked)
 
     async def acquire(self, run_id: str, owner: str, *, now: float, until: float) -> bool:
-        params = (owner, until, run_id, _RUNNING, now, owner)
+        params = (owner, until, run_id, RUNNING, now, owner)
         return bool(await self._db.write(_ACQUIRE, *params))
 
     async def renew(self, run_id: str, owner: str, *, until: float) -> bool:
@@ -198,7 +195,7 @@ class SqlLeases:
         await self._db.write(sql, run_id, owner)
 
     async def lapsed(self, now: float, *, limit: int = 100) -> list[str]:
-        rows = await self._db.rows(self._lapsed, _RUNNING, now, max(limit, 0))
+        rows = await self._db.rows(self._lapsed, RUNNING, now, max(limit, 0))
         return [row["run_id"] for row in rows]
 
 
@@ -315,13 +312,13 @@ class SqlLedger:
     async def outstanding(self, *, scope: str | None = None) -> list[Question]:
         # The list grows with the table, not with a limit.
         rows = await self._db.many_rows(
-            self._outstanding, _OUTSTANDING, scope, scope, self._no_limit
+            self._outstanding, OUTSTANDING, scope, scope, self._no_limit
         )
         return _rows.pauses_from_rows(rows)
 
     async def overdue(self, now: float, *, limit: int = 100) -> list[Question]:
         return _rows.pauses_from_rows(
-            await self._db.rows(self._overdue, _OUTSTANDING, now, max(limit, 0))
+            await self._db.rows(self._overdue, OUTSTANDING, now, max(limit, 0))
         )
 
     async def for_runs(self, run_ids: Sequence[str]) -> list[Question]:

@@ -58,6 +58,8 @@ _DELIVERIES = (
 
 @dataclass  # tests patch methods on the instance
 class PostgresAdmin:
+    """Admin reads; its counters are summed over their shards."""
+
     db: Database
 
     async def pending(

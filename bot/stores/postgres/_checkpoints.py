@@ -17,7 +17,7 @@ _LOCK_RUN_VERSIONS = "SELECT pg_advisory_xact_lock(hashtextextended('chatops-bot
 
 @dataclass
 class PostgresCheckpoints(SqlCheckpointReads):
-    """Turn state, versioned per run: the ids read ``run_id:version``."""
+    """Turn state, versioned per run (ids ``run_id:version``); one run's saves queue on a lock."""
 
     db: Database
 

@@ -14,13 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.stores._rows import delivery_from_row, dump
+from bot.stores._rows import PENDING, delivery_from_row, dump
 from bot.stores.ports import Delivered
 from bot.stores.postgres._db import Database
-from bot.stores.records import Delivery, DeliveryState, RunStatus
-
-_RUNNING = str(RunStatus.RUNNING)
-_PENDING = str(DeliveryState.PENDING)
+from bot.stores.records import Delivery, DeliveryState
 
 
 # Taken over only when free, lapsed or already ours.
@@ -28,7 +25,7 @@ def _followed(row: str) -> str:
     """Another pending row of the run waits behind ``row`` (``Delivery.followed``)."""
     return (
         "EXISTS (SELECT 1 FROM outbox AS f"  # noqa: S608 - our own constants
-        f" WHERE f.run_id = {row}.run_id AND f.state = '{_PENDING}' AND f.id > {row}.id)"
+        f" WHERE f.run_id = {row}.run_id AND f.state = '{PENDING}' AND f.id > {row}.id)"
         " AS followed"
     )
 
@@ -38,11 +35,11 @@ def _followed(row: str) -> str:
 _DUE = f"""
 SELECT o.*, (o.claimed_by = $1 AND o.claimed_until > $2) AS mine, {_followed("o")}
 FROM outbox AS o
-WHERE o.state = '{_PENDING}' AND o.next_at <= $2 AND (o.claimed_until <= $2 OR o.claimed_by = $1)
+WHERE o.state = '{PENDING}' AND o.next_at <= $2 AND (o.claimed_until <= $2 OR o.claimed_by = $1)
   AND o.surface = ANY($3::text[])
   AND NOT EXISTS (
       SELECT 1 FROM outbox AS e
-      WHERE e.run_id = o.run_id AND e.state = '{_PENDING}' AND e.id < o.id)
+      WHERE e.run_id = o.run_id AND e.state = '{PENDING}' AND e.id < o.id)
 ORDER BY o.id LIMIT $4
 """  # noqa: S608 - our own constants
 # Claims due rows nobody holds, skipping those another replica is claiming
@@ -53,11 +50,11 @@ _TAKE = f"""
 UPDATE outbox SET claimed_until = $1, claimed_by = $2
 WHERE id IN (
     SELECT o.id FROM outbox AS o
-    WHERE o.state = '{_PENDING}' AND o.next_at <= $3 AND o.claimed_until <= $3
+    WHERE o.state = '{PENDING}' AND o.next_at <= $3 AND o.claimed_until <= $3
       AND o.surface = ANY($4::text[])
       AND NOT EXISTS (
           SELECT 1 FROM outbox AS e
-          WHERE e.run_id = o.run_id AND e.state = '{_PENDING}' AND e.id < o.id)
+          WHERE e.run_id = o.run_id AND e.state = '{PENDING}' AND e.id < o.id)
     ORDER BY o.id LIMIT $5
     FOR UPDATE OF o SKIP LOCKED)
 RETURNING *, {_followed("outbox")}
@@ -87,6 +84,8 @@ FROM given_up WHERE runs.run_id = given_up.run_id
 
 @dataclass  # tests patch methods on the instance
 class PostgresOutbox:
+    """Owed messages; replicas claim rows with ``FOR UPDATE SKIP LOCKED``, never the same one."""
+
     db: Database
 
     async def claim(

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import time
 
-from bot.stores._migration_texts import AGENTS_API, POLICIES
 from bot.stores.errors import StoreError
 from bot.stores.postgres._db import Conn
 from bot.stores.sqlite._migrations import MIGRATIONS as SQLITE_MIGRATIONS
@@ -83,81 +82,30 @@ _ADMIN: tuple[str, ...] = (
 )
 
 # Append only, in step with ``bot.stores.sqlite._migrations``: never edit one that shipped.
+# SQLite's spellings that PostgreSQL writes otherwise; a migration that needs
+# nothing more than these is SQLite's own text, spelled for PostgreSQL.
+_SPELLINGS = (
+    ("INTEGER PRIMARY KEY AUTOINCREMENT", "BIGSERIAL PRIMARY KEY"),
+    ("seq INTEGER PRIMARY KEY", "seq BIGSERIAL PRIMARY KEY"),
+    (" by TEXT", ' "by" TEXT'),  # a reserved word here
+    (" REAL", " DOUBLE PRECISION"),
+    (" BLOB", " BYTEA"),
+)
+
+
+def _as_in_sqlite(version: int) -> Migration:
+    """SQLite's migration ``version``, with each statement spelled for PostgreSQL."""
+    migration = SQLITE_MIGRATIONS[version - 1]
+    statements = []
+    for statement in migration.sql:
+        for sqlite_word, postgres_word in _SPELLINGS:
+            statement = statement.replace(sqlite_word, postgres_word)
+        statements.append(statement)
+    return Migration(version, migration.description, tuple(statements))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
-    Migration(
-        1,
-        SQLITE_MIGRATIONS[0].description,
-        (
-            """CREATE TABLE runs (
-                seq BIGSERIAL PRIMARY KEY,
-                run_id TEXT NOT NULL UNIQUE,
-                scope TEXT NOT NULL,
-                surface TEXT NOT NULL,
-                requester TEXT NOT NULL,
-                text TEXT NOT NULL,
-                created_at DOUBLE PRECISION NOT NULL,
-                conversation TEXT NOT NULL,
-                status TEXT NOT NULL,
-                updated_at DOUBLE PRECISION NOT NULL,
-                final_text TEXT NOT NULL
-            )""",
-            """CREATE TABLE pauses (
-                seq BIGSERIAL PRIMARY KEY,
-                interrupt_id TEXT NOT NULL UNIQUE,
-                run_id TEXT NOT NULL,
-                scope TEXT NOT NULL,
-                name TEXT NOT NULL,
-                tool_call_id TEXT NOT NULL,
-                checkpoint_id TEXT NOT NULL,
-                payload TEXT NOT NULL,
-                issued_at DOUBLE PRECISION NOT NULL,
-                expires_at DOUBLE PRECISION NOT NULL,
-                root_run_id TEXT NOT NULL,
-                session_id TEXT NOT NULL,
-                thread_id TEXT NOT NULL,
-                status TEXT NOT NULL,
-                answer TEXT,
-                closed_by TEXT NOT NULL,
-                closed_at DOUBLE PRECISION,
-                resumed_at DOUBLE PRECISION,
-                message_ref TEXT
-            )""",
-            "CREATE INDEX pauses_status_expires ON pauses (status, expires_at)",
-            "CREATE INDEX pauses_run ON pauses (run_id)",
-            """CREATE TABLE cross_scope_attempts (
-                seq BIGSERIAL PRIMARY KEY,
-                interrupt_id TEXT NOT NULL
-                    REFERENCES pauses (interrupt_id) ON DELETE CASCADE,
-                attempt_json TEXT NOT NULL,
-                at DOUBLE PRECISION NOT NULL
-            )""",
-            "CREATE INDEX cross_scope_attempts_pause ON cross_scope_attempts (interrupt_id)",
-            """CREATE TABLE spends (
-                interrupt_id TEXT PRIMARY KEY,
-                "by" TEXT NOT NULL,
-                at DOUBLE PRECISION NOT NULL,
-                status TEXT NOT NULL
-            )""",
-            """CREATE TABLE checkpoints (
-                checkpoint_id TEXT PRIMARY KEY,
-                run_id TEXT NOT NULL,
-                version INTEGER NOT NULL,
-                state TEXT NOT NULL,
-                created_at DOUBLE PRECISION NOT NULL,
-                UNIQUE (run_id, version)
-            )""",
-            """CREATE TABLE audit (
-                id BIGSERIAL PRIMARY KEY,
-                at DOUBLE PRECISION NOT NULL,
-                kind TEXT NOT NULL,
-                run_id TEXT NOT NULL,
-                interrupt_id TEXT NOT NULL,
-                actor TEXT NOT NULL,
-                detail TEXT NOT NULL
-            )""",
-            "CREATE INDEX audit_run ON audit (run_id)",
-        ),
-    ),
+    _as_in_sqlite(1),
     Migration(
         2,
         SQLITE_MIGRATIONS[1].description,
@@ -167,87 +115,16 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX runs_conversation ON runs (surface, conversation_key, created_at)",
         ),
     ),
-    Migration(
-        3,
-        SQLITE_MIGRATIONS[2].description,
-        ("ALTER TABLE pauses ADD COLUMN resume_claimed_until DOUBLE PRECISION",),
-    ),
-    Migration(
-        4,
-        SQLITE_MIGRATIONS[3].description,
-        (
-            "ALTER TABLE runs ADD COLUMN lease_owner TEXT NOT NULL DEFAULT ''",
-            "ALTER TABLE runs ADD COLUMN lease_until DOUBLE PRECISION",
-            "ALTER TABLE runs ADD COLUMN delivery_error TEXT NOT NULL DEFAULT ''",
-            "CREATE INDEX runs_status_lease ON runs (status, lease_until)",
-            "ALTER TABLE pauses ADD COLUMN closed_by_id TEXT NOT NULL DEFAULT ''",
-            "ALTER TABLE pauses ADD COLUMN cross_scope_count INTEGER NOT NULL DEFAULT 0",
-            """UPDATE pauses SET cross_scope_count = (
-                SELECT COUNT(*) FROM cross_scope_attempts AS a
-                WHERE a.interrupt_id = pauses.interrupt_id)""",
-            "CREATE UNIQUE INDEX pauses_run_call ON pauses (run_id, tool_call_id)",
-            """CREATE TABLE journal (
-                run_id TEXT NOT NULL,
-                step TEXT NOT NULL,
-                value TEXT NOT NULL,
-                at DOUBLE PRECISION NOT NULL,
-                PRIMARY KEY (run_id, step)
-            )""",
-            """CREATE TABLE outbox (
-                id BIGSERIAL PRIMARY KEY,
-                run_id TEXT NOT NULL,
-                surface TEXT NOT NULL,
-                kind TEXT NOT NULL,
-                interrupt_id TEXT NOT NULL,
-                body TEXT NOT NULL,
-                created_at DOUBLE PRECISION NOT NULL,
-                state TEXT NOT NULL,
-                attempts INTEGER NOT NULL,
-                next_at DOUBLE PRECISION NOT NULL,
-                claimed_until DOUBLE PRECISION NOT NULL,
-                claimed_by TEXT NOT NULL,
-                last_error TEXT NOT NULL,
-                done_at DOUBLE PRECISION
-            )""",
-            "CREATE INDEX outbox_due ON outbox (state, next_at)",
-            "CREATE INDEX outbox_run ON outbox (run_id, state, id)",
-        ),
-    ),
-    Migration(
-        5,
-        SQLITE_MIGRATIONS[4].description,
-        (
-            "CREATE TABLE installations (platform TEXT NOT NULL, key TEXT NOT NULL,"
-            " blob TEXT NOT NULL, updated_at DOUBLE PRECISION NOT NULL,"
-            " PRIMARY KEY (platform, key))",
-        ),
-    ),
+    _as_in_sqlite(3),
+    _as_in_sqlite(4),
+    _as_in_sqlite(5),
     Migration(6, SQLITE_MIGRATIONS[5].description, _ADMIN),
     # Here the spends row's unique insert is what decides racing replicas, so
     # it stays; only the index pauses_run_call (run_id, tool_call_id) covers goes.
     Migration(7, SQLITE_MIGRATIONS[6].description, ("DROP INDEX pauses_run",)),
-    Migration(
-        8,
-        SQLITE_MIGRATIONS[7].description,
-        tuple(statement.replace(" REAL", " DOUBLE PRECISION") for statement in AGENTS_API),
-    ),
-    Migration(
-        9,
-        SQLITE_MIGRATIONS[8].description,
-        (
-            "CREATE TABLE seen_requests (key TEXT PRIMARY KEY,"
-            " expires_at DOUBLE PRECISION NOT NULL, status INTEGER, body BYTEA, content_type TEXT)",
-            "CREATE INDEX seen_requests_expiry ON seen_requests (expires_at)",
-            "CREATE TABLE once_keys (key TEXT PRIMARY KEY, at DOUBLE PRECISION NOT NULL,"
-            " expires_at DOUBLE PRECISION NOT NULL)",
-            "CREATE INDEX once_keys_expiry ON once_keys (expires_at)",
-        ),
-    ),
-    Migration(
-        10,
-        SQLITE_MIGRATIONS[9].description,
-        tuple(statement.replace(" REAL", " DOUBLE PRECISION") for statement in POLICIES),
-    ),
+    _as_in_sqlite(8),
+    _as_in_sqlite(9),
+    _as_in_sqlite(10),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

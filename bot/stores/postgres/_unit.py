@@ -20,7 +20,6 @@ from typing import Any
 
 from bot.questions.records import (
     DeliveryKind,
-    DeliveryState,
     Question,
     QuestionStatus,
     RunRecord,
@@ -40,6 +39,7 @@ from bot.questions.write import (
     tally_of,
 )
 from bot.stores import _rows
+from bot.stores._rows import OUTSTANDING, PENDING
 from bot.stores._shared import (
     INSERT_ONCE_KEY,
     PRUNE_ONCE_KEYS,
@@ -51,8 +51,6 @@ from bot.stores._sql import POSTGRES, numbered
 from bot.stores.postgres._changes import notice
 from bot.stores.postgres._db import Conn, Database
 
-_OUTSTANDING = str(QuestionStatus.OUTSTANDING)
-_PENDING = str(DeliveryState.PENDING)
 _GET = numbered(pauses_query("WHERE p.interrupt_id = ?", "p.seq"))
 _PRUNE_ONCE = numbered(PRUNE_ONCE_KEYS)
 _ONCE = numbered(INSERT_ONCE_KEY)
@@ -60,9 +58,7 @@ _EARLIER = RUNS_IN_CONVERSATION.format(key_is_text=POSTGRES.key_is_text)
 
 
 # A quorum's votes (``vote``): the question row locked first, so votes queue per question.
-_LOCK_OPEN = (
-    f"SELECT * FROM pauses WHERE interrupt_id = $1 AND status = '{_OUTSTANDING}' FOR UPDATE"  # noqa: S608 - our own text
-)
+_LOCK_OPEN = f"SELECT * FROM pauses WHERE interrupt_id = $1 AND status = '{OUTSTANDING}' FOR UPDATE"  # noqa: S608 - our own text
 _INSERT_VOTE = (
     "INSERT INTO votes (interrupt_id, voter, display, decision, answer, at)"
     " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (interrupt_id, voter) DO NOTHING RETURNING 1"
@@ -109,7 +105,7 @@ def _question_cte(write: Write, p: _Params) -> str | None:
             return (
                 f"UPDATE pauses SET status = {status}, answer = {answer},"  # noqa: S608 - our own text
                 f" closed_by = {p(change.by)}, closed_by_id = {p(change.by_id)}, closed_at = {at}"
-                f" WHERE interrupt_id = {p(change.interrupt_id)} AND status = '{_OUTSTANDING}'"
+                f" WHERE interrupt_id = {p(change.interrupt_id)} AND status = '{OUTSTANDING}'"
                 f" AND ({status} <> '{QuestionStatus.EXPIRED}' OR expires_at <= {at})"
                 f"{f' AND expires_at > {at}' if change.unexpired else ''} {returning}"
             )
@@ -117,17 +113,17 @@ def _question_cte(write: Write, p: _Params) -> str | None:
             return (
                 f"UPDATE pauses SET expires_at = {p(change.expires_at)}"  # noqa: S608 - our own text
                 f" WHERE interrupt_id = {p(change.interrupt_id)}"
-                f" AND status = '{_OUTSTANDING}' {returning}"
+                f" AND status = '{OUTSTANDING}' {returning}"
             )
         case StillOpen():
             return (
                 f"SELECT * FROM pauses WHERE interrupt_id = {p(change.interrupt_id)}"  # noqa: S608 - our own text
-                f" AND status = '{_OUTSTANDING}' FOR UPDATE"
+                f" AND status = '{OUTSTANDING}' FOR UPDATE"
             )
         case Nudge():
             return (
                 f"UPDATE pauses SET reminders = {p(change.now[0])}, level = {p(change.now[1])}"  # noqa: S608 - our own text
-                f" WHERE interrupt_id = {p(change.interrupt_id)} AND status = '{_OUTSTANDING}'"
+                f" WHERE interrupt_id = {p(change.interrupt_id)} AND status = '{OUTSTANDING}'"
                 f" AND reminders = {p(change.was[0])} AND level = {p(change.was[1])} {returning}"
             )
 
@@ -197,7 +193,7 @@ def _statement(write: Write, texts: dict[str, Any]) -> tuple[str, list[Any]]:
     if move is not None and move.resumed:
         ctes.append(
             f"resumed AS (UPDATE pauses SET resumed_at = {at} FROM go"  # noqa: S608 - our own text
-            f" WHERE pauses.run_id = go.run_id AND pauses.status <> '{_OUTSTANDING}'"
+            f" WHERE pauses.run_id = go.run_id AND pauses.status <> '{OUTSTANDING}'"
             " AND pauses.resumed_at IS NULL)"
         )
     checkpoint = write.checkpoint
@@ -242,7 +238,7 @@ def _statement(write: Write, texts: dict[str, Any]) -> tuple[str, list[Any]]:
         ctes.append(
             "owed AS (INSERT INTO outbox (run_id, surface, kind, interrupt_id, body, created_at,"  # noqa: S608 - our own text
             " state, attempts, next_at, claimed_until, claimed_by, last_error)"
-            f" SELECT run.run_id, run.surface, o.kind, o.interrupt_id, o.body, {at}, '{_PENDING}',"
+            f" SELECT run.run_id, run.surface, o.kind, o.interrupt_id, o.body, {at}, '{PENDING}',"
             f" 0, {at}, {held_until}, {held_by}, '' FROM run,"
             f" unnest({kinds}, {ids}, {bodies}) WITH ORDINALITY AS o(kind, interrupt_id, body, n)"
             # A webhook is owed only to a question that names a callback.
@@ -278,7 +274,7 @@ def _statement(write: Write, texts: dict[str, Any]) -> tuple[str, list[Any]]:
         " (SELECT surface FROM run) AS owed_surface,"
         " (SELECT COUNT(*) FROM told) AS told,"
         f" ARRAY(SELECT e.id FROM outbox AS e WHERE e.run_id = (SELECT run_id FROM go)"
-        f" AND e.state = '{_PENDING}' ORDER BY e.id) AS earlier FROM {source}"
+        f" AND e.state = '{PENDING}' ORDER BY e.id) AS earlier FROM {source}"
     )
     return f"WITH {', '.join(ctes)} {select}", p.values
 

@@ -86,6 +86,8 @@ _DELIVERIES = (
 
 @dataclass  # tests patch methods on the instance
 class SqliteAdmin:
+    """Admin reads; its counters are one row per status, kept by triggers."""
+
     db: Database
 
     async def pending(

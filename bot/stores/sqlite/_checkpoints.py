@@ -14,7 +14,7 @@ from bot.stores.sqlite._db import Database, transaction
 
 @dataclass
 class SqliteCheckpoints(SqlCheckpointReads):
-    """Turn state, versioned per run: the ids read ``run_id:version``."""
+    """Turn state, versioned per run (ids read ``run_id:version``), saved under the write lock."""
 
     db: Database
 

@@ -12,17 +12,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.stores._rows import delivery_from_row, dump
+from bot.stores._rows import PENDING, delivery_from_row, dump
 from bot.stores.ports import Delivered
 from bot.stores.records import (
     Delivery,
     DeliveryState,
-    RunStatus,
 )
 from bot.stores.sqlite._db import Database, transaction
 
-_RUNNING = str(RunStatus.RUNNING)
-_PENDING = str(DeliveryState.PENDING)
 _DONE = str(DeliveryState.DONE)
 
 _DUE = """
@@ -45,12 +42,24 @@ _TAKE = (
 
 @dataclass  # tests patch methods on the instance
 class SqliteOutbox:
+    """Owed messages; a claim takes due rows in one transaction under the write lock."""
+
     db: Database
 
     async def claim(
         self, now: float, *, until: float, owner: str, surfaces: Sequence[str], limit: int = 50
     ) -> list[Delivery]:
-        due = (owner, now, _PENDING, now, now, owner, json.dumps(list(surfaces)), _PENDING, limit)
+        due = (
+            owner,
+            now,
+            PENDING,
+            now,
+            now,
+            owner,
+            json.dumps(list(surfaces)),
+            PENDING,
+            limit,
+        )
 
         def claim(conn: sqlite3.Connection) -> list[Delivery]:
             # Read first, without the write lock: most passes find only rows
@@ -65,7 +74,7 @@ class SqliteOutbox:
             if others:
                 with transaction(conn):
                     for row in others:
-                        params = (until, owner, row["id"], _PENDING, now, now)
+                        params = (until, owner, row["id"], PENDING, now, now)
                         took = conn.execute(_TAKE, params).fetchone()
                         if took is not None:
                             taken.append(delivery_from_row(took, followed=bool(row["followed"])))

@@ -46,6 +46,12 @@ def _bucketed(statement: str) -> str:
 
 
 # Kept as constants because version 7 rebuilds their tables with the same text.
+# A question answered (asked answered, or answered later) adds one to its bucket.
+_COUNT_ANSWER = """
+                INSERT OR IGNORE INTO answer_times (bucket, n)
+                VALUES (BUCKET(NEW), 0);
+                UPDATE answer_times SET n = n + 1 WHERE bucket = BUCKET(NEW);
+            """
 _REFUSAL_COUNTS_TRIGGER = """CREATE TRIGGER refusal_counts_insert AFTER INSERT ON audit
             WHEN NEW.kind = 'refused' BEGIN
                 INSERT OR IGNORE INTO refusal_counts (reason, n)
@@ -252,18 +258,10 @@ MIGRATIONS: tuple[Migration, ...] = (
             _bucketed("""INSERT INTO answer_times (bucket, n)
             SELECT BUCKET(pauses), COUNT(*) FROM pauses
             WHERE status = 'answered' GROUP BY 1"""),
-            _bucketed("""CREATE TRIGGER answer_times_insert AFTER INSERT ON pauses
-            WHEN NEW.status = 'answered' BEGIN
-                INSERT OR IGNORE INTO answer_times (bucket, n)
-                VALUES (BUCKET(NEW), 0);
-                UPDATE answer_times SET n = n + 1 WHERE bucket = BUCKET(NEW);
-            END"""),
-            _bucketed("""CREATE TRIGGER answer_times_answered AFTER UPDATE OF status ON pauses
-            WHEN NEW.status = 'answered' AND OLD.status <> 'answered' BEGIN
-                INSERT OR IGNORE INTO answer_times (bucket, n)
-                VALUES (BUCKET(NEW), 0);
-                UPDATE answer_times SET n = n + 1 WHERE bucket = BUCKET(NEW);
-            END"""),
+            _bucketed(f"""CREATE TRIGGER answer_times_insert AFTER INSERT ON pauses
+            WHEN NEW.status = 'answered' BEGIN{_COUNT_ANSWER}END"""),
+            _bucketed(f"""CREATE TRIGGER answer_times_answered AFTER UPDATE OF status ON pauses
+            WHEN NEW.status = 'answered' AND OLD.status <> 'answered' BEGIN{_COUNT_ANSWER}END"""),
             _bucketed("""CREATE TRIGGER answer_times_unanswered AFTER UPDATE OF status ON pauses
             WHEN OLD.status = 'answered' AND NEW.status <> 'answered' BEGIN
                 UPDATE answer_times SET n = n - 1 WHERE bucket = BUCKET(OLD);

@@ -14,9 +14,7 @@ from typing import Any
 
 from bot.questions.records import (
     DeliveryKind,
-    DeliveryState,
     Question,
-    QuestionStatus,
     RunRecord,
 )
 from bot.questions.write import (
@@ -34,6 +32,7 @@ from bot.questions.write import (
     tally_of,
 )
 from bot.stores import _rows
+from bot.stores._rows import OUTSTANDING, PENDING
 from bot.stores._shared import (
     INSERT_ONCE_KEY,
     INSERT_RUN,
@@ -44,8 +43,6 @@ from bot.stores._shared import (
 from bot.stores._sql import CHECKPOINT_STATE, JOURNAL_STEPS, SQLITE
 from bot.stores.sqlite._db import Database, transaction
 
-_OUTSTANDING = str(QuestionStatus.OUTSTANDING)
-_PENDING = str(DeliveryState.PENDING)
 _RETURNING = f" RETURNING {', '.join(_rows.PAUSE_COLUMNS)}"
 
 _INSERT_QUESTION = (
@@ -167,7 +164,7 @@ def _question(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> 
                 change.by_id,
                 change.at,
                 change.interrupt_id,
-                _OUTSTANDING,
+                OUTSTANDING,
                 status,
                 change.at,
                 change.unexpired,
@@ -175,12 +172,12 @@ def _question(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> 
             )
             row = conn.execute(_CLOSE, params).fetchone()
         case Extend():
-            params2 = (change.expires_at, change.interrupt_id, _OUTSTANDING)
+            params2 = (change.expires_at, change.interrupt_id, OUTSTANDING)
             row = conn.execute(_EXTEND, params2).fetchone()
         case StillOpen():
-            row = conn.execute(_STILL_OPEN, (change.interrupt_id, _OUTSTANDING)).fetchone()
+            row = conn.execute(_STILL_OPEN, (change.interrupt_id, OUTSTANDING)).fetchone()
         case Nudge():
-            nudged = (*change.now, change.interrupt_id, _OUTSTANDING, *change.was)
+            nudged = (*change.now, change.interrupt_id, OUTSTANDING, *change.was)
             row = conn.execute(_NUDGE, nudged).fetchone()
     if row is None:
         raise _Refused
@@ -227,7 +224,7 @@ def _apply(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> Wri
         if not moved and move.required:
             raise _Refused
         if move.resumed:
-            conn.execute(_MARK_RESUMED, (move.at, run_id, _OUTSTANDING))
+            conn.execute(_MARK_RESUMED, (move.at, run_id, OUTSTANDING))
     checkpoint = write.checkpoint
     if checkpoint is not None:
         conn.execute(
@@ -263,7 +260,7 @@ def _owe(
 ) -> tuple[Owed, ...]:
     if not write.owe:
         return ()
-    holder = conn.execute(_HOLDER, (_PENDING, run_id)).fetchone()
+    holder = conn.execute(_HOLDER, (PENDING, run_id)).fetchone()
     if holder is None:
         return ()  # a question of no known run (tests): nobody to post to
     surface, pending = holder
@@ -286,7 +283,7 @@ def _owe(
             owe.interrupt_id,
             _rows.dump(body),
             at,
-            _PENDING,
+            PENDING,
             at,
         )
         delivery_id = conn.execute(_OWE, (*params, held_until, held_by)).lastrowid
@@ -322,7 +319,7 @@ class SqliteUnit:
         def vote(conn: sqlite3.Connection) -> Voted:
             try:
                 with transaction(conn):
-                    row = conn.execute(_STILL_OPEN, (key, _OUTSTANDING)).fetchone()
+                    row = conn.execute(_STILL_OPEN, (key, OUTSTANDING)).fetchone()
                     if row is None:
                         return Voted(None)
                     cast = (
