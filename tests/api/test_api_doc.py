@@ -14,6 +14,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from tests import waiting
 from tests.e2e._client import APPROVE, OPERATOR, ConsoleClient
 from tests.e2e._server import ROOT, free_port
 
@@ -68,23 +69,15 @@ async def test_the_quick_start_works_as_pasted(tmp_path: Path) -> None:
     here = f"127.0.0.1:{port}"
     server = shell(start, env)
     try:
+        await waiting.healthy(f"http://{here}", alive=lambda: server.poll() is None, seconds=60)
         async with aiohttp.ClientSession() as http:
-            for _ in range(600):
-                try:
-                    async with http.get(f"http://{here}/healthz") as response:
-                        if response.status == 200:
-                            break
-                except aiohttp.ClientError:
-                    pass
-                assert server.poll() is None, server.communicate()
-                await asyncio.sleep(0.1)
             created = json.loads(await finished(shell(ask.replace(DEFAULT, here), env)))
             assert created["status"] == "open", created
-            waiting = shell(wait.replace(DEFAULT, here).replace("<id>", created["id"]), env)
+            long_poll = shell(wait.replace(DEFAULT, here).replace("<id>", created["id"]), env)
             console = ConsoleClient(http, f"http://{here}")
             question = await console.outstanding("agents", "approval")
             await console.answer_ok(question["token"], APPROVE)
-            answered = json.loads(await finished(waiting))
+            answered = json.loads(await finished(long_poll))
             assert answered["status"] == "answered"
             assert answered["answer"] == {"decision": "approve", "comment": ""}
             # The Python client's quick start, as pasted, answered on the console page.

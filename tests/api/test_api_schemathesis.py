@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from bot.api._openapi import openapi_document
+from tests import waiting
 from tests.e2e._server import ROOT, free_port
 
 pytestmark = pytest.mark.e2e
@@ -48,16 +48,16 @@ def bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         [sys.executable, "-m", "bot"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
+
+    def healthy() -> bool:
+        assert process.poll() is None, "the bot exited before it was ready"
         try:
             with urllib.request.urlopen(f"{url}/healthz", timeout=2) as response:  # noqa: S310
-                if response.status == 200:
-                    break
+                return bool(response.status == 200)
         except OSError:
-            pass
-        assert process.poll() is None and time.monotonic() < deadline, "the bot did not start"
-        time.sleep(0.05)
+            return False
+
+    waiting.eventually_blocking(healthy, what="the bot answering /healthz")
     try:
         yield url
     finally:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
-import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import aiohttp
+
+from tests import waiting
 
 T = TypeVar("T")
 
@@ -89,15 +89,16 @@ class ConsoleClient:
         seconds: float = 15.0,
     ) -> T:
         """Readiness wait on the feed: return the first truthy ``check(feed)``."""
-        deadline = time.monotonic() + seconds
-        while True:
-            feed = await self.feed(cid)
-            found = check(feed)
-            if found:
-                return found
-            if time.monotonic() > deadline:
-                raise AssertionError(f"no {what} within {seconds:.0f} s; last feed: {feed}")
-            await asyncio.sleep(0.05)
+        last: list[dict[str, Any]] = [{}]
+
+        async def found() -> T | None:
+            last[0] = await self.feed(cid)
+            return check(last[0])
+
+        try:
+            return await waiting.eventually(found, what=what, seconds=seconds, every=0.05)
+        except AssertionError as timed_out:
+            raise AssertionError(f"{timed_out}; last feed: {last[0]}") from None
 
     async def outstanding(self, cid: str, name: str, **wait: Any) -> dict[str, Any]:
         """The latest run's open question called ``name`` (ask_user or approval)."""

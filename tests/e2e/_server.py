@@ -14,11 +14,10 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-import aiohttp
+from tests import waiting
 
 ROOT = Path(__file__).resolve().parents[2]
 READY_SECONDS = 30.0
@@ -110,29 +109,23 @@ class BotServer:
         return "\n".join(self.log_text().splitlines()[-lines:])
 
     async def wait_ready(self, *, seconds: float = READY_SECONDS) -> None:
-        """Readiness wait: poll /healthz until 200, the process dies, or the deadline."""
-        deadline = time.monotonic() + seconds
-        timeout = aiohttp.ClientTimeout(total=2)
-        async with aiohttp.ClientSession(timeout=timeout) as session:
-            while True:
-                process = self._require_process()
-                if process.poll() is not None:
-                    raise RuntimeError(
-                        f"bot exited with {process.returncode} before it was ready; "
-                        f"log tail:\n{self.log_tail()}"
-                    )
-                try:
-                    async with session.get(f"{self.url}/healthz") as response:
-                        if response.status == 200:
-                            return
-                except (aiohttp.ClientError, TimeoutError):
-                    pass
-                if time.monotonic() > deadline:
-                    raise RuntimeError(
-                        f"bot not ready on {self.url} after {seconds:.0f} s; "
-                        f"log tail:\n{self.log_tail()}"
-                    )
-                await asyncio.sleep(0.05)
+        """Readiness wait: /healthz answers 200; fails at once if the process dies."""
+
+        def alive() -> bool:
+            process = self._require_process()
+            if process.poll() is not None:
+                raise RuntimeError(
+                    f"bot exited with {process.returncode} before it was ready; "
+                    f"log tail:\n{self.log_tail()}"
+                )
+            return True
+
+        try:
+            await waiting.healthy(self.url, alive=alive, seconds=seconds)
+        except AssertionError as timed_out:
+            raise RuntimeError(
+                f"bot not ready on {self.url} after {seconds:.0f} s; log tail:\n{self.log_tail()}"
+            ) from timed_out
 
     def _launch(self) -> None:
         if self.running:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
-import time
 
+from tests import waiting
 from tests.e2e._server import BotServer
 
 SETTLE_SECONDS = 15.0
@@ -26,9 +25,12 @@ def count(bot: BotServer, sql: str, *args: object) -> int:
 
 async def all_delivered(bot: BotServer) -> None:
     """Readiness wait: every outbox row done (so a kill now leaves nothing in flight)."""
-    deadline = time.monotonic() + SETTLE_SECONDS
-    while count(bot, "SELECT COUNT(*) FROM outbox WHERE state <> 'done'"):
-        if time.monotonic() > deadline:
-            rows = query(bot, "SELECT id, kind, state FROM outbox")
-            raise AssertionError(f"deliveries still pending: {rows}")
-        await asyncio.sleep(0.02)
+    try:
+        await waiting.eventually(
+            lambda: not count(bot, "SELECT COUNT(*) FROM outbox WHERE state <> 'done'"),
+            what="every delivery done",
+            seconds=SETTLE_SECONDS,
+        )
+    except AssertionError as timed_out:
+        rows = query(bot, "SELECT id, kind, state FROM outbox")
+        raise AssertionError(f"deliveries still pending: {rows}") from timed_out

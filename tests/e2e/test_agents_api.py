@@ -11,6 +11,7 @@ import pytest
 
 from bot.client import Bridge
 from bot.messages import only_they_may_answer
+from tests import waiting
 from tests.e2e._api import API_KEY, WEBHOOK_SECRET, Api, api_env, approval, webhook_receiver
 from tests.e2e._client import APPROVE, NAME, OPERATOR, ConsoleClient
 from tests.e2e._server import StartBot, free_port
@@ -168,10 +169,11 @@ async def test_sigterm_answers_every_long_poll_at_once(
     waits = [asyncio.create_task(api.get(created["id"], wait=30)) for _ in range(5)]
     await ConsoleClient(http, server.url).outstanding("api-3", "approval")
     console = ConsoleClient(http, server.url)
-    deadline = time.monotonic() + 15
-    while (await console.metrics()).get("bot_api_waiting") != 5:  # all five are held
-        assert time.monotonic() < deadline, "the long-polls never arrived"
-        await asyncio.sleep(0.02)
+
+    async def all_five_held() -> bool:
+        return (await console.metrics()).get("bot_api_waiting") == 5
+
+    await waiting.eventually(all_five_held, what="the five long-polls held")
     assert await server.terminate(within=15) == 0
     for status, still in await asyncio.gather(*waits):
         assert (status, still["status"]) == (200, "open")

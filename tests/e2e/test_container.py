@@ -15,20 +15,19 @@ installs both) or the process is not root.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import secrets
 import shutil
 import signal
 import subprocess
-import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import aiohttp
 import pytest
 
+from tests import waiting
 from tests.e2e._client import APPROVE, DEPLOYED, STAGING, ConsoleClient
 from tests.e2e._server import ROOT, free_port
 from tests.stores._postgres import fresh_schema
@@ -121,13 +120,17 @@ def docker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Docker]:
         return done
 
     try:
-        deadline = time.monotonic() + 60
-        while call("info", check=False, timeout=30).returncode != 0:
-            if daemon.poll() is not None or time.monotonic() > deadline:
-                log.flush()
-                tail = (run_dir / "dockerd.log").read_text()[-1500:]
-                pytest.fail(f"dockerd did not start: {tail}")
-            time.sleep(0.5)
+
+        def answers() -> bool:
+            assert daemon.poll() is None, "dockerd exited"
+            return call("info", check=False, timeout=30).returncode == 0
+
+        try:
+            waiting.eventually_blocking(answers, what="dockerd answering", seconds=60, every=0.5)
+        except AssertionError as failed:
+            log.flush()
+            tail = (run_dir / "dockerd.log").read_text()[-1500:]
+            pytest.fail(f"dockerd did not start ({failed}): {tail}")
         yield call
     finally:
         daemon.send_signal(signal.SIGTERM)
@@ -206,17 +209,19 @@ def running(docker: Docker, image: str, name: str, env: dict[str, str]) -> Itera
 
 
 async def healthy(docker: Docker, names: list[str], seconds: float = 90) -> None:
-    deadline = time.monotonic() + seconds
     states: list[str] = []
-    while time.monotonic() < deadline:
-        states = [
+
+    def all_healthy() -> bool:
+        states[:] = [
             docker("inspect", "--format={{.State.Health.Status}}", n).stdout.strip() for n in names
         ]
-        if states == ["healthy"] * len(names):
-            return
-        await asyncio.sleep(0.5)
-    logs = [docker("logs", n, check=False).stderr[-1500:] for n in names]
-    raise AssertionError(f"not healthy: {states}; logs: {logs}")
+        return states == ["healthy"] * len(names)
+
+    try:
+        await waiting.eventually(all_healthy, what="healthy", seconds=seconds, every=0.5)
+    except AssertionError:
+        logs = [docker("logs", n, check=False).stderr[-1500:] for n in names]
+        raise AssertionError(f"not healthy: {states}; logs: {logs}") from None
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ left stuck fails them), not speed measurements.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections import Counter
 from pathlib import Path
@@ -20,8 +19,10 @@ from typing import Any
 import aiohttp
 import pytest
 
+from tests import waiting
 from tests.e2e._client import ConsoleClient
 from tests.e2e._server import StartBot
+from tests.e2e._store import query
 from tests.e2e.counting_agent import QUESTION, events
 
 pytestmark = pytest.mark.e2e
@@ -80,11 +81,7 @@ def reached(log: Path, run: str, step: str) -> bool:
 
 
 async def until(check: Any, *, what: str, seconds: float = 15.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not reached within {seconds:.0f} s: {what}")
-        await asyncio.sleep(0.02)
+    await waiting.eventually(check, what=what, seconds=seconds)
 
 
 async def stable(client: ConsoleClient, cid: str, *, seconds: float) -> dict[str, Any]:
@@ -193,7 +190,19 @@ async def test_a_tool_longer_than_the_lease_runs_once(
     flag = hold(env, "slow", "tool:prepare")
     await client.send("c1", "slow")
     await until(lambda: reached(log, "slow", "tool:prepare"), what="prepare started")
-    await asyncio.sleep(6.0)  # three leases long, with recovery sweeping every second
+    began = time.time()
+
+    def leases() -> list[tuple[object, ...]]:
+        return query(server, "SELECT lease_owner, lease_until FROM runs WHERE status = 'running'")
+
+    # Three leases long, with recovery sweeping every second: the heartbeat has
+    # carried the lease past the third lapse, and it never changed hands.
+    ((owner, _),) = leases()
+    await until(
+        lambda: [(o, float(str(u)) > began + 4 * 2.0) for o, u in leases()] == [(owner, True)],
+        what="the lease renewed for three leases and more",
+        seconds=30,
+    )
     flag.unlink()
     await client.outstanding("c1", "ask_user")
     starts = [e for e in events(log) if e["event"] == "tool_start"]

@@ -15,6 +15,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from tests import waiting
 from tests.e2e._client import STAGING, ConsoleClient
 from tests.e2e._server import ROOT, BotServer, StartBot, free_port
 
@@ -229,17 +230,7 @@ def _launch_in_own_group(
 
 
 async def _wait_healthy(url: str, process: subprocess.Popen[bytes]) -> None:
-    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=2)) as session:
-        for _ in range(600):
-            assert process.poll() is None, "the bot exited before it was ready"
-            try:
-                async with session.get(f"{url}/healthz") as response:
-                    if response.status == 200:
-                        return
-            except (aiohttp.ClientError, TimeoutError):
-                pass
-            await asyncio.sleep(0.05)
-    raise AssertionError("the bot did not become ready")
+    await waiting.healthy(url, alive=lambda: process.poll() is None)
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,6 @@ import asyncio
 import json
 import shutil
 import subprocess
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any, TypeVar
 import aiohttp
 import pytest
 
+from tests import waiting
 from tests.e2e._client import APPROVE, DEPLOY_REPORT, STAGING, ConsoleClient
 from tests.e2e._server import BotServer, StartBot
 from tests.stores._postgres import fresh_schema
@@ -43,18 +43,9 @@ def replica_env(pg_url: str) -> dict[str, str]:
 
 
 async def eventually(check: Callable[[], Awaitable[T | None]], what: str) -> T:
-    """Readiness wait: the first truthy ``check()`` (errors count as not yet)."""
-    deadline = time.monotonic() + SETTLE
-    while True:
-        try:
-            found = await check()
-        except (aiohttp.ClientError, TimeoutError, AssertionError):
-            found = None
-        if found:
-            return found
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} did not happen within {SETTLE:.0f} s")
-        await asyncio.sleep(0.1)
+    """Readiness wait on a replica: an error counts as not yet."""
+    errors = (aiohttp.ClientError, TimeoutError, AssertionError)
+    return await waiting.eventually(check, what=what, seconds=SETTLE, every=0.1, errors=errors)
 
 
 class EventReader:

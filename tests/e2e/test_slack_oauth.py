@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import sqlite3
@@ -10,6 +9,7 @@ import sqlite3
 import aiohttp
 import pytest
 
+from tests import waiting
 from tests.e2e._server import StartBot
 from tests.e2e._slack import ALICE, SlackDriver
 from tests.fakes.slack_api import INSTALLED_TOKEN, SIGNING_SECRET, FakeSlack, buttons, mention
@@ -59,10 +59,10 @@ async def test_a_workspace_installs_then_its_token_answers_its_events(
 
     # The workspace uninstalls the app: its installation (and token) is deleted.
     assert await slack.event({"type": "app_uninstalled"}) == 200
-    for _ in range(200):
+
+    def none_left() -> bool:
         with sqlite3.connect(database) as conn:
             (left,) = conn.execute("SELECT COUNT(*) FROM installations").fetchone()
-        if left == 0:
-            break
-        await asyncio.sleep(0.05)
-    assert left == 0
+        return bool(left == 0)
+
+    await waiting.eventually(none_left, what="the installation deleted")

@@ -8,6 +8,7 @@ import json
 import aiohttp
 import pytest
 
+from tests import waiting
 from tests.e2e._server import StartBot
 from tests.e2e._slack import ALICE, BOB, CHANNEL, SlackDriver, slack_bot, text_of
 from tests.e2e._slack_agents import NOTE, REGIONS
@@ -269,13 +270,13 @@ async def test_a_permanent_error_is_logged_once_with_the_fix(
             and "invalid_auth" in str(entry.get("message"))
         ]
 
-    for _ in range(100):
-        if fixes():
-            break
-        await asyncio.sleep(0.05)
-        lines = [
+    def logged() -> list[dict[str, object]]:
+        lines[:] = [
             json.loads(line) for line in slack.bot.log_text().splitlines() if line.startswith("{")
         ]
+        return fixes()
+
+    await waiting.eventually(logged, what="the invalid_auth error logged", seconds=5)
     assert len(fixes()) == 1
     assert "reinstall the app" in str(fixes()[0]["message"])
 

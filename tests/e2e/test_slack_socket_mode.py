@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
-
 import aiohttp
 import pytest
 
+from tests import waiting
 from tests.e2e._server import StartBot
 from tests.e2e._slack import ALICE, text_of
 from tests.fakes.slack_api import (
@@ -25,11 +23,9 @@ pytestmark = pytest.mark.e2e
 
 
 async def connected(fake: FakeSlack, *, seconds: float = 15.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not fake.sockets:
-        if time.monotonic() > deadline:
-            raise AssertionError("the bot never opened a Socket Mode connection")
-        await asyncio.sleep(0.02)
+    await waiting.eventually(
+        lambda: fake.sockets, what="the bot opening a Socket Mode connection", seconds=seconds
+    )
 
 
 async def test_events_and_clicks_arrive_over_socket_mode_and_are_acked(

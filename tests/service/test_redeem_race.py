@@ -14,15 +14,16 @@ from bot.human import ASK_USER
 from bot.human.tokens import SigningKey, TokenSigner
 from bot.stores import QuestionStatus, open_stores
 from bot.testing import FixedClock, call, calls, question
+from tests import waiting
 from tests.support import HarnessFactory
 
 REPO = Path(__file__).resolve().parents[2]
 SECRET = "race-secret-" + "r" * 40
 
-# Each child composes the real capability with the shared key, waits for the
-# barrier file, then redeems the token through the full Redeemer 100 times.
+# Each child composes the real capability with the shared key, waits for a
+# line on its stdin, then redeems the token through the full Redeemer 100 times.
 REDEEMER = """
-import asyncio, json, pathlib, sys, time
+import asyncio, json, sys, time
 from bot.compose import build_agent
 from bot.human.tokens import SigningKey, TokenSigner
 from bot.outcomes import Redeemed, Responder
@@ -32,7 +33,7 @@ from bot.service.redeem import Redeemer
 from bot.stores import open_stores
 
 async def main() -> None:
-    path, barrier, secret, token = sys.argv[1:5]
+    path, secret, token = sys.argv[1:4]
     stores = await open_stores(f"sqlite:///{path}")
     try:
         signer = TokenSigner([SigningKey("k1", secret, secret)])
@@ -45,8 +46,7 @@ async def main() -> None:
         who = Responder("test:alice", "Alice")
         answer = {"answers": {"Which environment?": "staging"}}
         print("ready", flush=True)
-        while not pathlib.Path(barrier).exists():
-            await asyncio.sleep(0.001)
+        sys.stdin.readline()  # "go", written to both children at once
         outcomes = {}
         for _ in range(100):
             outcome = await redeemer.redeem(token, answer, responder=who, scope="T1")
@@ -88,17 +88,16 @@ async def test_two_processes_racing_200_redemptions_of_one_token_have_one_winner
     finally:
         await stores.close()
 
-    barrier = tmp_path / "go"
     children = [
         await asyncio.create_subprocess_exec(
             sys.executable,
             "-c",
             REDEEMER,
             str(path),
-            str(barrier),
             SECRET,
             token,
             cwd=REPO,
+            stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
         )
@@ -107,7 +106,7 @@ async def test_two_processes_racing_200_redemptions_of_one_token_have_one_winner
     for child in children:
         assert child.stdout is not None
         assert (await asyncio.wait_for(child.stdout.readline(), 60)).strip() == b"ready"
-    barrier.touch()
+    await waiting.release(children)
     outputs = [await asyncio.wait_for(child.communicate(), 120) for child in children]
     totals: dict[str, int] = {}
     for child, (out, err) in zip(children, outputs, strict=True):

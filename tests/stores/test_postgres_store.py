@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -23,6 +22,7 @@ from bot.stores.postgres._migrations import LATEST_VERSION, MIGRATIONS
 from bot.stores.records import DeliveryKind
 from bot.stores.sqlite._migrations import MIGRATIONS as SQLITE_MIGRATIONS
 from bot.stores.url import open_stores
+from tests import waiting
 from tests.stores._postgres import admin_connection, fresh_schema, schema_url
 from tests.stores._proxy import Proxy
 from tests.support import HarnessFactory, bridge_ports, steps
@@ -83,18 +83,9 @@ def answered(by: str) -> Closing:
 
 
 async def eventually(check: Callable[[], Awaitable[T | None]], what: str) -> T:
-    """Readiness wait: the first truthy ``check()``, or fail naming ``what``."""
-    deadline = time.monotonic() + SETTLE
-    while True:
-        try:
-            found = await check()
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError):
-            found = None
-        if found:
-            return found
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} did not happen within {SETTLE:.0f} s")
-        await asyncio.sleep(0.05)
+    """Readiness wait on the server: an error counts as not yet."""
+    errors = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError)
+    return await waiting.eventually(check, what=what, seconds=SETTLE, every=0.05, errors=errors)
 
 
 def test_the_migrations_have_sqlites_versions_and_meanings() -> None:

@@ -11,26 +11,26 @@ from pathlib import Path
 
 from bot.stores import AuditEvent, Question, SqliteStores
 from bot.stores.sqlite._migrations import MIGRATIONS
+from tests import waiting
 from tests.support import steps
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT = 60.0
 
-# Each child opens its own SqliteStores, says "ready", waits for the barrier
-# file so both start spending together, then prints its wins per token.
+# Each child opens its own SqliteStores, says "ready", waits for a line on its
+# stdin so both start spending together, then prints its wins per token.
 SPENDER = """
-import asyncio, json, pathlib, sys, time
+import asyncio, json, sys, time
 from bot.questions.lifecycle import Lifecycle
 from bot.stores import Closing, QuestionStatus, SqliteStores
 
 async def main() -> None:
-    path, barrier, by, reps, ids = sys.argv[1:6]
+    path, by, reps, ids = sys.argv[1:5]
     stores = await SqliteStores.open(path)
     lifecycle = Lifecycle(stores.unit)
     try:
         print("ready", flush=True)
-        while not pathlib.Path(barrier).exists():
-            await asyncio.sleep(0.001)
+        sys.stdin.readline()  # "go", written to both children at once
         wins = dict.fromkeys(json.loads(ids), 0)
         for _ in range(int(reps)):
             for interrupt_id in wins:
@@ -43,16 +43,15 @@ async def main() -> None:
 asyncio.run(main())
 """
 
-# Each child only opens (so migrates) the file once the barrier appears.
+# Each child only opens (so migrates) the file once its stdin says go.
 OPENER = """
-import asyncio, pathlib, sys
+import asyncio, sys
 from bot.stores import SqliteStores
 
 async def main() -> None:
-    path, barrier = sys.argv[1:3]  # argv[3], the process name, is unused
+    path = sys.argv[1]  # argv[2], the process name, is unused
     print("ready", flush=True)
-    while not pathlib.Path(barrier).exists():
-        await asyncio.sleep(0.001)
+    sys.stdin.readline()  # "go", written to both children at once
     await (await SqliteStores.open(path)).close()
     print("{}", flush=True)
 
@@ -91,18 +90,17 @@ def pause(interrupt_id: str) -> Question:
 
 
 async def race(script: str, path: Path, *args: str) -> list[dict[str, int]]:
-    """Run ``script path barrier proc-N *args`` twice at once; return each one's output."""
-    barrier = path.with_name("go")
+    """Run ``script path proc-N *args`` twice, started together; return each one's output."""
     children = [
         await asyncio.create_subprocess_exec(
             sys.executable,
             "-c",
             script,
             str(path),
-            str(barrier),
             f"proc-{n}",
             *args,
             cwd=REPO,
+            stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
         )
@@ -113,7 +111,7 @@ async def race(script: str, path: Path, *args: str) -> list[dict[str, int]]:
             assert child.stdout is not None
             ready = await asyncio.wait_for(child.stdout.readline(), TIMEOUT)
             assert ready == b"ready\n", (ready, await child.communicate())
-        barrier.touch()
+        await waiting.release(children)
         outputs = [await asyncio.wait_for(child.communicate(), TIMEOUT) for child in children]
     finally:
         for child in children:

@@ -10,6 +10,7 @@ import pytest
 from adapters.console import EventHub, Subscription
 from bot.outcomes import Responder
 from bot.surfaces import Conversation
+from tests import waiting
 from tests.adapters.console.console_support import (
     CID,
     WHICH_ENV,
@@ -83,12 +84,10 @@ async def test_disconnected_page_is_unsubscribed(make_console: ConsoleFactory) -
     assert console.surface.hub.subscribers == 1
     stream.close()
 
-    async def dropped() -> None:
-        # The hub signals no count change; polling is bounded by within().
-        while console.surface.hub.subscribers:  # noqa: ASYNC110
-            await asyncio.sleep(0.01)
-
-    await within(5, dropped())
+    # The hub signals no count change: it is looked at again until it drops.
+    await waiting.eventually(
+        lambda: console.surface.hub.subscribers == 0, what="the page dropped", seconds=5
+    )
 
 
 async def test_subscription_coalesces_repeats_and_drops_oldest() -> None:

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from aiohttp import encode_basic_auth
 
 from adapters.console import ConsoleLimits
+from tests import waiting
 from tests.adapters.console.console_support import (
     CID,
     WHICH_ENV,
     Console,
     ConsoleFactory,
-    within,
 )
 
 PASSWORD = "correct horse battery"
@@ -235,15 +233,12 @@ async def test_the_event_stream_cap_holds_per_client(make_console: ConsoleFactor
     assert console.surface.hub.subscribers == 2
     first.close()
 
-    async def admitted() -> int:
-        while True:
-            again = await console.client.get("/api/events")
-            if again.status == 200:
-                again.close()
-                return again.status
-            await asyncio.sleep(0.02)
+    async def admitted() -> int | None:
+        again = await console.client.get("/api/events")
+        again.close()
+        return again.status if again.status == 200 else None
 
-    assert await within(5, admitted()) == 200
+    assert await waiting.eventually(admitted, what="a page admitted again", seconds=5) == 200
     second.close()
 
 

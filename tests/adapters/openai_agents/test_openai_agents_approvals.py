@@ -12,6 +12,7 @@ from agents.testing import ScriptedModel, assistant_message, function_call
 
 from adapters.openai_agents import Approve, Reject, pending_calls, resolve, run_with_approvals
 from bot.client import WaitTimeout
+from tests import waiting
 from tests.adapters.agent_bridge import SURFACES, bridge_on
 
 WEB = {"service": "web", "version": "1.5.0"}
@@ -141,14 +142,11 @@ async def test_resolve_applies_each_decision_to_its_own_call(tmp_path: Path) -> 
 
 
 async def _first_question(desk: Any, run_ref: str) -> str:
-    async def listed() -> str:
-        while True:
-            found = await desk.questions(run_ref)
-            if found:
-                return str(found[0].id)
-            await asyncio.sleep(0.05)
+    async def listed() -> str | None:
+        found = await desk.questions(run_ref)
+        return str(found[0].id) if found else None
 
-    return await asyncio.wait_for(listed(), 15)
+    return await waiting.eventually(listed, what=f"a question of {run_ref}")
 
 
 async def test_a_wait_that_times_out_runs_nothing_and_a_later_run_picks_it_up(
