@@ -87,8 +87,8 @@ class SlackSurface:
             audience=audience(
                 self.policy.rule_for(interrupt.name, interrupt.answerers), run.requester
             ),
-            # Each voter as Slack renders the person, whatever name the answer recorded.
-            tally=tally_text(interrupt.tally, interrupt.quorum, lambda voter, _: mention(voter)),
+            # Each Slack voter as Slack renders the person, whatever name the answer recorded.
+            tally=tally_text(interrupt.tally, interrupt.quorum, named),
         )
 
     async def show_closed(self, run: RunRecord, record: Question) -> None:
@@ -100,8 +100,8 @@ class SlackSurface:
             payload=record.payload,
             requester=mention(run.requester),
             status=str(record.status),
-            # Rendered as Slack renders the person, whatever name the answer recorded.
-            by=mention(record.closed_by_id) if record.closed_by_id else record.closed_by,
+            # A Slack person as Slack renders them, whatever name the answer recorded.
+            by=mention(record.closed_by_id) if is_slack(record.closed_by_id) else record.closed_by,
             at=record.closed_at or time.time(),
             answer=record.answer,
         )
@@ -234,6 +234,16 @@ def mention(responder_id: str) -> str:
     if len(parts) == 3 and parts[0] == SURFACE:
         return f"<@{parts[2]}>"
     return responder_id
+
+
+def named(person_id: str, display: str) -> str:
+    """A voter as the tally shows them: a Slack person as Slack renders them, anyone else
+    (a Teams answerer of a question posted on both) by the name their surface gave."""
+    return mention(person_id) if is_slack(person_id) else f"@{display}"
+
+
+def is_slack(person_id: str) -> bool:
+    return person_id.startswith(f"{SURFACE}:")
 
 
 def audience(rule: Answerers, requester: str) -> str:

@@ -11,7 +11,7 @@ import binascii
 from typing import Any
 
 from bot.client.models import ANYONE, QuestionObject
-from bot.questions import quorum
+from bot.questions import posts, quorum
 from bot.stores.records import ApiView, QuestionStatus
 from bot.webhooks import rfc3339
 
@@ -25,7 +25,8 @@ STATUS_OF_NAME = {name: status for status, name in STATUS_NAMES.items()}
 
 
 def _delivery(view: ApiView) -> dict[str, Any]:
-    if view.question.message_ref is not None:
+    # Posted on one route at least: a question on several is open while one post stands.
+    if posts.posted_anywhere(view.question):
         return {"status": "posted", "message": None}
     if view.delivery_error:
         return {"status": "failed", "message": view.delivery_error}
@@ -38,6 +39,11 @@ def _route(view: ApiView) -> dict[str, Any]:
     if isinstance(route, dict):
         return route
     return {"surface": view.surface, "conversation": str(view.conversation.get("key", ""))}
+
+
+def _routes(view: ApiView) -> list[dict[str, Any]]:
+    routes = view.conversation.get("routes")
+    return list(routes) if isinstance(routes, list) and routes else [_route(view)]
 
 
 def question_object(view: ApiView) -> dict[str, Any]:
@@ -59,6 +65,7 @@ def question_object(view: ApiView) -> dict[str, Any]:
         "status": STATUS_NAMES[question.status],
         "payload": question.payload,
         "route": _route(view),
+        "routes": _routes(view),
         "answerers": list(question.answerers) or [ANYONE],
         "created_at": rfc3339(question.issued_at),
         "expires_at": rfc3339(question.expires_at),

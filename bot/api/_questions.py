@@ -32,10 +32,10 @@ from bot.api._errors import (
 from bot.api._objects import checked_object, cursor_for, position_of
 from bot.api._routes import Unroutable, conversation_for
 from bot.api._waiters import Waiters
-from bot.client.models import ANYONE, CreateApproval, CreateAskUser, CreateForm
+from bot.client.models import ANYONE, CreateApproval, CreateAskUser, CreateForm, Route
 from bot.human.capability import HumanInteractionCapability
 from bot.outcomes import Responder
-from bot.questions import quorum
+from bot.questions import posts, quorum
 from bot.service.runs import RunService
 from bot.stores.records import (
     ApiKey,
@@ -76,6 +76,10 @@ def _summary(request: Create) -> str:
             return payload.title
 
 
+def _dumped(route: Route) -> dict[str, Any]:
+    return route.model_dump(exclude_none=True)
+
+
 @dataclass(frozen=True, slots=True)
 class Created:
     """The question object, and whether this request made it (201) or found it (200)."""
@@ -104,10 +108,11 @@ class ApiQuestions:
         self._clock = clock
 
     async def create(self, key: ApiKey, request: Create, raw: dict[str, Any]) -> Created:
-        route = request.route
-        if not key.may_use(route.surface, route.conversation):
-            named = f"{route.surface}:{route.conversation}"
-            raise ApiError("forbidden", ROUTE_FORBIDDEN.format(route=named))
+        routes = request.posted_on
+        for route in routes:
+            if not key.may_use(route.surface, route.conversation):
+                named = f"{route.surface}:{route.conversation}"
+                raise ApiError("forbidden", ROUTE_FORBIDDEN.format(route=named))
         fingerprint = body_hash(raw)
         found = await self._stores.api.by_idempotency_key(key.name, request.idempotency_key)
         if found is not None:
@@ -117,9 +122,13 @@ class ApiQuestions:
             if refusal is not None:
                 raise ApiError("invalid_request", refusal)
         try:
-            where = await conversation_for(route, self._service.surfaces, self._stores.runs)
+            places = [
+                await conversation_for(route, self._service.surfaces, self._stores.runs)
+                for route in routes
+            ]
         except Unroutable as unroutable:
             raise ApiError("unprocessable", unroutable.sentence) from None
+        where, route = places[0], routes[0]
         registration = self._capability.registration(request.kind)
         if registration is None:  # composition fault: the API accepts its three kinds
             raise ApiError(
@@ -142,6 +151,13 @@ class ApiQuestions:
             # The list in force, as the object shows it: anyone in the conversation by default.
             answerers=tuple(request.answerers or (ANYONE,)),
             policy=quorum.filled(request.policy),
+            # Each further route: where it is posted, and the scope its answers carry.
+            posts=tuple(
+                posts.post_of(
+                    r.key, there.surface, there.scope, {**there.to_json(), "route": _dumped(r)}
+                )
+                for r, there in zip(routes[1:], places[1:], strict=True)
+            ),
         )
         run = RunRecord(
             run_id=run_id,
@@ -151,7 +167,11 @@ class ApiQuestions:
             text=_summary(request),
             created_at=now,
             updated_at=now,
-            conversation={**where.to_json(), "route": route.model_dump(exclude_none=True)},
+            conversation={
+                **where.to_json(),
+                "route": _dumped(route),
+                **({"routes": [_dumped(r) for r in routes]} if request.routes else {}),
+            },
             status=RunStatus.REMOTE,
         )
         api = ApiQuestion(

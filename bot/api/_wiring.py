@@ -17,9 +17,10 @@ from bot.approval import approval_registration
 from bot.form import form_registration
 from bot.human.factory import ask_user_registration
 from bot.outcomes import Responder
+from bot.questions import posts
 from bot.service.runs import RunService
 from bot.stores.ports import changes_of
-from bot.stores.records import Delivery
+from bot.stores.records import Delivery, DeliveryKind, DeliveryState
 from bot.webhooks import WebhookSender, WebhookSettings, check_target
 
 # Who cancels a question that could not be posted, as its audit and the chat show it.
@@ -50,9 +51,22 @@ def serve_api(
         return await check_target(url, allow_private=webhooks.allow_private)
 
     async def unpostable(delivery: Delivery, reason: str) -> None:
-        # An agent must not wait out a TTL on a message nobody can see.
-        if await stores.api.get(delivery.interrupt_id) is not None:
-            await service.cancel(delivery.interrupt_id, by=BRIDGE, reason=reason)
+        # An agent must not wait out a TTL on a message nobody can see; a question
+        # on several routes stays open while one of its posts stands or may still.
+        view = await stores.api.get(delivery.interrupt_id)
+        if view is None:
+            return
+        if view.question.posts and (
+            posts.posted_anywhere(view.question)
+            or any(
+                d.kind is DeliveryKind.PUBLISH
+                and d.interrupt_id == delivery.interrupt_id
+                and d.state is DeliveryState.PENDING
+                for d in await stores.outbox.of_run(delivery.run_id)
+            )
+        ):
+            return
+        await service.cancel(delivery.interrupt_id, by=BRIDGE, reason=reason)
 
     service.deliverer.unpostable = unpostable
     app[API_KEYS] = KeyRing(settings.configured_keys(), stores.api)

@@ -30,6 +30,10 @@ from bot.client.payloads import AskUserItem as AskUserItem
 from bot.client.payloads import AskUserOption as AskUserOption
 from bot.client.payloads import AskUserPayload as AskUserPayload
 from bot.client.payloads import FormPayload as FormPayload
+from bot.client.routes import MAX_ROUTES as MAX_ROUTES
+from bot.client.routes import Route as Route
+from bot.client.routes import Surface as Surface
+from bot.client.routes import one_route
 
 MAX_METADATA_BYTES = 4096
 MIN_TTL_SECONDS = 60
@@ -40,7 +44,6 @@ ANYONE = "anyone"
 
 Kind = Literal["ask_user", "approval", "form"]
 Status = Literal["open", "answered", "expired", "cancelled"]
-Surface = Literal["slack", "teams", "console"]
 Timestamp = Annotated[
     str,
     Field(
@@ -51,24 +54,6 @@ Timestamp = Annotated[
 
 _REQUEST = ConfigDict(extra="forbid", strict=True)
 _RESPONSE = ConfigDict(extra="ignore")
-
-
-class Route(BaseModel):
-    """Where the question is posted."""
-
-    model_config = _REQUEST
-    surface: Surface = Field(description="The chat surface that shows the question.")
-    conversation: str = Field(
-        min_length=1,
-        max_length=200,
-        description="A Slack channel id, a Teams conversation id, or a console conversation.",
-    )
-    thread: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=200,
-        description="Post into this thread (a Slack thread ts, a Teams reply chain).",
-    )
 
 
 _ANSWERER = Annotated[str, Field(min_length=1, max_length=200)]
@@ -151,7 +136,12 @@ class _CreateBase(BaseModel):
         max_length=200,
         description="The same key with the same body returns the same question; per API key.",
     )
-    route: Route
+    route: Route | None = Field(default=None, description="Where the question is posted.")
+    routes: list[Route] | None = Field(
+        default=None,
+        max_length=MAX_ROUTES,
+        description="Instead of route: several places, each posted; the first answer decides.",
+    )
     ttl_seconds: int = Field(
         default=DEFAULT_TTL_SECONDS,
         ge=MIN_TTL_SECONDS,
@@ -177,6 +167,11 @@ class _CreateBase(BaseModel):
         default=None, description="Quorum, reminders, escalation, self-approval, expiry."
     )
 
+    @property
+    def posted_on(self) -> list[Route]:
+        """Every route the question is posted on, the first first."""
+        return list(self.routes or ()) if self.route is None else [self.route]
+
     @field_validator("callback_url")
     @classmethod
     def _http_only(cls, url: str | None) -> str | None:
@@ -197,6 +192,7 @@ class _CreateBase(BaseModel):
 
     @model_validator(mode="after")
     def _quorum_possible(self) -> Self:
+        one_route(self.route, self.routes)
         if (
             self.policy is not None
             and self.policy.quorum > 1
@@ -297,7 +293,8 @@ class QuestionObject(BaseModel):
     kind: Kind
     status: Status
     payload: dict[str, Any] = Field(description="The kind's payload as asked.")
-    route: Route
+    route: Route = Field(description="Where it is posted (the first of routes).")
+    routes: list[Route] = Field(default_factory=list, description="Every route it is posted on.")
     answerers: list[str] = Field(description="The answerers in force.")
     created_at: Timestamp
     expires_at: Timestamp

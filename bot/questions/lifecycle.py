@@ -35,7 +35,7 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from bot.questions import quorum
+from bot.questions import posts, quorum
 from bot.questions.records import (
     ApiQuestion,
     AuditEvent,
@@ -162,19 +162,29 @@ class Lifecycle:
             question=question,
             api=api,
             audit=(asked,),
-            owe=(Owe(DeliveryKind.PUBLISH, question.interrupt_id),),
+            # One post per route, each delivered (and retried) on its own.
+            owe=posts.fanned((Owe(DeliveryKind.PUBLISH, question.interrupt_id),), question),
             claim=self._claim(at),
         )
         return await self._apply(write)
 
     async def close(
-        self, interrupt_id: str, closing: Closing, *, once_key: str = "", unexpired: bool = False
+        self,
+        interrupt_id: str,
+        closing: Closing,
+        *,
+        once_key: str = "",
+        unexpired: bool = False,
+        asked: Question | None = None,
     ) -> Written | None:
         """Close an outstanding question; None if it was not outstanding (or, for an
         expiry, no longer overdue). The closer takes the run's lease with the close,
         so no other process's recovery can take the resume in between, and reads
-        what the resume reads with it (``Written.turn``)."""
-        write = self._close_write(interrupt_id, closing, once_key, unexpired=unexpired)
+        what the resume reads with it (``Written.turn``). ``asked``: any copy of the
+        question, for its posts (which never change); without it they are read."""
+        if asked is None:
+            asked = await self.unit.question(interrupt_id)
+        write = self._close_write(interrupt_id, closing, once_key, asked, unexpired=unexpired)
         return await self._apply(write)
 
     async def vote(self, ballot: Ballot, closing: Closing) -> Voted:
@@ -196,12 +206,13 @@ class Lifecycle:
                     at,
                     question=StillOpen(question.interrupt_id),
                     audit=(voted,),
-                    owe=(Owe(DeliveryKind.REFRESH, question.interrupt_id),),
+                    # The tally shown live on every post.
+                    owe=posts.fanned((Owe(DeliveryKind.REFRESH, question.interrupt_id),), question),
                     claim=self._claim(at),
                 )
             answer = quorum.final_answer(decision, ballots, ballot)
             close = self._close_write(
-                question.interrupt_id, dataclasses.replace(closing, answer=answer), ""
+                question.interrupt_id, dataclasses.replace(closing, answer=answer), "", question
             )
             return dataclasses.replace(close, audit=(voted, *close.audit))
 
@@ -211,7 +222,13 @@ class Lifecycle:
         return voted
 
     def _close_write(
-        self, interrupt_id: str, closing: Closing, once_key: str, *, unexpired: bool = False
+        self,
+        interrupt_id: str,
+        closing: Closing,
+        once_key: str,
+        asked: Question | None,
+        *,
+        unexpired: bool = False,
     ) -> Write:
         at = closing.at
         lease = (closing.lease_owner, closing.lease_until) if closing.lease_owner else ("", None)
@@ -237,7 +254,11 @@ class Lifecycle:
                 AuditEvent(at, str(closing.status), "", interrupt_id, closing.by_id or closing.by),
             ),
             # The webhook is written only if the question names a callback.
-            owe=(Owe(DeliveryKind.CLOSED, interrupt_id), Owe(DeliveryKind.WEBHOOK, interrupt_id)),
+            # Every posted message is edited to its closed form.
+            owe=posts.fanned(
+                (Owe(DeliveryKind.CLOSED, interrupt_id), Owe(DeliveryKind.WEBHOOK, interrupt_id)),
+                asked,
+            ),
             claim=Claim(closing.lease_owner, closing.lease_until or at)
             if closing.lease_owner
             else self._claim(at),
@@ -262,12 +283,16 @@ class Lifecycle:
             at,
             question=Nudge(question.interrupt_id, was, now),
             audit=(event,),
-            owe=(
-                Owe(
-                    DeliveryKind.NUDGE,
-                    question.interrupt_id,
-                    {"kind": kind, "level": level, **body},
+            # Threaded on every posted message.
+            owe=posts.fanned(
+                (
+                    Owe(
+                        DeliveryKind.NUDGE,
+                        question.interrupt_id,
+                        {"kind": kind, "level": level, **body},
+                    ),
                 ),
+                question,
             ),
             claim=self._claim(at),
         )
@@ -285,7 +310,7 @@ class Lifecycle:
             audit=(
                 AuditEvent(at, "extended", question.run_id, question.interrupt_id, actor, detail),
             ),
-            owe=(Owe(DeliveryKind.REFRESH, question.interrupt_id),),
+            owe=posts.fanned((Owe(DeliveryKind.REFRESH, question.interrupt_id),), question),
             claim=self._claim(at),
             once_key=once_key,
         )
@@ -297,7 +322,12 @@ class Lifecycle:
         """Owe a second post of an outstanding question, and (if it was posted) an edit of
         the old message pointing at the new one; None if it is no longer outstanding."""
         previous = question.message_ref
-        owe = [Owe(DeliveryKind.PUBLISH, question.interrupt_id, {"repost": True})]
+        # Posted again on every route; only the first route's old message points to the new.
+        owe = [
+            *posts.fanned(
+                (Owe(DeliveryKind.PUBLISH, question.interrupt_id, {"repost": True}),), question
+            )
+        ]
         if previous is not None:
             owe.append(Owe(DeliveryKind.MOVED, question.interrupt_id, {"previous_ref": previous}))
         resent = AuditEvent(

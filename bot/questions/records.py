@@ -76,6 +76,8 @@ class Question:
     # Escalation steps taken, and reminders posted (the sweeper's, ``bot.service``).
     level: int = 0
     reminders: int = 0
+    # Its further posts when it was asked on several routes (``bot.questions.posts``).
+    posts: tuple[dict[str, Any], ...] = ()
 
     @property
     def resumes_a_turn(self) -> bool:

@@ -39,6 +39,8 @@ class Owe:
     kind: DeliveryKind
     interrupt_id: str = ""
     body: Mapping[str, Any] = field(default_factory=dict)
+    # The surface it goes to; blank: the run's (a further post's is its own).
+    surface: str = ""
 
 
 @dataclass(frozen=True, slots=True)

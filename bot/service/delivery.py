@@ -9,6 +9,7 @@ by a process that died is delivered by the next one that looks.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -16,6 +17,7 @@ from typing import Any, Protocol, assert_never
 
 from bot.kernel.interrupts import PendingInterrupt
 from bot.logs import scrub
+from bot.questions import posts
 from bot.questions.write import Owed
 from bot.service.known_runs import KnownRuns
 from bot.service.owed import OwedRows
@@ -226,7 +228,9 @@ class Deliverer:
         except Exception as error:  # noqa: BLE001 - any other failure is worth a retry
             reason = f"{type(error).__name__}: {error}"
             return await self._failed(delivery, reason, permanent=False, retry_after=None)
-        self._marks.append((Delivered(delivery.delivery_id, self._clock(), ref), delivery.run_id))
+        post = posts.post_index(delivery.body)
+        done = Delivered(delivery.delivery_id, self._clock(), ref, post)
+        self._marks.append((done, delivery.run_id))
         if delivery.followed:
             # The run's next row (the edit after an answer, a repost's edit of the
             # old message...) is due now; a claim returns only the oldest per run.
@@ -238,12 +242,23 @@ class Deliverer:
         run = await self._known.origin(delivery.run_id)
         if run is None:
             return None
+        post = posts.post_index(delivery.body)
+        if post is not None:
+            # A further post: the question as that post's surface sees it, read now.
+            await self._mark_delivered()
+            record = await self._stores.ledger.get(delivery.interrupt_id)
+            placed = posts.on_post(run, record, post) if record is not None else None
+            if placed is None:
+                return None
+            run, record = placed
+            delivery = dataclasses.replace(delivery, pause=record)
         match delivery.kind:
             case DeliveryKind.PUBLISH:
                 # Nothing owed behind the post means nothing happened to the question
                 # since it was asked (a close, an extension and a repost each owe a
                 # message in the same write), so the question as asked is current.
-                asked = None if delivery.followed else self._just_asked(delivery.interrupt_id)
+                fresh = delivery.followed or post is not None
+                asked = None if fresh else self._just_asked(delivery.interrupt_id)
                 if asked is not None:
                     return await surface.publish_question(run, asked)
                 record = await self._question(delivery)
@@ -289,14 +304,13 @@ class Deliverer:
         if not isinstance(surface, NudgesQuestions):
             log.warning("%s cannot post reminders; skipped", surface.name)
             return
-        if record.message_ref is None:
+        if record.message_ref is None and posts.post_index(delivery.body) is None:
             await self._mark_delivered()  # a post in this pass has saved its reference
             record = await self._stores.ledger.get(delivery.interrupt_id) or record
         await surface.post_nudge(run, record, dict(delivery.body))
 
     async def _redraw(self, surface: Surface, run: RunRecord, delivery: Delivery) -> None:
-        await self._mark_delivered()
-        record = await self._stores.ledger.get(delivery.interrupt_id)
+        record = await self._question(delivery)  # read now, unless a further post's
         # A closed question's own CLOSED edit shows its end; nothing to redraw.
         if record is None or record.status is not QuestionStatus.OUTSTANDING:
             return

@@ -33,7 +33,7 @@ from bot.outcomes import (
     TokenInvalid,
 )
 from bot.policy import AnswerPolicy
-from bot.questions import quorum
+from bot.questions import posts, quorum
 from bot.questions.capability_ports import LifecyclePorts
 from bot.questions.write import Ballot, PausedTurn
 from bot.service import run_events
@@ -158,7 +158,7 @@ class Redeemer:
         registration = self._capability.registration(record.name)
         if registration is None:
             return await refuse(TokenInvalid(), record, responder)
-        if scope != record.scope:
+        if scope != record.scope and scope not in posts.scopes_of(record):
             if known:
                 return None  # the attempt is recorded with the row read
             # Recorded whether or not it is allowed: the ledger is where an
@@ -230,7 +230,9 @@ class Redeemer:
         if isinstance(consumption, LifecyclePorts):
             # The lifecycle's close returns the closed row and the turn: nothing to read again.
             lifecycle = consumption.lifecycle
-            written = await lifecycle.close(record.interrupt_id, closing, unexpired=unexpired)
+            written = await lifecycle.close(
+                record.interrupt_id, closing, unexpired=unexpired, asked=record
+            )
             if written is None or written.question is None:
                 return None
             return written.question, written.turn

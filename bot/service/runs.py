@@ -209,7 +209,7 @@ class RunService:
         count = 0
         for record in await self.stores.ledger.overdue(self.clock(), limit=limit):
             closing = self._closing(QuestionStatus.EXPIRED, by="", by_id="", record=record)
-            if await self._close(record.interrupt_id, closing):
+            if await self._close(record.interrupt_id, closing, asked=record):
                 count += 1
         await self.nudges.sweep(self.clock())
         return count
@@ -264,9 +264,16 @@ class RunService:
         until = now + self.lease_seconds
         return Closing(status, by, now, answer, by_id, lease_owner=self.owner, lease_until=until)
 
-    async def _close(self, interrupt_id: str, closing: Closing, *, once_key: str = "") -> bool:
+    async def _close(
+        self,
+        interrupt_id: str,
+        closing: Closing,
+        *,
+        once_key: str = "",
+        asked: Question | None = None,
+    ) -> bool:
         # One write closes, audits, owes the edit and leases us the resume.
-        written = await self.questions.close(interrupt_id, closing, once_key=once_key)
+        written = await self.questions.close(interrupt_id, closing, once_key=once_key, asked=asked)
         if written is None:
             return False
         record = written.question

@@ -48,3 +48,8 @@ POLICIES = (
     # Only escalated questions: what ``stats`` sums the levels of.
     "CREATE INDEX pauses_escalated ON pauses (level) WHERE level > 0",
 )
+
+
+# One question on several routes (``bot.questions.posts``): its further posts, each with
+# the posted message's reference. Text PostgreSQL reuses.
+MULTI_ROUTE = ("ALTER TABLE pauses ADD COLUMN posts TEXT NOT NULL DEFAULT '[]'",)

@@ -78,6 +78,7 @@ PAUSE_COLUMNS = (
     "tally",
     "level",
     "reminders",
+    "posts",
 )
 API_COLUMNS = (
     "interrupt_id",
@@ -120,10 +121,11 @@ _JSON_COLUMNS = frozenset(
         "answerers",
         "policy",
         "tally",
+        "posts",
     }
 )
 # JSON lists read back as the tuples the frozen records hold.
-_TUPLE_COLUMNS = frozenset({"answerers"})
+_TUPLE_COLUMNS = frozenset({"answerers", "posts"})
 _ENUMS: dict[str, type[StrEnum]] = {"status": QuestionStatus}
 _RUN_ENUMS: dict[str, type[StrEnum]] = {"status": RunStatus}
 

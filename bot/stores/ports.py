@@ -244,6 +244,8 @@ class Delivered:
     delivery_id: int
     at: float
     message_ref: dict[str, Any] | None = None
+    # Which further post of its question it was (``bot.questions.posts``); None: the first.
+    post: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -64,13 +64,23 @@ RETURNING *, {_followed("outbox")}
 # A posted question's reference is saved on its ledger row in the same statement.
 _DELIVERED = """
 WITH marks AS (
-    SELECT * FROM unnest($2::bigint[], $3::float8[], $4::text[]) AS m(id, at, ref)
+    SELECT * FROM unnest($2::bigint[], $3::float8[], $4::text[], $5::int[]) AS m(id, at, ref, post)
 ), done AS (
     UPDATE outbox SET state = $1, done_at = marks.at FROM marks WHERE outbox.id = marks.id
-    RETURNING outbox.interrupt_id, marks.ref
+    RETURNING outbox.id, outbox.interrupt_id, marks.ref, marks.post
+), per AS (
+    SELECT interrupt_id,
+        (array_agg(ref ORDER BY id DESC) FILTER (WHERE post IS NULL))[1] AS first_ref,
+        jsonb_object_agg(post::text, ref::jsonb) FILTER (WHERE post IS NOT NULL) AS refs
+    FROM done WHERE ref IS NOT NULL GROUP BY interrupt_id
 )
-UPDATE pauses SET message_ref = done.ref
-FROM done WHERE done.ref IS NOT NULL AND pauses.interrupt_id = done.interrupt_id
+UPDATE pauses SET message_ref = COALESCE(per.first_ref, pauses.message_ref),
+    posts = CASE WHEN per.refs IS NULL THEN pauses.posts ELSE (
+        SELECT COALESCE(jsonb_agg(CASE WHEN per.refs ? (e.n - 1)::text
+            THEN e.p || jsonb_build_object('message_ref', per.refs -> (e.n - 1)::text)
+            ELSE e.p END ORDER BY e.n), '[]'::jsonb)::text
+        FROM jsonb_array_elements(pauses.posts::jsonb) WITH ORDINALITY AS e(p, n)) END
+FROM per WHERE pauses.interrupt_id = per.interrupt_id
 """
 _FAILED = """
 WITH given_up AS (
@@ -115,6 +125,7 @@ class PostgresOutbox:
             [d.delivery_id for d in done],
             [d.at for d in done],
             [dump(d.message_ref) for d in done],
+            [d.post for d in done],
         )
 
     async def retry(self, delivery_id: int, *, next_at: float, error: str) -> None:

@@ -125,6 +125,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _as_in_sqlite(8),
     _as_in_sqlite(9),
     _as_in_sqlite(10),
+    _as_in_sqlite(11),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -233,14 +233,16 @@ def _statement(write: Write, texts: dict[str, Any]) -> tuple[str, list[Any]]:
         kinds = p([str(o.kind) for o in write.owe], "::text[]")
         ids = p([o.interrupt_id for o in write.owe], "::text[]")
         bodies = p([_rows.dump(dict(o.body)) for o in write.owe], "::text[]")
+        surfaces = p([o.surface for o in write.owe], "::text[]")
         held_by = p(claim.owner if claim else "", "::text")
         held_until = p(claim.until if claim else 0.0, "::float8")
         ctes.append(
             "owed AS (INSERT INTO outbox (run_id, surface, kind, interrupt_id, body, created_at,"  # noqa: S608 - our own text
             " state, attempts, next_at, claimed_until, claimed_by, last_error)"
-            f" SELECT run.run_id, run.surface, o.kind, o.interrupt_id, o.body, {at}, '{PENDING}',"
-            f" 0, {at}, {held_until}, {held_by}, '' FROM run,"
-            f" unnest({kinds}, {ids}, {bodies}) WITH ORDINALITY AS o(kind, interrupt_id, body, n)"
+            " SELECT run.run_id, COALESCE(NULLIF(o.surface, ''), run.surface), o.kind,"
+            f" o.interrupt_id, o.body, {at}, '{PENDING}', 0, {at}, {held_until}, {held_by}, ''"
+            f" FROM run, unnest({kinds}, {ids}, {bodies}, {surfaces}) WITH ORDINALITY"
+            " AS o(kind, interrupt_id, body, surface, n)"
             # A webhook is owed only to a question that names a callback.
             f" WHERE o.kind <> '{DeliveryKind.WEBHOOK}' OR EXISTS (SELECT 1 FROM api_questions"
             " AS h WHERE h.interrupt_id = o.interrupt_id AND h.callback_url IS NOT NULL)"
@@ -373,7 +375,7 @@ def _written(write: Write, row: Any) -> Written:
             continue  # not written (a webhook to a question without a callback)
         delivery_id, pending = pending[0], next(written, None)
         delivery = _rows.owed_delivery(
-            delivery_id, run_id, row["owed_surface"], owe, write.at, question
+            delivery_id, run_id, owe.surface or row["owed_surface"], owe, write.at, question
         )
         owed.append(Owed(delivery, held_by, held_until, tuple(earlier)))
         earlier.append(delivery_id)

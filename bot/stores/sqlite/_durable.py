@@ -33,6 +33,11 @@ WHERE o.state = ? AND o.next_at <= ? AND (o.claimed_until <= ? OR o.claimed_by =
       SELECT 1 FROM outbox AS e WHERE e.run_id = o.run_id AND e.state = ? AND e.id < o.id)
 ORDER BY o.id LIMIT ?
 """
+# A further post's message reference, kept in its place on the question.
+_POSTED = (
+    "UPDATE pauses SET posts = json_set(posts, '$[' || ? || '].message_ref', json(?))"
+    " WHERE interrupt_id = (SELECT interrupt_id FROM outbox WHERE id = ?)"
+)
 # Re-checked under the write lock: another process may have claimed it since.
 _TAKE = (
     "UPDATE outbox SET claimed_until = ?, claimed_by = ? WHERE id = ? AND state = ?"
@@ -89,7 +94,16 @@ class SqliteOutbox:
 
     async def delivered_all(self, done: Sequence[Delivered]) -> None:
         marks = [(_DONE, d.at, d.delivery_id) for d in done]
-        refs = [(dump(d.message_ref), d.delivery_id) for d in done if d.message_ref is not None]
+        refs = [
+            (dump(d.message_ref), d.delivery_id)
+            for d in done
+            if d.message_ref is not None and d.post is None
+        ]
+        posts = [
+            (d.post, dump(d.message_ref), d.delivery_id)
+            for d in done
+            if d.message_ref is not None and d.post is not None
+        ]
 
         def delivered(conn: sqlite3.Connection) -> None:
             with transaction(conn):
@@ -99,6 +113,7 @@ class SqliteOutbox:
                     " (SELECT interrupt_id FROM outbox WHERE id = ?)",
                     refs,
                 )
+                conn.executemany(_POSTED, posts)
 
         if done:
             await self.db.run(delivered)

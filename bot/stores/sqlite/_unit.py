@@ -278,7 +278,7 @@ def _owe(
         body = dict(owe.body)
         params = (
             run_id,
-            surface,
+            owe.surface or surface,
             str(owe.kind),
             owe.interrupt_id,
             _rows.dump(body),
@@ -288,7 +288,7 @@ def _owe(
         )
         delivery_id = conn.execute(_OWE, (*params, held_until, held_by)).lastrowid
         assert delivery_id is not None  # an INSERT always sets it
-        row = _rows.owed_delivery(delivery_id, run_id, surface, owe, at, question)
+        row = _rows.owed_delivery(delivery_id, run_id, owe.surface or surface, owe, at, question)
         owed.append(Owed(row, held_by, held_until, tuple(earlier)))
         earlier.append(delivery_id)
     return tuple(owed)

@@ -1,0 +1,200 @@
+"""One API question posted on Slack and Teams at once (issue 21, item 6), in a real process.
+
+The bot process serves both surfaces: Slack through the loopback Web API,
+Teams through the loopback Bot Framework connector (emulator mode, no
+auth). A question with ``routes`` [slack, teams] is posted to both; the
+first answer on either closes it and both messages are edited; a late
+click on the other says it is closed and by whom.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+import pytest
+
+from tests.e2e._api import Api, api_env, approval
+from tests.e2e._server import BotServer, StartBot
+from tests.e2e._slack import ALICE, BOB, CHANNEL, SlackDriver, slack_bot, text_of
+from tests.e2e._teams import BOB as TEAMS_BOB
+from tests.e2e._teams import TENANT, actions, card_of, execute, message, texts
+from tests.fakes.bf_connector import Call as TeamsCall
+from tests.fakes.bf_connector import FakeConnector
+from tests.fakes.slack_api import TEAM, FakeSlack, buttons
+
+pytestmark = pytest.mark.e2e
+
+TEAMS_CHANNEL = "19:ops-channel@thread.tacv2"
+CAROL = {"id": "29:carol", "name": "Carol", "aadObjectId": "aad-carol"}
+SUMMARY = "Deploy web 1.5 to prod"
+ROUTES = [
+    {"surface": "slack", "conversation": CHANNEL},
+    {"surface": "teams", "conversation": TEAMS_CHANNEL},
+]
+
+
+@pytest.fixture
+async def connector() -> AsyncIterator[FakeConnector]:
+    fake = await FakeConnector().start()
+    yield fake
+    await fake.close()
+
+
+class Both:
+    """The bot process, driven as Slack and as Teams would, and its API."""
+
+    def __init__(
+        self,
+        http: aiohttp.ClientSession,
+        bot: BotServer,
+        fake: FakeSlack,
+        connector: FakeConnector,
+    ) -> None:
+        self.http = http
+        self.bot = bot
+        self.slack = SlackDriver(http, bot, fake)
+        self.connector = connector
+        self.api = Api(http, bot.url)
+
+    async def teams(self, activity: dict[str, Any]) -> tuple[int, Any]:
+        async with self.http.post(f"{self.bot.url}/api/messages", json=activity) as reply:
+            text = await reply.text()
+            return reply.status, (await reply.json()) if text else None
+
+    async def seen_in_teams(self) -> None:
+        """Someone writes in the Teams channel once: the bot keeps its conversation reference."""
+        hello = message(
+            self.connector.url, "hello", conversation=TEAMS_CHANNEL, kind="channel", mention=True
+        )
+        status, _ = await self.teams(hello)
+        assert status == 201
+
+    async def ask(self, key: str, **more: Any) -> dict[str, Any]:
+        body = approval(key, ROUTES[0], **more)
+        del body["route"]
+        status, created = await self.api.ask({**body, "routes": ROUTES})
+        assert status == 201, created
+        return created
+
+    def card_calls(self) -> list[TeamsCall]:
+        return [c for c in self.connector.cards() if SUMMARY in str(texts(card_of(c.body)))]
+
+    async def teams_card(self) -> TeamsCall:
+        calls = await self.connector.wait_for(self.card_calls, what="the question's card")
+        return calls[0]
+
+    async def teams_click(
+        self, card: TeamsCall, label: str, who: dict[str, str]
+    ) -> tuple[int, Any]:
+        action = next(a for a in actions(card_of(card.body)) if a["title"] == label)
+        data = {**action["data"], "comment": ""}
+        return await self.teams(
+            execute(self.connector.url, data, who=who, conversation=TEAMS_CHANNEL, kind="channel")
+        )
+
+
+@pytest.fixture
+async def both(
+    start_bot: StartBot, fake: FakeSlack, connector: FakeConnector, http: aiohttp.ClientSession
+) -> Both:
+    bot = await slack_bot(start_bot, fake, **api_env(), BOT_SWEEP_SECONDS="0.2")
+    driver = Both(http, bot, fake, connector)
+    await driver.seen_in_teams()
+    return driver
+
+
+async def test_answered_in_teams_edits_the_slack_message_too(both: Both) -> None:
+    created = await both.ask("two-places")
+    assert [r["surface"] for r in created["routes"]] == ["slack", "teams"]
+    assert created["route"] == {**ROUTES[0], "thread": None}
+    posted = await both.slack.question()
+    card = await both.teams_card()
+    assert SUMMARY in text_of(posted) and buttons(posted.args)
+
+    status, reply = await both.teams_click(card, "Approve", TEAMS_BOB)
+    assert status == 200
+    assert any(t.startswith("Approved by Bob at ") for t in texts(reply["value"]))
+
+    slack_edit = (await both.slack.edits_of(posted))[0]
+    assert "Approved by Bob" in text_of(slack_edit) and not buttons(slack_edit.args)
+    teams_edit = await both.connector.wait_for(
+        lambda: both.connector.updates(card.activity_id), what="the card's edit"
+    )
+    edited = card_of(teams_edit[-1].body)
+    assert any(t.startswith("Approved by Bob at ") for t in texts(edited))
+    assert "actions" not in edited
+
+    status, _ = await both.slack.click(posted, "Approve", user=ALICE)
+    assert status == 200
+    late = (await both.slack.ephemeral(ALICE))[0].args["text"]
+    assert late.startswith("This question was already answered by Bob at ")
+    assert len(both.slack.fake.of("chat.update")) == 1  # the late click edits nothing
+
+    status, shown = await both.api.get(created["id"])
+    assert status == 200 and shown["status"] == "answered"
+    assert shown["answered_by"]["id"] == f"teams:{TENANT}:{TEAMS_BOB['aadObjectId']}"
+    assert shown["delivery"]["status"] == "posted"
+
+
+async def test_expiry_edits_both_messages_and_a_late_click_says_expired(both: Both) -> None:
+    created = await both.ask("expiring")
+    posted = await both.slack.question()
+    card = await both.teams_card()
+    # The shortest TTL the API takes is a minute: the store's expiry is brought forward
+    # instead, and the sweeper (every 0.2 s) expires it as it would after the minute.
+    with sqlite3.connect(both.bot.folder / "bot.sqlite3") as db:
+        db.execute(
+            "UPDATE pauses SET expires_at = ? WHERE interrupt_id = ?",
+            (time.time() - 1, created["id"]),
+        )
+    slack_edit = (await both.slack.edits_of(posted))[0]
+    assert "Expired" in text_of(slack_edit) and not buttons(slack_edit.args)
+    teams_edit = await both.connector.wait_for(
+        lambda: both.connector.updates(card.activity_id), what="the expired card"
+    )
+    assert any(t.startswith("Expired at ") for t in texts(card_of(teams_edit[-1].body)))
+
+    status, reply = await both.teams_click(card, "Approve", CAROL)
+    assert status == 200
+    assert texts(reply["value"]) == [
+        "This question has expired; ask the bot again to get a fresh one."
+    ]
+    status, _ = await both.slack.click(posted, "Approve", user=BOB)
+    assert status == 200
+    assert "has expired" in (await both.slack.ephemeral(BOB))[0].args["text"]
+    status, shown = await both.api.get(created["id"])
+    assert shown["status"] == "expired"
+
+
+async def test_a_quorum_of_two_counts_one_slack_and_one_teams_approver(both: Both) -> None:
+    created = await both.ask("quorum", policy={"quorum": 2})
+    posted = await both.slack.question()
+    card = await both.teams_card()
+
+    status, _ = await both.slack.click(posted, "Approve", user=BOB)
+    assert status == 200
+    assert "1 of 2 approved" in (await both.slack.ephemeral(BOB))[0].args["text"]
+    # The tally is shown live on both posts.
+    redrawn = (await both.slack.edits_of(posted))[0]
+    assert f"1 of 2 approved: <@{BOB}>" in text_of(redrawn) and buttons(redrawn.args)
+    teams_redraw = await both.connector.wait_for(
+        lambda: both.connector.updates(card.activity_id), what="the card's tally"
+    )
+    assert any("1 of 2 approved" in t for t in texts(card_of(teams_redraw[-1].body)))
+
+    status, reply = await both.teams_click(card, "Approve", CAROL)
+    assert status == 200
+    assert any(t.startswith("Approved by Carol at ") for t in texts(reply["value"]))
+    closed = (await both.slack.edits_of(posted, 2))[1]
+    assert "Approved by Carol" in text_of(closed) and not buttons(closed.args)
+
+    status, shown = await both.api.get(created["id"])
+    assert shown["status"] == "answered"
+    assert shown["tally"]["approve"] == [
+        f"slack:{TEAM}:{BOB}",
+        f"teams:{TENANT}:{CAROL['aadObjectId']}",
+    ]
