@@ -1,0 +1,174 @@
+"""A question posted on several routes, on SQLite and PostgreSQL alike: each post is its own
+outbox row owed in the ask's write, each close owes every post's edit in the close's write,
+and each post keeps its own message reference."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from bot.questions.posts import post_of
+from bot.questions.write import Ballot
+from bot.stores import Closing, Question, QuestionStatus, RunRecord, RunStatus, Stores
+from bot.stores.ports import Delivered
+from bot.stores.records import ApiQuestion, DeliveryKind
+from tests.support import steps
+
+TEAMS_CONVERSATION = {"key": "19:ops", "reference": {"serviceUrl": "http://teams"}}
+
+
+def asked(interrupt_id: str = "int_1", **changes: object) -> tuple[RunRecord, Question]:
+    run = RunRecord(
+        run_id="run_api_1",
+        scope="T1:C1",
+        surface="slack",
+        requester="api:ci",
+        text="Deploy?",
+        created_at=100.0,
+        conversation={"key": "C1", "reference": {"team": "T1", "channel": "C1"}},
+        status=RunStatus.REMOTE,
+    )
+    question = Question(
+        interrupt_id=interrupt_id,
+        run_id=run.run_id,
+        scope="T1:C1",
+        name="approval",
+        tool_call_id="api_1",
+        checkpoint_id="",
+        payload={"action": "deploy", "summary": "Deploy?"},
+        issued_at=100.0,
+        expires_at=200.0,
+        answerers=("anyone",),
+        posts=(post_of("teams:19:ops", "teams", "tenant-1", TEAMS_CONVERSATION),),
+    )
+    return run, dataclasses.replace(question, **changes)
+
+
+def api(interrupt_id: str = "int_1") -> ApiQuestion:
+    return ApiQuestion(interrupt_id, "ci", "key-1", "hash", "approval", 100.0)
+
+
+async def refuse_rows_for(stores: Stores, surface: str) -> None:
+    """The store fails any outbox row owed to ``surface``, as a crash mid-write would."""
+    db = stores.unit.db
+    if hasattr(db, "execute"):  # PostgreSQL
+        await db.execute(
+            "CREATE FUNCTION refuse_row() RETURNS trigger LANGUAGE plpgsql AS"
+            " $$ BEGIN RAISE EXCEPTION 'refused'; END $$"
+        )
+        await db.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON outbox FOR EACH ROW"
+            f" WHEN (NEW.surface = '{surface}') EXECUTE FUNCTION refuse_row()"
+        )
+    else:
+        trigger = (
+            f"CREATE TRIGGER refuse BEFORE INSERT ON outbox WHEN NEW.surface = '{surface}'"
+            " BEGIN SELECT RAISE(ABORT, 'refused'); END"
+        )
+        await db.run(lambda conn: conn.execute(trigger))
+
+
+async def test_each_route_is_owed_its_post_in_the_asks_write(stores: Stores) -> None:
+    run, question = asked()
+    written = await steps(stores).lifecycle.ask_remote(run, question, api())
+    assert written is not None
+    owed = [
+        (o.delivery.kind, o.delivery.surface, o.delivery.body.get("post")) for o in written.owed
+    ]
+    assert owed == [(DeliveryKind.PUBLISH, "slack", None), (DeliveryKind.PUBLISH, "teams", 0)]
+    rows = await stores.outbox.of_run(run.run_id)
+    assert [(d.kind, d.surface, d.body.get("post")) for d in rows] == owed
+    assert await stores.ledger.get(question.interrupt_id) == question
+
+
+async def test_a_refused_ask_owes_no_post_on_any_route(stores: Stores) -> None:
+    run, question = asked()
+    lifecycle = steps(stores).lifecycle
+    assert await lifecycle.ask_remote(run, question, api()) is not None
+    assert await lifecycle.ask_remote(run, question, api()) is None
+    assert len(await stores.outbox.of_run(run.run_id)) == 2
+
+
+async def test_a_post_that_cannot_be_owed_leaves_no_question_and_no_other_post(
+    stores: Stores,
+) -> None:
+    """All or nothing: the question, its first post and its further posts are one write."""
+    run, question = asked()
+    await refuse_rows_for(stores, "teams")
+    with pytest.raises(Exception, match="refused"):
+        await steps(stores).lifecycle.ask_remote(run, question, api())
+    assert await stores.ledger.get(question.interrupt_id) is None
+    assert await stores.outbox.of_run(run.run_id) == []
+
+
+async def test_a_close_whose_edit_cannot_be_owed_leaves_the_question_open(
+    stores: Stores,
+) -> None:
+    run, question = asked()
+    lifecycle = steps(stores).lifecycle
+    assert await lifecycle.ask_remote(run, question, api()) is not None
+    await refuse_rows_for(stores, "teams")
+    closing = Closing(QuestionStatus.CANCELLED, by="ops", at=150.0)
+    with pytest.raises(Exception, match="refused"):
+        await lifecycle.close(question.interrupt_id, closing)
+    stored = await stores.ledger.get(question.interrupt_id)
+    assert stored is not None and stored.status is QuestionStatus.OUTSTANDING
+    assert len(await stores.outbox.of_run(run.run_id)) == 2  # the two posts, nothing more
+
+
+async def test_each_post_keeps_its_own_message_reference(stores: Stores) -> None:
+    """Both posts delivered in one pass: the first route's reference and the post's, each
+    in its place (one statement on PostgreSQL)."""
+    run, question = asked()
+    written = await steps(stores).lifecycle.ask_remote(run, question, api())
+    assert written is not None
+    first, second = (o.delivery.delivery_id for o in written.owed)
+    slack_ref = {"team": "T1", "channel": "C1", "ts": "1.1"}
+    teams_ref = {"service_url": "http://teams", "conversation_id": "19:ops", "activity_id": "a1"}
+    await stores.outbox.delivered_all(
+        [Delivered(first, 101.0, slack_ref), Delivered(second, 101.0, teams_ref, 0)]
+    )
+    stored = await stores.ledger.get(question.interrupt_id)
+    assert stored is not None
+    assert stored.message_ref == slack_ref
+    assert stored.posts[0]["message_ref"] == teams_ref
+    assert stored.posts[0]["scope"] == "tenant-1"
+
+
+async def test_a_close_owes_every_posts_edit_in_its_own_write(stores: Stores) -> None:
+    """The close reads the posts when it has no copy of the question; a close that loses
+    (already closed) owes nothing on any route."""
+    run, question = asked()
+    lifecycle = steps(stores).lifecycle
+    assert await lifecycle.ask_remote(run, question, api()) is not None
+    closing = Closing(QuestionStatus.EXPIRED, by="", at=201.0)
+    written = await lifecycle.close(question.interrupt_id, closing)
+    assert written is not None and written.question is not None
+    assert written.question.status is QuestionStatus.EXPIRED
+    edits = [
+        (o.delivery.kind, o.delivery.surface, o.delivery.body.get("post")) for o in written.owed
+    ]
+    assert edits == [(DeliveryKind.CLOSED, "slack", None), (DeliveryKind.CLOSED, "teams", 0)]
+    assert await lifecycle.close(question.interrupt_id, closing) is None
+    rows = await stores.outbox.of_run(run.run_id)
+    assert [d.kind for d in rows].count(DeliveryKind.CLOSED) == 2 and len(rows) == 4
+
+
+async def test_a_counted_vote_redraws_every_post(stores: Stores) -> None:
+    run, question = asked(policy={"quorum": 2})
+    lifecycle = steps(stores).lifecycle
+    assert await lifecycle.ask_remote(run, question, api()) is not None
+    closing = Closing(QuestionStatus.ANSWERED, by="Bo", at=150.0)
+    answer = {"decision": "approve", "comment": ""}
+    ballot = Ballot(question.interrupt_id, "slack:T1:U1", "Bo", "approve", answer, 150.0)
+    voted = await lifecycle.vote(ballot, closing)
+    assert voted.written is not None
+    redraws = [(o.delivery.kind, o.delivery.surface) for o in voted.written.owed]
+    assert redraws == [(DeliveryKind.REFRESH, "slack"), (DeliveryKind.REFRESH, "teams")]
+    other = Ballot(question.interrupt_id, "teams:tenant-1:aad-2", "Cy", "approve", answer, 151.0)
+    decided = await lifecycle.vote(other, closing)
+    assert decided.written is not None and decided.written.question is not None
+    assert decided.written.question.status is QuestionStatus.ANSWERED
+    edits = [(o.delivery.kind, o.delivery.surface) for o in decided.written.owed]
+    assert edits == [(DeliveryKind.CLOSED, "slack"), (DeliveryKind.CLOSED, "teams")]
