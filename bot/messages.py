@@ -66,18 +66,32 @@ def refusal_text(refusal: Refusal) -> str:
             assert_never(refusal)
 
 
-def nudge_text(nudge: Mapping[str, Any], people: Sequence[str], groups: Sequence[str]) -> str:
-    """A reminder or an escalation ping; ``people`` and ``groups`` as the surface mentions them."""
+def nudge_text(
+    nudge: Mapping[str, Any], people: Sequence[str], groups: Sequence[str], *, unnamed: int = 0
+) -> str:
+    """A reminder or an escalation ping; ``people`` and ``groups`` as the surface mentions them.
+
+    ``unnamed``: people the surface cannot mention by name (a Teams id whose name
+    it has not seen); counted, never shown as raw ids.
+    """
     names = [*people, *groups]
     who = ", ".join(names)
     if nudge.get("kind") == "escalated":
         level = nudge.get("level", 1)
+        if not who and unnamed:
+            more = "1 more person" if unnamed == 1 else f"{unnamed} more people"
+            return f"Escalated to level {level}: {more} may answer this question now."
         if not who:
             return f"Escalated to level {level}: this question still waits for an answer."
         return f"Escalated to level {level}: {who}, this question now waits for you too."
     if not who:
         return "Reminder: this question still waits for an answer."
     return f"Reminder: {who}, this question still waits for your answer."
+
+
+def level_text(level: int) -> str:
+    """What a posted question shows once its escalation ladder has been climbed; "" before."""
+    return f"Escalated to level {level}." if level > 0 else ""
 
 
 def answered_text(by: str, at: float) -> str:

@@ -24,6 +24,7 @@ from bot.messages import (
     approved_line,
     asked_line,
     cancelled_line,
+    level_text,
     rejected_line,
 )
 
@@ -55,6 +56,8 @@ class Asked:
     audience: str
     # Under a quorum, the tally so far as mrkdwn ("1 of 2 approved: <@U1>"); "" otherwise.
     tally: str = ""
+    # The escalation steps taken (``level_text``); 0: none.
+    level: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +130,8 @@ def question_message(asked: Asked) -> dict[str, Any]:
     )
     if asked.tally:
         blocks.append(_context(asked.tally))
+    if asked.level:
+        blocks.append(_context(level_text(asked.level)))
     return _fit(_summary(asked.name, asked.payload), blocks)
 
 

@@ -89,6 +89,7 @@ class SlackSurface:
             ),
             # Each Slack voter as Slack renders the person, whatever name the answer recorded.
             tally=tally_text(interrupt.tally, interrupt.quorum, named),
+            level=interrupt.level,
         )
 
     async def show_closed(self, run: RunRecord, record: Question) -> None:
@@ -147,7 +148,12 @@ class SlackSurface:
         """A reminder or an escalation ping, in the posted question's thread."""
         ref = record.message_ref or {}
         team, channel, thread = where(run)
-        people = [f"<@{p.split(':')[-1]}>" for p in nudge.get("people", ())]
+        # Slack's own people (``slack:T:U`` or a bare ``U…``); another surface's are not.
+        people = [
+            f"<@{p.split(':')[-1]}>"
+            for p in map(str, nudge.get("people", ()))
+            if is_slack_person(p)
+        ]
         groups = [f"<!subteam^{g}>" for g in nudge.get("groups", ())]
         text = nudge_text(nudge, people, groups)
         await self.call(
@@ -244,6 +250,11 @@ def named(person_id: str, display: str) -> str:
 
 def is_slack(person_id: str) -> bool:
     return person_id.startswith(f"{SURFACE}:")
+
+
+def is_slack_person(word: str) -> bool:
+    """An answerer id that names a Slack person: ``slack:T:U``, or a bare user id."""
+    return is_slack(word) or ":" not in word
 
 
 def audience(rule: Answerers, requester: str) -> str:

@@ -28,7 +28,7 @@ from adapters.teams._card_kit import (
     title,
 )
 from adapters.teams._form_card import form_inputs
-from bot.messages import expires_text
+from bot.messages import expires_text, level_text
 
 # A single choice shows as buttons up to this many options (Teams shows six actions).
 MAX_BUTTONS = 5
@@ -53,6 +53,8 @@ class Asked:
     values: Mapping[str, str] = field(default_factory=dict)
     # Under a quorum, the tally so far ("1 of 2 approved: @bo"); "" otherwise.
     tally: str = ""
+    # The escalation steps taken (``level_text``); 0: none.
+    level: int = 0
 
 
 def question_card(asked: Asked) -> Json:
@@ -76,6 +78,8 @@ def _frame(asked: Asked, heading: str, inner: list[Json], limits: Limits) -> lis
     body.append(subtle(f"{who}{asked.who_may_answer} {expires_text(asked.expires_at)}"))
     if asked.tally:
         body.append(subtle(asked.tally))
+    if asked.level:
+        body.append(subtle(level_text(asked.level)))
     return body
 
 

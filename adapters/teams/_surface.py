@@ -121,10 +121,26 @@ class TeamsSurface:
         )
 
     async def post_nudge(self, run: RunRecord, record: Question, nudge: Json) -> None:
-        """A reminder or an escalation ping, as a message in the conversation."""
-        people = [str(p).split(":")[-1] for p in nudge.get("people", ())]
-        text = nudge_text(nudge, people, list(nudge.get("groups", ())))
-        await self.post_outcome(run, text)
+        """A reminder or an escalation ping, in reply to the posted card (in a channel, in
+        its thread). Teams people whose name the bot has seen are mentioned (``<at>``, with
+        the mention entity); the others are counted, never shown as raw ids. Other
+        surfaces' people and Slack's user groups are not Teams', so not named here."""
+        reference = _reference(run)
+        mentions, unnamed = _mentions(reference, nudge.get("people", ()))
+        text = nudge_text(nudge, [m["text"] for m in mentions], [], unnamed=unnamed)
+        activity: Json = {"type": "message", "text": text}
+        if mentions:
+            activity["entities"] = mentions
+        conversation = str(reference["conversation"]["id"])
+        posted = str((record.message_ref or {}).get("activity_id") or "")
+        if posted:
+            activity["replyToId"] = posted
+            channel = reference["conversation"].get("conversationType") == "channel"
+            if channel and ";messageid=" not in conversation:
+                conversation = f"{conversation};messageid={posted}"
+        await self._deliver(
+            lambda: self.connector.send(reference["serviceUrl"], conversation, activity)
+        )
 
     def asked(
         self,
@@ -151,6 +167,7 @@ class TeamsSurface:
             errors=errors or {},
             values=values or {},
             tally=_tally(source),
+            level=source.level,
         )
 
     def _who_may_answer(self, requester: str, named: tuple[str, ...]) -> str:
@@ -174,6 +191,29 @@ def _reference(run: RunRecord) -> dict[str, Any]:
     if not isinstance(reference, dict) or not reference.get("serviceUrl"):
         raise DeliveryError(NO_REFERENCE, permanent=True)
     return reference
+
+
+def _mentions(reference: Json, people: Any) -> tuple[list[Json], int]:
+    """Mention entities for the Teams people (``teams:<tenant>:<aadObjectId>``) whose name the
+    conversation reference gave, and how many other Teams people could not be named."""
+    user = reference.get("user") or {}
+    names = {str(user.get("aadObjectId") or ""): (str(user.get("id") or ""), user.get("name"))}
+    mentions: list[Json] = []
+    unnamed = 0
+    for person in people:
+        surface, _, rest = str(person).partition(":")
+        if surface != SURFACE:
+            continue
+        aad = rest.rsplit(":", 1)[-1]
+        account, name = names.get(aad, ("", None))
+        if not name:
+            unnamed += 1
+            continue
+        tag = f"<at>{name}</at>"
+        mentions.append(
+            {"type": "mention", "text": tag, "mentioned": {"id": account or aad, "name": name}}
+        )
+    return mentions, unnamed
 
 
 def _tally(source: PendingInterrupt | Question) -> str:

@@ -275,6 +275,10 @@ class Lifecycle:
         was = (question.reminders, question.level)
         now = (question.reminders + (0 if escalated else 1), level)
         kind = "escalated" if escalated else "reminded"
+        ping = Owe(
+            DeliveryKind.NUDGE, question.interrupt_id, {"kind": kind, "level": level, **body}
+        )
+        redraw = (Owe(DeliveryKind.REFRESH, question.interrupt_id),) if escalated else ()
         event = AuditEvent(
             at, kind, question.run_id, question.interrupt_id, detail={"level": level, **body}
         )
@@ -283,17 +287,8 @@ class Lifecycle:
             at,
             question=Nudge(question.interrupt_id, was, now),
             audit=(event,),
-            # Threaded on every posted message.
-            owe=posts.fanned(
-                (
-                    Owe(
-                        DeliveryKind.NUDGE,
-                        question.interrupt_id,
-                        {"kind": kind, "level": level, **body},
-                    ),
-                ),
-                question,
-            ),
+            # Threaded on every posted message; a step redraws them with the level.
+            owe=posts.fanned((ping, *redraw), question),
             claim=self._claim(at),
         )
         return await self._apply(write)

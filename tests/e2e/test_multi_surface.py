@@ -20,6 +20,7 @@ import pytest
 from tests.e2e._api import Api, api_env, approval
 from tests.e2e._server import BotServer, StartBot
 from tests.e2e._slack import ALICE, BOB, CHANNEL, SlackDriver, slack_bot, text_of
+from tests.e2e._teams import ALICE as TEAMS_ALICE
 from tests.e2e._teams import BOB as TEAMS_BOB
 from tests.e2e._teams import TENANT, actions, card_of, execute, message, texts
 from tests.fakes.bf_connector import Call as TeamsCall
@@ -198,3 +199,35 @@ async def test_a_quorum_of_two_counts_one_slack_and_one_teams_approver(both: Bot
         f"slack:{TEAM}:{BOB}",
         f"teams:{TENANT}:{CAROL['aadObjectId']}",
     ]
+
+
+async def test_a_reminder_is_threaded_on_each_post_naming_that_surfaces_people(
+    both: Both,
+) -> None:
+    teams_alice = f"teams:{TENANT}:{TEAMS_ALICE['aadObjectId']}"
+    await both.ask(
+        "remind",
+        answerers=[f"slack:{TEAM}:{BOB}", teams_alice],
+        policy={"remind_after_seconds": 1, "max_reminders": 1},
+    )
+    posted = await both.slack.question()
+    card = await both.teams_card()
+
+    def reminder(c: Any) -> bool:
+        return str(c.args.get("text")).startswith("Reminder:")
+
+    slack_reminder = (await both.slack.fake.wait_for("chat.postMessage", where=reminder))[0]
+    assert slack_reminder.args["text"] == (
+        f"Reminder: <@{BOB}>, this question still waits for your answer."
+    )
+    assert slack_reminder.args["thread_ts"] == posted.response["ts"]
+    teams_reminders = await both.connector.wait_for(
+        lambda: [c for c in both.connector.posted() if "Reminder" in str(c.body.get("text"))],
+        what="the Teams reminder",
+    )
+    (teams_reminder,) = teams_reminders
+    assert teams_reminder.body["text"] == (
+        "Reminder: <at>Alice</at>, this question still waits for your answer."
+    )
+    assert teams_reminder.body["replyToId"] == card.activity_id
+    assert teams_reminder.conversation == f"{TEAMS_CHANNEL};messageid={card.activity_id}"

@@ -142,9 +142,12 @@ async def test_one_reminder_in_the_thread_then_an_escalation_ping_and_none_after
     )
     assert reminder.args["thread_ts"] == approval.args["thread_ts"]
     assert ping.args["text"].startswith("Escalated to level 1: <@U0DAN>")
+    # The step redraws the question with its level, buttons kept.
+    leveled = (await slack.edits_of(approval))[0]
+    assert "Escalated to level 1." in text_of(leveled) and buttons(leveled.args)
     status, _ = await slack.click(approval, "Approve", user="U0DAN")  # the step admitted Dan
     assert status == 200
-    assert "Approved by <@U0DAN>" in text_of((await slack.edits_of(approval))[0])
+    assert "Approved by <@U0DAN>" in text_of((await slack.edits_of(approval, 2))[1])
     await slack.reply(DEPLOYED)
     posted = [c for c in fake.calls if c.method == "chat.postMessage" and nudges(c)]
     assert len(posted) == 2  # one reminder, one ping; nothing once closed

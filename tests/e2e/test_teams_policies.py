@@ -160,7 +160,17 @@ async def test_one_reminder_before_the_answer_and_none_after(
     reminders = await connector.wait_for(
         lambda: posted_starting(connector, "Reminder:"), what="reminder"
     )
-    assert reminders == ["Reminder: aad-alice, this question still waits for your answer."]
+    # Alice by name, as a real mention: never her raw aadObjectId.
+    assert reminders == ["Reminder: <at>Alice</at>, this question still waits for your answer."]
+    (reminder,) = [c for c in connector.posted() if str(c.body.get("text")).startswith("Remind")]
+    assert reminder.body["entities"] == [
+        {
+            "type": "mention",
+            "text": "<at>Alice</at>",
+            "mentioned": {"id": ALICE["id"], "name": "Alice"},
+        }
+    ]
+    assert reminder.body["replyToId"]  # in reply to the posted card
     status, reply = await bot.post(execute(connector.url, approve))
     assert status == 200
     assert any(t.startswith("Approved by Alice at ") for t in texts(reply["value"]))
@@ -179,14 +189,19 @@ async def test_the_first_escalation_step_pings_once_and_raises_the_level(
         BOT_SWEEP_SECONDS=3600,
         BOT_LEASE_SECONDS=3600,
     )
-    _, approve = await approval_card(bot, connector)
+    call, approve = await approval_card(bot, connector)
     service = bot.app[RUN_SERVICE]
     assert await service.nudges.sweep(time.time() + 1.5) == 1
     service.deliverer.kick()  # as the sweeper's pass does after it
     pings = await connector.wait_for(
         lambda: posted_starting(connector, "Escalated"), what="escalation ping"
     )
-    assert pings == ["Escalated to level 1: aad-dan, this question now waits for you too."]
+    # Dan's name was never seen: counted, not shown as his aadObjectId.
+    assert pings == ["Escalated to level 1: 1 more person may answer this question now."]
+    assert not any("aad-" in t for t in connector.texts())
+    # The card is redrawn with the level, as the Slack message is.
+    redrawn = await connector.wait_for(lambda: connector.updates(call.activity_id), what="redraw")
+    assert "Escalated to level 1." in texts(card_of(redrawn[-1].body))
     assert stored(tmp_path / "bot", "SELECT level FROM pauses WHERE name = 'approval'") == (1,)
     assert stored(tmp_path / "bot", "SELECT COUNT(*) FROM audit WHERE kind = 'escalated'") == (1,)
     # No second step: a sweep an hour on owes nothing more.
