@@ -28,7 +28,10 @@ def _delivery(view: ApiView) -> dict[str, Any]:
     # Posted on one route at least: a question on several is open while one post stands.
     if posts.posted_anywhere(view.question):
         return {"status": "posted", "message": None}
-    if view.delivery_error:
+    # An open question on several routes is cancelled once its last post fails: until
+    # then another post may still stand.
+    waits = bool(view.question.posts) and view.question.status is QuestionStatus.OUTSTANDING
+    if view.delivery_error and not waits:
         return {"status": "failed", "message": view.delivery_error}
     return {"status": "pending", "message": None}
 

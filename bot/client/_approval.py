@@ -8,7 +8,7 @@ import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, ParamSpec, TypeVar, cast
 
-from bot.client._bridge import Bridge, RouteLike
+from bot.client._bridge import Bridge, RoutesLike
 from bot.client._question import outcome_error
 from bot.client._sync import SyncBridge
 from bot.client.errors import Rejected
@@ -20,7 +20,7 @@ R = TypeVar("R")
 
 def require_approval(
     *,
-    route: RouteLike,
+    route: RoutesLike,
     answerers: Sequence[str],
     bridge: Bridge | SyncBridge | None = None,
     url: str | None = None,

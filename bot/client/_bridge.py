@@ -37,6 +37,8 @@ _CREATE_ATTEMPTS = 3
 _USER_AGENT = "bot-client/1"
 
 RouteLike = Route | Mapping[str, Any] | str
+# A list (or tuple) of routes posts the question on each (``routes``).
+RoutesLike = RouteLike | list[RouteLike] | tuple[RouteLike, ...]
 QuestionsLike = (
     AskUserPayload | Mapping[str, Any] | Sequence[AskUserItem | Mapping[str, Any] | str] | str
 )
@@ -100,7 +102,7 @@ class Bridge:
         self,
         questions: QuestionsLike,
         *,
-        route: RouteLike,
+        route: RoutesLike,
         idempotency_key: str | None = None,
         answerers: Sequence[str] | None = None,
         ttl_seconds: int | None = None,
@@ -131,7 +133,7 @@ class Bridge:
         *,
         arguments: Mapping[str, Any],
         risk: str,
-        route: RouteLike,
+        route: RoutesLike,
         answerers: Sequence[str],
         idempotency_key: str | None = None,
         ttl_seconds: int | None = None,
@@ -171,7 +173,7 @@ class Bridge:
         message: str,
         *,
         model: type[M],
-        route: RouteLike,
+        route: RoutesLike,
         idempotency_key: str | None = ...,
         answerers: Sequence[str] | None = ...,
         ttl_seconds: int | None = ...,
@@ -187,7 +189,7 @@ class Bridge:
         message: str,
         *,
         schema: Mapping[str, Any],
-        route: RouteLike,
+        route: RoutesLike,
         idempotency_key: str | None = ...,
         answerers: Sequence[str] | None = ...,
         ttl_seconds: int | None = ...,
@@ -203,7 +205,7 @@ class Bridge:
         *,
         schema: Mapping[str, Any] | None = None,
         model: type[BaseModel] | None = None,
-        route: RouteLike,
+        route: RoutesLike,
         idempotency_key: str | None = None,
         answerers: Sequence[str] | None = None,
         ttl_seconds: int | None = None,
@@ -311,7 +313,7 @@ def _create_fields(
     kind: str,
     payload: dict[str, Any],
     *,
-    route: RouteLike,
+    route: RoutesLike,
     idempotency_key: str | None,
     answerers: Sequence[str] | None,
     ttl_seconds: int | None,
@@ -323,9 +325,12 @@ def _create_fields(
     fields: dict[str, Any] = {
         "kind": kind,
         "payload": payload,
-        "route": route_of(route),
         "idempotency_key": idempotency_key or str(uuid.uuid4()),
     }
+    if isinstance(route, list | tuple):
+        fields["routes"] = [route_of(one) for one in route]
+    else:
+        fields["route"] = route_of(route)
     optional: dict[str, Any] = {
         "answerers": None if answerers is None else list(answerers),
         "ttl_seconds": ttl_seconds,

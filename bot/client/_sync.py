@@ -17,7 +17,7 @@ from typing import Any, Generic, TypeVar, overload
 
 from pydantic import BaseModel
 
-from bot.client._bridge import Bridge, QuestionsLike, RouteLike
+from bot.client._bridge import Bridge, QuestionsLike, RoutesLike
 from bot.client._question import Question
 from bot.client.models import QuestionObject, QuestionPage
 
@@ -109,7 +109,7 @@ class SyncBridge:
         self._loop.close()
 
     def ask(
-        self, questions: QuestionsLike, *, route: RouteLike, **options: Any
+        self, questions: QuestionsLike, *, route: RoutesLike, **options: Any
     ) -> SyncQuestion[QuestionObject]:
         """As ``Bridge.ask``; the options are the same keywords."""
         return SyncQuestion(
@@ -123,7 +123,7 @@ class SyncBridge:
         *,
         arguments: Mapping[str, Any],
         risk: str,
-        route: RouteLike,
+        route: RoutesLike,
         answerers: Sequence[str],
         **options: Any,
     ) -> SyncQuestion[QuestionObject]:
@@ -141,7 +141,7 @@ class SyncBridge:
 
     @overload
     def form(
-        self, title: str, message: str, *, model: type[M], route: RouteLike, **options: Any
+        self, title: str, message: str, *, model: type[M], route: RoutesLike, **options: Any
     ) -> SyncQuestion[M]: ...
 
     @overload
@@ -151,12 +151,12 @@ class SyncBridge:
         message: str,
         *,
         schema: Mapping[str, Any],
-        route: RouteLike,
+        route: RoutesLike,
         **options: Any,
     ) -> SyncQuestion[QuestionObject]: ...
 
     def form(
-        self, title: str, message: str, *, route: RouteLike, **options: Any
+        self, title: str, message: str, *, route: RoutesLike, **options: Any
     ) -> SyncQuestion[Any]:
         """As ``Bridge.form``: ``schema=`` or ``model=``."""
         asked = self._bridge.form(title, message, route=route, **options)

@@ -62,7 +62,8 @@ class FakeState:
             "kind": body["kind"],
             "status": "open",
             "payload": body["payload"],
-            "route": body["route"],
+            "route": (body.get("routes") or [body.get("route")])[0],
+            "routes": body.get("routes") or [body["route"]],
             "answerers": body.get("answerers") or ["anyone"],
             "created_at": _stamp(created),
             "expires_at": _stamp(created + timedelta(seconds=body["ttl_seconds"])),
@@ -164,7 +165,7 @@ def build_app(state: FakeState) -> web.Application:
             if seen[0] != canonical:
                 return _error(409, "conflict", "This idempotency key was used with another body.")
             return web.json_response(state.questions[seen[1]], status=200)
-        if body.route.conversation == "unseen":
+        if any(route.conversation == "unseen" for route in body.posted_on):
             return _error(422, "unprocessable", "The bot must be installed there first.")
         question = state.create(request[KEY_NAME], wire)
         state.by_idempotency[(request[KEY_NAME], body.idempotency_key)] = (

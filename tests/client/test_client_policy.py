@@ -47,3 +47,21 @@ async def test_an_impossible_quorum_is_refused_before_sending(
             answerers=["U1"], policy={"quorum": 2},
         )  # fmt: skip
     assert server.state.questions == {}
+
+
+async def test_a_list_of_routes_posts_on_each(bridge: tuple[Bridge, FakeBridge]) -> None:
+    """``route=[...]`` is sent as ``routes``; the object shows them, ``route`` the first."""
+    client, server = bridge
+    asked = await client.approve(
+        "deploy", "Deploy", arguments={}, risk="high",
+        route=["slack:C1", {"surface": "teams", "conversation": "19:ops"}], answerers=["U1"],
+    )  # fmt: skip
+    stored = server.state.questions[asked.id]
+    assert [r["surface"] for r in stored["routes"]] == ["slack", "teams"]
+    assert [r.conversation for r in asked.object.routes] == ["C1", "19:ops"]
+    assert asked.object.route.conversation == "C1"
+    with pytest.raises(ValueError, match="twice"):
+        await client.approve(
+            "deploy", "Deploy", arguments={}, risk="high",
+            route=["slack:C1", "slack:C1"], answerers=["U1"],
+        )  # fmt: skip

@@ -231,3 +231,38 @@ async def test_a_reminder_is_threaded_on_each_post_naming_that_surfaces_people(
     )
     assert teams_reminder.body["replyToId"] == card.activity_id
     assert teams_reminder.conversation == f"{TEAMS_CHANNEL};messageid={card.activity_id}"
+
+
+async def test_a_post_refused_on_one_surface_leaves_the_question_open_on_the_other(
+    both: Both,
+) -> None:
+    both.slack.fake.fail("chat.postMessage", "not_in_channel")
+    release = both.connector.hold_posts()
+    created = await both.ask("slack-refuses")
+    # The posts go out in order: once the Teams post is on its way, Slack's refusal has
+    # been given up on, and the question was not cancelled for it.
+    await both.connector.wait_for(lambda: both.connector.held, what="the Teams post")
+    status, shown = await both.api.get(created["id"])
+    assert shown["status"] == "open" and shown["delivery"]["status"] == "pending"
+    release.set()
+    card = await both.teams_card()
+    status, reply = await both.teams_click(card, "Approve", TEAMS_BOB)
+    assert any(t.startswith("Approved by Bob at ") for t in texts(reply["value"]))
+    await both.connector.wait_for(
+        lambda: both.connector.updates(card.activity_id), what="the card's edit"
+    )
+    status, shown = await both.api.get(created["id"])
+    assert status == 200 and shown["status"] == "answered"
+    assert shown["delivery"]["status"] == "posted"
+    assert both.slack.fake.of("chat.update") == []  # never posted there: nothing to edit
+
+
+async def test_a_question_no_surface_would_post_is_cancelled_with_the_last_reason(
+    both: Both,
+) -> None:
+    both.slack.fake.fail("chat.postMessage", "not_in_channel")
+    both.connector.fail_next(403)
+    created = await both.ask("nobody-posts")
+    status, closed = await both.api.get(created["id"], wait=30)
+    assert status == 200 and closed["status"] == "cancelled", closed
+    assert closed["cancel_reason"] and closed["delivery"]["status"] == "failed"

@@ -147,6 +147,7 @@ class FakeConnector:
     async def _post(self, request: web.Request) -> web.Response:
         if self._gate is not None:
             self.held.append(await request.json())
+            self._recorded.set()  # a wait on ``held`` wakes too
             await self._gate.wait()
         return await self._record(request, "POST", str(next(self._ids)))
 
