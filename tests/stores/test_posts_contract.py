@@ -172,3 +172,25 @@ async def test_a_counted_vote_redraws_every_post(stores: Stores) -> None:
     assert decided.written.question.status is QuestionStatus.ANSWERED
     edits = [(o.delivery.kind, o.delivery.surface) for o in decided.written.owed]
     assert edits == [(DeliveryKind.CLOSED, "slack"), (DeliveryKind.CLOSED, "teams")]
+
+
+async def test_a_post_waiting_for_a_retry_holds_back_only_its_own_surface(stores: Stores) -> None:
+    """One lane per surface: each surface's rows keep their order, and a Teams post waiting
+    for its retry does not hold back the Slack post, nor the Slack edit after the close."""
+    run, question = asked()
+    lifecycle = steps(stores).lifecycle
+    assert await lifecycle.ask_remote(run, question, api()) is not None
+    both = await stores.outbox.claim(101.0, until=160.0, owner="p1", surfaces=["slack", "teams"])
+    assert [(d.surface, d.followed) for d in both] == [("slack", False), ("teams", False)]
+    slack_post, teams_post = both
+    await stores.outbox.retry(teams_post.delivery_id, next_at=500.0, error="Teams is down")
+    await stores.outbox.delivered_all([Delivered(slack_post.delivery_id, 102.0, {"ts": "1.1"})])
+    closing = Closing(QuestionStatus.CANCELLED, by="ops", at=150.0)
+    assert await lifecycle.close(question.interrupt_id, closing) is not None
+    due = await stores.outbox.claim(200.0, until=260.0, owner="p2", surfaces=["slack", "teams"])
+    assert [(d.kind, d.surface) for d in due] == [(DeliveryKind.CLOSED, "slack")]
+    # Teams keeps its order: its edit waits behind its post's retry.
+    later = await stores.outbox.claim(600.0, until=660.0, owner="p3", surfaces=["teams"])
+    assert [(d.kind, d.surface, d.followed) for d in later] == [
+        (DeliveryKind.PUBLISH, "teams", True)
+    ]

@@ -25,13 +25,15 @@ def _followed(row: str) -> str:
     """Another pending row of the run waits behind ``row`` (``Delivery.followed``)."""
     return (
         "EXISTS (SELECT 1 FROM outbox AS f"  # noqa: S608 - our own constants
-        f" WHERE f.run_id = {row}.run_id AND f.state = '{PENDING}' AND f.id > {row}.id)"
+        f" WHERE f.run_id = {row}.run_id AND f.surface = {row}.surface"
+        f" AND f.state = '{PENDING}' AND f.id > {row}.id)"
         " AS followed"
     )
 
 
-# The oldest pending row of each run only: a run's messages keep their order,
-# and one that waits for a retry holds back the ones owed after it.
+# The oldest pending row of each run on each surface only: a run's messages keep
+# their order there, and one that waits for a retry holds back the ones owed after
+# it (another surface's posts of a question on several routes go on).
 _DUE = f"""
 SELECT o.*, (o.claimed_by = $1 AND o.claimed_until > $2) AS mine, {_followed("o")}
 FROM outbox AS o
@@ -39,7 +41,8 @@ WHERE o.state = '{PENDING}' AND o.next_at <= $2 AND (o.claimed_until <= $2 OR o.
   AND o.surface = ANY($3::text[])
   AND NOT EXISTS (
       SELECT 1 FROM outbox AS e
-      WHERE e.run_id = o.run_id AND e.state = '{PENDING}' AND e.id < o.id)
+      WHERE e.run_id = o.run_id AND e.surface = o.surface AND e.state = '{PENDING}'
+        AND e.id < o.id)
 ORDER BY o.id LIMIT $4
 """  # noqa: S608 - our own constants
 # Claims due rows nobody holds, skipping those another replica is claiming
@@ -54,7 +57,8 @@ WHERE id IN (
       AND o.surface = ANY($4::text[])
       AND NOT EXISTS (
           SELECT 1 FROM outbox AS e
-          WHERE e.run_id = o.run_id AND e.state = '{PENDING}' AND e.id < o.id)
+          WHERE e.run_id = o.run_id AND e.surface = o.surface AND e.state = '{PENDING}'
+            AND e.id < o.id)
     ORDER BY o.id LIMIT $5
     FOR UPDATE OF o SKIP LOCKED)
 RETURNING *, {_followed("outbox")}

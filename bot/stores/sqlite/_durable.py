@@ -22,15 +22,18 @@ from bot.stores.sqlite._db import Database, transaction
 
 _DONE = str(DeliveryState.DONE)
 
+# The oldest pending row of each run on each surface (one lane per surface: another
+# surface's posts of a question on several routes do not wait behind a retry).
 _DUE = """
 SELECT o.*, o.claimed_by = ? AND o.claimed_until > ? AS mine,
-    EXISTS (SELECT 1 FROM outbox AS f WHERE f.run_id = o.run_id AND f.state = o.state
-        AND f.id > o.id) AS followed
+    EXISTS (SELECT 1 FROM outbox AS f WHERE f.run_id = o.run_id AND f.surface = o.surface
+        AND f.state = o.state AND f.id > o.id) AS followed
 FROM outbox AS o
 WHERE o.state = ? AND o.next_at <= ? AND (o.claimed_until <= ? OR o.claimed_by = ?)
   AND o.surface IN (SELECT value FROM json_each(?))
   AND NOT EXISTS (
-      SELECT 1 FROM outbox AS e WHERE e.run_id = o.run_id AND e.state = ? AND e.id < o.id)
+      SELECT 1 FROM outbox AS e WHERE e.run_id = o.run_id AND e.surface = o.surface
+        AND e.state = ? AND e.id < o.id)
 ORDER BY o.id LIMIT ?
 """
 # A further post's message reference, kept in its place on the question.
