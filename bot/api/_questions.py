@@ -30,7 +30,7 @@ from bot.api._errors import (
     ApiError,
 )
 from bot.api._objects import checked_object, cursor_for, position_of
-from bot.api._routes import Unroutable, conversation_for
+from bot.api._routes import Unroutable, check_further, conversation_for
 from bot.api._waiters import Waiters
 from bot.client.models import ANYONE, CreateApproval, CreateAskUser, CreateForm, Route
 from bot.human.capability import HumanInteractionCapability
@@ -122,6 +122,7 @@ class ApiQuestions:
             if refusal is not None:
                 raise ApiError("invalid_request", refusal)
         try:
+            check_further(routes)
             places = [
                 await conversation_for(route, self._service.surfaces, self._stores.runs)
                 for route in routes

@@ -37,7 +37,17 @@ TEAMS_UNSEEN = (
     "The bot has never been in this Teams conversation; install the bot there (or message it "
     "once) so it can post."
 )
+CONSOLE_FIRST = (
+    "The console shows a question only in its first route's conversation; put the console "
+    "route first, or leave it out."
+)
 SLACK_NO_TEAM = "The Slack workspace of the bot token is unknown; give the route as T123:C456."
+
+
+def check_further(routes: list[Route]) -> None:
+    """``Unroutable`` if a route after the first is one no further post can reach."""
+    if any(route.surface == "console" for route in routes[1:]):
+        raise Unroutable(CONSOLE_FIRST)
 
 
 async def conversation_for(route: Route, surfaces: dict[str, Surface], runs: Runs) -> Conversation:
