@@ -211,6 +211,10 @@ def policy_lines(record: Question) -> list[str]:
         f"tally: approve {', '.join(tally['approve']) or 'none'};"
         f" reject {', '.join(tally['reject']) or 'none'}",
         f"level: {record.level}, reminders sent: {record.reminders}",
+    ] + [
+        # A question on several routes: each further post, and whether it stands.
+        f"also posted on {p['route']}: {'posted' if p.get('message_ref') else 'not posted'}"
+        for p in record.posts
     ]
 
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from bot.admin import AdminService, QuestionShown, StatsShown, text_of
+from bot.admin._render import policy_lines
 from bot.approval import approval_registration, approval_tool
 from bot.client.models import Policy
 from bot.outcomes import Counted, Responder
 from bot.policy import RequesterOrApprovers
+from bot.questions.posts import post_of
+from bot.questions.records import Question
 from bot.stores.ports import Stores
 from bot.testing import FixedClock, call, calls, say
 from tests.support import HarnessFactory
@@ -44,3 +47,19 @@ async def test_show_and_stats_tell_the_policy_the_tally_the_level_and_the_escala
     stats = await admin.handle("stats", who=ROOT)
     assert isinstance(stats, StatsShown) and stats.stats.escalations == 1
     assert "escalations: 1" in text_of(stats)
+
+
+def test_show_lists_each_further_post_of_a_question_on_several_routes() -> None:
+    record = Question(
+        interrupt_id="int_1", run_id="run_1", scope="T1:C1", name="approval",
+        tool_call_id="api_1", checkpoint_id="", payload={}, issued_at=1.0, expires_at=2.0,
+        posts=(
+            post_of("teams:19:ops", "teams", "tenant/19:ops", {}),
+            {**post_of("slack:C2", "slack", "T1:C2", {}), "message_ref": {"ts": "1.1"}},
+        ),
+    )  # fmt: skip
+    lines = policy_lines(record)
+    assert lines[-2:] == [
+        "also posted on teams:19:ops: not posted",
+        "also posted on slack:C2: posted",
+    ]
