@@ -134,6 +134,11 @@ async def test_answered_in_teams_edits_the_slack_message_too(both: Both) -> None
     late = (await both.slack.ephemeral(ALICE))[0].args["text"]
     assert late.startswith("This question was already answered by Bob at ")
     assert len(both.slack.fake.of("chat.update")) == 1  # the late click edits nothing
+    status, reply = await both.teams_click(card, "Reject", CAROL)
+    assert status == 200
+    assert any(
+        t.startswith("This question was already answered by Bob at ") for t in texts(reply["value"])
+    )
 
     status, shown = await both.api.get(created["id"])
     assert status == 200 and shown["status"] == "answered"
