@@ -202,7 +202,7 @@ class RunService:
         closing = self._closing(QuestionStatus.CANCELLED, by=by.display, by_id=by.id)
         if reason:
             closing = dataclasses.replace(closing, answer={"reason": reason})
-        return await self._close(interrupt_id, closing, once_key=once_key)
+        return await self._close(interrupt_id, closing, once_key)
 
     async def sweep(self, *, limit: int = 100) -> int:
         """Expire overdue questions, resumed as "expired" (fail-closed: answered "reject")."""
@@ -265,14 +265,10 @@ class RunService:
         return Closing(status, by, now, answer, by_id, lease_owner=self.owner, lease_until=until)
 
     async def _close(
-        self,
-        interrupt_id: str,
-        closing: Closing,
-        *,
-        once_key: str = "",
-        asked: Question | None = None,
+        self, interrupt_id: str, closing: Closing, once_key: str = "", asked: Question | None = None
     ) -> bool:
-        # One write closes, audits, owes the edit and leases us the resume.
+        # One write closes, audits, owes the edit and leases us the resume; ``asked``: a copy
+        # of the question, for its posts (``Lifecycle.close``).
         written = await self.questions.close(interrupt_id, closing, once_key=once_key, asked=asked)
         if written is None:
             return False
