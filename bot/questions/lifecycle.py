@@ -8,7 +8,7 @@ ask      a new outstanding question: its run waits on a person (no lease),
          with the paused turn's checkpoint and journal entries in the same write.
 close    answered, expired or cancelled, once however many race: the run is
          owed its resume (leased to the closer in the same write), the edit
-         of the posted question is owed.
+         of each posted message is owed (one per post, ``bot.questions.posts``).
 vote     one person's answer under a quorum, counted once per person; the ballot
          that decides the question closes it (as ``close`` does), any other
          owes a redraw of the posted question with the tally.
