@@ -95,6 +95,7 @@ class RunService:
             lease_seconds=lease_seconds,
             known=self.known,
         )
+        self.keeps_request_keys = self._redeemer.keeps_request_keys  # ``redeem``'s once_key
         self._tasks = OwnedTasks()
         self._spawn = self._tasks.spawn
         self.views = QuestionViews(capability, stores)
@@ -171,10 +172,13 @@ class RunService:
         return run
 
     async def redeem(
-        self, token: str, answer: Mapping[str, Any], *, responder: Responder, scope: str
-    ) -> RedeemOutcome:
+        self, token: str, answer: Mapping[str, Any], *, responder: Responder, scope: str,
+        once_key: str = "",
+    ) -> RedeemOutcome:  # fmt: skip
         """Check and spend; on success the resume is owed and scheduled."""
-        outcome = await self._redeemer.redeem(token, answer, responder=responder, scope=scope)
+        outcome = await self._redeemer.redeem(
+            token, answer, responder=responder, scope=scope, once_key=once_key
+        )
         if isinstance(outcome, Counted):
             self.deliverer.kick()  # the tally's redraw
             return outcome
