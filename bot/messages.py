@@ -14,6 +14,7 @@ from bot.outcomes import (
     Counted,
     NotAllowedToAnswer,
     Refusal,
+    Replayed,
     ScopeMismatch,
     SelfApproval,
     StoreUnavailable,
@@ -62,6 +63,8 @@ def refusal_text(refusal: Refusal) -> str:
             if decision == "approve":
                 return f"Your approval is counted: {approvals} of {k} approved; it needs {k}."
             return f"Your rejection is counted: {rejections} of {k} rejected; it needs {k}."
+        case Replayed():
+            return "This answer arrived already and was dealt with then; nothing changed."
         case _:
             assert_never(refusal)
 

@@ -84,6 +84,15 @@ class StoreUnavailable:
     """The store failed before the spend committed; nothing changed."""
 
 
+@dataclass(frozen=True, slots=True)
+class Replayed:
+    """Not a refusal: the same request again (its idempotency key is on record, written
+    with its first outcome), so nothing is recorded this time and nobody is told twice.
+
+    In the union beside the refusals because, like them, it resumes nothing.
+    """
+
+
 Refusal = (
     TokenInvalid
     | TokenExpired
@@ -96,6 +105,7 @@ Refusal = (
     | SelfApproval
     | AlreadyVoted
     | Counted
+    | Replayed
 )
 
 

@@ -45,10 +45,19 @@ class Harness:
         return run.run_id
 
     async def answer(
-        self, answer: dict[str, Any], *, who: Responder = REQUESTER, token: str | None = None
+        self,
+        answer: dict[str, Any],
+        *,
+        who: Responder = REQUESTER,
+        token: str | None = None,
+        once_key: str = "",
     ) -> Any:
         outcome = await self.service.redeem(
-            token or self.surface.last_token, answer, responder=who, scope=WHERE.scope
+            token or self.surface.last_token,
+            answer,
+            responder=who,
+            scope=WHERE.scope,
+            once_key=once_key,
         )
         await self.service.wait_idle()
         return outcome

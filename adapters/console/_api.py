@@ -39,6 +39,7 @@ from bot.outcomes import (
     NotStarted,
     Redeemed,
     RedeemOutcome,
+    Replayed,
     Responder,
     ScopeMismatch,
     SelfApproval,
@@ -126,7 +127,7 @@ def answer_response(outcome: RedeemOutcome) -> web.Response:
         case Counted():
             # Counted toward a quorum: recorded, the question stays open.
             return web.json_response({"ok": True, "message": refusal_text(outcome)})
-        case AlreadyAnswered() | Cancelled() | TokenExpired() | AlreadyVoted():
+        case AlreadyAnswered() | Cancelled() | TokenExpired() | AlreadyVoted() | Replayed():
             status = 409
         case NotAllowedToAnswer() | ScopeMismatch() | TokenInvalid() | SelfApproval():
             status = 403

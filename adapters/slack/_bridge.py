@@ -30,7 +30,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack._edge import NotAPayload, parse, verify
 from adapters.slack._installations import EncryptedInstallationStore, oauth_settings
-from adapters.slack._listeners import Listeners
+from adapters.slack._listeners import Listeners, is_click
 from adapters.slack._replays import KEEP_SECONDS, Answered, InProcessSignatures, SeenSignatures
 from adapters.slack._surface import SlackDirectory, SlackSurface
 from adapters.slack.settings import SlackSettings
@@ -196,7 +196,10 @@ class SlackBridge:
                 raise
             log.info("slack request seen before (a replay); answered as the first was")
             return _replayed(answered)
-        shared = await self._claim_shared(signature)
+        # An answer click keeps no record here: its key is written with its outcome
+        # (``Listeners.click``), and a replay, acked as every click is, changes nothing.
+        recorded = not self._keys_clicks(payload)
+        shared = await self._claim_shared(signature) if recorded else None
         if shared is not None:
             self.seen.settle(signature, shared)
             log.info("slack request seen by another process (a replay); answered as it was")
@@ -213,20 +216,27 @@ class SlackBridge:
             )
         except Exception:  # noqa: BLE001  bolt reads its context from fields we do not model
             self.seen.settle(signature, None)
-            await self._settle_shared(signature, None)
+            if recorded:
+                await self._settle_shared(signature, None)
             log.warning("slack request refused: bolt could not read the signed payload")
             return _refuse(400, BAD_BODY)
         settled: Answered | None = None
-        try:
-            with self._acked():
+        # The record is settled before the answer, so it is written while Slack waits.
+        with self._acked():
+            try:
                 response = await self.bolt.async_dispatch(bolt_request)
-            settled = _answered(response)
-        finally:
-            self.seen.settle(signature, settled)
-            # Before the answer: a replay that reaches a restarted process is then
-            # answered exactly as this one is.
-            await self._settle_shared(signature, settled)
+                settled = _answered(response)
+            finally:
+                self.seen.settle(signature, settled)
+                # Before the answer: a replay that reaches a restarted process is then
+                # answered exactly as this one is.
+                if recorded:
+                    await self._settle_shared(signature, settled)
         return _replayed(settled)
+
+    def _keys_clicks(self, payload: dict[str, Any]) -> bool:
+        service = self._service
+        return service is not None and service.keeps_request_keys and is_click(payload)
 
     async def _claim_shared(self, signature: str) -> Answered | None:
         """The answer another process gave this request, if one did; else None, and this

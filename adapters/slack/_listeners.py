@@ -34,7 +34,14 @@ from adapters.slack._modals import (
 )
 from adapters.slack._render import APPROVE, CHOOSE, OPEN_FORM, REJECT, parse_value
 from adapters.slack._surface import SURFACE, SlackSurface
-from adapters.slack._who import command_key, display_name, ids_in, responder, who_where
+from adapters.slack._who import (
+    click_key,
+    command_key,
+    display_name,
+    ids_in,
+    responder,
+    who_where,
+)
 from bot.admin import AdminResult, AdminService
 from bot.messages import (
     ADMIN_COMMANDS_UNAVAILABLE,
@@ -51,6 +58,7 @@ from bot.outcomes import (
     Redeemed,
     RedeemOutcome,
     Refusal,
+    Replayed,
     Responder,
 )
 from bot.policy import Directory
@@ -62,6 +70,16 @@ log = logging.getLogger(__name__)
 
 ACK_BUDGET_SECONDS = 2.0
 AUDIENCE = re.compile(r"(Only .+? can answer this\.)")
+# The action ids of the buttons that answer a question (``Listeners.click``).
+CLICK = re.compile(f"^({CHOOSE}|{APPROVE}):")
+
+
+def is_click(payload: Mapping[str, Any]) -> bool:
+    """``payload`` is an answer click: bolt matches an action by the first of its actions."""
+    if payload.get("type") != "block_actions":
+        return False
+    actions = payload.get("actions") or [{}]
+    return bool(CLICK.match(str(actions[0].get("action_id") or "")))
 
 
 class Listeners:
@@ -102,9 +120,11 @@ class Listeners:
             log.error("slack after-ack work failed", exc_info=task.exception())
 
     def register(self, app: AsyncApp) -> None:
+        # Bolt tries each listener's matcher in turn: the answer clicks, the hot
+        # path, are matched first (no two of these match the same request).
+        app.action(CLICK)(self.click)
         app.event("app_mention")(self.mention)
         app.event("message")(self.message)
-        app.action(re.compile(f"^({CHOOSE}|{APPROVE}):"))(self.click)
         app.action(re.compile(f"^{REJECT}:"))(self.reject)
         app.action(re.compile(f"^{OPEN_FORM}:"))(self.open_form)
         app.view("hitl_answer")(self.submit)
@@ -156,12 +176,22 @@ class Listeners:
 
     # -- answering -------------------------------------------------------------
 
-    async def click(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
+    async def click(
+        self,
+        ack: AsyncAck,
+        body: dict[str, Any],
+        action: dict[str, Any],
+        request: AsyncBoltRequest | None = None,
+    ) -> None:
+        """Over HTTP the request's key goes with the answer: the bridge keeps no record of
+        a click, its outcome's write does (a replay is ``Replayed``: acked, nobody told)."""
         token, answer = parse_value(str(action.get("value") or ""))
         team, channel, user = who_where(body)
-        outcome = await self._redeem(token, answer, team, channel, user, body)
+        outcome = await self._redeem(
+            token, answer, team, channel, user, body, once_key=click_key(request)
+        )
         await ack()
-        if outcome is not None and not isinstance(outcome, Redeemed):
+        if outcome is not None and not isinstance(outcome, Redeemed | Replayed):
             self.later(self._report(outcome, team, channel, user, body))
 
     async def reject(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
@@ -276,10 +306,13 @@ class Listeners:
         channel: str,
         user: str,
         body: dict[str, Any],
+        *,
+        once_key: str = "",
     ) -> RedeemOutcome | None:
         """The outcome; None if it was too slow for Slack's 3 s and will be reported later."""
         who = responder(team, user, name=display_name(body))
-        work = self.service().redeem(token, answer, responder=who, scope=f"{team}:{channel}")
+        scope = f"{team}:{channel}"
+        work = self.service().redeem(token, answer, responder=who, scope=scope, once_key=once_key)
         task = asyncio.ensure_future(work)
         done, _ = await asyncio.wait({task}, timeout=ACK_BUDGET_SECONDS)
         if done:
@@ -300,7 +333,7 @@ class Listeners:
         if isinstance(outcome, Redeemed):
             # Acked before the spend: say it landed, or the person is left guessing.
             await self._ephemeral(team, channel, user, LATE_ANSWER_RECORDED)
-        else:
+        elif not isinstance(outcome, Replayed):
             await self._report(outcome, team, channel, user, body)
 
     async def _report(

@@ -1,4 +1,4 @@
-"""Who and where a signed Slack payload names, and a slash command's idempotency key.
+"""Who and where a signed Slack payload names, and the idempotency keys of commands and clicks.
 
 Identity comes from the signed payload only: the team, the channel and the
 user are read where Slack puts them, never from a field the person typed.
@@ -62,6 +62,18 @@ def command_key(command: Mapping[str, Any], request: AsyncBoltRequest | None) ->
     (a new invocation) another. Over Socket Mode, from the body, which
     carries the invocation's own ``trigger_id``.
     """
-    signature = (request.headers.get("x-slack-signature") or [""])[0] if request else ""
-    text = signature or json.dumps(command, sort_keys=True, separators=(",", ":"), default=str)
+    text = _signature(request) or json.dumps(
+        command, sort_keys=True, separators=(",", ":"), default=str
+    )
     return "slack-command:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def click_key(request: AsyncBoltRequest | None) -> str:
+    """An answer click's idempotency key, from the signature of its HTTP request; none over
+    Socket Mode (the bridge keeps no record of those)."""
+    signature = _signature(request)
+    return "slack-click:" + hashlib.sha256(signature.encode()).hexdigest() if signature else ""
+
+
+def _signature(request: AsyncBoltRequest | None) -> str:
+    return str((request.headers.get("x-slack-signature") or [""])[0]) if request else ""

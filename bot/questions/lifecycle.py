@@ -20,7 +20,8 @@ finish   a RUNNING run ends once; its outcome is owed, with the final reply's
 
 ``close``, ``extend`` and ``repost`` take the admin command's idempotency
 key (``once_key``): the step is written with it, once however often the
-command is replayed or retried, on whichever replica.
+command is replayed or retried, on whichever replica. So do ``close`` and
+``vote`` for an answer's request, and ``note``, its refusal's audit.
 
 The process that drives runs binds the lifecycle to itself (``bind``): the
 rows its steps owe are born claimed by it and handed to its deliverer, so
@@ -187,11 +188,12 @@ class Lifecycle:
         write = self._close_write(interrupt_id, closing, once_key, asked, unexpired=unexpired)
         return await self._apply(write)
 
-    async def vote(self, ballot: Ballot, closing: Closing) -> Voted:
+    async def vote(self, ballot: Ballot, closing: Closing, *, once_key: str = "") -> Voted:
         """Count ``ballot`` on its outstanding question; the ballot that decides it closes it
         with ``closing`` (its answer replaced by the decision and who made it), any other
         owes a redraw with the new tally. Refused (``written`` None) if the question is
-        not outstanding, or the voter has answered it already (``again``)."""
+        not outstanding, ``once_key`` is on record, or the voter has answered it already
+        (``again``)."""
         at = ballot.at
 
         def decide(question: Question, ballots: tuple[Ballot, ...]) -> Write:
@@ -209,10 +211,14 @@ class Lifecycle:
                     # The tally shown live on every post.
                     owe=posts.fanned((Owe(DeliveryKind.REFRESH, question.interrupt_id),), question),
                     claim=self._claim(at),
+                    once_key=once_key,
                 )
             answer = quorum.final_answer(decision, ballots, ballot)
             close = self._close_write(
-                question.interrupt_id, dataclasses.replace(closing, answer=answer), "", question
+                question.interrupt_id,
+                dataclasses.replace(closing, answer=answer),
+                once_key,
+                question,
             )
             return dataclasses.replace(close, audit=(voted, *close.audit))
 
@@ -369,6 +375,11 @@ class Lifecycle:
             owe=(Owe(DeliveryKind.OUTCOME, body={"text": text, "failed": failed}),),
             claim=self._claim(at),
         )
+        return await self._apply(write) is not None
+
+    async def note(self, event: AuditEvent, *, once_key: str) -> bool:
+        """Audit ``event`` with ``once_key``; False, nothing written, if the key is on record."""
+        write = Write(event.run_id, event.at, audit=(event,), once_key=once_key)
         return await self._apply(write) is not None
 
     def _claim(self, at: float) -> Claim | None:

@@ -8,7 +8,10 @@ queued delays every one of their acks. So the platform adapters mark each
 request a platform waits on, and background work waits until requests have
 stopped arriving for ``quiet_seconds``, but no longer than
 ``max_defer_seconds``; past that, held work goes ahead one piece at a time
-among the requests. Under a burst the acks stay fast, and the work they
+among the requests. Once quiet, held work goes one piece per turn of the
+loop, so a request arriving meanwhile (the next wave of a burst, sent when
+the last wave's answers were read) stops the rest again rather than queue
+behind all of it. Under a burst the acks stay fast, and the work they
 owe starts soon after it; when traffic is light it starts
 ``quiet_seconds`` after the ack. The work is durable before the ack (the
 spend owes the resume in the store), so waiting loses nothing.
@@ -95,8 +98,8 @@ class Foreground:
         mark_waited_on(False)
         loop = asyncio.get_running_loop()
         timers = loop if self._timers is None else self._timers
-        if self._is_quiet(timers):
-            return
+        if not self._held and self._is_quiet(timers):
+            return  # with work held, behind it
         wake: asyncio.Future[None] = loop.create_future()
         self._held.append((timers.time() + self.max_defer_seconds, wake))
         self._arm(timers)
@@ -125,9 +128,10 @@ class Foreground:
     def _release(self, timers: Timers) -> None:
         self._timer = None
         now = timers.time()
-        if self._is_quiet(timers):
-            while self._held:
-                _wake(self._held.popleft()[1])
+        if self._held and self._is_quiet(timers):
+            # One per turn: the timer ``_arm`` sets next is due now, so it fires on
+            # the loop's next turn, and a request read meanwhile has begun by then.
+            _wake(self._held.popleft()[1])
         elif self._held and self._held[0][0] <= now and self._next_overdue <= now:
             _wake(self._held.popleft()[1])
             self._next_overdue = now + self.quiet_seconds

@@ -40,7 +40,7 @@ class Nudges:
     async def sweep(self, now: float) -> int:
         """Owe what is due; the number of reminders and escalation steps owed."""
         count = 0
-        for question in await self._stores.ledger.outstanding():
+        for question in await self._stores.ledger.with_policies():
             if not question.policy:
                 continue
             level = quorum.step_due(question, now)

@@ -19,7 +19,7 @@ and then anyone's.
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -36,6 +36,9 @@ class OwedRows:
 
     def __init__(self, *, limit: int = OWED_LIMIT) -> None:
         self._ready: deque[Owed] = deque()
+        # How many rows in ``_ready`` are about each question: a burst of answers
+        # owes a row each, and each checks for rows of its question ahead of it.
+        self._questions: Counter[str] = Counter()
         # Handed over and not yet settled (delivered, or given back to the claim).
         self._in_hand: set[int] = set()
         # Settled as no longer pending, lately: a write whose snapshot still saw
@@ -68,6 +71,7 @@ class OwedRows:
             # post's delivery saves its message reference), so it is read then.
             owed = replace(owed, delivery=replace(row, pause=None))
         self._ready.append(owed)
+        self._questions[row.interrupt_id] += 1
         self._in_hand.add(row.delivery_id)
 
     def take(
@@ -92,7 +96,7 @@ class OwedRows:
             else:
                 # Another deliverer's on this store object (tests), or the next batch.
                 kept.append(handed)
-        self._ready = kept
+        self._keep(kept)
         return taken, claim
 
     def holds(self, delivery_id: int) -> bool:
@@ -120,7 +124,7 @@ class OwedRows:
         """A row about the question was owed behind those in hand (a close, an
         extension, a repost): as a claim would, flag them ``followed``, and drop
         their copy of the question, which is read again when they are delivered."""
-        if any(h.delivery.interrupt_id == interrupt_id for h in self._ready):
+        if self._questions[interrupt_id]:
             self._ready = deque(
                 replace(h, delivery=replace(h.delivery, followed=True, pause=None))
                 if h.delivery.interrupt_id == interrupt_id
@@ -134,4 +138,8 @@ class OwedRows:
         for handed in self._ready:
             if handed.delivery.run_id == run_id:
                 self._in_hand.discard(handed.delivery.delivery_id)
-        self._ready = kept
+        self._keep(kept)
+
+    def _keep(self, ready: deque[Owed]) -> None:
+        self._ready = ready
+        self._questions = Counter(h.delivery.interrupt_id for h in ready)

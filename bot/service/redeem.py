@@ -3,6 +3,12 @@
 The order is the contract (docs/architecture.md, "Redeeming"): token,
 ledger row, scope, person, answer, spend. Every refusal returns before the
 spend, so a refused answer never costs the person their token.
+
+An answer may come with its request's idempotency key (``once_key``: a
+Slack click, whose replay may reach any replica): the key is written with
+whatever the request did, the spend, the vote or the refusal's audit, in
+that one write, and a request whose key is on record already is
+``Replayed``: nothing is written again and nobody is told twice.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ import dataclasses
 import logging
 import traceback
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from bot.human.capability import AnswerValidationError, HumanInteractionCapability
@@ -25,6 +32,7 @@ from bot.outcomes import (
     Redeemed,
     RedeemOutcome,
     Refusal,
+    Replayed,
     Responder,
     ScopeMismatch,
     SelfApproval,
@@ -74,22 +82,36 @@ class Redeemer:
         self.asked = KnownQuestions()
         self._quick = isinstance(capability.consumption, LifecyclePorts)
 
+    @property
+    def keeps_request_keys(self) -> bool:
+        """A ``once_key`` is written with the request's outcome (the lifecycle's steps);
+        without them it is ignored."""
+        return self._quick
+
     async def redeem(
-        self, token: str, answer: Mapping[str, Any], *, responder: Responder, scope: str
+        self,
+        token: str,
+        answer: Mapping[str, Any],
+        *,
+        responder: Responder,
+        scope: str,
+        once_key: str = "",
     ) -> RedeemOutcome:
         now = self._clock()
+        once_key = once_key if self._quick else ""
+        refused = partial(self._refused, once_key=once_key)
         decode = self._capability.decode_token
         if decode is None:
             # Composition fault: without the capability's reader no pause can
             # be redeemed, and reading around it would skip the deployment's choice.
             log.error("the human-interaction capability has no decode_token; cannot redeem")
-            return await self._refused(TokenInvalid(), None, responder)
+            return await refused(TokenInvalid(), None, responder)
         try:
             claims = decode(token)
         except TokenExpiredError:
-            return await self._refused(TokenExpired(), None, responder)
+            return await refused(TokenExpired(), None, responder)
         except TokenError:
-            return await self._refused(TokenInvalid(), None, responder)
+            return await refused(TokenInvalid(), None, responder)
         except Exception as error:  # noqa: BLE001 - any crash of the reader is a refusal
             # A reader that crashes on what a stranger sent is still a refusal
             # to that stranger; the log says which reader to fix. Its message
@@ -101,9 +123,9 @@ class Redeemer:
                 where.filename,
                 where.lineno,
             )
-            return await self._refused(TokenInvalid(), None, responder)
+            return await refused(TokenInvalid(), None, responder)
         try:
-            return await self._redeem_claims(claims, answer, responder, scope, now)
+            return await self._redeem_claims(claims, answer, responder, scope, now, once_key)
         except Exception:
             log.exception("redeem failed in the store", extra={"interrupt_id": claims.jti})
             return StoreUnavailable()
@@ -115,34 +137,38 @@ class Redeemer:
         responder: Responder,
         scope: str,
         now: float,
+        once_key: str,
     ) -> RedeemOutcome:
+        checked = partial(self._checked, claims=claims, answer=answer, responder=responder)
         asked = self.asked.get(claims.jti) if self._quick else None
         if asked is not None:
             # Checked as this process asked it; anything else reads the row below.
-            quick = await self._checked(asked, claims, answer, responder, scope, now, known=True)
+            quick = await checked(asked, scope=scope, now=now, once_key=once_key, known=True)
             if quick is not None:
                 return quick
             self.asked.forget(claims.jti)
         record = await self._stores.ledger.get(claims.jti)
-        outcome = await self._checked(record, claims, answer, responder, scope, now, known=False)
+        outcome = await checked(record, scope=scope, now=now, once_key=once_key, known=False)
         assert outcome is not None  # only a known question's checks give up
         return outcome
 
     async def _checked(
         self,
         record: Question | None,
+        *,
         claims: PauseClaims,
         answer: Mapping[str, Any],
         responder: Responder,
         scope: str,
         now: float,
-        *,
+        once_key: str,
         known: bool,
     ) -> RedeemOutcome | None:
         """Every check, then the spend. ``known``: ``record`` is as this process asked it
         (``KnownQuestions``), not read now: any refusal, or a refused spend, gives up (None)
         with nothing written, for the caller to read the row and check it again."""
-        refuse = _give_up if known else self._refused
+        refused = partial(self._refused, once_key=once_key)
+        refuse = _give_up if known else refused
         if record is None or record.run_id != claims.sub or record.tool_call_id != claims.call:
             return await refuse(TokenInvalid(), None, responder)
         closed = _closed_refusal(record)
@@ -161,12 +187,14 @@ class Redeemer:
         if scope != record.scope and scope not in posts.scopes_of(record):
             if known:
                 return None  # the attempt is recorded with the row read
+            if once_key and await self._stores.replays.applied(once_key):
+                return _replayed(record)  # its attempt is on record already
             # Recorded whether or not it is allowed: the ledger is where an
             # admin finds out that answers arrive from elsewhere.
             attempt = {"scope": scope, "responder": responder.id, "at": now}
             await self._stores.ledger.record_cross_scope(record.interrupt_id, attempt)
             if not registration.cross_scope_allowed:
-                return await self._refused(ScopeMismatch(), record, responder)
+                return await refused(ScopeMismatch(), record, responder)
         run = await self._known.origin(record.run_id)
         # Before the answerers' rule: an admin who asked is still the one who asked.
         if quorum.is_self_answer(record, run, responder.id):
@@ -195,9 +223,9 @@ class Redeemer:
                 record.interrupt_id, responder.id, responder.display, str(clean["decision"]),
                 clean, now,
             )  # fmt: skip
-            voted = await consumption.lifecycle.vote(ballot, closing)
+            voted = await consumption.lifecycle.vote(ballot, closing, once_key=once_key)
             if voted.again:
-                return await self._refused(AlreadyVoted(), record, responder)
+                return await refused(AlreadyVoted(), record, responder)
             written = voted.written
             answered = written.question if written is not None else None
             if answered is not None and answered.status is QuestionStatus.OUTSTANDING:
@@ -205,15 +233,16 @@ class Redeemer:
             if answered is not None and written is not None:
                 clean, turn = dict(answered.answer or clean), written.turn
         else:
-            spent = await self._spend(record, closing, unexpired=known)
+            spent = await self._spend(record, closing, unexpired=known, once_key=once_key)
             if spent is None and known:
                 return None
             answered, turn = spent if spent is not None else (None, None)
         if answered is None:
-            # Lost a race: whoever won has closed the row by now.
+            # Lost a race (perhaps to this very request: then its key says so): whoever
+            # won has closed the row by now.
             latest = await self._stores.ledger.get(record.interrupt_id)
             lost = _closed_refusal(latest) if latest is not None else None
-            return await self._refused(lost or TokenInvalid(), record, responder)
+            return await refused(lost or TokenInvalid(), record, responder)
         # The spend audited the answer in its own write.
         run_events.answered(record.run_id, record.interrupt_id, by=responder.display)
         return Redeemed(
@@ -221,7 +250,7 @@ class Redeemer:
         )
 
     async def _spend(
-        self, record: Question, closing: Closing, *, unexpired: bool = False
+        self, record: Question, closing: Closing, *, unexpired: bool, once_key: str
     ) -> tuple[Question, PausedTurn | None] | None:
         """Spend through the capability's consumption; the row as the spend closed it, and
         the turn it resumes if the spend read it. ``unexpired``: the row's expiry is checked
@@ -231,7 +260,7 @@ class Redeemer:
             # The lifecycle's close returns the closed row and the turn: nothing to read again.
             lifecycle = consumption.lifecycle
             written = await lifecycle.close(
-                record.interrupt_id, closing, unexpired=unexpired, asked=record
+                record.interrupt_id, closing, once_key=once_key, unexpired=unexpired, asked=record
             )
             if written is None or written.question is None:
                 return None
@@ -249,37 +278,46 @@ class Redeemer:
         return closed, None
 
     async def _refused(
-        self, refusal: Refusal, record: Question | None, responder: Responder
-    ) -> Refusal:
-        run_events.refused(record, reason=type(refusal).__name__, by=responder.id)
-        try:
-            await self._audit("refused", record, responder, {"reason": type(refusal).__name__})
-        except Exception:
-            log.warning("could not audit a refusal", exc_info=True)
-        return refusal
-
-    async def _audit(
         self,
-        kind: str,
+        refusal: Refusal,
         record: Question | None,
         responder: Responder,
-        detail: dict[str, Any],
-    ) -> None:
-        await self._stores.audit.append(
-            AuditEvent(
-                at=self._clock(),
-                kind=kind,
-                run_id=record.run_id if record else "",
-                interrupt_id=record.interrupt_id if record else "",
-                actor=responder.id,
-                detail=detail,
-            )
+        *,
+        once_key: str = "",
+    ) -> Refusal:
+        """Audit the refusal, with the request's key if it has one: the key on record
+        already means this request was dealt with before, and it is ``Replayed``."""
+        reason = type(refusal).__name__
+        event = AuditEvent(
+            at=self._clock(),
+            kind="refused",
+            run_id=record.run_id if record else "",
+            interrupt_id=record.interrupt_id if record else "",
+            actor=responder.id,
+            detail={"reason": reason},
         )
+        try:
+            consumption = self._capability.consumption
+            if once_key and isinstance(consumption, LifecyclePorts):
+                if not await consumption.lifecycle.note(event, once_key=once_key):
+                    return _replayed(record)
+            else:
+                await self._stores.audit.append(event)
+        except Exception:
+            log.warning("could not audit a refusal", exc_info=True)
+        run_events.refused(record, reason=reason, by=responder.id)
+        return refusal
 
 
 async def _give_up(refusal: Refusal, record: Question | None, responder: Responder) -> None:
     """A known question's refusal: nothing audited, the row is read and checked instead."""
     del refusal, record, responder
+
+
+def _replayed(record: Question | None) -> Replayed:
+    extra = {"interrupt_id": record.interrupt_id} if record else {}
+    log.info("an answer's request seen before (a replay); nothing recorded", extra=extra)
+    return Replayed()
 
 
 def _counted(question: Question, decision: str) -> Counted:

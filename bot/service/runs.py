@@ -95,6 +95,7 @@ class RunService:
             lease_seconds=lease_seconds,
             known=self.known,
         )
+        self.keeps_request_keys = self._redeemer.keeps_request_keys  # ``redeem``'s once_key
         self._tasks = OwnedTasks()
         self._spawn = self._tasks.spawn
         self.views = QuestionViews(capability, stores)
@@ -171,10 +172,18 @@ class RunService:
         return run
 
     async def redeem(
-        self, token: str, answer: Mapping[str, Any], *, responder: Responder, scope: str
+        self,
+        token: str,
+        answer: Mapping[str, Any],
+        *,
+        responder: Responder,
+        scope: str,
+        once_key: str = "",
     ) -> RedeemOutcome:
         """Check and spend; on success the resume is owed and scheduled."""
-        outcome = await self._redeemer.redeem(token, answer, responder=responder, scope=scope)
+        outcome = await self._redeemer.redeem(
+            token, answer, responder=responder, scope=scope, once_key=once_key
+        )
         if isinstance(outcome, Counted):
             self.deliverer.kick()  # the tally's redraw
             return outcome
@@ -249,11 +258,8 @@ class RunService:
         await self._tasks.wait_idle()
 
     async def drain(self, grace_seconds: float) -> None:
-        """Let owned tasks finish within the grace period, then cancel the rest.
-
-        A cancelled worker releases its run's lease on the way out, so the
-        next start takes the run over at once rather than after the lease.
-        """
+        """Let owned tasks finish within the grace, then cancel the rest: a cancelled
+        worker releases its lease, so the next start takes its run over at once."""
         self.deliverer.cancel_timers()
         await self._tasks.drain(grace_seconds)
 
@@ -315,12 +321,7 @@ class RunService:
             self._driving.discard(run_id)
 
     async def _under_lease(
-        self,
-        run_id: str,
-        run: RunRecord | None,
-        resume: _Resume,
-        leased: bool,
-        earlier: _Earlier,
+        self, run_id: str, run: RunRecord | None, resume: _Resume, leased: bool, earlier: _Earlier
     ) -> None:
         now = self.clock()
         if not leased and not await self.stores.leases.acquire(

@@ -280,6 +280,7 @@ class SqlLedger:
         self._outstanding = pauses_query(
             "WHERE p.status = ? AND (CAST(? AS TEXT) IS NULL OR p.scope = ?)", "p.seq"
         )
+        self._with_policies = pauses_query("WHERE p.status = ? AND p.policy IS NOT NULL", "p.seq")
         # SKIP LOCKED: a question another replica is closing right now is left to it.
         self._overdue = pauses_query(
             "WHERE p.status = ? AND p.expires_at <= ?",
@@ -314,6 +315,11 @@ class SqlLedger:
         rows = await self._db.many_rows(
             self._outstanding, OUTSTANDING, scope, scope, self._no_limit
         )
+        return _rows.pauses_from_rows(rows)
+
+    async def with_policies(self) -> list[Question]:
+        # Only these are read and built: most questions carry no policy.
+        rows = await self._db.many_rows(self._with_policies, OUTSTANDING, self._no_limit)
         return _rows.pauses_from_rows(rows)
 
     async def overdue(self, now: float, *, limit: int = 100) -> list[Question]:

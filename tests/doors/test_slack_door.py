@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import sqlite3
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -18,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from adapters.slack._bridge import SlackBridge
+from adapters.slack._replays import InProcessSignatures
 from bot.web import RUN_SERVICE
 from tests.doors._doors import Logs
 from tests.doors._slack_door import (
@@ -29,7 +32,14 @@ from tests.doors._slack_door import (
     signed,
     slack_door,
 )
-from tests.fakes.slack_api import block_actions, buttons, event_callback, mention, posted_message
+from tests.fakes.slack_api import (
+    Call,
+    block_actions,
+    buttons,
+    event_callback,
+    mention,
+    posted_message,
+)
 
 BAD_SIGNATURE = "This request is not signed by Slack with this app's signing secret."
 BAD_BODY = "This request's body is not a Slack payload."
@@ -240,6 +250,82 @@ async def test_the_same_command_signed_again_later_is_a_new_request(door: SlackD
     after_one = await door.state()
     assert (await door.send("/slack/events", body, headers=two))[0] == 200
     assert await door.state() != after_one
+
+
+def _bridge(door: SlackDoor) -> SlackBridge:
+    bridge = next(
+        r.handler.__self__  # type: ignore[attr-defined]
+        for r in door.app.router.routes()
+        if getattr(r.handler, "__name__", "") == "_events"
+    )
+    assert isinstance(bridge, SlackBridge)
+    return bridge
+
+
+def _click_on(question: Call, *, user: str, channel: str = "C0CHAN") -> bytes:
+    button = buttons(question.args)[0]
+    action = {k: button[k] for k in ("type", "action_id", "text", "value")}
+    payload = block_actions(action, user=user, message=posted_message(question), channel=channel)
+    return interaction(payload)
+
+
+async def _click(door: SlackDoor, *, user: str, channel: str, question: int) -> bytes:
+    """A click on the first button of a fresh demo run's ``question`` (the first: 1; the
+    ones before it answered by the requester)."""
+    assert (await door.slack(json.dumps(_mention_body()).encode()))[0] == 200
+    for asked in range(1, question + 1):
+        posted = await door.fake.wait_for(
+            "chat.postMessage", where=lambda c: bool(buttons(c.args)), count=asked
+        )
+        if asked == question:
+            return _click_on(posted[-1], user=user, channel=channel)
+        assert (await door.slack(_click_on(posted[-1], user="U0ALICE"), FORM))[0] == 200
+    raise AssertionError("no such question")
+
+
+# (environment, the question, who clicks it, in which channel, what the first click is told)
+CLICKS = {
+    "redeemed": ({}, 1, "U0ALICE", "C0CHAN", None),
+    "refused": ({}, 1, "U0ALICE", "C0OTHER", "another conversation"),
+    "counted": (
+        {"BOT_POLICIES": json.dumps({"approval": {"quorum": 2}}), "BOT_ANYONE_MAY_ANSWER": "true"},
+        2,
+        "U0CAROL",
+        "C0CHAN",
+        "counted",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CLICKS))
+async def test_a_click_replayed_to_another_replica_changes_nothing(
+    tmp_path: Path, case: str
+) -> None:
+    """A click keeps no record at the door: its key goes with its spend, its vote or its
+    refusal's audit, so a replay that finds no record of its signature (another replica,
+    a restart) is acked as the first was, writes nothing and tells nobody again."""
+    env, question, user, channel, told = CLICKS[case]
+    async with slack_door(tmp_path, **env) as door:
+        body = await _click(door, user=user, channel=channel, question=question)
+        headers = {"Content-Type": FORM, **signed(body)}
+        first = await door.send("/slack/events", body, headers=headers)
+        assert first[0] == 200, first
+        after_first = await door.state()
+        ephemerals = [str(c.args.get("text")) for c in door.fake.of("chat.postEphemeral")]
+        if told is None:
+            assert ephemerals == []
+        else:
+            assert len(ephemerals) == 1 and told in ephemerals[0], ephemerals
+        _bridge(door).seen = InProcessSignatures()  # no in-process record: another replica
+        with Logs() as logs:
+            again = await door.send("/slack/events", body, headers=headers)
+        assert again == first
+        logs.assert_clean()
+        assert await door.state() == after_first
+        assert len(door.fake.of("chat.postEphemeral")) == len(ephemerals)
+        with sqlite3.connect(door.db) as db:
+            key = f"slack:{headers['X-Slack-Signature']}"
+            assert not list(db.execute("SELECT 1 FROM seen_requests WHERE key = ?", (key,)))
 
 
 async def test_a_click_from_another_channel_is_refused_without_naming_a_workspace(

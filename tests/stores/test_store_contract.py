@@ -454,6 +454,18 @@ async def test_outstanding_is_filtered_by_scope(stores: Stores) -> None:
     assert await stores.ledger.outstanding(scope="zzz") == []
 
 
+async def test_with_policies_lists_the_open_pauses_that_carry_one(stores: Stores) -> None:
+    """What the reminders' sweep reads: open pauses with a policy, in issue order."""
+    quorum = {"quorum": 2}
+    await steps(stores).issue(pause("p1", policy=quorum))
+    await steps(stores).issue(pause("n1"))
+    await steps(stores).issue(pause("p2", policy=quorum))
+    await steps(stores).issue(pause("p3", policy=quorum, status=QuestionStatus.EXPIRED))
+    listed = await stores.ledger.with_policies()
+    assert [p.interrupt_id for p in listed] == ["p1", "p2"]
+    assert all(p.policy == quorum for p in listed)
+
+
 async def test_overdue_is_ordered_by_expiry_and_limited(stores: Stores) -> None:
     """overdue lists open pauses expired by now, soonest expiry first, at most limit."""
     for interrupt_id, expires_at in [("c", 30.0), ("a", 10.0), ("b", 20.0), ("future", 50.0)]:

@@ -341,6 +341,8 @@ class PostgresUnit:
             await conn.execute(_SET_TALLY, _rows.dump(tally_of(ballots)), key)
             write = decide(_rows.pause_from_row(locked, []), ballots)
             sql, params = _statement(write, _rows.write_texts(write))
+            if write.once_key:  # an answer's request, voted once (``_once`` refuses it all)
+                return Voted(_written(write, await _once(conn, write, sql, params)))
             row = await conn.fetchrow(sql, *params)
             if row is None or not row["went"]:
                 raise _Refused  # rolls the ballot back with it

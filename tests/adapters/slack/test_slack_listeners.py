@@ -30,7 +30,13 @@ class SlowService:
         self.seen: list[tuple[str, dict[str, Any], Responder, str]] = []
 
     async def redeem(
-        self, token: str, answer: dict[str, Any], *, responder: Responder, scope: str
+        self,
+        token: str,
+        answer: dict[str, Any],
+        *,
+        responder: Responder,
+        scope: str,
+        once_key: str = "",
     ) -> AlreadyAnswered:
         self.seen.append((token, answer, responder, scope))
         await self.release.wait()

@@ -1,0 +1,77 @@
+"""An answer's request key (a Slack click's): written with its outcome, so the same request
+again is ``Replayed``, changing nothing, whatever the first outcome was; on both backends."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.outcomes import (
+    AlreadyAnswered,
+    AlreadyVoted,
+    Counted,
+    Redeemed,
+    Replayed,
+    SelfApproval,
+    TokenInvalid,
+)
+from bot.stores import QuestionStatus
+from bot.stores.ports import Stores
+from tests.service.test_policies import APPROVE, BOB, CAROL, _resumes, _row, paused
+from tests.support import REQUESTER, HarnessFactory
+
+
+async def _kinds(h: Any) -> list[str]:
+    row = await _row(h)
+    return [e.kind for e in await h.stores.audit.recent(run_id=row.run_id)]
+
+
+async def test_a_spent_answer_sent_again_with_its_key_is_replayed(
+    harness: HarnessFactory, stores: Stores
+) -> None:
+    h = await paused(harness, stores)
+    assert isinstance(await h.answer(APPROVE, who=BOB, once_key="click-1"), Redeemed)
+    audited = await _kinds(h)
+    assert await h.answer(APPROVE, who=BOB, once_key="click-1") == Replayed()
+    assert await _kinds(h) == audited and _resumes(h) == 1
+    # Another request (a second click) is still told the question was answered.
+    assert isinstance(await h.answer(APPROVE, who=BOB, once_key="click-2"), AlreadyAnswered)
+    assert (await _kinds(h)).count("refused") == audited.count("refused") + 1
+
+
+async def test_a_refused_answer_sent_again_with_its_key_is_replayed(
+    harness: HarnessFactory, stores: Stores
+) -> None:
+    h = await paused(harness, stores, requester_may_answer=False)
+    assert isinstance(await h.answer(APPROVE, who=REQUESTER, once_key="click-1"), SelfApproval)
+    audited = await _kinds(h)
+    assert audited.count("refused") == 1
+    assert await h.answer(APPROVE, who=REQUESTER, once_key="click-1") == Replayed()
+    assert await _kinds(h) == audited
+    assert await stores.replays.applied("click-1")
+
+
+async def test_a_forged_token_sent_again_with_its_key_is_replayed(
+    harness: HarnessFactory, stores: Stores
+) -> None:
+    h = await paused(harness, stores)
+    forged = h.surface.last_token[:-4] + "AAAA"
+    assert isinstance(await h.answer(APPROVE, token=forged, once_key="k"), TokenInvalid)
+    assert await h.answer(APPROVE, token=forged, once_key="k") == Replayed()
+    refused = [e for e in await stores.audit.recent() if e.kind == "refused"]
+    assert len(refused) == 1
+
+
+async def test_a_vote_sent_again_with_its_key_is_replayed(
+    harness: HarnessFactory, stores: Stores
+) -> None:
+    h = await paused(harness, stores, quorum=2)
+    assert await h.answer(APPROVE, who=BOB, once_key="click-1") == Counted("approve", 1, 0, 2)
+    audited = await _kinds(h)
+    assert await h.answer(APPROVE, who=BOB, once_key="click-1") == Replayed()
+    assert await _kinds(h) == audited
+    assert (await _row(h)).status is QuestionStatus.OUTSTANDING
+    assert isinstance(await h.answer(APPROVE, who=BOB, once_key="click-2"), AlreadyVoted)
+    # The deciding vote, keyed, closes it once; its replay changes nothing.
+    assert isinstance(await h.answer(APPROVE, who=CAROL, once_key="click-3"), Redeemed)
+    assert await h.answer(APPROVE, who=CAROL, once_key="click-3") == Replayed()
+    assert (await _kinds(h)).count("answered") == 1 and _resumes(h) == 1
