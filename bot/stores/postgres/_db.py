@@ -102,7 +102,13 @@ class Database:
     async def open(cls, url: str, *, pool_size: int, statement_timeout: float) -> Database:
         round_trips = RoundTrips()
         options = connect_options(statement_timeout=statement_timeout)
-        unflushed = {**options["server_settings"], "synchronous_commit": "off"}
+        # Marks: commits that wait for no WAL flush, and statements planned for
+        # their values each time (see ``bookkeep``).
+        unflushed = {
+            **options["server_settings"],
+            "synchronous_commit": "off",
+            "plan_cache_mode": "force_custom_plan",
+        }
         try:
             pool = await asyncpg.create_pool(
                 url,
@@ -153,6 +159,12 @@ class Database:
         crash of the PostgreSQL server itself (not of ours) drops within its WAL
         writer's delay leaves the row pending, and it is delivered again, as a
         delivery already is after a crash of ours. Visible to every session at once.
+
+        Planned for its values on every call: a mark joins the outbox and the
+        questions to a list of ids, and a plan kept from the statement's first
+        calls, while those tables were small and had no statistics yet, scans
+        them whole until an ANALYZE, so each mark would cost more the more rows
+        there are. Planned with the list in hand, it reads them by key.
         """
         async with self._bookkeeping.acquire() as conn:
             return str(await conn.execute(sql, *args))
