@@ -241,13 +241,17 @@ class HumanInteractionCapability:
         clean = registration.validate_payload(payload)
         # One object serving as both ledger and checkpoint store saves the turn
         # with the row in one write: the write's success is the acknowledgement.
+        # Checked once: a runtime protocol check walks every member of the protocol.
+        ledger = self.ledger
         joint = (
-            checkpoint_id is None
+            ledger
+            if checkpoint_id is None
             and self.checkpoints is not None
-            and cast(object, self.ledger) is self.checkpoints
-            and isinstance(self.ledger, IssuesWithTurn)
+            and cast(object, ledger) is self.checkpoints
+            and isinstance(ledger, IssuesWithTurn)
+            else None
         )
-        if joint:
+        if joint is not None:
             checkpoint, resumable = f"{run_id}:{secrets.token_hex(8)}", True
         else:
             checkpoint, resumable = await _issuing.record_turn(
@@ -273,14 +277,14 @@ class HumanInteractionCapability:
             )
             minted = self.signer.mint(claims_for(record))
             token = _issuing.encoded(encode, minted)
-            if joint and isinstance(self.ledger, IssuesWithTurn):
+            if joint is not None:
                 await _issuing.port_call(
-                    "issuance ledger", self.ledger.issue_with_turn(record, turn_state)
+                    "issuance ledger", joint.issue_with_turn(record, turn_state)
                 )
             else:
-                await _issuing.issue(self.ledger, self.audit, record, now)
+                await _issuing.issue(ledger, self.audit, record, now)
         except BaseException:
-            if resumable and not joint:
+            if resumable and joint is None:
                 await _issuing.discard(self.checkpoints, checkpoint)
             raise
         return PauseEvent(

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from types import TracebackType
 from typing import Any, TypeAlias, TypeVar
 
 import asyncpg
@@ -35,6 +36,8 @@ T = TypeVar("T")
 Conn: TypeAlias = (
     "asyncpg.Connection[asyncpg.Record] | asyncpg.pool.PoolConnectionProxy[asyncpg.Record]"
 )
+# A connection the pool lent.
+_Pooled: TypeAlias = "asyncpg.pool.PoolConnectionProxy[asyncpg.Record]"
 log = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT_SECONDS = 5.0
@@ -83,6 +86,88 @@ class RoundTrips:
         conn.add_query_logger(self._sent)
 
 
+class _Kept:
+    """A pool, and the one connection kept out of it from one call to the next.
+
+    asyncpg's acquire and release are several coroutines, a task and two
+    timers each, and most of our calls are one statement, so in our process
+    they cost about as much as the statement. The connection a call ends with
+    is kept for the next call instead; a call made while it is in use takes
+    one from the pool, as before. A connection a call leaves in any unusual
+    state (an error, a cancel, an open transaction, a closed socket) goes back
+    to the pool, which resets, closes or re-dials it as it always did; so does
+    every connection while a call waits for the pool, which may be full.
+    """
+
+    __slots__ = ("_conn", "_waiting", "pool")
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self.pool = pool
+        self._conn: _Pooled | None = None
+        # Calls waiting in the pool's acquire.
+        self._waiting = 0
+
+    def lease(self, wait: float | None = None) -> _Lease:
+        """``wait`` bounds the wait for a connection from the pool."""
+        return _Lease(self, wait)
+
+    async def take(self, wait: float | None) -> _Pooled:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            if not conn.is_closed():
+                return conn
+            await self.pool.release(conn)  # the pool dials a new one on the next acquire
+        self._waiting += 1
+        try:
+            return await self.pool.acquire(timeout=wait)
+        finally:
+            self._waiting -= 1
+
+    async def give(self, conn: _Pooled, *, failed: bool) -> None:
+        if (
+            failed
+            or self._waiting
+            or self._conn is not None
+            or conn.is_closed()
+            or conn.is_in_transaction()
+        ):
+            await self.pool.release(conn)
+        else:
+            self._conn = conn
+
+    async def close(self) -> None:
+        # Bounded: a connection a cancelled caller left busy must not hold shutdown.
+        conn, self._conn = self._conn, None
+        try:
+            if conn is not None:
+                await self.pool.release(conn)
+            await asyncio.wait_for(self.pool.close(), timeout=5.0)
+        except TimeoutError:
+            self.pool.terminate()
+
+
+class _Lease:
+    """``async with``: a connection from ``_Kept`` for one call, handed back after it."""
+
+    __slots__ = ("_conn", "_kept", "_wait")
+
+    def __init__(self, kept: _Kept, wait: float | None) -> None:
+        self._kept = kept
+        self._wait = wait
+
+    async def __aenter__(self) -> _Pooled:
+        self._conn = await self._kept.take(self._wait)
+        return self._conn
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        await self._kept.give(self._conn, failed=kind is not None)
+
+
 class Database:
     """A pool of connections to one database (and schema, by the URL's search_path)."""
 
@@ -93,16 +178,22 @@ class Database:
         *,
         bookkeeping: asyncpg.Pool | None = None,
     ) -> None:
-        self._pool = pool
+        self._pool = _Kept(pool)
         self.round_trips = round_trips or RoundTrips()
         # One connection whose commits do not wait for the WAL flush (see ``bookkeep``).
-        self._bookkeeping = bookkeeping or pool
+        self._bookkeeping = self._pool if bookkeeping is None else _Kept(bookkeeping)
 
     @classmethod
     async def open(cls, url: str, *, pool_size: int, statement_timeout: float) -> Database:
         round_trips = RoundTrips()
         options = connect_options(statement_timeout=statement_timeout)
-        unflushed = {**options["server_settings"], "synchronous_commit": "off"}
+        # Marks: commits that wait for no WAL flush, and statements planned for
+        # their values each time (see ``bookkeep``).
+        unflushed = {
+            **options["server_settings"],
+            "synchronous_commit": "off",
+            "plan_cache_mode": "force_custom_plan",
+        }
         try:
             pool = await asyncpg.create_pool(
                 url,
@@ -137,7 +228,7 @@ class Database:
         aborted it as a deadlock victim or a serialization failure."""
         for attempt in range(_RETRIES):
             try:
-                async with self._pool.acquire() as conn, conn.transaction():
+                async with self._pool.lease() as conn, conn.transaction():
                     return await fn(conn)
             except _RETRYABLE:
                 if attempt == _RETRIES - 1:
@@ -153,25 +244,31 @@ class Database:
         crash of the PostgreSQL server itself (not of ours) drops within its WAL
         writer's delay leaves the row pending, and it is delivered again, as a
         delivery already is after a crash of ours. Visible to every session at once.
+
+        Planned for its values on every call: a mark joins the outbox and the
+        questions to a list of ids, and a plan kept from the statement's first
+        calls, while those tables were small and had no statistics yet, scans
+        them whole until an ANALYZE, so each mark would cost more the more rows
+        there are. Planned with the list in hand, it reads them by key.
         """
-        async with self._bookkeeping.acquire() as conn:
+        async with self._bookkeeping.lease() as conn:
             return str(await conn.execute(sql, *args))
 
     async def execute(self, sql: str, *args: Any) -> str:
-        async with self._pool.acquire() as conn:
+        async with self._pool.lease() as conn:
             return str(await conn.execute(sql, *args))
 
     async def fetch(self, sql: str, *args: Any) -> list[asyncpg.Record]:
-        async with self._pool.acquire() as conn:
+        async with self._pool.lease() as conn:
             return list(await conn.fetch(sql, *args))
 
     async def fetchrow(self, sql: str, *args: Any) -> asyncpg.Record | None:
-        async with self._pool.acquire() as conn:
+        async with self._pool.lease() as conn:
             return await conn.fetchrow(sql, *args)
 
     async def fetchval(self, sql: str, *args: Any, within: float | None = None) -> Any:
         """One value; ``within`` bounds the wait for a connection and for the answer."""
-        async with self._pool.acquire(timeout=within) as conn:
+        async with self._pool.lease(within) as conn:
             return await conn.fetchval(sql, *args, timeout=within)
 
     # -- ``bot.stores._sql.Statements``: the shared ports' statements ------------
@@ -198,17 +295,13 @@ class Database:
 
         return await self.transaction(write)
 
-    def acquire(self) -> asyncpg.pool.PoolAcquireContext[asyncpg.Record]:
+    def acquire(self) -> _Lease:
         """A pooled connection for a caller that needs several transactions on one session."""
-        return self._pool.acquire()
+        return self._pool.lease()
 
     async def close(self) -> None:
-        # Bounded: a connection a cancelled caller left busy must not hold shutdown.
-        for pool in {self._pool, self._bookkeeping}:
-            try:
-                await asyncio.wait_for(pool.close(), timeout=5.0)
-            except TimeoutError:
-                pool.terminate()
+        for kept in {self._pool, self._bookkeeping}:
+            await kept.close()
 
 
 def changed(status: str) -> int:
