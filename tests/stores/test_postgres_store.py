@@ -295,6 +295,32 @@ async def test_statements_are_bounded_by_a_server_timeout(url: str) -> None:
         await stores.close()
 
 
+async def test_closing_with_a_call_in_flight_lets_it_finish_and_never_forces_the_pool(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The connection a call ends with is kept for the next call, except once closing began:
+    then it goes back, so the pool closes cleanly instead of being terminated."""
+    stores = await PostgresStores.open(url)
+    forced: list[bool] = []
+    monkeypatch.setattr(asyncpg.pool.Pool, "terminate", lambda pool: forced.append(True))
+    inside, go_on = asyncio.Event(), asyncio.Event()
+
+    async def call() -> Any:
+        async with stores._db.acquire() as conn:
+            inside.set()
+            await go_on.wait()
+            return await conn.fetchval("SELECT 41 + 1")
+
+    running = asyncio.create_task(call())
+    await inside.wait()
+    closing = asyncio.create_task(stores.close())
+    await asyncio.sleep(0)  # one turn of the loop: close has begun and waits for the call
+    go_on.set()
+    assert await running == 42
+    await closing
+    assert forced == []
+
+
 async def test_a_lost_database_fails_the_ping_and_the_pool_recovers_by_itself(
     url: str,
 ) -> None:

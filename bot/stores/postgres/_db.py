@@ -20,6 +20,7 @@ client side too (a partitioned network never answers at all).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
@@ -99,13 +100,15 @@ class _Kept:
     every connection while a call waits for the pool, which may be full.
     """
 
-    __slots__ = ("_conn", "_waiting", "pool")
+    __slots__ = ("_closing", "_conn", "_waiting", "pool")
 
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
         self._conn: _Pooled | None = None
         # Calls waiting in the pool's acquire.
         self._waiting = 0
+        # Set by ``close``: from then on every connection goes back, so the pool can close.
+        self._closing = False
 
     def lease(self, wait: float | None = None) -> _Lease:
         """``wait`` bounds the wait for a connection from the pool."""
@@ -124,6 +127,11 @@ class _Kept:
             self._waiting -= 1
 
     async def give(self, conn: _Pooled, *, failed: bool) -> None:
+        if self._closing:
+            # A call that outlived ``close``: its connection is the pool's to close.
+            with contextlib.suppress(asyncpg.InterfaceError):  # the pool closed meanwhile
+                await self.pool.release(conn)
+            return
         if (
             failed
             or self._waiting
@@ -137,6 +145,7 @@ class _Kept:
 
     async def close(self) -> None:
         # Bounded: a connection a cancelled caller left busy must not hold shutdown.
+        self._closing = True
         conn, self._conn = self._conn, None
         try:
             if conn is not None:

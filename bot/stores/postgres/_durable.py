@@ -75,7 +75,7 @@ WITH marks AS (
 ), per AS (
     SELECT interrupt_id,
         (array_agg(ref ORDER BY id DESC) FILTER (WHERE post IS NULL))[1] AS first_ref,
-        jsonb_object_agg(post::text, ref::jsonb) FILTER (WHERE post IS NOT NULL) AS refs
+        jsonb_object_agg(post::text, ref::jsonb ORDER BY id) FILTER (WHERE post IS NOT NULL) AS refs
     FROM done WHERE ref IS NOT NULL GROUP BY interrupt_id
 )
 UPDATE pauses SET message_ref = COALESCE(per.first_ref, pauses.message_ref),

@@ -42,7 +42,6 @@ from bot.stores import _rows
 from bot.stores._rows import OUTSTANDING, PENDING
 from bot.stores._shared import (
     INSERT_ONCE_KEY,
-    PRUNE_ONCE_KEYS,
     RUN_WRITE_COLUMNS,
     RUNS_IN_CONVERSATION,
     pauses_query,
@@ -52,7 +51,12 @@ from bot.stores.postgres._changes import notice
 from bot.stores.postgres._db import Conn, Database
 
 _GET = numbered(pauses_query("WHERE p.interrupt_id = ?", "p.seq"))
-_PRUNE_ONCE = numbered(PRUNE_ONCE_KEYS)
+# A bounded few expired keys per keyed write, skipping any another write holds:
+# clicks keyed at once never wait on each other's prune, nor deadlock with a close.
+_PRUNE_ONCE = (
+    "DELETE FROM once_keys WHERE key IN (SELECT key FROM once_keys WHERE expires_at <= $1"
+    " ORDER BY expires_at LIMIT 100 FOR UPDATE SKIP LOCKED)"
+)
 _ONCE = numbered(INSERT_ONCE_KEY)
 _EARLIER = RUNS_IN_CONVERSATION.format(key_is_text=POSTGRES.key_is_text)
 
@@ -289,7 +293,8 @@ async def _once(conn: Conn, write: Write, sql: str, params: list[Any]) -> Any:
 
     The key's unique insert decides: a second replica inserting the same key
     waits on the first's transaction, then finds the key and writes nothing.
-    Admin commands are rare, so the extra round trips cost nothing that matters.
+    A keyed write (an admin command, an answer click) costs a BEGIN, the
+    prune, the key and the COMMIT beside its statement.
     """
     await conn.execute(_PRUNE_ONCE, write.at)
     key = (write.once_key, write.at, write.at + ONCE_KEY_SECONDS)
