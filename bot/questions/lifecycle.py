@@ -13,8 +13,8 @@ vote     one person's answer under a quorum, counted once per person; the ballot
          that decides the question closes it (as ``close`` does), any other
          owes a redraw of the posted question with the tally.
 extend   a new expiry; the posted question is redrawn.
-repost   the question posted again (still one token, one spend); the old
-         message is pointed at the new one.
+repost   the question posted again on every route (still one token, one spend);
+         each old message is pointed at its route's new one.
 finish   a RUNNING run ends once; its outcome is owed, with the final reply's
          journal entries in the same write.
 
@@ -320,17 +320,14 @@ class Lifecycle:
     async def repost(
         self, question: Question, *, at: float, actor: str, once_key: str = ""
     ) -> Written | None:
-        """Owe a second post of an outstanding question, and (if it was posted) an edit of
-        the old message pointing at the new one; None if it is no longer outstanding."""
+        """Owe a second post of an outstanding question on each route, and for each message
+        it stands posted as an edit pointing at the new one; None if it is no longer
+        outstanding."""
         previous = question.message_ref
-        # Posted again on every route; only the first route's old message points to the new.
-        owe = [
-            *posts.fanned(
-                (Owe(DeliveryKind.PUBLISH, question.interrupt_id, {"repost": True}),), question
-            )
-        ]
-        if previous is not None:
-            owe.append(Owe(DeliveryKind.MOVED, question.interrupt_id, {"previous_ref": previous}))
+        # Posted again on every route; every old message then points to its route's new one
+        # (each edit after its route's post, in its surface's order).
+        publish = Owe(DeliveryKind.PUBLISH, question.interrupt_id, {"repost": True})
+        owe = (*posts.fanned((publish,), question), *posts.moves(question))
         resent = AuditEvent(
             at, "resent", question.run_id, question.interrupt_id, actor, {"from": previous}
         )
@@ -339,7 +336,7 @@ class Lifecycle:
             at,
             question=StillOpen(question.interrupt_id),
             audit=(resent,),
-            owe=tuple(owe),
+            owe=owe,
             claim=self._claim(at),
             once_key=once_key,
         )

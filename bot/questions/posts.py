@@ -12,7 +12,8 @@ What concerns the posted message (the post, the close's edit, a redraw, a
 reminder) is owed once per post, in the write that owes it for the first
 route (``fanned``), each its own outbox row with its own retries; the row
 names its post (``body["post"]``, the index), and is delivered to that post
-as if the question lived there alone (``on_post``).
+as if the question lived there alone (``on_post``). A repost points each
+message that stood posted to its new one (``moves``), each its own row too.
 """
 
 from __future__ import annotations
@@ -61,6 +62,27 @@ def fanned(owe: Sequence[Owe], question: Question | None) -> tuple[Owe, ...]:
                 Owe(row.kind, row.interrupt_id, {**row.body, POST: i}, str(p["surface"]))
                 for i, p in enumerate(question.posts)
             ]
+    return tuple(rows)
+
+
+def moves(question: Question) -> tuple[Owe, ...]:
+    """The edit of every message the question stands posted as, to point at its repost:
+    the first route's, then each further post's, each carrying its own previous reference."""
+    rows = (
+        [Owe(DeliveryKind.MOVED, question.interrupt_id, {"previous_ref": question.message_ref})]
+        if question.message_ref is not None
+        else []
+    )
+    rows += [
+        Owe(
+            DeliveryKind.MOVED,
+            question.interrupt_id,
+            {"previous_ref": p["message_ref"], POST: i},
+            str(p["surface"]),
+        )
+        for i, p in enumerate(question.posts)
+        if p.get("message_ref")
+    ]
     return tuple(rows)
 
 

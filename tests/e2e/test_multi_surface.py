@@ -4,7 +4,8 @@ The bot process serves both surfaces: Slack through the loopback Web API,
 Teams through the loopback Bot Framework connector (emulator mode, no
 auth). A question with ``routes`` [slack, teams] is posted to both; the
 first answer on either closes it and both messages are edited; a late
-click on the other says it is closed and by whom.
+click on the other says it is closed and by whom. A resend posts it again on
+both and points both old messages to their new ones.
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ from tests.e2e._slack import ALICE, BOB, CHANNEL, SlackDriver, slack_bot, text_o
 from tests.e2e._teams import ALICE as TEAMS_ALICE
 from tests.e2e._teams import BOB as TEAMS_BOB
 from tests.e2e._teams import TENANT, actions, card_of, execute, message, texts
+from tests.e2e.test_slack_admin import hitl
 from tests.fakes.bf_connector import Call as TeamsCall
 from tests.fakes.bf_connector import FakeConnector
 from tests.fakes.slack_api import TEAM, FakeSlack, buttons
+from tests.fakes.slack_api import Call as SlackCall
 
 pytestmark = pytest.mark.e2e
 
@@ -97,12 +100,29 @@ class Both:
             execute(self.connector.url, data, who=who, conversation=TEAMS_CHANNEL, kind="channel")
         )
 
+    async def approved_in_teams(self, card: TeamsCall, slack_message: SlackCall) -> dict[str, Any]:
+        """Bob approves on the Teams ``card``: he is told, and both the card and the Slack
+        message are edited to say so (the Slack one without buttons); the edited card."""
+        status, reply = await self.teams_click(card, "Approve", TEAMS_BOB)
+        assert status == 200
+        assert any(t.startswith("Approved by Bob at ") for t in texts(reply["value"]))
+        slack_edit = (await self.slack.edits_of(slack_message))[0]
+        assert "Approved by Bob" in text_of(slack_edit) and not buttons(slack_edit.args)
+        teams_edit = await self.connector.wait_for(
+            lambda: self.connector.updates(card.activity_id), what="the card's edit"
+        )
+        edited = card_of(teams_edit[-1].body)
+        assert any(t.startswith("Approved by Bob at ") for t in texts(edited))
+        return edited
+
 
 @pytest.fixture
 async def both(
     start_bot: StartBot, fake: FakeSlack, connector: FakeConnector, http: aiohttp.ClientSession
 ) -> Both:
-    bot = await slack_bot(start_bot, fake, **api_env(), BOT_SWEEP_SECONDS="0.2")
+    # Bob may use the admin commands (``resend``).
+    env = {**api_env(), "BOT_SWEEP_SECONDS": "0.2", "BOT_ADMINS": f"slack:{TEAM}:{BOB}"}
+    bot = await slack_bot(start_bot, fake, **env)
     driver = Both(http, bot, fake, connector)
     await driver.seen_in_teams()
     return driver
@@ -116,17 +136,7 @@ async def test_answered_in_teams_edits_the_slack_message_too(both: Both) -> None
     card = await both.teams_card()
     assert SUMMARY in text_of(posted) and buttons(posted.args)
 
-    status, reply = await both.teams_click(card, "Approve", TEAMS_BOB)
-    assert status == 200
-    assert any(t.startswith("Approved by Bob at ") for t in texts(reply["value"]))
-
-    slack_edit = (await both.slack.edits_of(posted))[0]
-    assert "Approved by Bob" in text_of(slack_edit) and not buttons(slack_edit.args)
-    teams_edit = await both.connector.wait_for(
-        lambda: both.connector.updates(card.activity_id), what="the card's edit"
-    )
-    edited = card_of(teams_edit[-1].body)
-    assert any(t.startswith("Approved by Bob at ") for t in texts(edited))
+    edited = await both.approved_in_teams(card, posted)
     assert "actions" not in edited
 
     status, _ = await both.slack.click(posted, "Approve", user=ALICE)
@@ -271,3 +281,39 @@ async def test_a_question_no_surface_would_post_is_cancelled_with_the_last_reaso
     status, closed = await both.api.get(created["id"], wait=30)
     assert status == 200 and closed["status"] == "cancelled", closed
     assert closed["cancel_reason"] and closed["delivery"]["status"] == "failed"
+
+
+async def test_a_resend_posts_on_both_and_points_both_old_messages_to_the_new(
+    both: Both,
+) -> None:
+    created = await both.ask("resent")
+    posted = await both.slack.question()
+    card = await both.teams_card()
+
+    resent = await hitl(both.slack, f"resend {created['id']}")
+    assert resent["text"].startswith(f"Posting {created['id']} again")
+    again = await both.slack.question(2)
+    cards = await both.connector.wait_for(
+        lambda: both.card_calls()[1:], what="the question's second card"
+    )
+    new_card = cards[0]
+    assert new_card.activity_id != card.activity_id and buttons(again.args)
+    # Each old message, without its buttons, points to its own surface's new one.
+    slack_moved = (await both.slack.edits_of(posted))[0]
+    assert "posted again" in text_of(slack_moved) and not buttons(slack_moved.args)
+    assert again.response["ts"].replace(".", "") in text_of(slack_moved)
+    teams_moved = await both.connector.wait_for(
+        lambda: both.connector.updates(card.activity_id), what="the old card's edit"
+    )
+    moved_card = card_of(teams_moved[-1].body)
+    (moved,) = texts(moved_card)
+    assert moved.startswith("This question was posted again:") and "actions" not in moved_card
+    assert f"/{new_card.activity_id})" in moved
+
+    # The new Teams card is the live one: its answer closes the question and edits both
+    # new messages; the old messages keep their "posted again".
+    await both.approved_in_teams(new_card, again)
+    assert len(both.connector.updates(card.activity_id)) == 1
+    assert len(await both.slack.edits_of(posted)) == 1
+    status, shown = await both.api.get(created["id"])
+    assert status == 200 and shown["status"] == "answered"

@@ -45,6 +45,25 @@ def asked(interrupt_id: str = "int_1", **changes: object) -> tuple[RunRecord, Qu
     return run, dataclasses.replace(question, **changes)
 
 
+SLACK_REF = {"team": "T1", "channel": "C1", "ts": "1.1"}
+TEAMS_REF = {"service_url": "http://teams", "conversation_id": "19:ops", "activity_id": "a1"}
+
+
+async def posted_on_both(stores: Stores) -> Question:
+    """The question asked, and both its posts delivered in one pass (``SLACK_REF``,
+    ``TEAMS_REF``): the question as stored then."""
+    run, question = asked()
+    written = await steps(stores).lifecycle.ask_remote(run, question, api())
+    assert written is not None
+    first, second = (o.delivery.delivery_id for o in written.owed)
+    await stores.outbox.delivered_all(
+        [Delivered(first, 101.0, SLACK_REF), Delivered(second, 101.0, TEAMS_REF, 0)]
+    )
+    stored = await stores.ledger.get(question.interrupt_id)
+    assert stored is not None
+    return stored
+
+
 def api(interrupt_id: str = "int_1") -> ApiQuestion:
     return ApiQuestion(interrupt_id, "ci", "key-1", "hash", "approval", 100.0)
 
@@ -120,19 +139,9 @@ async def test_a_close_whose_edit_cannot_be_owed_leaves_the_question_open(
 async def test_each_post_keeps_its_own_message_reference(stores: Stores) -> None:
     """Both posts delivered in one pass: the first route's reference and the post's, each
     in its place (one statement on PostgreSQL)."""
-    run, question = asked()
-    written = await steps(stores).lifecycle.ask_remote(run, question, api())
-    assert written is not None
-    first, second = (o.delivery.delivery_id for o in written.owed)
-    slack_ref = {"team": "T1", "channel": "C1", "ts": "1.1"}
-    teams_ref = {"service_url": "http://teams", "conversation_id": "19:ops", "activity_id": "a1"}
-    await stores.outbox.delivered_all(
-        [Delivered(first, 101.0, slack_ref), Delivered(second, 101.0, teams_ref, 0)]
-    )
-    stored = await stores.ledger.get(question.interrupt_id)
-    assert stored is not None
-    assert stored.message_ref == slack_ref
-    assert stored.posts[0]["message_ref"] == teams_ref
+    stored = await posted_on_both(stores)
+    assert stored.message_ref == SLACK_REF
+    assert stored.posts[0]["message_ref"] == TEAMS_REF
     assert stored.posts[0]["scope"] == "tenant-1"
 
 
@@ -193,4 +202,79 @@ async def test_a_post_waiting_for_a_retry_holds_back_only_its_own_surface(stores
     later = await stores.outbox.claim(600.0, until=660.0, owner="p3", surfaces=["teams"])
     assert [(d.kind, d.surface, d.followed) for d in later] == [
         (DeliveryKind.PUBLISH, "teams", True)
+    ]
+
+
+async def test_a_repost_owes_each_route_its_post_and_its_old_messages_edit(
+    stores: Stores,
+) -> None:
+    """One write: a post per route, then an edit per route that stood posted, each carrying
+    that route's previous reference and going to its own surface; the new posts' references
+    then replace the old ones, each in its place."""
+    lifecycle = steps(stores).lifecycle
+    posted = await posted_on_both(stores)
+    run_id, interrupt_id = posted.run_id, posted.interrupt_id
+
+    reposted = await lifecycle.repost(posted, at=120.0, actor="shell:root", once_key="k1")
+    assert reposted is not None
+    owed = [
+        (o.delivery.kind, o.delivery.surface, o.delivery.body.get("post"),
+         o.delivery.body.get("previous_ref"))
+        for o in reposted.owed
+    ]  # fmt: skip
+    assert owed == [
+        (DeliveryKind.PUBLISH, "slack", None, None),
+        (DeliveryKind.PUBLISH, "teams", 0, None),
+        (DeliveryKind.MOVED, "slack", None, SLACK_REF),
+        (DeliveryKind.MOVED, "teams", 0, TEAMS_REF),
+    ]
+    rows = await stores.outbox.of_run(run_id)
+    assert [(d.kind, d.surface, d.body.get("post")) for d in rows[2:]] == [o[:3] for o in owed]
+    # Replayed with its key: nothing more owed on any route.
+    assert await lifecycle.repost(posted, at=121.0, actor="shell:root", once_key="k1") is None
+    assert len(await stores.outbox.of_run(run_id)) == 6
+
+    # Each surface's lane: its new post first, then its old message's edit.
+    lanes = await stores.outbox.claim(130.0, until=190.0, owner="p1", surfaces=["slack", "teams"])
+    assert [(d.kind, d.surface, d.followed) for d in lanes] == [
+        (DeliveryKind.PUBLISH, "slack", True),
+        (DeliveryKind.PUBLISH, "teams", True),
+    ]
+    new_slack = {"team": "T1", "channel": "C1", "ts": "2.2"}
+    new_teams = {"service_url": "http://teams", "conversation_id": "19:ops", "activity_id": "a2"}
+    slack_post, teams_post = lanes
+    await stores.outbox.delivered_all(
+        [
+            Delivered(slack_post.delivery_id, 131.0, new_slack),
+            Delivered(teams_post.delivery_id, 131.0, new_teams, 0),
+        ]
+    )
+    stored = await stores.ledger.get(interrupt_id)
+    assert stored is not None
+    assert stored.message_ref == new_slack and stored.posts[0]["message_ref"] == new_teams
+    edits = await stores.outbox.claim(132.0, until=190.0, owner="p1", surfaces=["slack", "teams"])
+    assert [(d.kind, d.surface, d.body.get("previous_ref")) for d in edits] == [
+        (DeliveryKind.MOVED, "slack", SLACK_REF),
+        (DeliveryKind.MOVED, "teams", TEAMS_REF),
+    ]
+
+
+async def test_a_repost_edits_only_the_messages_that_were_posted(stores: Stores) -> None:
+    """The Teams post never went out: the repost posts it, and edits only the Slack one."""
+    run, question = asked()
+    lifecycle = steps(stores).lifecycle
+    written = await lifecycle.ask_remote(run, question, api())
+    assert written is not None
+    slack_ref = {"team": "T1", "channel": "C1", "ts": "1.1"}
+    await stores.outbox.delivered_all(
+        [Delivered(written.owed[0].delivery.delivery_id, 101.0, slack_ref)]
+    )
+    posted = await stores.ledger.get(question.interrupt_id)
+    assert posted is not None
+    reposted = await lifecycle.repost(posted, at=120.0, actor="shell:root")
+    assert reposted is not None
+    assert [(o.delivery.kind, o.delivery.surface) for o in reposted.owed] == [
+        (DeliveryKind.PUBLISH, "slack"),
+        (DeliveryKind.PUBLISH, "teams"),
+        (DeliveryKind.MOVED, "slack"),
     ]
