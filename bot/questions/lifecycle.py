@@ -38,6 +38,7 @@ from typing import Any
 
 from bot.questions import posts, quorum
 from bot.questions.records import (
+    WEBHOOK_LANE,
     ApiQuestion,
     AuditEvent,
     Closing,
@@ -259,10 +260,13 @@ class Lifecycle:
             audit=(
                 AuditEvent(at, str(closing.status), "", interrupt_id, closing.by_id or closing.by),
             ),
-            # The webhook is written only if the question names a callback.
-            # Every posted message is edited to its closed form.
+            # Every posted message is edited to its closed form. The webhook, in its
+            # own lane, is written only if the question names a callback.
             owe=posts.fanned(
-                (Owe(DeliveryKind.CLOSED, interrupt_id), Owe(DeliveryKind.WEBHOOK, interrupt_id)),
+                (
+                    Owe(DeliveryKind.CLOSED, interrupt_id),
+                    Owe(DeliveryKind.WEBHOOK, interrupt_id, surface=WEBHOOK_LANE),
+                ),
                 asked,
             ),
             claim=Claim(closing.lease_owner, closing.lease_until or at)

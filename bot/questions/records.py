@@ -165,6 +165,11 @@ class DeliveryKind(StrEnum):
     NUDGE = "nudge"
 
 
+# The outbox surface of a close's webhook: a lane of its own, since rows go out in order
+# per run and surface, so a retrying edit of the message never holds the agent's event back.
+WEBHOOK_LANE = "webhook"
+
+
 class DeliveryState(StrEnum):
     PENDING = "pending"
     DONE = "done"

@@ -18,6 +18,7 @@ from typing import Any, Protocol, assert_never
 from bot.kernel.interrupts import PendingInterrupt
 from bot.logs import scrub
 from bot.questions import posts
+from bot.questions.records import WEBHOOK_LANE
 from bot.questions.write import Owed
 from bot.service.known_runs import KnownRuns
 from bot.service.owed import OwedRows
@@ -144,7 +145,7 @@ class Deliverer:
     async def _pass(self, *, claim: bool) -> tuple[int, int]:
         """Deliver the handed-over rows, then claim if asked or if the hand-off could not
         vouch for everything owed; returns how many of each."""
-        if not self._surfaces:
+        if not self._surfaces and self.webhooks is None:
             return 0, 0
         # One pass at a time: a claim must never take a row another pass holds in hand.
         async with self._one_pass:
@@ -164,7 +165,7 @@ class Deliverer:
             now,
             until=now + CLAIM_SECONDS,
             owner=self._owner,
-            surfaces=list(self._surfaces),
+            surfaces=self._lanes(),
             limit=CLAIM_BATCH,
         )
         owed = self.owed
@@ -196,7 +197,10 @@ class Deliverer:
 
     async def _deliver_handed(self, handed: list[Delivery]) -> None:
         owed = self.owed
-        waiting: set[str] = set()  # runs whose next row must wait for the claim
+        # Lanes (run, surface) whose next row must wait for the claim: the claim
+        # keeps order per lane, so another lane of the run goes on.
+        waiting: set[tuple[str, str]] = set()
+        lanes = self._lanes()
         remaining = deque(handed)
         try:
             while remaining:
@@ -205,12 +209,13 @@ class Deliverer:
                 try:
                     # A row of another process's surface is its to claim once our born
                     # claim lapses; a run behind a retry keeps its order.
-                    if delivery.run_id not in waiting and delivery.surface in self._surfaces:
+                    lane = (delivery.run_id, delivery.surface)
+                    if lane not in waiting and delivery.surface in lanes:
                         done = await self._deliver(delivery)
                 finally:
                     owed.settle(delivery.delivery_id, pending=not done)
                     if not done:
-                        waiting.add(delivery.run_id)
+                        waiting.add(lane)
                         owed.hold_back(delivery.run_id)
         finally:
             # Left by an error (the store went away): the claim delivers them, in order.
@@ -218,11 +223,17 @@ class Deliverer:
                 owed.settle(delivery.delivery_id, pending=True)
                 owed.hold_back(delivery.run_id)
 
+    def _lanes(self) -> list[str]:
+        """The outbox surfaces this process delivers: its surfaces, and webhooks if it sends."""
+        return [*self._surfaces, *([WEBHOOK_LANE] if self.webhooks is not None else [])]
+
     async def _deliver(self, delivery: Delivery) -> bool:
-        """Deliver one row; False if it waits for a retry (which holds back its run)."""
-        surface = self._surfaces[delivery.surface]
+        """Deliver one row; False if it waits for a retry (which holds back its lane)."""
         try:
-            ref = await self._send(surface, delivery)
+            if delivery.kind is DeliveryKind.WEBHOOK:
+                ref = await self._webhook(delivery)  # no surface sends it, whichever lane it is in
+            else:
+                ref = await self._send(self._surfaces[delivery.surface], delivery)
         except DeliveryError as error:
             return await self._failed(delivery, error.reason, error.permanent, error.retry_after)
         except Exception as error:  # noqa: BLE001 - any other failure is worth a retry
@@ -281,13 +292,16 @@ class Deliverer:
                 await self._nudge(surface, run, delivery)
                 return None
             case DeliveryKind.WEBHOOK:
-                if self.webhooks is None:
-                    raise DeliveryError("webhooks are not served by this process")
-                await self._mark_delivered()  # the close's edit first: the object shows it
-                await self.webhooks.deliver(delivery)
-                return None
+                return await self._webhook(delivery)  # never reached: _deliver sends it
             case _:
                 assert_never(delivery.kind)
+
+    async def _webhook(self, delivery: Delivery) -> dict[str, Any] | None:
+        if self.webhooks is None:
+            raise DeliveryError("webhooks are not served by this process")
+        await self._mark_delivered()  # an edit delivered in this pass first: the object shows it
+        await self.webhooks.deliver(delivery)
+        return None
 
     async def _question(self, delivery: Delivery) -> Question | None:
         """The row's question: as the owing write left it if it was handed over, else read."""
