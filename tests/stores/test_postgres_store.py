@@ -303,7 +303,15 @@ async def test_closing_with_a_call_in_flight_lets_it_finish_and_never_forces_the
     stores = await PostgresStores.open(url)
     forced: list[bool] = []
     monkeypatch.setattr(asyncpg.pool.Pool, "terminate", lambda pool: forced.append(True))
-    inside, go_on = asyncio.Event(), asyncio.Event()
+    inside, go_on, pool_closing = asyncio.Event(), asyncio.Event(), asyncio.Event()
+    close_pool = asyncpg.pool.Pool.close
+
+    async def closing_pool(pool: asyncpg.Pool) -> None:
+        if pool is stores._db._pool.pool:  # the call's pool, not the marks' one
+            pool_closing.set()
+        await close_pool(pool)
+
+    monkeypatch.setattr(asyncpg.pool.Pool, "close", closing_pool)
 
     async def call() -> Any:
         async with stores._db.acquire() as conn:
@@ -314,7 +322,7 @@ async def test_closing_with_a_call_in_flight_lets_it_finish_and_never_forces_the
     running = asyncio.create_task(call())
     await inside.wait()
     closing = asyncio.create_task(stores.close())
-    await asyncio.sleep(0)  # one turn of the loop: close has begun and waits for the call
+    await pool_closing.wait()  # close has begun, and waits for the call's connection
     go_on.set()
     assert await running == 42
     await closing
