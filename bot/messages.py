@@ -126,8 +126,9 @@ def answered_line(by: str, at: str, summary: str) -> str:
     return f"Answered by {by} at {at}: {summary}" if summary else f"Answered by {by} at {at}."
 
 
-def cancelled_line(by: str, at: str) -> str:
-    return f"Cancelled by {by} at {at}."
+def cancelled_line(by: str, at: str, reason: str = "") -> str:
+    because = f" Reason: {reason}" if reason else ""
+    return f"Cancelled by {by} at {at}.{because}"
 
 
 def asked_line(requester: str, audience: str, expires: str) -> str:

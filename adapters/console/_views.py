@@ -151,14 +151,6 @@ def question_json(view: QuestionView) -> dict[str, Any]:
     }
 
 
-def cancel_reason(record: Question) -> str:
-    """The reason an admin gave for a cancel, kept as the row's answer; '' for none."""
-    reason = (
-        (record.answer or {}).get("reason") if record.status is QuestionStatus.CANCELLED else None
-    )
-    return reason if isinstance(reason, str) else ""
-
-
 def question_kind(name: str) -> str:
     """Which form the page draws: the three it knows, or a generic JSON one."""
     return name if name in (ASK_USER, APPROVAL, FORM) else "other"
@@ -174,6 +166,6 @@ def closed_text(record: Question) -> str | None:
         case QuestionStatus.EXPIRED:
             return expired_text(at)
         case QuestionStatus.CANCELLED:
-            return cancelled_text(record.closed_by, at, cancel_reason(record))
+            return cancelled_text(record.closed_by, at, record.cancel_reason)
         case _:
             assert_never(record.status)

@@ -153,7 +153,9 @@ def outcome_line(closed: Closed) -> str:
     if closed.status == "expired":
         return EXPIRED_LINE
     if closed.status == "cancelled":
-        return cancelled_line(by, at)
+        reason = answer.get("reason")
+        shown = clip(escape(reason), 500) if isinstance(reason, str) else ""
+        return cancelled_line(by, at, shown)
     if closed.name == APPROVAL:
         comment = escape(str(answer.get("comment") or ""))
         if answer.get("decision") == "approve":

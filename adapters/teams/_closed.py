@@ -39,7 +39,7 @@ def outcome_line(record: Question) -> str:
         case QuestionStatus.EXPIRED:
             return expired_text(at)
         case QuestionStatus.CANCELLED:
-            return cancelled_text(record.closed_by, at)
+            return cancelled_text(record.closed_by, at, record.cancel_reason)
         case QuestionStatus.OUTSTANDING:
             return ""
         case _:

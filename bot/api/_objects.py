@@ -56,9 +56,6 @@ def question_object(view: ApiView) -> dict[str, Any]:
     # An expiry under a fail-closed policy carries its rejection as the answer.
     answered = (QuestionStatus.ANSWERED, QuestionStatus.EXPIRED)
     answer = question.answer if question.status in answered else None
-    reason = None
-    if question.status is QuestionStatus.CANCELLED:
-        reason = str((question.answer or {}).get("reason", "")) or None
     answered_by = None
     if question.status is QuestionStatus.ANSWERED:
         answered_by = {"id": question.closed_by_id, "name": question.closed_by}
@@ -75,7 +72,7 @@ def question_object(view: ApiView) -> dict[str, Any]:
         "closed_at": rfc3339(question.closed_at) if closed and question.closed_at else None,
         "answer": answer,
         "answered_by": answered_by,
-        "cancel_reason": reason,
+        "cancel_reason": question.cancel_reason or None,
         "delivery": _delivery(view),
         "metadata": api.metadata,
         "run_ref": api.run_ref,

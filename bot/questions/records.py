@@ -80,6 +80,14 @@ class Question:
     posts: tuple[dict[str, Any], ...] = ()
 
     @property
+    def cancel_reason(self) -> str:
+        """Why it was cancelled (an admin's words, a failed post's sentence); '' for none."""
+        reason = (self.answer or {}).get("reason")
+        if self.status is not QuestionStatus.CANCELLED or not isinstance(reason, str):
+            return ""
+        return reason
+
+    @property
     def resumes_a_turn(self) -> bool:
         """A kernel turn waits on it; an API question's agent waits elsewhere."""
         return bool(self.checkpoint_id)

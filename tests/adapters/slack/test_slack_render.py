@@ -197,6 +197,15 @@ def test_closed_messages_say_who_and_have_no_buttons() -> None:
         assert_message_within_limits(message)
 
 
+def test_a_cancel_shows_its_reason_as_text() -> None:
+    """The reason an admin gave is on the message, escaped: it cannot mention or link."""
+    answer = {"reason": "wrong service <!channel>"}
+    message = closed_message(Closed("approval", {}, "<@U1>", "cancelled", "<@U3>", 1.8e9, answer))
+    assert "Reason: wrong service &lt;!channel&gt;" in json.dumps(message)
+    assert "<!channel>" not in json.dumps(message)
+    assert_message_within_limits(message)
+
+
 def test_a_deployments_schema_becomes_a_form_and_back() -> None:
     """Each field of the response schema is an input; submitted values come back typed."""
     schema = ApprovalResponse.model_json_schema()

@@ -203,6 +203,13 @@ def test_closed_cards_say_how_the_question_ended_and_offer_no_actions() -> None:
         assert "actions" not in card
 
 
+def test_a_cancelled_card_shows_the_reason_given() -> None:
+    record = _record("approval", QuestionStatus.CANCELLED, {"reason": "wrong service"})
+    assert texts(closed_card(record))[-1] == (
+        "Cancelled by Ana at 2027-01-15 08:02 UTC. Reason: wrong service"
+    )
+
+
 def test_a_closed_ask_user_card_shows_the_answer() -> None:
     """The question stays on the card, with the answer beneath it."""
     payload = {"questions": [question("Where?", "staging", "prod")]}
