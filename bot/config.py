@@ -177,10 +177,18 @@ def unknown_variables(names: Iterable[str]) -> list[str]:
     for name in sorted(set(names)):
         if not name.upper().startswith(PREFIXES) or name in known or name in NOT_SETTINGS:
             continue
-        near = difflib.get_close_matches(name.upper(), sorted(known), n=1, cutoff=0.6)
+        near = _unprefixed(name, known) or difflib.get_close_matches(
+            name.upper(), sorted(known), n=1, cutoff=0.6
+        )
         hint = f"; did you mean {near[0]}?" if near else ""
         lines.append(f"{name} is not a setting this bot reads, so it is ignored{hint}")
     return lines
+
+
+def _unprefixed(name: str, known: frozenset[str]) -> list[str]:
+    """BOT_PORT means PORT, BOT_DATABASE_URL means DATABASE_URL: a known name without a prefix."""
+    bare = name.upper().partition("_")[2]
+    return [k for k in sorted(known) if k.upper() == bare and not k.upper().startswith(PREFIXES)]
 
 
 def _env_file_names(path: Path) -> list[str]:

@@ -190,3 +190,14 @@ def test_env_example_names_every_setting_and_nothing_else() -> None:
     primary = {f.alias for kind in _components().values() for f in kind.model_fields.values()}
     assert primary <= named, sorted(primary - named)
     assert named <= known_variables(), sorted(named - known_variables())
+
+
+def test_a_prefixed_name_of_an_unprefixed_setting_is_pointed_at_it() -> None:
+    """BOT_PORT is PORT: the hint names the setting the person meant, not a look-alike."""
+    from bot.config import unknown_variables
+
+    assert unknown_variables(["BOT_PORT", "BOT_DATABASE_URL", "PORT"]) == [
+        "BOT_DATABASE_URL is not a setting this bot reads, so it is ignored; "
+        "did you mean DATABASE_URL?",
+        "BOT_PORT is not a setting this bot reads, so it is ignored; did you mean PORT?",
+    ]
