@@ -175,7 +175,7 @@ def text_of(result: AdminResult) -> str:
             if record.policy:
                 lines += policy_lines(record)
             if record.closed_at is not None:
-                lines.append(f"closed by {record.closed_by} at {when(record.closed_at)}")
+                lines.append(closed_line(record))
             if run is not None and run.delivery_error:
                 lines.append(f"delivery error: {run.delivery_error}")
             lines.append("deliveries:")
@@ -201,6 +201,16 @@ def text_of(result: AdminResult) -> str:
             return "\n".join([f"run {run_id}:", *(f"  {event_line(e)}" for e in events)])
         case _:
             return summary
+
+
+def closed_line(record: Question) -> str:
+    """How it ended, by whom as shown and as authenticated, and a cancel's reason."""
+    at = when(record.closed_at or 0.0)
+    name, actor = record.closed_by, record.closed_by_id
+    who = f"{name} ({actor})" if name and actor and name != actor else (name or actor)
+    line = f"{record.status} by {who} at {at}" if who else f"{record.status} at {at}"
+    reason = record.cancel_reason
+    return f"{line}; reason: {reason}" if reason else line
 
 
 def policy_lines(record: Question) -> list[str]:

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from bot.admin import event_line, link_of
-from bot.admin._render import delivery_line
-from bot.stores.records import AuditEvent, Delivery, DeliveryKind, DeliveryState
+from bot.admin._render import closed_line, delivery_line
+from bot.stores.records import (
+    AuditEvent,
+    Delivery,
+    DeliveryKind,
+    DeliveryState,
+    Question,
+    QuestionStatus,
+)
 
 
 def test_message_references_read_as_links_or_words_never_json() -> None:
@@ -46,3 +55,21 @@ def test_the_bridges_own_steps_have_no_by() -> None:
         at=0.0, run_id="r1", kind="cancelled", interrupt_id="q1", actor="shell:x"
     )
     assert event_line(cancelled).endswith("cancelled q1 by shell:x")
+
+
+def test_a_closed_question_says_how_it_ended_who_and_why() -> None:
+    """The shell's cancel reads as the audit does (shell:x), with the reason it was given."""
+    asked = Question("q1", "r1", "console", "ask_user", "t", "c", {}, 0.0, 60.0)
+    cancelled = dataclasses.replace(
+        asked,
+        status=QuestionStatus.CANCELLED,
+        closed_by="root",
+        closed_by_id="shell:root",
+        closed_at=1.8e9,
+        answer={"reason": "wrong service"},
+    )
+    assert closed_line(cancelled) == (
+        "cancelled by root (shell:root) at 2027-01-15 08:00 UTC; reason: wrong service"
+    )
+    expired = dataclasses.replace(asked, status=QuestionStatus.EXPIRED, closed_at=1.8e9)
+    assert closed_line(expired) == "expired at 2027-01-15 08:00 UTC"
