@@ -160,3 +160,31 @@ async def test_the_example_waits_again_with_get_answer_and_reports_a_rejection(
     reject = {"decision": "reject", "comment": "wrong window"}
     printed = await _run_example(door, tmp_path, reject, BOT_MCP_WAIT_SECONDS="0")
     assert printed == "not deploying: answered wrong window\n"
+
+
+async def test_a_refused_call_ends_the_example_with_the_bridges_sentence(
+    door: Door, tmp_path: Path
+) -> None:
+    """A key that may not ask on the console (the page's Slack route alone): the example prints
+    the bridge's sentence, not a traceback, and nothing is asked."""
+    key = await _key_from_the_page(door, tmp_path)
+    made = await _run(
+        [sys.executable, "-m", "bot", "api-key", "create", "slack-only", "--route", "slack:C1"],
+        _clean_env(tmp_path, door.db),
+    )
+    out, err = await asyncio.wait_for(made.communicate(), 60)
+    assert made.returncode == 0, err.decode()
+    slack_only = out.decode().strip()
+    assert slack_only.startswith("hitl_") and slack_only != key
+    url = f"http://127.0.0.1:{door.port}"
+    script = await _run(
+        [sys.executable, "-c", _example(url, slack_only)], _clean_env(tmp_path, door.db)
+    )
+    out, err = await asyncio.wait_for(script.communicate(), 60)
+    printed, said = out.decode(), err.decode()
+    assert script.returncode == 0 and "Traceback" not in said, said
+    assert printed.startswith("not deploying: refused "), printed
+    assert "This API key may not post to console:ops; use a key whose routes" in printed
+    assert door.session is not None
+    feed = await ConsoleClient(door.session, url).feed(CONVERSATION)
+    assert not [q for run in feed["runs"] for q in run["questions"]]
