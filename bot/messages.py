@@ -106,8 +106,7 @@ def expired_text(at: float) -> str:
 
 
 def cancelled_text(by: str, at: float, reason: str = "") -> str:
-    because = f" Reason: {reason}" if reason else ""
-    return f"Cancelled by {by} at {when(at)}.{because}"
+    return cancelled_line(by, when(at), reason)
 
 
 # Slack and Teams redraw a closed question with one of these lines; ``at`` is
