@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Callable
@@ -130,6 +131,27 @@ class ConsoleClient:
         run = await self.finished(cid)
         assert run["final_text"].startswith(DEPLOYED), run
         return run, [ask["token"], approval["token"]]
+
+
+async def approve_while_it_waits(
+    script: asyncio.subprocess.Process,
+    console: ConsoleClient,
+    conversation: str,
+    answer: dict[str, Any],
+) -> tuple[str, str]:
+    """Answer the approval a docs example (``script``) asked in ``conversation``, and what it
+    printed once it ended (stdout, stderr); it is killed if the test fails first."""
+    try:
+        question = await console.outstanding(conversation, "approval")
+        assert question["payload"]["arguments"] == {"service": "web", "version": "1.5"}
+        await console.answer_ok(question["token"], answer)
+        out, err = await asyncio.wait_for(script.communicate(), 60)
+    finally:
+        if script.returncode is None:
+            script.kill()
+            await script.wait()
+    assert script.returncode == 0, err.decode()
+    return out.decode(), err.decode()
 
 
 def _latest_run(feed: dict[str, Any]) -> dict[str, Any]:

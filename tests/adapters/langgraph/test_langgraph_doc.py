@@ -14,7 +14,7 @@ import pytest
 
 from tests.doors._doors import Door
 from tests.e2e._api import API_KEY, api_env
-from tests.e2e._client import APPROVE, ConsoleClient
+from tests.e2e._client import APPROVE, ConsoleClient, approve_while_it_waits
 from tests.e2e._server import ROOT
 
 DOC = (ROOT / "docs" / "agents" / "langgraph.md").read_text()
@@ -40,16 +40,6 @@ async def test_the_quick_start_asks_in_the_console_and_deploys_once_approved(doo
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
-    try:
-        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as http:
-            console = ConsoleClient(http, url)
-            question = await console.outstanding("agents", "approval")
-            assert question["payload"]["arguments"] == {"service": "web", "version": "1.5"}
-            await console.answer_ok(question["token"], APPROVE)
-        out, err = await asyncio.wait_for(script.communicate(), 60)
-    finally:
-        if script.returncode is None:
-            script.kill()
-            await script.wait()
-    assert script.returncode == 0, err.decode()
-    assert out.decode().startswith("deployed 1.5, approved by "), out
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as http:
+        out, _ = await approve_while_it_waits(script, ConsoleClient(http, url), "agents", APPROVE)
+    assert out.startswith("deployed 1.5, approved by "), out

@@ -25,7 +25,7 @@ import pytest
 from adapters.mcp.settings import McpSettings
 from bot.config import known_variables, unknown_variables
 from tests.doors._doors import Door
-from tests.e2e._client import APPROVE, ConsoleClient
+from tests.e2e._client import APPROVE, ConsoleClient, approve_while_it_waits
 
 ROOT = Path(__file__).resolve().parents[3]
 PAGE = ROOT / "docs" / "agents" / "mcp.md"
@@ -132,19 +132,10 @@ async def _run_example(door: Door, tmp_path: Path, answer: dict[str, Any], **mor
     url = f"http://127.0.0.1:{door.port}"
     env = _clean_env(tmp_path, door.db)
     script = await _run([sys.executable, "-c", _example(url, key, **more_env)], env)
-    try:
-        assert door.session is not None
-        console = ConsoleClient(door.session, url)
-        question = await console.outstanding(CONVERSATION, "approval")
-        assert question["payload"]["arguments"] == {"service": "web", "version": "1.5"}
-        await console.answer_ok(question["token"], answer)
-        out, err = await asyncio.wait_for(script.communicate(), 60)
-    finally:
-        if script.returncode is None:
-            script.kill()
-            await script.wait()
-    assert script.returncode == 0, err.decode()
-    return out.decode()
+    assert door.session is not None
+    console = ConsoleClient(door.session, url)
+    out, _ = await approve_while_it_waits(script, console, CONVERSATION, answer)
+    return out
 
 
 async def test_the_example_deploys_once_approved_on_the_console(door: Door, tmp_path: Path) -> None:
