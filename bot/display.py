@@ -36,7 +36,9 @@ Markup = Literal["slack", "teams", "html", "plain"]
 # the Hangul fillers draw nothing; line and paragraph separators break lines
 # in some renderers and not others; U+034F, the combining grapheme joiner,
 # and the supplementary variation selectors carry hidden data.
-_INVISIBLE_OTHERS = frozenset({"\u115f", "\u1160", "\u3164", "\uffa0", "\u034f", "\u2028", "\u2029"})
+_INVISIBLE_OTHERS = frozenset(
+    {"\u115f", "\u1160", "\u3164", "\uffa0", "\u034f", "\u2028", "\u2029"}
+)
 _KEPT_CONTROLS = frozenset({"\n", "\t"})
 _JOINERS = frozenset({"\u200c", "\u200d"})
 

@@ -37,7 +37,7 @@ def test_every_bidi_and_invisible_control_is_shown_as_its_code_point(control: st
     [
         "مرحبا بالعالم",  # Arabic
         "שלום עולם",  # Hebrew
-        "می\u200cخواهم",  # Persian, with the zero-width non-joiner its spelling needs
+        "می\u200cخواهم",  # noqa: RUF001 - Persian, with the zero-width non-joiner it needs
         "👨\u200d👩\u200d👧",  # an emoji family joined by ZWJ
         "line one\n\tline two",
         "Déploiement en production ✅",
@@ -83,7 +83,18 @@ _MARKDOWN = MarkdownIt("commonmark").enable("strikethrough")
 _MARKUP_TAGS = re.compile(r"<(?!/?p>)[a-z]")
 
 
-_PIECES = ["a", "b", " ", "    ", "\n", "\t", *"#*_[]()-+1.>`~<&!|=\\:/;", "\u202e", "&#42;", "http://x"]
+_PIECES = [
+    "a",
+    "b",
+    " ",
+    "    ",
+    "\n",
+    "\t",
+    *"#*_[]()-+1.>`~<&!|=\\:/;",
+    "\u202e",
+    "&#42;",
+    "http://x",
+]
 
 
 @given(st.lists(st.sampled_from(_PIECES)).map("".join))
