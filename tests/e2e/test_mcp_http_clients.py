@@ -48,7 +48,8 @@ async def bot(start_bot: StartBot) -> BotServer:
 
 
 @pytest.fixture
-async def http() -> AsyncIterator[httpx2.AsyncClient]:
+async def keyed() -> AsyncIterator[httpx2.AsyncClient]:
+    """An httpx2 client carrying the bearer key, as the SDK's transport takes one."""
     async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {API_KEY}"}) as client:
         yield client
 
@@ -60,13 +61,13 @@ def structured(result: Any) -> dict[str, Any]:
 
 
 async def test_the_sdk_session_initializes_lists_and_calls_50_times_in_a_row(
-    bot: BotServer, http: httpx2.AsyncClient
+    bot: BotServer, keyed: httpx2.AsyncClient
 ) -> None:
     """ClientSession over streamable_http_client: initialize, list_tools, call_tool, 50 of 50."""
     asked: set[str] = set()
     for _ in range(RUNS):
         async with (
-            streamable_http_client(f"{bot.url}/mcp", http_client=http) as (read, write),
+            streamable_http_client(f"{bot.url}/mcp", http_client=keyed) as (read, write),
             ClientSession(read, write) as session,
         ):
             await session.initialize()
@@ -79,14 +80,14 @@ async def test_the_sdk_session_initializes_lists_and_calls_50_times_in_a_row(
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_the_sdk_client_asks_and_returns_the_console_answer(
-    bot: BotServer, http: httpx2.AsyncClient, mode: ConnectMode
+    bot: BotServer, keyed: httpx2.AsyncClient, mode: ConnectMode
 ) -> None:
     """Client(streamable_http_client) (2026 and 2025-era): lists 10 times, then an approval."""
     url = f"{bot.url}/mcp"
     for _ in range(10):
-        async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:
+        async with Client(streamable_http_client(url, http_client=keyed), mode=mode) as client:
             assert {tool.name for tool in (await client.list_tools()).tools} == TOOLS
-    async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:
+    async with Client(streamable_http_client(url, http_client=keyed), mode=mode) as client:
         opened = structured(
             await client.call_tool("request_approval", DEPLOY | {"request_key": mode})
         )
@@ -101,13 +102,13 @@ async def test_the_sdk_client_asks_and_returns_the_console_answer(
     assert answered["approved"] is True and answered["question_id"] == opened["question_id"]
 
 
-async def test_calls_in_parallel_each_get_their_answer(
-    bot: BotServer, http: httpx2.AsyncClient
+async def test_ten_clients_at_once_each_list_the_tools(
+    bot: BotServer, keyed: httpx2.AsyncClient
 ) -> None:
     """Ten clients at once on one bridge: every one lists the three tools."""
 
     async def one() -> set[str]:
-        async with Client(streamable_http_client(f"{bot.url}/mcp", http_client=http)) as client:
+        async with Client(streamable_http_client(f"{bot.url}/mcp", http_client=keyed)) as client:
             return {tool.name for tool in (await client.list_tools()).tools}
 
     assert await asyncio.gather(*(one() for _ in range(10))) == [TOOLS] * 10
