@@ -6,6 +6,9 @@ STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 FUZZ_STAMP := $(VENV)/.fuzz-installed
 FUZZ_SECONDS ?= 30
+# The official MCP conformance suite (npm), pinned by its lock file.
+CONFORMANCE := tests/conformance
+CONFORMANCE_STAMP := $(CONFORMANCE)/node_modules/.installed
 
 .PHONY: help run test lint bench check clean fuzz
 
@@ -31,7 +34,19 @@ run: $(STAMP) ## serve the bot (SQLite and the console page by default)
 check: $(STAMP) ## validate the settings and print what is enabled
 	$(BIN)/python -m bot check
 
-test: $(STAMP) ## run the test suite (README "Tests": wants a local PostgreSQL)
+# tests/e2e/test_mcp_conformance.py runs it; without npm a user's `make test` goes on
+# (that test skips, saying so), but CI must run it, so there a missing npm fails here.
+$(CONFORMANCE_STAMP): $(CONFORMANCE)/package.json $(CONFORMANCE)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		echo ">>> installing the MCP conformance suite in $(CONFORMANCE) (npm ci)"; \
+		cd $(CONFORMANCE) && npm ci --no-audit --no-fund && touch node_modules/.installed; \
+	elif [ -n "$$CI" ]; then \
+		echo ">>> npm is missing: CI must run the MCP conformance suite" >&2; exit 1; \
+	else \
+		echo ">>> npm not found: the MCP conformance test will skip"; \
+	fi
+
+test: $(STAMP) $(CONFORMANCE_STAMP) ## run the test suite (README "Tests": wants a local PostgreSQL)
 	$(BIN)/python -m pytest
 
 lint: $(STAMP) ## ruff and mypy (strict)
@@ -67,4 +82,4 @@ fuzz: $(FUZZ_STAMP) ## fuzz the token decoder and the renderers (FUZZ_SECONDS ea
 	$(BIN)/python -m tests.fuzz.run --seconds $(FUZZ_SECONDS)
 
 clean: ## remove .venv and the tools' caches
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache $(CONFORMANCE)/node_modules

@@ -3,6 +3,12 @@
 The bridge is an aiohttp app and the SDK's transport is Starlette's; this
 hands one request across and streams the answer back (an SSE stream too),
 so ``/mcp`` lives on the bridge's own port behind its own guards.
+
+Written here rather than taken from aiohttp-asgi, the one maintained mount
+of ASGI on aiohttp: it reads ``request.content``, which is empty once the
+bridge's body guard has read a slow body, and after the body its
+``receive`` returns at once without ever saying ``http.disconnect``, so the
+SDK's disconnect watcher spins and starves the event loop.
 """
 
 from __future__ import annotations
@@ -19,23 +25,27 @@ AsgiApp = Callable[
     [Scope, Callable[[], Awaitable[Message]], Callable[[Message], Awaitable[None]]],
     Awaitable[None],
 ]
-_CHUNK = 64 * 1024
 
 
-async def call_asgi(app: AsgiApp, request: web.Request) -> web.StreamResponse:
-    """The ASGI app's response to ``request``, streamed as it writes it."""
+async def call_asgi(app: AsgiApp, request: web.Request, body: bytes) -> web.StreamResponse:
+    """The ASGI app's response to ``request`` with its whole ``body``, streamed as it writes it.
+
+    The caller reads the body with ``request.read()``: aiohttp keeps what it
+    read, so the bytes are the same whether the body guard or the caller read
+    them first (``request.content`` is drained after the first).
+    """
     finished = asyncio.Event()
-    body_done = False
+    body_sent = False
     response: web.StreamResponse | None = None
     started: Message | None = None
 
     async def receive() -> Message:
-        nonlocal body_done
-        if not body_done:
-            chunk = await request.content.read(_CHUNK)
-            body_done = request.content.at_eof()
-            return {"type": "http.request", "body": chunk, "more_body": not body_done}
-        # The body is in; an app that listens for a disconnect hears it once we are done.
+        nonlocal body_sent
+        if not body_sent:
+            body_sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        # Only a disconnect is left to say, and it must block until there is one:
+        # a receive that returns at once has the app's watcher spin the loop.
         await finished.wait()
         return {"type": "http.disconnect"}
 
@@ -49,11 +59,12 @@ async def call_asgi(app: AsgiApp, request: web.Request) -> web.StreamResponse:
         if response is None:
             response = web.StreamResponse(status=started["status"])
             for name, value in started.get("headers", []):
+                # ASGI header bytes are latin-1 by definition: every byte decodes.
                 response.headers.add(name.decode("latin-1"), value.decode("latin-1"))
             await response.prepare(request)
-        body = message.get("body", b"")
-        if body:
-            await response.write(body)
+        chunk = message.get("body", b"")
+        if chunk:
+            await response.write(chunk)
         if not message.get("more_body", False):
             await response.write_eof()
 
@@ -68,7 +79,7 @@ async def call_asgi(app: AsgiApp, request: web.Request) -> web.StreamResponse:
 
 def _scope(request: web.Request) -> Scope:
     peer = request.transport.get_extra_info("peername") if request.transport else None
-    host, _, port = request.host.rpartition(":") if ":" in request.host else (request.host, "", "")
+    url = request.url
     return {
         "type": "http",
         "asgi": {"version": "3.0", "spec_version": "2.3"},
@@ -79,9 +90,9 @@ def _scope(request: web.Request) -> Scope:
         "raw_path": request.raw_path.split("?", 1)[0].encode(),
         "query_string": request.query_string.encode(),
         "root_path": "",
-        "headers": [
-            (k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in request.headers.items()
-        ],
+        # The bytes as they came: re-encoding aiohttp's decoded text fails on a
+        # byte that is not ASCII, and ASGI wants the bytes anyway.
+        "headers": [(name.lower(), value) for name, value in request.raw_headers],
         "client": tuple(peer[:2]) if peer else None,
-        "server": (host, int(port) if port.isdigit() else 80),
+        "server": (url.host or "", url.port or (443 if request.secure else 80)),
     }

@@ -12,16 +12,17 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from aiohttp import web
+from aiohttp import hdrs, web
 from mcp.server.mcpserver import Context
 from mcp.server.transport_security import TransportSecuritySettings
 
 from adapters.mcp._asgi import AsgiApp, call_asgi
 from adapters.mcp._tools import Asking, build_server
 from adapters.mcp.settings import McpSettings
-from bot.api._errors import NO_KEY, WRONG_KEY, ApiError
+from bot.api._errors import NO_KEY, OTHER_ORIGIN, TOO_LARGE, WRONG_KEY, ApiError
 from bot.api._http import API_KEYS, envelope
 from bot.client import Bridge
+from bot.serving import ALLOWED_HOSTS
 
 PATH = "/mcp"
 # As the bridge's own routes: no MCP message it takes needs more.
@@ -55,17 +56,30 @@ def mount_mcp(app: web.Application, settings: McpSettings, *, bridge_url: str) -
         # Nothing ties a request to this replica: any replica answers any call.
         stateless_http=True,
         max_request_body_size=MAX_BODY_BYTES,
-        # The bridge's own Host guard runs first, with the names this deployment serves.
+        # The bridge's own Host guard and the Origin check in handle() run first, with
+        # the names this deployment serves.
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
 
     async def handle(request: web.Request) -> web.StreamResponse:
+        # The spec's DNS-rebinding rule: a browser page's Origin must be one we serve
+        # (the Host guard has already checked the name); MCP clients send none.
+        origin = request.headers.get(hdrs.ORIGIN)
+        if origin is not None and not request.app[ALLOWED_HOSTS].allows_origin(origin):
+            return envelope(ApiError("forbidden", OTHER_ORIGIN))
         presented = _presented(request.headers)
         if not presented:
             return _unauthorized(NO_KEY)
-        if await request.app[API_KEYS].holder(presented) is None:
+        # Every key is ASCII; a byte that is not cannot name one (and would not hash).
+        if not presented.isascii() or await request.app[API_KEYS].holder(presented) is None:
             return _unauthorized(WRONG_KEY)
-        return await call_asgi(asgi, request)
+        try:
+            # The guard has read a slow body under its deadline; this returns those bytes.
+            body = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            limit = request.app._client_max_size
+            return envelope(ApiError("payload_too_large", TOO_LARGE.format(limit=limit)))
+        return await call_asgi(asgi, request, body)
 
     async def running(_: web.Application) -> AsyncIterator[None]:
         async with server.session_manager.run():

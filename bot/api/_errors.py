@@ -32,6 +32,7 @@ SAME_KEY_OTHER_BODY = (
 )
 ALREADY_CLOSED = "The question is already {status}; nothing was changed."
 NOT_JSON = "The body must be a JSON object."
+OTHER_ORIGIN = "A page on another site sent this request; send it from an MCP client instead."
 TOO_LARGE = "The body is larger than {limit} bytes; send a smaller one."
 BAD_WAIT = "wait must be a whole number of seconds from 0 to 30."
 BAD_LIMIT = "limit must be a whole number from 1 to 100."

@@ -23,6 +23,42 @@ from tests.e2e._client import APPROVE, ConsoleClient
 
 ACCEPT = "application/json, text/event-stream"
 ON = {"BOT_MCP_HTTP": "true", "BOT_MCP_ROUTE": ROUTE, "BOT_MCP_ANSWERERS": "anyone"}
+INITIALIZE = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"},
+        },
+    }
+).encode()
+
+
+async def _raw(door: Door, *headers: bytes, body: bytes, expect: bool = False) -> tuple[int, bytes]:
+    """POST /mcp byte for byte; with ``expect``, the body goes only after the 100 Continue."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", door.port)
+    head = [
+        b"POST /mcp HTTP/1.1",
+        b"Host: 127.0.0.1:%d" % door.port,
+        b"Content-Type: application/json",
+        b"Accept: " + ACCEPT.encode(),
+        b"Content-Length: %d" % len(body),
+        b"Connection: close",
+        *([b"Expect: 100-continue"] if expect else []),
+        *headers,
+    ]
+    writer.write(b"\r\n".join(head) + b"\r\n\r\n")
+    if expect:
+        assert (await reader.readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 100 ")
+    writer.write(body)
+    answer = await reader.read()
+    writer.close()
+    await writer.wait_closed()
+    status_line, _, rest = answer.partition(b"\r\n")
+    return int(status_line.split()[1]), rest.partition(b"\r\n\r\n")[2]
 
 
 @contextlib.asynccontextmanager
@@ -55,6 +91,47 @@ async def test_a_tool_call_over_streamable_http_waits_for_the_console(
         assert not result.is_error, result.content
         assert result.structured_content is not None
         assert result.structured_content["approved"] is True
+
+
+async def test_a_body_sent_after_the_headers_reaches_the_sdk(tmp_path: Path) -> None:
+    """The body guard reads a body that comes after its headers; the SDK gets those bytes."""
+    auth = b"Authorization: Bearer " + API_KEY.encode()
+    with Logs() as logs:
+        async with Door(tmp_path, **api_env("console:*"), **ON) as door:
+            status, body = await _raw(door, auth, body=INITIALIZE, expect=True)
+    assert status == 200, body
+    assert b'"serverInfo"' in body and b"Parse error" not in body
+    logs.assert_clean()
+
+
+async def test_header_bytes_that_are_not_ascii_are_no_500(tmp_path: Path) -> None:
+    """Non-ASCII bytes reach the SDK as they came (200); in the key they are a wrong key (401)."""
+    auth = b"Authorization: Bearer " + API_KEY.encode()
+    with Logs() as logs:
+        async with Door(tmp_path, **api_env("console:*"), **ON) as door:
+            for header in (b"X-Note: caf\xc3\xa9", b"User-Agent: \xe2\x82\xac", b"X-Raw: \xff\xfe"):
+                status, body = await _raw(door, auth, header, body=INITIALIZE)
+                assert status == 200 and b'"serverInfo"' in body, (header, body)
+            for key in (
+                b"Bearer \xff" + API_KEY.encode(),
+                b"Bearer " + API_KEY.encode() + b"\xc3\xa9",
+            ):
+                status, body = await _raw(door, b"Authorization: " + key, body=INITIALIZE)
+                assert status == 401 and json.loads(body)["error"]["code"] == "unauthorized"
+    logs.assert_clean()
+
+
+async def test_mcp_from_a_page_on_another_site_is_403(tmp_path: Path) -> None:
+    """An Origin this bridge does not serve is refused before the key is looked at; ours passes."""
+    auth = b"Authorization: Bearer " + API_KEY.encode()
+    async with Door(tmp_path, **api_env("console:*"), **ON) as door:
+        status, body = await _raw(door, auth, b"Origin: http://evil.example", body=INITIALIZE)
+        assert status == 403 and json.loads(body)["error"]["code"] == "forbidden"
+        status, body = await _raw(door, b"Origin: http://evil.example", body=INITIALIZE)
+        assert status == 403
+        ours = b"Origin: http://127.0.0.1:%d" % door.port
+        status, body = await _raw(door, auth, ours, body=INITIALIZE)
+        assert status == 200 and b'"serverInfo"' in body
 
 
 async def test_mcp_without_a_key_or_with_a_wrong_one_is_401(tmp_path: Path) -> None:
