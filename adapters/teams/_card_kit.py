@@ -1,6 +1,11 @@
-"""Adaptive Card 1.5 building blocks, and keeping a card inside Teams' size limit.
+"""Adaptive Card 1.5 building blocks, what outside text looks like on them, and keeping a card
+inside Teams' size limit.
 
-Pure functions returning JSON-ready dicts; no I/O.
+Pure functions returning JSON-ready dicts; no I/O. Text from an agent, a
+model or a request reaches a card through ``md`` (a TextBlock or a FactSet,
+which Teams reads as markdown) or ``plain`` (an input's label or
+placeholder, a choice's title, a button's title: places that interpret
+nothing); both pass ``bot.display`` first and clip after it.
 """
 
 from __future__ import annotations
@@ -11,13 +16,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from adapters.teams._activity import ANSWER_VERB, MARKER
+from bot.display import display
 
 CARD_CONTENT_TYPE = "application/vnd.microsoft.card.adaptive"
 SCHEMA = "http://adaptivecards.io/schemas/adaptive-card.json"
 VERSION = "1.5"
-# Teams refuses messages over about 28 KB, the envelope included: cards
-# are kept under this many bytes of JSON so the rest always fits.
+# Teams refuses a message of about 28 KB (HTTP 413, MessageSizeTooBig) and
+# the renderers stop at 24,000 bytes, so the attachment, measured as the
+# bytes the connector sends (JSON with non-ASCII escaped), stays under this.
 MAX_CARD_BYTES = 24_000
+# Up to this many choices show as radio buttons, and up to the next as a dropdown.
+CHOICES_EXPANDED = 5
+CHOICES_COMPACT = 15
 
 Json = dict[str, Any]
 
@@ -30,22 +40,47 @@ class Limits:
     label: int
 
 
-# Tried in order until the card fits; the first fits every ordinary question.
+# Tried in order until the card fits; the first fits every ordinary question,
+# the last every question the API accepts (a test at the payload limits).
 LIMITS = (
     Limits(text=3000, label=200),
     Limits(text=1500, label=120),
     Limits(text=600, label=80),
     Limits(text=250, label=50),
     Limits(text=100, label=30),
+    Limits(text=60, label=20),
 )
 
 
+def md(value: object, limit: int | None = None) -> str:
+    """Outside text for a TextBlock or a FactSet: markdown escaped, hidden controls shown."""
+    shown = display(value, markup="teams")
+    return shown if limit is None else cut(shown, limit)
+
+
+def plain(value: object, limit: int | None = None) -> str:
+    """Outside text for a place that reads no markdown: hidden controls shown, nothing escaped."""
+    shown = display(value, markup="plain")
+    return shown if limit is None else cut(shown, limit)
+
+
 def cut(text: str, limit: int) -> str:
-    """``text`` within ``limit`` characters, with a marker saying how much was left out."""
+    """``text`` within ``limit`` characters, with a marker saying how much was left out.
+
+    Applied after ``display``, so the cut never splits a ``⟨U+202E⟩`` marker
+    or leaves half of a markdown escape (a lone backslash) at the end.
+    """
     if len(text) <= limit:
         return text
     marker = f" … [{len(text) - limit:,} more characters not shown]"
-    return text[: max(limit - len(marker), 0)].rstrip() + marker
+    kept = text[: max(limit - len(marker), 0)]
+    opened = kept.rfind("⟨U+")
+    if opened > kept.rfind("⟩"):
+        kept = kept[:opened]
+    kept = kept.rstrip()
+    if (len(kept) - len(kept.rstrip("\\"))) % 2:
+        kept = kept[:-1]
+    return kept + marker
 
 
 def card(body: list[Json], actions: list[Json] | None = None) -> Json:
@@ -60,16 +95,40 @@ def attachment(content: Json) -> Json:
 
 
 def size(content: Json) -> int:
-    return len(json.dumps(content, ensure_ascii=False).encode())
+    """The bytes the card's attachment takes in the activity the connector sends."""
+    return len(json.dumps(attachment(content)).encode())
 
 
-def fit(render: Callable[[Limits], Json]) -> Json:
-    """The first rendering, from the most generous limits down, that fits Teams."""
+def fits(content: Json) -> bool:
+    return size(content) <= MAX_CARD_BYTES
+
+
+def fit(render: Callable[[Limits, int | None], Json], *, items: int = 0) -> Json:
+    """The first rendering, from the most generous limits down, that fits Teams.
+
+    ``render(limits, shown)`` draws the card with ``shown`` of its ``items``
+    (fields, arguments, facts) or all of them (None). Texts are shortened
+    first; only when the shortest still does not fit are items left out,
+    as few as may be, and the card says how many.
+    """
     for limits in LIMITS:
-        content = render(limits)
-        if size(content) <= MAX_CARD_BYTES:
+        content = render(limits, None)
+        if fits(content):
             return content
-    return content
+    low, high = 0, max(items - 1, 0)  # the most items shown that fits, by bisection
+    while low < high:
+        middle = (low + high + 1) // 2
+        if fits(render(LIMITS[-1], middle)):
+            low = middle
+        else:
+            high = middle - 1
+    return render(LIMITS[-1], low)
+
+
+def left_out(count: int, what: str, then: str) -> str:
+    """What a card says when it had no room for ``count`` of its ``what``."""
+    noun, them = (what, "them") if count != 1 else (what.removesuffix("s"), "it")
+    return f"{count} more {noun} left out: a Teams card has no room for {them}. {then}".strip()
 
 
 def text(value: str, **style: Any) -> Json:
@@ -86,6 +145,22 @@ def subtle(value: str) -> Json:
 
 def error_text(value: str) -> Json:
     return text(value, color="attention", size="small", spacing="none")
+
+
+def note(value: str) -> Json:
+    """What the card left out, and what to do about it."""
+    return text(value, color="warning", size="small")
+
+
+def choice_style(count: int, *, multi: bool) -> str:
+    """Radio buttons for a few choices, checkboxes for a multi-select of up to fifteen; a
+    dropdown for more; a dropdown the person can type into (Teams' static typeahead) for a
+    long single choice."""
+    if count <= (CHOICES_COMPACT if multi else CHOICES_EXPANDED):
+        return "expanded"
+    if multi or count <= CHOICES_COMPACT:
+        return "compact"
+    return "filtered"
 
 
 def facts(pairs: list[tuple[str, str]]) -> Json:

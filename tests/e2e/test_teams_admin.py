@@ -19,6 +19,7 @@ from tests.e2e._teams import (
     card_of,
     execute,
     message,
+    read,
     texts,
 )
 from tests.fakes.bf_connector import Call, FakeConnector
@@ -49,7 +50,7 @@ def facts(card: dict[str, Any]) -> dict[str, str]:
     def walk(node: Any) -> None:
         if isinstance(node, dict):
             if node.get("type") == "FactSet":
-                found.update({f["title"]: f["value"] for f in node["facts"]})
+                found.update({read(f["title"]): read(f["value"]) for f in node["facts"]})
             for value in node.values():
                 walk(value)
         elif isinstance(node, list):
