@@ -6,6 +6,9 @@ STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 FUZZ_STAMP := $(VENV)/.fuzz-installed
 FUZZ_SECONDS ?= 30
+# Microsoft's Adaptive Cards renderer, pinned for the Teams card tests (tests/adaptivecards/).
+CARDS_DIR := tests/adaptivecards
+CARDS_STAMP := $(CARDS_DIR)/node_modules/.installed
 
 .PHONY: help run test lint bench check clean fuzz
 
@@ -31,7 +34,18 @@ run: $(STAMP) ## serve the bot (SQLite and the console page by default)
 check: $(STAMP) ## validate the settings and print what is enabled
 	$(BIN)/python -m bot check
 
-test: $(STAMP) ## run the test suite (README "Tests": wants a local PostgreSQL)
+# npm ci from the lock file; without npm the renderer tests skip, except in CI, which must run them.
+$(CARDS_STAMP): $(CARDS_DIR)/package.json $(CARDS_DIR)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		echo ">>> installing the Adaptive Cards renderer ($(CARDS_DIR))"; \
+		cd $(CARDS_DIR) && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed; \
+	elif [ "$$CI" = true ]; then \
+		echo "npm is missing: CI must run the Adaptive Cards renderer tests (apt-get install npm)"; exit 1; \
+	else \
+		echo ">>> npm not found: the Adaptive Cards renderer tests will skip"; \
+	fi
+
+test: $(STAMP) $(CARDS_STAMP) ## run the test suite (README "Tests": wants a local PostgreSQL)
 	$(BIN)/python -m pytest
 
 lint: $(STAMP) ## ruff and mypy (strict)

@@ -10,13 +10,14 @@ nothing); both pass ``bot.display`` first and clip after it.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from adapters.teams._activity import ANSWER_VERB, MARKER
-from bot.display import display
+from bot.display import Markup, display
 
 CARD_CONTENT_TYPE = "application/vnd.microsoft.card.adaptive"
 SCHEMA = "http://adaptivecards.io/schemas/adaptive-card.json"
@@ -54,33 +55,75 @@ LIMITS = (
 
 def md(value: object, limit: int | None = None) -> str:
     """Outside text for a TextBlock or a FactSet: markdown escaped, hidden controls shown."""
-    shown = display(value, markup="teams")
-    return shown if limit is None else cut(shown, limit)
+    return _shown(str(value), "teams", limit)
 
 
 def plain(value: object, limit: int | None = None) -> str:
     """Outside text for a place that reads no markdown: hidden controls shown, nothing escaped."""
-    shown = display(value, markup="plain")
-    return shown if limit is None else cut(shown, limit)
+    return _shown(str(value), "plain", limit)
+
+
+def _shown(raw: str, markup: Markup, limit: int | None) -> str:
+    """``raw`` displayed, then cut to ``limit``.
+
+    Displaying never shortens a text (a character becomes itself, an escape
+    or a marker), so only the first ``limit + 1`` characters can reach the
+    card: the rest is not displayed at all, which keeps a 64 KB payload
+    cheap to draw, and the marker still counts what the original left out.
+    """
+    if limit is None:
+        return display(raw, markup=markup)
+    shown = display(raw[: limit + 1], markup=markup)
+    if len(shown) <= limit and len(raw) <= limit:
+        return shown
+    kept = _kept(shown, limit - len(_marker(len(raw))))
+    return kept + _marker(len(raw) - _consumed(raw, kept, markup))
+
+
+def _consumed(raw: str, kept: str, markup: Markup) -> int:
+    """About how many characters of ``raw`` the displayed ``kept`` shows: each character
+    costs what it displays as alone, so a mark escaped only at a line's start (``-``, ``#``)
+    counts as escaped anywhere and the count of what was left out may come out a little high,
+    never low."""
+    if display(raw[: len(kept)], markup=markup) == kept:
+        return len(kept)
+    room = len(kept)
+    for index, char in enumerate(raw):
+        room -= _width(char, markup)
+        if room < 0:
+            return index
+    return len(raw)
+
+
+@functools.lru_cache(maxsize=4096)
+def _width(char: str, markup: Markup) -> int:
+    return len(display(char, markup=markup))
 
 
 def cut(text: str, limit: int) -> str:
-    """``text`` within ``limit`` characters, with a marker saying how much was left out.
-
-    Applied after ``display``, so the cut never splits a ``⟨U+202E⟩`` marker
-    or leaves half of a markdown escape (a lone backslash) at the end.
-    """
+    """``text`` (already displayed, or our own) within ``limit`` characters, with a marker
+    saying how much was left out."""
     if len(text) <= limit:
         return text
-    marker = f" … [{len(text) - limit:,} more characters not shown]"
-    kept = text[: max(limit - len(marker), 0)]
+    kept = _kept(text, limit - len(_marker(len(text))))
+    return kept + _marker(len(text) - len(kept))
+
+
+def _marker(left_out: int) -> str:
+    return f" … [{left_out:,} more characters not shown]"
+
+
+def _kept(text: str, room: int) -> str:
+    """The start of ``text`` within ``room``, never ending inside a ``⟨U+202E⟩`` marker or
+    halfway through a markdown escape (a lone backslash)."""
+    kept = text[: max(room, 0)]
     opened = kept.rfind("⟨U+")
     if opened > kept.rfind("⟩"):
         kept = kept[:opened]
     kept = kept.rstrip()
     if (len(kept) - len(kept.rstrip("\\"))) % 2:
         kept = kept[:-1]
-    return kept + marker
+    return kept
 
 
 def card(body: list[Json], actions: list[Json] | None = None) -> Json:
@@ -111,10 +154,13 @@ def fit(render: Callable[[Limits, int | None], Json], *, items: int = 0) -> Json
     first; only when the shortest still does not fit are items left out,
     as few as may be, and the card says how many.
     """
-    for limits in LIMITS:
-        content = render(limits, None)
-        if fits(content):
-            return content
+    shortest = render(LIMITS[-1], None)
+    if fits(shortest):
+        for limits in LIMITS[:-1]:
+            content = render(limits, None)
+            if fits(content):
+                return content
+        return shortest
     low, high = 0, max(items - 1, 0)  # the most items shown that fits, by bisection
     while low < high:
         middle = (low + high + 1) // 2

@@ -24,6 +24,7 @@ from adapters.teams._card_kit import (
     plain,
     text,
 )
+from bot.display import visible
 
 DATE_TIME_HINT = "e.g. 2026-12-01T16:00:00Z"
 
@@ -34,6 +35,12 @@ def properties(payload: Mapping[str, Any]) -> dict[str, Json]:
     if not isinstance(found, Mapping):
         return {}
     return {str(k): dict(v) for k, v in found.items() if isinstance(v, Mapping)}
+
+
+def field_id(name: str) -> str:
+    """A property's input id: ``f_<name>``, a hidden control in the name shown as its marker
+    (ids are not read by people, but no raw control rides in a card)."""
+    return f"f_{visible(name)}"
 
 
 def label_of(name: str, spec: Mapping[str, Any]) -> str:
@@ -92,7 +99,7 @@ def form_inputs(
     for name, spec in properties(payload).items():
         if only is not None and name not in only:
             continue
-        input_id = f"f_{name}"
+        input_id = field_id(name)
         element = _input(input_id, spec, limits)
         element["label"] = plain(label_of(name, spec), limits.label)
         if name in required:
@@ -183,9 +190,9 @@ def form_answer(payload: Mapping[str, Any], data: Mapping[str, Any]) -> Json:
     """The schema's object out of the submitted data; an empty input is left out."""
     answer: Json = {}
     for name, spec in properties(payload).items():
-        raw = data.get(f"f_{name}")
+        raw = data.get(field_id(name))
         if raw is None or raw == "":
-            if spec.get("type") == "array" and f"f_{name}" in data:
+            if spec.get("type") == "array" and field_id(name) in data:
                 answer[name] = []
             continue
         answer[name] = _typed(spec, raw)
