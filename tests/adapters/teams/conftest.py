@@ -7,6 +7,7 @@ tests on a developer's machine and fail them in CI, which must run them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from collections.abc import AsyncIterator
@@ -59,13 +60,18 @@ class Renderer:
         await self.page.locator("#card").screenshot(path=path)
 
 
-@pytest.fixture
-async def renderer() -> AsyncIterator[Renderer]:
+def require_renderer() -> None:
+    """Skip (on a developer's machine) or fail (in CI) when a piece of the renderer is missing."""
     missing = _missing()
     if missing:
         if os.environ.get("CI") == "true":
             pytest.fail(f"{missing}; CI must run the Adaptive Cards renderer tests")
         pytest.skip(missing)
+
+
+@contextlib.asynccontextmanager
+async def open_renderer() -> AsyncIterator[Renderer]:
+    """The renderer's page in a fresh headless Chromium; it may load its own files only."""
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(
             executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
@@ -74,7 +80,6 @@ async def renderer() -> AsyncIterator[Renderer]:
             page = await browser.new_page(viewport={"width": 560, "height": 400})
             errors: list[str] = []
             page.on("pageerror", lambda error: errors.append(str(error)))
-            # Only the page's own files: a request anywhere else fails the test.
             outside: list[str] = []
 
             async def only_files(route: Any) -> None:
@@ -91,3 +96,10 @@ async def renderer() -> AsyncIterator[Renderer]:
             assert not outside, f"the renderer's page reached out: {outside}"
         finally:
             await browser.close()
+
+
+@pytest.fixture
+async def renderer() -> AsyncIterator[Renderer]:
+    require_renderer()
+    async with open_renderer() as opened:
+        yield opened
