@@ -6,9 +6,11 @@ STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 FUZZ_STAMP := $(VENV)/.fuzz-installed
 FUZZ_SECONDS ?= 30
-# The official MCP conformance suite (npm), pinned by its lock file.
-CONFORMANCE := tests/conformance
-CONFORMANCE_STAMP := $(CONFORMANCE)/node_modules/.installed
+# The npm tools the tests drive, each pinned by its lock file: the official MCP
+# conformance suite (tests/conformance) and Microsoft's Adaptive Cards renderer
+# (tests/adaptivecards, for the Teams card tests).
+NPM_TOOLS := tests/conformance tests/adaptivecards
+NPM_STAMPS := $(addsuffix /node_modules/.installed,$(NPM_TOOLS))
 
 .PHONY: help run test lint bench check clean fuzz
 
@@ -34,19 +36,19 @@ run: $(STAMP) ## serve the bot (SQLite and the console page by default)
 check: $(STAMP) ## validate the settings and print what is enabled
 	$(BIN)/python -m bot check
 
-# tests/e2e/test_mcp_conformance.py runs it; without npm a user's `make test` goes on
-# (that test skips, saying so), but CI must run it, so there a missing npm fails here.
-$(CONFORMANCE_STAMP): $(CONFORMANCE)/package.json $(CONFORMANCE)/package-lock.json
+# npm ci from each lock file. Without npm a user's `make test` goes on (the tests
+# that need these skip, saying so), but CI must run them, so there it fails here.
+tests/%/node_modules/.installed: tests/%/package.json tests/%/package-lock.json
 	@if command -v npm >/dev/null 2>&1; then \
-		echo ">>> installing the MCP conformance suite in $(CONFORMANCE) (npm ci)"; \
-		cd $(CONFORMANCE) && npm ci --no-audit --no-fund && touch node_modules/.installed; \
+		echo ">>> installing tests/$* (npm ci)"; \
+		cd tests/$* && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed; \
 	elif [ -n "$$CI" ]; then \
-		echo ">>> npm is missing: CI must run the MCP conformance suite" >&2; exit 1; \
+		echo ">>> npm is missing: CI must run the tests that need tests/$* (apt-get install npm)" >&2; exit 1; \
 	else \
-		echo ">>> npm not found: the MCP conformance test will skip"; \
+		echo ">>> npm not found: the tests that need tests/$* will skip"; \
 	fi
 
-test: $(STAMP) $(CONFORMANCE_STAMP) ## run the test suite (README "Tests": wants a local PostgreSQL)
+test: $(STAMP) $(NPM_STAMPS) ## run the test suite (README "Tests": wants a local PostgreSQL)
 	$(BIN)/python -m pytest
 
 lint: $(STAMP) ## ruff and mypy (strict)

@@ -12,7 +12,19 @@ import json
 from typing import Any, assert_never
 
 from adapters.teams._activity import is_personal, strip_mentions
-from adapters.teams._card_kit import MAX_CARD_BYTES, Json, card, cut, size, text, title
+from adapters.teams._card_kit import (
+    MAX_CARD_BYTES,
+    Json,
+    Limits,
+    card,
+    fit,
+    left_out,
+    md,
+    note,
+    size,
+    text,
+    title,
+)
 from bot.admin import (
     USAGES,
     AdminResult,
@@ -76,8 +88,12 @@ def moved_card(link: str) -> Json:
 
 
 def admin_card(result: AdminResult) -> Json:
-    """The result as an Adaptive Card for the person who asked."""
-    summary = summary_of(result)
+    """The result as an Adaptive Card for the person who asked, within Teams' size limit.
+
+    Whatever a question or a run holds (titles, names, reasons, payloads, history) came
+    from outside and is shown as such; so is the summary, which may quote the command.
+    """
+    summary = md(summary_of(result), MAX_PAYLOAD_CHARS)
     match result:
         case AdminsOnly() | CommandInvalid() | NotFound() | NotOpen() | TooLong():
             return card([text(summary, color="attention")])
@@ -109,9 +125,18 @@ def admin_card(result: AdminResult) -> Json:
             return card([title("Questions"), _facts(facts)])
         case AuditShown(run_id=run_id, events=events):
             lines = [event_line(e) for e in events[-MAX_EVENTS:]]
-            return card([title(f"Run {run_id}"), *(text(cut(line, 300)) for line in lines)])
+            return fit(lambda limits, shown: _audit(run_id, lines, limits, shown), items=len(lines))
         case _:
             assert_never(result)
+
+
+def _audit(run_id: str, lines: list[str], limits: Limits, shown: int | None) -> Json:
+    """The run's events, the latest kept when not all fit."""
+    kept = lines if shown is None else lines[len(lines) - shown :]
+    body = [title(f"Run {md(run_id, limits.label)}")]
+    if len(kept) < len(lines):
+        body.append(note(left_out(len(lines) - len(kept), "earlier events", "")))
+    return card([*body, *(text(md(line, limits.label + 100)) for line in kept)])
 
 
 def _pending(page: PendingPage) -> Json:
@@ -147,7 +172,7 @@ def _pending_item(at: float, item: PendingItem) -> Json:
         "type": "Container",
         "separator": True,
         "items": [
-            text(title_of(q.payload, q.name), weight="bolder"),
+            text(md(title_of(q.payload, q.name), 200), weight="bolder"),
             _facts(facts),
             *([text(f"[Open the message]({link})")] if link else []),
         ],
@@ -155,6 +180,13 @@ def _pending_item(at: float, item: PendingItem) -> Json:
 
 
 def _shown(shown: QuestionShown) -> Json:
+    events = len(shown.history[-MAX_EVENTS:]) + len(shown.deliveries)
+    return fit(lambda limits, kept: _shown_within(shown, limits, kept), items=events)
+
+
+def _shown_within(shown: QuestionShown, limits: Limits, kept: int | None) -> Json:
+    """A question's facts, payload, deliveries and history; when not all fit, the payload is
+    shorter and the latest history is kept."""
     record, run = shown.record, shown.run
     facts = [
         ("Status", str(record.status)),
@@ -176,22 +208,31 @@ def _shown(shown: QuestionShown) -> Json:
         + (f": {d.last_error}" if d.last_error else "")
         for d in shown.deliveries
     ]
-    payload = cut(json.dumps(record.payload, ensure_ascii=False), MAX_PAYLOAD_CHARS)
-    return card(
-        [
-            title(title_of(record.payload, record.name)),
-            _facts(facts),
-            text(payload, fontType="monospace", isSubtle=True),
-            text("Deliveries", weight="bolder"),
-            *(text(line) for line in deliveries),
-            text("History", weight="bolder"),
-            *(text(cut(event_line(e), 300)) for e in shown.history[-MAX_EVENTS:]),
-        ]
-    )
+    history = [event_line(e) for e in shown.history[-MAX_EVENTS:]]
+    if kept is not None:  # deliveries first, then the latest events
+        deliveries = deliveries[:kept]
+        history = history[len(history) - max(kept - len(deliveries), 0) :]
+    left = len(shown.deliveries) + len(shown.history[-MAX_EVENTS:]) - len(deliveries) - len(history)
+    raw = json.dumps(record.payload, ensure_ascii=False)
+    payload = md(raw, min(MAX_PAYLOAD_CHARS, limits.text))
+    line = limits.label + 100
+    body = [
+        title(md(title_of(record.payload, record.name), limits.label)),
+        _facts(facts),
+        text(payload, fontType="monospace", isSubtle=True),
+        text("Deliveries", weight="bolder"),
+        *(text(md(entry, line)) for entry in deliveries),
+        text("History", weight="bolder"),
+        *(text(md(entry, line)) for entry in history),
+    ]
+    if left:
+        body.append(note(left_out(left, "earlier events and deliveries", "")))
+    return card(body)
 
 
 def _facts(facts: list[tuple[str, str]]) -> Json:
+    """Facts whose values (names, titles, reasons) came from outside."""
     return {
         "type": "FactSet",
-        "facts": [{"title": name, "value": cut(value, 300)} for name, value in facts],
+        "facts": [{"title": name, "value": md(value, 300)} for name, value in facts],
     }

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from adapters.teams._form_card import form_answer, properties
+from adapters.teams._form_card import field_id, form_answer, properties
 
 Json = dict[str, Any]
 
@@ -76,7 +76,7 @@ def errors_for(name: str, payload: Json, fields: Mapping[str, str]) -> dict[str,
         if name == "approval" and where == "comment":
             key = "comment"
         elif name == "form":
-            key = f"f_{where}" if where in named else ""
+            key = field_id(where) if where in named else ""
         elif name not in ("ask_user", "approval") and where.split(".")[0] != "answer":
             key = f"f_{where.split('.')[0]}"
         for index, question in enumerate(questions):

@@ -18,22 +18,29 @@ from adapters.teams._card_kit import (
     Limits,
     answer_data,
     card,
+    choice_style,
     cut,
     error_text,
     execute,
     facts,
     fit,
+    left_out,
+    md,
+    note,
+    plain,
     subtle,
     text,
     title,
 )
-from adapters.teams._form_card import form_inputs
+from adapters.teams._form_card import form_inputs, kept_fields, properties
 from bot.messages import expires_text, level_text
 
 # A single choice shows as buttons up to this many options (Teams shows six actions).
 MAX_BUTTONS = 5
 MAX_FREE_TEXT = 2000
 RISK_COLOR = {"high": "attention", "medium": "warning", "low": "good"}
+ARGUMENTS_LEFT_OUT = "Ask whoever requested it what they are before you approve."
+PAYLOAD_LEFT_OUT = "Ask whoever asked what they are before you answer."
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,24 +67,30 @@ class Asked:
 def question_card(asked: Asked) -> Json:
     """The card for any interaction, within Teams' size limit."""
     if asked.name == "ask_user":
-        return fit(lambda limits: _ask_user(asked, limits))
+        return fit(lambda limits, _shown: _ask_user(asked, limits))
     if asked.name == "approval":
-        return fit(lambda limits: _approval(asked, limits))
+        arguments = asked.payload.get("arguments")
+        count = len(arguments) if isinstance(arguments, dict) else 0
+        return fit(lambda limits, shown: _approval(asked, limits, shown), items=count)
     if asked.name == "form":
-        return fit(lambda limits: _form(asked, limits))
-    return fit(lambda limits: _schema(asked, limits))
+        count = len(properties(asked.payload))
+        return fit(lambda limits, shown: _form(asked, limits, shown), items=count)
+    return fit(lambda limits, shown: _schema(asked, limits, shown), items=len(asked.payload))
 
 
 def _frame(asked: Asked, heading: str, inner: list[Json], limits: Limits) -> list[Json]:
+    """``heading`` (already shown) above ``inner``, and the lines every question card ends with."""
     body = [title(cut(heading, limits.label))]
     general = asked.errors.get("")
     if general:
-        body.append(text(cut(general, limits.text), color="attention"))
+        body.append(text(md(general, limits.text), color="attention"))
     body += inner
+    # Names (who asked, who may answer) and a tally's voters come from outside.
     who = f"Asked for {asked.asked_for}. " if asked.asked_for else ""
-    body.append(subtle(f"{who}{asked.who_may_answer} {expires_text(asked.expires_at)}"))
+    footer = f"{who}{asked.who_may_answer} {expires_text(asked.expires_at)}"
+    body.append(subtle(md(footer, limits.text)))
     if asked.tally:
-        body.append(subtle(asked.tally))
+        body.append(subtle(md(asked.tally, limits.text)))
     if asked.level:
         body.append(subtle(level_text(asked.level)))
     return body
@@ -85,7 +98,13 @@ def _frame(asked: Asked, heading: str, inner: list[Json], limits: Limits) -> lis
 
 def _with_error(asked: Asked, input_id: str, element: Json, limits: Limits) -> list[Json]:
     problem = asked.errors.get(input_id)
-    return [element, error_text(cut(problem, limits.text))] if problem else [element]
+    return [element, error_text(md(problem, limits.text))] if problem else [element]
+
+
+def _kept_value(asked: Asked, input_id: str, element: Json, limits: Limits) -> None:
+    """What the person had entered, back in its input: their own words, only clipped."""
+    if asked.values.get(input_id):
+        element["value"] = cut(asked.values[input_id], limits.text)
 
 
 def _ask_user(asked: Asked, limits: Limits) -> Json:
@@ -103,23 +122,27 @@ def _ask_user(asked: Asked, limits: Limits) -> Json:
 
 
 def _buttons(asked: Asked, question: Json, limits: Limits) -> Json:
+    """One question with a few options and nothing to type: the options are the buttons."""
     options = question["options"]
-    inner = [text(cut(str(question.get("question", "")), limits.text))]
+    inner = [text(md(question.get("question", ""), limits.text))]
     described = [(str(o.get("label", "")), str(o.get("description", ""))) for o in options]
     if any(description for _, description in described):
-        inner.append(facts([(cut(k, limits.label), cut(v, limits.label)) for k, v in described]))
-    inner += [error_text(cut(asked.errors["q0"], limits.text))] if asked.errors.get("q0") else []
+        inner.append(facts([(md(k, limits.label), md(v, limits.label)) for k, v in described]))
+    if asked.errors.get("q0"):
+        inner.append(error_text(md(asked.errors["q0"], limits.text)))
     actions = [
-        execute(cut(label, limits.label), answer_data(asked.token, asked.interrupt_id, q0=str(i)))
+        execute(plain(label, limits.label), answer_data(asked.token, asked.interrupt_id, q0=str(i)))
         for i, (label, _) in enumerate(described)
     ]
-    heading = str(question.get("header") or "The agent has a question")
+    header = question.get("header")
+    heading = md(header, limits.label) if header else "The agent has a question"
     return card(_frame(asked, heading, inner, limits), actions)
 
 
 def _question(asked: Asked, input_id: str, question: Json, limits: Limits) -> list[Json]:
-    label = str(question.get("header") or "")
-    prompt = cut(str(question.get("question", "")), limits.text)
+    """The question as its input's label (read out with it, starred as required), under its
+    header when it has one."""
+    header = str(question.get("header") or "")
     options = [o for o in question.get("options", []) if isinstance(o, dict)]
     element: Json
     if options:
@@ -128,8 +151,7 @@ def _question(asked: Asked, input_id: str, question: Json, limits: Limits) -> li
             "type": "Input.ChoiceSet",
             "id": input_id,
             "isMultiSelect": multi,
-            "style": "expanded" if multi or len(options) <= MAX_BUTTONS else "compact",
-            "isRequired": True,
+            "style": choice_style(len(options), multi=multi),
             "errorMessage": "Choose an option.",
             "choices": [
                 {"title": _option_title(option, limits), "value": str(i)}
@@ -142,34 +164,32 @@ def _question(asked: Asked, input_id: str, question: Json, limits: Limits) -> li
             "id": input_id,
             "isMultiline": True,
             "maxLength": MAX_FREE_TEXT,
-            "isRequired": True,
             "errorMessage": "Type an answer.",
             "placeholder": "Your answer",
         }
-    if asked.values.get(input_id):
-        element["value"] = asked.values[input_id]
-    heading = [text(cut(label, limits.label), weight="bolder")] if label else []
-    return [*heading, text(prompt), *_with_error(asked, input_id, element, limits)]
+    element["label"] = plain(question.get("question", ""), limits.text)
+    element["isRequired"] = True
+    _kept_value(asked, input_id, element, limits)
+    heading = [text(md(header, limits.label), weight="bolder")] if header else []
+    return [*heading, *_with_error(asked, input_id, element, limits)]
 
 
 def _option_title(option: Json, limits: Limits) -> str:
     label = str(option.get("label", ""))
     description = str(option.get("description", ""))
-    return cut(f"{label} ({description})" if description else label, limits.label)
+    return plain(f"{label} ({description})" if description else label, limits.label)
 
 
-def _approval(asked: Asked, limits: Limits) -> Json:
+def _approval(asked: Asked, limits: Limits, shown: int | None) -> Json:
     payload = asked.payload
     risk = str(payload.get("risk", "medium"))
     arguments = payload.get("arguments") or {}
     inner: list[Json] = [
-        text(cut(str(payload.get("summary", "")), limits.text)),
-        text(f"Risk: {risk.upper()}", weight="bolder", color=RISK_COLOR.get(risk, "default")),
+        text(md(payload.get("summary", ""), limits.text)),
+        text(f"Risk: {md(risk.upper())}", weight="bolder", color=RISK_COLOR.get(risk, "default")),
     ]
     if isinstance(arguments, dict) and arguments:
-        inner.append(
-            facts([(cut(str(k), limits.label), _shown(v, limits)) for k, v in arguments.items()])
-        )
+        inner += _facts_of(arguments, limits, shown, what="arguments", then=ARGUMENTS_LEFT_OUT)
     comment: Json = {
         "type": "Input.Text",
         "id": "comment",
@@ -177,8 +197,7 @@ def _approval(asked: Asked, limits: Limits) -> Json:
         "isMultiline": True,
         "maxLength": 1000,
     }
-    if asked.values.get("comment"):
-        comment["value"] = asked.values["comment"]
+    _kept_value(asked, "comment", comment, limits)
     inner += _with_error(asked, "comment", comment, limits)
     actions = [
         execute(
@@ -192,34 +211,66 @@ def _approval(asked: Asked, limits: Limits) -> Json:
             style="destructive",
         ),
     ]
-    heading = f"Approval needed: {payload.get('action', '')}"
+    heading = f"Approval needed: {md(payload.get('action', ''))}"
     return card(_frame(asked, heading, inner, limits), actions)
 
 
-def _form(asked: Asked, limits: Limits) -> Json:
-    message = str(asked.payload.get("message") or "")
-    inner = [text(cut(message, limits.text))] if message else []
-    inner += form_inputs(asked.payload, limits, errors=asked.errors, values=asked.values)
-    heading = str(asked.payload.get("title") or "The agent asks you to fill in a form")
+def _facts_of(
+    pairs: Mapping[Any, Any], limits: Limits, shown: int | None, *, what: str, then: str
+) -> list[Json]:
+    """Keys and values from outside as facts; the first ``shown`` when not all fit."""
+    items = list(pairs.items())
+    kept = items if shown is None else items[:shown]
+    found = [facts([(md(k, limits.label), _value(v, limits)) for k, v in kept])] if kept else []
+    if len(kept) < len(items):
+        found.append(note(left_out(len(items) - len(kept), what, then)))
+    return found
+
+
+def _form(asked: Asked, limits: Limits, shown: int | None) -> Json:
+    payload = asked.payload
+    message = str(payload.get("message") or "")
+    inner = [text(md(message, limits.text))] if message else []
+    kept = kept_fields(payload, shown)
+    inner += form_inputs(payload, limits, errors=asked.errors, values=asked.values, only=kept)
     data = answer_data(asked.token, asked.interrupt_id)
-    return card(_frame(asked, heading, inner, limits), [execute("Send", data, style="positive")])
+    actions = [execute("Send", data, style="positive")]
+    schema = payload.get("schema")
+    required = set(schema.get("required") or []) if isinstance(schema, Mapping) else set()
+    missing = [name for name in properties(payload) if name not in kept]
+    if missing:
+        needed = [name for name in missing if name in required]
+        if needed:
+            # Without them the answer can only be refused: no button to press in vain.
+            then = (
+                f"{len(needed)} of them must be answered, so this form cannot be answered "
+                "in Teams: ask whoever asked to split it (an admin can close it with "
+                f"`cancel {md(asked.interrupt_id)}`)."
+            )
+            actions = []
+        else:
+            then = "They are optional and are sent empty."
+        inner.append(note(left_out(len(missing), "fields", then)))
+    title_text = payload.get("title")
+    heading = md(title_text, limits.label) if title_text else "The agent asks you to fill in a form"
+    return card(_frame(asked, heading, inner, limits), actions)
 
 
-def _schema(asked: Asked, limits: Limits) -> Json:
+def _schema(asked: Asked, limits: Limits, shown: int | None) -> Json:
     """A deployment's own interaction: its payload as facts, its response fields as inputs."""
-    shown = [(cut(str(k), limits.label), _shown(v, limits)) for k, v in asked.payload.items()]
-    inner: list[Json] = [facts(shown)] if shown else []
+    inner = _facts_of(asked.payload, limits, shown, what="details", then=PAYLOAD_LEFT_OUT)
     schema = asked.response_schema or {}
     required = set(schema.get("required", []))
     for name, spec in (schema.get("properties") or {}).items():
         input_id = f"f_{name}"
         element = _schema_input(input_id, spec, schema.get("$defs", {}), limits)
-        element["label"] = cut(str(spec.get("title") or name), limits.label)
+        element["label"] = plain(spec.get("title") or name, limits.label)
         element["isRequired"] = name in required
-        if asked.values.get(input_id):
-            element["value"] = asked.values[input_id]
+        if name in required:
+            element["errorMessage"] = "This field needs an answer."
+        _kept_value(asked, input_id, element, limits)
         inner += _with_error(asked, input_id, element, limits)
-    heading = asked.name.replace("_", " ").capitalize()
+    heading = md(asked.name.replace("_", " ").capitalize(), limits.label)
     body = _frame(asked, heading, inner, limits)
     return card(
         body,
@@ -237,8 +288,8 @@ def _schema_input(input_id: str, spec: Json, defs: Json, limits: Limits) -> Json
             "type": "Input.ChoiceSet",
             "id": input_id,
             "isMultiSelect": multi,
-            "style": "expanded" if multi else "compact",
-            "choices": [{"title": cut(str(v), limits.label), "value": str(v)} for v in values],
+            "style": choice_style(len(values), multi=multi),
+            "choices": [{"title": plain(v, limits.label), "value": str(v)} for v in values],
         }
     if kind == "boolean":
         return {
@@ -269,6 +320,7 @@ def _resolved(spec: Any, defs: Json) -> Json:
     return spec
 
 
-def _shown(value: Any, limits: Limits) -> str:
+def _value(value: Any, limits: Limits) -> str:
+    """A value from outside as a fact: a string as it is, anything else as its JSON."""
     raw = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return cut(raw, limits.label)
+    return md(raw, limits.label)

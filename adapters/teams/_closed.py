@@ -8,19 +8,41 @@ from __future__ import annotations
 
 from typing import Any, assert_never
 
-from adapters.teams._card_kit import Json, Limits, card, cut, facts, fit, text, title
-from adapters.teams._form_card import answered_facts
+from adapters.teams._card_kit import (
+    Json,
+    Limits,
+    card,
+    facts,
+    fit,
+    left_out,
+    md,
+    note,
+    text,
+    title,
+)
+from adapters.teams._form_card import answered_facts, properties
 from bot.messages import answered_text, cancelled_text, decided_text, expired_text
 from bot.stores.records import Question, QuestionStatus
 
+ANSWERS_LEFT_OUT = "The whole answer went to the agent."
+
 
 def closed_card(record: Question) -> Json:
-    return fit(lambda limits: _closed(record, limits))
+    """What was asked and how it ended, within Teams' size limit; a long answer's fields are
+    left out (the card says how many) before the outcome is."""
+    if record.name == "form":
+        count = len(properties(record.payload))
+    elif record.name not in ("approval", "ask_user"):
+        count = len(record.answer or {})
+    else:
+        count = 0
+    return fit(lambda limits, shown: _closed(record, limits, shown), items=count)
 
 
 def refusal_card(sentence: str) -> Json:
-    """One sentence, shown to the person who acted; the question stays as it was."""
-    return card([text(sentence, color="attention", weight="bolder")])
+    """One sentence, shown to the person who acted; the question stays as it was. It may name
+    people or quote what they sent, so it is shown as outside text."""
+    return card([text(md(sentence, 1000), color="attention", weight="bolder")])
 
 
 def outcome_line(record: Question) -> str:
@@ -46,38 +68,46 @@ def outcome_line(record: Question) -> str:
             assert_never(record.status)
 
 
-def _closed(record: Question, limits: Limits) -> Json:
+def _closed(record: Question, limits: Limits, shown: int | None) -> Json:
     payload = record.payload
     body: list[Json]
     if record.name == "approval":
         body = [
-            title(cut(f"Approval: {payload.get('action', '')}", limits.label)),
-            text(cut(str(payload.get("summary", "")), limits.text)),
+            title(f"Approval: {md(payload.get('action', ''), limits.label)}"),
+            text(md(payload.get("summary", ""), limits.text)),
         ]
     elif record.name == "ask_user":
         body = [title("The agent asked")]
         answers = (record.answer or {}).get("answers", {})
         for question in payload.get("questions", []):
             asked = str(question.get("question", ""))
-            body.append(text(cut(asked, limits.text), spacing="small"))
+            body.append(text(md(asked, limits.text), spacing="small"))
             if asked in answers:
                 body.append(facts([("Answer", _answer(answers[asked], limits))]))
     elif record.name == "form":
-        body = [title(cut(str(payload.get("title") or "Form"), limits.label))]
+        body = [title(md(payload.get("title") or "Form", limits.label))]
         if payload.get("message"):
-            body.append(text(cut(str(payload["message"]), limits.text)))
-        shown = answered_facts(payload, record.answer or {}, limits)
-        if shown and record.status is QuestionStatus.ANSWERED:
-            body.append(facts(shown))
+            body.append(text(md(payload["message"], limits.text)))
+        if record.status is QuestionStatus.ANSWERED:
+            body += _some(answered_facts(payload, record.answer or {}, limits), shown)
     else:
-        body = [title(cut(record.name.replace("_", " ").capitalize(), limits.label))]
+        body = [title(md(record.name.replace("_", " ").capitalize(), limits.label))]
         answer = record.answer or {}
-        body.append(facts([(cut(k, limits.label), _answer(v, limits)) for k, v in answer.items()]))
+        pairs = [(md(k, limits.label), _answer(v, limits)) for k, v in answer.items()]
+        body += _some(pairs, shown)
     color = "good" if record.status is QuestionStatus.ANSWERED else "warning"
-    body.append(text(cut(outcome_line(record), limits.text), color=color, weight="bolder"))
+    body.append(text(md(outcome_line(record), limits.text), color=color, weight="bolder"))
     return card(body)
+
+
+def _some(pairs: list[tuple[str, str]], shown: int | None) -> list[Json]:
+    kept = pairs if shown is None else pairs[:shown]
+    found = [facts(kept)] if kept else []
+    if len(kept) < len(pairs):
+        found.append(note(left_out(len(pairs) - len(kept), "answers", ANSWERS_LEFT_OUT)))
+    return found
 
 
 def _answer(value: Any, limits: Limits) -> str:
     shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
-    return cut(shown, limits.label)
+    return md(shown, limits.label)

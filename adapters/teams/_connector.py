@@ -37,6 +37,10 @@ NOT_FOUND = (
     "Teams does not know this conversation or message (HTTP 404); it may have been "
     "deleted, so start the run again."
 )
+TOO_LARGE = (
+    "Teams refused the card as too large (HTTP 413, MessageSizeTooBig), so it was not "
+    "posted; the bridge draws cards under Teams' limit, so please report this as a bug."
+)
 REJECTED = "Teams rejected the message (HTTP {status}): {detail}"
 THROTTLED = "Teams is throttling the bot (HTTP 429); retry after {after:g} s."
 UNAVAILABLE = "The Teams connector failed (HTTP {status}); retry later."
@@ -107,6 +111,9 @@ def delivery_error(status: int, retry_after: str | None, detail: str = "") -> De
         return DeliveryError(FORBIDDEN, permanent=True)
     if status == 404:
         return DeliveryError(NOT_FOUND, permanent=True)
+    if status == 413:
+        # Our cards are drawn under the limit, so this is a bug to report, not to retry.
+        return DeliveryError(TOO_LARGE, permanent=True)
     return DeliveryError(
         REJECTED.format(status=status, detail=detail or "no detail"), permanent=True
     )

@@ -14,7 +14,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from adapters.teams._card_kit import Json, Limits, cut, error_text
+from adapters.teams._card_kit import (
+    Json,
+    Limits,
+    choice_style,
+    cut,
+    error_text,
+    md,
+    plain,
+    text,
+)
+from bot.display import visible
 
 DATE_TIME_HINT = "e.g. 2026-12-01T16:00:00Z"
 
@@ -27,8 +37,50 @@ def properties(payload: Mapping[str, Any]) -> dict[str, Json]:
     return {str(k): dict(v) for k, v in found.items() if isinstance(v, Mapping)}
 
 
+def field_id(name: str) -> str:
+    """A property's input id: ``f_<name>``, a hidden control in the name shown as its marker
+    (ids are not read by people, but no raw control rides in a card)."""
+    return f"f_{visible(name)}"
+
+
 def label_of(name: str, spec: Mapping[str, Any]) -> str:
     return str(spec.get("title") or name)
+
+
+def options(spec: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """An enum property's (value, title) pairs, in order, whichever way the schema spells them:
+    ``enum`` (with ``enumNames``), ``oneOf`` of const/title, or an array's ``items``."""
+    source: Mapping[str, Any] = spec
+    if spec.get("type") == "array":
+        items = spec.get("items")
+        source = items if isinstance(items, Mapping) else {}
+    titled = source.get("oneOf") or source.get("anyOf")
+    if isinstance(titled, list):
+        return [
+            (str(o.get("const")), str(o.get("title") or o.get("const")))
+            for o in titled
+            if isinstance(o, Mapping)
+        ]
+    values = source.get("enum")
+    if not isinstance(values, list):
+        return []
+    names = source.get("enumNames")
+    if isinstance(names, list) and len(names) == len(values):
+        return [(str(v), str(n)) for v, n in zip(values, names, strict=True)]
+    return [(str(v), str(v)) for v in values]
+
+
+def kept_fields(payload: Mapping[str, Any], shown: int | None) -> list[str]:
+    """The fields a card has room for: all (``shown`` None), else the first ``shown`` with the
+    required ones first, so a card that must leave some out stays answerable if it can."""
+    names = list(properties(payload))
+    if shown is None or shown >= len(names):
+        return names
+    schema = payload.get("schema")
+    required = set(schema.get("required") or []) if isinstance(schema, Mapping) else set()
+    first = [n for n in names if n in required] + [n for n in names if n not in required]
+    kept = set(first[:shown])
+    return [n for n in names if n in kept]
 
 
 def form_inputs(
@@ -37,34 +89,30 @@ def form_inputs(
     *,
     errors: Mapping[str, str],
     values: Mapping[str, str],
+    only: list[str] | None = None,
 ) -> list[Json]:
-    """One input per property, each followed by its problem when the card is drawn again."""
+    """One input per property (of ``only``, when given), each labelled with the field's title
+    and followed by its description and, when the card is drawn again, its problem."""
     schema = payload.get("schema")
     required = set(schema.get("required") or []) if isinstance(schema, Mapping) else set()
     body: list[Json] = []
     for name, spec in properties(payload).items():
-        input_id = f"f_{name}"
+        if only is not None and name not in only:
+            continue
+        input_id = field_id(name)
         element = _input(input_id, spec, limits)
-        element["label"] = cut(label_of(name, spec), limits.label)
+        element["label"] = plain(label_of(name, spec), limits.label)
         if name in required:
             element["isRequired"] = True
             element["errorMessage"] = "This field needs an answer."
         if input_id in values:
-            element["value"] = _kept(element, values[input_id])
+            element["value"] = _kept(element, cut(values[input_id], limits.text))
         body.append(element)
         if spec.get("description"):
-            body.append(
-                {
-                    "type": "TextBlock",
-                    "text": cut(str(spec["description"]), limits.text),
-                    "wrap": True,
-                    "isSubtle": True,
-                    "size": "small",
-                    "spacing": "none",
-                }
-            )
+            described = md(spec["description"], limits.text)
+            body.append(text(described, isSubtle=True, size="small", spacing="none"))
         if errors.get(input_id):
-            body.append(error_text(cut(errors[input_id], limits.text)))
+            body.append(error_text(md(errors[input_id], limits.text)))
     return body
 
 
@@ -90,22 +138,19 @@ def _input(input_id: str, spec: Json, limits: Limits) -> Json:
         }
         toggle["value"] = "true" if default is True else "false"
         return toggle
-    if kind == "array" or isinstance(spec.get("enum"), list):
+    choices = options(spec)
+    if kind == "array" or choices:
         multi = kind == "array"
-        items = spec.get("items")
-        enum = (
-            (items.get("enum") if isinstance(items, Mapping) else None) if multi else spec["enum"]
-        )
-        choices = [str(v) for v in enum or []]
         chosen = default if isinstance(default, list) else [default]
-        picked = [str(i) for i, v in enumerate(choices) if v in chosen]
+        picked = [str(i) for i, (value, _) in enumerate(choices) if value in chosen]
         element: Json = {
             "type": "Input.ChoiceSet",
             "id": input_id,
             "isMultiSelect": multi,
-            "style": "expanded" if multi or len(choices) <= 5 else "compact",
+            "style": choice_style(len(choices), multi=multi),
             "choices": [
-                {"title": cut(v, limits.label), "value": str(i)} for i, v in enumerate(choices)
+                {"title": plain(title, limits.label), "value": str(i)}
+                for i, (_, title) in enumerate(choices)
             ],
         }
         if picked:
@@ -125,29 +170,29 @@ def _input(input_id: str, spec: Json, limits: Limits) -> Json:
         if isinstance(default, str):
             date["value"] = default
         return date
-    text: Json = {"type": "Input.Text", "id": input_id}
+    field: Json = {"type": "Input.Text", "id": input_id}
     if fmt == "email":
-        text["style"] = "Email"
+        field["style"] = "Email"
     elif fmt == "uri":
-        text["style"] = "Url"
+        field["style"] = "Url"
     elif fmt == "date-time":
-        text["placeholder"] = DATE_TIME_HINT
+        field["placeholder"] = DATE_TIME_HINT
     elif not isinstance(spec.get("maxLength"), int) or spec["maxLength"] > 150:
-        text["isMultiline"] = True
+        field["isMultiline"] = True
     if isinstance(spec.get("maxLength"), int):
-        text["maxLength"] = spec["maxLength"]
+        field["maxLength"] = spec["maxLength"]
     if isinstance(default, str):
-        text["value"] = default
-    return text
+        field["value"] = cut(default, limits.text)
+    return field
 
 
 def form_answer(payload: Mapping[str, Any], data: Mapping[str, Any]) -> Json:
     """The schema's object out of the submitted data; an empty input is left out."""
     answer: Json = {}
     for name, spec in properties(payload).items():
-        raw = data.get(f"f_{name}")
+        raw = data.get(field_id(name))
         if raw is None or raw == "":
-            if spec.get("type") == "array" and f"f_{name}" in data:
+            if spec.get("type") == "array" and field_id(name) in data:
                 answer[name] = []
             continue
         answer[name] = _typed(spec, raw)
@@ -165,12 +210,11 @@ def _typed(spec: Json, raw: Any) -> Any:
             except ValueError:
                 continue
         return raw  # validation names the field
+    values = [value for value, _ in options(spec)]
     if kind == "array":
-        items = spec.get("items")
-        enum = [str(v) for v in (items.get("enum") if isinstance(items, Mapping) else []) or []]
-        return [_choice(enum, part) for part in str(raw).split(",") if part]
-    if isinstance(spec.get("enum"), list):
-        return _choice([str(v) for v in spec["enum"]], str(raw))
+        return [_choice(values, part) for part in str(raw).split(",") if part]
+    if values:
+        return _choice(values, str(raw))
     return raw
 
 
@@ -184,7 +228,8 @@ def _choice(values: list[str], index: str) -> str:
 def answered_facts(
     payload: Mapping[str, Any], answer: Mapping[str, Any], limits: Limits
 ) -> list[tuple[str, str]]:
-    """The submitted fields as (label, value) facts, in the schema's order."""
+    """The submitted fields as (label, value) facts, in the schema's order, shown as text
+    from outside is: each field's title and each value are the agent's or the person's."""
     facts = []
     for name, spec in properties(payload).items():
         if name in answer:
@@ -195,5 +240,5 @@ def answered_facts(
                 shown = ", ".join(map(str, value)) or "(none)"
             else:
                 shown = str(value)
-            facts.append((cut(label_of(name, spec), limits.label), cut(shown, limits.label)))
+            facts.append((md(label_of(name, spec), limits.label), md(shown, limits.label)))
     return facts

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ QUESTION = "Which environment should I deploy web in?"
 DEPLOY_REPORT = "Deployed web 1.5.0 to staging (was 1.4.2). Health checks green."
 
 _ids = itertools.count(1)
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
 
 
 def message(
@@ -90,14 +92,20 @@ def card_of(body: dict[str, Any]) -> dict[str, Any]:
     return dict(body["attachments"][0]["content"])
 
 
+def read(markdown: str) -> str:
+    """A TextBlock's text as a person reads it: CommonMark's backslash escapes taken out."""
+    return _ESCAPED.sub(r"\1", markdown)
+
+
 def texts(card: dict[str, Any]) -> list[str]:
-    """Every TextBlock's text in a card, in order (nested containers included)."""
+    """Every TextBlock's text in a card as a person reads it, in order (nested containers
+    included); the official renderer's own reading is tests/adapters/teams/test_renderer.py."""
     found: list[str] = []
 
     def walk(node: Any) -> None:
         if isinstance(node, dict):
             if node.get("type") == "TextBlock":
-                found.append(str(node.get("text", "")))
+                found.append(read(str(node.get("text", ""))))
             for value in node.values():
                 walk(value)
         elif isinstance(node, list):

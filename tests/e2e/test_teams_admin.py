@@ -19,9 +19,10 @@ from tests.e2e._teams import (
     card_of,
     execute,
     message,
+    read,
     texts,
 )
-from tests.fakes.bf_connector import Call, FakeConnector
+from tests.fakes.bf_connector import MAX_MESSAGE_BYTES, Call, FakeConnector
 
 pytestmark = pytest.mark.e2e
 
@@ -49,7 +50,7 @@ def facts(card: dict[str, Any]) -> dict[str, str]:
     def walk(node: Any) -> None:
         if isinstance(node, dict):
             if node.get("type") == "FactSet":
-                found.update({f["title"]: f["value"] for f in node["facts"]})
+                found.update({read(f["title"]): read(f["value"]) for f in node["facts"]})
             for value in node.values():
                 walk(value)
         elif isinstance(node, list):
@@ -188,3 +189,33 @@ async def test_a_cancel_racing_an_answer_has_one_winner_and_both_people_are_told
         e.kind for e in events if e.interrupt_id == iid and e.kind in ("answered", "cancelled")
     ]
     assert len(closes) == 1
+
+
+async def test_a_card_teams_refuses_as_too_large_leaves_the_question_open_to_resend(
+    bot: TeamsBotApp, connector: FakeConnector
+) -> None:
+    """Teams answers 413 MessageSizeTooBig: nothing is retried in vain, the question stays
+    open with Teams' reason on record, and an admin's resend posts it once it fits."""
+    connector.max_bytes = 1000  # as if the card had outgrown Teams' limit
+    status, _ = await bot.post(message(connector.url, "deploy web"))
+    assert status == 201
+    await connector.wait_for(
+        lambda: [c for c in connector.calls if c.status == 413], what="the refused card"
+    )
+    connector.max_bytes = MAX_MESSAGE_BYTES
+    listed = await command(bot, connector, "pending")
+    iid = facts(listed)["Id"]
+    # The refusal is stored just after Teams answered: each show is a round trip later.
+    for _ in range(50):
+        shown = await command(bot, connector, f"show {iid}")
+        if "failed" in " ".join(texts(shown)):
+            break
+    assert facts(shown)["Status"] == "outstanding"
+    assert "MessageSizeTooBig" in facts(shown)["Delivery error"]
+    await command(bot, connector, f"resend {iid}")
+    posted = await connector.wait_for(
+        lambda: [c for c in connector.cards() if c.conversation != BOB_CHAT],
+        what="the question's card, posted again",
+    )
+    assert actions(card_of(posted[0].body))[0]["data"]["iid"] == iid
+    assert len([c for c in connector.calls if c.status == 413]) == 1

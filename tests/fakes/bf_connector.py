@@ -3,9 +3,10 @@
 ``POST /v3/conversations/{id}/activities`` creates an activity and returns
 ``{"id": ...}``; ``PUT /v3/conversations/{id}/activities/{activityId}``
 replaces one. ``fail_next`` makes the next calls fail with a status (and a
-Retry-After). It also serves OpenID metadata and a JWKS, with the
-``msteams`` endorsement, for a test RSA key, so inbound authentication can
-be tested without the internet.
+Retry-After). Like Teams, it refuses an activity over ``max_bytes`` (about 28 KB)
+with HTTP 413 and the error code ``MessageSizeTooBig``. It also serves OpenID
+metadata and a JWKS, with the ``msteams`` endorsement, for a test RSA key, so
+inbound authentication can be tested without the internet.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from aiohttp.test_utils import TestServer
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 ISSUER = "https://api.botframework.test"
+# Teams refuses a message of about 28 KB, the card and the envelope together.
+MAX_MESSAGE_BYTES = 28_000
 
 
 @dataclass
@@ -52,6 +55,7 @@ class FakeConnector:
         self._recorded = asyncio.Event()
         self.activities: dict[tuple[str, str], dict[str, Any]] = {}
         self.failures: list[Failure] = []
+        self.max_bytes = MAX_MESSAGE_BYTES
         self.key_fetches = 0
         # While set up by ``hold_posts``: posts wait here (their bodies listed) until released.
         self._gate: asyncio.Event | None = None
@@ -155,9 +159,14 @@ class FakeConnector:
         return await self._record(request, "PUT", request.match_info["activity"])
 
     async def _record(self, request: web.Request, method: str, activity_id: str) -> web.Response:
+        raw = await request.read()
         body = await request.json()
         conversation = request.match_info["conversation"]
         auth = request.headers.get("Authorization", "")
+        if len(raw) > self.max_bytes:
+            self._note(Call(method, conversation, activity_id, body, auth, 413))
+            error = {"error": {"code": "MessageSizeTooBig", "message": "Message size too large."}}
+            return web.json_response(error, status=413)
         if self.failures:
             failure = self.failures.pop(0)
             self._note(Call(method, conversation, activity_id, body, auth, failure.status))

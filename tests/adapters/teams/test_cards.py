@@ -8,10 +8,12 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from adapters.teams import Asked, closed_card, question_card
-from adapters.teams._card_kit import MAX_CARD_BYTES
+from adapters.teams._card_kit import MAX_CARD_BYTES, attachment, size
 from bot.stores.records import Question, QuestionStatus
 from bot.testing import question
+from tests.adapters.teams import _catalogue as catalogue
 from tests.e2e._teams import texts
+from tests.fakes.bf_connector import MAX_MESSAGE_BYTES
 
 TOKEN = "h." + "t" * 900 + ".s"  # as long as a real token may get
 EXPIRES = 1_800_003_600.0
@@ -149,8 +151,9 @@ def test_a_huge_question_stays_within_teams_limit_and_says_it_was_cut() -> None:
     payload = {"questions": [question("Q" * 10_000, *options)]}
     card = question_card(_asked("ask_user", payload))
     assert len(json.dumps(card).encode()) <= MAX_CARD_BYTES
-    assert any("more characters not shown]" in t for t in texts(card))
-    assert len(_inputs(card)[0]["choices"]) == 60
+    (choices,) = _inputs(card)
+    assert choices["label"].endswith("more characters not shown]")
+    assert len(choices["choices"]) == 60
     assert card["actions"][0]["data"]["token"] == TOKEN
 
 
@@ -219,3 +222,31 @@ def test_a_closed_ask_user_card_shows_the_answer() -> None:
     card = closed_card(record)
     assert "Where?" in texts(card)
     assert {"title": "Answer", "value": "staging"} in card["body"][2]["facts"]
+
+
+def test_no_card_passes_teams_limit_at_the_payload_limits() -> None:
+    """Every kind of card, every payload at the largest the API accepts (five questions of
+    ten options, a 50-field form of 100 choices each, an approval with hundreds of
+    arguments, 60 long audit events), in the costliest characters: each attachment is
+    within the budget and the activity within the 28 KB Teams refuses beyond."""
+    sizes = {name: size(card) for name, card in catalogue.at_limits().items()}
+    over = {name: bytes_ for name, bytes_ in sizes.items() if bytes_ > MAX_CARD_BYTES}
+    assert not over, over
+    largest = max(sizes.values())
+    activity = {"type": "message", "attachments": [attachment({"body": []})]}
+    assert largest + len(json.dumps(activity)) < MAX_MESSAGE_BYTES
+    print(f"largest card at the payload limits: {largest:,} bytes ({max(sizes, key=sizes.get)})")
+
+
+def test_a_card_with_no_room_says_what_it_left_out_and_where_to_answer() -> None:
+    """A form too big for a card keeps its required fields first; with required ones left
+    out it offers no Send and says how to go on; approval arguments left out are counted."""
+    cards = catalogue.at_limits()
+    required, optional = cards["form-required"], cards["form-optional"]
+    assert "actions" not in required
+    (said,) = [t for t in texts(required) if "left out" in t]
+    assert said.startswith("48 more fields left out") and "cancel int_5f2a9c" in said
+    assert optional["actions"][0]["title"] == "Send"
+    assert any("They are optional and are sent empty." in t for t in texts(optional))
+    assert any("more arguments left out" in t for t in texts(cards["approval"]))
+    assert [a["title"] for a in cards["approval"]["actions"]] == ["Approve", "Reject"]

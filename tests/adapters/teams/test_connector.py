@@ -8,9 +8,15 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from adapters.teams._connector import Connector, delivery_error, parse_retry_after, with_retries
+from adapters.teams._connector import (
+    TOO_LARGE,
+    Connector,
+    delivery_error,
+    parse_retry_after,
+    with_retries,
+)
 from bot.surfaces import DeliveryError
-from tests.fakes.bf_connector import FakeConnector
+from tests.fakes.bf_connector import MAX_MESSAGE_BYTES, FakeConnector
 
 
 @pytest.fixture
@@ -102,3 +108,25 @@ async def test_the_client_posts_updates_and_maps_a_401(fake: FakeConnector) -> N
         assert raised.value.permanent
     finally:
         await client.close()
+
+
+async def test_an_oversized_activity_is_refused_as_teams_refuses_it() -> None:
+    """Over 28 KB the fake answers 413 MessageSizeTooBig, as Teams does: a permanent
+    DeliveryError that says so, not a retry."""
+    fake = await FakeConnector().start()
+    client = Connector(token=_no_token)
+    try:
+        big = {"type": "message", "text": "x" * MAX_MESSAGE_BYTES}
+        with pytest.raises(DeliveryError) as raised:
+            await client.send(fake.url, "a:1", big)
+        assert raised.value.permanent and raised.value.reason == TOO_LARGE
+        (call,) = fake.calls
+        assert call.status == 413
+        assert await client.send(fake.url, "a:1", {"type": "message", "text": "x"})
+    finally:
+        await client.close()
+        await fake.close()
+
+
+async def _no_token() -> str | None:
+    return None
