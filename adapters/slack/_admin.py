@@ -3,6 +3,9 @@
 Kept inside Block Kit's limits: at most ``MAX_BLOCKS`` blocks (Slack allows
 50) and section texts cut under 3,000 characters. A page of ``pending``
 longer than fits is shown up to what fits, with the cursor to go on from.
+Whatever a question, a request or a person wrote (titles, payloads, ids
+typed into a command, delivery errors, audit details) is shown through
+``bot.display`` and clipped after, so it stays text.
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any, assert_never
 
+from adapters.slack._limits import MESSAGE_TEXT, clip, fit, text_length
+from adapters.slack._mentions import mention
 from bot.admin import (
     AdminResult,
     AdminsOnly,
@@ -21,6 +26,7 @@ from bot.admin import (
     HelpShown,
     NotFound,
     NotOpen,
+    PendingItem,
     PendingPage,
     QuestionShown,
     Resent,
@@ -32,12 +38,14 @@ from bot.admin import (
     summary_of,
     title_of,
 )
+from bot.display import display
 from bot.messages import NOT_AN_ADMIN, moved_text
 
 Json = dict[str, Any]
 MAX_BLOCKS = 45
 MAX_SECTION = 2900
 MAX_EVENTS = 40
+PAGE_TEXT = MESSAGE_TEXT - 500  # room for the header and the cursor
 
 
 def message_link(ref: dict[str, Any] | None) -> str:
@@ -55,14 +63,15 @@ def moved_message(link: str) -> Json:
 
 def admin_message(result: AdminResult) -> Json:
     """``text`` (the notification fallback) and ``blocks`` for an ephemeral reply."""
-    summary = summary_of(result)
+    summary = _md(summary_of(result))
     match result:
         case AdminsOnly() | CommandInvalid() | NotFound() | NotOpen() | TooLong():
             return {"text": summary, "blocks": [_section(f":no_entry: {summary}")]}
         case CancelDone() | Resent() | Extended() | AlreadyDone():
             return {"text": summary, "blocks": [_section(f":white_check_mark: {summary}")]}
         case HelpShown(usages=usages, admin=admin):
-            lines = [f"`/hitl {u.syntax}`\n{u.summary}" for u in usages]
+            # A usage's placeholders (``<question-id>``) would read as links unescaped.
+            lines = [f"`/hitl {_md(u.syntax)}`\n{_md(u.summary)}" for u in usages]
             if not admin:
                 lines.insert(0, NOT_AN_ADMIN)
             return _blocks("Admin commands", [_section(line) for line in lines])
@@ -73,7 +82,8 @@ def admin_message(result: AdminResult) -> Json:
         case StatsShown(stats=s):
             p50 = duration(s.answer_seconds_p50) if s.answer_seconds_p50 is not None else "-"
             p90 = duration(s.answer_seconds_p90) if s.answer_seconds_p90 is not None else "-"
-            refusals = ", ".join(f"{k} {v}" for k, v in sorted(s.refusals.items())) or "none"
+            refusals = ", ".join(f"{_md(k)} {v}" for k, v in sorted(s.refusals.items()))
+            refusals = refusals or "none"
             fields = [
                 f"*Issued*\n{s.issued}",
                 f"*Open*\n{s.outstanding}",
@@ -85,10 +95,10 @@ def admin_message(result: AdminResult) -> Json:
                 f"*Deliveries*\n{s.deliveries_failed} failed, {s.deliveries_retrying} retrying",
                 f"*Escalations*\n{s.escalations}",
             ]
-            block = {"type": "section", "fields": [_mrkdwn(f[:1900]) for f in fields]}
+            block = {"type": "section", "fields": [_mrkdwn(clip(f, 1900)) for f in fields]}
             return _blocks("Questions", [block])
         case AuditShown(run_id=run_id, events=events):
-            lines = [_cut(event_line(e), 300) for e in events[-MAX_EVENTS:]]
+            lines = [clip(_md(event_line(e)), 300) for e in events[-MAX_EVENTS:]]
             return _blocks(f"Run {run_id}", [_section("\n".join(lines) or "No events.")])
         case _:
             assert_never(result)
@@ -101,21 +111,26 @@ def _pending(page: PendingPage) -> Json:
             "blocks": [_section("No open questions match.")],
         }
     blocks: list[Json] = []
-    shown = page.items[: MAX_BLOCKS - 2]
-    for item in shown:
+    shown: list[PendingItem] = []
+    # A page stops where the message's budget would: the cursor goes on from there.
+    for item in page.items[: MAX_BLOCKS - 2]:
         q = item.question
         link = message_link(q.message_ref)
         where = f"<{link}|message>" if link else "not posted yet"
         blocks.append(
             _section(
-                f"*{_escape(title_of(q.payload, q.name))}*\n"
-                f"`{q.interrupt_id}` · {q.name} · asked by {_who(q.requester)}"
+                f"*{_md(title_of(q.payload, q.name))}*\n"
+                f"`{_md(q.interrupt_id)}` · {_md(q.name)} · asked by {_who(q.requester)}"
                 f" {duration(page.at - q.issued_at)} ago · expires"
                 f" <!date^{int(q.expires_at)}^{{date_short_pretty}} {{time}}"
                 f"|in {duration(q.expires_at - page.at)}> · {where}\n"
-                f"May answer: {', '.join(_who(w) for w in item.may_answer)}"
+                f"May answer: {clip(', '.join(_who(w) for w in item.may_answer), 1000)}"
             )
         )
+        if shown and text_length(blocks) > PAGE_TEXT:
+            blocks.pop()
+            break
+        shown.append(item)
     after = shown[-1].question.cursor if len(shown) < len(page.items) else page.next_after
     if after is not None:
         blocks.append(_context(f"More: `/hitl pending after={after}`"))
@@ -127,63 +142,59 @@ def _shown(shown: QuestionShown) -> Json:
     link = message_link(record.message_ref)
     facts = [
         f"*Status:* {record.status}",
-        f"*Interaction:* {record.name} in `{record.scope}`",
-        f"*Run:* `{record.run_id}` ({run.status if run else 'unknown'})",
+        f"*Interaction:* {_md(record.name)} in `{clip(_md(record.scope), 300)}`",
+        f"*Run:* `{_md(record.run_id)}` ({run.status if run else 'unknown'})",
         f"*Asked by:* {_who(run.requester) if run else '?'}",
         f"*May answer:* {', '.join(_who(w) for w in shown.may_answer)}",
         f"*Expires:* <!date^{int(record.expires_at)}^{{date_short_pretty}} {{time}}|soon>",
         f"*Message:* {f'<{link}|open>' if link else 'not posted yet'}",
     ]
     if record.policy:
-        facts += [_escape(line) for line in policy_lines(record)]
+        facts += [clip(_md(line), 500) for line in policy_lines(record)]
     if run is not None and run.delivery_error:
-        facts.append(f"*Delivery error:* {_escape(run.delivery_error)}")
+        facts.append(f"*Delivery error:* {clip(_md(run.delivery_error), 500)}")
     deliveries = [
         f"#{d.delivery_id} {d.kind} {d.state}, {d.attempts} attempts"
-        + (f": {_escape(d.last_error)}" if d.last_error else "")
+        + (f": {clip(_md(d.last_error), 200)}" if d.last_error else "")
         for d in shown.deliveries
     ]
-    history = [_cut(event_line(e), 300) for e in shown.history[-MAX_EVENTS:]]
-    payload = _cut(json.dumps(record.payload, ensure_ascii=False), 1500)
+    history = [clip(_md(event_line(e)), 300) for e in shown.history[-MAX_EVENTS:]]
+    payload = clip(_md(json.dumps(record.payload, ensure_ascii=False)), 1500)
     return _blocks(
-        _escape(title_of(record.payload, record.name)),
+        title_of(record.payload, record.name),
         [
             _section("\n".join(facts)),
-            _section(f"```{_escape(payload)}```"),
+            _section(f"```{payload}```"),
             _section("*Deliveries*\n" + ("\n".join(deliveries) or "none")),
-            _section("*History*\n" + ("\n".join(_escape(h) for h in history) or "none")),
+            _section("*History*\n" + ("\n".join(history) or "none")),
         ],
     )
 
 
 def _blocks(title: str, body: list[Json]) -> Json:
-    header = {"type": "header", "text": {"type": "plain_text", "text": _cut(title, 150)}}
-    return {"text": title, "blocks": [header, *body][:MAX_BLOCKS]}
+    """``title`` as written (a question's words, perhaps): shown plain in the header,
+    escaped in the notification text, which is mrkdwn."""
+    shown = display(title, markup="plain")
+    header = {"type": "header", "text": {"type": "plain_text", "text": clip(shown, 150)}}
+    return {"text": clip(_md(title), 3000), "blocks": fit([header, *body][:MAX_BLOCKS])}
 
 
 def _section(text: str) -> Json:
-    return {"type": "section", "text": _mrkdwn(_cut(text, MAX_SECTION))}
+    return {"type": "section", "text": _mrkdwn(clip(text, MAX_SECTION))}
 
 
 def _context(text: str) -> Json:
-    return {"type": "context", "elements": [_mrkdwn(text)]}
+    return {"type": "context", "elements": [_mrkdwn(clip(text, 3000))]}
 
 
 def _mrkdwn(text: str) -> Json:
     return {"type": "mrkdwn", "text": text}
 
 
-def _who(responder_id: str) -> str:
-    parts = responder_id.split(":")
-    if len(parts) == 3 and parts[0] == "slack":
-        return f"<@{parts[2]}>"
-    return _escape(responder_id or "?")
+def _who(answerer: str) -> str:
+    """A Slack person (``slack:T:U``) as Slack mentions them; anyone else by their id, as text."""
+    return clip(mention(answerer), 200) if answerer else "?"
 
 
-def _escape(text: str) -> str:
-    """Slack's three control characters, so text a person wrote stays text."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def _md(text: object) -> str:
+    return display(text, markup="slack")

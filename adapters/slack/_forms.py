@@ -6,8 +6,12 @@ input block ``f:<name>``: text (``plain_text_input``, ``email_text_input``,
 Yes / No radio buttons for a boolean (an unticked checkbox could not tell
 "no" from "not answered"), radio buttons or a select for an enum, and
 checkboxes or a multi-select for an array of choices (options carry the
-choice's index, so a value keeps its full length). Defaults fill the
-inputs in. Reading back only reshapes (a number's text to a number, a
+choice's index, so a value keeps its full length). A choice shows its
+title where the schema gives one (``enumNames``, ``oneOf`` and ``anyOf``
+titles), else its value. Defaults fill the inputs in. Every text of the
+schema is shown through ``bot.display`` (plain_text reads no markup; its
+hidden controls are made visible), then clipped. Reading back only
+reshapes (a choice's index to its value, a number's text to a number, a
 picked time to RFC 3339); whether the answer fits is decided in ``bot/``.
 """
 
@@ -19,6 +23,7 @@ from typing import Any
 
 from adapters.slack import _limits as L
 from adapters.slack._limits import clip
+from bot.display import display
 
 ANSWER = "answer"  # every input's action_id, as in ``_modals``
 YES_NO = (("Yes", "true"), ("No", "false"))
@@ -48,7 +53,7 @@ def form_inputs(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
     schema = payload.get("schema")
     required = set(schema.get("required") or []) if isinstance(schema, Mapping) else set()
     blocks: list[dict[str, Any]] = []
-    message = str(payload.get("message") or "")
+    message = display(payload.get("message") or "", markup="plain")
     if message:
         blocks.append(_note(message))
     for name, spec in properties(payload).items():
@@ -56,11 +61,11 @@ def form_inputs(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
             "type": "input",
             "block_id": field_block(name),
             "optional": name not in required,
-            "label": _plain(clip(label_of(name, spec), L.INPUT_LABEL)),
+            "label": _plain(clip(_shown(label_of(name, spec)), L.INPUT_LABEL)),
             "element": _element(spec),
         }
         if spec.get("description"):
-            block["hint"] = _plain(clip(str(spec["description"]), L.INPUT_HINT))
+            block["hint"] = _plain(clip(_shown(spec["description"]), L.INPUT_HINT))
         blocks.append(block)
     return blocks
 
@@ -73,14 +78,14 @@ def _element(spec: Mapping[str, Any]) -> dict[str, Any]:
     if kind == "array":
         enum = _enum(spec)
         chosen = [str(i) for i, v in enumerate(enum) if v in (default or [])]
-        element = _choice(_indexed(enum), chosen, multi=True)
+        element = _choice(_indexed(spec), chosen, multi=True)
         if element["type"] == "multi_static_select" and isinstance(spec.get("maxItems"), int):
             element["max_selected_items"] = max(1, spec["maxItems"])
         return element
-    if isinstance(spec.get("enum"), list):
+    if _enum(spec):
         enum = _enum(spec)
         return _choice(
-            _indexed(enum), [str(i) for i, v in enumerate(enum) if v == default], multi=False
+            _indexed(spec), [str(i) for i, v in enumerate(enum) if v == default], multi=False
         )
     if kind in ("integer", "number"):
         return _number(spec, default, decimal=kind == "number")
@@ -88,14 +93,35 @@ def _element(spec: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _enum(spec: Mapping[str, Any]) -> list[str]:
+    """The choices' values, however the schema spells them (``bot.client.form_schema``)."""
+    return [value for value, _ in _titled(spec)]
+
+
+def _titled(spec: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(value, title) per choice: ``enum`` (titled by ``enumNames``), or ``oneOf`` /
+    ``anyOf`` of ``{"const", "title"}``; for an array, of its ``items``."""
     items = spec.get("items")
-    values = items.get("enum") if isinstance(items, Mapping) else spec.get("enum")
-    return [str(v) for v in values] if isinstance(values, list) else []
+    where = items if spec.get("type") == "array" and isinstance(items, Mapping) else spec
+    if isinstance(where.get("enum"), list):
+        values = [str(v) for v in where["enum"]]
+        names = where.get("enumNames")
+        if isinstance(names, list) and len(names) == len(values):
+            return list(zip(values, map(str, names), strict=True))
+        return [(v, v) for v in values]
+    for key in ("oneOf", "anyOf"):
+        options = where.get(key)
+        if isinstance(options, list):
+            return [
+                (str(o.get("const")), str(o.get("title") or o.get("const")))
+                for o in options
+                if isinstance(o, Mapping)
+            ]
+    return []
 
 
-def _indexed(enum: list[str]) -> list[tuple[str, str]]:
+def _indexed(spec: Mapping[str, Any]) -> list[tuple[str, str]]:
     # Options carry the choice's index: a value keeps its full length and any character.
-    return [(value, str(i)) for i, value in enumerate(enum)]
+    return [(title, str(i)) for i, (_, title) in enumerate(_titled(spec))]
 
 
 def _number(spec: Mapping[str, Any], default: Any, *, decimal: bool) -> dict[str, Any]:
@@ -141,7 +167,9 @@ def _text(spec: Mapping[str, Any], default: Any) -> dict[str, Any]:
             element["min_length"] = min(spec["minLength"], element["max_length"])
         element["multiline"] = limit > 150
     if initial:
-        element["initial_value"] = initial
+        # Shown as the person will submit it: its hidden controls visible, within the input.
+        most = element.get("max_length", L.TEXT_INPUT_MAX)
+        element["initial_value"] = clip(_shown(initial), most)
     return element
 
 
@@ -164,7 +192,7 @@ def _choice(choices: list[tuple[str, str]], initial: list[Any], *, multi: bool) 
 
 
 def _option(label: str, value: str) -> dict[str, Any]:
-    return {"text": _plain(clip(label, L.OPTION_TEXT)), "value": clip(value, L.OPTION_VALUE)}
+    return {"text": _plain(clip(_shown(label), L.OPTION_TEXT)), "value": value}
 
 
 # -- the submission -----------------------------------------------------------
@@ -207,7 +235,7 @@ def _typed(spec: Mapping[str, Any], value: Any) -> Any:
         return value == "true"
     if kind == "array" and isinstance(value, list):
         return [_choice_value(_enum(spec), v) for v in value]
-    if isinstance(spec.get("enum"), list) and isinstance(value, str):
+    if _enum(spec) and isinstance(value, str):
         return _choice_value(_enum(spec), value)
     if kind in ("integer", "number") and isinstance(value, str):
         for parse in (int, float) if kind == "integer" else (float,):
@@ -234,3 +262,7 @@ def _choice_value(enum: list[str], index: Any) -> Any:
 
 def _plain(text: str) -> dict[str, Any]:
     return {"type": "plain_text", "text": text, "emoji": True}
+
+
+def _shown(text: object) -> str:
+    return display(text, markup="plain")

@@ -15,6 +15,7 @@ a task this class owns and ``close`` drains.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import re
 from collections.abc import Callable, Coroutine, Mapping, Sequence
@@ -24,6 +25,7 @@ from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext, AsyncResp
 from slack_bolt.request.async_request import AsyncBoltRequest
 
 from adapters.slack._admin import admin_message
+from adapters.slack._mentions import SURFACE, name_shown
 from adapters.slack._modals import (
     Metadata,
     answer_from_state,
@@ -33,7 +35,7 @@ from adapters.slack._modals import (
     reject_modal,
 )
 from adapters.slack._render import APPROVE, CHOOSE, OPEN_FORM, REJECT, parse_value
-from adapters.slack._surface import SURFACE, SlackSurface
+from adapters.slack._surface import SlackSurface
 from adapters.slack._who import (
     click_key,
     command_key,
@@ -43,6 +45,7 @@ from adapters.slack._who import (
     who_where,
 )
 from bot.admin import AdminResult, AdminService
+from bot.display import display
 from bot.messages import (
     ADMIN_COMMANDS_UNAVAILABLE,
     LATE_ANSWER_RECORDED,
@@ -52,7 +55,9 @@ from bot.messages import (
     refusal_text,
 )
 from bot.outcomes import (
+    AlreadyAnswered,
     AnswerInvalid,
+    Cancelled,
     NotAllowedToAnswer,
     NotStarted,
     Redeemed,
@@ -339,7 +344,7 @@ class Listeners:
     async def _report(
         self, outcome: Refusal, team: str, channel: str, user: str, body: dict[str, Any]
     ) -> None:
-        text = refusal_text(outcome)
+        text = refusal_text(_shown(outcome))
         if isinstance(outcome, NotAllowedToAnswer):
             text = _audience_of(body) or text
         await self._ephemeral(team, channel, user, text)
@@ -371,6 +376,21 @@ class Listeners:
     def _schema(self, name: str) -> dict[str, Any]:
         registration = self.service().views.registration(name)
         return registration.response_schema.model_json_schema() if registration else {}
+
+
+def _shown(refusal: Refusal) -> Refusal:
+    """``refusal`` with what it quotes (who closed it, the question's and the answer's words
+    in a validation problem) as mrkdwn shows it: text, never a mention or a link."""
+    match refusal:
+        case AlreadyAnswered(by=by) | Cancelled(by=by):
+            return dataclasses.replace(refusal, by=name_shown(by))
+        case AnswerInvalid(fields=fields):
+            shown = {
+                display(k, markup="slack"): display(v, markup="slack") for k, v in fields.items()
+            }
+            return AnswerInvalid(shown)
+        case _:
+            return refusal
 
 
 def _message_ts(body: Mapping[str, Any]) -> str:

@@ -5,7 +5,11 @@ text, radio buttons, checkboxes, or a select past ten options); any other
 interaction gets one input per top-level field of its response schema; a
 ``form`` gets one input per property of the schema it carries (``_forms``); a
 rejected ``approval`` gets an optional comment. The token rides in
-``private_metadata``; Slack returns it with the submission, signed.
+``private_metadata``; Slack returns it with the submission, signed. A
+choice's option carries its index, never its text: Slack allows 150
+characters in an option's value, and an option is read back to exactly
+the text asked. Texts are shown through ``bot.display`` (plain_text:
+hidden controls made visible), then clipped.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from adapters.slack import _forms
 from adapters.slack import _limits as L
 from adapters.slack._limits import clip
 from adapters.slack._render import APPROVAL, ASK_USER, FORM
+from bot.display import display
 
 FormKind = Literal["ask", "schema", "reject", "form"]
 ANSWER = "answer"  # every input's action_id
@@ -84,7 +89,7 @@ def answer_modal(
         blocks.append(_note("This question has nothing to fill in; submit to answer."))
     title = "Approval" if name == APPROVAL else "Answer the question"
     if metadata.kind == "form":
-        title = str(payload.get("title") or "Fill in the form")
+        title = _shown(payload.get("title") or "Fill in the form")
     return _modal(title, "Send answer", blocks, metadata)
 
 
@@ -124,6 +129,9 @@ def answer_from_state(
         answers: dict[str, Any] = {}
         for i, question in enumerate(_questions(payload)):
             value = _read(values.get(f"q{i}", {}).get(ANSWER, {}))
+            labels = [str(o.get("label", "")) for o in _options_of(question)]
+            if labels:
+                value = _chosen(labels, value)
             answers[str(question.get("question", ""))] = "" if value is None else value
         return {"answers": answers}
     answer: dict[str, Any] = {}
@@ -132,7 +140,11 @@ def answer_from_state(
         value = _read(values.get(_field_block(field), {}).get(ANSWER, {}))
         if value is None or value == "":
             continue
-        answer[field] = _typed(value, spec if isinstance(spec, Mapping) else {})
+        spec = spec if isinstance(spec, Mapping) else {}
+        choices = _schema_choices(spec)
+        if choices:
+            value = _chosen(choices, value)
+        answer[field] = _typed(value, spec)
     return answer
 
 
@@ -149,7 +161,7 @@ def errors_for(
     names = list(_forms.properties(payload) if form else schema.get("properties") or {})
     for where, problem in fields.items():
         block = _block_for(metadata, questions, names, where, problem)
-        errors.setdefault(block, clip(problem, 300))
+        errors.setdefault(block, clip(_shown(problem), 300))
     return errors
 
 
@@ -157,9 +169,9 @@ def errors_for(
 
 
 def _question_input(index: int, question: Mapping[str, Any]) -> dict[str, Any]:
-    text = str(question.get("question", ""))
-    header = str(question.get("header") or "")
-    options = [o for o in question.get("options") or [] if isinstance(o, Mapping)]
+    text = _shown(question.get("question", ""))
+    header = _shown(question.get("header") or "")
+    options = _options_of(question)
     multi = bool(question.get("multi_select"))
     if not options:
         element: dict[str, Any] = {
@@ -184,7 +196,7 @@ def _question_input(index: int, question: Mapping[str, Any]) -> dict[str, Any]:
 def _choice(options: list[Mapping[str, Any]], *, multi: bool) -> dict[str, Any]:
     few = len(options) <= L.CHOICE_OPTIONS
     shown = options[: L.SELECT_OPTIONS]
-    items = [_option(o, described=few) for o in shown]
+    items = [_option(i, o, described=few) for i, o in enumerate(shown)]
     if few:
         return {
             "type": "checkboxes" if multi else "radio_buttons",
@@ -200,16 +212,42 @@ def _choice(options: list[Mapping[str, Any]], *, multi: bool) -> dict[str, Any]:
     return element
 
 
-def _option(option: Mapping[str, Any], *, described: bool) -> dict[str, Any]:
-    label = str(option.get("label", ""))
+def _option(index: int, option: Mapping[str, Any], *, described: bool) -> dict[str, Any]:
     item: dict[str, Any] = {
-        "text": _plain(clip(label, L.OPTION_TEXT)),
-        "value": clip(label, L.OPTION_VALUE),
+        "text": _plain(clip(_shown(option.get("label", "")), L.OPTION_TEXT)),
+        "value": str(index),
     }
-    description = str(option.get("description") or "")
+    description = _shown(option.get("description") or "")
     if described and description:
         item["description"] = _plain(clip(description, L.OPTION_DESCRIPTION))
     return item
+
+
+def _options_of(question: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [o for o in question.get("options") or [] if isinstance(o, Mapping)]
+
+
+def _chosen(labels: list[str], value: Any) -> Any:
+    """The texts an option index (or a list of them) stands for; anything else as sent,
+    for validation to refuse."""
+    if isinstance(value, list):
+        return [_chosen(labels, v) for v in value]
+    text = str(value)
+    if text.isascii() and text.isdigit() and len(text) <= 6 and int(text) < len(labels):
+        return labels[int(text)]
+    return value
+
+
+def _schema_choices(spec: Mapping[str, Any]) -> list[str]:
+    """The enum a schema field's choices are drawn from (its own, or its items')."""
+    enum = spec.get("enum")
+    raw_items = spec.get("items")
+    items: Mapping[str, Any] = raw_items if isinstance(raw_items, Mapping) else {}
+    if isinstance(enum, list) and enum:
+        return [str(v) for v in enum]
+    if spec.get("type") == "array" and isinstance(items.get("enum"), list):
+        return [str(v) for v in items["enum"]]
+    return []
 
 
 def _schema_inputs(schema: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -221,11 +259,11 @@ def _schema_inputs(schema: Mapping[str, Any]) -> list[dict[str, Any]]:
             "type": "input",
             "block_id": _field_block(field),
             "optional": field not in required,
-            "label": _plain(clip(str(spec.get("title") or field), L.INPUT_LABEL)),
+            "label": _plain(clip(_shown(spec.get("title") or field), L.INPUT_LABEL)),
             "element": _schema_element(spec),
         }
         if spec.get("description"):
-            block["hint"] = _plain(clip(str(spec["description"]), L.INPUT_HINT))
+            block["hint"] = _plain(clip(_shown(spec["description"]), L.INPUT_HINT))
         blocks.append(block)
     return blocks
 
@@ -243,7 +281,7 @@ def _schema_element(spec: Mapping[str, Any]) -> dict[str, Any]:
         return {
             "type": "checkboxes",
             "action_id": ANSWER,
-            "options": [_option({"label": "Yes"}, described=False)],
+            "options": [{"text": _plain("Yes"), "value": "true"}],
         }
     if kind in ("integer", "number"):
         return {"type": "number_input", "action_id": ANSWER, "is_decimal_allowed": kind == "number"}
@@ -337,3 +375,7 @@ def _note(text: str) -> dict[str, Any]:
 
 def _plain(text: str) -> dict[str, Any]:
     return {"type": "plain_text", "text": text, "emoji": True}
+
+
+def _shown(text: object) -> str:
+    return display(text, markup="plain")

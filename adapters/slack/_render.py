@@ -5,19 +5,28 @@ option; an ``approval`` becomes Approve / Reject; a ``form`` and anything
 else become an "Answer…" button that opens a modal (``_modals``, ``_forms``). Every message keeps
 within Block Kit's limits (``_limits``): long content is cut with a
 visible marker rather than refused by Slack.
+
+Every text that did not come from this code base (the question, its
+options, an approval's arguments, a form's labels, a cancel's reason) is
+shown through ``bot.display``: mrkdwn through ``_md``, so it cannot mention
+or link anyone, and plain_text through ``_shown``, since a plain_text
+object reads no markup (Block Kit's text object reference: markup is read
+only ``when type is mrkdwn``). Either way invisible and bidirectional
+controls show as ``⟨U+XXXX⟩``, and the clip comes after.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from adapters.slack import _limits as L
 from adapters.slack._forms import label_of, properties
-from adapters.slack._limits import CUT, clip
+from adapters.slack._limits import clip, fit
+from bot.display import display
 from bot.messages import (
     EXPIRED_LINE,
     answered_line,
@@ -62,7 +71,7 @@ class Asked:
 
 @dataclass(frozen=True, slots=True)
 class Closed:
-    """How a question ended, for the redrawn message."""
+    """How a question ended, for the redrawn message; ``requester`` and ``by`` are mrkdwn."""
 
     name: str
     payload: Mapping[str, Any]
@@ -73,9 +82,14 @@ class Closed:
     answer: Mapping[str, Any] | None = None
 
 
-def escape(text: str) -> str:
-    """Slack's three control characters, so a question cannot mention or link."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+def _md(text: object) -> str:
+    """``text`` for mrkdwn, shown as typed: no mention, link or hidden control."""
+    return display(text, markup="slack")
+
+
+def _shown(text: object) -> str:
+    """``text`` for a plain_text object: its hidden controls made visible, nothing escaped."""
+    return display(text, markup="plain")
 
 
 def slack_date(at: float) -> str:
@@ -154,10 +168,10 @@ def outcome_line(closed: Closed) -> str:
         return EXPIRED_LINE
     if closed.status == "cancelled":
         reason = answer.get("reason")
-        shown = clip(escape(reason), 500) if isinstance(reason, str) else ""
+        shown = clip(_md(reason), 500) if isinstance(reason, str) else ""
         return cancelled_line(by, at, shown)
     if closed.name == APPROVAL:
-        comment = escape(str(answer.get("comment") or ""))
+        comment = _md(answer.get("comment") or "")
         if answer.get("decision") == "approve":
             return approved_line(by, at)
         return rejected_line(by, at, clip(comment, 500))
@@ -166,12 +180,13 @@ def outcome_line(closed: Closed) -> str:
         shown = "; ".join(
             ", ".join(map(str, r)) if isinstance(r, list) else str(r) for r in replies.values()
         )
-        return answered_line(by, at, clip(escape(shown), 1000))
+        return answered_line(by, at, clip(_md(shown), 1000))
     return answered_line(by, at, "")
 
 
 def reply_message(text: str) -> dict[str, Any]:
-    """A run's final text as a thread reply, cut to fit one section."""
+    """A thread reply, cut to fit one section. ``text`` is mrkdwn: what this code base did
+    not write in it the caller has shown through ``bot.display`` (``SlackSurface.post_outcome``)."""
     blocks = [_section(text)] if text else []
     return {"text": clip(text, L.FALLBACK_TEXT), "blocks": blocks}
 
@@ -198,17 +213,17 @@ def _body(name: str, payload: Mapping[str, Any], *, expanded: bool) -> list[dict
 
 
 def _approval_body(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
-    action = escape(str(payload.get("action", "")))
-    summary = escape(str(payload.get("summary", "")))
+    action = _md(payload.get("action", ""))
+    summary = _md(payload.get("summary", ""))
     section = _section(f"*Approval requested: {action}*\n{summary}")
-    fields = [_mrkdwn(clip(f"*Risk*\n{escape(str(payload.get('risk', 'medium')))}", 2000))]
+    fields = [_mrkdwn(clip(f"*Risk*\n{_md(payload.get('risk', 'medium'))}", 2000))]
     arguments = payload.get("arguments") or {}
     if isinstance(arguments, Mapping):
         items = list(arguments.items())
         for key, value in items[: L.SECTION_FIELDS - 2]:
             shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
             fields.append(
-                _mrkdwn(clip(f"*{escape(str(key))}*\n{escape(shown)}", APPROVAL_FIELD_TEXT))
+                _mrkdwn(clip(f"*{clip(_md(key), 200)}*\n{_md(shown)}", APPROVAL_FIELD_TEXT))
             )
         if len(items) > L.SECTION_FIELDS - 2:
             fields.append(_mrkdwn(f"…and {len(items) - (L.SECTION_FIELDS - 2)} more arguments"))
@@ -216,9 +231,9 @@ def _approval_body(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def _form_text(payload: Mapping[str, Any]) -> str:
-    title = escape(str(payload.get("title") or "A form to fill in"))
-    message = escape(str(payload.get("message") or ""))
-    labels = ", ".join(escape(label_of(k, v)) for k, v in properties(payload).items())
+    title = _md(payload.get("title") or "A form to fill in")
+    message = _md(payload.get("message") or "")
+    labels = ", ".join(clip(_md(label_of(k, v)), 100) for k, v in properties(payload).items())
     lines = [f"*{title}*", message, f"Fields: {labels}" if labels else ""]
     return "\n".join(line for line in lines if line)
 
@@ -228,7 +243,7 @@ def _form_answer(payload: Mapping[str, Any], answer: Mapping[str, Any]) -> list[
     shown = []
     for name, spec in properties(payload).items():
         if name in answer:
-            label, value = escape(label_of(name, spec)), escape(_form_value(answer[name]))
+            label, value = clip(_md(label_of(name, spec)), 200), _md(_form_value(answer[name]))
             shown.append(_mrkdwn(clip(f"*{label}*\n{value}", APPROVAL_FIELD_TEXT)))
     if len(shown) > L.SECTION_FIELDS:
         more = len(shown) - (L.SECTION_FIELDS - 1)
@@ -245,14 +260,14 @@ def _form_value(value: Any) -> str:
 
 
 def _question_text(question: Mapping[str, Any], *, expanded: bool) -> str:
-    header = escape(str(question.get("header") or ""))
-    text = escape(str(question.get("question", "")))
+    header = _md(question.get("header") or "")
+    text = _md(question.get("question", ""))
     lines = [f"*{header}*\n{text}" if header else f"*{text}*"]
     if expanded:
         for option in question.get("options") or []:
             if isinstance(option, Mapping):
-                label = escape(str(option.get("label", "")))
-                description = escape(str(option.get("description") or ""))
+                label = _md(option.get("label", ""))
+                description = _md(option.get("description") or "")
                 lines.append(f"• {label}" + (f": {description}" if description else ""))
     return "\n".join(lines)
 
@@ -261,7 +276,7 @@ def _fields_text(payload: Mapping[str, Any]) -> str:
     lines = []
     for key, value in payload.items():
         shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        lines.append(f"*{escape(str(key))}*: {escape(shown)}")
+        lines.append(f"*{_md(key)}*: {_md(shown)}")
     return "\n".join(lines) or "A question is waiting for an answer."
 
 
@@ -294,7 +309,7 @@ def _actions(kind: Kind, asked: Asked) -> dict[str, Any]:
 def _button(text: str, action: str, value: str, index: int) -> dict[str, Any]:
     return {
         "type": "button",
-        "text": _plain(clip(text, L.BUTTON_TEXT)),
+        "text": _plain(clip(_shown(text), L.BUTTON_TEXT)),
         # action_ids must be unique within a block.
         "action_id": f"{action}:{index}",
         "value": value,
@@ -318,41 +333,18 @@ def _plain(text: str) -> dict[str, Any]:
 
 
 def _fit(summary: str, blocks: list[dict[str, Any]]) -> dict[str, Any]:
-    """Shrink the longest section until the whole message fits our byte budget."""
-    blocks = blocks[: L.MESSAGE_BLOCKS]
-    while _size(blocks) > L.MESSAGE_BYTES or text_length(blocks) > L.MESSAGE_TEXT:
-        texts = [b["text"] for b in blocks if b["type"] == "section" and "text" in b]
-        texts += [f for b in blocks if b["type"] == "section" for f in b.get("fields", [])]
-        longest = max(texts, key=lambda t: len(t["text"]), default=None)
-        if longest is None or len(longest["text"]) <= 2 * len(CUT):
-            break
-        longest["text"] = clip(longest["text"], len(longest["text"]) // 2)
-    return {"text": clip(summary, L.FALLBACK_TEXT), "blocks": blocks}
-
-
-def text_length(node: Any) -> int:
-    """Characters of every text object in ``node``, however deep (what Slack sums)."""
-    if isinstance(node, Mapping):
-        own = len(node["text"]) if node.get("type") in ("mrkdwn", "plain_text") else 0
-        return own + sum(text_length(v) for k, v in node.items() if k != "text" or not own)
-    if isinstance(node, list):
-        return sum(text_length(item) for item in node)
-    return 0
-
-
-def _size(blocks: Sequence[Mapping[str, Any]]) -> int:
-    # ASCII-escaped: never smaller than the UTF-8 bytes Slack receives.
-    return len(json.dumps(blocks))
+    return {"text": clip(summary, L.FALLBACK_TEXT), "blocks": fit(blocks)}
 
 
 def _summary(name: str, payload: Mapping[str, Any]) -> str:
+    """The notification text: mrkdwn as well, so shown through ``_md`` like the blocks."""
     if name == APPROVAL:
-        return f"Approval requested: {payload.get('action', '')}"
+        return f"Approval requested: {_md(payload.get('action', ''))}"
     if name == FORM:
-        return f"Form: {payload.get('title', '')}"
+        return f"Form: {_md(payload.get('title', ''))}"
     questions = _questions(payload)
     if questions:
-        return f"Question: {questions[0].get('question', '')}"
+        return f"Question: {_md(questions[0].get('question', ''))}"
     return "A question is waiting for an answer."
 
 

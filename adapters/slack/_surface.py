@@ -20,18 +20,28 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack._admin import message_link, moved_message
 from adapters.slack._errors import ErrorLog, delivery_error, error_code
+from adapters.slack._mentions import (
+    SURFACE,
+    group_mention,
+    is_slack,
+    is_slack_person,
+    mention,
+    name_shown,
+    named,
+    person,
+)
 from adapters.slack._render import Asked, Closed, closed_message, question_message, reply_message
+from bot.display import display
 from bot.kernel.interrupts import PendingInterrupt
 from bot.messages import ANYONE_MAY_ANSWER, nudge_text, only_they_may_answer
 from bot.outcomes import Responder
 from bot.policy import Answerers, RequesterOrApprovers
-from bot.questions.quorum import tally_text
+from bot.questions.quorum import people_text, tally_text
 from bot.stores.records import Question, RunRecord
 from bot.surfaces import DeliveryError
 
 log = logging.getLogger(__name__)
 
-SURFACE = "slack"
 ClientFor = Callable[[str], Awaitable[AsyncWebClient]]
 ATTEMPTS = 4
 MAX_WAIT_SECONDS = 30.0
@@ -101,8 +111,7 @@ class SlackSurface:
             payload=record.payload,
             requester=mention(run.requester),
             status=str(record.status),
-            # A Slack person as Slack renders them, whatever name the answer recorded.
-            by=mention(record.closed_by_id) if is_slack(record.closed_by_id) else record.closed_by,
+            by=closed_by(record),
             at=record.closed_at or time.time(),
             answer=record.answer,
         )
@@ -140,21 +149,17 @@ class SlackSurface:
 
     async def post_outcome(self, run: RunRecord, text: str, *, failed: bool = False) -> None:
         team, channel, thread = where(run)
-        await self.call(
-            team, "chat.postMessage", channel=channel, thread_ts=thread, **reply_message(text)
-        )
+        # The run's final text is the model's: mrkdwn it writes shows, mentions and links not.
+        shown = reply_message(display(text, markup="slack"))
+        await self.call(team, "chat.postMessage", channel=channel, thread_ts=thread, **shown)
 
     async def post_nudge(self, run: RunRecord, record: Question, nudge: dict[str, Any]) -> None:
         """A reminder or an escalation ping, in the posted question's thread."""
         ref = record.message_ref or {}
         team, channel, thread = where(run)
         # Slack's own people (``slack:T:U`` or a bare ``U…``); another surface's are not.
-        people = [
-            f"<@{p.split(':')[-1]}>"
-            for p in map(str, nudge.get("people", ()))
-            if is_slack_person(p)
-        ]
-        groups = [f"<!subteam^{g}>" for g in nudge.get("groups", ())]
+        people = [person(p) for p in map(str, nudge.get("people", ())) if is_slack_person(p)]
+        groups = [group_mention(str(g)) for g in nudge.get("groups", ())]
         text = nudge_text(nudge, people, groups)
         await self.call(
             str(ref.get("team") or team),
@@ -234,27 +239,19 @@ def where(run: RunRecord) -> tuple[str, str, str]:
     )
 
 
-def mention(responder_id: str) -> str:
-    """``slack:T:U`` as a mention Slack renders as @name; other ids as they are."""
-    parts = responder_id.split(":")
-    if len(parts) == 3 and parts[0] == SURFACE:
-        return f"<@{parts[2]}>"
-    return responder_id
-
-
-def named(person_id: str, display: str) -> str:
-    """A voter as the tally shows them: a Slack person as Slack renders them, anyone else
-    (a Teams answerer of a question posted on both) by the name their surface gave."""
-    return mention(person_id) if is_slack(person_id) else f"@{display}"
-
-
-def is_slack(person_id: str) -> bool:
-    return person_id.startswith(f"{SURFACE}:")
-
-
-def is_slack_person(word: str) -> bool:
-    """An answerer id that names a Slack person: ``slack:T:U``, or a bare user id."""
-    return is_slack(word) or ":" not in word
+def closed_by(record: Question) -> str:
+    """Who closed ``record``, as mrkdwn: every approver (or rejecter) of a quorum's decision,
+    else the one who closed it; a Slack person as Slack renders them, whatever name the
+    answer recorded."""
+    answer = record.answer or {}
+    decision = answer.get("decision")
+    deciders = answer.get("approved_by" if decision == "approve" else "rejected_by")
+    if decision in ("approve", "reject") and isinstance(deciders, list) and deciders:
+        names = (record.tally or {}).get("names") or {}
+        return people_text([named(str(d), str(names.get(d, d))) for d in deciders])
+    if is_slack(record.closed_by_id):
+        return mention(record.closed_by_id)
+    return name_shown(record.closed_by)
 
 
 def audience(rule: Answerers, requester: str) -> str:
@@ -262,6 +259,6 @@ def audience(rule: Answerers, requester: str) -> str:
     if rule.anyone:
         return ANYONE_MAY_ANSWER
     names = [mention(requester)] if rule.requester else []
-    names += [f"<@{p.split(':')[-1]}>" for p in sorted(rule.people)]
-    names += [f"<!subteam^{g}>" for g in sorted(rule.groups)]
+    names += [person(p) for p in sorted(rule.people)]
+    names += [group_mention(g) for g in sorted(rule.groups)]
     return only_they_may_answer(" or ".join(names) if names else "an admin")

@@ -78,7 +78,7 @@ def question_object(view: ApiView) -> dict[str, Any]:
         "run_ref": api.run_ref,
         "idempotency_key": api.idempotency_key,
         "policy": quorum.shown(question),
-        "tally": quorum.tally_shown(question),
+        "tally": quorum.tally_object(question),
         "level": question.level,
     }
 

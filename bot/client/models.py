@@ -315,7 +315,10 @@ class QuestionObject(BaseModel):
     policy: dict[str, Any] = Field(
         default_factory=dict, description="The policy in force, defaults filled in."
     )
-    tally: Tally = Field(default_factory=lambda: Tally(), description="Who approved and rejected.")
+    tally: Tally | None = Field(
+        default=None,
+        description="Under a quorum, who approved and rejected so far; null without one.",
+    )
     level: int = Field(default=0, description="0; 1 after the first escalation step, and so on.")
 
     @property

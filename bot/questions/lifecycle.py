@@ -217,7 +217,9 @@ class Lifecycle:
             answer = quorum.final_answer(decision, ballots, ballot)
             close = self._close_write(
                 question.interrupt_id,
-                dataclasses.replace(closing, answer=answer),
+                dataclasses.replace(
+                    closing, answer=answer, by=quorum.decided_by(decision, ballots)
+                ),
                 once_key,
                 question,
             )

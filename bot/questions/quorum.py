@@ -11,7 +11,7 @@ the quorum when ``reject`` is ``"quorum"``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from bot.client.models import Policy
@@ -83,6 +83,21 @@ def final_answer(decision: str, ballots: tuple[Ballot, ...], last: Ballot) -> di
     return answer
 
 
+def people_text(names: Sequence[str]) -> str:
+    """``"@ana"``, ``"@ana and @bo"``, ``"@a, @b and @c"``: every one of several people who
+    closed a question together (a quorum's approvers), in the order they answered."""
+    if len(names) <= 1:
+        return "".join(names)
+    return f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def decided_by(decision: str, ballots: tuple[Ballot, ...]) -> str:
+    """Who decided, as the closed question names them (its ``closed_by``): every approver,
+    or every rejecter, by display name in the order they answered ("ana and bo"), so each
+    surface's "Approved by ..." names them all, not only the last."""
+    return people_text([b.display for b in ballots if b.decision == decision])
+
+
 def expired_answer(question: Question) -> dict[str, Any] | None:
     """What an expiry stores as the answer: a rejection when the policy fails closed."""
     return dict(EXPIRED_REJECTION) if policy_of(question).on_expire == "reject" else None
@@ -117,8 +132,15 @@ def voters(question: Question) -> set[str]:
     return {*tally.get("approve", ()), *tally.get("reject", ())}
 
 
+def tally_object(question: Question) -> dict[str, list[str]] | None:
+    """The tally as the API's question object shows it: ids per decision under a quorum;
+    None for a question without one, where no answer is counted (its one answer is its
+    ``answered_by``)."""
+    return tally_shown(question) if policy_of(question).quorum > 1 else None
+
+
 def tally_shown(question: Question) -> dict[str, list[str]]:
-    """The tally as the question object shows it: ids per decision."""
+    """The tally: ids per decision (empty lists before any vote, and without a quorum)."""
     tally = question.tally or {}
     return {"approve": list(tally.get("approve", ())), "reject": list(tally.get("reject", ()))}
 

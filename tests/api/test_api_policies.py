@@ -139,7 +139,32 @@ async def test_an_api_quorum_counts_distinct_people_and_no_self_approval(
     assert done["answer"]["decision"] == "approve"
     assert done["answer"]["approved_by"] == ["console:bo", "console:cy"]
     assert done["tally"]["approve"] == ["console:bo", "console:cy"]
-    assert done["answered_by"]["id"] == "console:cy"
+    # The deciding answer's id; the name of everyone who decided.
+    assert done["answered_by"] == {"id": "console:cy", "name": "bo and cy"}
+
+
+async def test_a_question_without_a_quorum_keeps_no_tally(
+    harness: HarnessFactory, stores: Stores
+) -> None:
+    """A policy of quorum 1 counts nothing: its one answer is answered_by, the tally null."""
+    h = harness(stores, [])
+    h.service.add_surface(RecordingSurface(name="console"))
+    policy = {"requester": "console:ana", "requester_may_answer": False}
+    _, interrupt_id, token = await _asked(h, approval("q1", policy))
+    assert (await _object(stores, interrupt_id))["tally"] is None
+    row = await stores.ledger.get(interrupt_id)
+    assert row is not None
+    answer = {"decision": "approve", "comment": ""}
+    assert isinstance(
+        await h.service.redeem(token, answer, responder=BO, scope=row.scope), Redeemed
+    )
+    done = await _object(stores, interrupt_id)
+    assert done["status"] == "answered" and done["answered_by"] == {
+        "id": "console:bo",
+        "name": "bo",
+    }
+    assert done["tally"] is None
+    assert "approved_by" not in done["answer"]
 
 
 async def test_a_fail_closed_api_question_expires_as_a_rejection(

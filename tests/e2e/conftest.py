@@ -40,7 +40,9 @@ async def http() -> AsyncIterator[aiohttp.ClientSession]:
 
 @pytest.fixture
 async def fake() -> AsyncIterator[FakeSlack]:
-    """The loopback Slack Web API, answering as Slack does."""
+    """The loopback Slack Web API, answering as Slack does; at the end, nothing the bot
+    sent may have been refused for its Block Kit (``FakeSlack.refused``)."""
     slack = await FakeSlack().start()
     yield slack
     await slack.close()
+    assert slack.refused == [], f"Slack would refuse what the bot sent: {slack.refused}"

@@ -204,9 +204,11 @@ async def test_a_quorum_of_two_counts_one_slack_and_one_teams_approver(both: Bot
 
     status, reply = await both.teams_click(card, "Approve", CAROL)
     assert status == 200
-    assert any(t.startswith("Approved by Carol at ") for t in texts(reply["value"]))
+    # Both approvers are named, in the order they approved, each as their surface knows them.
+    assert any(t.startswith("Approved by u0bob and Carol at ") for t in texts(reply["value"]))
     closed = (await both.slack.edits_of(posted, 2))[1]
-    assert "Approved by Carol" in text_of(closed) and not buttons(closed.args)
+    assert f"Approved by <@{BOB}> and @Carol at" in text_of(closed)
+    assert not buttons(closed.args)
 
     status, shown = await both.api.get(created["id"])
     assert shown["status"] == "answered"

@@ -65,7 +65,9 @@ async def test_a_quorum_of_two_counts_each_person_once(
     assert "You already answered" in (await slack.ephemeral(BOB, 2))[1].args["text"]
     await slack.click(approval, "Approve", user=CAROL)
     closed = (await slack.edits_of(approval, 2))[1]
-    assert f"Approved by <@{CAROL}>" in text_of(closed) and not buttons(closed.args)
+    # Every approver of the quorum is named, not only the one who completed it.
+    assert f"Approved by <@{BOB}> and <@{CAROL}> at" in text_of(closed)
+    assert not buttons(closed.args)
     await slack.reply(DEPLOYED)
 
 
@@ -99,7 +101,7 @@ async def test_a_kill_between_two_approvals_loses_neither_and_resumes_once(
     status, _ = await slack.click(approval, "Approve", user=CAROL)
     assert status == 200
     closed = [c for c in await slack.edits_of(approval, 2) if "Approved by" in text_of(c)]
-    assert f"Approved by <@{CAROL}>" in text_of(closed[0])
+    assert f"Approved by <@{BOB}> and <@{CAROL}> at" in text_of(closed[0])
     await slack.reply(DEPLOYED)
     with sqlite3.connect(slack.bot.folder / "bot.sqlite3") as db:
         (answer,) = db.execute("SELECT answer FROM pauses WHERE name = 'approval'").fetchone()

@@ -55,7 +55,8 @@ async def test_a_quorum_of_two_on_teams(tmp_path: Path) -> None:
         status, reply = await bot.post(execute(connector.url, data, who=BOB))
         assert any("You already answered" in t for t in texts(reply["value"]))
         status, reply = await bot.post(execute(connector.url, data, who=CAROL))
-        assert any(t.startswith("Approved by Carol at ") for t in texts(reply["value"]))
+        # The quorum's closing names both approvers, not only the last.
+        assert any(t.startswith("Approved by Bob and Carol at ") for t in texts(reply["value"]))
         final = await connector.wait_for(
             lambda: [t for t in connector.texts() if t.startswith("Deployed")], what="final reply"
         )
@@ -140,7 +141,7 @@ async def test_the_requester_is_refused_and_nothing_is_counted(
     assert status == 200
     assert "1 of 2 approved: @Bob" in texts(reply["value"])  # Bob's is the first counted
     status, reply = await bot.post(execute(connector.url, approve, who=CAROL))
-    assert any(t.startswith("Approved by Carol at ") for t in texts(reply["value"]))
+    assert any(t.startswith("Approved by Bob and Carol at ") for t in texts(reply["value"]))
     await connector.wait_for(lambda: posted_starting(connector, "Deployed"), what="final reply")
 
 

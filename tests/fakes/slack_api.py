@@ -6,7 +6,11 @@ with a 429 and Retry-After, ``invalid_auth``, ``msg_too_long``...). Its
 ``/link`` websocket speaks Socket Mode's envelope protocol: ``hello`` on
 connect, then whatever ``send_envelope`` pushes, and it collects the acks.
 ``sign`` signs a body exactly as Slack does (v0, HMAC-SHA256 over
-``v0:{timestamp}:{body}``).
+``v0:{timestamp}:{body}``). What Slack would refuse it refuses as Slack does
+(``block_kit``): a message's blocks with ``invalid_blocks`` (and the
+problems, json-pointed, in ``errors``), ``msg_blocks_too_long`` or
+``msg_too_long``, a modal with ``invalid_arguments``; ``refused`` keeps
+each refusal so a test can say none happened.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import WSMsgType, web
+
+from tests.fakes.block_kit import message_problems, view_problems
 
 BOT_TOKEN = "xoxb-test-bot-token"
 APP_TOKEN = "xapp-test-app-token"
@@ -67,6 +73,8 @@ class FakeSlack:
         # Set on each call or ack recorded: waits wake on it, never on a timer.
         self._recorded = asyncio.Event()
         self.holds: dict[str, asyncio.Event] = {}
+        # (method, refusal) for every call refused for its Block Kit, as Slack would.
+        self.refused: list[tuple[str, dict[str, Any]]] = []
 
     @property
     def api_url(self) -> str:
@@ -175,6 +183,11 @@ class FakeSlack:
             return web.json_response({"ok": False, "error": "invalid_auth"})
         if method == "apps.connections.open" and token not in self.valid_app_tokens:
             return web.json_response({"ok": False, "error": "invalid_auth"})
+        refusal = refusal_of(method, args)
+        if refusal is not None:
+            self.refused.append((method, refusal))
+            call.response = refusal
+            return web.json_response(refusal)
         call.response = self._answer(method, args, request)
         return web.json_response(call.response)
 
@@ -275,6 +288,34 @@ class FakeSlack:
                     return ack
             if not await self._next_record(deadline):
                 raise AssertionError(f"no ack for {envelope_id}; acks: {self.acks}")
+
+
+MESSAGE_METHODS = frozenset({"chat.postMessage", "chat.update", "chat.postEphemeral"})
+VIEW_METHODS = frozenset({"views.open", "views.update", "views.push"})
+
+
+def refusal_of(method: str, args: dict[str, Any]) -> dict[str, Any] | None:
+    """Slack's answer to a message or a view it would not take; None if it would."""
+    if method in MESSAGE_METHODS:
+        problems = message_problems(args)
+        if not problems:
+            return None
+        if any("msg_blocks_too_long" in p for p in problems):
+            return {"ok": False, "error": "msg_blocks_too_long"}
+        if any(p.startswith("text must be") for p in problems):
+            return {"ok": False, "error": "msg_too_long"}
+        return {"ok": False, "error": "invalid_blocks", "errors": problems}
+    if method in VIEW_METHODS:
+        view = args.get("view")
+        problems = view_problems(view) if isinstance(view, dict) else ["view must be an object"]
+        if not problems:
+            return None
+        return {
+            "ok": False,
+            "error": "invalid_arguments",
+            "response_metadata": {"messages": [f"[ERROR] {p}" for p in problems]},
+        }
+    return None
 
 
 async def _arguments(request: web.Request) -> dict[str, Any]:

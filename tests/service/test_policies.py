@@ -12,7 +12,7 @@ from bot.client.models import Policy
 from bot.messages import refusal_text
 from bot.outcomes import AlreadyAnswered, AlreadyVoted, Counted, Redeemed, Responder, SelfApproval
 from bot.policy import RequesterOrApprovers, parse_policies
-from bot.questions.quorum import EXPIRED_REJECTION, tally_text
+from bot.questions.quorum import EXPIRED_REJECTION, people_text, tally_text
 from bot.stores import QuestionStatus, RunStatus
 from bot.stores.ports import Stores
 from bot.testing import FixedClock, call, calls, say
@@ -127,9 +127,19 @@ async def test_a_quorum_of_two_needs_two_people(harness: HarnessFactory, stores:
     assert closed.answer["decision"] == "approve"
     assert closed.answer["approved_by"] == ["test:bob", "test:carol"]
     assert closed.closed_by_id == "test:carol"
+    # Closed by both, so every surface's "Approved by ..." names both, in voting order.
+    assert closed.closed_by == "bo and ana"
     assert _resumes(h) == 1
-    assert isinstance(await h.answer(APPROVE, who=DAN), AlreadyAnswered)
+    late = await h.answer(APPROVE, who=DAN)
+    assert isinstance(late, AlreadyAnswered) and late.by == "bo and ana"
     assert _resumes(h) == 1
+
+
+def test_several_deciders_are_named_together() -> None:
+    """One name as it is, two joined by "and", three or more listed with a final "and"."""
+    assert people_text([]) == "" and people_text(["@ana"]) == "@ana"
+    assert people_text(["@ana", "@bo"]) == "@ana and @bo"
+    assert people_text(["@a", "@b", "@c"]) == "@a, @b and @c"
 
 
 async def test_one_reject_rejects_by_default(harness: HarnessFactory, stores: Stores) -> None:

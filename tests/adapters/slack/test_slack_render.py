@@ -9,6 +9,7 @@ from slack_sdk.models.blocks import Block
 from slack_sdk.models.views import View
 
 from adapters.slack import _limits as L
+from adapters.slack._limits import text_length
 from adapters.slack._modals import Metadata, answer_from_state, answer_modal, errors_for
 from adapters.slack._render import (
     Asked,
@@ -18,7 +19,6 @@ from adapters.slack._render import (
     kind_of,
     parse_value,
     question_message,
-    text_length,
 )
 from bot.approval import ApprovalResponse
 

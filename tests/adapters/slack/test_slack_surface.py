@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import AsyncIterator
 
 import aiohttp
@@ -116,3 +118,48 @@ def test_who_may_answer_is_spelled_as_slack_mentions() -> None:
     rule = Answerers(requester=True, people=frozenset({"U7"}), groups=frozenset({"S9"}))
     assert audience(rule, "slack:T1:U1") == "Only <@U1> or <@U7> or <!subteam^S9> can answer this."
     assert audience(Answerers(anyone=True), "slack:T1:U1") == "Anyone here can answer this."
+
+
+def test_ids_that_are_not_slacks_are_shown_as_text_never_as_mentions() -> None:
+    """Another surface's person, or an id a request named, cannot become a mention or a link."""
+    rule = Answerers(
+        people=frozenset({"console:ana", "<!channel>", "x|@everyone"}),
+        groups=frozenset({"S9|@here"}),
+    )
+    shown = audience(rule, "slack:T1:U1")
+    assert shown == (
+        "Only <@U1> or &lt;!channel&gt; or console:ana or x|@everyone or S9|@here can answer this."
+    )
+    assert mention("teams:t:<https://evil.example|ok>") == "teams:t:&lt;https://evil.example|ok&gt;"
+
+
+async def test_a_quorums_closing_edit_names_every_approver(
+    fake: FakeSlack, surface: SlackSurface
+) -> None:
+    """Slack people as mentions, a Teams approver by the name Teams gave, in voting order."""
+    ref = {"team": "T1", "channel": "C1", "ts": "9.9"}
+    approvers = ["slack:T1:U2", "teams:t1:aad-dee", "slack:T1:U3"]
+    record = dataclasses.replace(
+        closed(QuestionStatus.ANSWERED, ref),
+        name="approval",
+        payload={"action": "deploy", "summary": "ship it"},
+        answer={"decision": "approve", "comment": "", "approved_by": approvers},
+        tally={"approve": approvers, "reject": [], "names": {"teams:t1:aad-dee": "Dee <x>"}},
+        closed_by="u2, Dee <x> and u3",
+        closed_by_id="slack:T1:U3",
+    )
+    await surface.show_closed(RUN, record)
+    text = json.dumps(fake.of("chat.update")[0].args["blocks"])
+    assert "Approved by <@U2>, @Dee &lt;x&gt; and <@U3> at" in text
+    assert fake.refused == []
+
+
+async def test_the_runs_final_text_is_shown_as_typed(
+    fake: FakeSlack, surface: SlackSurface
+) -> None:
+    """The model's reply keeps its *bold*, but mentions, links and hidden controls show as text."""
+    await surface.post_outcome(RUN, "*Done* <!channel> <https://evil.example|ok> \u202eok")
+    posted = fake.of("chat.postMessage")[0].args
+    shown = posted["blocks"][0]["text"]["text"]
+    assert shown == "*Done* &lt;!channel&gt; &lt;https://evil.example|ok&gt; ⟨U+202E⟩ok"
+    assert posted["text"] == shown and fake.refused == []
