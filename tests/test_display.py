@@ -80,7 +80,7 @@ def test_prose_keeps_its_look_on_teams() -> None:
 
 
 _MARKDOWN = MarkdownIt("commonmark").enable("strikethrough")
-_MARKUP_TAGS = re.compile(r"<(?!/?p>)[a-z]")
+_MARKUP_TAGS = re.compile(r"<(?!/?p>|br />)[a-z]")  # a line break is the newline typed
 
 
 _PIECES = [
