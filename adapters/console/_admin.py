@@ -17,6 +17,7 @@ from collections.abc import Callable
 from aiohttp import web
 
 from adapters.console._http import ConsoleError, Handler, read_json, signed_in, text_field
+from adapters.console._shown import shown
 from adapters.console._surface import SURFACE
 from bot.admin import (
     AdminResult,
@@ -80,7 +81,9 @@ async def _handle(request: web.Request, words: list[str]) -> web.Response:
     if admin is None:
         raise ConsoleError(503, NO_ADMIN)
     result = await admin.handle(words, who=_responder(request))
-    return web.json_response(json_of(result), status=_status(result), dumps=_dumps)
+    # The panel sends back only ids it was given (ours, plain ASCII), so every
+    # string it gets can be the shown one: payloads, names, reasons, sentences.
+    return web.json_response(shown(json_of(result)), status=_status(result), dumps=_dumps)
 
 
 def _responder(request: web.Request) -> Responder:

@@ -12,6 +12,7 @@ from typing import Any, assert_never
 from aiohttp import web
 
 from adapters.console._http import ConsoleError, read_json, signed_in, text_field
+from adapters.console._shown import shown
 from adapters.console._surface import SURFACE, ConsoleSurface
 from adapters.console._views import (
     conversation_json,
@@ -126,19 +127,22 @@ def answer_response(outcome: RedeemOutcome) -> web.Response:
             return web.json_response({"ok": True, "message": ANSWER_RECORDED})
         case Counted():
             # Counted toward a quorum: recorded, the question stays open.
-            return web.json_response({"ok": True, "message": refusal_text(outcome)})
+            return web.json_response({"ok": True, "message": shown(refusal_text(outcome))})
         case AlreadyAnswered() | Cancelled() | TokenExpired() | AlreadyVoted() | Replayed():
             status = 409
         case NotAllowedToAnswer() | ScopeMismatch() | TokenInvalid() | SelfApproval():
             status = 403
         case AnswerInvalid(fields=fields):
             status = 422
-            extra["fields"] = dict(fields)
+            # Keyed as the page shows each field, so it finds the one to mark.
+            extra["fields"] = shown(dict(fields))
         case StoreUnavailable():
             status = 503
         case _:
             assert_never(outcome)
-    return web.json_response({"ok": False, "error": refusal_text(outcome), **extra}, status=status)
+    # A refusal names people (who answered first) and fields as they were written.
+    error = shown(refusal_text(outcome))
+    return web.json_response({"ok": False, "error": error, **extra}, status=status)
 
 
 def _conversation_id(request: web.Request) -> str:

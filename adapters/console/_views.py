@@ -2,7 +2,8 @@
 
 Pure functions with no I/O, like the Slack and Teams renderers; the page
 decides how to draw them, these decide what it may know (a token only
-while its question can still be answered).
+while its question can still be answered) and how its text reads: every
+string an agent, a model or a person wrote leaves through ``_shown``.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, assert_never
 
+from adapters.console._shown import page_payload, shown
 from adapters.console._surface import SURFACE
 from adapters.console._wording import may_answer_text
 from bot.approval import APPROVAL
@@ -19,6 +21,7 @@ from bot.human.capability import ASK_USER
 from bot.messages import answered_text, cancelled_text, expired_text
 from bot.outcomes import Responder
 from bot.policy import AnswerPolicy, RequesterOrApprovers
+from bot.questions.quorum import tally_line
 from bot.service.views import QuestionView, RunView
 from bot.stores.records import ConversationSummary, Question, QuestionStatus, RunRecord
 
@@ -80,12 +83,12 @@ def conversations_json(
 ) -> dict[str, Any]:
     """The sidebar: each conversation with how many questions wait, and how many on ``you``."""
     return {
-        "you": you,
+        "you": shown(you),
         "sign_in": sign_in,
         "conversations": [
             {
                 "id": summary.key,
-                "title": summary.title,
+                "title": shown(summary.title),
                 "updated_at": summary.updated_at,
                 "runs": summary.runs,
                 "waiting": waiting.get(summary.key, (0, 0))[0],
@@ -115,16 +118,16 @@ def run_json(view: RunView, viewer: Viewer) -> dict[str, Any]:
     run = view.run
     return {
         "run_id": run.run_id,
-        "text": run.text,
-        "requester": run.requester,
-        "asked_by": person_name(run.requester),
+        "text": shown(run.text),
+        "requester": shown(run.requester),
+        "asked_by": shown(person_name(run.requester)),
         "status": run.status.value,
-        "final_text": run.final_text,
+        "final_text": shown(run.final_text),
         "created_at": run.created_at,
         "questions": [
             {
                 **question_json(question),
-                "may_answer": viewer.answerers(run, question.record),
+                "may_answer": shown(viewer.answerers(run, question.record)),
                 "yours": viewer.may_answer(question.record, run),
             }
             for question in view.questions
@@ -138,16 +141,18 @@ def question_json(view: QuestionView) -> dict[str, Any]:
     return {
         "asked_at": record.issued_at,
         "interrupt_id": record.interrupt_id,
-        "name": record.name,
+        "name": shown(record.name),
         "kind": question_kind(record.name),
-        "payload": record.payload,
+        "payload": page_payload(record.name, record.payload),
         "status": record.status.value,
-        "closed_by": record.closed_by,
+        "closed_by": shown(record.closed_by),
         "closed_at": record.closed_at,
         "expires_at": record.expires_at,
-        "answer": record.answer,
+        "answer": shown(record.answer),
         "token": view.token if outstanding and view.token else None,
-        "closed_text": closed_text(record),
+        "closed_text": shown(closed_text(record)),
+        # Under a quorum, the votes so far ("1 of 2 approved: @ana"); "" otherwise.
+        "tally": shown(tally_line(record)) if outstanding else "",
     }
 
 

@@ -2,12 +2,20 @@
 
 Pure functions, no I/O. The one-line ``summary_of`` is shared by every
 surface so a refusal reads the same in Slack, Teams, the console and a shell.
+
+A payload, a name or a reason is an agent's or a person's text, and a terminal
+obeys more than a page does: an ESC starts a sequence that can recolour, move
+the cursor or rewrite the title, a U+202E turns a line around. ``text_of``
+is shown through ``bot.display`` (plain: every control as ``⟨U+001B⟩``), and
+``json_text`` writes those characters as JSON escapes, so a script reading
+``--json`` still gets the exact data.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from typing import Any, assert_never
 
 from bot.admin._results import (
@@ -27,6 +35,7 @@ from bot.admin._results import (
     StatsShown,
     TooLong,
 )
+from bot.display import display, has_hidden, visible
 from bot.messages import (
     ADMINS_ONLY,
     NOT_AN_ADMIN,
@@ -42,6 +51,11 @@ from bot.questions.quorum import shown, tally_shown
 from bot.stores.records import AuditEvent, Delivery, DeliveryState, Question
 
 MAX_TITLE = 80
+# A ⟨U+XXXX⟩ marker that a clip would cut: from its opening bracket to the end.
+_CUT_MARKER = re.compile(r"⟨(U(\+[0-9A-F]{0,6})?)?$")
+# json.dumps escapes only C0 controls; DEL, C1 (a CSI is U+009B) and format characters
+# pass. Each character outside printable ASCII is looked at; ordinary letters stay.
+_MAYBE_HIDDEN = re.compile(r"[^\x20-\x7e]")
 
 
 def ok(result: AdminResult) -> bool:
@@ -74,7 +88,8 @@ def summary_of(result: AdminResult) -> str:
 
 
 def title_of(payload: dict[str, Any], name: str) -> str:
-    """A question's first words, for a list line."""
+    """A question's first words, for a list line: shown, then clipped, so the limit
+    holds for what is read and never cuts a ``⟨U+XXXX⟩`` in half."""
     questions = payload.get("questions")
     if isinstance(questions, list) and questions and isinstance(questions[0], dict):
         text = str(questions[0].get("question", ""))
@@ -86,8 +101,10 @@ def title_of(payload: dict[str, Any], name: str) -> str:
             or payload.get("title")
             or ""
         )
-    text = " ".join(text.split()) or name
-    return text if len(text) <= MAX_TITLE else text[: MAX_TITLE - 1] + "…"
+    text = " ".join(visible(text).split()) or visible(name)
+    if len(text) <= MAX_TITLE:
+        return text
+    return _CUT_MARKER.sub("", text[: MAX_TITLE - 1]) + "…"
 
 
 def duration(seconds: float) -> str:
@@ -137,7 +154,27 @@ def delivery_line(delivery: Delivery) -> str:
 
 
 def text_of(result: AdminResult) -> str:
-    """Plain text for a terminal."""
+    """Plain text for a terminal, every control in it shown (``⟨U+001B⟩``), none obeyed."""
+    return display(_lines_of(result), markup="plain")
+
+
+def json_text(result: AdminResult) -> str:
+    """``json_of`` as one line of JSON whose invisible and control characters are escapes.
+
+    Readable names stay as written (``ensure_ascii=False``); only what a terminal
+    would obey or hide becomes ``\\u202e``, which every JSON reader turns back.
+    """
+    raw = json.dumps(json_of(result), ensure_ascii=False, default=str)
+    return _MAYBE_HIDDEN.sub(_escaped, raw)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    char = match.group()
+    # ensure_ascii writes one \uXXXX (or a surrogate pair beyond the BMP).
+    return json.dumps(char)[1:-1] if has_hidden(char) else char
+
+
+def _lines_of(result: AdminResult) -> str:
     summary = summary_of(result)
     if summary:
         return summary

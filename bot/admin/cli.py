@@ -10,12 +10,11 @@ edits (within ``BOT_SWEEP_SECONDS``).
 from __future__ import annotations
 
 import getpass
-import json
 import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from bot.admin._render import json_of, ok, text_of
+from bot.admin._render import json_text, ok, text_of
 from bot.admin._service import AdminService
 from bot.config import Settings
 from bot.outcomes import Responder
@@ -45,7 +44,7 @@ async def run_admin(settings: Settings, argv: Sequence[str], *, out: TextIO = sy
     finally:
         await stores.close()
     if as_json:
-        print(json.dumps(json_of(result), ensure_ascii=False, default=str), file=out)
+        print(json_text(result), file=out)
     else:
         print(text_of(result), file=out)
     return 0 if ok(result) else 1

@@ -1,7 +1,10 @@
 // The console page: draws conversations from the JSON API, answers questions
 // with their tokens, and re-reads whatever /api/events says has changed.
-// Every text goes in through textContent, never as HTML; every sentence comes
-// from the wording block the server puts in the page (adapters/console/_wording.py).
+// Every text goes in through textContent, never as HTML, and arrives already shown
+// (adapters/console/_shown.py: a bidi control reads as ⟨U+202E⟩); an answer sends
+// back the originals served beside it (a question's `key`, an option's `value`).
+// Every sentence comes from the wording block the server puts in the page
+// (adapters/console/_wording.py).
 "use strict";
 
 const W = JSON.parse(document.getElementById("wording").textContent);
@@ -351,7 +354,8 @@ function facts(q, run) {
   return el("p", { class: "facts" },
     el("span", { text: say("asked_by", { name: run.asked_by }) }),
     el("span", { text: say("may_answer", { who: q.may_answer }) }),
-    el("span", {}, say("expires", { when: "" }).trim(), " ", timeNode(q.expires_at)));
+    el("span", {}, say("expires", { when: "" }).trim(), " ", timeNode(q.expires_at)),
+    q.tally ? el("span", { class: "tally", text: q.tally }) : null);
 }
 
 function closedLine(q) {
@@ -386,7 +390,7 @@ function askUserForm(q, submit) {
     const rows = only.options.map((option) => optionRow(option, el("button", {
       type: "button",
       text: option.label,
-      onclick: () => submit({ answers: { [only.question]: option.label } }),
+      onclick: () => submit({ answers: { [only.key]: option.value } }),
     })));
     return [...prompt(only), el("div", { class: "options" }, ...rows)];
   }
@@ -395,11 +399,11 @@ function askUserForm(q, submit) {
     const set = el("fieldset", {}, el("legend", { text: item.header || say("question") }), el("p", { text: item.question }));
     if (!item.options.length) {
       const input = el("input", { type: "text", "aria-label": item.question });
-      readers.push([item.question, () => input.value.trim()]);
+      readers.push([item.key, () => input.value.trim()]);
       set.append(input);
     } else if (item.multi_select) {
-      const boxes = item.options.map((option) => el("input", { type: "checkbox", value: option.label }));
-      readers.push([item.question, () => boxes.filter((b) => b.checked).map((b) => b.value)]);
+      const boxes = item.options.map((option) => el("input", { type: "checkbox", value: option.value }));
+      readers.push([item.key, () => boxes.filter((b) => b.checked).map((b) => b.value)]);
       set.append(el("div", { class: "options" }, ...boxes.map((b, i) =>
         optionRow(item.options[i], el("label", {}, b, item.options[i].label)))));
     } else {
@@ -409,11 +413,11 @@ function askUserForm(q, submit) {
         "aria-pressed": "false",
         text: option.label,
         onclick: (event) => {
-          chosen = chosen === option.label ? "" : option.label;
+          chosen = chosen === option.value ? "" : option.value;
           for (const b of buttons) b.setAttribute("aria-pressed", String(b === event.currentTarget && chosen !== ""));
         },
       }));
-      readers.push([item.question, () => chosen]);
+      readers.push([item.key, () => chosen]);
       set.append(el("div", { class: "options" }, ...buttons.map((b, i) => optionRow(item.options[i], b))));
     }
     return set;

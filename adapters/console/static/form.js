@@ -2,7 +2,9 @@
 // checks), and its answer read back as the schema's object. Loaded before app.js,
 // whose el() and say() it uses when a question is drawn. Only reshaping happens
 // here (a number's text to a number, a local date-time to UTC): the bot decides
-// whether the answer fits, and its sentence comes back in the banner.
+// whether the answer fits, and its sentence comes back in the banner. Titles, names
+// and enums arrive shown; the answer is keyed by each property's `key` and carries
+// the enum `values` served beside them, as the schema has them.
 "use strict";
 
 function formProperties(q) {
@@ -25,6 +27,7 @@ function formControl(name, spec, required) {
   const id = `f-${Math.random().toString(36).slice(2)}`;
   const def = spec.default;
   const choices = spec.type === "array" ? ((spec.items || {}).enum || []) : spec.enum;
+  const values = (spec.type === "array" ? (spec.items || {}).values : spec.values) || choices || [];
   if (spec.type === "boolean") {
     const select = el("select", { id, name, required: required || null },
       el("option", { value: "", text: "" }),
@@ -34,7 +37,7 @@ function formControl(name, spec, required) {
   }
   if (spec.type === "array") {
     const chosen = new Set(Array.isArray(def) ? def : []);
-    const boxes = choices.map((value) => el("input", { type: "checkbox", value, checked: chosen.has(value) || null }));
+    const boxes = choices.map((text, i) => el("input", { type: "checkbox", value: values[i], checked: chosen.has(text) || null }));
     const group = el("div", { id, class: "options", role: "group" },
       ...boxes.map((box, i) => el("label", {}, box, String(choices[i]))));
     return [group, () => boxes.filter((box) => box.checked).map((box) => box.value)];
@@ -42,7 +45,7 @@ function formControl(name, spec, required) {
   if (Array.isArray(choices)) {
     const select = el("select", { id, name, required: required || null },
       el("option", { value: "", text: say("choose") }),
-      ...choices.map((value) => el("option", { value, text: String(value), selected: value === def || null })));
+      ...choices.map((text, i) => el("option", { value: values[i], text: String(text), selected: text === def || null })));
     return [select, () => (select.value === "" ? undefined : select.value)];
   }
   if (spec.type === "integer" || spec.type === "number") {
@@ -81,7 +84,7 @@ function formForm(q, submit) {
   const readers = [];
   const rows = Object.entries(props).map(([name, spec]) => {
     const [control, read] = formControl(name, spec || {}, required.has(name));
-    readers.push([name, read]);
+    readers.push([spec && spec.key !== undefined ? spec.key : name, read]);
     const label = el("label", { for: control.id }, formLabel(name, spec || {}),
       required.has(name) ? el("span", { class: "required", text: ` (${say("required")})` }) : null);
     const hint = spec && spec.description ? el("span", { class: "description", text: spec.description }) : null;

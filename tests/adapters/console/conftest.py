@@ -10,6 +10,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from adapters.console import ConsoleLimits, ConsoleSurface, mount_console
+from bot.admin import AdminService
 from bot.agent_spec import AgentSpec
 from bot.approval import approval_registration, approval_tool
 from bot.compose import build_agent
@@ -22,7 +23,7 @@ from bot.service.runs import RunService
 from bot.serving import ALLOWED_HOSTS, SIGN_IN, AllowedHosts, SignIn, http_guards
 from bot.stores.ports import Stores
 from bot.testing import FixedClock
-from bot.web import RUN_SERVICE
+from bot.web import ADMIN_SERVICE, RUN_SERVICE
 from tests.adapters.console.console_support import Console, ConsoleFactory
 from tests.e2e._server import free_port
 
@@ -42,8 +43,10 @@ async def make_console(
         operator: str = "Ana",
         spec: AgentSpec | None = None,
         policies: dict[str, dict[str, Any]] | None = None,
+        admin: bool = False,
     ) -> Console:
-        """The demo agent, or ``spec``'s tools, interactions and provider."""
+        """The demo agent, or ``spec``'s tools, interactions and provider; ``admin``
+        mounts the admin commands as create_app does."""
         agent, capability = build_agent(
             provider=spec.provider if spec and spec.provider else ScriptedProvider(demo_script),
             stores=sqlite_stores,
@@ -69,6 +72,15 @@ async def make_console(
         app[SIGN_IN] = SignIn(users, operator=operator)
         mount_console(app, surface, policy=policy, limits=limits)
         app[RUN_SERVICE] = service
+        if admin:
+            app[ADMIN_SERVICE] = AdminService(
+                stores=sqlite_stores,
+                admins=[],
+                max_ttl_seconds=2 * 24 * 3600.0,
+                runs=service,
+                policy=policy,
+                clock=clock,
+            )
         client = TestClient(TestServer(app, host="127.0.0.1", port=port))
         await client.start_server()
         console = Console(client, service, surface, clock)

@@ -23,6 +23,11 @@ async def test_a_form_is_shown_with_its_schema_and_answered_with_its_object(
     assert (await console.send("sign up")).status == 202
     asked = await console.open_question()
     assert asked["kind"] == "form"
+    props = asked["payload"]["schema"]["properties"]
+    # Beside each property, the name and enum values an answer must carry as asked.
+    assert {name: spec.pop("key") for name, spec in props.items()} == {n: n for n in props}
+    assert props["plan"].pop("values") == ["free", "pro"]
+    assert props["regions"]["items"].pop("values") == ["eu", "us", "apac"]
     assert asked["payload"] == PAYLOAD
     assert asked["yours"] and asked["token"]
 

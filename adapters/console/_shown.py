@@ -1,0 +1,79 @@
+"""What the page reads as text, and what it sends back exactly as it was asked.
+
+Every string the console serves that an agent, a model or a request wrote
+leaves through ``shown`` (``bot.display`` with ``markup="plain"``): the page
+puts text in with ``textContent``, so there is no markup to escape, but a
+U+202E would still turn the rest of a line around there. The browser so
+receives ``⟨U+202E⟩`` and never the control itself.
+
+An answer, though, names what was asked: ``ask_user`` answers are keyed by
+the question's text and carry an option's label; a form's are keyed by
+property name and carry enum values. Those go to the page beside the shown
+text, untouched, under ``key`` (a question, a property) and ``value`` /
+``values`` (an option, an enum), for the page to send back and never to show.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.display import display
+from bot.form import FORM
+from bot.human.capability import ASK_USER
+
+
+def shown(value: Any) -> Any:
+    """``value`` with every string in it, keys included, as the page may show it."""
+    if isinstance(value, str):
+        return display(value, markup="plain")
+    if isinstance(value, dict):
+        return {shown(key): shown(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [shown(item) for item in value]
+    return value  # numbers, booleans, None: nothing to hide
+
+
+def page_payload(name: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """``payload`` shown, with the originals an answer to it must name beside the text."""
+    # An approval's answer names nothing it was asked, and an unknown
+    # interaction's is typed as JSON by the person: only these two need originals.
+    page: dict[str, Any] = shown(payload)
+    if name == ASK_USER:
+        _ask_user_originals(payload, page)
+    elif name == FORM:
+        _form_originals(payload, page)
+    return page
+
+
+def _ask_user_originals(payload: dict[str, Any], page: dict[str, Any]) -> None:
+    asked, drawn = payload.get("questions"), page.get("questions")
+    if not isinstance(asked, list) or not isinstance(drawn, list):
+        return
+    for item, shown_item in zip(asked, drawn, strict=True):
+        if not isinstance(item, dict):
+            continue
+        shown_item["key"] = item.get("question")
+        options = item.get("options")
+        if isinstance(options, list):
+            for option, shown_option in zip(options, shown_item["options"], strict=True):
+                if isinstance(option, dict):
+                    shown_option["value"] = option.get("label")
+
+
+def _form_originals(payload: dict[str, Any], page: dict[str, Any]) -> None:
+    schema, drawn = payload.get("schema"), page.get("schema")
+    if not isinstance(schema, dict) or not isinstance(drawn, dict):
+        return
+    props, shown_props = schema.get("properties"), drawn.get("properties")
+    if not isinstance(props, dict) or not isinstance(shown_props, dict):
+        return
+    for name, spec in props.items():
+        shown_spec = shown_props.get(shown(name))
+        if not isinstance(spec, dict) or not isinstance(shown_spec, dict):
+            continue
+        shown_spec["key"] = name
+        if isinstance(spec.get("enum"), list):
+            shown_spec["values"] = spec["enum"]
+        items = spec.get("items")
+        if isinstance(items, dict) and isinstance(items.get("enum"), list):
+            shown_spec["items"]["values"] = items["enum"]

@@ -1,0 +1,114 @@
+"""The shell's admin output obeys nothing an agent wrote: controls read as code points."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from bot.admin import PendingItem, PendingPage, text_of, title_of
+from bot.admin._render import json_text
+from bot.approval import approval_registration, approval_tool
+from bot.display import has_hidden
+from bot.form import form_registration, form_tool
+from bot.human.factory import ask_user_registration
+from bot.stores import open_stores
+from bot.stores.records import OpenQuestion
+from bot.surfaces import Conversation
+from tests.admin.test_admin_cli import admin_cli
+from tests.asking_support import RLO, TROJAN_APPROVAL, TROJAN_QUESTION, asking_script
+from tests.support import HarnessFactory
+
+# Clear the screen, set the window title, then a C1 CSI (U+009B) that some terminals obey.
+ESCAPES = "\x1b[2J\x1b]0;owned\x07\x9b31m"
+
+
+async def test_pending_and_show_print_every_control_as_its_code_point(
+    harness: HarnessFactory, db_path: Path
+) -> None:
+    """U+202E in a question, an option, an approval's arguments, a form title; ESC in a reason."""
+    stores = await open_stores(f"sqlite:///{db_path}")
+    h = harness(
+        stores,
+        asking_script,
+        tools=[approval_tool(), form_tool()],
+        registrations=[ask_user_registration(), approval_registration(), form_registration()],
+    )
+    for key in ("trojan ask", "trojan approve", "trojan form"):
+        await h.start(key, where=Conversation(surface="test", scope="T1", key=key.split()[1]))
+    ids = [asked.interrupt_id for _, asked in h.surface.questions]
+    assert len(ids) == 3
+
+    code, out = admin_cli(db_path, "pending")
+    assert code == 0
+    assert not has_hidden(out.replace("\n", "")), repr(out)
+    assert "Deploy web to prod⟨U+202E⟩gnits?" in out
+    assert "Roll out web⟨U+2067⟩ to ⟨U+202E⟩prod." in out  # the approval's summary
+    assert "Sign⟨U+202E⟩ up" in out  # the form's title line
+    shows = [admin_cli(db_path, "show", interrupt_id) for interrupt_id in ids]
+    for code, out in shows:
+        assert code == 0 and not has_hidden(out.replace("\n", "")), repr(out)
+    assert "staging⟨U+202E⟩" in shows[0][1]  # the option's label, in the payload line
+    assert '"target⟨U+202E⟩": "prod⟨U+202E⟩gnits"' in shows[1][1]
+    assert "Your⟨U+202E⟩ name" in shows[2][1]
+
+    code, out = admin_cli(db_path, "cancel", ids[0], f"because{ESCAPES}")
+    assert code == 0
+    code, out = admin_cli(db_path, "show", ids[0])
+    assert "\x1b" not in out and "\x9b" not in out and "\x07" not in out
+    assert "reason: because⟨U+001B⟩[2J⟨U+001B⟩]0;owned⟨U+0007⟩⟨U+009B⟩31m" in out
+    await stores.close()
+
+
+async def test_json_output_escapes_what_a_terminal_would_obey_and_keeps_the_data(
+    harness: HarnessFactory, db_path: Path
+) -> None:
+    """``--json show``: no raw control on the screen, the exact payload for a script."""
+    stores = await open_stores(f"sqlite:///{db_path}")
+    h = harness(
+        stores,
+        asking_script,
+        tools=[approval_tool()],
+        registrations=[ask_user_registration(), approval_registration()],
+    )
+    await h.start("trojan approve")
+    interrupt_id = h.surface.questions[-1][1].interrupt_id
+    code, out = admin_cli(db_path, "--json", "show", interrupt_id)
+    assert code == 0
+    assert not has_hidden(out.strip()), repr(out)
+    assert "\\u202e" in out
+    assert json.loads(out)["record"]["payload"] == TROJAN_APPROVAL
+    await stores.close()
+
+
+def test_a_clipped_title_never_cuts_a_code_point_in_half() -> None:
+    """Shown first, then clipped: the limit holds for what is read, and no marker is cut."""
+    for pad in range(60, 82):
+        title = title_of({"question": "x" * pad + RLO * 4}, "ask_user")
+        assert len(title) <= 80 and not has_hidden(title)
+        body = title.removesuffix("…")
+        assert body.count("⟨") == body.count("⟩"), title
+    assert title_of({"question": TROJAN_QUESTION}, "ask_user") == "Deploy web to prod⟨U+202E⟩gnits?"
+
+
+def test_a_pending_line_shows_a_requester_and_answerers_as_written() -> None:
+    """Names come from requests too: an ESC in one reads as ⟨U+001B⟩."""
+    asked = OpenQuestion(
+        interrupt_id="q1",
+        run_id="r1",
+        scope="console",
+        name="ask_user",
+        payload={"questions": [{"question": "Go?"}]},
+        issued_at=0.0,
+        expires_at=60.0,
+        requester=f"console:ana{ESCAPES}",
+        surface="console",
+        message_ref=None,
+        cursor="c1",
+    )
+    page = PendingPage(at=1.0, items=(PendingItem(asked, (f"bo{RLO}",)),), next_after=None)
+    text = text_of(page)
+    assert not has_hidden(text.replace("\n", ""))
+    assert "asked by console:ana⟨U+001B⟩[2J" in text and "may answer: bo⟨U+202E⟩" in text
+    assert dataclasses.asdict(page)["items"][0]["may_answer"] == (f"bo{RLO}",)
+    assert json.loads(json_text(page))["items"][0]["may_answer"] == [f"bo{RLO}"]
