@@ -5,32 +5,20 @@ Screenshots land in test-artifacts/browser/ for a person to look at.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
-from playwright.async_api import Browser, Locator, Page, async_playwright, expect
+from playwright.async_api import Browser, Locator, Page, expect
 
+from tests.browser import chromium
 from tests.e2e._client import DEPLOY_REPORT, NO_DECISION, ConsoleClient
 from tests.e2e._server import ROOT, StartBot
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 SHOTS = ROOT / "test-artifacts" / "browser"
 WAIT_MS = 15_000
 DESKTOP = {"width": 1280, "height": 800}
@@ -40,27 +28,10 @@ BO_PASSWORD = "bo's long password!"
 
 
 @pytest.fixture
-def chromium() -> Path:
-    """Debian's Chromium; missing skips locally but fails in CI, which must run these."""
-    if not CHROMIUM.exists():
-        missing = "Debian chromium is not installed (apt-get install chromium)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{missing}; CI must run the browser tests")
-        pytest.skip(missing)
+async def browser() -> AsyncIterator[Browser]:
     SHOTS.mkdir(parents=True, exist_ok=True)
-    return CHROMIUM
-
-
-@pytest.fixture
-async def browser(chromium: Path) -> AsyncIterator[Browser]:
-    async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(
-            executable_path=str(chromium), args=CHROMIUM_ARGS
-        )
-        try:
-            yield launched
-        finally:
-            await launched.close()
+    async with chromium() as launched:
+        yield launched
 
 
 NewPage = Callable[..., Awaitable[Page]]

@@ -8,9 +8,9 @@ import pytest
 from playwright.async_api import Browser, Page, expect
 
 from bot.display import has_hidden
-from tests.adapters.console.browser_support import chromium
 from tests.adapters.console.console_support import Console, ConsoleFactory
 from tests.asking_support import MARKUP, RLO, TROJAN_LABEL, TROJAN_QUESTION, asking_agent
+from tests.browser import chromium
 
 pytestmark = pytest.mark.browser
 

@@ -24,9 +24,9 @@ import pytest
 
 from bot.outcomes import Counted, Responder
 from bot.policy import RequesterOrApprovers
-from tests.adapters.console.browser_support import chromium
 from tests.adapters.console.console_support import CID, Console, ConsoleFactory
 from tests.asking_support import asking_agent
+from tests.browser import chromium
 
 ROOT = Path(__file__).resolve().parents[3]
 FOLDER = ROOT / "docs" / "pictures" / "console"

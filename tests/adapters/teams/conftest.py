@@ -15,22 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import Page, async_playwright
+from playwright.async_api import Page
+
+from tests.browser import CHROMIUM, chromium
 
 ROOT = Path(__file__).resolve().parents[3]
 RENDERER = ROOT / "tests" / "adaptivecards"
 PAGE = RENDERER / "render.html"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 INSTALL = "cd tests/adaptivecards && npm ci"
 
 
@@ -72,30 +63,24 @@ def require_renderer() -> None:
 @contextlib.asynccontextmanager
 async def open_renderer() -> AsyncIterator[Renderer]:
     """The renderer's page in a fresh headless Chromium; it may load its own files only."""
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
-        )
-        try:
-            page = await browser.new_page(viewport={"width": 560, "height": 400})
-            errors: list[str] = []
-            page.on("pageerror", lambda error: errors.append(str(error)))
-            outside: list[str] = []
+    async with chromium() as browser:
+        page = await browser.new_page(viewport={"width": 560, "height": 400})
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        outside: list[str] = []
 
-            async def only_files(route: Any) -> None:
-                if route.request.url.startswith("file://"):
-                    await route.continue_()
-                else:
-                    outside.append(route.request.url)
-                    await route.abort()
+        async def only_files(route: Any) -> None:
+            if route.request.url.startswith("file://"):
+                await route.continue_()
+            else:
+                outside.append(route.request.url)
+                await route.abort()
 
-            await page.route("**/*", only_files)
-            await page.goto(PAGE.as_uri())
-            yield Renderer(page)
-            assert not errors, f"the renderer's page threw: {errors}"
-            assert not outside, f"the renderer's page reached out: {outside}"
-        finally:
-            await browser.close()
+        await page.route("**/*", only_files)
+        await page.goto(PAGE.as_uri())
+        yield Renderer(page)
+        assert not errors, f"the renderer's page threw: {errors}"
+        assert not outside, f"the renderer's page reached out: {outside}"
 
 
 @pytest.fixture
