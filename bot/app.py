@@ -22,7 +22,7 @@ from bot.demo import demo_agent
 from bot.errors import BotError
 from bot.legal import mount_legal
 from bot.metrics import Metrics
-from bot.policy import RequesterOrApprovers
+from bot.policy import RequesterOrApprovers, check_policy_names
 from bot.providers.base import Provider
 from bot.service.runs import RunService
 from bot.serving import (
@@ -129,6 +129,9 @@ async def _running_service(
     channels = contextlib.AsyncExitStack()
     try:
         spec = agent_spec(settings)
+        check_policy_names(
+            settings.policy.question_policies(), [r.name for r in spec.registrations]
+        )
         provider = spec.provider or settings.provider.build()
         agent, capability = build_agent(
             provider=provider,

@@ -18,6 +18,7 @@ async def check(settings: Settings) -> int:
     """Validate, open the store, probe what is reachable; 0 when all is well, 2 if not."""
     from bot.app import agent_spec
     from bot.human.factory import redemption_is_shared
+    from bot.policy import check_policy_names
     from bot.questions.capability_ports import LifecyclePorts
     from bot.questions.lifecycle import Lifecycle
     from bot.signing import signer_from
@@ -39,6 +40,7 @@ async def check(settings: Settings) -> int:
     finally:
         await stores.close()
     spec = agent_spec(settings)
+    check_policy_names(settings.policy.question_policies(), [r.name for r in spec.registrations])
     console = "off"
     if settings.console.enabled:
         console = f"http://{settings.serving.host}:{settings.serving.port}/"

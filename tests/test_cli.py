@@ -330,3 +330,31 @@ def test_check_says_which_missing_folders_it_created(tmp_path: Path) -> None:
     assert f"created:  {tmp_path / 'db-folder'}/ (it did not exist)" in done.stdout
     again = bot(tmp_path, "check", env=env)
     assert "created:" not in again.stdout
+
+
+@pytest.mark.parametrize(
+    ("policies", "said"),
+    [
+        (
+            {"aproval": {"quorum": 2}},
+            "BOT_POLICIES: 'aproval' is not an interaction this agent asks "
+            "(it asks: approval, ask_user); use one of those names",
+        ),
+        (
+            {"approval": {"quorum": "two"}},
+            "BOT_POLICIES: the policy of 'approval': quorum: Input should be a valid integer",
+        ),
+    ],
+)
+def test_a_policy_for_no_interaction_or_a_bad_one_is_one_line(
+    tmp_path: Path, policies: dict[str, Any], said: str
+) -> None:
+    """A misspelt interaction in BOT_POLICIES is refused, not kept unapplied; the variable is
+    named once."""
+    for command in ("check", "serve"):
+        env = {"BOT_POLICIES": json.dumps(policies), "PORT": str(free_port())}
+        done = bot(tmp_path, command, env=env)
+        assert done.returncode == 2, done.stderr
+        line = done.stderr.splitlines()[-1]
+        assert line.startswith(f"configuration error: {said}"), line
+        assert line.count("BOT_POLICIES") == 1
