@@ -266,6 +266,15 @@ def _teams_package(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    # Teams refuses a package whose id is not a GUID only at upload; say so here.
+    if not re.fullmatch(r"[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}", app_id):
+        where = "usage error: --app-id" if args.app_id else "configuration error: MicrosoftAppId"
+        print(
+            f"{where}: {app_id!r} is not an app id; copy the Azure Bot's Microsoft App ID, "
+            "a GUID like 00000000-0000-0000-0000-000000000000 (Azure Bot > Configuration)",
+            file=sys.stderr,
+        )
+        return 2
     if not re.fullmatch(r"\d{1,5}\.\d{1,5}\.\d{1,5}", args.version):
         print("usage error: --version is three numbers, like 1.0.1", file=sys.stderr)
         return 2
