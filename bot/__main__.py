@@ -21,7 +21,7 @@ from pathlib import Path
 
 try:
     from bot.config import Settings, SettingsError, load_settings
-    from bot.errors import BotError
+    from bot.errors import BotError, install_extra
 except ModuleNotFoundError as missing:  # pragma: no cover - exercised by a subprocess test
     # Run by a Python without the bot's dependencies (outside .venv): one sentence, no traceback.
     print(
@@ -159,7 +159,7 @@ def _mcp(settings: Settings) -> int:
     except ModuleNotFoundError as missing:
         print(
             f"cannot serve MCP: the package {missing.name!r} is missing; install the mcp extra "
-            "(pip install 'chatops-hitl-bridge[mcp]')",
+            f"({install_extra('mcp')})",
             file=sys.stderr,
         )
         return 2

@@ -12,6 +12,7 @@ from pathlib import Path
 from pydantic import SecretStr
 
 from bot.config import Settings
+from bot.errors import install_extra
 
 
 async def check(settings: Settings) -> int:
@@ -101,7 +102,7 @@ def _mcp_state(settings: Settings) -> str:
     import importlib.util
 
     if importlib.util.find_spec("mcp") is None:
-        return "error: is on but the mcp extra is not installed (pip install '.[mcp]')"
+        return f"error: is on but the mcp extra is not installed ({install_extra('mcp')})"
     route = mcp.route or "no route (set BOT_MCP_ROUTE)"
     return f"/mcp on, questions to {route}, a {mcp.wait_seconds:g} s wait per call"
 
