@@ -1,4 +1,4 @@
-"""Every relative link in README.md and docs/ names a file or folder of the checkout."""
+"""What README.md and docs/ point at exists: each relative link, each install of this project."""
 
 from __future__ import annotations
 
@@ -40,3 +40,15 @@ def test_the_link_check_reads_both_kinds_of_link() -> None:
     """It finds the README's Markdown links and its quoted paths: a pass means something."""
     readme = [written for written, _ in _targets(ROOT / "README.md")]
     assert "docs/api.md" in readme and "deploy/Containerfile" in readme, readme
+
+
+def test_every_install_of_this_project_is_from_the_checkout() -> None:
+    """The package is on no index: no page or message installs it by name, only from a path."""
+    by_name = re.compile(r"pip install[^\n`]*chatops-hitl-bridge")
+    sources = [
+        *PAGES,
+        *sorted((ROOT / "bot").rglob("*.py")),
+        *sorted((ROOT / "adapters").rglob("*.py")),
+    ]
+    named = [str(path.relative_to(ROOT)) for path in sources if by_name.search(path.read_text())]
+    assert not named, named
