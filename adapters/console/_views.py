@@ -7,7 +7,7 @@ while its question can still be answered).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, assert_never
 
@@ -20,7 +20,13 @@ from bot.messages import answered_text, cancelled_text, expired_text
 from bot.outcomes import Responder
 from bot.policy import AnswerPolicy, RequesterOrApprovers
 from bot.service.views import QuestionView, RunView
-from bot.stores.records import ConversationSummary, Question, QuestionStatus, RunRecord
+from bot.stores.records import (
+    ConversationSummary,
+    Question,
+    QuestionStatus,
+    RunRecord,
+    RunStatus,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,15 +83,21 @@ def conversations_json(
     *,
     you: str,
     sign_in: bool,
+    named: Collection[str] = (),
 ) -> dict[str, Any]:
-    """The sidebar: each conversation with how many questions wait, and how many on ``you``."""
+    """The sidebar: each conversation with how many questions wait, and how many on ``you``.
+
+    A conversation in ``named`` was named by an agent's route (``console:agents``):
+    it is titled by that name, the one the agent and the docs use, rather than
+    by its first question's summary.
+    """
     return {
         "you": you,
         "sign_in": sign_in,
         "conversations": [
             {
                 "id": summary.key,
-                "title": summary.title,
+                "title": summary.key if summary.key in named else summary.title,
                 "updated_at": summary.updated_at,
                 "runs": summary.runs,
                 "waiting": waiting.get(summary.key, (0, 0))[0],
@@ -94,6 +106,11 @@ def conversations_json(
             for summary in summaries
         ],
     }
+
+
+def asked_by_an_agent(views: Sequence[RunView]) -> bool:
+    """Whether an agent outside the bridge (the agents API) asked in this conversation."""
+    return any(view.run.status is RunStatus.REMOTE for view in views)
 
 
 def waiting_counts(views: Sequence[RunView], viewer: Viewer) -> tuple[int, int]:
