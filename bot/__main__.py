@@ -21,7 +21,7 @@ from pathlib import Path
 
 try:
     from bot.config import Settings, SettingsError, load_settings
-    from bot.errors import BotError
+    from bot.errors import BotError, install_extra
 except ModuleNotFoundError as missing:  # pragma: no cover - exercised by a subprocess test
     # Run by a Python without the bot's dependencies (outside .venv): one sentence, no traceback.
     print(
@@ -159,7 +159,7 @@ def _mcp(settings: Settings) -> int:
     except ModuleNotFoundError as missing:
         print(
             f"cannot serve MCP: the package {missing.name!r} is missing; install the mcp extra "
-            "(pip install 'chatops-hitl-bridge[mcp]')",
+            f"({install_extra('mcp')})",
             file=sys.stderr,
         )
         return 2
@@ -263,6 +263,15 @@ def _teams_package(args: argparse.Namespace) -> int:
     if not app_id:
         print(
             "configuration error: MicrosoftAppId: set the Azure Bot's app id (or pass --app-id)",
+            file=sys.stderr,
+        )
+        return 2
+    # Teams refuses a package whose id is not a GUID only at upload; say so here.
+    if not re.fullmatch(r"[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}", app_id):
+        where = "usage error: --app-id" if args.app_id else "configuration error: MicrosoftAppId"
+        print(
+            f"{where}: {app_id!r} is not an app id; copy the Azure Bot's Microsoft App ID, "
+            "a GUID like 00000000-0000-0000-0000-000000000000 (Azure Bot > Configuration)",
             file=sys.stderr,
         )
         return 2

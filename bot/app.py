@@ -19,10 +19,10 @@ from bot.api import mount_api, serve_api
 from bot.compose import build_agent
 from bot.config import Settings
 from bot.demo import demo_agent
-from bot.errors import BotError
+from bot.errors import BotError, install_extra
 from bot.legal import mount_legal
 from bot.metrics import Metrics
-from bot.policy import RequesterOrApprovers
+from bot.policy import RequesterOrApprovers, check_policy_names
 from bot.providers.base import Provider
 from bot.service.runs import RunService
 from bot.serving import (
@@ -105,7 +105,7 @@ def _mount_mcp(app: web.Application, settings: Settings) -> None:
     except ModuleNotFoundError as missing:
         raise BotError(
             f"BOT_MCP_HTTP is on but the package {missing.name!r} is missing; install the "
-            "mcp extra (pip install 'chatops-hitl-bridge[mcp]') or unset BOT_MCP_HTTP"
+            f"mcp extra ({install_extra('mcp')}) or unset BOT_MCP_HTTP"
         ) from None
     serving = settings.serving
     url = settings.mcp.bridge_url or serving.public_url or f"http://127.0.0.1:{serving.port}"
@@ -129,6 +129,9 @@ async def _running_service(
     channels = contextlib.AsyncExitStack()
     try:
         spec = agent_spec(settings)
+        check_policy_names(
+            settings.policy.question_policies(), [r.name for r in spec.registrations]
+        )
         provider = spec.provider or settings.provider.build()
         agent, capability = build_agent(
             provider=provider,

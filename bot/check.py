@@ -12,12 +12,14 @@ from pathlib import Path
 from pydantic import SecretStr
 
 from bot.config import Settings
+from bot.errors import install_extra
 
 
 async def check(settings: Settings) -> int:
     """Validate, open the store, probe what is reachable; 0 when all is well, 2 if not."""
     from bot.app import agent_spec
     from bot.human.factory import redemption_is_shared
+    from bot.policy import check_policy_names
     from bot.questions.capability_ports import LifecyclePorts
     from bot.questions.lifecycle import Lifecycle
     from bot.signing import signer_from
@@ -39,6 +41,7 @@ async def check(settings: Settings) -> int:
     finally:
         await stores.close()
     spec = agent_spec(settings)
+    check_policy_names(settings.policy.question_policies(), [r.name for r in spec.registrations])
     console = "off"
     if settings.console.enabled:
         console = f"http://{settings.serving.host}:{settings.serving.port}/"
@@ -99,7 +102,7 @@ def _mcp_state(settings: Settings) -> str:
     import importlib.util
 
     if importlib.util.find_spec("mcp") is None:
-        return "error: is on but the mcp extra is not installed (pip install '.[mcp]')"
+        return f"error: is on but the mcp extra is not installed ({install_extra('mcp')})"
     route = mcp.route or "no route (set BOT_MCP_ROUTE)"
     return f"/mcp on, questions to {route}, a {mcp.wait_seconds:g} s wait per call"
 

@@ -20,6 +20,7 @@ from pydantic import Field, ValidationError, field_validator
 
 from bot.client.models import Policy, validation_sentence
 from bot.component_settings import ComponentSettings, CsvList
+from bot.errors import BotError
 from bot.outcomes import Responder
 from bot.questions.quorum import escalated_answerers
 from bot.stores.records import Question, RunRecord
@@ -220,22 +221,40 @@ def parse_policies(text: str) -> dict[str, dict[str, Any]]:
     """``BOT_POLICIES``: a JSON object of interaction name to ``Policy``; ValueError if not."""
     if not text.strip():
         return {}
+    # The sentences are reported after the variable's name ("BOT_POLICIES: ..."),
+    # so they do not name it again.
     try:
         raw = json.loads(text)
     except json.JSONDecodeError:
         raise ValueError(
-            'BOT_POLICIES is not JSON; give an object such as {"approval": {}}'
+            'is not JSON; give an object such as {"approval": {"quorum": 2}}'
         ) from None
     if not isinstance(raw, dict):
-        raise ValueError("BOT_POLICIES must be a JSON object of interaction name to policy")
+        raise ValueError("must be a JSON object of interaction name to policy")
     policies: dict[str, dict[str, Any]] = {}
     for name, body in raw.items():
         try:
             policies[name] = Policy.model_validate(body, strict=False).model_dump(mode="json")
         except ValidationError as error:
             sentence = validation_sentence(error)
-            raise ValueError(f"BOT_POLICIES[{name!r}]: {sentence}") from None
+            raise ValueError(f"the policy of {name!r}: {sentence}") from None
     return policies
+
+
+def check_policy_names(policies: Collection[str], registered: Collection[str]) -> None:
+    """A BotError unless each interaction ``BOT_POLICIES`` names is one the agent registers.
+
+    A misspelt name would otherwise be kept and never looked up: the quorum
+    an admin wrote would silently not apply.
+    """
+    unknown = sorted(set(policies) - set(registered))
+    if unknown:
+        named = ", ".join(repr(name) for name in unknown)
+        known = ", ".join(sorted(registered)) or "none"
+        raise BotError(
+            f"BOT_POLICIES: {named} is not an interaction this agent asks (it asks: {known}); "
+            "use one of those names"
+        )
 
 
 def _is(who: str, person: str) -> bool:

@@ -116,9 +116,11 @@ async def probe_teams(teams: TeamsSettings) -> Probe:
             answer = await response.json(content_type=None)
     except (aiohttp.ClientError, TimeoutError, OSError, ValueError) as error:
         reason = type(error).__name__ if isinstance(error, TimeoutError) else str(error)
+        # Nothing answered, so the secret was never judged: blame the address, not it.
         return Probe(
-            variable="MicrosoftAppPassword",
-            problem=f"cannot reach the Bot Framework token endpoint ({reason}); check the network",
+            variable="TO_CHANNEL_FROM_BOT_LOGIN_URL",
+            problem=f"cannot reach the Bot Framework token endpoint {url} ({reason}); check "
+            "the network (or this setting, when you point it at your own endpoint)",
         )
     if status == 200 and isinstance(answer, dict) and answer.get("access_token"):
         return Probe(detail="bot token ok")

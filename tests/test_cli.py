@@ -190,7 +190,8 @@ async def test_check_asks_slack_whether_the_tokens_work(
 
 
 def test_the_package_version_is_a_flag(tmp_path: Path) -> None:
-    words = ["teams-package", "--website", "https://bot.example.com", "--app-id", "a1"]
+    app_id = PLACEHOLDERS["<app id>"]
+    words = ["teams-package", "--website", "https://bot.example.com", "--app-id", app_id]
     done = bot(tmp_path, *words, "--version", "1.4.2", "--out", "app.zip")
     assert done.returncode == 0, done.stderr
     with zipfile.ZipFile(tmp_path / "app.zip") as archive:
@@ -330,3 +331,47 @@ def test_check_says_which_missing_folders_it_created(tmp_path: Path) -> None:
     assert f"created:  {tmp_path / 'db-folder'}/ (it did not exist)" in done.stdout
     again = bot(tmp_path, "check", env=env)
     assert "created:" not in again.stdout
+
+
+@pytest.mark.parametrize(
+    ("policies", "said"),
+    [
+        (
+            {"aproval": {"quorum": 2}},
+            "BOT_POLICIES: 'aproval' is not an interaction this agent asks "
+            "(it asks: approval, ask_user); use one of those names",
+        ),
+        (
+            {"approval": {"quorum": "two"}},
+            "BOT_POLICIES: the policy of 'approval': quorum: Input should be a valid integer",
+        ),
+    ],
+)
+def test_a_policy_for_no_interaction_or_a_bad_one_is_one_line(
+    tmp_path: Path, policies: dict[str, Any], said: str
+) -> None:
+    """A misspelt interaction in BOT_POLICIES is refused, not kept unapplied; the variable is
+    named once."""
+    for command in ("check", "serve"):
+        env = {"BOT_POLICIES": json.dumps(policies), "PORT": str(free_port())}
+        done = bot(tmp_path, command, env=env)
+        assert done.returncode == 2, done.stderr
+        line = done.stderr.splitlines()[-1]
+        assert line.startswith(f"configuration error: {said}"), line
+        assert line.count("BOT_POLICIES") == 1
+
+
+@pytest.mark.parametrize("given", ["--app-id", "MicrosoftAppId"])
+def test_teams_package_refuses_an_app_id_that_is_not_a_guid(tmp_path: Path, given: str) -> None:
+    """`teams-package` with an app id Teams would refuse at upload is one line, exit 2."""
+    words = ["teams-package", "--website", "https://bot.example.com", "--out", "app.zip"]
+    if given == "--app-id":
+        done = bot(tmp_path, *words, "--app-id", "not-a-guid")
+    else:
+        done = bot(tmp_path, *words, env={"MicrosoftAppId": "not-a-guid"})
+    assert done.returncode == 2
+    [line] = done.stderr.splitlines()
+    prefix = "usage error" if given == "--app-id" else "configuration error"
+    said = f"{prefix}: {given}: 'not-a-guid' is not an app id; copy the Azure"
+    assert line.startswith(said), line
+    assert not (tmp_path / "app.zip").exists()

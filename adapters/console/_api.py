@@ -15,6 +15,7 @@ from adapters.console._http import ConsoleError, read_json, signed_in, text_fiel
 from adapters.console._shown import shown
 from adapters.console._surface import SURFACE, ConsoleSurface
 from adapters.console._views import (
+    asked_by_an_agent,
     conversation_json,
     conversations_json,
     viewer_for,
@@ -69,6 +70,7 @@ class ConsoleApi:
         who = _responder(request)
         summaries = await service.conversations(SURFACE)
         waiting = {}
+        named = set()
         # One history read per listed conversation (at most 50): RunService has no
         # "open questions by conversation" query yet, and surfaces never read stores.
         for summary in summaries:
@@ -76,11 +78,14 @@ class ConsoleApi:
             counts = waiting_counts(views, await viewer_for(who, self.policy, views))
             if counts[0]:
                 waiting[summary.key] = counts
+            if asked_by_an_agent(views):
+                named.add(summary.key)
         listed = conversations_json(
             summaries,
             waiting,
             you=who.display,
             sign_in=request.app[SIGN_IN].required,
+            named=named,
         )
         return web.json_response(listed)
 

@@ -8,7 +8,7 @@ string an agent, a model or a person wrote leaves through ``_shown``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, assert_never
 
@@ -23,7 +23,13 @@ from bot.outcomes import Responder
 from bot.policy import AnswerPolicy, RequesterOrApprovers
 from bot.questions.quorum import tally_line
 from bot.service.views import QuestionView, RunView
-from bot.stores.records import ConversationSummary, Question, QuestionStatus, RunRecord
+from bot.stores.records import (
+    ConversationSummary,
+    Question,
+    QuestionStatus,
+    RunRecord,
+    RunStatus,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,15 +86,21 @@ def conversations_json(
     *,
     you: str,
     sign_in: bool,
+    named: Collection[str] = (),
 ) -> dict[str, Any]:
-    """The sidebar: each conversation with how many questions wait, and how many on ``you``."""
+    """The sidebar: each conversation with how many questions wait, and how many on ``you``.
+
+    A conversation in ``named`` was named by an agent's route (``console:agents``):
+    it is titled by that name, the one the agent and the docs use, rather than
+    by its first question's summary.
+    """
     return {
         "you": shown(you),
         "sign_in": sign_in,
         "conversations": [
             {
                 "id": summary.key,
-                "title": shown(summary.title),
+                "title": shown(summary.key if summary.key in named else summary.title),
                 "updated_at": summary.updated_at,
                 "runs": summary.runs,
                 "waiting": waiting.get(summary.key, (0, 0))[0],
@@ -97,6 +109,11 @@ def conversations_json(
             for summary in summaries
         ],
     }
+
+
+def asked_by_an_agent(views: Sequence[RunView]) -> bool:
+    """Whether an agent outside the bridge (the agents API) asked in this conversation."""
+    return any(view.run.status is RunStatus.REMOTE for view in views)
 
 
 def waiting_counts(views: Sequence[RunView], viewer: Viewer) -> tuple[int, int]:

@@ -56,7 +56,15 @@ PAGE = {
     "run": "1 run",
     "untitled": "New conversation",
     "empty": "Nothing here yet. Ask the bot something, e.g. deploy web.",
+    "empty_pick": (
+        "Nothing here yet. Pick a conversation under Conversations, "
+        "or ask the bot something, e.g. deploy web."
+    ),
+    "loading": "Loading…",
+    "menu_close": "Close conversations",
     "working": "Working…",
+    # After an agents-API question closes: its outcome is the end, and the agent has it.
+    "agent_told": "The agent that asked ({name}) has been told.",
     "message_label": "Message",
     "message_hint": "Ask the bot, e.g. deploy web (Enter sends, Shift+Enter adds a line)",
     "send": "Send",

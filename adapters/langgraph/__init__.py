@@ -6,23 +6,26 @@ retries and errors), with LangGraph's own ``interrupt()``, checkpointer and
 See docs/agents/langgraph.md.
 """
 
-from adapters.langgraph._ask import BRIDGE_INTERRUPT, ask_human, request_approval
-from adapters.langgraph._outcomes import (
-    Answered,
-    Approved,
-    Decision,
-    Rejected,
-    Reply,
-    Unanswered,
-)
-from adapters.langgraph._resume import Pending, ResumableGraph, Resumer
-from adapters.langgraph.errors import (
-    ForeignInterrupt,
-    LangGraphError,
-    NotInNode,
-    QuestionChanged,
-    UnsupportedReview,
-)
+from adapters._extras import needs_extra
+
+with needs_extra("adapters.langgraph", "langgraph", "langgraph", "langchain_core"):
+    from adapters.langgraph._ask import BRIDGE_INTERRUPT, ask_human, request_approval
+    from adapters.langgraph._outcomes import (
+        Answered,
+        Approved,
+        Decision,
+        Rejected,
+        Reply,
+        Unanswered,
+    )
+    from adapters.langgraph._resume import Pending, ResumableGraph, Resumer
+    from adapters.langgraph.errors import (
+        ForeignInterrupt,
+        LangGraphError,
+        NotInNode,
+        QuestionChanged,
+        UnsupportedReview,
+    )
 
 __all__ = [
     "BRIDGE_INTERRUPT",

@@ -13,6 +13,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from adapters._extras import needs_extra
+
 if TYPE_CHECKING:
     from adapters.mcp._http import mount_mcp
     from adapters.mcp._stdio import McpConfigError, serve_stdio
@@ -42,4 +44,5 @@ _HOME = {
 def __getattr__(name: str) -> Any:
     if name not in _HOME:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
+    with needs_extra(__name__, "mcp", "mcp"):
+        return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)

@@ -9,8 +9,11 @@ of its own; the server never imports it. The serialized ``RunState`` stays
 with the caller (see docs/agents/openai-agents.md).
 """
 
-from adapters._tool_approval import Approve, Approver, Decision, Reject, ToolCall
-from adapters.openai_agents._run import SaveState, pending_calls, resolve, run_with_approvals
+from adapters._extras import needs_extra
+
+with needs_extra("adapters.openai_agents", "openai-agents", "agents", "openai"):
+    from adapters._tool_approval import Approve, Approver, Decision, Reject, ToolCall
+    from adapters.openai_agents._run import SaveState, pending_calls, resolve, run_with_approvals
 
 __all__ = [
     "Approve",

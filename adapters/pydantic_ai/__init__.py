@@ -10,8 +10,16 @@ the server never imports it. The message history stays with the caller (see
 docs/agents/pydantic-ai.md).
 """
 
-from adapters._tool_approval import Approve, Approver, Decision, Reject, ToolCall
-from adapters.pydantic_ai._run import SaveHistory, pending_calls, results_for, run_with_approvals
+from adapters._extras import needs_extra
+
+with needs_extra("adapters.pydantic_ai", "pydantic-ai", "pydantic_ai"):
+    from adapters._tool_approval import Approve, Approver, Decision, Reject, ToolCall
+    from adapters.pydantic_ai._run import (
+        SaveHistory,
+        pending_calls,
+        results_for,
+        run_with_approvals,
+    )
 
 __all__ = [
     "Approve",

@@ -22,6 +22,12 @@ MIN_KEY_CHARS = 32
 KEY_PREFIX = "hitl_"
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
 SURFACES = ("slack", "teams", "console")
+# A key with no routes named is refused rather than allowed everywhere: a key
+# pasted for one channel must not quietly post in every other one.
+NO_ROUTES = (
+    "the key {name!r} names no routes: name the routes this key may post to "
+    "({example}), or '*' for everywhere"
+)
 
 
 def hash_key(key: str) -> str:
@@ -63,8 +69,13 @@ def keys_from_setting(text: str) -> tuple[ApiKey, ...]:
     for n, entry in enumerate(entries):
         if not isinstance(entry, dict) or set(entry) - {"name", "key", "routes"}:
             raise ValueError(f"entry {n} must be an object with name, key and routes only")
-        name, key, routes = entry.get("name"), entry.get("key"), entry.get("routes", ["*"])
-        if not isinstance(name, str) or not isinstance(key, str) or not isinstance(routes, list):
+        name, key, routes = entry.get("name"), entry.get("key"), entry.get("routes")
+        if not isinstance(name, str) or not isinstance(key, str):
+            raise ValueError(f"entry {n} needs a name and a key (strings) and a routes list")
+        if not routes:
+            example = '"routes": ["slack:C123", "console:ops"]'
+            raise ValueError(NO_ROUTES.format(name=name, example=example))
+        if not isinstance(routes, list):
             raise ValueError(f"entry {n} needs a name and a key (strings) and a routes list")
         if len(key) < MIN_KEY_CHARS:
             raise ValueError(f"the key of {name!r} is shorter than {MIN_KEY_CHARS} characters")

@@ -11,9 +11,11 @@ import sys
 import time
 from typing import TextIO
 
-from bot.api._keys import check_name, check_route, hash_key, new_key
+from bot.api._keys import NO_ROUTES, check_name, check_route, hash_key, new_key
 from bot.config import Settings
 from bot.stores.records import ApiKey
+
+NO_KEYS = "no keys: make one with api-key create NAME --route ROUTE, or list them in BOT_API_KEYS"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,7 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--route",
         action="append",
         default=None,
-        help="a route it may post to (slack:C123, console:*, *); repeat; default *",
+        help="a route it may post to (slack:C123, console:*, or * for everywhere); repeat; "
+        "at least one",
     )
     actions.add_parser("list", help="list the keys (names and routes, never the keys)")
     revoke = actions.add_parser("revoke", help="forget a key: its requests get 401 at once")
@@ -38,7 +41,10 @@ async def run_api_key(
     try:
         if args.action == "create":
             check_name(args.name)
-            routes = tuple(check_route(route) for route in (args.route or ["*"]))
+            if not args.route:
+                example = "--route slack:C123 --route console:ops"
+                raise ValueError(NO_ROUTES.format(name=args.name, example=example))
+            routes = tuple(check_route(route) for route in args.route)
     except ValueError as bad:
         print(f"api-key: {bad}", file=sys.stderr)
         return 1
@@ -67,10 +73,15 @@ async def run_api_key(
                     file=sys.stderr,
                 )
             case "list":
-                for kept in await records.keys():
+                kept_keys = await records.keys()
+                listed_keys = settings.api.configured_keys()
+                for kept in kept_keys:
                     print(f"{kept.name}\t{' '.join(kept.routes)}\t(store)", file=out)
-                for listed in settings.api.configured_keys():
+                for listed in listed_keys:
                     print(f"{listed.name}\t{' '.join(listed.routes)}\t(BOT_API_KEYS)", file=out)
+                if not kept_keys and not listed_keys:
+                    # On stderr, so a script reading the list still reads an empty one.
+                    print(NO_KEYS, file=sys.stderr)
             case "revoke":
                 if not await records.revoke_key(args.name):
                     where = (

@@ -1,32 +1,49 @@
-"""Run a docs/agents page's example as written, but for its model and its last line."""
+"""Run a docs/agents page's examples: the offline one as pasted, the real-model one as
+written but for its model and its last line."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import shlex
+import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 
+from tests.doors._doors import Door
 from tests.e2e._api import API_KEY
+from tests.e2e._client import ConsoleClient, approve_while_it_waits
 from tests.fakes.slack_api import buttons
 
 ROOT = Path(__file__).resolve().parents[2]
 # The user id the pages name as the one approver; the Slack clicks come from it.
 APPROVER = "U012ABCDEF"
 CHANNEL = "C0123456789"
+PAGE_PYTHON = ".venv/bin/python"
+# Where the offline examples ask: the console conversation the page says to pick.
+CONVERSATION = "agents"
 
 
-def example(page: str) -> str:
-    """The page's first python block."""
+def blocks(page: str, language: str) -> list[str]:
+    """The page's fenced blocks in ``language``, in order."""
     text = (ROOT / "docs" / "agents" / page).read_text()
-    return re.findall(r"```python\n(.*?)```", text, re.S)[0]
+    return re.findall(rf"```{language}\n(.*?)```", text, re.S)
+
+
+def example(page: str, containing: str) -> str:
+    """The page's one python block that holds ``containing``."""
+    [found] = [block for block in blocks(page, "python") if containing in block]
+    return found
 
 
 def load(page: str, model_line: str, model: Any) -> dict[str, Any]:
     """Exec the example with ``model_line`` bound to ``model`` and ``main`` left to await."""
-    code = example(page)
+    code = example(page, model_line)
     assert model_line in code and code.rstrip().endswith("asyncio.run(main())"), code
     code = code.replace(model_line, "MODEL = __model__").rstrip()
     code = code.removesuffix("asyncio.run(main())")
@@ -64,3 +81,50 @@ async def die_then_decide(
     await desk.decide(DB, approve=False, comment="not during the freeze")
     await asyncio.wait_for(second, 30)
     return path, list(await desk.questions(example["RUN_ID"]))
+
+
+def install_line(page: str, extra: str) -> None:
+    """The page's first shell line installs ``extra`` from the checkout (not run here: it
+    would reinstall this venv), and the extra exists."""
+    line = blocks(page, "sh")[0].strip().splitlines()[0]
+    assert line == f".venv/bin/pip install -e '.[{extra}]'", line
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert extra in extras["optional-dependencies"]
+
+
+async def run_offline(page: str, tmp_path: Path, answer: dict[str, Any]) -> str:
+    """The page's offline example as pasted: its key made by its api-key line against a real
+    bridge, run with no OpenAI key in a process of its own, ``answer`` given on the console
+    page; what it printed."""
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("BOT_", "DATABASE_URL", "OPENAI_"))
+    }
+    async with Door(tmp_path) as door:
+        env |= {"DATABASE_URL": f"sqlite:///{door.db}", "BOT_DATA_DIR": str(tmp_path / "var")}
+        [key_line] = [
+            line for line in blocks(page, "sh")[0].splitlines() if "api-key create" in line
+        ]
+        assert key_line.startswith(f"{PAGE_PYTHON} -m bot api-key create"), key_line
+        script = key_line.replace(PAGE_PYTHON, shlex.quote(sys.executable), 1)
+        made = await _process(["/bin/bash", "-c", script], env)
+        out, err = await asyncio.wait_for(made.communicate(), 60)
+        assert made.returncode == 0, err.decode()
+        url = f"http://127.0.0.1:{door.port}"
+        env |= {"BRIDGE_URL": url, "BRIDGE_API_KEY": out.decode().strip()}
+        code = example(page, "offline")
+        ran = await _process([sys.executable, "-c", code], env)
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as http:
+            printed, _ = await approve_while_it_waits(
+                ran, ConsoleClient(http, url), CONVERSATION, answer
+            )
+    return printed
+
+
+async def _process(argv: list[str], env: dict[str, str]) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        *argv,
+        cwd=ROOT,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )

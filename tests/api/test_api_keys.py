@@ -9,6 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from bot.api._keys import keys_from_setting
 from tests.api.test_api_refusals import ask, call
 from tests.doors._doors import Door
 
@@ -42,7 +45,39 @@ async def test_a_created_key_works_until_revoked_and_is_never_stored(tmp_path: P
         assert (await call(door, "POST", "/v1/questions", slack, key=key))[0] == 403
         listed = api_key(door.db, "list")
         assert listed.stdout.split("\t")[:2] == ["ci", "console:*"] and key not in listed.stdout
-        assert api_key(door.db, "create", "ci").returncode == 1  # the name is taken
+        taken = api_key(door.db, "create", "ci", "--route", "console:*")
+        assert taken.returncode == 1 and "exists" in taken.stderr
         assert api_key(door.db, "revoke", "ci").returncode == 0
         assert (await call(door, "GET", "/v1/questions", key=key))[0] == 401
         assert api_key(door.db, "revoke", "ci").returncode == 1
+
+
+def test_a_key_without_routes_is_refused_where_it_is_made(tmp_path: Path) -> None:
+    """No --route: refused in one line naming how to give routes, and no key is made."""
+    (tmp_path / "var").mkdir()
+    db = tmp_path / "bot.sqlite3"
+    refused = api_key(db, "create", "ci")
+    assert refused.returncode == 1 and refused.stdout == ""
+    [line] = refused.stderr.splitlines()
+    assert "names no routes: name the routes this key may post to" in line, line
+    assert "--route" in line and "'*' for everywhere" in line
+    assert "no keys" in api_key(db, "list").stderr
+
+
+@pytest.mark.parametrize("routes", [None, []])
+def test_a_configured_key_without_routes_is_refused(routes: list[str] | None) -> None:
+    """A BOT_API_KEYS entry with no routes may not post anywhere by default: it is refused."""
+    entry: dict[str, object] = {"name": "ci", "key": "k" * 40}
+    if routes is not None:
+        entry["routes"] = routes
+    with pytest.raises(ValueError, match="names no routes") as refused:
+        keys_from_setting(json.dumps([entry]))
+    assert '"routes": [' in str(refused.value)
+    assert keys_from_setting(json.dumps([{**entry, "routes": ["*"]}]))[0].routes == ("*",)
+
+
+def test_listing_no_keys_says_so(tmp_path: Path) -> None:
+    """`api-key list` on an empty store says "no keys" (on stderr) rather than nothing."""
+    listed = api_key(tmp_path / "bot.sqlite3", "list")
+    assert listed.returncode == 0 and listed.stdout == ""
+    assert listed.stderr.startswith("no keys: make one with api-key create NAME --route")

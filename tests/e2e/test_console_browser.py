@@ -5,15 +5,17 @@ Screenshots land in test-artifacts/browser/ for a person to look at.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import aiohttp
 import pytest
-from playwright.async_api import Browser, Locator, Page, expect
+from playwright.async_api import Browser, Locator, Page, Route, expect
 
 from tests.browser import chromium
+from tests.e2e._api import Api, api_env, approval
 from tests.e2e._client import DEPLOY_REPORT, NO_DECISION, ConsoleClient
 from tests.e2e._server import ROOT, StartBot
 
@@ -172,7 +174,14 @@ async def test_answer_from_the_phone_layout(
     await menu.tap()
     await expect(page.locator("#sidebar")).to_be_visible()
     await expect(page.locator("#conversations .badge")).to_have_text("1")
+    # Open, the menu button is the list's close control.
+    await expect(menu).to_have_text("Close conversations")
+    await expect(menu).to_have_attribute("aria-expanded", "true")
     await page.screenshot(path=SHOTS / "21-phone-sidebar-open.png")
+    await menu.tap()
+    await expect(page.locator("#sidebar")).to_be_hidden()
+    await expect(menu).to_have_text("Conversations (1 waiting)")
+    await menu.tap()
     await page.locator("#conversations a").first.tap()
     await expect(page.locator("#sidebar")).to_be_hidden()
 
@@ -416,3 +425,62 @@ async def test_a_form_is_filled_in_refused_then_answered(start_bot: StartBot, pa
     await expect(answered.locator(".form-answer")).to_contain_text("Ada")
     await expect(answered.locator(".form-answer")).to_contain_text("eu")
     await page.screenshot(path=SHOTS / "51-form-answered.png", full_page=True)
+
+
+async def test_an_api_question_answered_in_the_page_shows_the_agent_was_told(
+    start_bot: StartBot, page: Page, http: aiohttp.ClientSession
+) -> None:
+    """An agent asks in `agents`: the sidebar names it so, and once approved the page says
+    the agent has been told (no "Working…", which no run of ours would end)."""
+    server = await start_bot(**api_env("console:*"))
+    api = Api(http, server.url)
+    status, asked = await api.ask(
+        approval("deploy-42", {"surface": "console", "conversation": "agents"})
+    )
+    assert status == 201, asked
+    await page.goto(f"{server.url}/")
+
+    # The conversation is listed by the name the agent's route (and docs/api.md) gives it.
+    await expect(page.locator("#conversations .title")).to_have_text(["agents"], timeout=WAIT_MS)
+    approve = page.get_by_role("button", name="Approve", exact=True)
+    await expect(approve).to_be_visible(timeout=WAIT_MS)
+    await page.screenshot(path=SHOTS / "50-api-question.png")
+    await approve.click()
+
+    told = page.locator(".bot-message.agent-told")
+    await expect(told).to_have_text("The agent that asked (api:ci) has been told.", timeout=WAIT_MS)
+    await expect(page.locator(".question .decision-approve")).to_be_visible()
+    await expect(page.locator(".working")).to_have_count(0)
+    await page.screenshot(path=SHOTS / "51-api-question-answered.png")
+    answered = await api.get(asked["id"])
+    assert answered[1]["status"] == "answered", answered
+
+    # A new conversation beside the listed one points at the list rather than "Nothing here".
+    await page.get_by_role("button", name="New conversation", exact=True).click()
+    await expect(page.locator("#feed .empty")).to_have_text(
+        "Nothing here yet. Pick a conversation under Conversations, "
+        "or ask the bot something, e.g. deploy web.",
+        timeout=WAIT_MS,
+    )
+
+
+async def test_a_slow_load_reads_as_loading_not_empty(start_bot: StartBot, page: Page) -> None:
+    """While the first reads are held back, the feed and the list say "Loading…"."""
+    server = await start_bot()
+    held = asyncio.Event()
+
+    async def hold(route: Route) -> None:
+        await held.wait()
+        await route.continue_()
+
+    await page.route(re.compile(r".*/api/conversations.*"), hold)
+    await page.goto(f"{server.url}/")
+    await expect(page.locator("#feed .loading")).to_have_text("Loading…", timeout=WAIT_MS)
+    await expect(page.locator("#feed")).to_have_attribute("aria-busy", "true")
+    await expect(page.locator("#conversations .loading")).to_have_text("Loading…")
+    await expect(page.locator("#feed .empty:not(.loading)")).to_have_count(0)
+    held.set()
+    await expect(page.locator(".loading")).to_have_count(0, timeout=WAIT_MS)
+    await expect(page.locator("#feed .empty")).to_have_text(
+        "Nothing here yet. Ask the bot something, e.g. deploy web."
+    )

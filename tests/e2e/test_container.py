@@ -1,13 +1,18 @@
 """deploy/Containerfile built and run here: two containers, one PostgreSQL, one question.
 
-No container registry is reachable, so the base image is made locally:
-``debootstrap --variant=minbase bookworm`` from the mirror apt already uses,
-with the host's extra CA certificates (so pip in the build trusts what the
-host trusts), imported as ``localhost/debian-base:bookworm``. A dockerd of
-the test's own (its own data root, exec root and socket; no bridge, no
-iptables: the containers use the host's network) builds and runs it, and is
-stopped by its PID at the end. The root filesystem and dockerd's data root
-are cached under CACHE, so a second run builds in about a second.
+No container registry is reachable, so the image is built as the README's
+"Without a registry" block says, and its lines are what runs: the base image
+made by ``debootstrap --variant=minbase bookworm`` from the mirror apt
+already uses, with the host's extra CA certificates (so pip in the build
+trusts what the host trusts), imported as ``localhost/debian-base:bookworm``,
+then ``docker build`` on it. A dockerd of the test's own (its own data root,
+exec root and socket; no bridge, no iptables: the containers use the host's
+network) builds and runs it, and is stopped by its PID at the end. The root
+filesystem (the block's ``ROOTFS``) and dockerd's data root are cached under
+CACHE: a warm run leaves out the debootstrap line while the cached root
+filesystem is complete, and then the import line while the base image is
+there (a new import would make a new base and rebuild every layer), so a second
+run builds in about a second; a cold run runs every line.
 
 Skips, with the reason, where docker.io or debootstrap is missing (.ci/run
 installs both) or the process is not root.
@@ -17,10 +22,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
+import shlex
 import shutil
 import signal
 import subprocess
+import textwrap
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
@@ -37,7 +45,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.container, pytest.mark.postgres]
 CACHE = Path(os.environ.get("BOT_CONTAINER_CACHE", "/var/cache/hitl-bridge-test"))
 DOCKER = Path("/usr/bin/docker")  # docker.io's client, talking to our dockerd only
 BASE = "localhost/debian-base:bookworm"
-IMAGE = "localhost/hitl-bridge:test"
+# The README's tag: the image is built by its own lines.
+IMAGE = "hitl-bridge"
 PASSWORD = "container test password"
 
 Docker = Callable[..., subprocess.CompletedProcess[str]]
@@ -52,23 +61,6 @@ def _missing() -> str:
     if not DOCKER.exists():
         return "docker.io's client /usr/bin/docker is not installed"
     return ""
-
-
-def _apt_mirror() -> str:
-    """The Debian mirror apt is configured with (deb822 or one-line sources)."""
-    for path in sorted(Path("/etc/apt").glob("sources.list.d/*.sources")):
-        for line in path.read_text().splitlines():
-            if line.startswith("URIs:") and line.split()[1].rstrip("/").endswith("/debian"):
-                return line.split()[1]
-    for path in [Path("/etc/apt/sources.list"), *Path("/etc/apt").glob("sources.list.d/*.list")]:
-        if path.exists():
-            for line in path.read_text().splitlines():
-                words = line.split()
-                if words[:1] == ["deb"] and words[-2:-1] != ["updates"]:
-                    url = next(w for w in words[1:] if "://" in w)
-                    if url.rstrip("/").endswith("/debian"):
-                        return url
-    pytest.skip("no Debian mirror in apt's sources for debootstrap")
 
 
 @pytest.fixture(scope="module")
@@ -119,6 +111,7 @@ def docker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Docker]:
             )
         return done
 
+    call.env = env  # type: ignore[attr-defined] # the README's lines run with it too
     try:
 
         def answers() -> bool:
@@ -152,46 +145,55 @@ def _unmount_below(folder: Path) -> None:
             subprocess.run(["umount", "-l", point], check=False, capture_output=True)
 
 
-def _base_image(docker: Docker) -> None:
-    """localhost/debian-base:bookworm from debootstrap, made once and cached."""
-    if docker("image", "inspect", BASE, check=False).returncode == 0:
-        return
-    rootfs = CACHE / "rootfs"
-    done_mark = CACHE / "rootfs.complete"
-    if not done_mark.exists():
-        shutil.rmtree(rootfs, ignore_errors=True)
-        rootfs.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            ["debootstrap", "--variant=minbase", "bookworm", str(rootfs), _apt_mirror()],
-            capture_output=True,
-            timeout=1200,
-            check=True,
-        )
-        done_mark.touch()
-    extra = rootfs / "usr" / "local" / "share" / "ca-certificates"
-    extra.mkdir(parents=True, exist_ok=True)
-    for cert in Path("/usr/local/share/ca-certificates").glob("*.crt"):
-        shutil.copy(cert, extra / cert.name)
-    with subprocess.Popen(["tar", "-C", str(rootfs), "-c", "."], stdout=subprocess.PIPE) as tar:
-        assert tar.stdout is not None
-        docker("import", "-", BASE, stdin=tar.stdout, timeout=600)
-        tar.stdout.close()
-        assert tar.wait(timeout=60) == 0
+def _readme_build_lines() -> list[str]:
+    """The README's "Without a registry" block, one command per line (continuations joined)."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("**Without a registry**") :]
+    block = re.search(r"```sh\n(.*?)```", section, re.S)
+    assert block is not None, "no shell block after **Without a registry**"
+    text = re.sub(r"\\\n\s*", "", textwrap.dedent(block.group(1)))
+    return [line.strip() for line in text.splitlines() if line.strip()]
 
 
 @pytest.fixture(scope="module")
-def image(docker: Docker) -> str:
-    _base_image(docker)
-    docker(
-        "build",
-        "--network=host",
-        f"--build-arg=BASE_IMAGE={BASE}",
-        "--file=deploy/Containerfile",
-        f"--tag={IMAGE}",
-        str(ROOT),
+def image(docker: Docker, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The README's build-without-a-registry lines, run by bash against our dockerd."""
+    lines = _readme_build_lines()
+    [build] = [line for line in lines if line.startswith("docker build ")]
+    assert f"--build-arg BASE_IMAGE={BASE}" in build and f"-t {IMAGE} ." in build, build
+    rootfs, done_mark = CACHE / "rootfs", CACHE / "rootfs.complete"
+    cached = done_mark.exists()
+    have_base = docker("image", "inspect", BASE, check=False).returncode == 0
+    script = []
+    for line in lines:
+        if line.startswith("ROOTFS="):
+            line = f"ROOTFS={shlex.quote(str(rootfs))}"  # the cache, not /var/tmp
+        elif line.startswith("debootstrap "):
+            if cached:
+                continue
+            shutil.rmtree(rootfs, ignore_errors=True)
+            rootfs.parent.mkdir(parents=True, exist_ok=True)
+        elif " docker import " in line and cached and have_base:
+            continue  # a fresh root filesystem is always imported
+        script.append(line)
+    # docker.io's client first on PATH, talking to our dockerd (DOCKER_HOST).
+    bin_dir = tmp_path_factory.mktemp("bin")
+    (bin_dir / "docker").symlink_to(DOCKER)
+    client: dict[str, str] = docker.env  # type: ignore[attr-defined]
+    env = {**client, "PATH": f"{bin_dir}:{os.environ.get('PATH', '')}"}
+    done = subprocess.run(
+        ["/bin/bash", "-e", "-o", "pipefail", "-c", "\n".join(script)],
         cwd=ROOT,
-        timeout=1200,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=2400,
+        check=False,
     )
+    failed = f"the README's build failed: {done.stdout[-2000:]}{done.stderr[-2000:]}"
+    assert done.returncode == 0, failed
+    if not cached:
+        done_mark.touch()
     return IMAGE
 
 

@@ -203,7 +203,9 @@ function open(cid) {
   if (cid === state.cid) return;
   state.cid = cid;
   state.rendered = new Map();
-  $("feed").replaceChildren();
+  // Until the first read answers: a slow load must not look like an empty conversation.
+  $("feed").replaceChildren(el("p", { class: "empty loading", text: say("loading") }));
+  $("feed").setAttribute("aria-busy", "true");
   if (location.hash.slice(1) !== cid) history.replaceState(null, "", `#${cid}`);
   clearBanner();
   refreshConversation();
@@ -248,6 +250,8 @@ const refreshList = serial(async () => {
 });
 
 function drawList() {
+  setMenuLabel();
+  if (state.firstList) return; // still loading: keep the sidebar's loading line
   const names = titles(state.list);
   const items = ordered(state.list).map((item) => {
     const badge = item.waiting
@@ -267,8 +271,23 @@ function drawList() {
     }, el("span", { class: "row" }, el("span", { class: "title", text: names.get(item.id) }), badge), meta));
   });
   $("conversations").replaceChildren(...items);
+  // The list may arrive after the feed was drawn empty: point at it now that it is there.
+  const empty = $("feed").querySelector(".empty:not(.loading)");
+  if (empty) empty.textContent = emptyText();
+}
+
+// An empty conversation beside a list of others says where they are.
+function emptyText() {
+  return say(state.list.some((item) => item.id !== state.cid) ? "empty_pick" : "empty");
+}
+
+// On a phone the menu button opens the list and, while it is open, closes it.
+function setMenuLabel() {
   const waiting = state.list.filter((item) => item.waiting).length;
-  $("menu").textContent = waiting ? say("menu_waiting", { n: waiting }) : say("menu");
+  const open = document.body.classList.contains("sidebar-open");
+  $("menu").textContent = open
+    ? say("menu_close")
+    : waiting ? say("menu_waiting", { n: waiting }) : say("menu");
 }
 
 const refreshConversation = serial(async () => {
@@ -277,6 +296,8 @@ const refreshConversation = serial(async () => {
   if (cid !== state.cid) return;
   if (result.status !== 200) {
     showBanner(errorOf(result));
+    for (const node of $("feed").querySelectorAll(".loading")) node.remove();
+    $("feed").removeAttribute("aria-busy");
     return;
   }
   if ($("banner-text").dataset.text === say("offline")) clearBanner();
@@ -305,9 +326,10 @@ function render(runs) {
     const end = runEnd(run);
     if (end) nodes.push(keep(`${run.run_id}:end`, `${run.status}|${run.final_text}`, end));
   }
-  if (!nodes.length) nodes.push(el("p", { class: "empty", text: say("empty") }));
+  if (!nodes.length) nodes.push(el("p", { class: "empty", text: emptyText() }));
   state.rendered = fresh;
   const feed = $("feed");
+  feed.removeAttribute("aria-busy");
   const atBottom = feed.scrollHeight - feed.scrollTop - feed.clientHeight < 40;
   nodes.forEach((node, i) => {
     if (feed.children[i] !== node) feed.insertBefore(node, feed.children[i] || null);
@@ -329,7 +351,13 @@ function runEnd(run) {
     return () => el("div", { class: "bot-message failed", text: run.final_text });
   }
   const waiting = run.questions.some((q) => q.status === "outstanding");
-  return waiting ? null : () => el("div", { class: "working", text: say("working") });
+  if (waiting) return null;
+  // An agent outside the bridge asked (the agents API): no run of ours resumes, so
+  // once its questions close the outcome above is the end, and the agent has it.
+  if (run.status === "remote") {
+    return () => el("div", { class: "bot-message agent-told", text: say("agent_told", { name: run.asked_by }) });
+  }
+  return () => el("div", { class: "working", text: say("working") });
 }
 
 function question(q, run) {
@@ -546,6 +574,7 @@ function toggleSidebar(show) {
   const open = show ?? !document.body.classList.contains("sidebar-open");
   document.body.classList.toggle("sidebar-open", open);
   $("menu").setAttribute("aria-expanded", String(open));
+  setMenuLabel();
 }
 
 function label() {
@@ -555,6 +584,7 @@ function label() {
   $("admin-link").textContent = say("admin_link");
   $("conversations-nav").setAttribute("aria-label", say("conversations"));
   $("menu").textContent = say("menu");
+  $("conversations").replaceChildren(el("li", { class: "loading", text: say("loading") }));
   $("banner-close").textContent = "×";
   $("banner-close").setAttribute("aria-label", say("close"));
   $("message").setAttribute("aria-label", say("message_label"));

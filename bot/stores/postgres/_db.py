@@ -25,6 +25,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
 from typing import Any, TypeAlias, TypeVar
+from urllib.parse import unquote, urlsplit
 
 import asyncpg
 
@@ -225,11 +226,7 @@ class Database:
                 await pool.close()
                 raise
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError) as error:
-            # The URL may carry a password: name the error's type, never the URL.
-            raise StoreError(
-                f"cannot connect to PostgreSQL ({type(error).__name__}); check DATABASE_URL "
-                "and that the server is up"
-            ) from None
+            raise StoreError(_cannot_connect(error, url)) from None
         return cls(pool, round_trips, bookkeeping=bookkeeping)
 
     async def transaction(self, fn: Callable[[Conn], Awaitable[T]]) -> T:
@@ -316,3 +313,36 @@ class Database:
 def changed(status: str) -> int:
     """Rows changed, from a command tag such as ``UPDATE 1`` or ``INSERT 0 1``."""
     return int(status.rsplit(" ", 1)[-1]) if status[-1:].isdigit() else 0
+
+
+def _cannot_connect(error: BaseException, url: str) -> str:
+    """What to do about a refused connection, in one sentence.
+
+    The URL may carry a password: the sentence names the database at most,
+    never the URL or the role's secret.
+    """
+    if isinstance(error, asyncpg.InvalidCatalogNameError):
+        # The path names the database; without one PostgreSQL takes the user's name.
+        parts = urlsplit(url)
+        name = unquote(parts.path.lstrip("/")) or unquote(parts.username or "") or "postgres"
+        return (
+            f"PostgreSQL has no database {name!r}: create it (createdb {name}, or "
+            f'CREATE DATABASE "{name}"; in psql), or name another one in DATABASE_URL'
+        )
+    if isinstance(error, asyncpg.InvalidAuthorizationSpecificationError):
+        # Also InvalidPasswordError: a missing role and a wrong password read alike.
+        return (
+            "PostgreSQL refused the role or password in DATABASE_URL: check the user name "
+            "and password (or create the role: createuser NAME)"
+        )
+    if isinstance(error, ConnectionRefusedError):
+        parts = urlsplit(url)
+        where = f"{parts.hostname or 'localhost'}:{parts.port or 5432}"
+        return (
+            f"nothing answers for PostgreSQL at {where}: start the server, or fix the "
+            "host and port in DATABASE_URL"
+        )
+    return (
+        f"cannot connect to PostgreSQL ({type(error).__name__}); check DATABASE_URL "
+        "and that the server is up"
+    )

@@ -4,12 +4,24 @@ from __future__ import annotations
 
 import dataclasses
 
-from adapters.console._views import Viewer, question_json, viewer_for
+from adapters.console._views import (
+    Viewer,
+    asked_by_an_agent,
+    conversations_json,
+    question_json,
+    viewer_for,
+)
 from bot.messages import answered_text, cancelled_text, expired_text
 from bot.outcomes import Responder
 from bot.policy import RequesterOrApprovers
 from bot.service.views import QuestionView, RunView
-from bot.stores.records import Question, QuestionStatus, RunRecord
+from bot.stores.records import (
+    ConversationSummary,
+    Question,
+    QuestionStatus,
+    RunRecord,
+    RunStatus,
+)
 
 OPEN = Question(
     interrupt_id="i1",
@@ -77,3 +89,27 @@ async def test_who_may_answer_follows_the_policy() -> None:
     assert (await viewer_for(bo, approvers, views)).may_answer(OPEN, run)
     anyone = RequesterOrApprovers(anyone=True)
     assert Viewer(bo, anyone).answerers(run) == "Anyone signed in to the console"
+
+
+async def test_a_conversation_an_agent_named_is_titled_by_that_name() -> None:
+    """`console:agents` lists as "agents", as the docs say; others keep their first words."""
+    summaries = [
+        ConversationSummary("agents", "Deploy web 1.5 to prod", 10.0, 1),
+        ConversationSummary("c-1", "deploy web", 5.0, 1),
+    ]
+    listed = conversations_json(summaries, {}, you="ana", sign_in=False, named={"agents"})
+    assert [c["title"] for c in listed["conversations"]] == ["agents", "deploy web"]
+    run = RunRecord(
+        run_id="r1",
+        scope="console",
+        surface="console",
+        requester="api:ci",
+        text="Deploy web 1.5 to prod",
+        created_at=1.0,
+        updated_at=1.0,
+        conversation={"key": "agents"},
+        status=RunStatus.REMOTE,
+    )
+    assert asked_by_an_agent([RunView(run)])
+    person = dataclasses.replace(run, requester="console:ana", status=RunStatus.COMPLETED)
+    assert not asked_by_an_agent([RunView(person)])

@@ -1,4 +1,5 @@
-"""docs/agents/openai-agents.md's example, run as written (but for its model) through Slack."""
+"""docs/agents/openai-agents.md's examples: the offline one as pasted through the console, the
+real-model one as written (but for its model) through Slack."""
 
 from __future__ import annotations
 
@@ -15,11 +16,35 @@ from tests.adapters.agent_docs import (
     DB,
     WEB,
     die_then_decide,
+    install_line,
     load,
     posted_question,
+    run_offline,
 )
 
 PAGE = "openai-agents.md"
+
+
+def test_the_page_installs_the_extra_from_the_checkout() -> None:
+    """The install line is the checkout's, with the openai-agents extra."""
+    install_line(PAGE, "openai-agents")
+
+
+@pytest.mark.parametrize(
+    ("answer", "printed"),
+    [
+        ({"decision": "approve", "comment": ""}, "deployed web 1.5"),
+        (
+            {"decision": "reject", "comment": "not today"},
+            "A person rejected this tool call: not today",
+        ),
+    ],
+)
+async def test_the_offline_example_runs_as_pasted_without_an_openai_key(
+    tmp_path: Path, answer: dict[str, str], printed: str
+) -> None:
+    """The scripted model asks in the console's `agents`; the answer decides what it prints."""
+    assert (await run_offline(PAGE, tmp_path, answer)).strip() == printed
 
 
 async def test_the_example_pauses_restarts_and_finishes_with_one_question_per_call(

@@ -139,7 +139,12 @@ def test_check_says_whether_teams_is_configured(tmp_path: Path) -> None:
     ) in emulator.stdout.splitlines()
     assert configured.returncode == 2
     [line] = configured.stderr.splitlines()
-    assert line.startswith("configuration error: MicrosoftAppPassword: cannot reach the Bot")
+    # A network failure never judged the secret: the line names the address to check.
+    assert line.startswith(
+        "configuration error: TO_CHANNEL_FROM_BOT_LOGIN_URL: cannot reach the Bot Framework "
+        "token endpoint http://127.0.0.1:9/tenant"
+    ), line
+    assert "MicrosoftAppPassword" not in line
     assert "p-secret" not in line
 
 
