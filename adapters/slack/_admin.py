@@ -32,7 +32,7 @@ from bot.admin import (
     summary_of,
     title_of,
 )
-from bot.messages import NOT_AN_ADMIN, moved_text
+from bot.service.messages import NOT_AN_ADMIN, moved_text
 
 Json = dict[str, Any]
 MAX_BLOCKS = 45

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from adapters.slack import _limits as L
 from adapters.slack._forms import label_of, properties
 from adapters.slack._limits import CUT, clip
-from bot.messages import (
+from bot.service.messages import (
     EXPIRED_LINE,
     answered_line,
     approved_line,

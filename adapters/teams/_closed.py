@@ -1,7 +1,7 @@
 """Cards for after: a closed question (answered, expired, cancelled) and a refusal.
 
 A closed card keeps what was asked, drops every action, and says how it
-ended in the words ``bot.messages`` uses on every surface.
+ended in the words ``bot.service.messages`` uses on every surface.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any, assert_never
 
 from adapters.teams._card_kit import Json, Limits, card, cut, facts, fit, text, title
 from adapters.teams._form_card import answered_facts
-from bot.messages import answered_text, cancelled_text, decided_text, expired_text
+from bot.service.messages import answered_text, cancelled_text, decided_text, expired_text
 from bot.stores.records import Question, QuestionStatus
 
 

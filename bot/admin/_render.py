@@ -27,7 +27,8 @@ from bot.admin._results import (
     StatsShown,
     TooLong,
 )
-from bot.messages import (
+from bot.questions.quorum import shown, tally_shown
+from bot.service.messages import (
     ADMINS_ONLY,
     NOT_AN_ADMIN,
     already_done,
@@ -38,7 +39,6 @@ from bot.messages import (
     resent_question,
     when,
 )
-from bot.questions.quorum import shown, tally_shown
 from bot.stores.records import AuditEvent, Delivery, DeliveryState, Question
 
 MAX_TITLE = 80

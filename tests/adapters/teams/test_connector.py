@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from adapters.teams._connector import Connector, delivery_error, parse_retry_after, with_retries
-from bot.surfaces import DeliveryError
+from bot.service.surfaces import DeliveryError
 from tests.fakes.bf_connector import FakeConnector
 
 

@@ -12,7 +12,7 @@ import time
 from typing import TextIO
 
 from bot.api._keys import check_name, check_route, hash_key, new_key
-from bot.config import Settings
+from bot.app.settings import Settings
 from bot.stores.records import ApiKey
 
 
