@@ -29,15 +29,15 @@ from typing import Any, Protocol
 
 import asyncpg
 
-from bot.compose import build_agent
+from bot.app.compose import build_agent
 from bot.human import ASK_USER
 from bot.human.tokens import TokenSigner, random_signing_key
 from bot.kernel.messages import Message, ModelReply, ToolDefinition
-from bot.outcomes import Redeemed, Responder
 from bot.providers.scripted import ScriptedProvider
+from bot.service.outcomes import Redeemed, Responder
 from bot.service.runs import RunService
+from bot.service.surfaces import Conversation
 from bot.stores import open_stores
-from bot.surfaces import Conversation
 from bot.testing import RecordingSurface, call, calls, question, say
 
 WHO = Responder("bench:alice", "Alice")

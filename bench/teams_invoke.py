@@ -199,7 +199,7 @@ def serve_bare() -> None:
     from aiohttp import web
 
     from adapters.teams._sdk import BotFramework
-    from bot.config import load_settings
+    from bot.app.settings import load_settings
 
     framework = BotFramework(load_settings(BOT_CONSOLE=False).teams)
 

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 try:
-    from bot.config import Settings, SettingsError, load_settings
+    from bot.app.settings import Settings, SettingsError, load_settings
     from bot.errors import BotError, install_extra
 except ModuleNotFoundError as missing:  # pragma: no cover - exercised by a subprocess test
     # Run by a Python without the bot's dependencies (outside .venv): one sentence, no traceback.
@@ -60,7 +60,7 @@ def _parser() -> argparse.ArgumentParser:
         if name == "teams-package":
             _package_flags(command)
         if name == "api-key":
-            from bot.api.cli import add_arguments
+            from bot.cli.api_keys import add_arguments
 
             add_arguments(command)
     return parser
@@ -118,11 +118,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         if command == "check":
-            from bot.check import check
+            from bot.app.check import check
 
             return asyncio.run(check(settings))
         if command == "api-key":
-            from bot.api.cli import run_api_key
+            from bot.cli.api_keys import run_api_key
 
             return asyncio.run(run_api_key(settings, args))
         if command == "mcp":
@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _admin(words: list[str]) -> int:
-    from bot.admin.cli import run_admin
+    from bot.cli.admin import run_admin
 
     try:
         settings = load_settings()
@@ -194,7 +194,7 @@ def _serve(settings: Settings) -> int:
         level=settings.logs.level, fmt=settings.logs.format, secrets=settings.secrets()
     )
     for line in settings.warnings():
-        logging.getLogger("bot.config").warning("configuration: %s", line)
+        logging.getLogger("bot.app.settings").warning("configuration: %s", line)
     host, port = settings.serving.host, settings.serving.port
     try:
         # Bound before anything starts, so a busy port is one line, not a half-started bot.

@@ -1,7 +1,7 @@
 """What every component's settings class is built on.
 
 Each component declares the settings it reads beside its own code, and
-``bot.config`` composes them; this module is what they share so they read
+``bot.app.settings`` composes them; this module is what they share so they read
 the environment the same way. A secret is marked by its type (``Secret``,
 or ``Hidden`` for one with its own check), so the one declaration is what
 refuses a blank value and what the log filter hides: the list of secrets

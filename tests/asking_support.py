@@ -13,11 +13,11 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from bot.agent_spec import AgentSpec
-from bot.approval import APPROVAL, approval_registration, approval_tool
-from bot.form import FORM, form_registration, form_tool
+from bot.app.agent_spec import AgentSpec
 from bot.human.capability import ASK_USER
 from bot.human.factory import ask_user_registration
+from bot.interactions.approval import APPROVAL, approval_registration, approval_tool
+from bot.interactions.form import FORM, form_registration, form_tool
 from bot.kernel.messages import Message, ModelReply, RequestedCall, ToolDefinition
 from bot.providers.scripted import ScriptedProvider
 

@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from bot.compose import build_agent
+from bot.app.compose import build_agent
 from bot.human.capability import InteractionRegistration
 from bot.human.tokens import TokenSigner, random_signing_key
 from bot.human.ttl import TTLPolicy
 from bot.kernel.tools import Tool
-from bot.policy import AnswerPolicy
 from bot.providers.scripted import Script, ScriptedProvider
 from bot.service.foreground import Foreground
+from bot.service.policy import AnswerPolicy
 from bot.service.runs import RunService
 from bot.stores import open_stores
 from bot.stores.ports import Stores

@@ -10,9 +10,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from bot.agent_spec import AgentSpec
-from bot.config import Settings
-from bot.form import form_registration, form_tool
+from bot.app.agent_spec import AgentSpec
+from bot.app.settings import Settings
+from bot.interactions.form import form_registration, form_tool
 from bot.kernel.messages import Message, ModelReply, RequestedCall, ToolDefinition
 from bot.providers.scripted import ScriptedProvider
 

@@ -14,15 +14,15 @@ import jwt
 from bot.human.capability import HumanInteractionCapability
 from bot.human.tokens import MintedPause, PauseClaims, TokenSigner, random_signing_key
 from bot.kernel.turn import Agent
-from bot.outcomes import Responder
 from bot.providers.scripted import ScriptedProvider
 from bot.questions.capability_ports import LifecyclePorts
 from bot.questions.lifecycle import Lifecycle
 from bot.questions.records import Closing, Question, QuestionStatus, RunRecord, RunStatus
 from bot.questions.write import Owed, Write
+from bot.service.outcomes import Responder
 from bot.service.runs import RunService
+from bot.service.surfaces import Conversation
 from bot.stores.ports import Stores
-from bot.surfaces import Conversation
 from bot.testing import RecordingSurface
 
 REQUESTER = Responder("test:alice", "Alice")

@@ -12,11 +12,11 @@ from typing import get_args
 import pytest
 from pydantic import SecretStr
 
+from bot.app.settings import Settings, SettingsError, load_settings
 from bot.component_settings import Hidden
-from bot.config import SettingsError, load_settings
-from bot.human.tokens import SigningConfigError
+from bot.human.signing import KEY_FILE, signer_from
+from bot.human.tokens import SigningConfigError, TokenSigner
 from bot.logs import JsonFormatter, RedactingFilter
-from bot.signing import KEY_FILE, signer_from
 
 
 @pytest.fixture(autouse=True)
@@ -129,21 +129,21 @@ def test_check_prints_the_enabled_store_and_surfaces(tmp_path: Path) -> None:
 def test_the_generated_key_is_private_and_stable(tmp_path: Path) -> None:
     """Without keys, one random key is made (0600) and reused on the next start."""
     settings = load_settings(BOT_DATA_DIR=str(tmp_path / "data"))
-    first = signer_from(settings)
-    second = signer_from(settings)
+    first = _signer(settings)
+    second = _signer(settings)
     path = tmp_path / "data" / KEY_FILE
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert first._signing.signing == second._signing.signing
-    other = signer_from(load_settings(BOT_DATA_DIR=str(tmp_path / "elsewhere")))
+    other = _signer(load_settings(BOT_DATA_DIR=str(tmp_path / "elsewhere")))
     assert other._signing.signing != first._signing.signing
 
 
 def test_configured_keys_win_and_weak_ones_are_refused() -> None:
     """BOT_SIGNING_KEYS is used as given; a short secret is a configuration error."""
-    signer = signer_from(load_settings(BOT_SIGNING_KEYS="new:" + "n" * 40 + ",old:" + "o" * 40))
+    signer = _signer(load_settings(BOT_SIGNING_KEYS="new:" + "n" * 40 + ",old:" + "o" * 40))
     assert signer._signing.kid == "new"
     with pytest.raises(SigningConfigError, match="shorter than 32"):
-        signer_from(load_settings(BOT_SIGNING_KEYS="k:short"))
+        _signer(load_settings(BOT_SIGNING_KEYS="k:short"))
 
 
 def test_logs_never_carry_tokens_or_secrets() -> None:
@@ -169,7 +169,7 @@ def test_a_slack_setting_that_starts_nothing_is_warned_about() -> None:
 
 
 def test_unknown_variables_name_the_closest_known_one() -> None:
-    from bot.config import unknown_variables
+    from bot.app.settings import unknown_variables
 
     assert unknown_variables(["BOT_CONSOLE", "PATH", "BOT_TEST_POSTGRES_URL"]) == []
     [line] = unknown_variables(["SLACK_BOT_TOKNE"])
@@ -183,7 +183,7 @@ def test_env_example_names_every_setting_and_nothing_else() -> None:
     import re
     from pathlib import Path
 
-    from bot.config import _components, known_variables
+    from bot.app.settings import _components, known_variables
 
     text = (Path(__file__).resolve().parents[1] / ".env.example").read_text()
     named = set(re.findall(r"^# ?([A-Za-z_]+)=", text, re.M))
@@ -194,10 +194,14 @@ def test_env_example_names_every_setting_and_nothing_else() -> None:
 
 def test_a_prefixed_name_of_an_unprefixed_setting_is_pointed_at_it() -> None:
     """BOT_PORT is PORT: the hint names the setting the person meant, not a look-alike."""
-    from bot.config import unknown_variables
+    from bot.app.settings import unknown_variables
 
     assert unknown_variables(["BOT_PORT", "BOT_DATABASE_URL", "PORT"]) == [
         "BOT_DATABASE_URL is not a setting this bot reads, so it is ignored; "
         "did you mean DATABASE_URL?",
         "BOT_PORT is not a setting this bot reads, so it is ignored; did you mean PORT?",
     ]
+
+
+def _signer(settings: Settings) -> TokenSigner:
+    return signer_from(settings.signing, shared_store=settings.store.shared)

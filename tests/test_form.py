@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from bot.form import FORM, FormPayload, form_registration, form_tool
 from bot.human.errors import AnswerValidationError, HumanInteractionError
+from bot.interactions.form import FORM, FormPayload, form_registration, form_tool
 from tests.form_support import GOOD, PAYLOAD
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.outcomes import Responder
-from bot.policy import Answerers, MayAnswer, RequesterOrApprovers, parse_rules
+from bot.service.outcomes import Responder
+from bot.service.policy import Answerers, MayAnswer, RequesterOrApprovers, parse_rules
 from bot.stores.records import Question, RunRecord
 
 ALICE = Responder("slack:T1:UALICE", "<@UALICE>")

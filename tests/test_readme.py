@@ -6,8 +6,8 @@ import os
 import re
 from pathlib import Path
 
-from bot.metrics import Metrics
 from bot.questions.records import QuestionStats
+from bot.service.metrics import Metrics
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()

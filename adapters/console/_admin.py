@@ -20,6 +20,7 @@ from adapters.console._http import ConsoleError, Handler, read_json, signed_in, 
 from adapters.console._shown import shown
 from adapters.console._surface import SURFACE
 from bot.admin import (
+    ADMIN_SERVICE,
     AdminResult,
     AdminsOnly,
     CommandInvalid,
@@ -28,9 +29,8 @@ from bot.admin import (
     TooLong,
     json_of,
 )
-from bot.outcomes import Responder
+from bot.service.outcomes import Responder
 from bot.serving import SIGN_IN
-from bot.web import ADMIN_SERVICE
 
 SEND_REASON = 'Send a JSON object like {"reason": "wrong environment"} (the reason is optional).'
 SEND_DURATION = 'Send a JSON object like {"duration": "2h"}.'

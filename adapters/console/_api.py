@@ -30,8 +30,8 @@ from adapters.console._wording import (
     SEND_MESSAGE,
     TEXT_TOO_LONG,
 )
-from bot.messages import NOT_STARTED, refusal_text
-from bot.outcomes import (
+from bot.service.messages import NOT_STARTED, refusal_text
+from bot.service.outcomes import (
     AlreadyAnswered,
     AlreadyVoted,
     AnswerInvalid,
@@ -49,10 +49,10 @@ from bot.outcomes import (
     TokenExpired,
     TokenInvalid,
 )
-from bot.policy import AnswerPolicy
+from bot.service.policy import AnswerPolicy
+from bot.service.runs import RUN_SERVICE
+from bot.service.surfaces import Conversation
 from bot.serving import SIGN_IN
-from bot.surfaces import Conversation
-from bot.web import RUN_SERVICE
 
 SCOPE = "console"
 CONVERSATION_ID = re.compile(r"^[a-z0-9-]{1,40}$")

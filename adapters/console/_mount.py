@@ -14,7 +14,7 @@ from adapters.console._http import ConsoleError, Handler, guarded
 from adapters.console._streams import ConsoleLimits, StreamGate
 from adapters.console._surface import ConsoleSurface
 from adapters.console._wording import NO_SUCH_FILE, PAGE
-from bot.policy import AnswerPolicy
+from bot.service.policy import AnswerPolicy
 
 STATIC = Path(__file__).parent / "static"
 # Only these are served, so a crafted path can never reach another file.

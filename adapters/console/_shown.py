@@ -18,8 +18,8 @@ from __future__ import annotations
 from typing import Any
 
 from bot.display import display
-from bot.form import FORM
 from bot.human.capability import ASK_USER
+from bot.interactions.form import FORM
 
 
 def shown(value: Any) -> Any:

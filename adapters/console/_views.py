@@ -15,13 +15,13 @@ from typing import Any, assert_never
 from adapters.console._shown import page_payload, shown
 from adapters.console._surface import SURFACE
 from adapters.console._wording import may_answer_text
-from bot.approval import APPROVAL
-from bot.form import FORM
 from bot.human.capability import ASK_USER
-from bot.messages import answered_text, cancelled_text, expired_text
-from bot.outcomes import Responder
-from bot.policy import AnswerPolicy, RequesterOrApprovers
+from bot.interactions.approval import APPROVAL
+from bot.interactions.form import FORM
 from bot.questions.quorum import tally_line
+from bot.service.messages import answered_text, cancelled_text, expired_text
+from bot.service.outcomes import Responder
+from bot.service.policy import AnswerPolicy, RequesterOrApprovers
 from bot.service.views import QuestionView, RunView
 from bot.stores.records import (
     ConversationSummary,

@@ -3,7 +3,7 @@
 The accounts are checked here, at start, so a bad ``BOT_CONSOLE_USERS``
 entry is one line naming it, never a failed sign-in later. Whether a
 public bind is guarded by them spans the serving settings too, so that
-check is made where the settings are composed (``bot.config``).
+check is made where the settings are composed (``bot.app.settings``).
 """
 
 from __future__ import annotations

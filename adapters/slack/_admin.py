@@ -39,7 +39,7 @@ from bot.admin import (
     title_of,
 )
 from bot.display import display
-from bot.messages import NOT_AN_ADMIN, moved_text
+from bot.service.messages import NOT_AN_ADMIN, moved_text
 
 Json = dict[str, Any]
 MAX_BLOCKS = 45

@@ -34,12 +34,11 @@ from adapters.slack._listeners import Listeners, is_click
 from adapters.slack._replays import KEEP_SECONDS, Answered, InProcessSignatures, SeenSignatures
 from adapters.slack._surface import SlackDirectory, SlackSurface
 from adapters.slack.settings import SlackSettings
-from bot.admin import AdminService
+from bot.admin import ADMIN_SERVICE, AdminService
 from bot.errors import BotError
-from bot.policy import RequesterOrApprovers
+from bot.service.policy import RequesterOrApprovers
 from bot.service.runs import RunService
 from bot.stores.errors import is_outage
-from bot.web import ADMIN_SERVICE
 
 log = logging.getLogger(__name__)
 

@@ -46,7 +46,7 @@ from adapters.slack._who import (
 )
 from bot.admin import AdminResult, AdminService
 from bot.display import display
-from bot.messages import (
+from bot.service.messages import (
     ADMIN_COMMANDS_UNAVAILABLE,
     LATE_ANSWER_RECORDED,
     NOT_STARTED,
@@ -54,7 +54,7 @@ from bot.messages import (
     WORKING_ON_IT,
     refusal_text,
 )
-from bot.outcomes import (
+from bot.service.outcomes import (
     AlreadyAnswered,
     AnswerInvalid,
     Cancelled,
@@ -66,10 +66,10 @@ from bot.outcomes import (
     Replayed,
     Responder,
 )
-from bot.policy import Directory
+from bot.service.policy import Directory
 from bot.service.runs import RunService
+from bot.service.surfaces import Conversation, DeliveryError
 from bot.service.views import QuestionView
-from bot.surfaces import Conversation, DeliveryError
 
 log = logging.getLogger(__name__)
 

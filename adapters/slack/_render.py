@@ -27,7 +27,7 @@ from adapters.slack import _limits as L
 from adapters.slack._forms import label_of, properties
 from adapters.slack._limits import clip, fit
 from bot.display import display
-from bot.messages import (
+from bot.service.messages import (
     EXPIRED_LINE,
     answered_line,
     approved_line,

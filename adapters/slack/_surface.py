@@ -33,12 +33,12 @@ from adapters.slack._mentions import (
 from adapters.slack._render import Asked, Closed, closed_message, question_message, reply_message
 from bot.display import display
 from bot.kernel.interrupts import PendingInterrupt
-from bot.messages import ANYONE_MAY_ANSWER, nudge_text, only_they_may_answer
-from bot.outcomes import Responder
-from bot.policy import Answerers, RequesterOrApprovers
 from bot.questions.quorum import people_text, tally_text
+from bot.service.messages import ANYONE_MAY_ANSWER, nudge_text, only_they_may_answer
+from bot.service.outcomes import Responder
+from bot.service.policy import Answerers, RequesterOrApprovers
+from bot.service.surfaces import DeliveryError
 from bot.stores.records import Question, RunRecord
-from bot.surfaces import DeliveryError
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +120,7 @@ class SlackSurface:
             str(ref.get("team", "")), "chat.update", channel=ref["channel"], ts=ref["ts"], **message
         )
 
-    # Admin redraws (bot.surfaces.RedrawsQuestions).
+    # Admin redraws (bot.service.surfaces.RedrawsQuestions).
     async def refresh_question(
         self, run: RunRecord, interrupt: PendingInterrupt, ref: dict[str, Any]
     ) -> None:

@@ -10,8 +10,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from bot.outcomes import Responder
-from bot.surfaces import Conversation
+from bot.service.outcomes import Responder
+from bot.service.surfaces import Conversation
 
 SURFACE = "teams"
 INVOKE_ACTION = "adaptiveCard/action"

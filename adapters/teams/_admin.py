@@ -49,7 +49,7 @@ from bot.admin import (
     summary_of,
     title_of,
 )
-from bot.messages import NOT_AN_ADMIN, moved_text, when
+from bot.service.messages import NOT_AN_ADMIN, moved_text, when
 
 VERBS = frozenset(usage.name for usage in USAGES)
 PREFIXES = ("/hitl", "hitl")

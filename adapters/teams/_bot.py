@@ -28,8 +28,8 @@ from adapters.teams._cards import question_card
 from adapters.teams._closed import closed_card, refusal_card
 from adapters.teams._surface import TeamsSurface
 from bot.admin import AdminService
-from bot.messages import NOT_STARTED, refusal_text
-from bot.outcomes import (
+from bot.service.messages import NOT_STARTED, refusal_text
+from bot.service.outcomes import (
     AnswerInvalid,
     Counted,
     NotStarted,
@@ -38,8 +38,8 @@ from bot.outcomes import (
     TokenInvalid,
 )
 from bot.service.runs import RunService
+from bot.service.surfaces import DeliveryError
 from bot.stores.records import Question, QuestionStatus, RunRecord
-from bot.surfaces import DeliveryError
 
 log = logging.getLogger(__name__)
 

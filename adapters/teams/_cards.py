@@ -33,7 +33,7 @@ from adapters.teams._card_kit import (
     title,
 )
 from adapters.teams._form_card import form_inputs, kept_fields, properties
-from bot.messages import expires_text, level_text
+from bot.service.messages import expires_text, level_text
 
 # A single choice shows as buttons up to this many options (Teams shows six actions).
 MAX_BUTTONS = 5

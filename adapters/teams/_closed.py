@@ -1,7 +1,7 @@
 """Cards for after: a closed question (answered, expired, cancelled) and a refusal.
 
 A closed card keeps what was asked, drops every action, and says how it
-ended in the words ``bot.messages`` uses on every surface.
+ended in the words ``bot.service.messages`` uses on every surface.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from adapters.teams._card_kit import (
     title,
 )
 from adapters.teams._form_card import answered_facts, properties
-from bot.messages import answered_text, cancelled_text, decided_text, expired_text
+from bot.service.messages import answered_text, cancelled_text, decided_text, expired_text
 from bot.stores.records import Question, QuestionStatus
 
 ANSWERS_LEFT_OUT = "The whole answer went to the agent."

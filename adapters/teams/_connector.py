@@ -20,7 +20,7 @@ from urllib.parse import quote
 
 import aiohttp
 
-from bot.surfaces import DeliveryError
+from bot.service.surfaces import DeliveryError
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,8 @@ from adapters.teams._edge import NotAnActivity, parse
 from adapters.teams._sdk import BadActivity, BotFramework, Unauthenticated
 from adapters.teams._surface import TeamsSurface
 from adapters.teams.settings import TeamsSettings
-from bot.web import ADMIN_SERVICE, RUN_SERVICE
+from bot.admin import ADMIN_SERVICE
+from bot.service.runs import RUN_SERVICE
 
 log = logging.getLogger(__name__)
 

@@ -18,10 +18,10 @@ from adapters.teams._cards import Asked, question_card
 from adapters.teams._closed import closed_card
 from adapters.teams._connector import Connector, with_retries
 from bot.kernel.interrupts import PendingInterrupt
-from bot.messages import nudge_text, who_may_answer_text
 from bot.questions.quorum import tally_line, tally_text
+from bot.service.messages import nudge_text, who_may_answer_text
+from bot.service.surfaces import DeliveryError
 from bot.stores.records import Question, RunRecord
-from bot.surfaces import DeliveryError
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +80,7 @@ class TeamsSurface:
             )
         )
 
-    # Admin redraws (bot.surfaces.RedrawsQuestions).
+    # Admin redraws (bot.service.surfaces.RedrawsQuestions).
     async def refresh_question(
         self, run: RunRecord, interrupt: PendingInterrupt, ref: dict[str, Any]
     ) -> None:

@@ -37,10 +37,11 @@ from bot.admin._results import (
     StatsShown,
     TooLong,
 )
-from bot.admin._service import AdminService
+from bot.admin._service import ADMIN_SERVICE, AdminService
 from bot.admin._settings import AdminSettings
 
 __all__ = [
+    "ADMIN_SERVICE",
     "USAGES",
     "AdminRefusal",
     "AdminResult",

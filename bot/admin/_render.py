@@ -36,7 +36,8 @@ from bot.admin._results import (
     TooLong,
 )
 from bot.display import display, has_hidden, visible
-from bot.messages import (
+from bot.questions.quorum import shown, tally_shown
+from bot.service.messages import (
     ADMINS_ONLY,
     NOT_AN_ADMIN,
     already_done,
@@ -47,7 +48,6 @@ from bot.messages import (
     resent_question,
     when,
 )
-from bot.questions.quorum import shown, tally_shown
 from bot.stores.records import AuditEvent, Delivery, DeliveryState, Question
 
 MAX_TITLE = 80

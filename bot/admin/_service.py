@@ -27,6 +27,8 @@ import time
 from collections.abc import Callable, Collection, Sequence
 from typing import Any, assert_never
 
+from aiohttp import web
+
 from bot.admin._commands import (
     USAGES,
     AuditLog,
@@ -60,10 +62,10 @@ from bot.admin._results import (
     StatsShown,
     TooLong,
 )
-from bot.messages import question_not_found, run_not_found
-from bot.outcomes import Responder
-from bot.policy import RequesterOrApprovers
 from bot.questions.lifecycle import Lifecycle
+from bot.service.messages import question_not_found, run_not_found
+from bot.service.outcomes import Responder
+from bot.service.policy import RequesterOrApprovers
 from bot.service.runs import RunService
 from bot.stores.ports import Stores
 from bot.stores.records import (
@@ -311,3 +313,7 @@ def _ids(command: Command, result: AdminResult | None = None) -> dict[str, str]:
     if record is not None:
         run_id = record.run_id
     return {"run_id": run_id, "interrupt_id": interrupt_id}
+
+
+# Where the composition root puts the admin service on the aiohttp app, for the surfaces.
+ADMIN_SERVICE = web.AppKey("admin_service", AdminService)

@@ -34,8 +34,8 @@ from bot.api._routes import Unroutable, check_further, conversation_for
 from bot.api._waiters import Waiters
 from bot.client.models import ANYONE, CreateApproval, CreateAskUser, CreateForm, Route
 from bot.human.capability import HumanInteractionCapability
-from bot.outcomes import Responder
 from bot.questions import posts, quorum
+from bot.service.outcomes import Responder
 from bot.service.runs import RunService
 from bot.stores.records import (
     ApiKey,

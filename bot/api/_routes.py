@@ -13,8 +13,8 @@ from typing import Protocol, runtime_checkable
 
 from bot.client.models import Route
 from bot.errors import BotError
+from bot.service.surfaces import Conversation, DeliveryError, Surface
 from bot.stores.ports import Runs
-from bot.surfaces import Conversation, DeliveryError, Surface
 
 
 class Unroutable(BotError):

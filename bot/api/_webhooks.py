@@ -8,9 +8,9 @@ repeat. The object is read when sending, so it shows the close's outcome.
 from __future__ import annotations
 
 from bot.api._objects import checked_object
+from bot.service.surfaces import DeliveryError
 from bot.stores.ports import ApiRecords
 from bot.stores.records import Delivery, QuestionStatus
-from bot.surfaces import DeliveryError
 from bot.webhooks import EventType, Refused, Retry, Sent, WebhookSender, retry_delay
 
 EVENTS: dict[QuestionStatus, EventType] = {

@@ -13,11 +13,11 @@ from bot.api._questions import ApiQuestions
 from bot.api._settings import ApiSettings
 from bot.api._waiters import Waiters
 from bot.api._webhooks import ApiWebhooks
-from bot.approval import approval_registration
-from bot.form import form_registration
 from bot.human.factory import ask_user_registration
-from bot.outcomes import Responder
+from bot.interactions.approval import approval_registration
+from bot.interactions.form import form_registration
 from bot.questions import posts
+from bot.service.outcomes import Responder
 from bot.service.runs import RunService
 from bot.stores.ports import changes_of
 from bot.stores.records import Delivery, DeliveryKind, DeliveryState

@@ -5,7 +5,7 @@ OpenAPI document from them, so the client and the server cannot drift.
 Requests forbid unknown fields and coerce nothing; responses ignore fields
 they do not know, so a newer bridge can add one without breaking an older
 client. The payload models mirror the server's own (``bot/human/factory.py``,
-``bot/approval.py``), limits included, without importing them: this package
+``bot/interactions/approval.py``), limits included, without importing them: this package
 must load without the server.
 """
 

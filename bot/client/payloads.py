@@ -1,7 +1,7 @@
 """What each kind of question asks: the ``payload`` of ``ask_user``, ``approval`` and ``form``.
 
-They mirror the server's own (``bot/human/factory.py``, ``bot/approval.py``,
-``bot/form.py``), limits included, without importing them; a test compares
+They mirror the server's own (``bot/human/factory.py``, ``bot/interactions/approval.py``,
+``bot/interactions/form.py``), limits included, without importing them; a test compares
 their schemas so the two cannot drift.
 """
 

@@ -5,24 +5,21 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any, cast
 
-from pydantic import BaseModel, ValidationError
-
 from bot.human import _issuing
+from bot.human.contribution import build_contribution
 from bot.human.errors import (
     AnswerValidationError,
     HumanInteractionError,
     InteractionConfigurationError,
 )
+from bot.human.pause_event import PauseEvent, claims_for
 from bot.human.ports import Audit, Checkpoints, Consumption, IssuesWithTurn, Ledger
+from bot.human.registration import ASK_USER, CAPABILITY_NAME, InteractionRegistration
 from bot.human.tokens import MintedPause, PauseClaims, TokenSigner
 from bot.human.ttl import DEFAULT_TTL, TTLPolicy
 from bot.kernel.contracts import CapabilityContribution, CapabilityRequest
-from bot.kernel.interrupts import PendingInterrupt
-from bot.questions.quorum import policy_of
 from bot.questions.records import Question
 
 __all__ = [
@@ -36,71 +33,6 @@ __all__ = [
     "PauseEvent",
     "claims_for",
 ]
-
-CAPABILITY_NAME = "human-interaction"
-ASK_USER = "ask_user"
-
-
-@dataclass(frozen=True, slots=True)
-class InteractionRegistration:
-    """One interaction an agent may pause on, with the shapes of both sides."""
-
-    name: str
-    payload_schema: type[BaseModel]
-    response_schema: type[BaseModel]
-    cross_scope_allowed: bool = False
-    ttl: timedelta | None = None
-
-    def __post_init__(self) -> None:
-        if self.ttl is not None and self.ttl <= timedelta(0):
-            raise InteractionConfigurationError(
-                f"interaction {self.name!r} has a TTL of {self.ttl}; a pause must stay open "
-                "for a positive time. Pass a positive ttl, or None for the policy's default."
-            )
-
-    @classmethod
-    def ask_user(
-        cls,
-        *,
-        payload_schema: type[BaseModel],
-        response_schema: type[BaseModel],
-        cross_scope_allowed: bool = False,
-        ttl: timedelta | None = None,
-    ) -> InteractionRegistration:
-        return cls(ASK_USER, payload_schema, response_schema, cross_scope_allowed, ttl)
-
-    def validate_payload(self, payload: Any) -> dict[str, Any]:
-        try:
-            return self.payload_schema.model_validate(payload).model_dump(mode="json")
-        except ValidationError as error:
-            raise HumanInteractionError(
-                f"the payload does not fit {self.name!r}: {_field_errors(error)}"
-            ) from error
-
-    def validate_answer(self, answer: Any, payload: Mapping[str, Any]) -> dict[str, Any]:
-        """Check an answer against the response schema and the question asked."""
-        try:
-            model = self.response_schema.model_validate(answer, context={"payload": payload})
-        except ValidationError as error:
-            raise AnswerValidationError(_field_errors(error)) from error
-        return model.model_dump(mode="json")
-
-
-@dataclass(frozen=True, slots=True)
-class PauseEvent:
-    """What ``pause`` reports: the envelope, its encoded token, and whether it can resume."""
-
-    pause: MintedPause
-    payload: dict[str, Any]
-    tool_call_id: str
-    interrupt_id: str
-    run_id: str
-    session_id: str
-    resumable: bool
-    token: str
-    # The ledger row the pause wrote.
-    record: Question | None = None
-
 
 Clock = Callable[[], float]
 
@@ -197,9 +129,6 @@ class HumanInteractionCapability:
         return None if registration is None else registration.payload_schema.model_json_schema()
 
     def contribute(self, request: CapabilityRequest) -> CapabilityContribution:
-        # Imported here: contribution imports this module for its types.
-        from bot.human.contribution import build_contribution
-
         return build_contribution(
             self, request, binding=self.binding, encode_token=self.encode_token
         )
@@ -298,52 +227,3 @@ class HumanInteractionCapability:
             token=token,
             record=record,
         )
-
-
-def pending_interrupt(record: Question, *, token: str, resumable: bool) -> PendingInterrupt:
-    """A question as the pending interrupt a turn pauses with and a surface posts."""
-    return PendingInterrupt(
-        name=record.name,
-        kind="ask_user" if record.name == ASK_USER else "interrupt",
-        payload=record.payload,
-        token=token,
-        tool_call_id=record.tool_call_id,
-        interrupt_id=record.interrupt_id,
-        run_id=record.run_id,
-        session_id=record.session_id,
-        expires_at=record.expires_at,
-        resumable=resumable,
-        answerers=record.answerers,
-        tally=record.tally,
-        quorum=policy_of(record).quorum,
-        level=record.level,
-    )
-
-
-def claims_for(record: Question) -> PauseClaims:
-    """The token claims of a ledger row.
-
-    Signing is deterministic, so re-encoding an outstanding row yields the
-    very token first posted: tokens need never be stored at rest, and a
-    surface can show an open question again after a restart.
-    """
-    return PauseClaims(
-        jti=record.interrupt_id,
-        sub=record.run_id,
-        iat=int(record.issued_at),
-        exp=int(record.expires_at),
-        scope=record.scope,
-        thread=record.thread_id,
-        checkpoint=record.checkpoint_id,
-        call=record.tool_call_id,
-        name=record.name,
-    )
-
-
-def _field_errors(error: ValidationError) -> dict[str, str]:
-    fields: dict[str, str] = {}
-    for item in error.errors(include_url=False):
-        where = ".".join(str(part) for part in item["loc"]) or "answer"
-        # Our validators' messages are sentences already; pydantic prefixes them.
-        fields.setdefault(where, str(item["msg"]).removeprefix("Value error, "))
-    return fields

@@ -12,10 +12,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from bot.human.capability import ASK_USER, CAPABILITY_NAME, HumanInteractionCapability
-from bot.human.pausing import PauseBinding, pause_handler
+from bot.human.pausing import PauseBinding, Pauser, pause_handler
+from bot.human.registration import ASK_USER, CAPABILITY_NAME
 from bot.human.tokens import MintedPause
 from bot.kernel.contracts import (
     CapabilityContribution,
@@ -45,6 +45,19 @@ __all__ = [
     "pause_handler",
     "pause_stage",
 ]
+
+
+class Offering(Pauser, Protocol):
+    """What folding needs of the capability (``HumanInteractionCapability``): whether it is
+    active, what it registers, and how ``ask_user`` is described to the model."""
+
+    @property
+    def active(self) -> bool: ...
+
+    @property
+    def ask_user_description(self) -> str | None: ...
+
+    def names(self) -> tuple[str, ...]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +114,7 @@ def pause_stage() -> StageDescriptor:
 
 
 def build_contribution(
-    capability: HumanInteractionCapability,
+    capability: Offering,
     request: CapabilityRequest,
     *,
     binding: Callable[[], PauseBinding | None] | None,

@@ -12,17 +12,42 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from bot.human.capability import HumanInteractionError, pending_interrupt
+from bot.human.errors import HumanInteractionError
+from bot.human.pause_event import PauseEvent, pending_interrupt
+from bot.human.registration import InteractionRegistration
 from bot.human.tokens import MintedPause
 from bot.kernel.contracts import StageHandler, StageResult, no_change
 from bot.kernel.interrupts import InvocationPaused
 from bot.kernel.state import snapshot
 
 if TYPE_CHECKING:
-    from bot.human.capability import HumanInteractionCapability
     from bot.kernel.turn import StageContext
+
+
+class Pauser(Protocol):
+    """What the pause stage needs of the capability (``HumanInteractionCapability``): which
+    calls are interactions, and the all-or-nothing pause itself."""
+
+    def registration(self, name: str) -> InteractionRegistration | None: ...
+
+    async def pause(
+        self,
+        *,
+        pin: Any,
+        scope: Any,
+        run_id: str,
+        root_run_id: str,
+        session_id: str,
+        thread_id: str,
+        payload: Any,
+        name: str,
+        tool_call_id: str,
+        checkpoint_id: str | None,
+        turn_state: dict[str, Any],
+        encode_token: Callable[[MintedPause], str] | None = None,
+    ) -> PauseEvent: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +69,7 @@ class PauseBinding:
 
 
 def pause_handler(
-    capability: HumanInteractionCapability,
+    capability: Pauser,
     binding: Callable[[], PauseBinding | None],
     encode_token: Callable[[MintedPause], str],
 ) -> StageHandler:

@@ -65,7 +65,7 @@ class Question:
     # Who closed it as the platform authenticated them (``closed_by`` is the display name).
     closed_by_id: str = ""
     # Who may answer, when the asker named them (an API question's ``answerers``);
-    # empty: the deployment's rule for the interaction (``bot.policy``).
+    # empty: the deployment's rule for the interaction (``bot.service.policy``).
     answerers: tuple[str, ...] = ()
     # The question's policy (``bot.client.models.Policy`` as a dict, defaults filled);
     # None: the default, one answer decides.

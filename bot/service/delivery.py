@@ -22,9 +22,9 @@ from bot.questions.records import WEBHOOK_LANE
 from bot.questions.write import Owed
 from bot.service.known_runs import KnownRuns
 from bot.service.owed import OwedRows
+from bot.service.surfaces import DeliveryError, NudgesQuestions, RedrawsQuestions, Surface
 from bot.stores.ports import Delivered, Stores
 from bot.stores.records import Delivery, DeliveryKind, Question, QuestionStatus, RunRecord
-from bot.surfaces import DeliveryError, NudgesQuestions, RedrawsQuestions, Surface
 
 log = logging.getLogger(__name__)
 

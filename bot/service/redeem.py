@@ -22,7 +22,13 @@ from typing import Any
 
 from bot.human.capability import AnswerValidationError, HumanInteractionCapability
 from bot.human.tokens import PauseClaims, TokenError, TokenExpiredError
-from bot.outcomes import (
+from bot.questions import posts, quorum
+from bot.questions.capability_ports import LifecyclePorts
+from bot.questions.write import Ballot, PausedTurn
+from bot.service import run_events
+from bot.service.known_questions import KnownQuestions
+from bot.service.known_runs import KnownRuns
+from bot.service.outcomes import (
     AlreadyAnswered,
     AlreadyVoted,
     AnswerInvalid,
@@ -40,13 +46,7 @@ from bot.outcomes import (
     TokenExpired,
     TokenInvalid,
 )
-from bot.policy import AnswerPolicy
-from bot.questions import posts, quorum
-from bot.questions.capability_ports import LifecyclePorts
-from bot.questions.write import Ballot, PausedTurn
-from bot.service import run_events
-from bot.service.known_questions import KnownQuestions
-from bot.service.known_runs import KnownRuns
+from bot.service.policy import AnswerPolicy
 from bot.stores.ports import Stores
 from bot.stores.records import AuditEvent, Closing, Question, QuestionStatus
 

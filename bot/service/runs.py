@@ -1,7 +1,7 @@
 """RunService: runs from chat messages, pauses out, answers in, resumes in the background.
 
 Adapters call ``start`` and ``redeem`` and nothing else decides anything:
-the checks live in ``Redeemer``, the words in ``bot.messages``.
+the checks live in ``Redeemer``, the words in ``bot.service.messages``.
 
 Durability. A RUNNING run is owed work (its first turn, or a resume). One
 worker drives it, under a lease a heartbeat renews, released when the work
@@ -22,12 +22,10 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, assert_never
 
+from aiohttp import web
+
 from bot.human.capability import HumanInteractionCapability
 from bot.kernel.turn import Agent, TurnCompleted, TurnPaused
-from bot.messages import RUN_FAILED
-from bot.metrics import Metrics
-from bot.outcomes import Counted, NotStarted, Redeemed, RedeemOutcome, Responder
-from bot.policy import AnswerPolicy, RequesterOrApprovers
 from bot.questions.capability_ports import lifecycle_of
 from bot.questions.quorum import expired_answer
 from bot.questions.records import Closing, Question, QuestionStatus, RunRecord, RunStatus
@@ -37,16 +35,20 @@ from bot.service.delivery import Deliverer
 from bot.service.foreground import Foreground
 from bot.service.known_runs import KnownRuns
 from bot.service.lease_keeper import LeaseKeeper
+from bot.service.messages import RUN_FAILED
+from bot.service.metrics import Metrics
 from bot.service.nudges import Nudges
+from bot.service.outcomes import Counted, NotStarted, Redeemed, RedeemOutcome, Responder
+from bot.service.policy import AnswerPolicy, RequesterOrApprovers
 from bot.service.redeem import Redeemer
 from bot.service.requests import HISTORY_RUNS, run_id_for, turn_request
 from bot.service.resume import resume_turn
+from bot.service.surfaces import Conversation, Surface
 from bot.service.tasks import OwnedTasks
 from bot.service.views import QuestionViews, RunView
 from bot.stores.errors import is_outage
 from bot.stores.ports import Stores
 from bot.stores.records import ConversationSummary
-from bot.surfaces import Conversation, Surface
 
 log = logging.getLogger(__name__)
 
@@ -397,3 +399,7 @@ class RunService:
             case _:
                 assert_never(outcome)
         return True
+
+
+# Where the composition root puts the service on the aiohttp app, for the surfaces' handlers.
+RUN_SERVICE = web.AppKey("run_service", RunService)

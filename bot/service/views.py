@@ -9,12 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.human.capability import (
-    HumanInteractionCapability,
-    InteractionRegistration,
-    claims_for,
-    pending_interrupt,
-)
+from bot.human.capability import HumanInteractionCapability, InteractionRegistration
+from bot.human.pause_event import claims_for, pending_interrupt
 from bot.human.tokens import MintedPause
 from bot.kernel.interrupts import PendingInterrupt
 from bot.stores.ports import Stores

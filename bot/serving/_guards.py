@@ -14,7 +14,7 @@ import re
 from aiohttp import hdrs, web
 from aiohttp.typedefs import Handler, Middleware
 
-from bot.messages import (
+from bot.service.messages import (
     BODY_TOO_LARGE,
     BODY_TOO_SLOW,
     NO_SUCH_ROUTE,

@@ -14,7 +14,7 @@ from aiohttp import hdrs, web
 from pydantic import Field
 
 from bot.component_settings import ComponentSettings, CsvList
-from bot.messages import SIGN_IN_NEEDED
+from bot.service.messages import SIGN_IN_NEEDED
 from bot.serving._auth import SignIn
 from bot.serving._guards import refusal
 from bot.serving._hosts import LOOPBACK_NAMES, AllowedHosts

@@ -8,13 +8,13 @@ from pathlib import Path
 
 from bot.admin import PendingItem, PendingPage, text_of, title_of
 from bot.admin._render import json_text
-from bot.approval import approval_registration, approval_tool
 from bot.display import has_hidden
-from bot.form import form_registration, form_tool
 from bot.human.factory import ask_user_registration
+from bot.interactions.approval import approval_registration, approval_tool
+from bot.interactions.form import form_registration, form_tool
+from bot.service.surfaces import Conversation
 from bot.stores import open_stores
 from bot.stores.records import OpenQuestion
-from bot.surfaces import Conversation
 from tests.admin.test_admin_cli import admin_cli
 from tests.asking_support import RLO, TROJAN_APPROVAL, TROJAN_QUESTION, asking_script
 from tests.support import HarnessFactory

@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from bot.admin import AdminResult, AdminService, AlreadyDone, CancelDone, Extended, Resent
-from bot.outcomes import Responder
 from bot.questions.lifecycle import Lifecycle
+from bot.service.outcomes import Responder
 from bot.stores import QuestionStatus, Stores
 from bot.stores.ports import Answered, Seen
 from bot.stores.postgres import PostgresStores

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from bot.admin import AdminService, QuestionShown, StatsShown, text_of
 from bot.admin._render import policy_lines
-from bot.approval import approval_registration, approval_tool
 from bot.client.models import Policy
-from bot.outcomes import Counted, Responder
-from bot.policy import RequesterOrApprovers
+from bot.interactions.approval import approval_registration, approval_tool
 from bot.questions.posts import post_of
 from bot.questions.records import Question
+from bot.service.outcomes import Counted, Responder
+from bot.service.policy import RequesterOrApprovers
 from bot.stores.ports import Stores
 from bot.testing import FixedClock, call, calls, say
 from tests.support import HarnessFactory

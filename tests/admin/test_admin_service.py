@@ -30,12 +30,12 @@ from bot.admin import (
 )
 from bot.human import ASK_USER
 from bot.kernel.messages import Message, ModelReply, ToolDefinition
-from bot.outcomes import AlreadyAnswered, Cancelled, Redeemed, Responder, TokenExpired
-from bot.policy import RequesterOrApprovers, parse_rules
+from bot.service.outcomes import AlreadyAnswered, Cancelled, Redeemed, Responder, TokenExpired
+from bot.service.policy import RequesterOrApprovers, parse_rules
+from bot.service.surfaces import Conversation
 from bot.stores import QuestionStatus, RunStatus
 from bot.stores.ports import Stores
 from bot.stores.records import DeliveryKind
-from bot.surfaces import Conversation
 from bot.testing import FixedClock, call, calls, question, say
 from tests.support import REQUESTER, WHERE, Harness, HarnessFactory
 

@@ -9,9 +9,9 @@ import pytest
 from bot.api._routes import SLACK_NO_TEAM, TEAMS_UNSEEN, Unroutable, conversation_for
 from bot.client.models import Route
 from bot.questions.write import Write
+from bot.service.surfaces import DeliveryError
 from bot.stores.ports import Stores
 from bot.stores.records import RunRecord
-from bot.surfaces import DeliveryError
 from bot.testing import RecordingSurface
 
 

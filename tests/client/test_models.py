@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from bot.approval import ApprovalPayload as ServerApprovalPayload
 from bot.client.models import (
     CREATE_QUESTION,
     ApprovalPayload,
@@ -23,6 +22,7 @@ from bot.client.models import (
     validation_sentence,
 )
 from bot.human.factory import AskUserPayload as ServerAskUserPayload
+from bot.interactions.approval import ApprovalPayload as ServerApprovalPayload
 
 ROUTE = {"surface": "slack", "conversation": "C123"}
 ASK = {"questions": [{"question": "Ship it?", "header": "Deploy", "options": [{"label": "Yes"}]}]}

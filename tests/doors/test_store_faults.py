@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from bot.messages import NOT_STARTED
 from bot.questions.write import Write
-from bot.web import RUN_SERVICE
+from bot.service.messages import NOT_STARTED
+from bot.service.runs import RUN_SERVICE
 from tests.doors._doors import Door, Logs
 from tests.doors._slack_door import slack_door
 from tests.doors.test_teams_door import TeamsDoor

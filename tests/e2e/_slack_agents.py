@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.agent_spec import AgentSpec
-from bot.config import Settings
+from bot.app.agent_spec import AgentSpec
+from bot.app.settings import Settings
 from bot.human.factory import ask_user_registration
 from bot.kernel.messages import Message, ModelReply, RequestedCall, ToolDefinition
 from bot.providers.scripted import ScriptedProvider

@@ -13,7 +13,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from bot.app import create_app
-from bot.config import load_settings
+from bot.app.settings import load_settings
 from tests.e2e._server import free_port
 
 BOT = {"id": "28:bot-app-id", "name": "Ops bot"}

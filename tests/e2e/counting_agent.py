@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bot.agent_spec import AgentSpec
-from bot.config import Settings
+from bot.app.agent_spec import AgentSpec
+from bot.app.settings import Settings
 from bot.human.capability import ASK_USER
 from bot.human.factory import ask_user_registration
 from bot.kernel import current_call, current_turn

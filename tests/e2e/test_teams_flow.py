@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from bot.outcomes import Responder
-from bot.web import RUN_SERVICE
+from bot.service.outcomes import Responder
+from bot.service.runs import RUN_SERVICE
 from tests.e2e._teams import (
     BOB,
     CHANNEL,

@@ -21,10 +21,10 @@ from adapters.slack._render import Asked as SlackAsked
 from adapters.slack._render import question_message
 from adapters.teams._cards import Asked as TeamsAsked
 from adapters.teams._cards import question_card
-from bot.approval import APPROVAL, approval_registration
 from bot.human.capability import ASK_USER, HumanInteractionError
 from bot.human.factory import ask_user_registration
 from bot.human.tokens import SigningKey, TokenError, TokenSigner
+from bot.interactions.approval import APPROVAL, approval_registration
 from bot.service.views import QuestionView
 from bot.stores.records import Question
 

@@ -6,7 +6,6 @@ from datetime import timedelta
 
 import pytest
 
-from bot.approval import approval_registration
 from bot.errors import BotError
 from bot.human import (
     AnswerValidationError,
@@ -14,6 +13,7 @@ from bot.human import (
     TTLPolicy,
     ask_user_registration,
 )
+from bot.interactions.approval import approval_registration
 from bot.testing import question
 
 HOUR = timedelta(hours=1)

@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from bot.approval import APPROVAL, approval_registration, approval_tool
 from bot.human import (
     ASK_USER,
     CAPABILITY_NAME,
@@ -27,6 +26,7 @@ from bot.human import (
 from bot.human.factory import InMemoryConsumption
 from bot.human.live_binding import current_run_binding
 from bot.human.tokens import TokenSigner
+from bot.interactions.approval import APPROVAL, approval_registration, approval_tool
 from bot.kernel import (
     Agent,
     CapabilityRequest,
@@ -38,8 +38,8 @@ from bot.kernel import (
     TurnRequest,
     function_tool,
 )
-from bot.outcomes import AlreadyAnswered, Redeemed
 from bot.providers.scripted import ScriptedProvider
+from bot.service.outcomes import AlreadyAnswered, Redeemed
 from bot.stores import QuestionStatus, open_stores
 from bot.stores.ports import Stores
 from bot.testing import FixedClock, call, calls, question, say

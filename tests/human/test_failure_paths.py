@@ -13,7 +13,6 @@ from typing import Any
 import jwt
 import pytest
 
-from bot.approval import APPROVAL, APPROVAL_REFUSAL, approval_registration, approval_tool
 from bot.human import (
     ASK_USER,
     REFUSAL,
@@ -24,6 +23,12 @@ from bot.human import (
 from bot.human.factory import InMemoryConsumption
 from bot.human.live_binding import current_run_binding
 from bot.human.tokens import MintedPause, TokenError, TokenSigner
+from bot.interactions.approval import (
+    APPROVAL,
+    APPROVAL_REFUSAL,
+    approval_registration,
+    approval_tool,
+)
 from bot.kernel import (
     Agent,
     CapabilityContribution,
@@ -39,8 +44,8 @@ from bot.kernel import (
     function_tool,
     restore,
 )
-from bot.outcomes import Redeemed, Responder
 from bot.providers.scripted import ScriptedProvider
+from bot.service.outcomes import Redeemed, Responder
 from bot.service.resume import resume_turn
 from bot.stores import QuestionStatus
 from bot.stores.ports import Stores
@@ -564,7 +569,7 @@ async def test_a_capability_without_a_reader_refuses_every_token(
 ) -> None:
     """Without decode_token a pause has no public reader, so the run can be stopped
     and not continued -- redeem refuses, spends nothing."""
-    from bot.outcomes import TokenInvalid
+    from bot.service.outcomes import TokenInvalid
 
     h = harness(sqlite_stores, [calls(ASK), say("deployed")])
     await h.start()

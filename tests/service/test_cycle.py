@@ -8,9 +8,9 @@ from typing import Any
 
 from bot.human import ASK_USER, REFUSAL
 from bot.kernel.messages import ModelReply
-from bot.outcomes import Redeemed
-from bot.policy import RequesterOrApprovers
 from bot.questions.write import Write, Written
+from bot.service.outcomes import Redeemed
+from bot.service.policy import RequesterOrApprovers
 from bot.service.redeem import Redeemer
 from bot.stores import QuestionStatus, RunStatus, open_stores
 from bot.stores.ports import Stores

@@ -10,6 +10,7 @@ import pytest
 from bot.human import ASK_USER
 from bot.kernel.interrupts import PendingInterrupt
 from bot.service.delivery import MAX_ATTEMPTS
+from bot.service.surfaces import DeliveryError
 from bot.stores import RunStatus
 from bot.stores.ports import Stores
 from bot.stores.records import (
@@ -21,7 +22,6 @@ from bot.stores.records import (
     QuestionStatus,
     RunRecord,
 )
-from bot.surfaces import DeliveryError
 from bot.testing import FixedClock, RecordingSurface, call, calls, question, say
 from tests.support import HarnessFactory, steps
 

@@ -7,12 +7,19 @@ from typing import Any
 
 import pytest
 
-from bot.approval import approval_registration, approval_tool
 from bot.client.models import Policy
-from bot.messages import refusal_text
-from bot.outcomes import AlreadyAnswered, AlreadyVoted, Counted, Redeemed, Responder, SelfApproval
-from bot.policy import RequesterOrApprovers, parse_policies
+from bot.interactions.approval import approval_registration, approval_tool
 from bot.questions.quorum import EXPIRED_REJECTION, people_text, tally_text
+from bot.service.messages import refusal_text
+from bot.service.outcomes import (
+    AlreadyAnswered,
+    AlreadyVoted,
+    Counted,
+    Redeemed,
+    Responder,
+    SelfApproval,
+)
+from bot.service.policy import RequesterOrApprovers, parse_policies
 from bot.stores import QuestionStatus, RunStatus
 from bot.stores.ports import Stores
 from bot.testing import FixedClock, call, calls, say

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from bot.approval import approval_registration, approval_tool
 from bot.client.models import Policy
-from bot.outcomes import AlreadyAnswered, Counted, Redeemed, Responder
-from bot.policy import RequesterOrApprovers
+from bot.interactions.approval import approval_registration, approval_tool
+from bot.service.outcomes import AlreadyAnswered, Counted, Redeemed, Responder
+from bot.service.policy import RequesterOrApprovers
 from bot.stores import QuestionStatus, Stores
 from bot.stores.postgres import PostgresStores
 from bot.testing import call, calls, say

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.approval import approval_registration, approval_tool
 from bot.client.models import Policy
-from bot.outcomes import Counted, NotAllowedToAnswer, Redeemed, Responder
-from bot.policy import RequesterOrApprovers, parse_rules
+from bot.interactions.approval import approval_registration, approval_tool
+from bot.service.outcomes import Counted, NotAllowedToAnswer, Redeemed, Responder
+from bot.service.policy import RequesterOrApprovers, parse_rules
 from bot.stores.ports import Stores
 from bot.testing import FixedClock, call, calls, say
 from tests.support import Harness, HarnessFactory

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from bot.human import ASK_USER, AskUserPayload, AskUserResponse, InteractionRegistration
-from bot.messages import refusal_text
-from bot.outcomes import (
+from bot.service.messages import refusal_text
+from bot.service.outcomes import (
     AlreadyAnswered,
     AnswerInvalid,
     Cancelled,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.outcomes import (
+from bot.service.outcomes import (
     AlreadyAnswered,
     AlreadyVoted,
     Counted,

@@ -24,10 +24,10 @@ SECRET = "race-secret-" + "r" * 40
 # line on its stdin, then redeems the token through the full Redeemer 100 times.
 REDEEMER = """
 import asyncio, json, sys, time
-from bot.compose import build_agent
+from bot.app.compose import build_agent
 from bot.human.tokens import SigningKey, TokenSigner
-from bot.outcomes import Redeemed, Responder
-from bot.policy import RequesterOrApprovers
+from bot.service.outcomes import Redeemed, Responder
+from bot.service.policy import RequesterOrApprovers
 from bot.providers.scripted import ScriptedProvider
 from bot.service.redeem import Redeemer
 from bot.stores import open_stores

@@ -16,8 +16,8 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from adapters.teams._package import build_manifest
 from bot.app import create_app
-from bot.config import load_settings
-from bot.web import RUN_SERVICE
+from bot.app.settings import load_settings
+from bot.service.runs import RUN_SERVICE
 from tests.e2e._server import free_port
 
 AppClient = TestClient[web.Request, web.Application]

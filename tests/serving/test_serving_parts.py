@@ -8,7 +8,7 @@ import logging
 import pytest
 from aiohttp import encode_basic_auth
 
-from bot.config import SettingsError, load_settings
+from bot.app.settings import SettingsError, load_settings
 from bot.logs import JsonFormatter, RedactingFilter
 from bot.serving import AllowedHosts, JsonRejected, SignIn, loads_limited
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.app import create_app
-from bot.config import SettingsError, load_settings
+from bot.app.settings import SettingsError, load_settings
 from bot.human.tokens import SigningConfigError
 from bot.stores.url import is_shared
 

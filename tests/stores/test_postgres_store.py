@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import asyncpg
 import pytest
 
-from bot.outcomes import Redeemed, StoreUnavailable
+from bot.service.outcomes import Redeemed, StoreUnavailable
 from bot.stores import Closing, Question, QuestionStatus, RunRecord, RunStatus, StoreError
 from bot.stores.ports import Change, Stores, changes_of
 from bot.stores.postgres import PostgresStores

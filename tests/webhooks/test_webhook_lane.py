@@ -8,10 +8,10 @@ from aiohttp import web
 
 from bot.api import API_QUESTIONS, ApiSettings, serve_api
 from bot.client.models import CREATE_QUESTION
-from bot.outcomes import Redeemed, Responder
+from bot.service.outcomes import Redeemed, Responder
+from bot.service.surfaces import DeliveryError
 from bot.stores.ports import Stores
 from bot.stores.records import ApiKey, Question, RunRecord
-from bot.surfaces import DeliveryError
 from bot.testing import RecordingSurface
 from bot.webhooks import WebhookSettings
 from tests.support import HarnessFactory

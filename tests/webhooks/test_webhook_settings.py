@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import SettingsError, load_settings
+from bot.app.settings import SettingsError, load_settings
 from bot.webhooks import random_webhook_secret, webhook_key
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,19 +10,18 @@ from aiohttp import encode_basic_auth, web
 from aiohttp.test_utils import TestClient, TestServer
 
 from adapters.console import ConsoleSurface, mount_console
-from bot.admin import AdminService
-from bot.approval import approval_registration, approval_tool
-from bot.compose import build_agent
+from bot.admin import ADMIN_SERVICE, AdminService
+from bot.app.compose import build_agent
 from bot.demo import Fleet, demo_script
 from bot.human.factory import ask_user_registration
 from bot.human.tokens import TokenSigner
-from bot.policy import RequesterOrApprovers
+from bot.interactions.approval import approval_registration, approval_tool
 from bot.providers.scripted import ScriptedProvider
-from bot.service.runs import RunService
+from bot.service.policy import RequesterOrApprovers
+from bot.service.runs import RUN_SERVICE, RunService
 from bot.serving import ALLOWED_HOSTS, SIGN_IN, AllowedHosts, SignIn, http_guards
 from bot.stores.ports import Stores
 from bot.testing import FixedClock
-from bot.web import ADMIN_SERVICE, RUN_SERVICE
 from tests.adapters.console.console_support import WHICH_ENV, Console
 from tests.e2e._server import free_port
 

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from bot.display import has_hidden
-from bot.outcomes import Counted, Responder
-from bot.policy import RequesterOrApprovers
+from bot.service.outcomes import Counted, Responder
+from bot.service.policy import RequesterOrApprovers
 from tests.adapters.console.console_support import CID, Console, ConsoleFactory
 from tests.asking_support import (
     MARKUP,

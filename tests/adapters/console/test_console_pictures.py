@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from bot.outcomes import Counted, Responder
-from bot.policy import RequesterOrApprovers
+from bot.service.outcomes import Counted, Responder
+from bot.service.policy import RequesterOrApprovers
 from tests.adapters.console.console_support import CID, Console, ConsoleFactory
 from tests.asking_support import asking_agent
 from tests.browser import chromium

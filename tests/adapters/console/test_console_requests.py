@@ -10,8 +10,8 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from adapters.console import ConsoleSurface, mount_console
 from adapters.console._api import answer_response
-from bot.messages import refusal_text
-from bot.outcomes import (
+from bot.service.messages import refusal_text
+from bot.service.outcomes import (
     AlreadyAnswered,
     AnswerInvalid,
     Cancelled,
@@ -22,7 +22,7 @@ from bot.outcomes import (
     TokenExpired,
     TokenInvalid,
 )
-from bot.policy import RequesterOrApprovers
+from bot.service.policy import RequesterOrApprovers
 from bot.serving import ALLOWED_HOSTS, SIGN_IN, AllowedHosts, SignIn
 from tests.adapters.console.console_support import CID, JSON, WHICH_ENV, Console
 

@@ -11,9 +11,9 @@ from adapters.console._views import (
     question_json,
     viewer_for,
 )
-from bot.messages import answered_text, cancelled_text, expired_text
-from bot.outcomes import Responder
-from bot.policy import RequesterOrApprovers
+from bot.service.messages import answered_text, cancelled_text, expired_text
+from bot.service.outcomes import Responder
+from bot.service.policy import RequesterOrApprovers
 from bot.service.views import QuestionView, RunView
 from bot.stores.records import (
     ConversationSummary,

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from adapters.mcp.settings import McpSettings
-from bot.config import known_variables, unknown_variables
+from bot.app.settings import known_variables, unknown_variables
 from tests.doors._doors import Door
 from tests.e2e._client import APPROVE, ConsoleClient, approve_while_it_waits
 

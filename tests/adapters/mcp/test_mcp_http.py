@@ -172,7 +172,7 @@ async def test_mcp_is_not_served_unless_it_is_turned_on(tmp_path: Path) -> None:
 def test_importing_the_server_loads_no_mcp_module() -> None:
     """``import bot.app`` (and the settings that name BOT_MCP_*) loads neither mcp nor the SDK."""
     probe = (
-        "import sys, bot.app, bot.config; bot.config.load_settings(); "
+        "import sys, bot.app, bot.app.settings; bot.app.settings.load_settings(); "
         "print([m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types') "
         "or m.startswith('adapters.mcp._')])"
     )
@@ -186,7 +186,7 @@ def test_mcp_turned_on_without_the_extra_is_one_configuration_sentence(tmp_path:
     """BOT_MCP_HTTP on, the SDK missing: create_app refuses in one sentence naming the extra."""
     probe = (
         "import sys; sys.modules['mcp'] = None\n"
-        "from bot.app import create_app\nfrom bot.config import load_settings\n"
+        "from bot.app import create_app\nfrom bot.app.settings import load_settings\n"
         "from bot.errors import BotError\n"
         f"s = load_settings(BOT_MCP_HTTP='true', DATABASE_URL='sqlite:///{tmp_path}/b.db', "
         f"BOT_DATA_DIR='{tmp_path}/var')\n"

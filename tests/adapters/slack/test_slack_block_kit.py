@@ -38,13 +38,14 @@ from bot.admin import (
     TooLong,
 )
 from bot.admin._commands import USAGES
-from bot.approval import ApprovalPayload, ApprovalResponse
 from bot.client.form_schema import MAX_OPTIONS, MAX_PROPERTIES, check_form_answer
 from bot.display import display
-from bot.form import FormPayload
 from bot.human.factory import AskUserPayload, AskUserResponse
-from bot.messages import nudge_text, refusal_text
-from bot.outcomes import (
+from bot.interactions.approval import ApprovalPayload, ApprovalResponse
+from bot.interactions.form import FormPayload
+from bot.questions.quorum import tally_text
+from bot.service.messages import nudge_text, refusal_text
+from bot.service.outcomes import (
     AlreadyAnswered,
     AlreadyVoted,
     AnswerInvalid,
@@ -58,7 +59,6 @@ from bot.outcomes import (
     TokenExpired,
     TokenInvalid,
 )
-from bot.questions.quorum import tally_text
 from bot.stores.records import (
     AuditEvent,
     Delivery,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import SettingsError, load_settings
+from bot.app.settings import SettingsError, load_settings
 
 SLACK_VARIABLES = (
     "SLACK_BOT_TOKEN",

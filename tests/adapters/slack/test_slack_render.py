@@ -20,7 +20,7 @@ from adapters.slack._render import (
     parse_value,
     question_message,
 )
-from bot.approval import ApprovalResponse
+from bot.interactions.approval import ApprovalResponse
 
 TOKEN = "h." + "p" * 900 + ".s"  # as long as a real token may get (under 1,000)
 HUGE = "Why? " * 2_000  # 10,000 characters

@@ -10,8 +10,8 @@ import pytest
 from adapters.teams import TeamsSurface
 from adapters.teams._connector import Connector
 from bot.kernel.interrupts import PendingInterrupt
+from bot.service.surfaces import DeliveryError
 from bot.stores.records import Question, QuestionStatus, RunRecord
-from bot.surfaces import DeliveryError
 from bot.testing import question
 from tests.fakes.bf_connector import FakeConnector
 

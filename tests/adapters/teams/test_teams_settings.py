@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bot.__main__ import main
-from bot.config import SettingsError, load_settings
+from bot.app.settings import SettingsError, load_settings
 
 ROOT = Path(__file__).resolve().parents[3]
 TEAMS_NAMES = (

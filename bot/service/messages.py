@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, assert_never
 
-from bot.outcomes import (
+from bot.service.outcomes import (
     AlreadyAnswered,
     AlreadyVoted,
     AnswerInvalid,

@@ -12,7 +12,7 @@ import time
 from typing import TextIO
 
 from bot.api._keys import NO_ROUTES, check_name, check_route, hash_key, new_key
-from bot.config import Settings
+from bot.app.settings import Settings
 from bot.stores.records import ApiKey
 
 NO_KEYS = "no keys: make one with api-key create NAME --route ROUTE, or list them in BOT_API_KEYS"

@@ -26,12 +26,12 @@ from bot.admin import AdminSettings
 from bot.api._settings import ApiSettings
 from bot.component_settings import ComponentSettings
 from bot.errors import BotError
+from bot.human.signing import SigningSettings
 from bot.human.ttl import TTLSettings
 from bot.logs import LogSettings
-from bot.policy import PolicySettings
 from bot.providers.settings import ProviderSettings
+from bot.service.policy import PolicySettings
 from bot.serving import ServingSettings
-from bot.signing import SigningSettings
 from bot.stores.settings import StoreSettings
 from bot.webhooks import WebhookSettings
 

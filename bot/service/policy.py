@@ -21,8 +21,8 @@ from pydantic import Field, ValidationError, field_validator
 from bot.client.models import Policy, validation_sentence
 from bot.component_settings import ComponentSettings, CsvList
 from bot.errors import BotError
-from bot.outcomes import Responder
 from bot.questions.quorum import escalated_answerers
+from bot.service.outcomes import Responder
 from bot.stores.records import Question, RunRecord
 
 AnswerPolicy = Callable[[Question, RunRecord | None, Responder], Awaitable[bool]]

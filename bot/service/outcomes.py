@@ -70,7 +70,7 @@ class Counted:
     """Not a refusal: the answer is counted toward a quorum, and the question stays open.
 
     In the union beside the refusals because, like them, it resumes nothing
-    and the person hears one sentence (``bot.messages``).
+    and the person hears one sentence (``bot.service.messages``).
     """
 
     decision: str

@@ -13,18 +13,18 @@ from aiohttp import web
 from adapters.console import ConsoleSurface, mount_console
 from adapters.slack import SlackBridge
 from adapters.teams import TeamsSurface, mount_teams
-from bot.admin import AdminService
-from bot.agent_spec import AgentSpec, load_factory
+from bot.admin import ADMIN_SERVICE, AdminService
 from bot.api import mount_api, serve_api
-from bot.compose import build_agent
-from bot.config import Settings
-from bot.demo import demo_agent
+from bot.app.agent_spec import AgentSpec, load_factory
+from bot.app.compose import build_agent
+from bot.app.legal import mount_legal
+from bot.app.settings import Settings
 from bot.errors import BotError, install_extra
-from bot.legal import mount_legal
-from bot.metrics import Metrics
-from bot.policy import RequesterOrApprovers, check_policy_names
+from bot.human.signing import signer_from
 from bot.providers.base import Provider
-from bot.service.runs import RunService
+from bot.service.metrics import Metrics
+from bot.service.policy import RequesterOrApprovers, check_policy_names
+from bot.service.runs import RUN_SERVICE, RunService
 from bot.serving import (
     ALLOWED_HOSTS,
     SIGN_IN,
@@ -34,11 +34,12 @@ from bot.serving import (
     sign_in_for,
 )
 from bot.serving._malformed import quiet_malformed_requests
-from bot.signing import signer_from
 from bot.stores.ports import Change, changes_of
-from bot.web import ADMIN_SERVICE, RUN_SERVICE, SETTINGS
 
 log = logging.getLogger(__name__)
+
+# The settings the app was built from, for handlers that read them per request.
+SETTINGS = web.AppKey("settings", Settings)
 
 MAX_BODY_BYTES = 64 * 1024
 INTERNAL_ERROR = "The bot hit an internal error; nothing was changed. Try again, or ask an admin."
@@ -51,7 +52,7 @@ def create_app(settings: Settings) -> web.Application:
     here, before anything is opened: every replica must verify every other's
     tokens.
     """
-    signer_from(settings)
+    signer_from(settings.signing, shared_store=settings.store.shared)
     quiet_malformed_requests()
     serving = settings.serving
     allowed = allowed_hosts_for(serving)
@@ -136,7 +137,7 @@ async def _running_service(
         agent, capability = build_agent(
             provider=provider,
             stores=stores,
-            signer=signer_from(settings),
+            signer=signer_from(settings.signing, shared_store=settings.store.shared),
             clock=time.time,
             tools=spec.tools,
             registrations=spec.registrations,
@@ -215,9 +216,13 @@ def _redraw_on(console: ConsoleSurface) -> Callable[[Change], None]:
     return redraw
 
 
+# The embedded demo is loaded as a deployment's own agent is (``BOT_AGENT``):
+# it is the default factory, not a part of the composition root.
+DEMO_AGENT = "bot.demo:demo_agent"
+
+
 def agent_spec(settings: Settings) -> AgentSpec:
-    agent = settings.run.agent
-    return load_factory(agent)(settings) if agent else demo_agent(settings)
+    return load_factory(settings.run.agent or DEMO_AGENT)(settings)
 
 
 async def _sweep_forever(service: RunService, interval: float) -> None:

@@ -19,7 +19,7 @@ from bot.kernel.tools import Tool
 from bot.providers.base import Provider
 
 if TYPE_CHECKING:
-    from bot.config import Settings
+    from bot.app.settings import Settings
 
 
 @dataclass(frozen=True, slots=True)

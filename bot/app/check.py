@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
-from bot.config import Settings
+from bot.app.settings import Settings
 from bot.errors import install_extra
 
 
@@ -19,10 +19,10 @@ async def check(settings: Settings) -> int:
     """Validate, open the store, probe what is reachable; 0 when all is well, 2 if not."""
     from bot.app import agent_spec
     from bot.human.factory import redemption_is_shared
-    from bot.policy import check_policy_names
+    from bot.human.signing import signer_from
     from bot.questions.capability_ports import LifecyclePorts
     from bot.questions.lifecycle import Lifecycle
-    from bot.signing import signer_from
+    from bot.service.policy import check_policy_names
 
     for line in settings.warnings():
         print(f"warning: {line}", file=sys.stderr)
@@ -32,7 +32,7 @@ async def check(settings: Settings) -> int:
         for folder in (settings.signing.data_dir, _sqlite_folder(settings.store.url))
         if folder is not None and not folder.exists()
     ]
-    signer_from(settings)
+    signer_from(settings.signing, shared_store=settings.store.shared)
     stores = await settings.store.open()
     try:
         await stores.ping()
@@ -61,7 +61,7 @@ async def check(settings: Settings) -> int:
             print(f"configuration error: OPENAI_BASE_URL: {problem}", file=sys.stderr)
             return 2
         model += f" at {configured.base_url}, reachable"
-    from bot.probes import probe_slack, probe_teams
+    from bot.app.probes import probe_slack, probe_teams
 
     slack_line = settings.slack.mode or "not configured"
     teams_line = _teams_state(settings)

@@ -14,11 +14,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.agent_spec import AgentSpec
-from bot.approval import APPROVAL, approval_registration, approval_tool
-from bot.config import Settings
+from bot.app.agent_spec import AgentSpec
+from bot.app.settings import Settings
 from bot.human.capability import ASK_USER
 from bot.human.factory import ask_user_registration
+from bot.interactions.approval import APPROVAL, approval_registration, approval_tool
 from bot.kernel.journal import current_call
 from bot.kernel.messages import Message, ModelReply, RequestedCall, ToolDefinition
 from bot.kernel.tools import Tool, function_tool

@@ -16,8 +16,8 @@ from typing import TextIO
 
 from bot.admin._render import json_text, ok, text_of
 from bot.admin._service import AdminService
-from bot.config import Settings
-from bot.outcomes import Responder
+from bot.app.settings import Settings
+from bot.service.outcomes import Responder
 
 USAGE = "usage: python -m bot admin [--json] <command> [arguments]  (try: help)"
 

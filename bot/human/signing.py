@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 from pydantic import Field, SecretStr
 
@@ -23,9 +23,6 @@ from bot.human.tokens import (
     parse_signing_keys,
     random_signing_key,
 )
-
-if TYPE_CHECKING:
-    from bot.config import Settings
 
 KEY_FILE = "signing-key"
 
@@ -44,12 +41,11 @@ class SigningSettings(ComponentSettings):
     data_dir: Path = Field(Path("var"), alias="BOT_DATA_DIR")
 
 
-def signer_from(settings: Settings) -> TokenSigner:
+def signer_from(signing: SigningSettings, *, shared_store: bool) -> TokenSigner:
     """The configured keys; else the generated one, unless the store is shared."""
-    signing = settings.signing
     if signing.keys is not None:
         return TokenSigner(parse_signing_keys(signing.keys.get_secret_value()))
-    if settings.store.shared:
+    if shared_store:
         raise SigningConfigError(
             "BOT_SIGNING_KEYS is required with a shared store: every replica must sign "
             "with the same keys. Generate one with `python -m bot keygen`."
