@@ -140,6 +140,16 @@ class Steps:
         written = await self.lifecycle.repost(record, at=at, actor=actor)
         return None if written is None else written.question
 
+    async def set_message_ref(
+        self, interrupt_id: str, ref: dict[str, Any], *, at: float = 0.0
+    ) -> None:
+        await self.lifecycle.set_message_ref(interrupt_id, ref, at=at)
+
+    async def record_cross_scope(
+        self, interrupt_id: str, attempt: dict[str, Any], *, at: float = 0.0
+    ) -> None:
+        await self.lifecycle.record_cross_scope(interrupt_id, attempt, at=at)
+
 
 def steps(stores: Stores, *, owner: str = "", lifecycle: Lifecycle | None = None) -> Steps:
     """``lifecycle``: a service's own (``RunService.questions``), bound to its deliverer."""

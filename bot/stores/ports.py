@@ -33,11 +33,10 @@ from bot.stores.records import (
 
 
 class Ledger(Protocol):
-    """Issued questions as stored; redemption, delivery and admins read them."""
+    """Issued questions as stored; redemption, delivery and admins read them (every change
+    of one is a lifecycle step, written by ``unit``)."""
 
     async def get(self, interrupt_id: str) -> Question | None: ...
-    async def set_message_ref(self, interrupt_id: str, ref: dict[str, Any]) -> None: ...
-    async def record_cross_scope(self, interrupt_id: str, attempt: dict[str, Any]) -> None: ...
     async def outstanding(self, *, scope: str | None = None) -> list[Question]: ...
     async def with_policies(self) -> list[Question]:
         """The outstanding questions with a policy (reminders, escalation), oldest first."""
