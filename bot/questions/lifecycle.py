@@ -17,6 +17,8 @@ repost   the question posted again on every route (still one token, one spend);
          each old message is pointed at its route's new one.
 finish   a RUNNING run ends once; its outcome is owed, with the final reply's
          journal entries in the same write.
+delivered  a deliverer's pass marked, in one write: each post among its rows keeps
+         the reference of the message it posted on its question.
 set_message_ref  where the question stands posted, whatever its status.
 record_cross_scope  an answer from outside the question's scopes, counted on it
          and kept among its latest few, whatever its status.
@@ -69,12 +71,15 @@ from bot.questions.write import (
     Checkpoint,
     Claim,
     Close,
+    Delivered,
     Expiry,
     Extend,
+    Marks,
     Nudge,
     Owe,
     Owed,
     Posted,
+    PostedBy,
     RunMove,
     StillOpen,
     Tallied,
@@ -421,6 +426,20 @@ class Lifecycle:
             event.run_id, event.at, audit=(event,), once_key=once_key_at(once_key, event.at)
         )
         return await self._apply(write) is not None
+
+    async def delivered(self, done: Sequence[Delivered]) -> None:
+        """Mark the rows delivered, in one write; a post among them keeps the reference of
+        the message it posted on its question (the first route's, or that further post's),
+        whatever the question's status: an edit owed by a close still needs it."""
+        if not done:
+            return
+        posted = tuple(
+            PostedBy(d.delivery_id, d.message_ref, d.post)
+            for d in done
+            if d.message_ref is not None
+        )
+        write = Write("", max(d.at for d in done), marks=Marks(tuple(done), posted))
+        await self._apply(write)
 
     async def set_message_ref(
         self, interrupt_id: str, ref: Mapping[str, Any], *, at: float

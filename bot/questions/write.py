@@ -192,6 +192,37 @@ QuestionChange = Question | Close | Extend | StillOpen | Nudge | Tallied | Poste
 
 
 @dataclass(frozen=True, slots=True)
+class Delivered:
+    """A row delivered, and the posted message's reference if it was a post."""
+
+    delivery_id: int
+    at: float
+    message_ref: dict[str, Any] | None = None
+    # Which further post of its question it was (``bot.questions.posts``); None: the first.
+    post: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PostedBy:
+    """Where a delivered post left its question posted: the message reference, kept on the
+    question its outbox row names, as the first route's (``post`` None) or as that further
+    post's, whatever the question's status."""
+
+    delivery_id: int
+    ref: Mapping[str, Any]
+    post: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Marks:
+    """Outbox rows delivered (each ``Delivered``'s row and time), and the references the
+    posts among them left (``posted``)."""
+
+    done: tuple[Delivered, ...]
+    posted: tuple[PostedBy, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Write:
     """Everything one step changes, applied all or nothing.
 
@@ -223,6 +254,9 @@ class Write:
     api: ApiQuestion | None = None
     # A command's idempotency key: the write's first guard (``OnceKey``).
     once_key: OnceKey | None = None
+    # A deliverer's pass, marked: a write of marks carries nothing else (on PostgreSQL,
+    # its commit waits for no fsync: a lost mark costs a repeat, never a loss).
+    marks: Marks | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -319,13 +319,13 @@ async def test_the_outbox_hands_out_a_runs_messages_in_order(stores: Stores) -> 
     assert await stores.outbox.claim(200.0, until=260.0, owner="me", surfaces=["teams"]) == []
     r1, r2 = first
     await stores.outbox.retry(r1.delivery_id, next_at=230.0, error="ratelimited")
-    await stores.outbox.delivered(r2.delivery_id, at=201.0, message_ref={"ts": "1.2"})
+    await steps(stores).delivered(r2.delivery_id, at=201.0, message_ref={"ts": "1.2"})
     assert await stores.outbox.claim(210.0, until=270.0, owner="me", surfaces=["slack"]) == []
     again = await stores.outbox.claim(230.0, until=290.0, owner="me", surfaces=["slack"])
     assert [(d.run_id, d.kind, d.attempts, d.last_error) for d in again] == [
         ("r1", DeliveryKind.PUBLISH, 1, "ratelimited")
     ]
-    await stores.outbox.delivered(again[0].delivery_id, at=231.0, message_ref={"ts": "9.9"})
+    await steps(stores).delivered(again[0].delivery_id, at=231.0, message_ref={"ts": "9.9"})
     closed = await stores.outbox.claim(232.0, until=290.0, owner="me", surfaces=["slack"])
     assert [(d.run_id, d.kind, d.followed) for d in closed] == [("r1", DeliveryKind.CLOSED, False)]
     posted = await stores.ledger.get("q2")
@@ -380,7 +380,7 @@ async def test_the_writers_steps_hand_it_their_rows_with_the_question(
         pause("q2", run_id="r1"),
         False,
     )
-    await stores.outbox.delivered(post.delivery_id, at=201.0, message_ref={"ts": "1.2"})
+    await steps(stores).delivered(post.delivery_id, at=201.0, message_ref={"ts": "1.2"})
     handoff.settle(post.delivery_id)
     answered = dataclasses.replace(
         closing(by="bob", at=210.0), answer={"ok": 1}, lease_owner="a", lease_until=260.0

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, assert_never
 
-from bot.questions.records import Question, RunRecord
+from bot.questions.records import DeliveryState, Question, RunRecord
 from bot.questions.write import (
     Attempted,
     Ballot,
@@ -78,6 +78,33 @@ _COUNT_ATTEMPT = numbered(COUNT_ATTEMPT) + " RETURNING *"
 _INSERT_ATTEMPT = numbered(INSERT_ATTEMPT)
 _TRIM_ATTEMPTS = numbered(TRIM_ATTEMPTS)
 _ATTEMPTS = "SELECT attempt_json FROM cross_scope_attempts WHERE interrupt_id = $1 ORDER BY seq"
+
+
+# A deliverer's pass (``Marks``), one statement: the rows done, then each post's message
+# reference on its question, as its first route's or in its place among the further posts.
+_MARK = """
+WITH done AS (
+    UPDATE outbox SET state = $1, done_at = m.at
+    FROM unnest($2::bigint[], $3::float8[]) AS m(id, at) WHERE outbox.id = m.id
+    RETURNING outbox.id, outbox.interrupt_id
+), posted AS (
+    SELECT done.id, done.interrupt_id, r.ref, r.post
+    FROM done JOIN unnest($4::bigint[], $5::text[], $6::int[]) AS r(id, ref, post) ON r.id = done.id
+), per AS (
+    SELECT interrupt_id,
+        (array_agg(ref ORDER BY id DESC) FILTER (WHERE post IS NULL))[1] AS first_ref,
+        jsonb_object_agg(post::text, ref::jsonb ORDER BY id) FILTER (WHERE post IS NOT NULL) AS refs
+    FROM posted GROUP BY interrupt_id
+)
+UPDATE pauses SET message_ref = COALESCE(per.first_ref, pauses.message_ref),
+    posts = CASE WHEN per.refs IS NULL THEN pauses.posts ELSE (
+        SELECT COALESCE(jsonb_agg(CASE WHEN per.refs ? (e.n - 1)::text
+            THEN e.p || jsonb_build_object('message_ref', per.refs -> (e.n - 1)::text)
+            ELSE e.p END ORDER BY e.n), '[]'::jsonb)::text
+        FROM jsonb_array_elements(pauses.posts::jsonb) WITH ORDINALITY AS e(p, n)) END
+FROM per WHERE pauses.interrupt_id = per.interrupt_id
+"""
+_DONE = str(DeliveryState.DONE)
 
 
 class _Refused(Exception):
@@ -382,6 +409,19 @@ class PostgresUnit:
     db: Database
 
     async def apply(self, write: Write) -> Written | None:
+        marks = write.marks
+        if marks is not None:
+            # One statement for the pass, one round trip; its commit waits for no fsync.
+            await self.db.bookkeep(
+                _MARK,
+                _DONE,
+                [d.delivery_id for d in marks.done],
+                [d.at for d in marks.done],
+                [p.delivery_id for p in marks.posted],
+                [_rows.dump(dict(p.ref)) for p in marks.posted],
+                [p.post for p in marks.posted],
+            )
+            return Written()
         if isinstance(write.question, Posted | Attempted):
             return await _unannounced(self.db, write.question)
         sql, params = _statement(write, _rows.write_texts(write))

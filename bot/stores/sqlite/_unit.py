@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, assert_never
 
-from bot.questions.records import Question, RunRecord
+from bot.questions.records import DeliveryState, Question, RunRecord
 from bot.questions.write import (
     Attempted,
     Ballot,
@@ -20,6 +20,7 @@ from bot.questions.write import (
     Decide,
     Expiry,
     Extend,
+    Marks,
     Nudge,
     Owed,
     Posted,
@@ -125,6 +126,20 @@ _NUDGE = (
     "UPDATE pauses SET reminders = ?, level = ? WHERE interrupt_id = ? AND status = ?"  # noqa: S608 - our own identifiers
     f" AND reminders = ? AND level = ?{_RETURNING}"
 )
+
+
+# A deliverer's pass (``Marks``): the rows done, then each post's message reference, on
+# its question as its first route's, or in its place among the further posts.
+_MARK = "UPDATE outbox SET state = ?, done_at = ? WHERE id = ?"
+_POSTED_FIRST = (
+    "UPDATE pauses SET message_ref = ? WHERE interrupt_id ="
+    " (SELECT interrupt_id FROM outbox WHERE id = ?)"
+)
+_POSTED_FURTHER = (
+    "UPDATE pauses SET posts = json_set(posts, '$[' || ? || '].message_ref', json(?))"
+    " WHERE interrupt_id = (SELECT interrupt_id FROM outbox WHERE id = ?)"
+)
+_DONE = str(DeliveryState.DONE)
 
 
 class _Refused(Exception):
@@ -308,6 +323,17 @@ def _owe(
     return tuple(owed)
 
 
+def _mark(conn: sqlite3.Connection, marks: Marks) -> Written:
+    conn.executemany(_MARK, [(_DONE, d.at, d.delivery_id) for d in marks.done])
+    first = [(_rows.dump(dict(p.ref)), p.delivery_id) for p in marks.posted if p.post is None]
+    further = [
+        (p.post, _rows.dump(dict(p.ref)), p.delivery_id) for p in marks.posted if p.post is not None
+    ]
+    conn.executemany(_POSTED_FIRST, first)
+    conn.executemany(_POSTED_FURTHER, further)
+    return Written()
+
+
 @dataclass  # tests patch methods on the instance
 class SqliteUnit:
     """Applies a lifecycle step's ``Write`` in one transaction."""
@@ -317,10 +343,12 @@ class SqliteUnit:
     async def apply(self, write: Write) -> Written | None:
         texts = _rows.write_texts(write)
 
+        marks = write.marks
+
         def apply(conn: sqlite3.Connection) -> Written | None:
             try:
                 with transaction(conn):
-                    return _apply(conn, write, texts)
+                    return _apply(conn, write, texts) if marks is None else _mark(conn, marks)
             except _Refused:
                 return None
 
