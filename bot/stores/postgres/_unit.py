@@ -27,7 +27,6 @@ from bot.questions.write import (
     Expiry,
     Extend,
     Nudge,
-    Owed,
     Posted,
     StillOpen,
     Tallied,
@@ -122,9 +121,16 @@ class _Params:
         return f"${len(self.values)}{cast}"
 
 
+def _if_open(interrupt_id: str, sets: str, p: _Params, guard: str = "") -> str:
+    """An outstanding question's update (``guard``: what else it requires), its new row."""
+    return (
+        f"UPDATE pauses SET {sets} WHERE interrupt_id = {p(interrupt_id)}"  # noqa: S608 - our own text
+        f" AND status = '{OUTSTANDING}'{guard} RETURNING pauses.*"
+    )
+
+
 def _question_cte(write: Write, p: _Params) -> str | None:
     change = write.question
-    returning = "RETURNING pauses.*"
     match change:
         case None:
             return None
@@ -132,7 +138,7 @@ def _question_cte(write: Write, p: _Params) -> str | None:
             values = ", ".join(p(v) for v in _rows.pause_params(change))
             return (
                 f"INSERT INTO pauses ({', '.join(_rows.PAUSE_COLUMNS)}) VALUES ({values})"  # noqa: S608 - our own identifiers
-                f" ON CONFLICT (interrupt_id) DO NOTHING {returning}"
+                " ON CONFLICT (interrupt_id) DO NOTHING RETURNING pauses.*"
             )
         case Close():
             at = p(change.at, "::float8")
@@ -144,35 +150,25 @@ def _question_cte(write: Write, p: _Params) -> str | None:
                 if change.tally is None
                 else f", tally = {p(_rows.dump(dict(change.tally)), '::text')}"
             )
-            return (
-                f"UPDATE pauses SET status = {p(str(change.status), '::text')}, answer = {answer},"  # noqa: S608 - our own text
+            closed = (
+                f"status = {p(str(change.status), '::text')}, answer = {answer},"
                 f" closed_by = {p(change.by)}, closed_by_id = {p(change.by_id)}, closed_at = {at}"
-                f"{tally} WHERE interrupt_id = {p(change.interrupt_id)}"
-                f" AND status = '{OUTSTANDING}'{_expiry(change.expiry, at)} {returning}"
             )
+            return _if_open(change.interrupt_id, closed + tally, p, _expiry(change.expiry, at))
         case Extend():
-            return (
-                f"UPDATE pauses SET expires_at = {p(change.expires_at)}"  # noqa: S608 - our own text
-                f" WHERE interrupt_id = {p(change.interrupt_id)}"
-                f" AND status = '{OUTSTANDING}' {returning}"
-            )
+            return _if_open(change.interrupt_id, f"expires_at = {p(change.expires_at)}", p)
         case StillOpen():
             return (
                 f"SELECT * FROM pauses WHERE interrupt_id = {p(change.interrupt_id)}"  # noqa: S608 - our own text
                 f" AND status = '{OUTSTANDING}' FOR UPDATE"
             )
         case Nudge():
-            return (
-                f"UPDATE pauses SET reminders = {p(change.now[0])}, level = {p(change.now[1])}"  # noqa: S608 - our own text
-                f" WHERE interrupt_id = {p(change.interrupt_id)} AND status = '{OUTSTANDING}'"
-                f" AND reminders = {p(change.was[0])} AND level = {p(change.was[1])} {returning}"
-            )
+            counted = f"reminders = {p(change.now[0])}, level = {p(change.now[1])}"
+            was = f" AND reminders = {p(change.was[0])} AND level = {p(change.was[1])}"
+            return _if_open(change.interrupt_id, counted, p, was)
         case Tallied():
-            return (
-                f"UPDATE pauses SET tally = {p(_rows.dump(dict(change.tally)), '::text')}"  # noqa: S608 - our own text
-                f" WHERE interrupt_id = {p(change.interrupt_id)}"
-                f" AND status = '{OUTSTANDING}' {returning}"
-            )
+            tally = f"tally = {p(_rows.dump(dict(change.tally)), '::text')}"
+            return _if_open(change.interrupt_id, tally, p)
         case Posted() | Attempted():
             raise AssertionError("written by _unannounced, never in a statement")
         case _:
@@ -293,14 +289,13 @@ def _statement(write: Write, texts: dict[str, Any]) -> tuple[str, list[Any]]:
     )
     ctes.append(f"told AS ({notice('run')})")
     if write.owe:
-        claim = write.claim
+        held_by, held_until = _rows.held(write)
         kinds = p([str(o.kind) for o in write.owe], "::text[]")
         ids = p([o.interrupt_id for o in write.owe], "::text[]")
         bodies = p([_rows.dump(dict(o.body)) for o in write.owe], "::text[]")
         surfaces = p([o.surface for o in write.owe], "::text[]")
         gated = p([o.only_with_callback for o in write.owe], "::bool[]")
-        held_by = p(claim.owner if claim else "", "::text")
-        held_until = p(claim.until if claim else 0.0, "::float8")
+        by, until = p(held_by, "::text"), p(held_until, "::float8")
         # The rows owed (``Owe.only_with_callback``: if the question names a callback),
         # read twice (inserted, and which were), so evaluated once.
         ctes.append(
@@ -315,7 +310,7 @@ def _statement(write: Write, texts: dict[str, Any]) -> tuple[str, list[Any]]:
             "owed AS (INSERT INTO outbox (run_id, surface, kind, interrupt_id, body, created_at,"  # noqa: S608 - our own text
             " state, attempts, next_at, claimed_until, claimed_by, last_error)"
             f" SELECT w.run_id, w.surface, w.kind, w.interrupt_id, w.body, {at}, '{PENDING}', 0,"
-            f" {at}, {held_until}, {held_by}, '' FROM owing AS w ORDER BY w.n RETURNING id)"
+            f" {at}, {until}, {by}, '' FROM owing AS w ORDER BY w.n RETURNING id)"
         )
         owed = "ARRAY(SELECT id FROM owed ORDER BY id)"
         owed_n = "ARRAY(SELECT n FROM owing ORDER BY n)"
@@ -483,18 +478,16 @@ def _written(write: Write, row: Any) -> Written:
     elif write.question is not None:
         question = _rows.pause_from_row(row, [_rows.load(a) for a in row["attempts"]])
     run_id = write.run_id or (question.run_id if question is not None else "")
-    claim = write.claim
-    held_by, held_until = (claim.owner, claim.until) if claim is not None else ("", 0.0)
-    earlier = list(row["earlier"])
-    owed: list[Owed] = []
     # ``owed_n``: which of ``write.owe`` (numbered from 1) were written, in order.
-    for delivery_id, n in zip(row["owed_ids"], row["owed_n"], strict=True):
-        owe = write.owe[n - 1]
-        delivery = _rows.owed_delivery(
-            delivery_id, run_id, owe.surface or row["owed_surface"], owe, write.at, question
-        )
-        owed.append(Owed(delivery, held_by, held_until, tuple(earlier)))
-        earlier.append(delivery_id)
+    written = ((i, n - 1) for i, n in zip(row["owed_ids"], row["owed_n"], strict=True))
+    owed = _rows.owed_rows(
+        write,
+        question,
+        run_id=run_id,
+        surface=row["owed_surface"],
+        written=written,
+        earlier=row["earlier"],
+    )
     turn = None
     if isinstance(write.question, Close) and write.question.with_turn:
         turn = _rows.paused_turn(row["turn_state"], row["turn_journal"])
@@ -502,4 +495,4 @@ def _written(write: Write, row: Any) -> Written:
     if write.new_run is not None and write.history:
         newest_first = (_rows.run_from_row(_rows.load(text)) for text in row["before_it"])
         runs = tuple(newest_first)[::-1]
-    return Written(question, tuple(owed), turn, runs)
+    return Written(question, owed, turn, runs)

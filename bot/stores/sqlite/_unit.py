@@ -296,31 +296,29 @@ def _owe(
     if holder is None:
         return ()  # a question of no known run (tests): nobody to post to
     surface, pending = holder
-    earlier = [int(i) for i in pending.split(",")] if pending else []
-    claim = write.claim
-    held_by, held_until = (claim.owner, claim.until) if claim is not None else ("", 0.0)
-    owed: list[Owed] = []
+    held_by, held_until = _rows.held(write)
+    written: list[tuple[int, int]] = []
     at = write.at
-    for owe in write.owe:
+    for index, owe in enumerate(write.owe):
         if owe.only_with_callback and not conn.execute(_HOOKED, (owe.interrupt_id,)).fetchone():
             continue
-        body = dict(owe.body)
         params = (
             run_id,
             owe.surface or surface,
             str(owe.kind),
             owe.interrupt_id,
-            _rows.dump(body),
+            _rows.dump(dict(owe.body)),
             at,
             PENDING,
             at,
         )
         delivery_id = conn.execute(_OWE, (*params, held_until, held_by)).lastrowid
         assert delivery_id is not None  # an INSERT always sets it
-        row = _rows.owed_delivery(delivery_id, run_id, owe.surface or surface, owe, at, question)
-        owed.append(Owed(row, held_by, held_until, tuple(earlier)))
-        earlier.append(delivery_id)
-    return tuple(owed)
+        written.append((delivery_id, index))
+    earlier = [int(i) for i in pending.split(",")] if pending else []
+    return _rows.owed_rows(
+        write, question, run_id=run_id, surface=surface, written=written, earlier=earlier
+    )
 
 
 def _mark(conn: sqlite3.Connection, marks: Marks) -> Written:
