@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +18,7 @@ from bot.providers.scripted import ScriptedProvider
 from bot.questions.capability_ports import LifecyclePorts
 from bot.questions.lifecycle import Lifecycle
 from bot.questions.records import Closing, Question, QuestionStatus, RunRecord, RunStatus
-from bot.questions.write import Owed, Write
+from bot.questions.write import Delivered, Owed, Write
 from bot.service.outcomes import Responder
 from bot.service.runs import RunService
 from bot.service.surfaces import Conversation
@@ -139,6 +139,24 @@ class Steps:
             return None
         written = await self.lifecycle.repost(record, at=at, actor=actor)
         return None if written is None else written.question
+
+    async def delivered(
+        self, delivery_id: int, *, at: float, message_ref: dict[str, Any] | None = None
+    ) -> None:
+        await self.lifecycle.delivered([Delivered(delivery_id, at, message_ref)])
+
+    async def delivered_all(self, done: Sequence[Delivered]) -> None:
+        await self.lifecycle.delivered(done)
+
+    async def set_message_ref(
+        self, interrupt_id: str, ref: dict[str, Any], *, at: float = 0.0
+    ) -> None:
+        await self.lifecycle.set_message_ref(interrupt_id, ref, at=at)
+
+    async def record_cross_scope(
+        self, interrupt_id: str, attempt: dict[str, Any], *, at: float = 0.0
+    ) -> None:
+        await self.lifecycle.record_cross_scope(interrupt_id, attempt, at=at)
 
 
 def steps(stores: Stores, *, owner: str = "", lifecycle: Lifecycle | None = None) -> Steps:

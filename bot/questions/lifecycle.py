@@ -17,17 +17,33 @@ repost   the question posted again on every route (still one token, one spend);
          each old message is pointed at its route's new one.
 finish   a RUNNING run ends once; its outcome is owed, with the final reply's
          journal entries in the same write.
+delivered  a deliverer's pass marked, in one write: each post among its rows keeps
+         the reference of the message it posted on its question.
+set_message_ref  where the question stands posted, whatever its status.
+record_cross_scope  an answer from outside the question's scopes, counted on it
+         and kept among its latest few, whatever its status.
 
 ``close``, ``extend`` and ``repost`` take the admin command's idempotency
 key (``once_key``): the step is written with it, once however often the
 command is replayed or retried, on whichever replica. So do ``close`` and
 ``vote`` for an answer's request, and ``note``, its refusal's audit.
 
+Each step's plan (``bot.questions.write``) says what guards it, in which
+order: the once-key first, then the question's own guard (an expiry closes
+only a question still overdue; an answer checked against a kept copy only
+one not yet overdue), and which messages are owed only when the question
+names a callback (the webhook). The vote is counted here too: who has
+voted is the ballots the unit of work reads under the question's lock,
+whether this ballot decides is ``quorum.decided``, and the tally stored is
+``quorum.tally_of``.
+
 The process that drives runs binds the lifecycle to itself (``bind``): the
 rows its steps owe are born claimed by it and handed to its deliverer, so
 it delivers them with no claim query. Unbound (an admin shell), rows are
 born unclaimed, for whichever server claims them first. ``observe`` tells
-in-process listeners (the API's waiters) of each write that went through.
+in-process listeners (the API's waiters) of each write that went through,
+here, once the unit of work has returned it committed: never from inside
+the store's transaction.
 """
 
 from __future__ import annotations
@@ -38,30 +54,40 @@ from typing import Any
 
 from bot.questions import posts, quorum
 from bot.questions.records import (
+    MAX_CROSS_SCOPE_KEPT,
     WEBHOOK_LANE,
     ApiQuestion,
     AuditEvent,
     Closing,
     DeliveryKind,
     Question,
+    QuestionStatus,
     RunRecord,
     RunStatus,
 )
 from bot.questions.write import (
+    Attempted,
     Ballot,
     Checkpoint,
     Claim,
     Close,
+    Delivered,
+    Expiry,
     Extend,
+    Marks,
     Nudge,
     Owe,
     Owed,
+    Posted,
+    PostedBy,
     RunMove,
     StillOpen,
+    Tallied,
     UnitOfWork,
     Voted,
     Write,
     Written,
+    once_key_at,
 )
 
 DEFAULT_CLAIM_SECONDS = 30.0
@@ -199,6 +225,7 @@ class Lifecycle:
 
         def decide(question: Question, ballots: tuple[Ballot, ...]) -> Write:
             decision = quorum.decided(question, ballots)
+            tally = quorum.tally_of(ballots)
             voted = AuditEvent(
                 at, "voted", question.run_id, question.interrupt_id, ballot.voter,
                 {"decision": ballot.decision},
@@ -207,12 +234,12 @@ class Lifecycle:
                 return Write(
                     question.run_id,
                     at,
-                    question=StillOpen(question.interrupt_id),
+                    question=Tallied(question.interrupt_id, tally),
                     audit=(voted,),
                     # The tally shown live on every post.
                     owe=posts.fanned((Owe(DeliveryKind.REFRESH, question.interrupt_id),), question),
                     claim=self._claim(at),
-                    once_key=once_key,
+                    once_key=once_key_at(once_key, at),
                 )
             answer = quorum.final_answer(decision, ballots, ballot)
             close = self._close_write(
@@ -223,7 +250,9 @@ class Lifecycle:
                 once_key,
                 question,
             )
-            return dataclasses.replace(close, audit=(voted, *close.audit))
+            assert isinstance(close.question, Close)  # what ``_close_write`` writes
+            closed = dataclasses.replace(close.question, tally=tally)
+            return dataclasses.replace(close, question=closed, audit=(voted, *close.audit))
 
         voted = await self.unit.vote(ballot, decide)
         if voted.written is not None:
@@ -241,6 +270,14 @@ class Lifecycle:
     ) -> Write:
         at = closing.at
         lease = (closing.lease_owner, closing.lease_until) if closing.lease_owner else ("", None)
+        # An expiry closes only a question still overdue: an admin may have extended it
+        # since the sweeper listed it. An answer checked against a copy kept since its
+        # asking closes only one not yet overdue: the copy's expiry may be stale.
+        expiry = Expiry.ANY
+        if closing.status is QuestionStatus.EXPIRED:
+            expiry = Expiry.OVERDUE
+        elif unexpired:
+            expiry = Expiry.UNEXPIRED
         close = Close(
             interrupt_id,
             closing.status,
@@ -248,7 +285,7 @@ class Lifecycle:
             by=closing.by,
             by_id=closing.by_id,
             answer=closing.answer,
-            unexpired=unexpired,
+            expiry=expiry,
             with_turn=bool(closing.lease_owner),
         )
         # The run id comes back with the closed row; the write fills it in.
@@ -263,18 +300,23 @@ class Lifecycle:
                 AuditEvent(at, str(closing.status), "", interrupt_id, closing.by_id or closing.by),
             ),
             # Every posted message is edited to its closed form. The webhook, in its
-            # own lane, is written only if the question names a callback.
+            # own lane, is owed only if the question names a callback.
             owe=posts.fanned(
                 (
                     Owe(DeliveryKind.CLOSED, interrupt_id),
-                    Owe(DeliveryKind.WEBHOOK, interrupt_id, surface=WEBHOOK_LANE),
+                    Owe(
+                        DeliveryKind.WEBHOOK,
+                        interrupt_id,
+                        surface=WEBHOOK_LANE,
+                        only_with_callback=True,
+                    ),
                 ),
                 asked,
             ),
             claim=Claim(closing.lease_owner, closing.lease_until or at)
             if closing.lease_owner
             else self._claim(at),
-            once_key=once_key,
+            once_key=once_key_at(once_key, at),
         )
 
     async def nudge(
@@ -319,7 +361,7 @@ class Lifecycle:
             ),
             owe=posts.fanned((Owe(DeliveryKind.REFRESH, question.interrupt_id),), question),
             claim=self._claim(at),
-            once_key=once_key,
+            once_key=once_key_at(once_key, at),
         )
         return await self._apply(write)
 
@@ -344,7 +386,7 @@ class Lifecycle:
             audit=(resent,),
             owe=owe,
             claim=self._claim(at),
-            once_key=once_key,
+            once_key=once_key_at(once_key, at),
         )
         return await self._apply(write)
 
@@ -382,8 +424,43 @@ class Lifecycle:
 
     async def note(self, event: AuditEvent, *, once_key: str) -> bool:
         """Audit ``event`` with ``once_key``; False, nothing written, if the key is on record."""
-        write = Write(event.run_id, event.at, audit=(event,), once_key=once_key)
+        write = Write(
+            event.run_id, event.at, audit=(event,), once_key=once_key_at(once_key, event.at)
+        )
         return await self._apply(write) is not None
+
+    async def delivered(self, done: Sequence[Delivered]) -> None:
+        """Mark the rows delivered, in one write; a post among them keeps the reference of
+        the message it posted on its question (the first route's, or that further post's),
+        whatever the question's status: an edit owed by a close still needs it."""
+        if not done:
+            return
+        posted = tuple(
+            PostedBy(d.delivery_id, d.message_ref, d.post)
+            for d in done
+            if d.message_ref is not None
+        )
+        write = Write("", max(d.at for d in done), marks=Marks(tuple(done), posted))
+        await self._apply(write)
+
+    async def set_message_ref(
+        self, interrupt_id: str, ref: Mapping[str, Any], *, at: float
+    ) -> None:
+        """Keep where the question stands posted on its first route, whatever its status;
+        KeyError if there is no such question."""
+        write = Write("", at, question=Posted(interrupt_id, dict(ref)))
+        if await self._apply(write) is None:
+            raise KeyError(interrupt_id)
+
+    async def record_cross_scope(
+        self, interrupt_id: str, attempt: Mapping[str, Any], *, at: float
+    ) -> None:
+        """Count an answer from outside the question's scopes, whatever its status, keeping
+        the latest ``MAX_CROSS_SCOPE_KEPT`` attempts (a row someone keeps answering from
+        elsewhere must not grow without limit); KeyError if there is no such question."""
+        change = Attempted(interrupt_id, dict(attempt), MAX_CROSS_SCOPE_KEPT)
+        if await self._apply(Write("", at, question=change)) is None:
+            raise KeyError(interrupt_id)
 
     def _claim(self, at: float) -> Claim | None:
         return Claim(self._owner, at + self._claim_seconds) if self._owner else None

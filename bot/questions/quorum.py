@@ -74,6 +74,15 @@ def decided(question: Question, ballots: tuple[Ballot, ...]) -> str | None:
     return None
 
 
+def tally_of(ballots: tuple[Ballot, ...]) -> dict[str, Any]:
+    """The ballots as the question's ``tally``: ids per decision in the order cast, names."""
+    return {
+        "approve": [b.voter for b in ballots if b.decision == "approve"],
+        "reject": [b.voter for b in ballots if b.decision == "reject"],
+        "names": {b.voter: b.display for b in ballots},
+    }
+
+
 def final_answer(decision: str, ballots: tuple[Ballot, ...], last: Ballot) -> dict[str, Any]:
     """The deciding ballot's answer, with who decided it: ``approved_by`` or ``rejected_by``."""
     answer = dict(last.answer)

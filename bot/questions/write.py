@@ -1,19 +1,25 @@
 """What one lifecycle step writes, and the unit-of-work port that writes it atomically.
 
 A step (``bot.questions.lifecycle``) reads what it needs, decides, and
-describes every change as one ``Write``: a question row inserted or closed,
-the run's row moved on, audit events, messages owed (outbox rows), and,
-for a pause or an ending, the turn's checkpoint and journal entries. The
-backend applies a ``Write`` in one transaction (on PostgreSQL, one
-statement), guarded so that of two racing writes of one question or one
-run only the first changes anything. The backends hold only their SQL: no
-step logic lives in ``bot/stores``.
+describes every change as one ``Write``, a small typed plan applied in
+this order: its guards (the command's idempotency key, ``OnceKey``; the
+run that must not exist yet; the question's change, which holds only while
+the question stands as the change requires, ``Expiry`` included), its
+inserts and updates (the question, the run's row, checkpoint, journal,
+audit) and the messages it owes (outbox rows), each owed unconditionally
+or only when the question names a callback (``Owe.only_with_callback``).
+A guard that fails refuses the whole write. The backend applies a
+``Write`` in one transaction (on PostgreSQL, one statement where it can),
+translating each part into its SQL; what is guarded, and what follows
+from what, is decided here, so no rule of the lifecycle lives in
+``bot/stores``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Protocol
 
 from bot.questions.records import (
@@ -33,6 +39,23 @@ ONCE_KEY_SECONDS = 86_400.0
 
 
 @dataclass(frozen=True, slots=True)
+class OnceKey:
+    """A command's idempotency key (derived from the request that asked for it), the
+    write's first guard: recorded with the write until ``until``, and the whole write is
+    refused if it is on record already, so a replayed or retried command changes
+    nothing, on any replica. Keys expired by the write's ``at`` are pruned first, so an
+    expired key is free again; a write its other guards refuse keeps no key."""
+
+    key: str
+    until: float
+
+
+def once_key_at(key: str, at: float) -> OnceKey | None:
+    """``key`` as a write at ``at`` records it (kept ``ONCE_KEY_SECONDS``); None for none."""
+    return OnceKey(key, at + ONCE_KEY_SECONDS) if key else None
+
+
+@dataclass(frozen=True, slots=True)
 class Owe:
     """A message the change owes a person, delivered by whoever holds its claim."""
 
@@ -41,6 +64,9 @@ class Owe:
     body: Mapping[str, Any] = field(default_factory=dict)
     # The surface it goes to; blank: the run's (a further post's is its own).
     surface: str = ""
+    # Owed only if the question names a callback (an API question's ``callback_url``),
+    # which the write does not read: the backend tests it with the insert.
+    only_with_callback: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,13 +94,25 @@ class RunMove:
     resumed: bool = False
 
 
+class Expiry(StrEnum):
+    """What a change requires of the question's expiry at its ``at``, beside its being
+    outstanding."""
+
+    # Whatever it is (an answer checked against the row just read, a cancel).
+    ANY = "any"
+    # Overdue: ``expires_at <= at``.
+    OVERDUE = "overdue"
+    # Not overdue yet: ``expires_at > at``.
+    UNEXPIRED = "unexpired"
+
+
 @dataclass(frozen=True, slots=True)
 class Close:
     """An outstanding question closed (answered, expired, cancelled): guarded, so one wins.
 
-    An expiry closes only a question still overdue at ``at``: an admin may
-    have extended it since the sweeper listed it. ``unexpired``: only one not yet
-    overdue at ``at`` (an answer checked against a copy of the row kept since its asking).
+    ``expiry``: what the close requires of the question's expiry besides
+    (``bot.questions.lifecycle`` decides it). ``tally``: stored with the close (the
+    ballots of a quorum the closing ballot decided).
     """
 
     interrupt_id: str
@@ -83,9 +121,10 @@ class Close:
     by: str = ""
     by_id: str = ""
     answer: Mapping[str, Any] | None = None
-    unexpired: bool = False
+    expiry: Expiry = Expiry.ANY
     # The closer resumes the turn: the write returns what the resume reads (``PausedTurn``).
     with_turn: bool = False
+    tally: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,16 +161,75 @@ class Nudge:
     now: tuple[int, int]
 
 
-QuestionChange = Question | Close | Extend | StillOpen | Nudge
+@dataclass(frozen=True, slots=True)
+class Tallied:
+    """An outstanding question's new tally (a ballot that did not decide it)."""
+
+    interrupt_id: str
+    tally: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Posted:
+    """Where the question stands posted on its first route: its message reference, kept
+    whatever its status (an edit owed by a close still needs the message it edits)."""
+
+    interrupt_id: str
+    ref: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Attempted:
+    """An answer from outside the question's scopes, counted on it whatever its status,
+    and kept among its latest ``keep`` attempts (``Question.cross_scope_attempts``)."""
+
+    interrupt_id: str
+    attempt: Mapping[str, Any]
+    keep: int
+
+
+QuestionChange = Question | Close | Extend | StillOpen | Nudge | Tallied | Posted | Attempted
+
+
+@dataclass(frozen=True, slots=True)
+class Delivered:
+    """A row delivered, and the posted message's reference if it was a post."""
+
+    delivery_id: int
+    at: float
+    message_ref: dict[str, Any] | None = None
+    # Which further post of its question it was (``bot.questions.posts``); None: the first.
+    post: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PostedBy:
+    """Where a delivered post left its question posted: the message reference, kept on the
+    question its outbox row names, as the first route's (``post`` None) or as that further
+    post's, whatever the question's status."""
+
+    delivery_id: int
+    ref: Mapping[str, Any]
+    post: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Marks:
+    """Outbox rows delivered (each ``Delivered``'s row and time), and the references the
+    posts among them left (``posted``)."""
+
+    done: tuple[Delivered, ...]
+    posted: tuple[PostedBy, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class Write:
     """Everything one step changes, applied all or nothing.
 
-    ``question``: a new question (a ``Question``, inserted) or a change of
-    an outstanding one (``Close``, ``Extend``); a change that finds the
-    question no longer outstanding refuses the whole write. ``run`` likewise
+    ``question``: a new question (a ``Question``, inserted; refused if its id
+    exists) or a change of a known one; a change that finds the question not as
+    it requires (outstanding, for all but ``Posted`` and ``Attempted``) refuses
+    the whole write, as does an unknown question. ``run`` likewise
     refuses it when ``required`` and the run is not ``only_if``. A ``Close``
     may leave ``run_id`` (here, in ``run`` and in ``audit``) blank: the backend
     takes it from the closed row, which the caller has not read.
@@ -154,10 +252,11 @@ class Write:
     claim: Claim | None = None
     # An API question's own fields, inserted with the question (``ask_remote``).
     api: ApiQuestion | None = None
-    # A command's idempotency key (derived from the request that asked for it): recorded
-    # with the write, which is refused whole if the key is recorded already, so a replayed
-    # or retried command changes nothing, on any replica. Kept ``ONCE_KEY_SECONDS``.
-    once_key: str = ""
+    # A command's idempotency key: the write's first guard (``OnceKey``).
+    once_key: OnceKey | None = None
+    # A deliverer's pass, marked: a write of marks carries nothing else (on PostgreSQL,
+    # its commit waits for no fsync: a lost mark costs a repeat, never a loss).
+    marks: Marks | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,17 +302,9 @@ class Ballot:
     at: float
 
 
-def tally_of(ballots: tuple[Ballot, ...]) -> dict[str, Any]:
-    """The ballots as the question's ``tally``: ids per decision in the order cast, names."""
-    return {
-        "approve": [b.voter for b in ballots if b.decision == "approve"],
-        "reject": [b.voter for b in ballots if b.decision == "reject"],
-        "names": {b.voter: b.display for b in ballots},
-    }
-
-
 # Given the question (locked, outstanding) and every ballot on it, this one included,
-# in the order cast: the write the vote makes (a ``Close``, or a ``StillOpen`` redraw).
+# in the order cast: the write the vote makes (a ``Close``, or a ``Tallied`` redraw),
+# the tally included.
 Decide = Callable[[Question, tuple[Ballot, ...]], Write]
 
 
@@ -240,5 +331,5 @@ class UnitOfWork(Protocol):
     async def vote(self, ballot: Ballot, decide: Decide) -> Voted:
         """In one transaction serialized per question: the question locked (refused unless
         outstanding), the ballot inserted (refused, ``again``, if the voter has one), the
-        tally stored on the question, and ``decide``'s write applied."""
+        question's ballots read in the order cast, and ``decide``'s write applied."""
         ...

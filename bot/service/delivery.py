@@ -18,6 +18,7 @@ from typing import Any, Protocol, assert_never
 from bot.kernel.interrupts import PendingInterrupt
 from bot.logs import scrub
 from bot.questions import posts
+from bot.questions.lifecycle import Lifecycle
 from bot.questions.records import WEBHOOK_LANE
 from bot.questions.write import Owed
 from bot.service.known_runs import KnownRuns
@@ -64,6 +65,7 @@ class Deliverer:
         self,
         *,
         stores: Stores,
+        questions: Lifecycle,
         surfaces: Mapping[str, Surface],
         interrupt_for: Callable[[Question], PendingInterrupt],
         just_asked: Callable[[str], PendingInterrupt | None] = lambda _: None,
@@ -78,6 +80,8 @@ class Deliverer:
         self.unpostable: Unpostable | None = None
         self._owner = owner
         self._stores = stores
+        # Marks what it delivered through the lifecycle's ``delivered`` step.
+        self._questions = questions
         self._surfaces = surfaces
         self._interrupt_for = interrupt_for
         self._just_asked = just_asked
@@ -188,7 +192,7 @@ class Deliverer:
         if not marks:
             return
         try:
-            await self._stores.outbox.delivered_all([mark for mark, _ in marks])
+            await self._questions.delivered([mark for mark, _ in marks])
         except BaseException:
             # Still pending in the store: the claim delivers them (and what follows) again.
             for mark, run_id in marks:

@@ -3,9 +3,9 @@
 A question's run, call, scope, interaction, payload and answerers are fixed
 when it is asked: the redeemer checks an answer against those without
 reading the row. What may change (closed, or its expiry moved) is checked by
-the close itself (``Close.unexpired``); a refused close, or any refusal of a
-known question, reads the row and checks it again, so every refusal a person
-sees is decided on the row as it stands.
+the close itself (``Close.expiry`` is ``UNEXPIRED``); a refused close, or any
+refusal of a known question, reads the row and checks it again, so every
+refusal a person sees is decided on the row as it stands.
 """
 
 from __future__ import annotations

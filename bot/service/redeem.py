@@ -23,7 +23,7 @@ from typing import Any
 from bot.human.capability import AnswerValidationError, HumanInteractionCapability
 from bot.human.tokens import PauseClaims, TokenError, TokenExpiredError
 from bot.questions import posts, quorum
-from bot.questions.capability_ports import LifecyclePorts
+from bot.questions.capability_ports import LifecyclePorts, lifecycle_of
 from bot.questions.write import Ballot, PausedTurn
 from bot.service import run_events
 from bot.service.known_questions import KnownQuestions
@@ -81,6 +81,8 @@ class Redeemer:
         # the row as it closed it.
         self.asked = KnownQuestions()
         self._quick = isinstance(capability.consumption, LifecyclePorts)
+        # Where a refused attempt is recorded: the capability's lifecycle, as the spend.
+        self._lifecycle = lifecycle_of(capability, stores)
 
     @property
     def keeps_request_keys(self) -> bool:
@@ -192,7 +194,7 @@ class Redeemer:
             # Recorded whether or not it is allowed: the ledger is where an
             # admin finds out that answers arrive from elsewhere.
             attempt = {"scope": scope, "responder": responder.id, "at": now}
-            await self._stores.ledger.record_cross_scope(record.interrupt_id, attempt)
+            await self._lifecycle.record_cross_scope(record.interrupt_id, attempt, at=now)
             if not registration.cross_scope_allowed:
                 return await refused(ScopeMismatch(), record, responder)
         run = await self._known.origin(record.run_id)

@@ -111,8 +111,11 @@ class RunService:
             clock=clock,
             spawn=self._spawn,
         )
+        # The capability's lifecycle, bound to us: what its steps owe, our deliverer delivers.
+        self.questions = lifecycle_of(capability, stores)
         self.deliverer: Deliverer = Deliverer(
             stores=stores,
+            questions=self.questions,
             surfaces=self.surfaces,
             interrupt_for=self.views.interrupt_for,
             just_asked=self.views.just_asked,
@@ -122,8 +125,6 @@ class RunService:
             known=self.known,
             yield_to=self.foreground.yield_to,
         )
-        # The capability's lifecycle, bound to us: what its steps owe, our deliverer delivers.
-        self.questions = lifecycle_of(capability, stores)
         self.questions.bind(
             owner=self.owner, claim_seconds=lease_seconds, sink=self.deliverer.take_owed
         )

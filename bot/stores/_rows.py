@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any, Protocol
 
-from bot.questions.write import Owe, PausedTurn, Write
+from bot.questions.write import Owe, Owed, PausedTurn, Write
 from bot.stores.records import (
     ApiQuestion,
     AuditEvent,
@@ -253,6 +253,37 @@ def owed_delivery(
         next_at=at,
         pause=carried,
     )
+
+
+def held(write: Write) -> tuple[str, float]:
+    """Who holds the rows ``write`` owes, until when: ("", 0.0), anyone's at once."""
+    claim = write.claim
+    return (claim.owner, claim.until) if claim is not None else ("", 0.0)
+
+
+def owed_rows(
+    write: Write,
+    question: Question | None,
+    *,
+    run_id: str,
+    surface: str,
+    written: Iterable[tuple[int, int]],
+    earlier: Sequence[int],
+) -> tuple[Owed, ...]:
+    """The rows ``write`` owed, as written: ``written`` pairs each inserted row's id with
+    the index of its ``Owe`` in ``write.owe``, in order (an owe the write skipped, its
+    condition unmet, is not among them); ``earlier``, the run's rows pending before."""
+    held_by, held_until = held(write)
+    before = list(earlier)
+    owed: list[Owed] = []
+    for delivery_id, index in written:
+        owe = write.owe[index]
+        delivery = owed_delivery(
+            delivery_id, run_id, owe.surface or surface, owe, write.at, question
+        )
+        owed.append(Owed(delivery, held_by, held_until, tuple(before)))
+        before.append(delivery_id)
+    return tuple(owed)
 
 
 def open_question_from_row(row: Row) -> OpenQuestion:

@@ -15,7 +15,6 @@ from typing import Any
 
 from bot.kernel.journal import Journal
 from bot.questions.records import (
-    MAX_CROSS_SCOPE_KEPT,
     AuditEvent,
     ConversationSummary,
     Question,
@@ -256,16 +255,16 @@ class SqlCheckpointReads:
         await self.db.write("DELETE FROM checkpoints WHERE checkpoint_id = ?", checkpoint_id)
 
 
-_INSERT_ATTEMPT = (
+# A cross-scope attempt (``Attempted``), in the unit of work's transaction, in this
+# order: counting first locks the question's row, so concurrent attempts queue there;
+# then the attempt, then all but the latest few are dropped.
+COUNT_ATTEMPT = "UPDATE pauses SET cross_scope_count = cross_scope_count + 1 WHERE interrupt_id = ?"
+INSERT_ATTEMPT = (
     "INSERT INTO cross_scope_attempts (interrupt_id, attempt_json, at) VALUES (?, ?, ?)"
 )
-_TRIM_ATTEMPTS = (
+TRIM_ATTEMPTS = (
     "DELETE FROM cross_scope_attempts WHERE interrupt_id = ? AND seq NOT IN"
     " (SELECT seq FROM cross_scope_attempts WHERE interrupt_id = ? ORDER BY seq DESC LIMIT ?)"
-)
-# Counting first locks the question's row, so concurrent attempts queue there.
-_COUNT_ATTEMPT = (
-    "UPDATE pauses SET cross_scope_count = cross_scope_count + 1 WHERE interrupt_id = ?"
 )
 
 
@@ -292,23 +291,6 @@ class SqlLedger:
 
     async def get(self, interrupt_id: str) -> Question | None:
         return await self._unit.question(interrupt_id)
-
-    async def set_message_ref(self, interrupt_id: str, ref: dict[str, Any]) -> None:
-        sql = "UPDATE pauses SET message_ref = ? WHERE interrupt_id = ?"
-        if not await self._db.write(sql, _rows.dump(ref), interrupt_id):
-            raise KeyError(interrupt_id)
-
-    async def record_cross_scope(self, interrupt_id: str, attempt: dict[str, Any]) -> None:
-        attempt_json = _rows.dump(attempt)
-        recorded = await self._db.in_order(
-            [
-                (_COUNT_ATTEMPT, (interrupt_id,)),
-                (_INSERT_ATTEMPT, (interrupt_id, attempt_json, time.time())),
-                (_TRIM_ATTEMPTS, (interrupt_id, interrupt_id, MAX_CROSS_SCOPE_KEPT)),
-            ]
-        )
-        if not recorded:
-            raise KeyError(interrupt_id)
 
     async def outstanding(self, *, scope: str | None = None) -> list[Question]:
         # The list grows with the table, not with a limit.

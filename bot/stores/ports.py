@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from bot.human.ports import Checkpoints as Checkpoints  # the capability defines it
 from bot.kernel.journal import Journal
+from bot.questions.write import Delivered as Delivered  # the lifecycle's ``delivered`` takes it
 from bot.questions.write import UnitOfWork
 from bot.stores.records import (
     ApiKey,
@@ -33,11 +34,10 @@ from bot.stores.records import (
 
 
 class Ledger(Protocol):
-    """Issued questions as stored; redemption, delivery and admins read them."""
+    """Issued questions as stored; redemption, delivery and admins read them (every change
+    of one is a lifecycle step, written by ``unit``)."""
 
     async def get(self, interrupt_id: str) -> Question | None: ...
-    async def set_message_ref(self, interrupt_id: str, ref: dict[str, Any]) -> None: ...
-    async def record_cross_scope(self, interrupt_id: str, attempt: dict[str, Any]) -> None: ...
     async def outstanding(self, *, scope: str | None = None) -> list[Question]: ...
     async def with_policies(self) -> list[Question]:
         """The outstanding questions with a policy (reminders, escalation), oldest first."""
@@ -84,7 +84,8 @@ class Leases(Protocol):
 
 
 class Outbox(Protocol):
-    """Messages owed to people; whichever process claims a row delivers it."""
+    """Messages owed to people; whichever process claims a row delivers it (and marks it
+    delivered through the lifecycle's ``delivered`` step)."""
 
     async def claim(
         self, now: float, *, until: float, owner: str, surfaces: Sequence[str], limit: int = 50
@@ -97,16 +98,6 @@ class Outbox(Protocol):
         the change, until the lease's end); other rows are claimed here until
         ``until``, by one owner across every process sharing the store.
         """
-        ...
-
-    async def delivered(
-        self, delivery_id: int, *, at: float, message_ref: dict[str, Any] | None = None
-    ) -> None:
-        """Mark it done; a posted question's reference is saved on its ledger row."""
-        ...
-
-    async def delivered_all(self, done: Sequence[Delivered]) -> None:
-        """Mark several rows done in one write (one deliverer pass)."""
         ...
 
     async def retry(self, delivery_id: int, *, next_at: float, error: str) -> None:
@@ -239,17 +230,6 @@ class Stores(Protocol):
 
     async def ping(self) -> None: ...
     async def close(self) -> None: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Delivered:
-    """A row delivered, and the posted message's reference if it was a post."""
-
-    delivery_id: int
-    at: float
-    message_ref: dict[str, Any] | None = None
-    # Which further post of its question it was (``bot.questions.posts``); None: the first.
-    post: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -281,16 +281,16 @@ async def test_rows_held_when_the_store_fails_mid_pass_go_back_to_the_claim(
     h = harness(stores, [calls(ASK), say("done")])
     monkeypatch.setattr(h.service.deliverer, "kick", lambda **_: None)  # no pass until we say
     await h.start()
-    marked = stores.outbox.delivered_all
+    marked = h.service.questions.delivered
 
     async def store_down(*args: Any, **kwargs: Any) -> None:
         raise ConnectionError("the database went away")
 
-    monkeypatch.setattr(stores.outbox, "delivered_all", store_down)
+    monkeypatch.setattr(h.service.questions, "delivered", store_down)
     with pytest.raises(ConnectionError):
         await h.service.deliverer.deliver_due()
     assert len(h.surface.questions) == 1
-    monkeypatch.setattr(stores.outbox, "delivered_all", marked)
+    monkeypatch.setattr(h.service.questions, "delivered", marked)
     assert await h.answer({"answers": {"Which environment?": "staging"}})
     await h.service.deliverer.deliver_due()
     # The claim's oldest row first: the unmarked post (now closed, so not posted again).

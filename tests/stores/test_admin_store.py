@@ -87,7 +87,7 @@ async def test_extend_and_repost_touch_only_open_questions_and_owe_the_redraws(
     await steps(stores).issue(pause(0))
     extended = await steps(stores).extend("i0", expires_at=9000.0, at=2000.0, actor="root")
     assert extended is not None and extended.expires_at == 9000.0
-    await stores.ledger.set_message_ref("i0", {"ts": "1"})
+    await steps(stores).set_message_ref("i0", {"ts": "1"})
     assert await steps(stores).repost("i0", at=2001.0, actor="root") is not None
     kinds = [d.kind for d in await stores.outbox.of_run("run-0")]
     assert kinds == [

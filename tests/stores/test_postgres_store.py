@@ -190,7 +190,7 @@ async def test_each_due_delivery_goes_to_exactly_one_replica(
             100.0, until=200.0, owner=owner, surfaces=["console"], limit=5
         ):
             for row in rows:
-                await stores.outbox.delivered(row.delivery_id, at=100.0)
+                await steps(stores).delivered(row.delivery_id, at=100.0)
                 delivered.append(row.delivery_id)
         return delivered
 

@@ -56,7 +56,7 @@ async def posted_on_both(stores: Stores) -> Question:
     written = await steps(stores).lifecycle.ask_remote(run, question, api())
     assert written is not None
     first, second = (o.delivery.delivery_id for o in written.owed)
-    await stores.outbox.delivered_all(
+    await steps(stores).delivered_all(
         [Delivered(first, 101.0, SLACK_REF), Delivered(second, 101.0, TEAMS_REF, 0)]
     )
     stored = await stores.ledger.get(question.interrupt_id)
@@ -193,7 +193,7 @@ async def test_a_post_waiting_for_a_retry_holds_back_only_its_own_surface(stores
     assert [(d.surface, d.followed) for d in both] == [("slack", False), ("teams", False)]
     slack_post, teams_post = both
     await stores.outbox.retry(teams_post.delivery_id, next_at=500.0, error="Teams is down")
-    await stores.outbox.delivered_all([Delivered(slack_post.delivery_id, 102.0, {"ts": "1.1"})])
+    await steps(stores).delivered_all([Delivered(slack_post.delivery_id, 102.0, {"ts": "1.1"})])
     closing = Closing(QuestionStatus.CANCELLED, by="ops", at=150.0)
     assert await lifecycle.close(question.interrupt_id, closing) is not None
     due = await stores.outbox.claim(200.0, until=260.0, owner="p2", surfaces=["slack", "teams"])
@@ -243,7 +243,7 @@ async def test_a_repost_owes_each_route_its_post_and_its_old_messages_edit(
     new_slack = {"team": "T1", "channel": "C1", "ts": "2.2"}
     new_teams = {"service_url": "http://teams", "conversation_id": "19:ops", "activity_id": "a2"}
     slack_post, teams_post = lanes
-    await stores.outbox.delivered_all(
+    await steps(stores).delivered_all(
         [
             Delivered(slack_post.delivery_id, 131.0, new_slack),
             Delivered(teams_post.delivery_id, 131.0, new_teams, 0),
@@ -266,7 +266,7 @@ async def test_a_repost_edits_only_the_messages_that_were_posted(stores: Stores)
     written = await lifecycle.ask_remote(run, question, api())
     assert written is not None
     slack_ref = {"team": "T1", "channel": "C1", "ts": "1.1"}
-    await stores.outbox.delivered_all(
+    await steps(stores).delivered_all(
         [Delivered(written.owed[0].delivery.delivery_id, 101.0, slack_ref)]
     )
     posted = await stores.ledger.get(question.interrupt_id)

@@ -98,7 +98,7 @@ async def test_asking_an_existing_id_again_writes_nothing(stores: Stores) -> Non
 async def test_set_message_ref_is_stored(stores: Stores) -> None:
     """set_message_ref records where the question was posted."""
     await steps(stores).issue(pause())
-    await stores.ledger.set_message_ref("i1", {"channel": "C9", "ts": "42.1"})
+    await steps(stores).set_message_ref("i1", {"channel": "C9", "ts": "42.1"})
     row = await stores.ledger.get("i1")
     assert row is not None
     assert row.message_ref == {"channel": "C9", "ts": "42.1"}
@@ -109,7 +109,7 @@ async def test_record_cross_scope_keeps_order(stores: Stores) -> None:
     await steps(stores).issue(pause())
     attempts = [{"actor": f"user-{n}", "scope": "other"} for n in (3, 1, 2)]
     for attempt in attempts:
-        await stores.ledger.record_cross_scope("i1", attempt)
+        await steps(stores).record_cross_scope("i1", attempt)
     row = await stores.ledger.get("i1")
     assert row is not None
     assert row.cross_scope_attempts == tuple(attempts)
@@ -118,9 +118,9 @@ async def test_record_cross_scope_keeps_order(stores: Stores) -> None:
 async def test_updates_to_unknown_ids_raise_key_error(stores: Stores) -> None:
     """Updating a pause that was never written raises KeyError; ending an unknown run is a no."""
     with pytest.raises(KeyError):
-        await stores.ledger.set_message_ref("ghost", {"ts": "1"})
+        await steps(stores).set_message_ref("ghost", {"ts": "1"})
     with pytest.raises(KeyError):
-        await stores.ledger.record_cross_scope("ghost", {"actor": "eve"})
+        await steps(stores).record_cross_scope("ghost", {"actor": "eve"})
     assert not await steps(stores).finish("ghost", RunStatus.FAILED, at=1.0, text="")
 
 
@@ -319,13 +319,13 @@ async def test_the_outbox_hands_out_a_runs_messages_in_order(stores: Stores) -> 
     assert await stores.outbox.claim(200.0, until=260.0, owner="me", surfaces=["teams"]) == []
     r1, r2 = first
     await stores.outbox.retry(r1.delivery_id, next_at=230.0, error="ratelimited")
-    await stores.outbox.delivered(r2.delivery_id, at=201.0, message_ref={"ts": "1.2"})
+    await steps(stores).delivered(r2.delivery_id, at=201.0, message_ref={"ts": "1.2"})
     assert await stores.outbox.claim(210.0, until=270.0, owner="me", surfaces=["slack"]) == []
     again = await stores.outbox.claim(230.0, until=290.0, owner="me", surfaces=["slack"])
     assert [(d.run_id, d.kind, d.attempts, d.last_error) for d in again] == [
         ("r1", DeliveryKind.PUBLISH, 1, "ratelimited")
     ]
-    await stores.outbox.delivered(again[0].delivery_id, at=231.0, message_ref={"ts": "9.9"})
+    await steps(stores).delivered(again[0].delivery_id, at=231.0, message_ref={"ts": "9.9"})
     closed = await stores.outbox.claim(232.0, until=290.0, owner="me", surfaces=["slack"])
     assert [(d.run_id, d.kind, d.followed) for d in closed] == [("r1", DeliveryKind.CLOSED, False)]
     posted = await stores.ledger.get("q2")
@@ -380,7 +380,7 @@ async def test_the_writers_steps_hand_it_their_rows_with_the_question(
         pause("q2", run_id="r1"),
         False,
     )
-    await stores.outbox.delivered(post.delivery_id, at=201.0, message_ref={"ts": "1.2"})
+    await steps(stores).delivered(post.delivery_id, at=201.0, message_ref={"ts": "1.2"})
     handoff.settle(post.delivery_id)
     answered = dataclasses.replace(
         closing(by="bob", at=210.0), answer={"ok": 1}, lease_owner="a", lease_until=260.0
@@ -435,7 +435,7 @@ async def test_cross_scope_attempts_keep_a_count_and_the_last_few(stores: Stores
     """A row answered from elsewhere again and again stays bounded."""
     await steps(stores).issue(pause("q1"))
     for n in range(MAX_CROSS_SCOPE_KEPT + 7):
-        await stores.ledger.record_cross_scope("q1", {"scope": f"s{n}"})
+        await steps(stores).record_cross_scope("q1", {"scope": f"s{n}"})
     row = await stores.ledger.get("q1")
     assert row is not None
     assert row.cross_scope_count == MAX_CROSS_SCOPE_KEPT + 7
@@ -529,7 +529,7 @@ async def test_for_runs_lists_those_runs_pauses_in_issue_order(stores: Stores) -
     await steps(stores).issue(pause("early", run_id="r2", issued_at=10.0))
     await steps(stores).issue(pause("tie-a", run_id="r1", issued_at=20.0))
     await steps(stores).issue(pause("tie-b", run_id="r2", issued_at=20.0))
-    await stores.ledger.record_cross_scope("late", {"actor": "eve", "scope": "b"})
+    await steps(stores).record_cross_scope("late", {"actor": "eve", "scope": "b"})
     assert await steps(stores).spend("early", closing())
 
     found = await stores.ledger.for_runs(["r1", "r2", "nobody"])

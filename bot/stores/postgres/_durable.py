@@ -5,17 +5,17 @@ conditional UPDATE that PostgreSQL re-checks against the row's latest
 version once the competing writer commits (READ COMMITTED), so exactly one
 replica's update matches. ``FOR UPDATE SKIP LOCKED`` in front of those
 updates lets a replica pass over rows another one is taking right now
-instead of queueing behind it.
+instead of queueing behind it. The rows are written by the lifecycle's
+writes (``_unit``), with the state change that owes them, and marked
+delivered by its ``delivered`` step (``_unit`` too).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from bot.stores._rows import PENDING, delivery_from_row, dump
-from bot.stores.ports import Delivered
+from bot.stores._rows import PENDING, delivery_from_row
 from bot.stores.postgres._db import Database
 from bot.stores.records import Delivery, DeliveryState
 
@@ -65,27 +65,6 @@ RETURNING *, {_followed("outbox")}
 """  # noqa: S608 - our own constants
 
 
-# A posted question's reference is saved on its ledger row in the same statement.
-_DELIVERED = """
-WITH marks AS (
-    SELECT * FROM unnest($2::bigint[], $3::float8[], $4::text[], $5::int[]) AS m(id, at, ref, post)
-), done AS (
-    UPDATE outbox SET state = $1, done_at = marks.at FROM marks WHERE outbox.id = marks.id
-    RETURNING outbox.id, outbox.interrupt_id, marks.ref, marks.post
-), per AS (
-    SELECT interrupt_id,
-        (array_agg(ref ORDER BY id DESC) FILTER (WHERE post IS NULL))[1] AS first_ref,
-        jsonb_object_agg(post::text, ref::jsonb ORDER BY id) FILTER (WHERE post IS NOT NULL) AS refs
-    FROM done WHERE ref IS NOT NULL GROUP BY interrupt_id
-)
-UPDATE pauses SET message_ref = COALESCE(per.first_ref, pauses.message_ref),
-    posts = CASE WHEN per.refs IS NULL THEN pauses.posts ELSE (
-        SELECT COALESCE(jsonb_agg(CASE WHEN per.refs ? (e.n - 1)::text
-            THEN e.p || jsonb_build_object('message_ref', per.refs -> (e.n - 1)::text)
-            ELSE e.p END ORDER BY e.n), '[]'::jsonb)::text
-        FROM jsonb_array_elements(pauses.posts::jsonb) WITH ORDINALITY AS e(p, n)) END
-FROM per WHERE pauses.interrupt_id = per.interrupt_id
-"""
 _FAILED = """
 WITH given_up AS (
     UPDATE outbox SET attempts = attempts + 1, state = $1, last_error = $2, done_at = $3
@@ -113,24 +92,6 @@ class PostgresOutbox:
             rows.extend(await self.db.fetch(_TAKE, until, owner, now, wanted, limit - len(rows)))
         taken = (delivery_from_row(row, followed=row["followed"]) for row in rows)
         return sorted(taken, key=lambda d: d.delivery_id)
-
-    async def delivered(
-        self, delivery_id: int, *, at: float, message_ref: dict[str, Any] | None = None
-    ) -> None:
-        await self.delivered_all([Delivered(delivery_id, at, message_ref)])
-
-    async def delivered_all(self, done: Sequence[Delivered]) -> None:
-        if not done:
-            return
-        # One statement for the pass, one round trip; its commit waits for no fsync.
-        await self.db.bookkeep(
-            _DELIVERED,
-            str(DeliveryState.DONE),
-            [d.delivery_id for d in done],
-            [d.at for d in done],
-            [dump(d.message_ref) for d in done],
-            [d.post for d in done],
-        )
 
     async def retry(self, delivery_id: int, *, next_at: float, error: str) -> None:
         await self.db.execute(

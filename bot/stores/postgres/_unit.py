@@ -16,34 +16,33 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, assert_never
 
-from bot.questions.records import (
-    DeliveryKind,
-    Question,
-    QuestionStatus,
-    RunRecord,
-)
+from bot.questions.records import DeliveryState, Question, RunRecord
 from bot.questions.write import (
-    ONCE_KEY_SECONDS,
+    Attempted,
     Ballot,
     Close,
     Decide,
+    Expiry,
     Extend,
     Nudge,
-    Owed,
+    Posted,
     StillOpen,
+    Tallied,
     Voted,
     Write,
     Written,
-    tally_of,
 )
 from bot.stores import _rows
 from bot.stores._rows import OUTSTANDING, PENDING
 from bot.stores._shared import (
+    COUNT_ATTEMPT,
+    INSERT_ATTEMPT,
     INSERT_ONCE_KEY,
     RUN_WRITE_COLUMNS,
     RUNS_IN_CONVERSATION,
+    TRIM_ATTEMPTS,
     pauses_query,
 )
 from bot.stores._sql import POSTGRES, numbered
@@ -71,7 +70,40 @@ _VOTES = (
     "SELECT voter, display, decision, answer, at FROM votes WHERE interrupt_id = $1"
     " ORDER BY at, voter"
 )
-_SET_TALLY = "UPDATE pauses SET tally = $1 WHERE interrupt_id = $2"
+# The changes the change feed does not announce (no run changed its course), each a
+# few statements of its own: where a question stands posted, and a cross-scope attempt.
+_POSTED = "UPDATE pauses SET message_ref = $1 WHERE interrupt_id = $2 RETURNING *"
+_COUNT_ATTEMPT = numbered(COUNT_ATTEMPT) + " RETURNING *"
+_INSERT_ATTEMPT = numbered(INSERT_ATTEMPT)
+_TRIM_ATTEMPTS = numbered(TRIM_ATTEMPTS)
+_ATTEMPTS = "SELECT attempt_json FROM cross_scope_attempts WHERE interrupt_id = $1 ORDER BY seq"
+
+
+# A deliverer's pass (``Marks``), one statement: the rows done, then each post's message
+# reference on its question, as its first route's or in its place among the further posts.
+_MARK = """
+WITH done AS (
+    UPDATE outbox SET state = $1, done_at = m.at
+    FROM unnest($2::bigint[], $3::float8[]) AS m(id, at) WHERE outbox.id = m.id
+    RETURNING outbox.id, outbox.interrupt_id
+), posted AS (
+    SELECT done.id, done.interrupt_id, r.ref, r.post
+    FROM done JOIN unnest($4::bigint[], $5::text[], $6::int[]) AS r(id, ref, post) ON r.id = done.id
+), per AS (
+    SELECT interrupt_id,
+        (array_agg(ref ORDER BY id DESC) FILTER (WHERE post IS NULL))[1] AS first_ref,
+        jsonb_object_agg(post::text, ref::jsonb ORDER BY id) FILTER (WHERE post IS NOT NULL) AS refs
+    FROM posted GROUP BY interrupt_id
+)
+UPDATE pauses SET message_ref = COALESCE(per.first_ref, pauses.message_ref),
+    posts = CASE WHEN per.refs IS NULL THEN pauses.posts ELSE (
+        SELECT COALESCE(jsonb_agg(CASE WHEN per.refs ? (e.n - 1)::text
+            THEN e.p || jsonb_build_object('message_ref', per.refs -> (e.n - 1)::text)
+            ELSE e.p END ORDER BY e.n), '[]'::jsonb)::text
+        FROM jsonb_array_elements(pauses.posts::jsonb) WITH ORDINALITY AS e(p, n)) END
+FROM per WHERE pauses.interrupt_id = per.interrupt_id
+"""
+_DONE = str(DeliveryState.DONE)
 
 
 class _Refused(Exception):
@@ -89,9 +121,16 @@ class _Params:
         return f"${len(self.values)}{cast}"
 
 
+def _if_open(interrupt_id: str, sets: str, p: _Params, guard: str = "") -> str:
+    """An outstanding question's update (``guard``: what else it requires), its new row."""
+    return (
+        f"UPDATE pauses SET {sets} WHERE interrupt_id = {p(interrupt_id)}"  # noqa: S608 - our own text
+        f" AND status = '{OUTSTANDING}'{guard} RETURNING pauses.*"
+    )
+
+
 def _question_cte(write: Write, p: _Params) -> str | None:
     change = write.question
-    returning = "RETURNING pauses.*"
     match change:
         case None:
             return None
@@ -99,37 +138,54 @@ def _question_cte(write: Write, p: _Params) -> str | None:
             values = ", ".join(p(v) for v in _rows.pause_params(change))
             return (
                 f"INSERT INTO pauses ({', '.join(_rows.PAUSE_COLUMNS)}) VALUES ({values})"  # noqa: S608 - our own identifiers
-                f" ON CONFLICT (interrupt_id) DO NOTHING {returning}"
+                " ON CONFLICT (interrupt_id) DO NOTHING RETURNING pauses.*"
             )
         case Close():
-            status, at = p(str(change.status), "::text"), p(change.at, "::float8")
+            at = p(change.at, "::float8")
             answer = p(
                 _rows.dump(dict(change.answer)) if change.answer is not None else None, "::text"
             )
-            return (
-                f"UPDATE pauses SET status = {status}, answer = {answer},"  # noqa: S608 - our own text
+            tally = (
+                ""
+                if change.tally is None
+                else f", tally = {p(_rows.dump(dict(change.tally)), '::text')}"
+            )
+            closed = (
+                f"status = {p(str(change.status), '::text')}, answer = {answer},"
                 f" closed_by = {p(change.by)}, closed_by_id = {p(change.by_id)}, closed_at = {at}"
-                f" WHERE interrupt_id = {p(change.interrupt_id)} AND status = '{OUTSTANDING}'"
-                f" AND ({status} <> '{QuestionStatus.EXPIRED}' OR expires_at <= {at})"
-                f"{f' AND expires_at > {at}' if change.unexpired else ''} {returning}"
             )
+            return _if_open(change.interrupt_id, closed + tally, p, _expiry(change.expiry, at))
         case Extend():
-            return (
-                f"UPDATE pauses SET expires_at = {p(change.expires_at)}"  # noqa: S608 - our own text
-                f" WHERE interrupt_id = {p(change.interrupt_id)}"
-                f" AND status = '{OUTSTANDING}' {returning}"
-            )
+            return _if_open(change.interrupt_id, f"expires_at = {p(change.expires_at)}", p)
         case StillOpen():
             return (
                 f"SELECT * FROM pauses WHERE interrupt_id = {p(change.interrupt_id)}"  # noqa: S608 - our own text
                 f" AND status = '{OUTSTANDING}' FOR UPDATE"
             )
         case Nudge():
-            return (
-                f"UPDATE pauses SET reminders = {p(change.now[0])}, level = {p(change.now[1])}"  # noqa: S608 - our own text
-                f" WHERE interrupt_id = {p(change.interrupt_id)} AND status = '{OUTSTANDING}'"
-                f" AND reminders = {p(change.was[0])} AND level = {p(change.was[1])} {returning}"
-            )
+            counted = f"reminders = {p(change.now[0])}, level = {p(change.now[1])}"
+            was = f" AND reminders = {p(change.was[0])} AND level = {p(change.was[1])}"
+            return _if_open(change.interrupt_id, counted, p, was)
+        case Tallied():
+            tally = f"tally = {p(_rows.dump(dict(change.tally)), '::text')}"
+            return _if_open(change.interrupt_id, tally, p)
+        case Posted() | Attempted():
+            raise AssertionError("written by _unannounced, never in a statement")
+        case _:
+            assert_never(change)
+
+
+def _expiry(expiry: Expiry, at: str) -> str:
+    """The close's guard on the question's expiry, as a condition (``at`` its parameter)."""
+    match expiry:
+        case Expiry.ANY:
+            return ""
+        case Expiry.OVERDUE:
+            return f" AND expires_at <= {at}"
+        case Expiry.UNEXPIRED:
+            return f" AND expires_at > {at}"
+        case _:
+            assert_never(expiry)
 
 
 def _statement(write: Write, texts: dict[str, Any]) -> tuple[str, list[Any]]:
@@ -233,30 +289,34 @@ def _statement(write: Write, texts: dict[str, Any]) -> tuple[str, list[Any]]:
     )
     ctes.append(f"told AS ({notice('run')})")
     if write.owe:
-        claim = write.claim
+        held_by, held_until = _rows.held(write)
         kinds = p([str(o.kind) for o in write.owe], "::text[]")
         ids = p([o.interrupt_id for o in write.owe], "::text[]")
         bodies = p([_rows.dump(dict(o.body)) for o in write.owe], "::text[]")
         surfaces = p([o.surface for o in write.owe], "::text[]")
-        held_by = p(claim.owner if claim else "", "::text")
-        held_until = p(claim.until if claim else 0.0, "::float8")
+        gated = p([o.only_with_callback for o in write.owe], "::bool[]")
+        by, until = p(held_by, "::text"), p(held_until, "::float8")
+        # The rows owed (``Owe.only_with_callback``: if the question names a callback),
+        # read twice (inserted, and which were), so evaluated once.
+        ctes.append(
+            "owing AS (SELECT run.run_id, COALESCE(NULLIF(o.surface, ''), run.surface) AS surface,"  # noqa: S608 - our own text
+            " o.kind, o.interrupt_id, o.body, o.n"
+            f" FROM run, unnest({kinds}, {ids}, {bodies}, {surfaces}, {gated}) WITH ORDINALITY"
+            " AS o(kind, interrupt_id, body, surface, gated, n)"
+            " WHERE NOT o.gated OR EXISTS (SELECT 1 FROM api_questions"
+            " AS h WHERE h.interrupt_id = o.interrupt_id AND h.callback_url IS NOT NULL))"
+        )
         ctes.append(
             "owed AS (INSERT INTO outbox (run_id, surface, kind, interrupt_id, body, created_at,"  # noqa: S608 - our own text
             " state, attempts, next_at, claimed_until, claimed_by, last_error)"
-            " SELECT run.run_id, COALESCE(NULLIF(o.surface, ''), run.surface), o.kind,"
-            f" o.interrupt_id, o.body, {at}, '{PENDING}', 0, {at}, {held_until}, {held_by}, ''"
-            f" FROM run, unnest({kinds}, {ids}, {bodies}, {surfaces}) WITH ORDINALITY"
-            " AS o(kind, interrupt_id, body, surface, n)"
-            # A webhook is owed only to a question that names a callback.
-            f" WHERE o.kind <> '{DeliveryKind.WEBHOOK}' OR EXISTS (SELECT 1 FROM api_questions"
-            " AS h WHERE h.interrupt_id = o.interrupt_id AND h.callback_url IS NOT NULL)"
-            " ORDER BY o.n RETURNING id, kind)"
+            f" SELECT w.run_id, w.surface, w.kind, w.interrupt_id, w.body, {at}, '{PENDING}', 0,"
+            f" {at}, {until}, {by}, '' FROM owing AS w ORDER BY w.n RETURNING id)"
         )
         owed = "ARRAY(SELECT id FROM owed ORDER BY id)"
-        owed_kinds = "ARRAY(SELECT kind FROM owed ORDER BY id)"
+        owed_n = "ARRAY(SELECT n FROM owing ORDER BY n)"
     else:
         owed = "ARRAY[]::bigint[]"
-        owed_kinds = "ARRAY[]::text[]"
+        owed_n = "ARRAY[]::bigint[]"
     row = "q.*," if question is not None else ""
     attempts = (
         "ARRAY(SELECT a.attempt_json FROM cross_scope_attempts AS a"
@@ -276,7 +336,7 @@ def _statement(write: Write, texts: dict[str, Any]) -> tuple[str, list[Any]]:
     source = "(SELECT 1) AS one" + (" LEFT JOIN q ON true" if question is not None else "")
     select = (
         f"SELECT (SELECT COUNT(*) FROM go) AS went, {row} {attempts}"  # noqa: S608 - our own text
-        f" {owed} AS owed_ids, {owed_kinds} AS owed_kinds,"
+        f" {owed} AS owed_ids, {owed_n} AS owed_n,"
         " (SELECT surface FROM run) AS owed_surface,"
         " (SELECT COUNT(*) FROM told) AS told,"
         f" ARRAY(SELECT e.id FROM outbox AS e WHERE e.run_id = (SELECT run_id FROM go)"
@@ -296,14 +356,45 @@ async def _once(conn: Conn, write: Write, sql: str, params: list[Any]) -> Any:
     A keyed write (an admin command, an answer click) costs a BEGIN, the
     prune, the key and the COMMIT beside its statement.
     """
+    once = write.once_key
+    assert once is not None  # only a keyed write comes here
     await conn.execute(_PRUNE_ONCE, write.at)
-    key = (write.once_key, write.at, write.at + ONCE_KEY_SECONDS)
-    if await conn.fetchval(_ONCE + " RETURNING 1", *key) is None:
+    if await conn.fetchval(_ONCE + " RETURNING 1", once.key, write.at, once.until) is None:
         raise _Refused
     row = await conn.fetchrow(sql, *params)
     if row is None or not row["went"]:
         raise _Refused  # the effect was refused: so is the key, for a later try
     return row
+
+
+async def _unannounced(db: Database, change: Posted | Attempted) -> Written | None:
+    """A change of a question that moves no run on: its own statements, announced to no
+    change feed (nothing a live page shows has changed its course)."""
+    match change:
+        case Posted():
+            ref = _rows.dump(dict(change.ref))
+            row = await db.fetchrow(_POSTED, ref, change.interrupt_id)
+            if row is None:
+                return None
+            attempts = await db.fetch(_ATTEMPTS, change.interrupt_id)
+            return Written(_rows.pause_from_row(row, [_rows.load(a[0]) for a in attempts]))
+        case Attempted():
+
+            async def attempted(conn: Conn) -> Written | None:
+                # Counting first locks the question's row: concurrent attempts queue here.
+                row = await conn.fetchrow(_COUNT_ATTEMPT, change.interrupt_id)
+                if row is None:
+                    return None
+                attempt = _rows.dump(dict(change.attempt))
+                await conn.execute(_INSERT_ATTEMPT, change.interrupt_id, attempt, time.time())
+                trim = (change.interrupt_id, change.interrupt_id, change.keep)
+                await conn.execute(_TRIM_ATTEMPTS, *trim)
+                kept = [_rows.load(a[0]) for a in await conn.fetch(_ATTEMPTS, change.interrupt_id)]
+                return Written(_rows.pause_from_row(row, kept))
+
+            return await db.transaction(attempted)
+        case _:
+            assert_never(change)
 
 
 @dataclass  # tests patch methods on the instance
@@ -313,8 +404,23 @@ class PostgresUnit:
     db: Database
 
     async def apply(self, write: Write) -> Written | None:
+        marks = write.marks
+        if marks is not None:
+            # One statement for the pass, one round trip; its commit waits for no fsync.
+            await self.db.bookkeep(
+                _MARK,
+                _DONE,
+                [d.delivery_id for d in marks.done],
+                [d.at for d in marks.done],
+                [p.delivery_id for p in marks.posted],
+                [_rows.dump(dict(p.ref)) for p in marks.posted],
+                [p.post for p in marks.posted],
+            )
+            return Written()
+        if isinstance(write.question, Posted | Attempted):
+            return await _unannounced(self.db, write.question)
         sql, params = _statement(write, _rows.write_texts(write))
-        if write.once_key:
+        if write.once_key is not None:
             try:
                 row = await self.db.transaction(lambda conn: _once(conn, write, sql, params))
             except _Refused:
@@ -343,10 +449,11 @@ class PostgresUnit:
                 )
                 for r in await conn.fetch(_VOTES, key)
             )
-            await conn.execute(_SET_TALLY, _rows.dump(tally_of(ballots)), key)
             write = decide(_rows.pause_from_row(locked, []), ballots)
             sql, params = _statement(write, _rows.write_texts(write))
-            if write.once_key:  # an answer's request, voted once (``_once`` refuses it all)
+            if (
+                write.once_key is not None
+            ):  # an answer's request, voted once (``_once`` refuses it all)
                 return Voted(_written(write, await _once(conn, write, sql, params)))
             row = await conn.fetchrow(sql, *params)
             if row is None or not row["went"]:
@@ -371,21 +478,16 @@ def _written(write: Write, row: Any) -> Written:
     elif write.question is not None:
         question = _rows.pause_from_row(row, [_rows.load(a) for a in row["attempts"]])
     run_id = write.run_id or (question.run_id if question is not None else "")
-    claim = write.claim
-    held_by, held_until = (claim.owner, claim.until) if claim is not None else ("", 0.0)
-    earlier = list(row["earlier"])
-    owed: list[Owed] = []
-    written = iter(zip(row["owed_ids"], row["owed_kinds"], strict=True))
-    pending = next(written, None)
-    for owe in write.owe:
-        if pending is None or pending[1] != owe.kind:
-            continue  # not written (a webhook to a question without a callback)
-        delivery_id, pending = pending[0], next(written, None)
-        delivery = _rows.owed_delivery(
-            delivery_id, run_id, owe.surface or row["owed_surface"], owe, write.at, question
-        )
-        owed.append(Owed(delivery, held_by, held_until, tuple(earlier)))
-        earlier.append(delivery_id)
+    # ``owed_n``: which of ``write.owe`` (numbered from 1) were written, in order.
+    written = ((i, n - 1) for i, n in zip(row["owed_ids"], row["owed_n"], strict=True))
+    owed = _rows.owed_rows(
+        write,
+        question,
+        run_id=run_id,
+        surface=row["owed_surface"],
+        written=written,
+        earlier=row["earlier"],
+    )
     turn = None
     if isinstance(write.question, Close) and write.question.with_turn:
         turn = _rows.paused_turn(row["turn_state"], row["turn_journal"])
@@ -393,4 +495,4 @@ def _written(write: Write, row: Any) -> Written:
     if write.new_run is not None and write.history:
         newest_first = (_rows.run_from_row(_rows.load(text)) for text in row["before_it"])
         runs = tuple(newest_first)[::-1]
-    return Written(question, tuple(owed), turn, runs)
+    return Written(question, owed, turn, runs)

@@ -1,7 +1,8 @@
 """Durable execution on SQLite: run leases, the step journal, the delivery outbox.
 
 The outbox rows themselves are written by the lifecycle's writes
-(``_unit``), with the state change that owes them.
+(``_unit``), with the state change that owes them, and marked delivered by
+its ``delivered`` step (``_unit`` too).
 """
 
 from __future__ import annotations
@@ -12,15 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.stores._rows import PENDING, delivery_from_row, dump
-from bot.stores.ports import Delivered
+from bot.stores._rows import PENDING, delivery_from_row
 from bot.stores.records import (
     Delivery,
     DeliveryState,
 )
 from bot.stores.sqlite._db import Database, transaction
-
-_DONE = str(DeliveryState.DONE)
 
 # The oldest pending row of each run on each surface (one lane per surface: another
 # surface's posts of a question on several routes do not wait behind a retry).
@@ -36,11 +34,6 @@ WHERE o.state = ? AND o.next_at <= ? AND (o.claimed_until <= ? OR o.claimed_by =
         AND e.state = ? AND e.id < o.id)
 ORDER BY o.id LIMIT ?
 """
-# A further post's message reference, kept in its place on the question.
-_POSTED = (
-    "UPDATE pauses SET posts = json_set(posts, '$[' || ? || '].message_ref', json(?))"
-    " WHERE interrupt_id = (SELECT interrupt_id FROM outbox WHERE id = ?)"
-)
 # Re-checked under the write lock: another process may have claimed it since.
 _TAKE = (
     "UPDATE outbox SET claimed_until = ?, claimed_by = ? WHERE id = ? AND state = ?"
@@ -89,37 +82,6 @@ class SqliteOutbox:
             return sorted(taken, key=lambda row: row.delivery_id)
 
         return await self.db.run(claim)
-
-    async def delivered(
-        self, delivery_id: int, *, at: float, message_ref: dict[str, Any] | None = None
-    ) -> None:
-        await self.delivered_all([Delivered(delivery_id, at, message_ref)])
-
-    async def delivered_all(self, done: Sequence[Delivered]) -> None:
-        marks = [(_DONE, d.at, d.delivery_id) for d in done]
-        refs = [
-            (dump(d.message_ref), d.delivery_id)
-            for d in done
-            if d.message_ref is not None and d.post is None
-        ]
-        posts = [
-            (d.post, dump(d.message_ref), d.delivery_id)
-            for d in done
-            if d.message_ref is not None and d.post is not None
-        ]
-
-        def delivered(conn: sqlite3.Connection) -> None:
-            with transaction(conn):
-                conn.executemany("UPDATE outbox SET state = ?, done_at = ? WHERE id = ?", marks)
-                conn.executemany(
-                    "UPDATE pauses SET message_ref = ? WHERE interrupt_id ="
-                    " (SELECT interrupt_id FROM outbox WHERE id = ?)",
-                    refs,
-                )
-                conn.executemany(_POSTED, posts)
-
-        if done:
-            await self.db.run(delivered)
 
     async def retry(self, delivery_id: int, *, next_at: float, error: str) -> None:
         sql = (

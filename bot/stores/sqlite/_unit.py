@@ -10,34 +10,36 @@ from __future__ import annotations
 import sqlite3
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, assert_never
 
-from bot.questions.records import (
-    DeliveryKind,
-    Question,
-    RunRecord,
-)
+from bot.questions.records import DeliveryState, Question, RunRecord
 from bot.questions.write import (
-    ONCE_KEY_SECONDS,
+    Attempted,
     Ballot,
     Close,
     Decide,
+    Expiry,
     Extend,
+    Marks,
     Nudge,
     Owed,
+    Posted,
     StillOpen,
+    Tallied,
     Voted,
     Write,
     Written,
-    tally_of,
 )
 from bot.stores import _rows
 from bot.stores._rows import OUTSTANDING, PENDING
 from bot.stores._shared import (
+    COUNT_ATTEMPT,
+    INSERT_ATTEMPT,
     INSERT_ONCE_KEY,
     INSERT_RUN,
     PRUNE_ONCE_KEYS,
     RUNS_IN_CONVERSATION,
+    TRIM_ATTEMPTS,
     pauses_query,
 )
 from bot.stores._sql import CHECKPOINT_STATE, JOURNAL_STEPS, SQLITE
@@ -49,21 +51,20 @@ _INSERT_QUESTION = (
     f"INSERT INTO pauses ({', '.join(_rows.PAUSE_COLUMNS)})"  # noqa: S608 - our own identifiers
     f" VALUES ({', '.join('?' for _ in _rows.PAUSE_COLUMNS)}) ON CONFLICT (interrupt_id) DO NOTHING"
 )
-# An expiry closes only what is still overdue: an admin may have extended it
-# since the sweeper listed it; an ``unexpired`` close only what is not overdue yet.
+# The close's guard on the expiry (``Close.expiry``): none, overdue, or not yet overdue.
 _CLOSE = (
     "UPDATE pauses SET status = ?, answer = ?, closed_by = ?, closed_by_id = ?,"  # noqa: S608 - our own identifiers
-    " closed_at = ? WHERE interrupt_id = ? AND status = ? AND (? <> 'expired' OR expires_at <= ?)"
-    f" AND (? = 0 OR expires_at > ?){_RETURNING}"
+    " closed_at = ?, tally = COALESCE(?, tally) WHERE interrupt_id = ? AND status = ?"
+    f" AND (? <> '{Expiry.OVERDUE}' OR expires_at <= ?)"
+    f" AND (? <> '{Expiry.UNEXPIRED}' OR expires_at > ?){_RETURNING}"
 )
 _EXTEND = f"UPDATE pauses SET expires_at = ? WHERE interrupt_id = ? AND status = ?{_RETURNING}"  # noqa: S608 - our own identifiers
 _STILL_OPEN = (
     f"SELECT {', '.join(_rows.PAUSE_COLUMNS)} FROM pauses"  # noqa: S608 - our own identifiers
     " WHERE interrupt_id = ? AND status = ?"
 )
-_INSERT_ATTEMPT = (
-    "INSERT INTO cross_scope_attempts (interrupt_id, attempt_json, at) VALUES (?, ?, ?)"
-)
+_TALLY = f"UPDATE pauses SET tally = ? WHERE interrupt_id = ? AND status = ?{_RETURNING}"  # noqa: S608 - our own identifiers
+_POSTED = f"UPDATE pauses SET message_ref = ? WHERE interrupt_id = ?{_RETURNING}"  # noqa: S608 - our own identifiers
 _ATTEMPTS = "SELECT attempt_json FROM cross_scope_attempts WHERE interrupt_id = ? ORDER BY seq"
 _GET = (
     f"SELECT {', '.join(_rows.PAUSE_COLUMNS)}, EXISTS (SELECT 1 FROM cross_scope_attempts AS a"  # noqa: S608 - our own identifiers
@@ -102,7 +103,7 @@ _INSERT_API = (
     f"INSERT INTO api_questions ({', '.join(_rows.API_COLUMNS)})"  # noqa: S608 - our own identifiers
     f" VALUES ({', '.join('?' for _ in _rows.API_COLUMNS)}) ON CONFLICT DO NOTHING"
 )
-# A webhook is owed only to a question that names a callback.
+# ``Owe.only_with_callback``: the question names a callback.
 _HOOKED = "SELECT 1 FROM api_questions WHERE interrupt_id = ? AND callback_url IS NOT NULL"
 _OWE = (
     "INSERT INTO outbox (run_id, surface, kind, interrupt_id, body, created_at, state,"
@@ -120,12 +121,25 @@ _VOTES = (
     "SELECT voter, display, decision, answer, at FROM votes WHERE interrupt_id = ?"
     " ORDER BY at, voter"
 )
-_SET_TALLY = "UPDATE pauses SET tally = ? WHERE interrupt_id = ?"
 # A reminder or an escalation step, counted once however many sweepers race.
 _NUDGE = (
     "UPDATE pauses SET reminders = ?, level = ? WHERE interrupt_id = ? AND status = ?"  # noqa: S608 - our own identifiers
     f" AND reminders = ? AND level = ?{_RETURNING}"
 )
+
+
+# A deliverer's pass (``Marks``): the rows done, then each post's message reference, on
+# its question as its first route's, or in its place among the further posts.
+_MARK = "UPDATE outbox SET state = ?, done_at = ? WHERE id = ?"
+_POSTED_FIRST = (
+    "UPDATE pauses SET message_ref = ? WHERE interrupt_id ="
+    " (SELECT interrupt_id FROM outbox WHERE id = ?)"
+)
+_POSTED_FURTHER = (
+    "UPDATE pauses SET posts = json_set(posts, '$[' || ? || '].message_ref', json(?))"
+    " WHERE interrupt_id = (SELECT interrupt_id FROM outbox WHERE id = ?)"
+)
+_DONE = str(DeliveryState.DONE)
 
 
 class _Refused(Exception):
@@ -148,7 +162,7 @@ def _question(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> 
             if change.cross_scope_attempts:
                 now = time.time()
                 conn.executemany(
-                    _INSERT_ATTEMPT,
+                    INSERT_ATTEMPT,
                     [
                         (change.interrupt_id, _rows.dump(a), now)
                         for a in change.cross_scope_attempts
@@ -156,18 +170,19 @@ def _question(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> 
                 )
             return change
         case Close():
-            status = str(change.status)
+            expiry = str(change.expiry)
             params = (
-                status,
+                str(change.status),
                 _rows.dump(dict(change.answer) if change.answer is not None else None),
                 change.by,
                 change.by_id,
                 change.at,
+                _rows.dump(dict(change.tally) if change.tally is not None else None),
                 change.interrupt_id,
                 OUTSTANDING,
-                status,
+                expiry,
                 change.at,
-                change.unexpired,
+                expiry,
                 change.at,
             )
             row = conn.execute(_CLOSE, params).fetchone()
@@ -179,6 +194,22 @@ def _question(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> 
         case Nudge():
             nudged = (*change.now, change.interrupt_id, OUTSTANDING, *change.was)
             row = conn.execute(_NUDGE, nudged).fetchone()
+        case Tallied():
+            tallied = (_rows.dump(dict(change.tally)), change.interrupt_id, OUTSTANDING)
+            row = conn.execute(_TALLY, tallied).fetchone()
+        case Posted():
+            posted = (_rows.dump(dict(change.ref)), change.interrupt_id)
+            row = conn.execute(_POSTED, posted).fetchone()
+        case Attempted():
+            # Counting first takes the row (and, here, the write lock is held already).
+            row = conn.execute(COUNT_ATTEMPT + _RETURNING, (change.interrupt_id,)).fetchone()
+            if row is not None:
+                attempt = (change.interrupt_id, _rows.dump(dict(change.attempt)), time.time())
+                conn.execute(INSERT_ATTEMPT, attempt)
+                trim = (change.interrupt_id, change.interrupt_id, change.keep)
+                conn.execute(TRIM_ATTEMPTS, trim)
+        case _:
+            assert_never(change)
     if row is None:
         raise _Refused
     return _rows.pause_from_row(row, _attempts(conn, change.interrupt_id))
@@ -186,14 +217,15 @@ def _question(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> 
 
 def _once(conn: sqlite3.Connection, write: Write) -> None:
     """Record the command's key, or refuse the whole write: the command ran already."""
+    once = write.once_key
+    assert once is not None  # only a keyed write comes here
     conn.execute(PRUNE_ONCE_KEYS, (write.at,))
-    params = (write.once_key, write.at, write.at + ONCE_KEY_SECONDS)
-    if not conn.execute(INSERT_ONCE_KEY, params).rowcount:
+    if not conn.execute(INSERT_ONCE_KEY, (once.key, write.at, once.until)).rowcount:
         raise _Refused
 
 
 def _apply(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> Written:
-    if write.once_key:
+    if write.once_key is not None:
         _once(conn, write)
     if write.new_run is not None and not conn.execute(INSERT_RUN, texts["run"]).rowcount:
         raise _Refused  # a retried event: the run exists
@@ -264,34 +296,40 @@ def _owe(
     if holder is None:
         return ()  # a question of no known run (tests): nobody to post to
     surface, pending = holder
-    earlier = [int(i) for i in pending.split(",")] if pending else []
-    claim = write.claim
-    held_by, held_until = (claim.owner, claim.until) if claim is not None else ("", 0.0)
-    owed: list[Owed] = []
+    held_by, held_until = _rows.held(write)
+    written: list[tuple[int, int]] = []
     at = write.at
-    for owe in write.owe:
-        if (
-            owe.kind is DeliveryKind.WEBHOOK
-            and not conn.execute(_HOOKED, (owe.interrupt_id,)).fetchone()
-        ):
+    for index, owe in enumerate(write.owe):
+        if owe.only_with_callback and not conn.execute(_HOOKED, (owe.interrupt_id,)).fetchone():
             continue
-        body = dict(owe.body)
         params = (
             run_id,
             owe.surface or surface,
             str(owe.kind),
             owe.interrupt_id,
-            _rows.dump(body),
+            _rows.dump(dict(owe.body)),
             at,
             PENDING,
             at,
         )
         delivery_id = conn.execute(_OWE, (*params, held_until, held_by)).lastrowid
         assert delivery_id is not None  # an INSERT always sets it
-        row = _rows.owed_delivery(delivery_id, run_id, owe.surface or surface, owe, at, question)
-        owed.append(Owed(row, held_by, held_until, tuple(earlier)))
-        earlier.append(delivery_id)
-    return tuple(owed)
+        written.append((delivery_id, index))
+    earlier = [int(i) for i in pending.split(",")] if pending else []
+    return _rows.owed_rows(
+        write, question, run_id=run_id, surface=surface, written=written, earlier=earlier
+    )
+
+
+def _mark(conn: sqlite3.Connection, marks: Marks) -> Written:
+    conn.executemany(_MARK, [(_DONE, d.at, d.delivery_id) for d in marks.done])
+    first = [(_rows.dump(dict(p.ref)), p.delivery_id) for p in marks.posted if p.post is None]
+    further = [
+        (p.post, _rows.dump(dict(p.ref)), p.delivery_id) for p in marks.posted if p.post is not None
+    ]
+    conn.executemany(_POSTED_FIRST, first)
+    conn.executemany(_POSTED_FURTHER, further)
+    return Written()
 
 
 @dataclass  # tests patch methods on the instance
@@ -303,10 +341,12 @@ class SqliteUnit:
     async def apply(self, write: Write) -> Written | None:
         texts = _rows.write_texts(write)
 
+        marks = write.marks
+
         def apply(conn: sqlite3.Connection) -> Written | None:
             try:
                 with transaction(conn):
-                    return _apply(conn, write, texts)
+                    return _apply(conn, write, texts) if marks is None else _mark(conn, marks)
             except _Refused:
                 return None
 
@@ -336,7 +376,6 @@ class SqliteUnit:
                         Ballot(key, r[0], r[1], r[2], _rows.load(r[3]), r[4])
                         for r in conn.execute(_VOTES, (key,))
                     )
-                    conn.execute(_SET_TALLY, (_rows.dump(tally_of(ballots)), key))
                     question = _rows.pause_from_row(row, [])
                     write = decide(question, ballots)
                     return Voted(_apply(conn, write, _rows.write_texts(write)))
