@@ -14,14 +14,20 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+import uuid
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client, WorkflowHandle
 
 from tests import waiting
-from tests.e2e._server import ROOT, free_port
+from tests.adapters.temporal._workflows import Deploy, DeployAsk
+from tests.e2e._api import API_KEY, WEBHOOK_SECRET, api_env
+from tests.e2e._client import OPERATOR
+from tests.e2e._server import ROOT, BotServer, StartBot, free_port
 
 READY_SECONDS = 60.0
 
@@ -186,8 +192,6 @@ def worker_env(
     poll_seconds: int = 30,
 ) -> dict[str, str]:
     """A worker's environment: where Temporal and the bridge are, and how closes come back."""
-    from tests.e2e._api import API_KEY, WEBHOOK_SECRET
-
     env = {
         "TEMPORAL_ADDRESS": temporal.address,
         "TASK_QUEUE": task_queue,
@@ -207,3 +211,72 @@ def deploys(folder: Path) -> list[str]:
     """The deploys the workflows' side-effect activity made, one per line."""
     path = folder / "deploys.log"
     return path.read_text().splitlines() if path.exists() else []
+
+
+@pytest.fixture(scope="module")
+def temporal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+    """One dev server for the test module that imports this fixture."""
+    yield from dev_server(tmp_path_factory.mktemp("temporal"))
+
+
+@pytest.fixture
+async def client(temporal: DevServer) -> Client:
+    return await Client.connect(temporal.address)
+
+
+@pytest.fixture
+async def workers() -> AsyncIterator[list[WorkerProcess]]:
+    """The worker processes a test starts; killed at its end, their log tails printed."""
+    started: list[WorkerProcess] = []
+    yield started
+    for worker in started:
+        await worker.close()
+        print(f"--- {worker.log_path} ---\n{worker.log_tail()}")
+
+
+async def history_events(client: Client, workflow_id: str) -> list[str]:
+    """The workflow's history as event type names (``WORKFLOW_EXECUTION_UPDATE_ACCEPTED``...)."""
+    history = await client.get_workflow_handle(workflow_id).fetch_history()
+    names = [EventType.Name(event.event_type) for event in history.events]
+    return [name.removeprefix("EVENT_TYPE_") for name in names]
+
+
+HOOK = "/temporal/webhook"
+
+
+async def bridge_and_worker(
+    start_bot: StartBot,
+    temporal: DevServer,
+    workers: list[WorkerProcess],
+    folder: Path,
+    *,
+    push: bool,
+) -> tuple[BotServer, str]:
+    """A bridge and a worker process (the receiver inside it, or none: the long-poll)."""
+    bot = await start_bot(**api_env("console:*"), **OPERATOR)
+    queue = f"q-{uuid.uuid4()}"
+    port = free_port()
+    env = worker_env(
+        temporal,
+        bot.url,
+        folder,
+        task_queue=queue,
+        callback_url=f"http://127.0.0.1:{port}{HOOK}" if push else None,
+        receiver_port=port if push else None,
+        poll_seconds=5,
+    )
+    workers.append(await WorkerProcess(folder / "worker", **env).start())
+    return bot, queue
+
+
+async def another_worker(workers: list[WorkerProcess], folder: Path) -> WorkerProcess:
+    """A new worker process like the last one (same queue, bridge, receiver port)."""
+    worker = await WorkerProcess(folder / f"worker{len(workers)}", **workers[-1].env).start()
+    workers.append(worker)
+    return worker
+
+
+async def start_deploy(client: Client, queue: str, ask: DeployAsk) -> WorkflowHandle[Any, str]:
+    return await client.start_workflow(
+        Deploy.run, ask, id=f"deploy-{uuid.uuid4()}", task_queue=queue
+    )

@@ -66,4 +66,13 @@ class Deploy:
         return f"approved: {answer.comment}"
 
 
-WORKFLOWS = [Deploy]
+@workflow.defn
+class Done:
+    """Ends at once: a workflow a late webhook finds already closed."""
+
+    @workflow.run
+    async def run(self) -> str:
+        return "done"
+
+
+WORKFLOWS = [Deploy, Done]
