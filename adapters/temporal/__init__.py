@@ -17,12 +17,9 @@ with needs_extra("adapters.temporal", "temporal", "temporalio"):
     with workflow.unsafe.imports_passed_through():
         from adapters.temporal import hitl
         from adapters.temporal._activities import BridgeActivities
-        from adapters.temporal._wire import CLOSE_UPDATE, METADATA_KEY
         from adapters.temporal.receiver import Receipt, Receiver, serve_receiver
 
 __all__ = [
-    "CLOSE_UPDATE",
-    "METADATA_KEY",
     "BridgeActivities",
     "Receipt",
     "Receiver",
