@@ -14,8 +14,13 @@ import bot.app
 print(json.dumps(sorted(sys.modules)))
 """
 
-SDKS = ("agents", "pydantic_ai", "openai")
-ADAPTERS = ("adapters.openai_agents", "adapters.pydantic_ai", "adapters._tool_approval")
+SDKS = ("agents", "pydantic_ai", "openai", "temporalio")
+ADAPTERS = (
+    "adapters.openai_agents",
+    "adapters.pydantic_ai",
+    "adapters._tool_approval",
+    "adapters.temporal",
+)
 
 
 def test_importing_the_server_loads_no_agent_framework() -> None:
@@ -29,7 +34,9 @@ def test_importing_the_server_loads_no_agent_framework() -> None:
     assert found == []
 
 
-@pytest.mark.parametrize("package", ["adapters.openai_agents", "adapters.pydantic_ai"])
+@pytest.mark.parametrize(
+    "package", ["adapters.openai_agents", "adapters.pydantic_ai", "adapters.temporal"]
+)
 def test_public_names_are_sorted_and_resolve(package: str) -> None:
     """Each adapter's __all__ is sorted and every name in it resolves."""
     module = __import__(package, fromlist=["__all__"])

@@ -30,6 +30,7 @@ except ModuleNotFoundError as error:
         ("import adapters.openai_agents", ["agents"], "openai-agents", "agents"),
         ("import adapters.pydantic_ai", ["pydantic_ai"], "pydantic-ai", "pydantic_ai"),
         ("from adapters.mcp import build_server", ["mcp"], "mcp", "mcp"),
+        ("import adapters.temporal", ["temporalio"], "temporal", "temporalio"),
     ],
 )
 def test_an_adapter_without_its_extra_names_the_extra(

@@ -1,0 +1,340 @@
+"""Ask a person from workflow code: ``ask_human``, ``request_approval``, ``form``.
+
+Each call is deterministic workflow code. It takes the next position in the
+run's count of asks (the same on every replay), has an activity create the
+question with an idempotency key from the workflow id, the run id and that
+position (a retried activity or a replayed workflow gets the question it
+already made), then waits with ``workflow.wait_condition`` until the close
+is in the workflow's state, the question's expiry being the wait's timeout:
+a durable timer, so a workflow whose bridge is gone still learns on time
+that nobody answered.
+
+The close comes pushed, as the update ``CLOSE_UPDATE`` that the receiver
+makes of the bridge's webhook, or, when the worker has no callback URL,
+pulled by a long-polling activity. Either way it lands in the same state,
+keyed by question id: the first close of a question counts, a repeat is
+reported ``duplicate`` and changes nothing, and a close that arrives before
+the workflow waits for it is there when it looks.
+
+How a question closed without the answer asked for is raised as the Python
+client raises it: ``Expired``, ``Cancelled``, ``Rejected`` (``bot.client``).
+Uncaught, each fails the workflow only if the worker (or the workflow) lists
+``bot.client.Outcome`` among its failure exception types; otherwise Temporal
+retries the workflow task, as it does for any unexpected exception.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, TypeVar, overload
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+
+with workflow.unsafe.imports_passed_through():
+    from pydantic import BaseModel, ValidationError
+
+    from adapters.temporal._wire import (
+        ACCEPTED,
+        ASK_ACTIVITY,
+        CLOSE_UPDATE,
+        DUPLICATE,
+        WAIT_ACTIVITY,
+        Asked,
+        AskRequest,
+        Origin,
+    )
+    from bot.client import (
+        ApprovalAnswer,
+        AskUserAnswer,
+        Policy,
+        QuestionObject,
+        Rejected,
+        WebhookEvent,
+    )
+    from bot.client._bridge import QuestionsLike, RoutesLike, _questions_of, route_of
+    from bot.client._forms import model_form_schema
+    from bot.client._question import outcome_error
+    from bot.client.form_schema import check_form_schema
+
+M = TypeVar("M", bound=BaseModel)
+
+# Creating a question is one quick request; a bridge that is down is retried
+# by Temporal (the key makes that safe) for as long as it takes.
+ASK_TIMEOUT = timedelta(seconds=60)
+RETRY = RetryPolicy(maximum_interval=timedelta(seconds=10))
+# A worker that dies while long-polling is noticed within this, and the poll
+# is retried on another worker.
+HEARTBEAT_TIMEOUT = timedelta(seconds=10)
+# The poll outlives the question by this much at most: past its expiry the
+# workflow's own timer has decided, and cancels the poll.
+_POLL_GRACE = timedelta(minutes=5)
+# The attribute on the workflow instance that holds its asks' state.
+_STATE = "_bridge_hitl_state"
+
+
+@dataclass
+class _State:
+    """One workflow run's asks: how many so far, and every close that has arrived."""
+
+    asked: int = 0
+    closed: dict[str, QuestionObject] = field(default_factory=dict)
+
+    def take(self, question: QuestionObject) -> str:
+        if question.id in self.closed:
+            return DUPLICATE
+        self.closed[question.id] = question
+        return ACCEPTED
+
+
+def _validate_close(event: dict[str, Any]) -> None:
+    # A refusal here is never written to the workflow's history.
+    try:
+        parsed = WebhookEvent.model_validate(event)
+    except ValidationError:
+        raise ValueError("The update is not a question event from the bridge.") from None
+    if not parsed.data.closed:
+        raise ValueError(f"Question {parsed.data.id} is still open.")
+
+
+def _state() -> _State:
+    """This run's state, made (and the close update's handler set) on the first ask.
+
+    Set before the first question exists, so no close can arrive for which
+    the workflow has no handler, on the first run or on any replay.
+    """
+    instance = workflow.instance()
+    state = getattr(instance, _STATE, None)
+    if isinstance(state, _State):
+        return state
+    made = _State()
+    setattr(instance, _STATE, made)
+
+    def on_close(event: dict[str, Any]) -> str:
+        return made.take(WebhookEvent.model_validate(event).data)
+
+    workflow.set_update_handler(CLOSE_UPDATE, on_close, validator=_validate_close)
+    return made
+
+
+def _routes(route: RoutesLike) -> tuple[list[dict[str, Any]], bool]:
+    several = isinstance(route, list | tuple)
+    given = list(route) if isinstance(route, list | tuple) else [route]
+    return [route_of(one).model_dump(mode="json", exclude_none=True) for one in given], several
+
+
+def _expiry(question: QuestionObject) -> datetime:
+    return datetime.fromisoformat(question.expires_at.replace("Z", "+00:00"))
+
+
+async def _closed(
+    kind: str,
+    payload: dict[str, Any],
+    *,
+    route: RoutesLike,
+    answerers: Sequence[str] | None,
+    ttl_seconds: int | None,
+    metadata: Mapping[str, Any] | None,
+    run_ref: str | None,
+    policy: Policy | Mapping[str, Any] | None = None,
+) -> QuestionObject:
+    """Ask, then wait durably for the close; an expired question as the timer saw it."""
+    state = _state()
+    position = state.asked
+    state.asked += 1
+    info = workflow.info()
+    routes, several = _routes(route)
+    request = AskRequest(
+        kind=kind,
+        payload=payload,
+        routes=routes,
+        several=several,
+        origin=Origin(info.namespace, info.workflow_id, info.run_id, position),
+        answerers=None if answerers is None else list(answerers),
+        ttl_seconds=ttl_seconds,
+        metadata=None if metadata is None else dict(metadata),
+        run_ref=run_ref,
+        policy=None
+        if policy is None
+        else (
+            policy if isinstance(policy, Policy) else Policy.model_validate(dict(policy))
+        ).model_dump(mode="json"),
+    )
+    asked: Asked = await workflow.execute_activity(
+        ASK_ACTIVITY,
+        request,
+        result_type=Asked,
+        start_to_close_timeout=ASK_TIMEOUT,
+        retry_policy=RETRY,
+        summary=f"ask the bridge ({kind})",
+    )
+    question = QuestionObject.model_validate(asked.question)
+    if question.closed:  # closed before a retried create read it back
+        state.take(question)
+    remaining = _expiry(question) - workflow.now()
+    poll: workflow.ActivityHandle[Any] | None = None
+    if not asked.push and question.id not in state.closed:
+        poll = workflow.start_activity(
+            WAIT_ACTIVITY,
+            question.id,
+            start_to_close_timeout=max(remaining, timedelta(0)) + _POLL_GRACE,
+            heartbeat_timeout=HEARTBEAT_TIMEOUT,
+            retry_policy=RETRY,
+            summary="long-poll the bridge",
+        )
+    try:
+        if question.id not in state.closed and remaining > timedelta(0):
+            await workflow.wait_condition(
+                lambda: question.id in state.closed or (poll is not None and poll.done()),
+                timeout=remaining,
+                timeout_summary=f"question {question.id} expires",
+            )
+    except TimeoutError:
+        pass
+    except BaseException:
+        if poll is not None:
+            poll.cancel()
+        raise
+    if poll is not None and question.id not in state.closed:
+        if poll.done():
+            # A refusal from the bridge (the question gone, the key revoked) raises here.
+            state.take(QuestionObject.model_validate(poll.result()))
+        else:
+            poll.cancel()  # the timer decided first
+    found = state.closed.get(question.id)
+    if found is None:
+        return question.model_copy(update={"status": "expired"})
+    return found
+
+
+async def ask_human(
+    questions: QuestionsLike,
+    *,
+    route: RoutesLike,
+    answerers: Sequence[str] | None = None,
+    ttl_seconds: int | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    run_ref: str | None = None,
+) -> AskUserAnswer:
+    """Ask one to five questions (a string is one free-text question); each one's answer.
+
+    Raises ``Expired`` or ``Cancelled`` when the question closed unanswered.
+    """
+    closed = await _closed(
+        "ask_user",
+        _questions_of(questions).model_dump(mode="json", exclude_none=True),
+        route=route,
+        answerers=answerers,
+        ttl_seconds=ttl_seconds,
+        metadata=metadata,
+        run_ref=run_ref,
+    )
+    if closed.status != "answered":
+        raise outcome_error(closed)
+    return AskUserAnswer.model_validate(closed.answer or {})
+
+
+async def request_approval(
+    action: str,
+    summary: str,
+    *,
+    arguments: Mapping[str, Any],
+    route: RoutesLike,
+    answerers: Sequence[str],
+    risk: str = "medium",
+    ttl_seconds: int | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    run_ref: str | None = None,
+    policy: Policy | Mapping[str, Any] | None = None,
+) -> ApprovalAnswer:
+    """Ask ``answerers`` to approve ``action``; the approval, once given.
+
+    Raises ``Rejected`` (with the approver's ``comment``) on a rejection, and
+    ``Expired`` or ``Cancelled`` when nobody decided: do the action only when
+    this returns.
+    """
+    closed = await _closed(
+        "approval",
+        {"action": action, "summary": summary, "arguments": dict(arguments), "risk": risk},
+        route=route,
+        answerers=answerers,
+        ttl_seconds=ttl_seconds,
+        metadata=metadata,
+        run_ref=run_ref,
+        policy=policy,
+    )
+    if closed.status != "answered":
+        raise outcome_error(closed)
+    answer = ApprovalAnswer.model_validate(closed.answer or {})
+    if answer.decision != "approve":
+        raise Rejected(answer.comment, question=closed)
+    return answer
+
+
+@overload
+async def form(
+    title: str,
+    message: str,
+    *,
+    model: type[M],
+    route: RoutesLike,
+    answerers: Sequence[str] | None = ...,
+    ttl_seconds: int | None = ...,
+    metadata: Mapping[str, Any] | None = ...,
+    run_ref: str | None = ...,
+) -> M: ...
+
+
+@overload
+async def form(
+    title: str,
+    message: str,
+    *,
+    schema: Mapping[str, Any],
+    route: RoutesLike,
+    answerers: Sequence[str] | None = ...,
+    ttl_seconds: int | None = ...,
+    metadata: Mapping[str, Any] | None = ...,
+    run_ref: str | None = ...,
+) -> dict[str, Any]: ...
+
+
+async def form(
+    title: str,
+    message: str,
+    *,
+    schema: Mapping[str, Any] | None = None,
+    model: type[BaseModel] | None = None,
+    route: RoutesLike,
+    answerers: Sequence[str] | None = None,
+    ttl_seconds: int | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    run_ref: str | None = None,
+) -> Any:
+    """A form from a pydantic ``model`` (its answer as a validated model) or a JSON ``schema``
+    (the answer as a dict); raises ``Expired`` or ``Cancelled`` when unanswered.
+
+    A schema outside the form subset is refused here, before anything is asked.
+    """
+    if (schema is None) == (model is None):
+        raise ValueError("form() takes exactly one of schema= or model=")
+    if model is not None:
+        form_schema = model_form_schema(model)
+    else:
+        form_schema = dict(schema or {})
+        check_form_schema(form_schema)
+    closed = await _closed(
+        "form",
+        {"title": title, "message": message, "schema": form_schema},
+        route=route,
+        answerers=answerers,
+        ttl_seconds=ttl_seconds,
+        metadata=metadata,
+        run_ref=run_ref,
+    )
+    if closed.status != "answered":
+        raise outcome_error(closed)
+    answer = dict(closed.answer or {})
+    return answer if model is None else model.model_validate(answer)
