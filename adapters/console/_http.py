@@ -12,10 +12,25 @@ from typing import Any
 
 from aiohttp import hdrs, web
 
-from adapters.console._wording import NOT_JSON, OTHER_ORIGIN, TOO_DEEP, TOO_LARGE, UNEXPECTED
+from adapters.console._wording import (
+    NOT_JSON,
+    OTHER_ORIGIN,
+    TOO_DEEP,
+    TOO_LARGE,
+    UNEXPECTED,
+    UNSTORABLE,
+)
 from adapters.console._wording import SIGN_IN as SIGN_IN_SENTENCE
 from bot.errors import BotError
-from bot.serving import ALLOWED_HOSTS, DEFAULT_MAX_DEPTH, SIGN_IN, JsonRejected, loads_limited
+from bot.serving import (
+    ALLOWED_HOSTS,
+    DEFAULT_MAX_DEPTH,
+    SIGN_IN,
+    JsonRejected,
+    code_point,
+    loads_limited,
+    unstorable_character,
+)
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +138,10 @@ def text_field(body: Mapping[str, Any], key: str, *, expected: str, default: str
         return default
     if not isinstance(value, str):
         raise ConsoleError(400, expected)
+    # Before any store: PostgreSQL cannot keep it, and every backend must answer alike.
+    character = unstorable_character(value)
+    if character is not None:
+        raise ConsoleError(400, UNSTORABLE.format(field=key, code=code_point(character)))
     return value
 
 

@@ -19,6 +19,9 @@ EMPTY_TEXT = "The message is empty; type what you want the bot to do."
 BAD_CONVERSATION = (
     "Conversation ids are 1 to 40 lowercase letters, digits or dashes; start a new conversation."
 )
+UNSTORABLE = (
+    "The {field} contains the character {code}, which the bridge does not store; remove it."
+)
 SEND_MESSAGE = 'Send a JSON object like {"text": "deploy web"}.'
 SEND_ANSWER = 'Send a JSON object like {"token": "<the question\'s token>", "answer": {...}}.'
 ANSWER_RECORDED = "Answer recorded."

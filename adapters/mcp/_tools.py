@@ -17,7 +17,7 @@ from typing import Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from bot.client import (
     AskUserItem,
@@ -28,6 +28,7 @@ from bot.client import (
     TransportError,
     WaitTimeout,
 )
+from bot.client.models import validation_sentence
 
 # Gives the tools a ``Bridge`` for one call: stdio has one, ``/mcp`` one per caller's key.
 BridgeFor = Callable[[Context], AbstractAsyncContextManager[Bridge]]
@@ -180,8 +181,13 @@ def _route(asking: Asking) -> str:
 
 
 async def _call(pending: Awaitable[T]) -> T:
+    # A ToolError is the SDK's anticipated failure: is_error with our text, one INFO line.
+    # Anything else it treats as a crash: "Error executing tool", and a traceback logged.
     try:
         return await pending
+    except ValidationError as invalid:
+        # The client checks the body with the very models /v1 does, before sending it.
+        raise ToolError(validation_sentence(invalid)) from None
     except TransportError:
         raise ToolError("The bridge cannot be reached right now; try again shortly.") from None
     except BridgeError as error:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.errors import BotError
+from bot.serving import code_point, unstorable_character
 
 MAX_PAGE = 100
 DEFAULT_PAGE = 20
@@ -123,6 +124,13 @@ def parse(words: str | Sequence[str]) -> Command:
             words = shlex.split(words)
         except ValueError:
             raise UsageError("Unbalanced quotes; close the quote and try again.") from None
+    for word in words:
+        # Before any store reads an id or keeps a reason: PostgreSQL cannot hold it.
+        character = unstorable_character(word)
+        if character is not None:
+            raise UsageError(
+                f"A command cannot contain the character {code_point(character)}; retype it."
+            )
     if not words:
         return Help()
     verb, rest = words[0].lower(), list(words[1:])

@@ -42,6 +42,8 @@ UNSIGNABLE_CALLBACK = (
     "The bridge has no BOT_WEBHOOK_SECRET, so it cannot sign webhooks; leave out callback_url "
     "or ask its operator to set one."
 )
+# The field and the character (as U+0000): the character itself would carry on into logs.
+UNSTORABLE = "{field} contains the character {code}, which the bridge does not store; remove it."
 STORE_BUSY = "The bridge could not store that just now; nothing was changed. Try again."
 
 

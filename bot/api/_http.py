@@ -23,6 +23,7 @@ from bot.api._errors import (
     NOT_JSON,
     STORE_BUSY,
     TOO_LARGE,
+    UNSTORABLE,
     WRONG_KEY,
     ApiError,
 )
@@ -32,6 +33,7 @@ from bot.api._openapi import openapi_document
 from bot.api._questions import MAX_WAIT_SECONDS, ApiQuestions
 from bot.api._waiters import Waiters
 from bot.client.models import CREATE_QUESTION, CancelRequest, validation_sentence
+from bot.serving import Unstorable, first_unstorable
 from bot.serving._json import JsonRejected, loads_limited
 from bot.stores.errors import is_outage
 from bot.stores.records import ApiKey
@@ -55,6 +57,9 @@ def _authenticated(handler: Handler) -> Callable[[web.Request], Awaitable[web.Re
     async def handle(request: web.Request) -> web.Response:
         try:
             key = await _key(request)
+            # A parameter's name reaches no store: ``_only`` refuses a name it does not know.
+            for name, value in [*request.query.items(), *request.match_info.items()]:
+                _storable({name: value})
             return await handler(request, key)
         except ApiError as error:
             return envelope(error)
@@ -92,7 +97,16 @@ async def _json_object(request: web.Request, *, optional: bool = False) -> tuple
         raise ApiError("invalid_request", NOT_JSON) from None
     if not isinstance(body, dict):
         raise ApiError("invalid_request", NOT_JSON)
+    _storable(body)
     return raw, body
+
+
+def _storable(value: Any) -> None:
+    # Before any store reads or writes it, so every backend answers alike.
+    found: Unstorable | None = first_unstorable(value)
+    if found is not None:
+        sentence = UNSTORABLE.format(field=found.field, code=found.code_point)
+        raise ApiError("invalid_request", sentence)
 
 
 def _only(request: web.Request, *names: str) -> None:

@@ -27,6 +27,10 @@ MAX_PROPERTIES = 50
 MAX_OPTIONS = 100
 MAX_NAME = 100
 MAX_STRING = 2000
+# Bounds a schema may state: past these a length or a count means nothing a person could
+# fill in, and a number past 2**53 no longer survives a JSON round trip in a browser.
+MAX_COUNT = 100_000
+MAX_MAGNITUDE = 1e15
 FORMATS = ("email", "uri", "date", "date-time")
 
 _TOP_KEYS = frozenset({"type", "properties", "required", "title", "description", "$schema"})
@@ -117,6 +121,7 @@ def _check_property(name: str, prop: Any) -> None:
         if "default" in prop:
             if not _is_number(prop["default"]):
                 raise FormSchemaError(f"{where}: its default must be a number.")
+            _check_magnitude(where, "its default", prop["default"])
             _check_number(name, prop, prop["default"], what="its default")
     elif kind == "boolean":
         _check_keys(where, prop, _COMMON)
@@ -197,6 +202,8 @@ def _check_count(where: str, prop: dict[str, Any], key: str) -> int | None:
         return None
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise FormSchemaError(f"{where}: {key} must be a non-negative integer.")
+    if value > MAX_COUNT:
+        raise FormSchemaError(f"{where}: {key} must be at most {MAX_COUNT:,}.")
     return value
 
 
@@ -206,7 +213,13 @@ def _check_bound(where: str, prop: dict[str, Any], key: str) -> float | None:
     value = prop[key]
     if not _is_number(value):
         raise FormSchemaError(f"{where}: {key} must be a number.")
+    _check_magnitude(where, key, value)
     return float(value)
+
+
+def _check_magnitude(where: str, key: str, value: float) -> None:
+    if abs(value) > MAX_MAGNITUDE:
+        raise FormSchemaError(f"{where}: {key} must be between -1e15 and 1e15.")
 
 
 def _is_number(value: Any) -> bool:

@@ -1,7 +1,8 @@
 """The HTTP server's defences, shared by every surface mounted on the app.
 
 Host allow-list, tokens refused in URLs, body deadlines, JSON limits,
-JSON errors under ``/api``, an access log without queries, and sign-in.
+text no store keeps, JSON errors under ``/api``, an access log without
+queries, and sign-in.
 Surfaces use these; they never re-implement them.
 """
 
@@ -17,6 +18,7 @@ from bot.serving._settings import (
     refuse_unless_signed_in,
     sign_in_for,
 )
+from bot.serving._storable import Unstorable, code_point, first_unstorable, unstorable_character
 
 __all__ = [
     "ALLOWED_HOSTS",
@@ -28,10 +30,14 @@ __all__ = [
     "JsonRejected",
     "ServingSettings",
     "SignIn",
+    "Unstorable",
     "allowed_hosts_for",
+    "code_point",
+    "first_unstorable",
     "http_guards",
     "loads_limited",
     "refusal",
     "refuse_unless_signed_in",
     "sign_in_for",
+    "unstorable_character",
 ]

@@ -22,6 +22,9 @@ from bot.webhooks._errors import TargetRefused
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 # NAT64 embeds an IPv4 address in its last 32 bits, as IPv4-mapped addresses do.
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
+# RFC 1035's limits, in characters of the name as the URL spells it (already IDNA-encoded).
+_MAX_NAME = 253
+_MAX_LABEL = 63
 
 
 def is_private(address: Address) -> bool:
@@ -76,7 +79,20 @@ def shape_problem(url: str, *, allow_private: bool) -> str | None:
         return "callback_url's host is a number but not a dotted IPv4 address; write it in full."
     if address is not None and not allow_private and is_private(address):
         return _private(host)
+    if address is None and not _fits_dns(host):
+        # The resolver would fail on it with an encoding error, not a lookup error.
+        return (
+            "callback_url's host is not a name DNS can hold (at most 253 characters, "
+            "1 to 63 between dots); check the name."
+        )
     return None
+
+
+def _fits_dns(name: str) -> bool:
+    labels = name.removesuffix(".").split(".")
+    return len(name.removesuffix(".")) <= _MAX_NAME and all(
+        0 < len(label) <= _MAX_LABEL for label in labels
+    )
 
 
 async def check_target(url: str, *, allow_private: bool) -> str | None:
@@ -94,7 +110,7 @@ async def check_target(url: str, *, allow_private: bool) -> str | None:
         return None
     try:
         addresses = await _addresses(host, parsed.port or 0)
-    except OSError:
+    except (OSError, UnicodeError):  # UnicodeError: a name the IDNA codec refuses
         return f"callback_url's host {host} does not resolve; check the name."
     if not addresses:
         return f"callback_url's host {host} does not resolve; check the name."

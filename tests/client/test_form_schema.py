@@ -115,6 +115,51 @@ def test_schemas_outside_the_subset_are_refused_naming_the_property(
     assert isinstance(caught.value, ValueError)
 
 
+_TAGS = {"type": "string", "enum": ["a", "b"]}
+OUT_OF_BOUNDS: list[tuple[dict[str, Any], str]] = [
+    ({"type": "string", "maxLength": 10**18}, "property 'p': maxLength must be at most 100,000."),
+    ({"type": "string", "minLength": 10**18}, "property 'p': minLength must be at most 100,000."),
+    ({"type": "number", "minimum": 1e308}, "property 'p': minimum must be between -1e15 and 1e15."),
+    (
+        {"type": "integer", "maximum": -(10**16)},
+        "property 'p': maximum must be between -1e15 and 1e15.",
+    ),
+    (
+        {"type": "number", "default": 1e300},
+        "property 'p': its default must be between -1e15 and 1e15.",
+    ),
+    (
+        {"type": "array", "items": _TAGS, "maxItems": 10**12},
+        "property 'p': maxItems must be at most 100,000.",
+    ),
+    (
+        {"type": "array", "items": _TAGS, "minItems": 100_001},
+        "property 'p': minItems must be at most 100,000.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("prop", "sentence"), OUT_OF_BOUNDS)
+def test_lengths_counts_and_numbers_past_the_bounds_are_refused(
+    prop: dict[str, Any], sentence: str
+) -> None:
+    """Lengths and item counts at most 100,000; numbers within 1e15 either way."""
+    with pytest.raises(FormSchemaError) as caught:
+        check_form_schema(_schema(p=prop))
+    assert str(caught.value) == sentence
+
+
+def test_the_bounds_themselves_are_allowed() -> None:
+    """100,000 and ±1e15 exactly are inside the bounds."""
+    check_form_schema(
+        _schema(
+            s={"type": "string", "minLength": 0, "maxLength": 100_000},
+            n={"type": "number", "minimum": -1e15, "maximum": 1e15, "default": 1e15},
+            a={"type": "array", "items": _TAGS, "maxItems": 100_000},
+        )
+    )
+
+
 def test_the_example_sentence() -> None:
     """A nested object is refused with the sentence the docs quote."""
     with pytest.raises(FormSchemaError) as caught:

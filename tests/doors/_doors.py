@@ -1,19 +1,24 @@
 """The real app (``create_app``) in process, one door at a time, with what changed.
 
-``Door`` serves the app on a loopback port and sends raw requests to it;
-``state`` is everything a request could change (every stored row, every
-Slack Web API call, every Teams connector call); ``Logs`` catches any
-ERROR line or traceback logged while a request was answered.
+``Door`` serves the app on a loopback port and sends raw requests to it,
+on a SQLite file or, given ``database_url``, a PostgreSQL schema; ``state``
+is everything a request could change (every stored row, every Slack Web API
+call, every Teams connector call); ``Logs`` catches any ERROR line or
+traceback logged while a request was answered.
 """
 
 from __future__ import annotations
 
 import logging
 import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import aiohttp
+import asyncpg
+import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
@@ -21,6 +26,7 @@ from bot.app import create_app
 from bot.app.settings import load_settings
 from bot.service.runs import RUN_SERVICE
 from tests.e2e._server import free_port
+from tests.stores._postgres import fresh_schema
 
 # Calls out that only read: bolt asks who its token is (auth.test) on its
 # first request, whatever the request was.
@@ -60,12 +66,16 @@ class Logs(logging.Handler):
 class Door:
     """``create_app`` on 127.0.0.1, with a database file to read the state from."""
 
-    def __init__(self, folder: Path, **env: Any) -> None:
+    def __init__(self, folder: Path, *, database_url: str | None = None, **env: Any) -> None:
         self.db = folder / "bot.sqlite3"
+        self.database_url = database_url
         self.port = free_port()
+        if database_url is not None:
+            # A shared store refuses to start without explicit signing keys.
+            env.setdefault("BOT_SIGNING_KEYS", f"k1:{'s' * 48}")
         settings = load_settings(
             PORT=self.port,
-            DATABASE_URL=f"sqlite:///{self.db}",
+            DATABASE_URL=database_url or f"sqlite:///{self.db}",
             BOT_DATA_DIR=folder / "var",
             **env,
         )
@@ -107,6 +117,8 @@ class Door:
         await self.idle()
         changes = [c for c in self.outbound if getattr(c, "method", "") not in _READS]
         rows: dict[str, Any] = {"outbound": len(changes)}
+        if self.database_url is not None:
+            return rows | await _postgres_rows(self.database_url)
         with sqlite3.connect(self.db) as db:
             tables = [
                 name
@@ -116,3 +128,34 @@ class Door:
             for table in tables:
                 rows[table] = sorted(map(repr, db.execute(f"SELECT * FROM {table}")))  # noqa: S608
         return rows
+
+
+async def _postgres_rows(url: str) -> dict[str, Any]:
+    """Every row of every table in the URL's schema (its search_path), as ``state`` reads."""
+    base, _, schema = url.partition("?search_path=")
+    conn = await asyncpg.connect(base, timeout=5)
+    try:
+        names = await conn.fetch("SELECT tablename FROM pg_tables WHERE schemaname = $1", schema)
+        rows: dict[str, Any] = {}
+        for (name,) in names:
+            if name in _VOLATILE:
+                continue
+            found = await conn.fetch(f'SELECT * FROM "{schema}"."{name}"')  # noqa: S608
+            rows[name] = sorted(repr(tuple(row.values())) for row in found)
+        return rows
+    finally:
+        await conn.close()
+
+
+BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+@asynccontextmanager
+async def door_on(backend: str, folder: Path, **env: Any) -> AsyncIterator[Door]:
+    """A ``Door`` on ``backend`` (one of ``BACKENDS``): a SQLite file or a fresh schema."""
+    if backend == "sqlite":
+        async with Door(folder, **env) as door:
+            yield door
+        return
+    async with fresh_schema() as url, Door(folder, database_url=url, **env) as door:
+        yield door

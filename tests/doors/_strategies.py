@@ -81,3 +81,25 @@ def form_fields(draw: st.DrawFn, base: dict[str, str]) -> list[tuple[str, str]]:
     if pairs and draw(st.integers(0, 9)) == 0:
         pairs.append(pairs[0])
     return pairs
+
+
+# What PostgreSQL cannot store (NUL) or no store can encode (a lone surrogate).
+UNSTORABLE = st.sampled_from(["\x00", "\ud800", "\udfff"])
+
+
+@st.composite
+def spiked(draw: st.DrawFn, base: Any) -> Any:
+    """``base`` with a character no store keeps put into one of its strings, or a key."""
+    value = copy.deepcopy(base)
+    strings = [p for p in paths(value) if isinstance(_at(value, p), str)]
+    if not strings:
+        return value
+    path = draw(st.sampled_from(strings))
+    parent, character = _at(value, path[:-1]), draw(UNSTORABLE)
+    if draw(st.integers(0, 4)) == 0 and isinstance(parent, dict):
+        parent[f"{path[-1]}{character}"] = parent.pop(path[-1])
+        return value
+    text = parent[path[-1]]
+    at = draw(st.integers(0, len(text)))
+    parent[path[-1]] = text[:at] + character + text[at:]
+    return value

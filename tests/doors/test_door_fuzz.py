@@ -24,9 +24,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from adapters.slack._modals import Metadata
-from tests.doors._doors import Door, Logs
+from tests.doors._doors import BACKENDS, Door, Logs, door_on
 from tests.doors._slack_door import FORM, JSON, SlackDoor, command_form, signed, slack_door
-from tests.doors._strategies import bent, form_fields
+from tests.doors._strategies import bent, form_fields, spiked
 from tests.doors.test_teams_door import TeamsDoor, teams_door
 from tests.e2e._teams import actions, card_of, execute, message
 from tests.fakes.slack_api import (
@@ -351,10 +351,13 @@ _BEARER = st.sampled_from(
 )
 
 
-@pytest.fixture
-async def agents_api(tmp_path: Path) -> AsyncIterator[tuple[Door, str]]:
-    """/v1 with one closed question, so a fuzzed wait never holds the request."""
-    async with Door(tmp_path, BOT_API_KEYS=_API_KEYS) as door:
+@pytest.fixture(params=BACKENDS)
+async def agents_api(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[tuple[Door, str]]:
+    """/v1 with one closed question, on each backend: the same inputs must be answered alike."""
+    # One closed question, so a fuzzed wait never holds the request.
+    async with door_on(request.param, tmp_path, BOT_API_KEYS=_API_KEYS) as door:
         headers = {"Authorization": f"Bearer {API_KEY}", "Content-Type": "application/json"}
         status, text = await door.send("/v1/questions", json.dumps(_ASK).encode(), headers=headers)
         assert status == 201, text
@@ -369,11 +372,15 @@ async def agents_api(tmp_path: Path) -> AsyncIterator[tuple[Door, str]]:
 async def test_fuzz_agents_api(agents_api: tuple[Door, str], data: st.DataObject) -> None:
     door, qid = agents_api
     headers = {"Authorization": data.draw(_BEARER), "Content-Type": data.draw(_CONTENT)}
-    target = data.draw(st.sampled_from([qid, qid]) | _SEGMENT)
+    target = data.draw(st.sampled_from([qid, qid, f"{qid}%00"]) | _SEGMENT)
     kind = data.draw(st.sampled_from(["create", "create", "get", "list", "cancel"]))
     if kind in ("get", "list"):
         names = ["wait", "status", "limit", "cursor", "run_ref", "x"]
-        query = data.draw(st.dictionaries(st.sampled_from(names), st.text(max_size=8), max_size=3))
+        query = data.draw(
+            st.dictionaries(
+                st.sampled_from(names), st.text(max_size=8) | st.just("r\x00"), max_size=3
+            )
+        )
         if kind == "get" and target != qid:
             query.pop("wait", None)  # an open question would hold the request
         path = f"/v1/questions/{target}" if kind == "get" else "/v1/questions"
@@ -382,9 +389,10 @@ async def test_fuzz_agents_api(agents_api: tuple[Door, str], data: st.DataObject
         return
     if kind == "create":
         path = "/v1/questions"
-        value = data.draw(bent(data.draw(st.sampled_from([_ASK, _APPROVAL, _FORM]))))
+        base = data.draw(st.sampled_from([_ASK, _APPROVAL, _FORM]))
+        value = data.draw(bent(base) | spiked(base))
     else:
         path = f"/v1/questions/{target}/cancel"
-        value = data.draw(bent({"reason": "not needed"}))
+        value = data.draw(bent({"reason": "not needed"}) | spiked({"reason": "not needed"}))
     body = data.draw(st.just(json.dumps(value).encode()) | st.binary(max_size=30))
     await holds(door, "agents api", lambda: door.send(path, body, headers=headers))

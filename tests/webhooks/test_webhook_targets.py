@@ -73,6 +73,19 @@ async def test_a_public_address_is_a_fine_target(url: str) -> None:
             "http://127.1/",
             "callback_url's host is a number but not a dotted IPv4 address; write it in full.",
         ),
+        *(
+            (
+                url,
+                "callback_url's host is not a name DNS can hold (at most 253 characters, "
+                "1 to 63 between dots); check the name.",
+            )
+            for url in (
+                f"https://{'a' * 300}.com/hooks",  # the resolver's IDNA codec refused it: a 500
+                f"https://{'a' * 64}.example.com/hooks",
+                f"https://{'abc.' * 64}com/hooks",
+                "https://a..example.com/hooks",
+            )
+        ),
     ],
 )
 @pytest.mark.parametrize("allow_private", [False, True])

@@ -93,6 +93,22 @@ async def test_a_tool_call_over_streamable_http_waits_for_the_console(
         assert result.structured_content["approved"] is True
 
 
+async def test_a_call_the_bridge_refuses_is_its_sentence_over_streamable_http(
+    tmp_path: Path,
+) -> None:
+    """ask_human with no questions on /mcp: is_error with the /v1 sentence, no error logged."""
+    with Logs() as logs:
+        async with (
+            Door(tmp_path, **api_env("console:*"), **ON) as door,
+            _client(door) as client,
+        ):
+            result = await client.call_tool("ask_human", {"questions": []})
+    assert result.is_error
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert "questions: List should have at least 1 item" in text, text
+    logs.assert_clean()
+
+
 async def test_a_body_sent_after_the_headers_reaches_the_sdk(tmp_path: Path) -> None:
     """The body guard reads a body that comes after its headers; the SDK gets those bytes."""
     auth = b"Authorization: Bearer " + API_KEY.encode()

@@ -55,6 +55,28 @@ async def test_the_stdio_server_asks_the_bridge_and_returns_the_rejection(
         assert result.structured_content["comment"] == "wrong window"
 
 
+async def test_a_call_the_bridge_refuses_is_its_sentence_over_stdio(tmp_path: Path) -> None:
+    """Six questions to ``python -m bot mcp``: is_error with the /v1 sentence."""
+    async with Door(tmp_path, **api_env("console:*")) as door:
+        env = _env(
+            BOT_MCP_BRIDGE_URL=f"http://127.0.0.1:{door.port}",
+            BOT_MCP_API_KEY=API_KEY,
+            BOT_MCP_ROUTE=ROUTE,
+        )
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "bot", "mcp"],
+            env={**env, "PYTHONPATH": str(ROOT)},
+            cwd=tmp_path,
+        )
+        six = [{"question": f"Question {n}?"} for n in range(6)]
+        async with Client(params) as client:
+            result = await client.call_tool("ask_human", {"questions": six})
+    assert result.is_error
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert "questions: List should have at most 5 items" in text, text
+
+
 def test_mcp_without_the_bridge_url_is_one_sentence(tmp_path: Path) -> None:
     """No BOT_MCP_BRIDGE_URL: exit 2 with one line naming the settings, no traceback."""
     done = subprocess.run(

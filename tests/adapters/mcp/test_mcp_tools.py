@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -110,3 +111,49 @@ async def test_an_unknown_question_id_is_a_tool_error_in_one_sentence(tmp_path: 
         assert result.is_error
         text = result.content[0].text  # type: ignore[union-attr]
         assert "q_nope" in text or "not" in text.lower(), text
+
+
+REFUSED_CALLS = [
+    ("ask_human", {"questions": []}, "questions: List should have at least 1 item"),
+    (
+        "ask_human",
+        {"questions": [{"question": f"Question {n}?"} for n in range(6)]},
+        "questions: List should have at most 5 items",
+    ),
+    (
+        "request_approval",
+        {**DEPLOY, "summary": "x" * 50_000},
+        "summary: String should have at most 1000 characters",
+    ),
+    ("ask_human", {"questions": [{"question": "Which\x00 env?"}]}, "U+0000"),
+]
+
+
+async def test_a_call_the_bridge_refuses_is_its_sentence_and_one_log_line(tmp_path: Path) -> None:
+    """Too few or many questions, a 50 KB summary, a NUL: is_error with the sentence, no trace."""
+    async with rig(tmp_path) as r:
+        for tool, arguments, sentence in REFUSED_CALLS:
+            records: list[logging.LogRecord] = []
+            handler = _Recording(records)
+            logging.getLogger().addHandler(handler)
+            try:
+                result = await r.client.call_tool(tool, arguments)
+            finally:
+                logging.getLogger().removeHandler(handler)
+            assert result.is_error, (tool, result)
+            text = result.content[0].text  # type: ignore[union-attr]
+            assert sentence in text and "\n" not in text and text.endswith("."), text
+            assert not [x for x in records if x.exc_info or x.levelno >= logging.WARNING], [
+                x.getMessage() for x in records
+            ]
+            assert len([x for x in records if x.name.startswith("mcp")]) <= 1, records
+        assert await r.questions() == []
+
+
+class _Recording(logging.Handler):
+    def __init__(self, records: list[logging.LogRecord]) -> None:
+        super().__init__(logging.DEBUG)
+        self.records = records
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
