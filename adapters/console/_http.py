@@ -27,10 +27,9 @@ from bot.serving import (
     DEFAULT_MAX_DEPTH,
     SIGN_IN,
     JsonRejected,
-    code_point,
     loads_limited,
-    unstorable_character,
 )
+from bot.stores.storable import code_point, unstorable_character
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.errors import BotError
-from bot.serving import code_point, unstorable_character
+from bot.stores.storable import code_point, unstorable_character
 
 MAX_PAGE = 100
 DEFAULT_PAGE = 20

@@ -49,6 +49,7 @@ from bot.service.views import QuestionViews, RunView
 from bot.stores.errors import is_outage
 from bot.stores.ports import Stores
 from bot.stores.records import ConversationSummary
+from bot.stores.storable import storable_text
 
 log = logging.getLogger(__name__)
 
@@ -153,7 +154,9 @@ class RunService:
             scope=where.scope,
             surface=where.surface,
             requester=who.id,
-            text=text,
+            # A chat message is what a person typed: a character no store keeps (a NUL)
+            # is one they never meant, so it reads as U+FFFD rather than losing the run.
+            text=storable_text(text),
             created_at=now,
             updated_at=now,
             conversation=where.to_json(),

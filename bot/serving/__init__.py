@@ -18,7 +18,6 @@ from bot.serving._settings import (
     refuse_unless_signed_in,
     sign_in_for,
 )
-from bot.serving._storable import Unstorable, code_point, first_unstorable, unstorable_character
 
 __all__ = [
     "ALLOWED_HOSTS",
@@ -30,14 +29,10 @@ __all__ = [
     "JsonRejected",
     "ServingSettings",
     "SignIn",
-    "Unstorable",
     "allowed_hosts_for",
-    "code_point",
-    "first_unstorable",
     "http_guards",
     "loads_limited",
     "refusal",
     "refuse_unless_signed_in",
     "sign_in_for",
-    "unstorable_character",
 ]

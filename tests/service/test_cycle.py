@@ -135,6 +135,25 @@ async def test_a_repeated_start_key_starts_one_run(stores: Stores, harness: Harn
     assert [o[1] for o in h.surface.outcomes] == ["done"]
 
 
+async def test_a_chat_message_with_a_nul_starts_its_run_on_every_backend(
+    stores: Stores, harness: HarnessFactory
+) -> None:
+    """A NUL in what a person typed (no store keeps one) reads as U+FFFD; the run starts."""
+    seen: list[str] = []
+
+    def script(messages: Any, tools: Any) -> ModelReply:
+        seen.append(messages[-1].content)
+        return say("done")
+
+    h = harness(stores, script)
+    run = await h.service.start(WHERE, REQUESTER, "deploy\x00web", key="EvNul")
+    await h.service.wait_idle()
+    assert run is not None
+    stored = await stores.runs.get(run.run_id)
+    assert stored is not None and stored.text == "deploy\ufffdweb"
+    assert seen == ["deploy\ufffdweb"]
+
+
 async def test_a_follow_up_sees_the_finished_exchange(
     stores: Stores, harness: HarnessFactory
 ) -> None:

@@ -1,4 +1,5 @@
-"""Text every store keeps as given: a request's strings are checked once, before any store.
+"""Text every store keeps as given: a request's strings are checked once, before any store
+(the doors call it: ``/v1``, the console, the admin commands).
 
 PostgreSQL cannot keep U+0000 in a text column or in jsonb, and no store can
 encode a lone surrogate as UTF-8 (``json.loads`` lets ``"\\ud800"`` through).
@@ -39,6 +40,12 @@ def unstorable_character(text: str) -> str | None:
     """The first character of ``text`` no store keeps, or None."""
     found = _UNSTORABLE.search(text)
     return found.group() if found else None
+
+
+def storable_text(text: str) -> str:
+    """``text`` with each character no store keeps replaced by U+FFFD, for what a person
+    typed in a chat, which the platform sent and no sender can be told to fix."""
+    return _UNSTORABLE.sub("\ufffd", text)
 
 
 def first_unstorable(value: Any, *, field: str = "") -> Unstorable | None:
