@@ -82,7 +82,7 @@ def create_app(settings: Settings) -> web.Application:
     )
     if slack is not None:
         slack.mount(app)
-    mount_api(app)
+    mount_api(app, creates_per_minute=settings.api.creates_per_minute)
     if settings.mcp.http:
         _mount_mcp(app, settings)
     app.router.add_get("/healthz", _healthz)
