@@ -7,12 +7,15 @@ composition root creates it at startup, after the routes are frozen.
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Callable
 from typing import Any, assert_never
 
 from aiohttp import web
 
 from adapters.console._http import ConsoleError, read_json, signed_in, text_field
 from adapters.console._shown import shown
+from adapters.console._streams import ConsoleLimits
 from adapters.console._surface import SURFACE, ConsoleSurface
 from adapters.console._views import (
     asked_by_an_agent,
@@ -29,6 +32,7 @@ from adapters.console._wording import (
     SEND_ANSWER,
     SEND_MESSAGE,
     TEXT_TOO_LONG,
+    TOO_MANY_ANSWERS,
 )
 from bot.service.messages import NOT_STARTED, refusal_text
 from bot.service.outcomes import (
@@ -52,7 +56,7 @@ from bot.service.outcomes import (
 from bot.service.policy import AnswerPolicy
 from bot.service.runs import RUN_SERVICE
 from bot.service.surfaces import Conversation
-from bot.serving import SIGN_IN
+from bot.serving import SIGN_IN, RateLimits, client_of
 
 SCOPE = "console"
 CONVERSATION_ID = re.compile(r"^[a-z0-9-]{1,40}$")
@@ -61,9 +65,18 @@ CONVERSATION_ID = re.compile(r"^[a-z0-9-]{1,40}$")
 class ConsoleApi:
     """Handlers for ``/api/...``; each one is a thin call into the service."""
 
-    def __init__(self, surface: ConsoleSurface, *, policy: AnswerPolicy) -> None:
+    def __init__(
+        self,
+        surface: ConsoleSurface,
+        *,
+        policy: AnswerPolicy,
+        limits: ConsoleLimits | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.surface = surface
         self.policy = policy
+        self._answers_per_minute = (limits or ConsoleLimits()).answers_per_minute
+        self._answers = RateLimits("console-answers", clock=clock)
 
     async def conversations(self, request: web.Request) -> web.Response:
         service = request.app[RUN_SERVICE]
@@ -114,6 +127,11 @@ class ConsoleApi:
         return web.json_response({"run_id": run.run_id}, status=202)
 
     async def answer(self, request: web.Request) -> web.Response:
+        # Counted per address before anything is read: each answer costs a token
+        # check and a store transaction, refused or not.
+        wait = self._answers.hit(client_of(request), per_minute=self._answers_per_minute)
+        if wait:
+            raise ConsoleError(429, TOO_MANY_ANSWERS.format(seconds=wait), retry_after=wait)
         body = await read_json(request, expected=SEND_ANSWER)
         token = text_field(body, "token", expected=SEND_ANSWER)
         answer = body.get("answer")

@@ -15,6 +15,7 @@ from aiohttp import hdrs, web
 from adapters.console._wording import (
     NOT_JSON,
     OTHER_ORIGIN,
+    SIGN_IN_THROTTLED,
     TOO_DEEP,
     TOO_LARGE,
     UNEXPECTED,
@@ -27,6 +28,8 @@ from bot.serving import (
     DEFAULT_MAX_DEPTH,
     SIGN_IN,
     JsonRejected,
+    Throttled,
+    client_of,
     loads_limited,
 )
 from bot.stores.storable import code_point, unstorable_character
@@ -57,10 +60,13 @@ DEPTH = web.RequestKey("console_max_json_depth", int)
 class ConsoleError(BotError):
     """A request the console turns away: its status and one sentence to show."""
 
-    def __init__(self, status: int, message: str, **extra: Any) -> None:
+    def __init__(
+        self, status: int, message: str, *, retry_after: int | None = None, **extra: Any
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.retry_after = retry_after
         self.extra = extra
 
 
@@ -87,7 +93,7 @@ def guarded(handler: Handler, *, api: bool, max_json_depth: int) -> Handler:
 
     async def guard(request: web.Request) -> web.StreamResponse:
         try:
-            name = await request.app[SIGN_IN].identify(request.headers.get(hdrs.AUTHORIZATION, ""))
+            name = await _identify(request)
             if name is None:
                 raise ConsoleError(401, SIGN_IN_SENTENCE)
             request[WHO] = name
@@ -99,6 +105,8 @@ def guarded(handler: Handler, *, api: bool, max_json_depth: int) -> Handler:
             response = error_response(refused.status, refused.message, **refused.extra)
             if refused.status == 401:
                 response.headers[hdrs.WWW_AUTHENTICATE] = CHALLENGE
+            if refused.retry_after is not None:
+                response.headers[hdrs.RETRY_AFTER] = str(refused.retry_after)
         except web.HTTPException:
             raise
         except Exception:
@@ -109,6 +117,15 @@ def guarded(handler: Handler, *, api: bool, max_json_depth: int) -> Handler:
         return response
 
     return guard
+
+
+async def _identify(request: web.Request) -> str | None:
+    authorization = request.headers.get(hdrs.AUTHORIZATION, "")
+    try:
+        return await request.app[SIGN_IN].identify(authorization, client=client_of(request))
+    except Throttled as throttled:
+        wait = throttled.retry_after
+        raise ConsoleError(429, SIGN_IN_THROTTLED.format(seconds=wait), retry_after=wait) from None
 
 
 def signed_in(request: web.Request) -> str:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from aiohttp import web
@@ -34,6 +36,7 @@ def mount_console(
     *,
     policy: AnswerPolicy,
     limits: ConsoleLimits | None = None,
+    clock: Callable[[], float] = time.time,
 ) -> None:
     """Add the page, its assets, the JSON API and the event stream to ``app``.
 
@@ -41,9 +44,10 @@ def mount_console(
     ``app[ALLOWED_HOSTS]`` (``bot.serving``); when sign-in is required every
     route asks for HTTP Basic credentials. ``policy`` is the service's own,
     so the page marks exactly the questions the service would accept.
+    ``clock`` is what the per-address answer limit counts by.
     """
     limits = limits or ConsoleLimits()
-    api = ConsoleApi(surface, policy=policy)
+    api = ConsoleApi(surface, policy=policy, limits=limits, clock=clock)
     # Read once here: a few kilobytes, and a missing file fails at start.
     files = {name: (STATIC / name).read_bytes() for name in ASSETS}
     files["index.html"] = with_wording(files["index.html"])

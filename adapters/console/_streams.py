@@ -19,6 +19,8 @@ class ConsoleLimits:
     max_json_depth: int = 32
     max_streams: int = 200
     max_streams_per_client: int = 8
+    # Answers one client address may post a minute (a sliding minute, in this process).
+    answers_per_minute: int = 60
 
 
 class StreamGate:

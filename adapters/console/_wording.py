@@ -10,6 +10,10 @@ from __future__ import annotations
 MAX_TEXT = 4000
 
 SIGN_IN = "Sign in to the console with your own user name and password."
+SIGN_IN_THROTTLED = (
+    "Too many failed sign-ins came from your address; try again in {seconds} seconds."
+)
+TOO_MANY_ANSWERS = "Too many answers came from your address; try again in {seconds} seconds."
 NOT_JSON = "Send console requests as JSON (Content-Type: application/json) from the console page."
 OTHER_ORIGIN = "This request came from another site; use the console page this bot serves."
 TOO_LARGE = "That request is too large; send a shorter message or answer."

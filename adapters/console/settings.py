@@ -61,6 +61,7 @@ class ConsoleSettings(ComponentSettings):
     max_json_depth: int = Field(32, alias="BOT_MAX_JSON_DEPTH", ge=2, le=200)
     max_event_streams: int = Field(200, alias="BOT_MAX_EVENT_STREAMS", ge=1)
     max_event_streams_per_client: int = Field(8, alias="BOT_MAX_EVENT_STREAMS_PER_CLIENT", ge=1)
+    answers_per_minute: int = Field(60, alias="BOT_CONSOLE_ANSWERS_PER_MINUTE", ge=1)
 
     @model_validator(mode="after")
     def _password_is_long(self) -> ConsoleSettings:
@@ -88,4 +89,5 @@ class ConsoleSettings(ComponentSettings):
             max_json_depth=self.max_json_depth,
             max_streams=self.max_event_streams,
             max_streams_per_client=self.max_event_streams_per_client,
+            answers_per_minute=self.answers_per_minute,
         )

@@ -45,17 +45,30 @@ UNSIGNABLE_CALLBACK = (
 # The field and the character (as U+0000): the character itself would carry on into logs.
 UNSTORABLE = "{field} contains the character {code}, which the bridge does not store; remove it."
 STORE_BUSY = "The bridge could not store that just now; nothing was changed. Try again."
+RATE_LIMITED = (
+    "This API key may create questions at {limit} a minute; nothing was created, so send "
+    "it again in {seconds} seconds (Retry-After)."
+)
 
 
 class ApiError(BotError):
     """A refused API request: an HTTP status, a code from the contract, one sentence."""
 
-    def __init__(self, code: str, message: str, *, question: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        question: dict[str, Any] | None = None,
+        retry_after: int | None = None,
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.status = STATUS_OF_CODE[code]
         self.message = message
         self.question = question
+        # Whole seconds, sent as Retry-After (a rate_limited refusal).
+        self.retry_after = retry_after
 
     def body(self) -> dict[str, Any]:
         body: dict[str, Any] = {"error": {"code": self.code, "message": self.message}}

@@ -21,18 +21,20 @@ from bot.api._errors import (
     BAD_WAIT,
     NO_KEY,
     NOT_JSON,
+    RATE_LIMITED,
     STORE_BUSY,
     TOO_LARGE,
     UNSTORABLE,
     WRONG_KEY,
     ApiError,
 )
-from bot.api._keys import KeyRing
+from bot.api._keys import DEFAULT_CREATES_PER_MINUTE, KeyRing
 from bot.api._objects import STATUS_OF_NAME
 from bot.api._openapi import openapi_document
 from bot.api._questions import MAX_WAIT_SECONDS, ApiQuestions
 from bot.api._waiters import Waiters
 from bot.client.models import CREATE_QUESTION, CancelRequest, validation_sentence
+from bot.serving import RateLimits
 from bot.serving._json import JsonRejected, loads_limited
 from bot.stores.errors import is_outage
 from bot.stores.records import ApiKey
@@ -43,6 +45,10 @@ log = logging.getLogger(__name__)
 API_QUESTIONS = web.AppKey("api_questions", ApiQuestions)
 API_KEYS = web.AppKey("api_keys", KeyRing)
 API_WAITERS = web.AppKey("api_waiters", Waiters)
+# Creates counted per key, in this process; and the number a key may make a minute
+# when it names none of its own.
+API_CREATES = web.AppKey("api_creates", RateLimits)
+API_CREATES_PER_MINUTE = web.AppKey("api_creates_per_minute", int)
 PREFIX = "/v1"
 Handler = Callable[[web.Request, ApiKey], Awaitable[web.Response]]
 
@@ -50,6 +56,8 @@ Handler = Callable[[web.Request, ApiKey], Awaitable[web.Response]]
 def envelope(error: ApiError) -> web.Response:
     response = web.json_response(error.body(), status=error.status)
     response.headers["Cache-Control"] = "no-store"
+    if error.retry_after is not None:
+        response.headers["Retry-After"] = str(error.retry_after)
     return response
 
 
@@ -124,7 +132,22 @@ def _whole(text: str, low: int, high: int, sentence: str) -> int:
     return value
 
 
+def _count_create(request: web.Request, key: ApiKey) -> None:
+    """Count this create against ``key``'s limit, or refuse it (429) counting nothing.
+
+    Every create counts, a replay or a refused body too: the limit bounds the
+    work one key can make, whatever it sends. A key is counted by its hash,
+    which no other key shares and a new key of the same name does not inherit.
+    """
+    limit = key.creates_per_minute or request.app[API_CREATES_PER_MINUTE]
+    wait = request.app[API_CREATES].hit(key.key_hash, per_minute=limit)
+    if wait:
+        sentence = RATE_LIMITED.format(limit=limit, seconds=wait)
+        raise ApiError("rate_limited", sentence, retry_after=wait)
+
+
 async def create_question(request: web.Request, key: ApiKey) -> web.Response:
+    _count_create(request, key)
     raw, body = await _json_object(request)
     try:
         asked = CREATE_QUESTION.validate_json(raw)
@@ -179,8 +202,15 @@ async def openapi(request: web.Request) -> web.Response:
     return web.json_response(openapi_document())
 
 
-def mount_api(app: web.Application) -> None:
-    """Add ``/v1``; ``API_QUESTIONS`` and ``API_KEYS`` are set once the service runs."""
+def mount_api(
+    app: web.Application, *, creates_per_minute: int = DEFAULT_CREATES_PER_MINUTE
+) -> None:
+    """Add ``/v1``; ``API_QUESTIONS`` and ``API_KEYS`` are set once the service runs.
+
+    ``creates_per_minute`` is for the keys that name no limit of their own.
+    """
+    app[API_CREATES] = RateLimits("api-creates")
+    app[API_CREATES_PER_MINUTE] = creates_per_minute
     router = app.router
     router.add_post(f"{PREFIX}/questions", _authenticated(create_question))
     router.add_get(f"{PREFIX}/questions", _authenticated(list_questions))

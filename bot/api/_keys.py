@@ -22,6 +22,11 @@ MIN_KEY_CHARS = 32
 KEY_PREFIX = "hitl_"
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
 SURFACES = ("slack", "teams", "console")
+# Questions a key may create a minute unless it names its own number: far above
+# what a person can answer, far below what a runaway loop would ask.
+DEFAULT_CREATES_PER_MINUTE = 60
+MAX_CREATES_PER_MINUTE = 100_000
+_RATE = "creates_per_minute"
 # A key with no routes named is refused rather than allowed everywhere: a key
 # pasted for one channel must not quietly post in every other one.
 NO_ROUTES = (
@@ -57,8 +62,20 @@ def check_route(route: str) -> str:
     )
 
 
+def check_creates_per_minute(value: object) -> int:
+    """``value`` if it is a whole number of creates a minute (1 to 100,000), else ValueError."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"creates_per_minute must be a whole number, not {value!r}")
+    if not 1 <= value <= MAX_CREATES_PER_MINUTE:
+        raise ValueError(
+            f"creates_per_minute must be from 1 to {MAX_CREATES_PER_MINUTE:,}, not {value}"
+        )
+    return value
+
+
 def keys_from_setting(text: str) -> tuple[ApiKey, ...]:
-    """``BOT_API_KEYS`` (a JSON list of {name, key, routes}) as keys; ValueError on a fault."""
+    """``BOT_API_KEYS`` (a JSON list of {name, key, routes, creates_per_minute?}) as keys;
+    ValueError on a fault."""
     try:
         entries: Any = json.loads(text)
     except json.JSONDecodeError:
@@ -67,8 +84,11 @@ def keys_from_setting(text: str) -> tuple[ApiKey, ...]:
         raise ValueError("must be a JSON list of {name, key, routes}")
     keys: list[ApiKey] = []
     for n, entry in enumerate(entries):
-        if not isinstance(entry, dict) or set(entry) - {"name", "key", "routes"}:
-            raise ValueError(f"entry {n} must be an object with name, key and routes only")
+        if not isinstance(entry, dict) or set(entry) - {"name", "key", "routes", _RATE}:
+            raise ValueError(
+                f"entry {n} must be an object with name, key, routes and "
+                "optionally creates_per_minute"
+            )
         name, key, routes = entry.get("name"), entry.get("key"), entry.get("routes")
         if not isinstance(name, str) or not isinstance(key, str):
             raise ValueError(f"entry {n} needs a name and a key (strings) and a routes list")
@@ -81,7 +101,8 @@ def keys_from_setting(text: str) -> tuple[ApiKey, ...]:
             raise ValueError(f"the key of {name!r} is shorter than {MIN_KEY_CHARS} characters")
         check_name(name)
         checked = tuple(check_route(str(route)) for route in routes)
-        keys.append(ApiKey(name, hash_key(key), checked))
+        rate = None if entry.get(_RATE) is None else check_creates_per_minute(entry[_RATE])
+        keys.append(ApiKey(name, hash_key(key), checked, creates_per_minute=rate))
     names = [key.name for key in keys]
     if len(set(names)) != len(names):
         raise ValueError("names a key twice; key names must be unique")

@@ -32,6 +32,11 @@ _ERRORS = {
     "409": "A conflict: an idempotency key reused with another body, or already closed.",
     "413": "The body is too large (payload_too_large).",
     "422": "Well-formed, but the bridge cannot act on it (unprocessable).",
+    "429": "The key created too many questions this minute (rate_limited).",
+}
+_RETRY_AFTER = {
+    "description": "Whole seconds until the key may create again.",
+    "schema": {"type": "integer", "minimum": 1},
 }
 
 
@@ -44,7 +49,10 @@ def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
 
 
 def _errors(*statuses: str) -> dict[str, Any]:
-    return {status: _json(_ref("ErrorEnvelope"), _ERRORS[status]) for status in statuses}
+    answers = {status: _json(_ref("ErrorEnvelope"), _ERRORS[status]) for status in statuses}
+    if "429" in answers:
+        answers["429"]["headers"] = {"Retry-After": _RETRY_AFTER}
+    return answers
 
 
 def _id_parameter() -> dict[str, Any]:
@@ -90,7 +98,7 @@ def openapi_document() -> dict[str, Any]:
                 "responses": {
                     "201": _json(question, "Asked; Location names the question."),
                     "200": _json(question, "Asked before with this idempotency key and body."),
-                    **_errors("400", "401", "403", "409", "413", "422"),
+                    **_errors("400", "401", "403", "409", "413", "422", "429"),
                 },
             },
             "get": {

@@ -60,7 +60,11 @@ def create_app(settings: Settings) -> web.Application:
     app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=[*guards, _no_tracebacks])
     app[SETTINGS] = settings
     app[ALLOWED_HOSTS] = allowed
-    app[SIGN_IN] = sign_in_for(settings.console.accounts(), local=serving.is_local)
+    app[SIGN_IN] = sign_in_for(
+        settings.console.accounts(),
+        local=serving.is_local,
+        failures_per_minute=serving.sign_in_failures_per_minute,
+    )
     slack = (
         SlackBridge(settings.slack, admin_groups=settings.admin.groups)
         if settings.slack.mode
@@ -78,7 +82,7 @@ def create_app(settings: Settings) -> web.Application:
     )
     if slack is not None:
         slack.mount(app)
-    mount_api(app)
+    mount_api(app, creates_per_minute=settings.api.creates_per_minute)
     if settings.mcp.http:
         _mount_mcp(app, settings)
     app.router.add_get("/healthz", _healthz)

@@ -11,7 +11,14 @@ import sys
 import time
 from typing import TextIO
 
-from bot.api._keys import NO_ROUTES, check_name, check_route, hash_key, new_key
+from bot.api._keys import (
+    NO_ROUTES,
+    check_creates_per_minute,
+    check_name,
+    check_route,
+    hash_key,
+    new_key,
+)
 from bot.app.settings import Settings
 from bot.stores.records import ApiKey
 
@@ -29,6 +36,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a route it may post to (slack:C123, console:*, or * for everywhere); repeat; "
         "at least one",
     )
+    create.add_argument(
+        "--creates-per-minute",
+        type=int,
+        default=None,
+        metavar="N",
+        help="questions it may create a minute (default: BOT_API_CREATES_PER_MINUTE)",
+    )
     actions.add_parser("list", help="list the keys (names and routes, never the keys)")
     revoke = actions.add_parser("revoke", help="forget a key: its requests get 401 at once")
     revoke.add_argument("name")
@@ -45,6 +59,9 @@ async def run_api_key(
                 example = "--route slack:C123 --route console:ops"
                 raise ValueError(NO_ROUTES.format(name=args.name, example=example))
             routes = tuple(check_route(route) for route in args.route)
+            rate = args.creates_per_minute
+            if rate is not None:
+                check_creates_per_minute(rate)
     except ValueError as bad:
         print(f"api-key: {bad}", file=sys.stderr)
         return 1
@@ -60,7 +77,9 @@ async def run_api_key(
                     )
                     return 1
                 key = new_key()
-                kept = ApiKey(args.name, hash_key(key), routes, time.time())
+                kept = ApiKey(
+                    args.name, hash_key(key), routes, time.time(), creates_per_minute=rate
+                )
                 if not await records.add_key(kept):
                     print(
                         f"api-key: a key named {args.name!r} exists; revoke it first",
@@ -68,17 +87,22 @@ async def run_api_key(
                     )
                     return 1
                 print(key, file=out)
+                per_minute = settings.api.creates_per_minute if rate is None else rate
                 print(
-                    f"# {args.name}: routes {' '.join(routes)}. Shown once; only its hash is kept.",
+                    f"# {args.name}: routes {' '.join(routes)}; questions at {per_minute} a "
+                    "minute. Shown once; only its hash is kept.",
                     file=sys.stderr,
                 )
             case "list":
                 kept_keys = await records.keys()
                 listed_keys = settings.api.configured_keys()
-                for kept in kept_keys:
-                    print(f"{kept.name}\t{' '.join(kept.routes)}\t(store)", file=out)
-                for listed in listed_keys:
-                    print(f"{listed.name}\t{' '.join(listed.routes)}\t(BOT_API_KEYS)", file=out)
+                default = settings.api.creates_per_minute
+                for each, where in [(k, "store") for k in kept_keys] + [
+                    (k, "BOT_API_KEYS") for k in listed_keys
+                ]:
+                    each_rate = each.creates_per_minute or default
+                    routes_text = " ".join(each.routes)
+                    print(f"{each.name}\t{routes_text}\t{each_rate}/minute\t({where})", file=out)
                 if not kept_keys and not listed_keys:
                     # On stderr, so a script reading the list still reads an empty one.
                     print(NO_KEYS, file=sys.stderr)

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from bot.client._forms import model_form_schema
 from bot.client._http import Http
 from bot.client._question import Question, identity, into, transient
-from bot.client.errors import BridgeError
+from bot.client.errors import BridgeError, RateLimited
 from bot.client.form_schema import check_form_schema
 from bot.client.models import (
     ApprovalPayload,
@@ -34,6 +34,8 @@ M = TypeVar("M", bound=BaseModel)
 
 _CREATE_BACKOFF = 0.2
 _CREATE_ATTEMPTS = 3
+# The longest Retry-After a create waits out by itself before raising RateLimited.
+_CREATE_MAX_PAUSE = 5.0
 _USER_AGENT = "bot-client/1"
 
 RouteLike = Route | Mapping[str, Any] | str
@@ -282,7 +284,13 @@ class Bridge:
                 # Safe to repeat: the idempotency key makes a second create the first.
                 if not transient(exc) or attempt == _CREATE_ATTEMPTS - 1:
                     raise
-                await asyncio.sleep(_CREATE_BACKOFF * 2**attempt)
+                pause = _CREATE_BACKOFF * 2**attempt
+                if isinstance(exc, RateLimited) and exc.retry_after is not None:
+                    # Sooner would be refused again; a longer wait is the caller's to choose.
+                    if exc.retry_after > _CREATE_MAX_PAUSE:
+                        raise
+                    pause = max(pause, exc.retry_after)
+                await asyncio.sleep(pause)
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def list(

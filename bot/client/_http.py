@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import math
+import time
 from collections.abc import Mapping
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import aiohttp
 from pydantic import ValidationError
 
-from bot.client.errors import BY_CODE, ApiError, TransportError, UnexpectedStatus
+from bot.client.errors import BY_CODE, ApiError, RateLimited, TransportError, UnexpectedStatus
 from bot.client.models import ErrorEnvelope
 
 # Any of these means the bridge is (for now) out of reach: restarting, or a
@@ -57,6 +60,7 @@ class Http:
             ) as response:
                 text = await response.text()
                 status = response.status
+                retry_after = response.headers.get("Retry-After")
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             raise TransportError(
                 f"The bridge at {self._base} could not be reached ({type(exc).__name__})."
@@ -69,7 +73,25 @@ class Http:
             if parsed is None:
                 raise TransportError(f"The bridge answered {status} without a JSON body.")
             return status, parsed
-        raise _error(status, parsed)
+        error = _error(status, parsed)
+        if isinstance(error, RateLimited):
+            error.retry_after = _seconds(retry_after)
+        raise error
+
+
+def _seconds(retry_after: str | None) -> float | None:
+    """``Retry-After`` as seconds from now: delay-seconds, or an HTTP date (a proxy's)."""
+    if retry_after is None:
+        return None
+    text = retry_after.strip()
+    if text.isascii() and text.isdigit():
+        return float(text)
+    try:
+        at = parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    seconds = at.timestamp() - time.time()
+    return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
 def _error(status: int, parsed: Any) -> ApiError:

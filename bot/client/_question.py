@@ -146,6 +146,8 @@ class Question(Generic[T]):
                     raise
                 # Jitter, not a secret: spreads many waiters' retries after a restart.
                 pause = min(backoff, _MAX_BACKOFF) * (0.5 + random.random() / 2)  # noqa: S311
+                if isinstance(exc, RateLimited) and exc.retry_after is not None:
+                    pause = max(pause, exc.retry_after)  # sooner would be refused again
                 if deadline is not None:
                     pause = min(pause, max(deadline - loop.time(), 0))
                 await asyncio.sleep(pause)

@@ -94,8 +94,20 @@ class Unprocessable(ApiError):
 
 
 class RateLimited(ApiError):
+    """429; ``retry_after`` is the seconds the bridge said to wait (``Retry-After``), if any."""
+
     status = 429
     code = "rate_limited"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        question: QuestionObject | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message, question=question)
+        self.retry_after = retry_after
 
 
 class UnexpectedStatus(ApiError):

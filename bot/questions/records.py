@@ -242,6 +242,8 @@ class ApiKey:
     key_hash: str
     routes: tuple[str, ...]
     created_at: float = 0.0
+    # Questions it may create a minute; None: the deployment's BOT_API_CREATES_PER_MINUTE.
+    creates_per_minute: int | None = None
 
     def may_use(self, surface: str, conversation: str) -> bool:
         wanted = {"*", f"{surface}:*", f"{surface}:{conversation}"}

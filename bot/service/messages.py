@@ -172,6 +172,9 @@ JSON_TOO_DEEP = "That JSON is nested too deeply; send a flatter object."
 NO_SUCH_ROUTE = "There is no such API route; check the path against the README."
 WRONG_METHOD = "That API route does not take this method; check the README for how to call it."
 SIGN_IN_NEEDED = "Sign in with your console user name and password."
+SIGN_IN_THROTTLED = (
+    "Too many failed sign-ins came from your address; try again in {seconds} seconds."
+)
 
 # Admin commands (bot.admin); every surface shows these same sentences.
 ADMINS_ONLY = "Only admins can use that command; ask an admin, or type `help` for yours."

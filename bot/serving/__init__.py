@@ -1,8 +1,8 @@
 """The HTTP server's defences, shared by every surface mounted on the app.
 
 Host allow-list, tokens refused in URLs, body deadlines, JSON limits,
-text no store keeps, JSON errors under ``/api``, an access log without
-queries, and sign-in.
+JSON errors under ``/api``, an access log without queries, sign-in, and
+the rate limits any door counts its callers by.
 Surfaces use these; they never re-implement them.
 """
 
@@ -12,6 +12,7 @@ from bot.serving._guards import http_guards, refusal
 from bot.serving._hosts import LOOPBACK_NAMES, AllowedHosts
 from bot.serving._json import DEFAULT_MAX_DEPTH, JsonRejected, loads_limited
 from bot.serving._keys import ALLOWED_HOSTS, SIGN_IN
+from bot.serving._rates import RateLimits, Throttled, client_of
 from bot.serving._settings import (
     ServingSettings,
     allowed_hosts_for,
@@ -27,9 +28,12 @@ __all__ = [
     "AccessLog",
     "AllowedHosts",
     "JsonRejected",
+    "RateLimits",
     "ServingSettings",
     "SignIn",
+    "Throttled",
     "allowed_hosts_for",
+    "client_of",
     "http_guards",
     "loads_limited",
     "refusal",

@@ -6,6 +6,11 @@ request, so a verified header is remembered by its HMAC (keyed per
 process) for a while instead of being hashed again each time. The hashing
 runs in a worker thread, a few at a time, so a burst of wrong passwords
 queues up instead of stalling the event loop for everyone else.
+
+A guesser is slowed per client address: after a few failed attempts in a
+sliding minute, that address's checks are refused (``Throttled``) before
+any hashing, whatever the password; a header already verified is still
+recognised, so people signed in from the same address are not locked out.
 """
 
 from __future__ import annotations
@@ -19,10 +24,13 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 
+from bot.serving._rates import RateLimits, Throttled
+
 _SCRYPT = {"n": 2**14, "r": 8, "p": 1, "dklen": 32}
 _REMEMBERED = 256
 _REMEMBER_SECONDS = 300.0
 _CONCURRENT_CHECKS = 2
+FAILURES_PER_MINUTE = 5
 
 
 class SignIn:
@@ -34,6 +42,7 @@ class SignIn:
         *,
         operator: str = "operator",
         clock: Callable[[], float] = time.monotonic,
+        failures_per_minute: int = FAILURES_PER_MINUTE,
     ) -> None:
         # With no users, everyone who can reach the (loopback) port is the operator.
         self.operator = operator
@@ -43,14 +52,19 @@ class SignIn:
         self._seen: OrderedDict[bytes, tuple[str, float]] = OrderedDict()
         self._clock = clock
         self._checks = asyncio.Semaphore(_CONCURRENT_CHECKS)
+        self._failures = RateLimits("sign-in-failures", clock=clock)
+        self._failures_per_minute = failures_per_minute
 
     @property
     def required(self) -> bool:
         """True when people must sign in (some credentials are configured)."""
         return not self._open
 
-    async def identify(self, authorization: str) -> str | None:
-        """The signed-in name, the operator's when sign-in is off, None when refused."""
+    async def identify(self, authorization: str, *, client: str = "") -> str | None:
+        """The signed-in name, the operator's when sign-in is off, None when refused.
+
+        ``client`` is the peer's address; ``Throttled`` when it has failed too often.
+        """
         if self._open:
             return self.operator
         if not authorization:
@@ -61,7 +75,14 @@ class SignIn:
         if remembered is not None and remembered[1] > now:
             return remembered[0]
         async with self._checks:
+            # Asked once this check's turn comes, so a burst queued behind the
+            # first failures is refused rather than hashed.
+            wait = self._failures.retry_after(client, per_minute=self._failures_per_minute)
+            if wait:
+                raise Throttled(wait)
             name = await asyncio.to_thread(self._verify, authorization)
+            if name is None:
+                self._failures.hit(client, per_minute=self._failures_per_minute)
         if name is not None:
             self._seen[fingerprint] = (name, now + _REMEMBER_SECONDS)
             self._seen.move_to_end(fingerprint)

@@ -14,11 +14,12 @@ from aiohttp import hdrs, web
 from pydantic import Field
 
 from bot.component_settings import ComponentSettings, CsvList
-from bot.service.messages import SIGN_IN_NEEDED
-from bot.serving._auth import SignIn
+from bot.service.messages import SIGN_IN_NEEDED, SIGN_IN_THROTTLED
+from bot.serving._auth import FAILURES_PER_MINUTE, SignIn
 from bot.serving._guards import refusal
 from bot.serving._hosts import LOOPBACK_NAMES, AllowedHosts
 from bot.serving._keys import SIGN_IN
+from bot.serving._rates import Throttled, client_of
 
 CHALLENGE = 'Basic realm="bot", charset="UTF-8"'
 
@@ -32,6 +33,10 @@ class ServingSettings(ComponentSettings):
     allowed_hosts: CsvList = Field(default_factory=list, alias="BOT_ALLOWED_HOSTS")
     header_timeout_seconds: float = Field(10.0, alias="BOT_HEADER_TIMEOUT_SECONDS", gt=0)
     body_timeout_seconds: float = Field(10.0, alias="BOT_BODY_TIMEOUT_SECONDS", gt=0)
+    # Per client address (the peer's: behind a proxy, the proxy's), in each process.
+    sign_in_failures_per_minute: int = Field(
+        FAILURES_PER_MINUTE, alias="BOT_SIGN_IN_FAILURES_PER_MINUTE", ge=1
+    )
 
     @property
     def is_local(self) -> bool:
@@ -50,22 +55,34 @@ def allowed_hosts_for(settings: ServingSettings) -> AllowedHosts:
     return AllowedHosts.public(settings.public_url, settings.allowed_hosts)
 
 
-def sign_in_for(accounts: Mapping[str, str] | None, *, local: bool) -> SignIn:
+def sign_in_for(
+    accounts: Mapping[str, str] | None,
+    *,
+    local: bool,
+    failures_per_minute: int = FAILURES_PER_MINUTE,
+) -> SignIn:
     """The accounts given (name to password); without any, the OS user on loopback.
 
     Beyond loopback, no accounts means nobody can sign in, so nothing
     guarded is open.
     """
     if accounts is not None:
-        return SignIn(accounts)
+        return SignIn(accounts, failures_per_minute=failures_per_minute)
     if not local:
-        return SignIn({})
+        return SignIn({}, failures_per_minute=failures_per_minute)
     return SignIn(None, operator=_operator_name())
 
 
 async def refuse_unless_signed_in(request: web.Request) -> web.Response | None:
-    """None for a signed-in request (or an open console); else the 401 to send."""
-    if await request.app[SIGN_IN].identify(request.headers.get(hdrs.AUTHORIZATION, "")) is not None:
+    """None for a signed-in request (or an open console); else the 401 (or 429) to send."""
+    authorization = request.headers.get(hdrs.AUTHORIZATION, "")
+    try:
+        who = await request.app[SIGN_IN].identify(authorization, client=client_of(request))
+    except Throttled as throttled:
+        wait = throttled.retry_after
+        sentence = SIGN_IN_THROTTLED.format(seconds=wait)
+        return refusal(429, sentence, **{hdrs.RETRY_AFTER: str(wait)})
+    if who is not None:
         return None
     response = refusal(401, SIGN_IN_NEEDED)
     response.headers[hdrs.WWW_AUTHENTICATE] = CHALLENGE

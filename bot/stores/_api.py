@@ -38,7 +38,7 @@ _PAGE = (
     " OR (a.created_at = CAST(? AS DOUBLE PRECISION) AND a.interrupt_id < ?))"
     " ORDER BY a.created_at DESC, a.interrupt_id DESC LIMIT ?"
 )
-_KEY_COLUMNS = "name, key_hash, routes, created_at"
+_KEY_COLUMNS = "name, key_hash, routes, created_at, creates_per_minute"
 
 
 class _Prefixed:
@@ -65,7 +65,14 @@ def _view(row: Row) -> ApiView:
 
 def _key(row: Row) -> ApiKey:
     routes = json.loads(row["routes"])
-    return ApiKey(row["name"], row["key_hash"], tuple(routes), float(row["created_at"]))
+    rate = row["creates_per_minute"]
+    return ApiKey(
+        row["name"],
+        row["key_hash"],
+        tuple(routes),
+        float(row["created_at"]),
+        creates_per_minute=None if rate is None else int(rate),
+    )
 
 
 class SqlApiRecords:
@@ -103,11 +110,12 @@ class SqlApiRecords:
     async def add_key(self, key: ApiKey) -> bool:
         """Keep ``key``; False (nothing kept) if its name is taken."""
         sql = (
-            f"INSERT INTO api_keys ({_KEY_COLUMNS}) VALUES (?, ?, ?, ?)"  # noqa: S608 - our own identifiers
+            f"INSERT INTO api_keys ({_KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?)"  # noqa: S608 - our own identifiers
             " ON CONFLICT DO NOTHING"
         )
         routes = json.dumps(list(key.routes))
-        return bool(await self._db.write(sql, key.name, key.key_hash, routes, key.created_at))
+        values = (key.name, key.key_hash, routes, key.created_at, key.creates_per_minute)
+        return bool(await self._db.write(sql, *values))
 
     async def keys(self) -> list[ApiKey]:
         sql = f"SELECT {_KEY_COLUMNS} FROM api_keys ORDER BY name"  # noqa: S608 - our own identifiers

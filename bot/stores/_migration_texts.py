@@ -53,3 +53,8 @@ POLICIES = (
 # One question on several routes (``bot.questions.posts``): its further posts, each with
 # the posted message's reference. Text PostgreSQL reuses.
 MULTI_ROUTE = ("ALTER TABLE pauses ADD COLUMN posts TEXT NOT NULL DEFAULT '[]'",)
+
+
+# A key's own rate limit (``bot.api``): questions it may create a minute, NULL for the
+# deployment's default. Text PostgreSQL reuses.
+KEY_RATES = ("ALTER TABLE api_keys ADD COLUMN creates_per_minute INTEGER",)

@@ -41,7 +41,10 @@ def bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "PORT": str(port),
         "DATABASE_URL": f"sqlite:///{folder / 'bot.sqlite3'}",
         "BOT_DATA_DIR": str(folder / "var"),
-        "BOT_API_KEYS": json.dumps([{"name": "st", "key": KEY, "routes": ["*"]}]),
+        # Far above what the run sends, so every generated create reaches the handler.
+        "BOT_API_KEYS": json.dumps(
+            [{"name": "st", "key": KEY, "routes": ["*"], "creates_per_minute": 100_000}]
+        ),
     }
     log = (folder / "server.log").open("wb")
     process = subprocess.Popen(

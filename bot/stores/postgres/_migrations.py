@@ -126,6 +126,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _as_in_sqlite(9),
     _as_in_sqlite(10),
     _as_in_sqlite(11),
+    _as_in_sqlite(12),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

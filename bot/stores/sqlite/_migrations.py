@@ -18,7 +18,7 @@ import sqlite3
 import time
 from typing import NamedTuple
 
-from bot.stores._migration_texts import AGENTS_API, MULTI_ROUTE, POLICIES
+from bot.stores._migration_texts import AGENTS_API, KEY_RATES, MULTI_ROUTE, POLICIES
 from bot.stores.errors import StoreError
 from bot.stores.sqlite._db import transaction
 
@@ -329,6 +329,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(10, "approval policies: policy, tally and level per question; votes", POLICIES),
     Migration(11, "one question on several routes: its further posts", MULTI_ROUTE),
+    Migration(12, "API keys: questions each may create a minute", KEY_RATES),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

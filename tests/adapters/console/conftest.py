@@ -68,8 +68,8 @@ async def make_console(
         allowed = AllowedHosts.loopback(port)
         app = web.Application(middlewares=http_guards(allowed=allowed, body_timeout=5.0))
         app[ALLOWED_HOSTS] = allowed
-        app[SIGN_IN] = SignIn(users, operator=operator)
-        mount_console(app, surface, policy=policy, limits=limits)
+        app[SIGN_IN] = SignIn(users, operator=operator, clock=clock)
+        mount_console(app, surface, policy=policy, limits=limits, clock=clock)
         app[RUN_SERVICE] = service
         if admin:
             app[ADMIN_SERVICE] = AdminService(
