@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
+from bot.questions.quorum import is_self_answer
 from bot.service.outcomes import Responder
 from bot.service.policy import Answerers, MayAnswer, RequesterOrApprovers, parse_rules
 from bot.stores.records import Question, RunRecord
@@ -77,3 +80,13 @@ async def test_who_may_answer_is_what_the_check_admits() -> None:
     for name, shown in (("approval", approval), ("other", default)):
         for who in (ALICE, BOB, CAROL):
             assert await policy(pause(name), RUN, who) == shown.names(who.id)
+
+
+def test_a_stored_requester_in_another_spelling_still_cannot_answer() -> None:
+    """A question stored before ids were canonical compares through the canonical id."""
+    for spelt in ("u0alice", " U0ALICE", "slack:t1:u0alice", "SLACK:T1:U0ALICE"):
+        stored = replace(
+            pause("approval"), policy={"requester": spelt, "requester_may_answer": False}
+        )
+        assert is_self_answer(stored, None, "slack:T1:U0ALICE"), spelt
+        assert not is_self_answer(stored, None, "slack:T1:U0BOB"), spelt

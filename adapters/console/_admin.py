@@ -18,7 +18,6 @@ from aiohttp import web
 
 from adapters.console._http import ConsoleError, Handler, read_json, signed_in, text_field
 from adapters.console._shown import shown
-from adapters.console._surface import SURFACE
 from bot.admin import (
     ADMIN_SERVICE,
     AdminResult,
@@ -29,6 +28,7 @@ from bot.admin import (
     TooLong,
     json_of,
 )
+from bot.client.identity import console_id
 from bot.service.outcomes import Responder
 from bot.serving import SIGN_IN
 
@@ -90,7 +90,7 @@ def _responder(request: web.Request) -> Responder:
     # The name the console's guard established, never anything the body says.
     name = signed_in(request)
     operator = not request.app[SIGN_IN].required
-    return Responder(id=f"{SURFACE}:{name}", name=name, is_admin=operator)
+    return Responder(id=console_id(name), name=name, is_admin=operator)
 
 
 def _status(result: AdminResult) -> int:

@@ -34,6 +34,7 @@ from adapters.console._wording import (
     TEXT_TOO_LONG,
     TOO_MANY_ANSWERS,
 )
+from bot.client.identity import console_id
 from bot.service.messages import NOT_STARTED, refusal_text
 from bot.service.outcomes import (
     AlreadyAnswered,
@@ -178,4 +179,4 @@ def _conversation_id(request: web.Request) -> str:
 def _responder(request: web.Request) -> Responder:
     # The signed-in name (or the operator's), never anything the body says.
     name = signed_in(request)
-    return Responder(id=f"{SURFACE}:{name}", name=name)
+    return Responder(id=console_id(name), name=name)

@@ -14,7 +14,7 @@ from typing import Any
 
 from slack_bolt.request.async_request import AsyncBoltRequest
 
-from adapters.slack._mentions import SURFACE
+from bot.client.identity import slack_id
 from bot.service.outcomes import Responder
 
 USER_MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
@@ -28,13 +28,13 @@ def ids_in(team: str, text: str) -> str:
     and ``#ops`` as ``<#C1|ops>``; ``pending user=@alice channel=#ops``
     then means ``user=slack:T:U1 channel=T:C1``.
     """
-    text = USER_MENTION.sub(lambda m: f"{SURFACE}:{team}:{m.group(1)}", text)
+    text = USER_MENTION.sub(lambda m: slack_id(team, m.group(1)), text)
     return CHANNEL_MENTION.sub(lambda m: f"{team}:{m.group(1)}", text)
 
 
 def responder(team: str, user: str, *, name: str = "") -> Responder:
     """The person as Slack signed them; ``name`` is what an answer records (the API shows it)."""
-    return Responder(id=f"{SURFACE}:{team}:{user}", name=name or f"<@{user}>")
+    return Responder(id=slack_id(team, user), name=name or f"<@{user}>")
 
 
 def display_name(body: Mapping[str, Any]) -> str:

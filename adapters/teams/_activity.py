@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from bot.client.identity import teams_id
 from bot.service.outcomes import Responder
 from bot.service.surfaces import Conversation
 
@@ -59,7 +60,8 @@ def responder_of(activity: dict[str, Any]) -> Responder:
     """The person as the channel authenticated them: tenant and AAD object id."""
     sender = _dict(activity.get("from"))
     person = sender.get("aadObjectId") or f"id:{sender.get('id', '')}"
-    return Responder(id=f"teams:{tenant_of(activity)}:{person}", name=str(sender.get("name") or ""))
+    name = str(sender.get("name") or "")
+    return Responder(id=teams_id(tenant_of(activity), str(person)), name=name)
 
 
 def is_personal(activity: dict[str, Any]) -> bool:

@@ -62,6 +62,7 @@ from bot.admin._results import (
     StatsShown,
     TooLong,
 )
+from bot.client.identity import compared
 from bot.questions.lifecycle import Lifecycle
 from bot.service.messages import question_not_found, run_not_found
 from bot.service.outcomes import Responder
@@ -95,7 +96,9 @@ class AdminService:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._stores = stores
-        self._admins = frozenset(admins)
+        # Compared as canonical identities, so an admin is who the surface signed, however
+        # the id was spelt where it was configured.
+        self._admins = frozenset(compared(admin) for admin in admins)
         self._max_ttl = max_ttl_seconds
         self._runs = runs
         # The serving process's lifecycle (bound to its deliverer), or the shell's own.
@@ -105,7 +108,7 @@ class AdminService:
         self._clock = clock
 
     def is_admin(self, who: Responder) -> bool:
-        return who.is_admin or who.id in self._admins
+        return who.is_admin or compared(who.id) in self._admins
 
     async def handle(
         self, words: str | Sequence[str], *, who: Responder, key: str = ""

@@ -7,8 +7,9 @@ to be one. Groups are resolved by Slack, which alone has them.
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
+from bot.client.identity import canonical
 from bot.component_settings import ComponentSettings, CsvList
 
 
@@ -17,3 +18,9 @@ class AdminSettings(ComponentSettings):
 
     ids: CsvList = Field(default_factory=list, alias="BOT_ADMINS")
     groups: CsvList = Field(default_factory=list, alias="BOT_ADMIN_GROUPS")
+
+    @field_validator("ids")
+    @classmethod
+    def _canonical(cls, value: list[str]) -> list[str]:
+        # One spelling per person (``bot.client.identity``); an id no surface builds is refused.
+        return [canonical(admin) for admin in value]

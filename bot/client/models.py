@@ -15,14 +15,18 @@ import json
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
     TypeAdapter,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
+
+from bot.client.identity import canonical, compared, person_of
 
 # Re-exported: the payloads are wire models too (``bot.client.payloads``).
 from bot.client.payloads import ApprovalPayload as ApprovalPayload
@@ -56,8 +60,22 @@ _REQUEST = ConfigDict(extra="forbid", strict=True)
 _RESPONSE = ConfigDict(extra="ignore")
 
 
-_ANSWERER = Annotated[str, Field(min_length=1, max_length=200)]
-_ANSWERERS_HELP = "Ids as BOT_APPROVERS takes them, user groups, or 'anyone'."
+# Validated with this context, a stored policy is read as stored: its ids were
+# taken before they were canonicalized, and a question once accepted stays readable.
+STORED = {"stored": True}
+
+
+def _canonical(value: str, info: ValidationInfo) -> str:
+    if isinstance(info.context, dict) and info.context.get("stored"):
+        return compared(value)
+    return canonical(value)
+
+
+_ANSWERER = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_canonical)]
+_ANSWERERS_HELP = (
+    "Canonical ids (slack:<team>:<user>, teams:<tenant>:<aad id>, console:<name>, "
+    "email:<address>, or a bare Slack user id), groups, or 'anyone'."
+)
 MAX_ESCALATION_STEPS = 10
 
 
@@ -111,15 +129,21 @@ class Policy(BaseModel):
 
     def named(self, answerers: list[str] | None) -> set[str] | None:
         """The distinct answerers named with the ladder's; None when anyone may answer."""
-        named = set(answerers or ())
+        # Counted by person: U0ALICE and slack:T1:U0ALICE are one person, not two.
+        named = {person_of(a) for a in answerers or ()}
         for step in self.escalate:
-            named.update(step.answerers)
+            named.update(person_of(a) for a in step.answerers)
         if answerers is None or ANYONE in named:
             return None
         return named
 
 
 def _quorum_fits(policy: Policy | None, answerers: list[str] | None) -> None:
+    if answerers is not None:
+        people = [person_of(a) for a in answerers]
+        twice = sorted({a for a, p in zip(answerers, people, strict=True) if people.count(p) > 1})
+        if twice:
+            raise ValueError(f"answerers name {twice[0]} more than once; name each person once")
     if policy is None:
         return
     named = policy.named(answerers)

@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from bot.client.models import Policy
+from bot.client.identity import names
+from bot.client.models import STORED, Policy
 from bot.questions.records import Question, RunRecord
 from bot.questions.write import Ballot
 
@@ -27,7 +28,7 @@ def policy_of(question: Question) -> Policy:
     """The policy in force on ``question``."""
     if not question.policy:
         return DEFAULT_POLICY
-    return Policy.model_validate(question.policy, strict=False)
+    return Policy.model_validate(question.policy, strict=False, context=STORED)
 
 
 def filled(policy: Policy | None) -> dict[str, Any] | None:
@@ -58,8 +59,9 @@ def is_self_answer(question: Question, run: RunRecord | None, who: str) -> bool:
     if policy_of(question).requester_may_answer:
         return False
     requester = requester_of(question, run)
-    # A bare Slack user id (``U123``) names that user in any workspace, as answerers do.
-    return bool(requester) and (who == requester or who.endswith(f":{requester}"))
+    # Compared as one identity: no spelling of the requester (case, spaces,
+    # ``slack:`` or bare) gets them past this check.
+    return bool(requester) and names(who, requester)
 
 
 def decided(question: Question, ballots: tuple[Ballot, ...]) -> str | None:

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from pydantic import Field, ValidationError, field_validator
 
+from bot.client.identity import canonical, compared, names
 from bot.client.models import Policy, validation_sentence
 from bot.component_settings import ComponentSettings, CsvList
 from bot.errors import BotError
@@ -38,8 +39,8 @@ class Directory(Protocol):
 class Answerers:
     """Who may answer one interaction's questions, besides admins and approvers.
 
-    ``people`` match a responder id exactly, or its last ``:`` part, so a
-    bare Slack user id (``U123``) names that user in any workspace.
+    ``people`` are compared as canonical identities (``bot.client.identity``):
+    a bare Slack user id (``U123``) names that user in any workspace.
     """
 
     requester: bool = True
@@ -48,7 +49,7 @@ class Answerers:
     groups: frozenset[str] = frozenset()
 
     def names(self, who: str) -> bool:
-        return any(_is(who, person) for person in self.people)
+        return any(names(who, person) for person in self.people)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,9 +70,9 @@ class MayAnswer:
         """``who`` is admitted by id alone; group membership needs a ``Directory``."""
         return (
             self.anyone
-            or who in self.approvers
-            or (bool(self.requester) and who == self.requester)
-            or any(_is(who, person) for person in self.people)
+            or any(names(who, approver) for approver in self.approvers)
+            or (bool(self.requester) and names(who, self.requester))
+            or any(names(who, person) for person in self.people)
         )
 
 
@@ -152,7 +153,10 @@ def parse_rules(text: str) -> dict[str, Answerers]:
         name, sep, who = entry.partition("=")
         if not sep or not name.strip():
             raise ValueError(f"{entry!r} is not interaction=who (e.g. approval=U123 S456)")
-        rules[name.strip()] = answerers_from(who.replace(",", " ").split())
+        words = who.replace(",", " ").split()
+        for word in words:
+            canonical(word)  # an id the bridge cannot compare would never match: refused
+        rules[name.strip()] = answerers_from(words)
     return rules
 
 
@@ -160,6 +164,7 @@ def answerers_from(words: Collection[str]) -> Answerers:
     """``anyone``, ``requester``, people and groups (``group:ID``, or a bare ``S...``) as a rule."""
     people: set[str] = set()
     groups: set[str] = set()
+    words = [compared(word) for word in words]
     for word in words:
         if word in ("anyone", "requester"):
             continue
@@ -189,6 +194,11 @@ class PolicySettings(ComponentSettings):
     # ``{"approval": {"quorum": 2, "requester_may_answer": false}}`` (``bot.questions.quorum``).
     policies: str = Field("", alias="BOT_POLICIES")
 
+    @field_validator("approvers")
+    @classmethod
+    def _approvers_canonical(cls, value: list[str]) -> list[str]:
+        return [canonical(approver) for approver in value]
+
     @field_validator("rules")
     @classmethod
     def _rules_parse(cls, value: str) -> str:
@@ -210,7 +220,7 @@ class PolicySettings(ComponentSettings):
     ) -> RequesterOrApprovers:
         """The policy these settings describe; ``admins`` may answer anything, as approvers do."""
         return RequesterOrApprovers(
-            approvers=frozenset(admins) | frozenset(self.approvers),
+            approvers=frozenset(compared(a) for a in admins) | frozenset(self.approvers),
             anyone=self.anyone,
             rules=parse_rules(self.rules),
             directory=directory,
@@ -255,8 +265,3 @@ def check_policy_names(policies: Collection[str], registered: Collection[str]) -
             f"BOT_POLICIES: {named} is not an interaction this agent asks (it asks: {known}); "
             "use one of those names"
         )
-
-
-def _is(who: str, person: str) -> bool:
-    # A bare Slack user id (``U123``) names that user in any workspace.
-    return who == person or who.endswith(f":{person}")

@@ -182,3 +182,89 @@ async def test_a_fail_closed_api_question_expires_as_a_rejection(
     clock.advance(61)
     assert await h.service.sweep() == 1
     assert (await _object(sqlite_stores, other))["answer"] is None
+
+
+ALICE_SLACK = Responder("slack:T0TEST:U0ALICE", "alice")
+BOB_SLACK = Responder("slack:T0TEST:U0BOB", "bob")
+# The spellings of U0ALICE a request could give: the bridge takes each as her one id, or refuses it.
+TAKEN = [
+    " U0ALICE",
+    "U0ALICE ",
+    "slack:t0test:u0alice",
+    "SLACK:T0TEST:U0ALICE",
+    "slack:T0TEST:u0alice",
+]
+REFUSED = ["u0alice", "U0ALICE\u200b", "<@U0ALICE>", "\uff350ALICE"]
+
+
+def self_approval(key: str, requester: str) -> dict[str, Any]:
+    policy = {"requester": requester, "requester_may_answer": False}
+    return approval(key, policy, answerers=["U0ALICE", "U0BOB"])
+
+
+@pytest.mark.parametrize("requester", TAKEN)
+async def test_no_spelling_of_the_requester_lets_them_approve(
+    harness: HarnessFactory, stores: Stores, requester: str
+) -> None:
+    """The requester, however the policy spells them, is refused; the other answerer decides."""
+    h = harness(stores, [])
+    h.service.add_surface(RecordingSurface(name="console"))
+    _, interrupt_id, token = await _asked(h, self_approval("self", requester))
+    row = await stores.ledger.get(interrupt_id)
+    assert row is not None
+    answer = {"decision": "approve", "comment": ""}
+    refused = await h.service.redeem(token, answer, responder=ALICE_SLACK, scope=row.scope)
+    assert isinstance(refused, SelfApproval)
+    assert (await _object(stores, interrupt_id))["status"] == "open"
+    taken = await h.service.redeem(token, answer, responder=BOB_SLACK, scope=row.scope)
+    assert isinstance(taken, Redeemed)
+    assert (await _object(stores, interrupt_id))["policy"]["requester"] in (
+        "U0ALICE",
+        ALICE_SLACK.id,
+    )
+
+
+async def test_an_id_the_bridge_cannot_canonicalize_is_a_400_saying_how_to_write_it(
+    door: Door,
+) -> None:
+    """Lowercase, invisible, mention and look-alike spellings are refused when asked."""
+    for n, spelt in enumerate(REFUSED):
+        for body in (self_approval(f"r{n}", spelt), approval(f"a{n}", answerers=[spelt, "U0BOB"])):
+            status, refused = await _post(door, body)
+            assert status == 400, (spelt, refused)
+            message = refused["error"]["message"]
+            assert "write" in message and message.endswith("."), message
+
+
+async def test_answerers_naming_one_person_twice_are_a_400(door: Door) -> None:
+    """Duplicates after canonicalizing are refused, so a quorum cannot need one person twice."""
+    twice = [
+        ["U0ALICE", "slack:T0TEST:U0ALICE"],
+        ["U0ALICE", " U0ALICE"],
+        ["slack:t0test:u0alice", "SLACK:T0TEST:U0ALICE"],
+        ["console:ana", " console:ana "],
+    ]
+    for n, answerers in enumerate(twice):
+        status, body = await _post(door, approval(f"t{n}", {"quorum": 2}, answerers=answerers))
+        assert status == 400, (answerers, body)
+        assert "more than once" in body["error"]["message"]
+    ladder = {"quorum": 3, "escalate": [{"after_seconds": 5, "answerers": ["slack:T1:U0ALICE"]}]}
+    status, body = await _post(door, approval("ladder2", ladder, answerers=["U0ALICE", "U0BOB"]))
+    assert status == 400 and "only 2 distinct answerers" in body["error"]["message"]
+
+
+async def test_a_spaced_answerer_is_taken_as_the_id_and_can_answer(
+    harness: HarnessFactory, stores: Stores
+) -> None:
+    """``" U0BOB"`` is stored as U0BOB, shown so, and U0BOB's click answers."""
+    h = harness(stores, [])
+    h.service.add_surface(RecordingSurface(name="console"))
+    body = approval("spaced", answerers=[" U0BOB", "console:ana\t"])
+    _, interrupt_id, token = await _asked(h, body)
+    assert (await _object(stores, interrupt_id))["answerers"] == ["U0BOB", "console:ana"]
+    row = await stores.ledger.get(interrupt_id)
+    assert row is not None
+    answer = {"decision": "approve", "comment": ""}
+    assert isinstance(
+        await h.service.redeem(token, answer, responder=BOB_SLACK, scope=row.scope), Redeemed
+    )

@@ -1,0 +1,174 @@
+"""One canonical identity per person: the only place ids are spelt, parsed and compared.
+
+A person is named from the platform's own id, one spelling each:
+
+- ``slack:<team>:<user>``, both as Slack writes them (uppercase); a bare user
+  id (``U0123ABCD``, or ``W...`` under Enterprise Grid) names that user in any
+  workspace, since Slack user ids are unique across workspaces;
+- ``teams:<tenant>:<aad object id>``, GUIDs lowercased;
+- ``console:<name>``, the console sign-in's name as written;
+- ``email:<address>``, lowercased;
+- ``test:<name>``, the fake surface ``bot.testing`` ships, as written.
+
+Answerer lists also take ``anyone``, ``requester`` and Slack user groups
+(``group:S...``, or a bare ``S...``). Surfaces build who clicked through
+``slack_id``, ``teams_id`` and ``console_id``, and requests, settings and stored
+questions go through ``canonical``, so both sides of every comparison are
+spelt the same.
+
+Anything that is not plain printable ASCII after trimming is refused rather
+than normalized: NFKC would take a fullwidth U (U+FF35) for ``U`` (a look-alike
+silently accepted as someone else's id) and still keep a zero-width space, so
+the honest answer to either is a sentence saying how to write the id.
+This module loads without the server: the client validates with it too.
+"""
+
+from __future__ import annotations
+
+import re
+
+ANYONE = "anyone"
+REQUESTER = "requester"
+KEYWORDS = frozenset({ANYONE, REQUESTER})
+
+HOW = (
+    "write a person as slack:<team>:<user>, teams:<tenant>:<aad object id>, "
+    "console:<name> or email:<address>, a bare Slack user id such as U0123ABCD, "
+    "a group as group:<id>, or anyone"
+)
+
+_SLACK_ID = re.compile(r"[A-Z0-9]+")
+_SLACK_USER = re.compile(r"[UW][A-Z0-9]+")
+_SLACK_GROUP = re.compile(r"S[A-Z0-9]+")
+_GUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_PRINTABLE = re.compile(r"[!-~]+")
+_MENTION = re.compile(r"<@([A-Za-z0-9]+)(?:\|[^>]*)?>")
+
+
+class IdentityError(ValueError):
+    """An id the bridge cannot canonicalize; the message says how to write it."""
+
+
+def slack_id(team: str, user: str) -> str:
+    """The person Slack signed: ``slack:<team>:<user>``."""
+    return f"slack:{team.upper()}:{user.upper()}"
+
+
+def teams_id(tenant: str, person: str) -> str:
+    """The person the Bot Framework authenticated: ``teams:<tenant>:<aad object id>``."""
+    return f"teams:{tenant.lower()}:{_guid_case(person)}"
+
+
+def console_id(name: str) -> str:
+    """The person the console signed in: ``console:<name>``."""
+    return f"console:{name}"
+
+
+def canonical(text: str) -> str:
+    """``text`` in its one spelling; IdentityError, saying how to write it, if it has none."""
+    word = text.strip()
+    if not word or not _PRINTABLE.fullmatch(word):
+        raise IdentityError(
+            f"{text!a} holds a space or a character that is not plain ASCII "
+            f"(an invisible or look-alike one); {HOW}"
+        )
+    mention = _MENTION.fullmatch(word)
+    if mention is not None:
+        user = mention.group(1).upper()
+        raise IdentityError(
+            f"{word!r} is a Slack mention, not an id; write {user} or slack:<team>:{user}"
+        )
+    if word.lower() in KEYWORDS:
+        return word.lower()
+    surface, sep, rest = word.partition(":")
+    if not sep:
+        if _SLACK_USER.fullmatch(word) or _SLACK_GROUP.fullmatch(word):
+            return word
+        if _SLACK_USER.fullmatch(word.upper()) or _SLACK_GROUP.fullmatch(word.upper()):
+            raise IdentityError(f"{word!r}: Slack ids are uppercase; write {word.upper()}")
+        raise IdentityError(f"{word!r} names no one the bridge can tell apart; {HOW}")
+    parse = _SURFACES.get(surface.lower())
+    spelt = parse(rest) if parse is not None else None
+    if spelt is None:
+        raise IdentityError(f"{word!r} is not an id the bridge knows; {HOW}")
+    return spelt
+
+
+def compared(text: str) -> str:
+    """``text`` as comparisons see it: canonical, or trimmed when it has no canonical form.
+
+    Stored questions and runs keep the spelling their asker gave before ids were
+    canonicalized; comparing through this makes ``u0alice`` stored then the
+    ``U0ALICE`` who clicks now, without migrating rows.
+    """
+    try:
+        return canonical(text)
+    except IdentityError:
+        upper = text.strip().upper()
+        return upper if _SLACK_USER.fullmatch(upper) else text.strip()
+
+
+def names(who: str, person: str) -> bool:
+    """``person`` (an answerer or requester, any spelling) names ``who`` (as a surface built it)."""
+    who, person = compared(who), compared(person)
+    if who == person:
+        return True
+    # A bare Slack user id names that user in any workspace.
+    return bool(_SLACK_USER.fullmatch(person)) and _slack_user(who) == person
+
+
+def person_of(spelt: str) -> str:
+    """What tells people apart, for counting them: a Slack id's user, else the id itself."""
+    spelt = compared(spelt)
+    return _slack_user(spelt) or spelt
+
+
+def _slack_user(who: str) -> str:
+    surface, _, rest = who.partition(":")
+    return rest.partition(":")[2] if surface == "slack" else ""
+
+
+def _slack(rest: str) -> str | None:
+    team, _, user = rest.upper().partition(":")
+    if _SLACK_ID.fullmatch(team) and _SLACK_ID.fullmatch(user):
+        return slack_id(team, user)
+    return None
+
+
+def _teams(rest: str) -> str | None:
+    tenant, _, person = rest.partition(":")
+    return teams_id(tenant, person) if tenant and person else None
+
+
+def _console(rest: str) -> str | None:
+    return console_id(rest) if rest else None
+
+
+def _test(rest: str) -> str | None:
+    return f"test:{rest}" if rest else None
+
+
+def _email(rest: str) -> str | None:
+    local, at, domain = rest.lower().rpartition("@")
+    return f"email:{local}@{domain}" if at and local and "." in domain else None
+
+
+def _group(rest: str) -> str | None:
+    group = rest.upper()
+    return f"group:{group}" if _SLACK_ID.fullmatch(group) else None
+
+
+def _guid_case(person: str) -> str:
+    # An AAD object id is a GUID, compared lowercased; the Bot Framework's own
+    # ``id:...`` (for a sender without one) is kept as the channel wrote it.
+    return person.lower() if _GUID.fullmatch(person.lower()) else person
+
+
+_SURFACES = {
+    "slack": _slack,
+    "teams": _teams,
+    "console": _console,
+    "email": _email,
+    "group": _group,
+    "test": _test,
+}
