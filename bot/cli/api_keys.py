@@ -95,8 +95,8 @@ async def run_api_key(
                 print(key, file=out)
                 per_minute = settings.api.creates_per_minute if rate is None else rate
                 print(
-                    f"# {args.name}: routes {' '.join(routes)}; questions at {per_minute} a "
-                    "minute. Shown once; only its hash is kept.",
+                    f"# {args.name} ({kept.key_id}): routes {' '.join(routes)}; questions at "
+                    f"{per_minute} a minute. Shown once; only its hash is kept.",
                     file=sys.stderr,
                 )
             case "list":
