@@ -375,3 +375,23 @@ def test_teams_package_refuses_an_app_id_that_is_not_a_guid(tmp_path: Path, give
     said = f"{prefix}: {given}: 'not-a-guid' is not an app id; copy the Azure"
     assert line.startswith(said), line
     assert not (tmp_path / "app.zip").exists()
+
+
+def test_a_key_name_both_in_bot_api_keys_and_the_store_refuses_to_start(tmp_path: Path) -> None:
+    """`serve` with a BOT_API_KEYS entry named as a stored key is one line, exit 2."""
+    env = {
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'bot.sqlite3'}",
+        "BOT_DATA_DIR": str(tmp_path / "var"),
+        "BOT_LOG_LEVEL": "ERROR",
+        "PORT": str(free_port()),
+    }
+    made = bot(tmp_path, "api-key", "create", "ci", "--route", "console:*", env=env)
+    assert made.returncode == 0, made.stderr
+    listed = json.dumps([{"name": "ci", "key": "c" * 40, "routes": ["console:*"]}])
+    done = bot(tmp_path, "serve", env={**env, "BOT_API_KEYS": listed})
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.splitlines()
+    assert line == (
+        "configuration error: BOT_API_KEYS and the store both hold a key named 'ci'; remove it "
+        "from BOT_API_KEYS or revoke the stored one (python -m bot api-key revoke ci)"
+    )

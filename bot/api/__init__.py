@@ -7,7 +7,7 @@ posting, answering, expiry, admin commands and the outbox are not repeated.
 
 from bot.api._errors import ApiError
 from bot.api._http import API_KEYS, API_QUESTIONS, mount_api
-from bot.api._keys import KeyRing, hash_key, new_key
+from bot.api._keys import KeyRing, hash_key, new_key, settle_keys
 from bot.api._questions import ApiQuestions
 from bot.api._settings import ApiSettings
 from bot.api._waiters import Waiters
@@ -25,4 +25,5 @@ __all__ = [
     "mount_api",
     "new_key",
     "serve_api",
+    "settle_keys",
 ]

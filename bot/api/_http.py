@@ -136,11 +136,11 @@ def _count_create(request: web.Request, key: ApiKey) -> None:
     """Count this create against ``key``'s limit, or refuse it (429) counting nothing.
 
     Every create counts, a replay or a refused body too: the limit bounds the
-    work one key can make, whatever it sends. A key is counted by its hash,
+    work one key can make, whatever it sends. A key is counted by its id,
     which no other key shares and a new key of the same name does not inherit.
     """
     limit = key.creates_per_minute or request.app[API_CREATES_PER_MINUTE]
-    wait = request.app[API_CREATES].hit(key.key_hash, per_minute=limit)
+    wait = request.app[API_CREATES].hit(key.key_id, per_minute=limit)
     if wait:
         sentence = RATE_LIMITED.format(limit=limit, seconds=wait)
         raise ApiError("rate_limited", sentence, retry_after=wait)

@@ -4,6 +4,10 @@ Only a key's SHA-256 is compared or kept: a key from the store is never
 held in clear, and one from the environment is hashed when the settings
 are read. A key is long and random, so a plain hash (not a slow one) is
 the right tool: there is nothing to guess by brute force.
+
+A key is known by its id, never its name: a stored key gets a random id
+when it is made, and a listed one an id derived from its hash, so every
+replica and every restart computes the same one without storing it.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import secrets
 from collections.abc import Sequence
 from typing import Any
 
+from bot.errors import BotError
 from bot.stores.ports import ApiRecords
 from bot.stores.records import ApiKey
 
@@ -37,6 +42,21 @@ NO_ROUTES = (
 
 def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
+
+
+def new_key_id() -> str:
+    """A stored key's id: random, so a key made again under a revoked name is another key."""
+    return "key_" + secrets.token_hex(12)
+
+
+def configured_key_id(key_hash: str) -> str:
+    """A ``BOT_API_KEYS`` entry's id, from its hash: the same on every replica and restart.
+
+    The hash, not the name: the secret is what the key is, so a new secret under
+    an old name is a new key (as revoking and making one is), while renaming the
+    entry keeps its questions. A hash of the hash says nothing of the secret.
+    """
+    return "key_" + hashlib.sha256(f"api key id\0{key_hash}".encode()).hexdigest()[:24]
 
 
 def new_key() -> str:
@@ -102,10 +122,21 @@ def keys_from_setting(text: str) -> tuple[ApiKey, ...]:
         check_name(name)
         checked = tuple(check_route(str(route)) for route in routes)
         rate = None if entry.get(_RATE) is None else check_creates_per_minute(entry[_RATE])
-        keys.append(ApiKey(name, hash_key(key), checked, creates_per_minute=rate))
+        digest = hash_key(key)
+        keys.append(
+            ApiKey(
+                name,
+                digest,
+                checked,
+                creates_per_minute=rate,
+                key_id=configured_key_id(digest),
+            )
+        )
     names = [key.name for key in keys]
     if len(set(names)) != len(names):
         raise ValueError("names a key twice; key names must be unique")
+    if len({key.key_hash for key in keys}) != len(keys):
+        raise ValueError("lists one key twice; give each entry its own key")
     return tuple(keys)
 
 
@@ -118,6 +149,29 @@ def secrets_in_setting(text: str) -> list[str]:
     if not isinstance(entries, list):
         return []
     return [str(e["key"]) for e in entries if isinstance(e, dict) and isinstance(e.get("key"), str)]
+
+
+# Both would sign in, as two keys whose questions the other cannot see, under one name
+# that logs, audit and the requester show: one is a mistake, so neither is guessed.
+BOTH_PLACES = (
+    "BOT_API_KEYS and the store both hold a key named {name!r}; remove it from "
+    "BOT_API_KEYS or revoke the stored one (python -m bot api-key revoke {name})"
+)
+
+
+async def settle_keys(configured: Sequence[ApiKey], store: ApiRecords) -> None:
+    """At start: refuse a name both places hold (BotError), and hand listed keys their rows.
+
+    Questions from before key ids whose name no stored key had carry
+    ``name:<name>`` (the migration could not know ``BOT_API_KEYS``); they were
+    that listed key's, so it takes them, once: the claim rewrites them.
+    """
+    stored = {key.name for key in await store.keys()}
+    for key in configured:
+        if key.name in stored:
+            raise BotError(BOTH_PLACES.format(name=key.name))
+    for key in configured:
+        await store.claim_unowned(key.name, key.key_id)
 
 
 class KeyRing:

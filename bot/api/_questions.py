@@ -62,7 +62,8 @@ def body_hash(body: dict[str, Any]) -> str:
 
 
 def _ids(key: ApiKey, idempotency_key: str) -> tuple[str, str]:
-    digest = hashlib.sha256(f"{key.name}\0{idempotency_key}".encode()).hexdigest()
+    # From the key's id: a new key of a revoked one's name may reuse its idempotency keys.
+    digest = hashlib.sha256(f"{key.key_id}\0{idempotency_key}".encode()).hexdigest()
     return f"run_api_{digest[:20]}", f"int_{digest[:24]}"
 
 
@@ -114,7 +115,7 @@ class ApiQuestions:
                 named = f"{route.surface}:{route.conversation}"
                 raise ApiError("forbidden", ROUTE_FORBIDDEN.format(route=named))
         fingerprint = body_hash(raw)
-        found = await self._stores.api.by_idempotency_key(key.name, request.idempotency_key)
+        found = await self._stores.api.by_idempotency_key(key.key_id, request.idempotency_key)
         if found is not None:
             return self._same(found, fingerprint)
         if request.callback_url is not None:
@@ -178,6 +179,7 @@ class ApiQuestions:
         api = ApiQuestion(
             interrupt_id=interrupt_id,
             key_name=key.name,
+            key_id=key.key_id,
             idempotency_key=request.idempotency_key,
             body_hash=fingerprint,
             kind=request.kind,
@@ -193,7 +195,7 @@ class ApiQuestions:
             raise ApiError("unavailable", STORE_BUSY) from None
         if written is None:
             # Raced by the same key: the first write stands.
-            found = await self._stores.api.by_idempotency_key(key.name, request.idempotency_key)
+            found = await self._stores.api.by_idempotency_key(key.key_id, request.idempotency_key)
             if found is None:
                 raise ApiError("unavailable", STORE_BUSY)
             return self._same(found, fingerprint)
@@ -210,7 +212,7 @@ class ApiQuestions:
     async def view(self, key: ApiKey, interrupt_id: str) -> ApiView:
         view = await self._stores.api.get(interrupt_id)
         # Another key's question is not found, not forbidden: ids leak nothing.
-        if view is None or view.api.key_name != key.name:
+        if view is None or view.api.key_id != key.key_id:
             raise ApiError("not_found", NOT_FOUND.format(id=interrupt_id))
         return view
 
@@ -263,7 +265,7 @@ class ApiQuestions:
         except ValueError as bad:
             raise ApiError("invalid_request", f"{bad}.") from None
         views = await self._stores.api.page(
-            key.name, status=status, run_ref=run_ref, before=before, limit=limit + 1
+            key.key_id, status=status, run_ref=run_ref, before=before, limit=limit + 1
         )
         more = len(views) > limit
         views = views[:limit]
@@ -274,7 +276,8 @@ class ApiQuestions:
 
     async def cancel(self, key: ApiKey, interrupt_id: str, reason: str) -> dict[str, Any]:
         view = await self.view(key, interrupt_id)
-        who = Responder(f"api:{key.name}", f"API key {key.name}")
+        # The audit records the key by its id; people read its name.
+        who = Responder(f"api:{key.key_id}", f"API key {key.name}")
         if view.question.status is QuestionStatus.OUTSTANDING and await self._service.cancel(
             interrupt_id, by=who, reason=reason
         ):

@@ -14,7 +14,7 @@ from adapters.console import ConsoleSurface, mount_console
 from adapters.slack import SlackBridge
 from adapters.teams import TeamsSurface, mount_teams
 from bot.admin import ADMIN_SERVICE, AdminService
-from bot.api import mount_api, serve_api
+from bot.api import mount_api, serve_api, settle_keys
 from bot.app.agent_spec import AgentSpec, load_factory
 from bot.app.compose import build_agent
 from bot.app.legal import mount_legal
@@ -93,6 +93,8 @@ def create_app(settings: Settings) -> web.Application:
         async with _running_service(settings, policy, console, teams, slack) as service:
             app[RUN_SERVICE] = service
             app[ADMIN_SERVICE] = admin_service(settings, service, policy)
+            # Before any request: a name in both places refuses to start.
+            await settle_keys(settings.api.configured_keys(), service.stores.api)
             stop_api = serve_api(app, settings.api, settings.webhooks, service=service)
             try:
                 yield

@@ -18,6 +18,7 @@ from bot.api._keys import (
     check_route,
     hash_key,
     new_key,
+    new_key_id,
 )
 from bot.app.settings import Settings
 from bot.stores.records import ApiKey
@@ -43,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="questions it may create a minute (default: BOT_API_CREATES_PER_MINUTE)",
     )
-    actions.add_parser("list", help="list the keys (names and routes, never the keys)")
+    actions.add_parser("list", help="list the keys (names, routes and ids, never the keys)")
     revoke = actions.add_parser("revoke", help="forget a key: its requests get 401 at once")
     revoke.add_argument("name")
 
@@ -78,7 +79,12 @@ async def run_api_key(
                     return 1
                 key = new_key()
                 kept = ApiKey(
-                    args.name, hash_key(key), routes, time.time(), creates_per_minute=rate
+                    args.name,
+                    hash_key(key),
+                    routes,
+                    time.time(),
+                    creates_per_minute=rate,
+                    key_id=new_key_id(),
                 )
                 if not await records.add_key(kept):
                     print(
@@ -89,8 +95,8 @@ async def run_api_key(
                 print(key, file=out)
                 per_minute = settings.api.creates_per_minute if rate is None else rate
                 print(
-                    f"# {args.name}: routes {' '.join(routes)}; questions at {per_minute} a "
-                    "minute. Shown once; only its hash is kept.",
+                    f"# {args.name} ({kept.key_id}): routes {' '.join(routes)}; questions at "
+                    f"{per_minute} a minute. Shown once; only its hash is kept.",
                     file=sys.stderr,
                 )
             case "list":
@@ -102,7 +108,10 @@ async def run_api_key(
                 ]:
                     each_rate = each.creates_per_minute or default
                     routes_text = " ".join(each.routes)
-                    print(f"{each.name}\t{routes_text}\t{each_rate}/minute\t({where})", file=out)
+                    print(
+                        f"{each.name}\t{routes_text}\t{each_rate}/minute\t({where})\t{each.key_id}",
+                        file=out,
+                    )
                 if not kept_keys and not listed_keys:
                     # On stderr, so a script reading the list still reads an empty one.
                     print(NO_KEYS, file=sys.stderr)

@@ -217,7 +217,8 @@ class ApiQuestion:
     """What an agent's API request adds to a question: who asked, and how to answer back.
 
     ``body_hash`` is the request's fingerprint: the same ``idempotency_key``
-    with another body is a conflict, not the same question.
+    with another body is a conflict, not the same question. The question
+    belongs to ``key_id``; ``key_name`` is only what that key was called.
     """
 
     interrupt_id: str
@@ -229,6 +230,8 @@ class ApiQuestion:
     callback_url: str | None = None
     metadata: dict[str, Any] | None = None
     run_ref: str | None = None
+    # The asking key's stable id (``ApiKey.key_id``): whose question this is.
+    key_id: str = field(kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,6 +239,8 @@ class ApiKey:
     """A key agents sign in to the API with: only its hash is kept, and the routes it may use.
 
     A route is ``surface:conversation``, ``surface:*`` or ``*`` (every route).
+    ``key_id`` is who the key is: its questions, idempotency keys and rate
+    belong to it, so a later key given the same name starts with nothing.
     """
 
     name: str
@@ -244,6 +249,7 @@ class ApiKey:
     created_at: float = 0.0
     # Questions it may create a minute; None: the deployment's BOT_API_CREATES_PER_MINUTE.
     creates_per_minute: int | None = None
+    key_id: str = field(kw_only=True)
 
     def may_use(self, surface: str, conversation: str) -> bool:
         wanted = {"*", f"{surface}:*", f"{surface}:{conversation}"}

@@ -3,6 +3,7 @@
 An API question's row is inserted by the lifecycle's ``ask_remote`` write
 (``_unit``); here are the reads, joined with the question and its run so an
 object is one statement, and the keys, of which only hashes are kept.
+A question belongs to its key's id (``key_id``), never to the key's name.
 """
 
 from __future__ import annotations
@@ -28,17 +29,19 @@ _SELECT = (
     " JOIN runs AS r ON r.run_id = p.run_id"
 )
 _BY_ID = f"{_SELECT} WHERE a.interrupt_id = ?"
-_BY_KEY = f"{_SELECT} WHERE a.key_name = ? AND a.idempotency_key = ?"
+_BY_KEY = f"{_SELECT} WHERE a.key_id = ? AND a.idempotency_key = ?"
 # Newest first; the cursor is the last row's (created_at, interrupt_id).
 _PAGE = (
-    f"{_SELECT} WHERE a.key_name = ?"
+    f"{_SELECT} WHERE a.key_id = ?"
     " AND (CAST(? AS TEXT) IS NULL OR p.status = ?)"
     " AND (CAST(? AS TEXT) IS NULL OR a.run_ref = ?)"
     " AND (CAST(? AS TEXT) IS NULL OR a.created_at < CAST(? AS DOUBLE PRECISION)"
     " OR (a.created_at = CAST(? AS DOUBLE PRECISION) AND a.interrupt_id < ?))"
     " ORDER BY a.created_at DESC, a.interrupt_id DESC LIMIT ?"
 )
-_KEY_COLUMNS = "name, key_hash, routes, created_at, creates_per_minute"
+# What migration 13 wrote as the key id of a question whose key name no stored key had.
+UNOWNED = "name:"
+_KEY_COLUMNS = "name, key_hash, routes, created_at, creates_per_minute, key_id"
 
 
 class _Prefixed:
@@ -72,6 +75,7 @@ def _key(row: Row) -> ApiKey:
         tuple(routes),
         float(row["created_at"]),
         creates_per_minute=None if rate is None else int(rate),
+        key_id=row["key_id"],
     )
 
 
@@ -85,36 +89,43 @@ class SqlApiRecords:
         rows = await self._db.rows(_BY_ID, interrupt_id)
         return _view(rows[0]) if rows else None
 
-    async def by_idempotency_key(self, key_name: str, idempotency_key: str) -> ApiView | None:
-        rows = await self._db.rows(_BY_KEY, key_name, idempotency_key)
+    async def by_idempotency_key(self, key_id: str, idempotency_key: str) -> ApiView | None:
+        rows = await self._db.rows(_BY_KEY, key_id, idempotency_key)
         return _view(rows[0]) if rows else None
 
     async def page(
         self,
-        key_name: str,
+        key_id: str,
         *,
         status: QuestionStatus | None,
         run_ref: str | None,
         before: tuple[float, str] | None,
         limit: int,
     ) -> list[ApiView]:
-        """``key_name``'s questions, newest first, older than ``before`` if given."""
+        """The questions of key ``key_id``, newest first, older than ``before`` if given."""
         wanted = None if status is None else str(status)
         at, last = (None, None) if before is None else before
         marker = None if before is None else "after"
         params: Sequence[Any] = (
-            key_name, wanted, wanted, run_ref, run_ref, marker, at, at, last, limit,
+            key_id, wanted, wanted, run_ref, run_ref, marker, at, at, last, limit,
         )  # fmt: skip
         return [_view(row) for row in await self._db.rows(_PAGE, *params)]
 
     async def add_key(self, key: ApiKey) -> bool:
         """Keep ``key``; False (nothing kept) if its name is taken."""
         sql = (
-            f"INSERT INTO api_keys ({_KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?)"  # noqa: S608 - our own identifiers
+            f"INSERT INTO api_keys ({_KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"  # noqa: S608 - our own identifiers
             " ON CONFLICT DO NOTHING"
         )
         routes = json.dumps(list(key.routes))
-        values = (key.name, key.key_hash, routes, key.created_at, key.creates_per_minute)
+        values = (
+            key.name,
+            key.key_hash,
+            routes,
+            key.created_at,
+            key.creates_per_minute,
+            key.key_id,
+        )
         return bool(await self._db.write(sql, *values))
 
     async def keys(self) -> list[ApiKey]:
@@ -125,6 +136,12 @@ class SqlApiRecords:
         sql = f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE key_hash = ?"  # noqa: S608 - our own identifiers
         rows = await self._db.rows(sql, key_hash)
         return _key(rows[0]) if rows else None
+
+    async def claim_unowned(self, name: str, key_id: str) -> int:
+        """Give key ``key_id`` the questions from before key ids that name no stored key
+        but ``name``; how many it took."""
+        sql = "UPDATE api_questions SET key_id = ? WHERE key_id = ?"
+        return await self._db.write(sql, key_id, UNOWNED + name)
 
     async def revoke_key(self, name: str) -> bool:
         """Forget the key named ``name``; False if there was none."""

@@ -90,6 +90,7 @@ API_COLUMNS = (
     "callback_url",
     "metadata",
     "run_ref",
+    "key_id",
 )
 RUN_COLUMNS = (
     "run_id",

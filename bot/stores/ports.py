@@ -151,18 +151,18 @@ class ApiRecords(Protocol):
 
     async def get(self, interrupt_id: str) -> ApiView | None: ...
 
-    async def by_idempotency_key(self, key_name: str, idempotency_key: str) -> ApiView | None: ...
+    async def by_idempotency_key(self, key_id: str, idempotency_key: str) -> ApiView | None: ...
 
     async def page(
         self,
-        key_name: str,
+        key_id: str,
         *,
         status: QuestionStatus | None,
         run_ref: str | None,
         before: tuple[float, str] | None,
         limit: int,
     ) -> list[ApiView]:
-        """``key_name``'s questions, newest first, older than ``before`` (created_at, id)."""
+        """Key ``key_id``'s questions, newest first, older than ``before`` (created_at, id)."""
         ...
 
     async def add_key(self, key: ApiKey) -> bool:
@@ -172,6 +172,10 @@ class ApiRecords(Protocol):
     async def keys(self) -> list[ApiKey]: ...
 
     async def key_by_hash(self, key_hash: str) -> ApiKey | None: ...
+
+    async def claim_unowned(self, name: str, key_id: str) -> int:
+        """Give ``key_id`` the unowned questions from before key ids that carry ``name``."""
+        ...
 
     async def revoke_key(self, name: str) -> bool: ...
 

@@ -7,6 +7,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -14,11 +15,24 @@ import pytest
 from bot.api._keys import keys_from_setting
 from tests.api.test_api_refusals import ask, call
 from tests.doors._doors import Door
+from tests.stores._postgres import fresh_schema
 
 
-def api_key(db: Path, *words: str) -> subprocess.CompletedProcess[str]:
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def database_url(request: pytest.FixtureRequest) -> AsyncIterator[str | None]:
+    """None for the door's own SQLite file, else a fresh PostgreSQL schema's URL."""
+    if request.param == "sqlite":
+        yield None
+        return
+    async with fresh_schema() as url:
+        yield url
+
+
+def api_key(db: Path, *words: str, url: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("BOT_", "DATABASE_URL"))}
-    env |= {"DATABASE_URL": f"sqlite:///{db}", "BOT_DATA_DIR": str(db.parent / "var")}
+    env |= {"DATABASE_URL": url or f"sqlite:///{db}", "BOT_DATA_DIR": str(db.parent / "var")}
+    if url is not None:
+        env["BOT_SIGNING_KEYS"] = f"k1:{'s' * 48}"
     return subprocess.run(
         [sys.executable, "-m", "bot", "api-key", *words],
         capture_output=True,
@@ -81,3 +95,32 @@ def test_listing_no_keys_says_so(tmp_path: Path) -> None:
     listed = api_key(tmp_path / "bot.sqlite3", "list")
     assert listed.returncode == 0 and listed.stdout == ""
     assert listed.stderr.startswith("no keys: make one with api-key create NAME --route")
+
+
+async def test_a_key_made_again_under_a_revoked_name_sees_nothing_of_the_old_one(
+    tmp_path: Path, database_url: str | None
+) -> None:
+    """revoke ci, create ci: the new key lists, reads or cancels none of the old key's work."""
+    async with Door(tmp_path, database_url=database_url) as door:
+        old = api_key(door.db, "create", "ci", "--route", "console:*", url=database_url)
+        assert old.returncode == 0, old.stderr
+        status, asked = await call(door, "POST", "/v1/questions", ask(), key=old.stdout.strip())
+        assert status == 201, asked
+        first_id = api_key(door.db, "list", url=database_url).stdout.split("\t")[4]
+        assert api_key(door.db, "revoke", "ci", url=database_url).returncode == 0
+        new = api_key(door.db, "create", "ci", "--route", "console:*", url=database_url)
+        assert new.returncode == 0, new.stderr
+        key = new.stdout.strip()
+        second_id = api_key(door.db, "list", url=database_url).stdout.split("\t")[4]
+        assert first_id.startswith("key_") and second_id.startswith("key_")
+        assert first_id != second_id
+        assert await call(door, "GET", "/v1/questions", key=key) == (
+            200,
+            {"data": [], "next_cursor": None},
+        )
+        path = f"/v1/questions/{asked['id']}"
+        assert (await call(door, "GET", path, key=key))[0] == 404
+        assert (await call(door, "POST", f"{path}/cancel", {"reason": "x"}, key=key))[0] == 404
+        # Its idempotency key is its own too: the same one asks a new question.
+        status, again = await call(door, "POST", "/v1/questions", ask(), key=key)
+        assert status == 201 and again["id"] != asked["id"], again

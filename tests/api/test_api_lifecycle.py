@@ -17,7 +17,7 @@ from bot.testing import FixedClock, RecordingSurface
 from bot.webhooks import WebhookSettings
 from tests.support import HarnessFactory
 
-KEY = ApiKey("ci", "", ("*",))
+KEY = ApiKey("ci", "", ("*",), key_id="key_ci")
 ADMIN = Responder("console:root", "Root", is_admin=True)
 
 

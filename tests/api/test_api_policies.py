@@ -22,7 +22,7 @@ from bot.webhooks import WebhookSettings
 from tests.doors._doors import Door
 from tests.support import HarnessFactory
 
-KEY = ApiKey("ci", "", ("*",))
+KEY = ApiKey("ci", "", ("*",), key_id="key_ci")
 ANA = Responder("console:ana", "ana")
 BO = Responder("console:bo", "bo")
 CY = Responder("console:cy", "cy")

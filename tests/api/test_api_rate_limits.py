@@ -131,8 +131,10 @@ async def test_a_stored_key_made_with_its_own_limit_keeps_it(tmp_path: Path) -> 
 
 async def test_every_store_keeps_a_keys_own_limit(stores: Stores) -> None:
     """SQLite and PostgreSQL keep creates_per_minute, and None for a key without one."""
-    assert await stores.api.add_key(ApiKey("own", "h1", ("*",), 1.0, creates_per_minute=7))
-    assert await stores.api.add_key(ApiKey("default", "h2", ("*",), 2.0))
+    assert await stores.api.add_key(
+        ApiKey("own", "h1", ("*",), 1.0, creates_per_minute=7, key_id="key_own")
+    )
+    assert await stores.api.add_key(ApiKey("default", "h2", ("*",), 2.0, key_id="key_default"))
     kept = {key.name: key.creates_per_minute for key in await stores.api.keys()}
     assert kept == {"own": 7, "default": None}
     found = await stores.api.key_by_hash("h1")

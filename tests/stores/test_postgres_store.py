@@ -18,13 +18,15 @@ from bot.service.outcomes import Redeemed, StoreUnavailable
 from bot.stores import Closing, Question, QuestionStatus, RunRecord, RunStatus, StoreError
 from bot.stores.ports import Change, Stores, changes_of
 from bot.stores.postgres import PostgresStores
-from bot.stores.postgres._migrations import LATEST_VERSION, MIGRATIONS
+from bot.stores.postgres._migrations import LATEST_VERSION, MIGRATIONS, migrate
 from bot.stores.records import DeliveryKind
 from bot.stores.sqlite._migrations import MIGRATIONS as SQLITE_MIGRATIONS
 from bot.stores.url import open_stores
 from tests import waiting
+from tests.stores import _version_12 as version_12
 from tests.stores._postgres import admin_connection, fresh_schema, schema_url
 from tests.stores._proxy import Proxy
+from tests.stores._version_12 import keys_carry_their_old_questions
 from tests.support import HarnessFactory, bridge_ports, steps
 
 pytestmark = pytest.mark.postgres
@@ -438,3 +440,20 @@ async def test_concurrent_checkpoints_of_one_run_get_distinct_versions(
     assert sorted(ids, key=lambda i: int(i.rsplit(":", 1)[1])) == [f"r1:{v}" for v in range(1, 21)]
     loaded = [await b.checkpoints.load(i) for i in ids]
     assert loaded == [{"n": n} for n in range(20)]
+
+
+async def test_version_13_gives_each_old_question_to_the_key_its_name_named(url: str) -> None:
+    """A stored key's questions get its new id; another name's wait for its BOT_API_KEYS entry."""
+    conn = await admin_connection()
+    try:
+        await conn.execute(f"SET search_path TO {url.rsplit('=', 1)[1]}")
+        await migrate(conn, target=12)
+        for statement, params in version_12.statements():
+            await conn.execute(version_12.numbered(statement), *params)
+    finally:
+        await conn.close()
+    stores = await PostgresStores.open(url)
+    try:
+        await keys_carry_their_old_questions(stores)
+    finally:
+        await stores.close()

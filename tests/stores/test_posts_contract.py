@@ -65,7 +65,7 @@ async def posted_on_both(stores: Stores) -> Question:
 
 
 def api(interrupt_id: str = "int_1") -> ApiQuestion:
-    return ApiQuestion(interrupt_id, "ci", "key-1", "hash", "approval", 100.0)
+    return ApiQuestion(interrupt_id, "ci", "key-1", "hash", "approval", 100.0, key_id="key_ci")
 
 
 async def refuse_rows_for(stores: Stores, surface: str) -> None:

@@ -24,6 +24,8 @@ from bot.stores import (
 )
 from bot.stores.sqlite import _db as _sqlite_db
 from bot.stores.sqlite._migrations import LATEST_VERSION, MIGRATIONS, migrate
+from tests.stores import _version_12 as version_12
+from tests.stores._version_12 import keys_carry_their_old_questions
 from tests.support import steps
 
 
@@ -400,5 +402,21 @@ async def test_version_7_keeps_every_outbox_and_audit_row_and_their_order(
         assert (await stores.admin.stats()).refusals == {"ScopeMismatch": 2}
         (owed,) = await stores.outbox.of_run("r1")
         assert owed.delivery_id == 1
+    finally:
+        await stores.close()
+
+
+async def test_version_13_gives_each_old_question_to_the_key_its_name_named(
+    tmp_path: Path,
+) -> None:
+    """A stored key's questions get its new id; another name's wait for its BOT_API_KEYS entry."""
+    path = tmp_path / "old.sqlite3"
+    with raw(path) as conn:
+        migrate(conn, target=12)
+        for statement, params in version_12.statements():
+            conn.execute(statement, params)
+    stores = await SqliteStores.open(path)
+    try:
+        await keys_carry_their_old_questions(stores)
     finally:
         await stores.close()

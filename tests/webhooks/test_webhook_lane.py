@@ -17,7 +17,7 @@ from bot.webhooks import WebhookSettings
 from tests.support import HarnessFactory
 from tests.webhooks.conftest import Receiver
 
-KEY = ApiKey("ci", "", ("*",))
+KEY = ApiKey("ci", "", ("*",), key_id="key_ci")
 
 
 class EditsFailing(RecordingSurface):

@@ -81,6 +81,23 @@ _ADMIN: tuple[str, ...] = (
     " WHEN (NEW.kind = 'refused') EXECUTE FUNCTION count_refusals()",
 )
 
+# Version 13 as SQLite's, but PostgreSQL swaps a UNIQUE constraint in place.
+_KEY_IDS = (
+    "ALTER TABLE api_keys ADD COLUMN key_id TEXT NOT NULL DEFAULT ''",
+    # An id, not a secret: md5 of random() is random enough to tell keys apart.
+    "UPDATE api_keys SET key_id = 'key_' || substr(md5(random()::text || clock_timestamp()::text"
+    " || name), 1, 24)",
+    "CREATE UNIQUE INDEX api_keys_id ON api_keys (key_id)",
+    "ALTER TABLE api_questions ADD COLUMN key_id TEXT NOT NULL DEFAULT ''",
+    "UPDATE api_questions AS a SET key_id = COALESCE((SELECT k.key_id FROM api_keys AS k"
+    " WHERE k.name = a.key_name), 'name:' || a.key_name)",
+    "ALTER TABLE api_questions ALTER COLUMN key_id DROP DEFAULT",
+    "ALTER TABLE api_questions DROP CONSTRAINT api_questions_key_name_idempotency_key_key",
+    "ALTER TABLE api_questions ADD UNIQUE (key_id, idempotency_key)",
+    "DROP INDEX api_questions_newest",
+    "CREATE INDEX api_questions_newest ON api_questions (key_id, created_at, interrupt_id)",
+)
+
 # Append only, in step with ``bot.stores.sqlite._migrations``: never edit one that shipped.
 # SQLite's spellings that PostgreSQL writes otherwise; a migration that needs
 # nothing more than these is SQLite's own text, spelled for PostgreSQL.
@@ -127,6 +144,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _as_in_sqlite(10),
     _as_in_sqlite(11),
     _as_in_sqlite(12),
+    Migration(13, SQLITE_MIGRATIONS[12].description, _KEY_IDS),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -82,6 +82,41 @@ _AUDIT_COLUMNS = """
                 detail TEXT NOT NULL"""
 
 
+# Version 13: questions belong to a key's id, not its name. Each stored key gets a
+# random id; each question its key's, found by the name it carries. A name no stored
+# key has was a BOT_API_KEYS entry's (or a revoked key's): migrations cannot read the
+# settings, so it is ``name:<name>`` until that entry claims it at start
+# (``bot.api._keys.settle_keys``). SQLite drops a table's UNIQUE only by rebuilding it.
+_API_QUESTION_COLUMNS = (
+    "interrupt_id, key_name, idempotency_key, body_hash, kind, created_at, callback_url,"
+    " metadata, run_ref"
+)
+_KEY_IDS = (
+    "ALTER TABLE api_keys ADD COLUMN key_id TEXT NOT NULL DEFAULT ''",
+    "UPDATE api_keys SET key_id = 'key_' || lower(hex(randomblob(12)))",
+    "CREATE UNIQUE INDEX api_keys_id ON api_keys (key_id)",
+    """CREATE TABLE api_questions_new (
+                interrupt_id TEXT PRIMARY KEY,
+                key_name TEXT NOT NULL,
+                idempotency_key TEXT NOT NULL,
+                body_hash TEXT NOT NULL,
+                kind TEXT NOT NULL,
+                created_at REAL NOT NULL,
+                callback_url TEXT,
+                metadata TEXT,
+                run_ref TEXT,
+                key_id TEXT NOT NULL,
+                UNIQUE (key_id, idempotency_key)
+            )""",
+    f"INSERT INTO api_questions_new ({_API_QUESTION_COLUMNS}, key_id)"  # noqa: S608 - our own text
+    f" SELECT {_API_QUESTION_COLUMNS}, COALESCE((SELECT k.key_id FROM api_keys AS k"
+    " WHERE k.name = api_questions.key_name), 'name:' || key_name) FROM api_questions",
+    "DROP TABLE api_questions",
+    "ALTER TABLE api_questions_new RENAME TO api_questions",
+    "CREATE INDEX api_questions_newest ON api_questions (key_id, created_at, interrupt_id)",
+)
+
+
 def _without_autoincrement(table: str, columns: str) -> str:
     """``table``'s columns under a plain rowid ``id``, as ``<table>_new``; our own text only."""
     return f"CREATE TABLE {table}_new (id INTEGER PRIMARY KEY,{columns})"
@@ -330,6 +365,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(10, "approval policies: policy, tally and level per question; votes", POLICIES),
     Migration(11, "one question on several routes: its further posts", MULTI_ROUTE),
     Migration(12, "API keys: questions each may create a minute", KEY_RATES),
+    Migration(13, "API keys: an id per key, and each question belongs to its key's id", _KEY_IDS),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
