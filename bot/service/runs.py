@@ -31,7 +31,7 @@ from bot.questions.quorum import expired_answer
 from bot.questions.records import Closing, Question, QuestionStatus, RunRecord, RunStatus
 from bot.questions.write import PausedTurn
 from bot.service import run_events
-from bot.service.delivery import Deliverer
+from bot.service.delivery import Deliverer, Timers
 from bot.service.foreground import Foreground
 from bot.service.known_runs import KnownRuns
 from bot.service.lease_keeper import LeaseKeeper
@@ -74,6 +74,7 @@ class RunService:
         clock: Callable[[], float] = time.time,
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
         foreground: Foreground | None = None,
+        timers: Timers | None = None,
     ) -> None:
         self.agent = agent
         self.capability = capability
@@ -121,6 +122,7 @@ class RunService:
             owner=self.owner,
             known=self.known,
             yield_to=self.foreground.yield_to,
+            timers=timers,
         )
         # The capability's lifecycle, bound to us: what its steps owe, our deliverer delivers.
         self.questions = lifecycle_of(capability, stores)
