@@ -6,6 +6,7 @@ own tools and registrations against the real turn loop.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,17 +15,42 @@ from bot.kernel.messages import ModelReply, RequestedCall
 from bot.stores.records import Question, RunRecord
 
 
+@dataclass(eq=False)  # kept in sets by whoever may cancel it
+class Scheduled:
+    """A callback a ``FixedClock`` runs once it has been advanced to ``at``."""
+
+    at: float
+    callback: Callable[[], None]
+    cancelled: bool = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
 class FixedClock:
-    """A clock that moves only when told to."""
+    """A clock that moves only when told to, and runs what was scheduled on it as it passes."""
 
     def __init__(self, start: float = 1_800_000_000.0) -> None:
         self.now = start
+        self._scheduled: list[Scheduled] = []
 
     def __call__(self) -> float:
         return self.now
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
+        due = sorted((s for s in self._scheduled if s.at <= self.now), key=lambda s: s.at)
+        self._scheduled = [s for s in self._scheduled if s.at > self.now]
+        for scheduled in due:
+            if not scheduled.cancelled:
+                scheduled.callback()
+
+    def call_later(self, delay: float, callback: Callable[[], None], /) -> Scheduled:
+        """Run ``callback`` once the clock is advanced ``delay`` seconds past now (the
+        deliverer's ``Timers``, so a test says when a retry is due)."""
+        scheduled = Scheduled(self.now + delay, callback)
+        self._scheduled.append(scheduled)
+        return scheduled
 
 
 def call(name: str, **arguments: Any) -> RequestedCall:

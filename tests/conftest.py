@@ -14,6 +14,7 @@ from bot.human.tokens import TokenSigner, random_signing_key
 from bot.human.ttl import TTLPolicy
 from bot.kernel.tools import Tool
 from bot.providers.scripted import Script, ScriptedProvider
+from bot.service.delivery import Timers
 from bot.service.foreground import Foreground
 from bot.service.policy import AnswerPolicy
 from bot.service.runs import RunService
@@ -76,6 +77,7 @@ def harness(clock: FixedClock, signer: TokenSigner) -> HarnessFactory:
         policy: AnswerPolicy | None = None,
         foreground: Foreground | None = None,
         policies: dict[str, dict[str, Any]] | None = None,
+        timers: Timers | None = None,
     ) -> Harness:
         provider = ScriptedProvider(script)
         agent, capability = build_agent(
@@ -97,6 +99,7 @@ def harness(clock: FixedClock, signer: TokenSigner) -> HarnessFactory:
             clock=clock,
             policy=policy,
             foreground=foreground,
+            timers=timers,
         )
         return Harness(service, agent, capability, surface, provider, stores)
 

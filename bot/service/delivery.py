@@ -4,6 +4,16 @@ The rows are written by the stores in the same transaction as the state
 change that owes them; this module only claims due rows and hands each to
 its surface. Whichever process claims a row delivers it, so a message owed
 by a process that died is delivered by the next one that looks.
+
+Rows go out in order per run and surface, a lane (a claim returns a lane's
+oldest pending row only; the hand-off vouches for the rest), and lanes owe
+each other nothing. So a pass only takes rows and queues each on its lane's
+worker task, which sends them one at a time; a receiver that never answers
+holds up its own lane, and a pass woken at a retry's due time is never stuck
+behind a send. What is sent at once is bounded per destination: each chat
+workspace (a Slack team, a Teams tenant, the console) has
+``CHAT_CONCURRENCY`` calls, and the webhook sender bounds its own attempts
+per receiver and in all (``bot.webhooks``).
 """
 
 from __future__ import annotations
@@ -11,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol, assert_never
 
@@ -36,6 +46,15 @@ MAX_ATTEMPTS = 12
 MAX_BACKOFF_SECONDS = 300.0
 MAX_REASON_CHARS = 300
 CLAIM_BATCH = 50
+# Calls at once to one chat workspace: a stalled platform takes these and no more.
+CHAT_CONCURRENCY = 4
+# Rows of one surface taken and not yet settled, at most, before a claim leaves the
+# surface out: a row queued longer than its claim (CLAIM_SECONDS) may be taken by
+# another process meanwhile.
+SURFACE_IN_FLIGHT = CLAIM_BATCH
+
+# A run's rows on one surface, sent in order by one worker.
+Lane = tuple[str, str]
 
 
 def backoff(attempts: int) -> float:
@@ -46,12 +65,62 @@ class Webhooks(Protocol):
     """Sends a closed question's signed event; the deliverer relies on it for WEBHOOK rows."""
 
     async def deliver(self, delivery: Delivery) -> None:
-        """Send it once; ``DeliveryError`` (``permanent`` if no retry can help) if not taken."""
+        """Send it once, in its turn among the sends it bounds itself (the deliverer calls it
+        for every due row at once); ``DeliveryError`` (``permanent`` if no retry can help)
+        if not taken."""
         ...
 
     def retry_delay(self, attempt: int) -> float | None:
         """Seconds before the attempt after the ``attempt``-th failure; None: give up."""
         ...
+
+
+class Timer(Protocol):
+    """A scheduled wake-up the deliverer may cancel (``asyncio.TimerHandle`` is one)."""
+
+    def cancel(self) -> None: ...
+
+
+class Timers(Protocol):
+    """Calls back after a delay; the deliverer relies on it to pass again when a retry is due."""
+
+    def call_later(self, delay: float, callback: Callable[[], None], /) -> Timer: ...
+
+
+class LoopTimers:
+    """``Timers`` on the running event loop."""
+
+    def call_later(self, delay: float, callback: Callable[[], None], /) -> Timer:
+        return asyncio.get_running_loop().call_later(delay, callback)
+
+
+class Gates:
+    """At most ``limit`` holders per key at once; a key's semaphore lives while it is used."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._gates: dict[str, tuple[asyncio.Semaphore, int]] = {}
+
+    async def enter(self, key: str) -> None:
+        """Wait for a place under ``key``; ``leave`` it after, whatever happens."""
+        gate, users = self._gates.get(key) or (asyncio.Semaphore(self._limit), 0)
+        self._gates[key] = (gate, users + 1)
+        try:
+            await gate.acquire()
+        except BaseException:
+            self._forget(key)
+            raise
+
+    def leave(self, key: str) -> None:
+        self._gates[key][0].release()
+        self._forget(key)
+
+    def _forget(self, key: str) -> None:
+        gate, users = self._gates[key]
+        if users == 1:
+            del self._gates[key]
+        else:
+            self._gates[key] = (gate, users - 1)
 
 
 # A question whose post failed for good: its asker is told at once (the API cancels it).
@@ -74,6 +143,7 @@ class Deliverer:
         owner: str,
         known: KnownRuns | None = None,
         yield_to: Callable[[], Awaitable[None]] | None = None,
+        timers: Timers | None = None,
     ) -> None:
         # Set by the agents API when it serves: webhooks, and what a failed post means.
         self.webhooks: Webhooks | None = None
@@ -93,11 +163,29 @@ class Deliverer:
         self._again = False
         self._sweep = False
         self._one_pass = asyncio.Lock()
-        self._timers: set[asyncio.TimerHandle] = set()
+        self._wakes = timers or LoopTimers()
+        self._timers: set[Timer] = set()
         # Rows this process's steps owed, delivered with no claim.
         self.owed = OwedRows()
-        # Rows delivered in this pass (with their runs), marked done in one write.
-        self._marks: list[tuple[Delivered, str]] = []
+        # Lanes with a worker, and the rows queued on each (with whether it was handed over).
+        self._queues: dict[Lane, deque[tuple[Delivery, bool]]] = {}
+        self._gates = Gates(CHAT_CONCURRENCY)
+        # Rows taken and not yet settled in the store (sent and unmarked, or queued), with
+        # their surface: a claim may return such a row (it is ours) and must not send it again.
+        self._taken: dict[int, str] = {}
+        self._taken_of: Counter[str] = Counter()
+        self._claiming = False
+        self._settled_meanwhile: set[int] = set()
+        # Set when a claim left a surface out for its rows in flight: a lane's end claims again.
+        self._starved = False
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._error: Exception | None = None
+        # Rows delivered and not yet marked done (with their runs), marked in one write.
+        self._marks: dict[int, tuple[Delivered, str]] = {}
+        self._marking = asyncio.Lock()
+        # Delivered rows whose mark failed: still pending, so the next pass may claim them.
+        self._unmarked: list[int] = []
 
     def take_owed(self, owed: Sequence[Owed]) -> None:
         """A step this process wrote owed these rows: deliver them on the next kick."""
@@ -119,8 +207,14 @@ class Deliverer:
         self._spawn(self._passes(), "deliver outbox")
 
     async def deliver_due(self) -> int:
-        """One pass: the rows handed over, then everything due we may claim; returns how many."""
-        handed, claimed = await self._pass(claim=True)
+        """One pass, its lanes sent to their end: the rows handed over, then everything due
+        we may claim; returns how many the pass took."""
+        self._error = None
+        handed, claimed, _ = await self._pass(claim=True)
+        await self._idle.wait()
+        error, self._error = self._error, None
+        if error is not None:
+            raise error
         return handed + claimed
 
     def cancel_timers(self) -> None:
@@ -135,8 +229,8 @@ class Deliverer:
                     await self._yield_to()  # acks in progress go first
                 self._again = False
                 sweep, self._sweep = self._sweep, False
-                handed, claimed = await self._pass(claim=sweep)
-                if claimed >= CLAIM_BATCH:
+                handed, _, more = await self._pass(claim=sweep)
+                if more:
                     self._sweep = True  # there may be more
                 if handed >= CLAIM_BATCH:
                     self._again = True  # the next batch in hand, after the acks
@@ -146,88 +240,174 @@ class Deliverer:
         finally:
             self._busy = False
 
-    async def _pass(self, *, claim: bool) -> tuple[int, int]:
-        """Deliver the handed-over rows, then claim if asked or if the hand-off could not
-        vouch for everything owed; returns how many of each."""
+    async def _pass(self, *, claim: bool) -> tuple[int, int, bool]:
+        """Queue the handed-over rows on their lanes, then claim if asked or if the hand-off
+        could not vouch for everything owed; returns how many rows of each it queued, and
+        whether a full claim may have left more."""
         if not self._surfaces and self.webhooks is None:
-            return 0, 0
+            return 0, 0, False
         # One pass at a time: a claim must never take a row another pass holds in hand.
         async with self._one_pass:
-            try:
-                return await self._pass_locked(claim=claim)
-            finally:
-                await self._mark_delivered()
+            return await self._pass_locked(claim=claim)
 
-    async def _pass_locked(self, *, claim: bool) -> tuple[int, int]:
+    async def _pass_locked(self, *, claim: bool) -> tuple[int, int, bool]:
+        for delivery_id in self._unmarked:
+            self._release(delivery_id)
+        self._unmarked.clear()
         now = self._clock()
-        handed, unvouched = self.owed.take(self._owner, now, limit=CLAIM_BATCH)
-        await self._deliver_handed(handed)
-        if not (claim or unvouched):
-            return len(handed), 0
-        await self._mark_delivered()  # a claim must not find them pending again
-        claimed = await self._stores.outbox.claim(
-            now,
-            until=now + CLAIM_SECONDS,
-            owner=self._owner,
-            surfaces=self._lanes(),
-            limit=CLAIM_BATCH,
-        )
         owed = self.owed
-        for delivery in claimed:
-            # Handed over while we awaited: the hand-off delivers it, in its order.
-            if owed.holds(delivery.delivery_id):
-                continue
-            done = False
-            try:
-                done = await self._deliver(delivery)
-            finally:
-                # Delivered here: its hand-off (a write still awaiting its commit
-                # when we claimed) is dropped on arrival.
-                owed.settle(delivery.delivery_id, pending=not done)
-        return len(handed), len(claimed)
-
-    async def _mark_delivered(self) -> None:
-        """Write this pass's delivered marks, all in one write."""
-        marks, self._marks = self._marks, []
-        if not marks:
-            return
-        try:
-            await self._questions.delivered([mark for mark, _ in marks])
-        except BaseException:
-            # Still pending in the store: the claim delivers them (and what follows) again.
-            for mark, run_id in marks:
-                self.owed.unsettle(mark.delivery_id, run_id)
-            raise
-
-    async def _deliver_handed(self, handed: list[Delivery]) -> None:
-        owed = self.owed
-        # Lanes (run, surface) whose next row must wait for the claim: the claim
-        # keeps order per lane, so another lane of the run goes on.
-        waiting: set[tuple[str, str]] = set()
-        lanes = self._lanes()
-        remaining = deque(handed)
-        try:
-            while remaining:
-                delivery = remaining.popleft()
-                done = False
-                try:
-                    # A row of another process's surface is its to claim once our born
-                    # claim lapses; a run behind a retry keeps its order.
-                    lane = (delivery.run_id, delivery.surface)
-                    if lane not in waiting and delivery.surface in lanes:
-                        done = await self._deliver(delivery)
-                finally:
-                    owed.settle(delivery.delivery_id, pending=not done)
-                    if not done:
-                        waiting.add(lane)
-                        owed.hold_back(delivery.run_id)
-        finally:
-            # Left by an error (the store went away): the claim delivers them, in order.
-            for delivery in remaining:
+        handed, unvouched = owed.take(self._owner, now, limit=CLAIM_BATCH)
+        served = self._served()
+        for delivery in handed:
+            if delivery.surface in served:
+                self._queue(delivery, handed=True)
+            else:
+                # Another process's surface: its to claim once our born claim lapses.
                 owed.settle(delivery.delivery_id, pending=True)
                 owed.hold_back(delivery.run_id)
+        if not (claim or unvouched):
+            return len(handed), 0, False
+        await self._mark_delivered()  # a claim must not find them pending again
+        open_ = [s for s in served if self._taken_of[s] < SURFACE_IN_FLIGHT]
+        if len(open_) < len(served):
+            self._starved = True
+        if not open_:
+            return len(handed), 0, False
+        # Our rows in flight are pending, so the claim returns them first; room past them.
+        limit = CLAIM_BATCH + sum(self._taken_of[s] for s in open_)
+        self._claiming = True
+        try:
+            claimed = await self._stores.outbox.claim(
+                now, until=now + CLAIM_SECONDS, owner=self._owner, surfaces=open_, limit=limit
+            )
+        finally:
+            self._claiming = False
+            # Settled while the claim read (marked done, or a retry written): what it read
+            # of them may predate that, and sending them again would repeat them.
+            settled, self._settled_meanwhile = self._settled_meanwhile, set()
+        # Ours on a lane already (the claim sees our rows in flight as pending) is not news.
+        fresh = [
+            delivery
+            for delivery in claimed
+            if delivery.delivery_id not in self._taken and delivery.delivery_id not in settled
+        ]
+        for delivery in fresh:
+            # Handed over while we awaited: the hand-off delivers it, in its order.
+            if not owed.holds(delivery.delivery_id):
+                self._queue(delivery, handed=False)
+        return len(handed), len(fresh), len(claimed) >= limit
 
-    def _lanes(self) -> list[str]:
+    def _queue(self, delivery: Delivery, *, handed: bool) -> None:
+        """Send it after the rows queued on its lane, starting the lane's worker if none."""
+        self._taken[delivery.delivery_id] = delivery.surface
+        self._taken_of[delivery.surface] += 1
+        lane = (delivery.run_id, delivery.surface)
+        queue = self._queues.get(lane)
+        if queue is not None:
+            queue.append((delivery, handed))
+            return
+        self._queues[lane] = deque([(delivery, handed)])
+        self._idle.clear()
+        self._spawn(self._drive(lane), f"deliver {delivery.surface} to run {delivery.run_id}")
+
+    def _release(self, delivery_id: int) -> None:
+        """The store says what became of the row (done, a retry, failed): a claim may see it."""
+        surface = self._taken.pop(delivery_id, None)
+        if surface is not None:
+            self._taken_of[surface] -= 1
+            if self._claiming:
+                self._settled_meanwhile.add(delivery_id)
+
+    async def _drive(self, lane: Lane) -> None:
+        """The lane's worker: its rows sent, then their marks written."""
+        again = True
+        try:
+            await self._send_lane(lane)
+        except asyncio.CancelledError:
+            again = False  # draining: the next process claims what is left
+            raise
+        except Exception as error:
+            self._error = error  # for ``deliver_due``; the task's owner logs it
+            raise
+        finally:
+            self._lane_ended(again=again)
+
+    async def _send_lane(self, lane: Lane) -> None:
+        """Send the lane's rows one at a time, until its queue is empty or one waits for a retry."""
+        owed = self.owed
+        queue = self._queues[lane]
+        try:
+            while queue:
+                delivery, handed = queue[0]
+                done = False
+                try:
+                    if delivery.kind is DeliveryKind.WEBHOOK:
+                        done = await self._deliver(delivery)  # the sender bounds its own
+                    else:
+                        workspace = await self._workspace(delivery)
+                        await self._gates.enter(workspace)
+                        try:
+                            done = await self._deliver(delivery)
+                        finally:
+                            self._gates.leave(workspace)
+                finally:
+                    queue.popleft()
+                    # Delivered here: its hand-off (a write still awaiting its commit when
+                    # we claimed) is dropped on arrival.
+                    owed.settle(delivery.delivery_id, pending=not done)
+                    if delivery.delivery_id not in self._marks:
+                        self._release(delivery.delivery_id)
+                    if handed and not done:
+                        owed.hold_back(delivery.run_id)  # a run behind a retry keeps its order
+                if not done:
+                    break  # the rest waits behind the retry, for the claim
+        finally:
+            del self._queues[lane]
+            # Left behind a retry or by an error (the store went away): the claim
+            # delivers them, in order.
+            for delivery, handed in queue:
+                owed.settle(delivery.delivery_id, pending=True)
+                if handed:
+                    owed.hold_back(delivery.run_id)
+                self._release(delivery.delivery_id)
+            await self._mark_delivered()
+
+    def _lane_ended(self, *, again: bool) -> None:
+        if not self._queues:
+            self._idle.set()
+        # A delivered row had another behind it, or a claim left rows for want of room.
+        if again and (self._sweep or self._starved):
+            self._starved = False
+            self.kick(sweep=True)
+
+    async def _workspace(self, delivery: Delivery) -> str:
+        """Whose calls its send shares ``CHAT_CONCURRENCY`` with: its chat workspace's."""
+        run = await self._known.origin(delivery.run_id)
+        # The run's own surface posts in its scope's workspace; a further post on another
+        # surface shares that surface's bound with the other further posts there.
+        workspace = _workspace(run.scope) if run and run.surface == delivery.surface else ""
+        return f"{delivery.surface}:{workspace}"
+
+    async def _mark_delivered(self) -> None:
+        """Write the delivered marks so far, all in one write; a write already under way is
+        waited for, so whatever reads the store next sees every row marked before it."""
+        async with self._marking:
+            marks, self._marks = self._marks, {}
+            if not marks:
+                return
+            try:
+                await self._questions.delivered([mark for mark, _ in marks.values()])
+            except BaseException:
+                # Still pending in the store: the next pass's claim delivers them (and what
+                # follows) again; a claim under way now leaves them be.
+                for mark, run_id in marks.values():
+                    self.owed.unsettle(mark.delivery_id, run_id)
+                self._unmarked.extend(marks)
+                raise
+            for delivery_id in marks:
+                self._release(delivery_id)
+
+    def _served(self) -> list[str]:
         """The outbox surfaces this process delivers: its surfaces, and webhooks if it sends."""
         return [*self._surfaces, *([WEBHOOK_LANE] if self.webhooks is not None else [])]
 
@@ -244,12 +424,15 @@ class Deliverer:
             reason = f"{type(error).__name__}: {error}"
             return await self._failed(delivery, reason, permanent=False, retry_after=None)
         post = posts.post_index(delivery.body)
-        done = Delivered(delivery.delivery_id, self._clock(), ref, post)
-        self._marks.append((done, delivery.run_id))
+        self._marks[delivery.delivery_id] = (
+            Delivered(delivery.delivery_id, self._clock(), ref, post),
+            delivery.run_id,
+        )
         if delivery.followed:
-            # The run's next row (the edit after an answer, a repost's edit of the
-            # old message...) is due now; a claim returns only the oldest per run.
-            self._again = self._sweep = True
+            # The run's next row (the edit after an answer, a repost's edit of the old
+            # message...) is due once this one is marked; a claim returns only the
+            # oldest per lane, so the lane's end claims again.
+            self._sweep = True
         return True
 
     async def _send(self, surface: Surface, delivery: Delivery) -> dict[str, Any] | None:
@@ -384,13 +567,24 @@ class Deliverer:
         return False
 
     def _wake_in(self, delay: float) -> None:
-        loop = asyncio.get_running_loop()
-        timer: asyncio.TimerHandle | None = None
+        """Pass again when the retry is due: its lane may be idle by then, and nothing else
+        would look before the next sweep."""
+        due = self._clock() + delay
+        timer: Timer | None = None
 
         def wake() -> None:
             if timer is not None:
                 self._timers.discard(timer)
+            left = due - self._clock()
+            if 0 < left < delay:
+                self._wake_in(left)  # the timers' clock ran ahead of ours: not due yet
+                return
             self.kick(sweep=True)
 
-        timer = loop.call_later(delay, wake)
+        timer = self._wakes.call_later(delay, wake)
         self._timers.add(timer)
+
+
+def _workspace(scope: str) -> str:
+    """The workspace part of a scope: Slack's team (``T1:C1``), Teams' tenant (``t1/19:...``)."""
+    return scope.partition("/")[0].partition(":")[0]

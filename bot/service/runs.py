@@ -31,7 +31,7 @@ from bot.questions.quorum import expired_answer
 from bot.questions.records import Closing, Question, QuestionStatus, RunRecord, RunStatus
 from bot.questions.write import PausedTurn
 from bot.service import run_events
-from bot.service.delivery import Deliverer
+from bot.service.delivery import Deliverer, Timers
 from bot.service.foreground import Foreground
 from bot.service.known_runs import KnownRuns
 from bot.service.lease_keeper import LeaseKeeper
@@ -75,6 +75,7 @@ class RunService:
         clock: Callable[[], float] = time.time,
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
         foreground: Foreground | None = None,
+        timers: Timers | None = None,
     ) -> None:
         self.agent = agent
         self.capability = capability
@@ -125,6 +126,7 @@ class RunService:
             owner=self.owner,
             known=self.known,
             yield_to=self.foreground.yield_to,
+            timers=timers,
         )
         self.questions.bind(
             owner=self.owner, claim_seconds=lease_seconds, sink=self.deliverer.take_owed

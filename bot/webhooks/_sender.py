@@ -5,12 +5,18 @@ the schedule (``retry_delay``) and the row's id, which is the event's
 ``webhook-id`` on every attempt. The connection is the sender's own: its
 resolver refuses private addresses at connect time, redirects are not
 followed, and no proxy from the environment is used.
+
+Attempts run at once, up to ``CONCURRENCY`` in all and ``PER_RECEIVER`` to
+one receiver (scheme, host and port): a receiver that never answers holds
+its own share until the timeout ends each attempt, and the others go on.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +30,9 @@ from bot.webhooks._signing import signed_headers
 from bot.webhooks._targets import PublicResolver, shape_problem
 
 USER_AGENT = "chatops-hitl-bridge-webhooks"
+# Attempts in flight at once, to every receiver, and to any one of them.
+CONCURRENCY = 32
+PER_RECEIVER = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +87,9 @@ class WebhookSender:
         self._session_factory = session_factory
         self._clock = clock
         self._session: aiohttp.ClientSession | None = None
+        self._all = asyncio.Semaphore(CONCURRENCY)
+        # Each receiver's own bound, kept while an attempt to it waits or runs.
+        self._receivers: dict[str, tuple[asyncio.Semaphore, int]] = {}
 
     async def post(
         self,
@@ -100,9 +112,12 @@ class WebhookSender:
         # The reason names the host only: a URL's path or query may carry the receiver's token.
         where = URL(url).host or "the host"
         try:
-            async with self._open().post(
-                url, data=body, headers=headers, allow_redirects=False, timeout=self._timeout
-            ) as response:
+            async with (
+                self._turn(url),
+                self._open().post(
+                    url, data=body, headers=headers, allow_redirects=False, timeout=self._timeout
+                ) as response,
+            ):
                 status = response.status
         except TimeoutError:
             return Retry(f"{where} did not answer within {self._seconds:g} s.")
@@ -123,6 +138,23 @@ class WebhookSender:
         session, self._session = self._session, None
         if session is not None:
             await session.close()
+
+    @asynccontextmanager
+    async def _turn(self, url: str) -> AsyncIterator[None]:
+        """Wait for a free place among the receiver's attempts, then among all of them."""
+        parts = URL(url)
+        receiver = f"{parts.scheme}://{parts.host}:{parts.port}"
+        gate, users = self._receivers.get(receiver) or (asyncio.Semaphore(PER_RECEIVER), 0)
+        self._receivers[receiver] = (gate, users + 1)
+        try:
+            async with gate, self._all:
+                yield
+        finally:
+            gate, users = self._receivers[receiver]
+            if users == 1:
+                del self._receivers[receiver]
+            else:
+                self._receivers[receiver] = (gate, users - 1)
 
     def _open(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
