@@ -25,7 +25,7 @@ from bot.webhooks import WebhookSettings
 from tests.fakes.slack_api import BOT_TOKEN, TEAM, FakeSlack
 from tests.support import HarnessFactory
 
-KEY = ApiKey("ci", "", ("*",))
+KEY = ApiKey("ci", "", ("*",), key_id="key_ci")
 RECEIVERS = 20
 # The sender's own timeout (the ``settings`` fixture's) ends each attempt to a dead receiver;
 # nothing here waits for it: the tests check what happened before the first one ended.
