@@ -21,7 +21,13 @@ MAX_LOOSE_MODULES = 8
 # record, and the client's errors name its question object (for its type only).
 KNOWN_MODULE_CYCLES: set[frozenset[str]] = {
     frozenset(
-        {"bot.client.errors", "bot.client.form_schema", "bot.client.models", "bot.client.payloads"}
+        {
+            "bot.client.errors",
+            "bot.client.form_schema",
+            "bot.client.identity",
+            "bot.client.models",
+            "bot.client.payloads",
+        }
     ),
 }
 KNOWN_PACKAGE_CYCLES: set[frozenset[str]] = {

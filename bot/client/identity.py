@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import re
 
+from bot.client.errors import BridgeError
+
 ANYONE = "anyone"
 REQUESTER = "requester"
 KEYWORDS = frozenset({ANYONE, REQUESTER})
@@ -45,8 +47,11 @@ _PRINTABLE = re.compile(r"[!-~]+")
 _MENTION = re.compile(r"<@([A-Za-z0-9]+)(?:\|[^>]*)?>")
 
 
-class IdentityError(ValueError):
-    """An id the bridge cannot canonicalize; the message says how to write it."""
+class IdentityError(BridgeError, ValueError):
+    """An id the bridge cannot canonicalize; the message says how to write it (a ValueError
+    too, so the wire models' validators report it as the field's error)."""
+
+    code = "invalid_request"
 
 
 def slack_id(team: str, user: str) -> str:
