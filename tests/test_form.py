@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from bot.human.errors import AnswerValidationError, HumanInteractionError
-from bot.interactions.form import FORM, FormPayload, form_registration, form_tool
+from bot.interactions.form import FORM, FormToolPayload, form_registration, form_tool
 from tests.form_support import GOOD, PAYLOAD
 
 
@@ -76,4 +76,4 @@ def test_the_tool_advertises_the_payloads_schema() -> None:
     assert tool.name == FORM
     assert set(tool.parameters["properties"]) == {"title", "message", "schema"}
     assert tool.parameters["required"] == ["title", "schema"]
-    assert FormPayload.model_validate(PAYLOAD).model_dump() == PAYLOAD
+    assert FormToolPayload.model_validate(PAYLOAD).model_dump() == PAYLOAD

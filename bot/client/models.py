@@ -4,9 +4,8 @@ The bridge validates request bodies with these very models and builds its
 OpenAPI document from them, so the client and the server cannot drift.
 Requests forbid unknown fields and coerce nothing; responses ignore fields
 they do not know, so a newer bridge can add one without breaking an older
-client. The payload models mirror the server's own (``bot/human/factory.py``,
-``bot/interactions/approval.py``), limits included, without importing them: this package
-must load without the server.
+client. The payload models are the server's own (``bot/client/payloads.py``,
+which the server imports): this package must load without the server.
 """
 
 from __future__ import annotations

@@ -1,8 +1,16 @@
 """What each kind of question asks: the ``payload`` of ``ask_user``, ``approval`` and ``form``.
 
-They mirror the server's own (``bot/human/factory.py``, ``bot/interactions/approval.py``,
-``bot/interactions/form.py``), limits included, without importing them; a test compares
-their schemas so the two cannot drift.
+Defined once, here, for every door: the server's interactions
+(``bot/human/factory.py``, ``bot/interactions/approval.py``,
+``bot/interactions/form.py``) import these very models, and this package
+imports nothing of the server, so the client still loads without it.
+
+They forbid unknown fields and coerce nothing, at every door: a model's
+tool call is held to what a ``/v1`` request is (a ``"true"`` for a boolean
+is refused, and the model is told the call did not fit). A ``form`` asked
+through the tool may be longer than one asked over ``/v1``: ``FormPayload``
+is the ``/v1`` model and narrows ``FormToolPayload``, the shape every
+stored form question has.
 """
 
 from __future__ import annotations
@@ -13,13 +21,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from bot.client.form_schema import check_form_schema
 
-_REQUEST = ConfigDict(extra="forbid", strict=True)
+_PAYLOAD = ConfigDict(extra="forbid", strict=True)
 
 
 class AskUserOption(BaseModel):
     """One choice; labels fit a Slack button."""
 
-    model_config = _REQUEST
+    model_config = _PAYLOAD
     label: str = Field(min_length=1, max_length=75, description="The button's text.")
     description: str = Field(default="", max_length=150, description="Shown beside the label.")
 
@@ -27,7 +35,7 @@ class AskUserOption(BaseModel):
 class AskUserItem(BaseModel):
     """One question. No options means a free-text answer."""
 
-    model_config = _REQUEST
+    model_config = _PAYLOAD
     question: str = Field(min_length=1, max_length=500, description="What is asked.")
     header: str = Field(default="", max_length=30, description="A short heading above it.")
     options: list[AskUserOption] = Field(
@@ -48,7 +56,7 @@ class AskUserItem(BaseModel):
 class AskUserPayload(BaseModel):
     """What an ``ask_user`` question asks: one to five questions."""
 
-    model_config = _REQUEST
+    model_config = _PAYLOAD
     questions: list[AskUserItem] = Field(
         min_length=1, max_length=5, description="Answered together, keyed by question text."
     )
@@ -64,7 +72,7 @@ class AskUserPayload(BaseModel):
 class ApprovalPayload(BaseModel):
     """The action awaiting approval, shown to the approver as is."""
 
-    model_config = _REQUEST
+    model_config = _PAYLOAD
     action: str = Field(min_length=1, max_length=100, description="The action's name.")
     summary: str = Field(min_length=1, max_length=1000, description="What it will do, in words.")
     arguments: dict[str, Any] = Field(
@@ -75,20 +83,23 @@ class ApprovalPayload(BaseModel):
     )
 
 
-class FormPayload(BaseModel):
-    """A form the person fills in; ``schema`` is the MCP elicitation subset."""
+class FormToolPayload(BaseModel):
+    """A form the person fills in, as the ``form`` tool takes it; ``schema`` is the MCP subset."""
 
+    # ``schema`` would shadow BaseModel's own attribute, so the field is named
+    # otherwise and travels under its alias both ways.
     model_config = ConfigDict(
         extra="forbid", strict=True, validate_by_name=True, serialize_by_alias=True
     )
-    title: str = Field(min_length=1, max_length=100, description="The form's title.")
-    message: str = Field(min_length=1, max_length=1000, description="Shown above the inputs.")
-    # ``schema`` would shadow BaseModel's own attribute; the wire name stays ``schema``.
+    title: str = Field(min_length=1, max_length=150, description="The form's title.")
+    message: str = Field(default="", max_length=3000, description="Shown above the inputs.")
     form_schema: dict[str, Any] = Field(
         alias="schema",
         description=(
-            "A flat JSON Schema object: string, number, integer, boolean, enum and "
-            "multi-select enum properties, as MCP elicitation allows."
+            'A flat JSON Schema: {"type": "object", "properties": {...}, "required": [...]}; '
+            "each property a string (minLength, maxLength, format email/uri/date/date-time, "
+            "or enum), number or integer (minimum, maximum), boolean, or array of enum "
+            "strings, with optional title, description and default."
         ),
     )
 
@@ -97,3 +108,10 @@ class FormPayload(BaseModel):
     def _in_the_subset(cls, schema: dict[str, Any]) -> dict[str, Any]:
         check_form_schema(schema)
         return schema
+
+
+class FormPayload(FormToolPayload):
+    """A form asked over ``/v1``: a shorter title and a message it must carry."""
+
+    title: str = Field(min_length=1, max_length=100, description="The form's title.")
+    message: str = Field(min_length=1, max_length=1000, description="Shown above the inputs.")

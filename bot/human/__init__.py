@@ -23,9 +23,9 @@ from bot.human.contribution import (
     pause_stage,
 )
 from bot.human.factory import (
+    AskUserItem,
     AskUserOption,
     AskUserPayload,
-    AskUserQuestion,
     AskUserResponse,
     ask_user_registration,
     human_interaction,
@@ -52,9 +52,9 @@ __all__ = [
     "PAUSE_STAGE_ID",
     "REFUSAL",
     "AnswerValidationError",
+    "AskUserItem",
     "AskUserOption",
     "AskUserPayload",
-    "AskUserQuestion",
     "AskUserResponse",
     "HumanInteractionCapability",
     "HumanInteractionError",

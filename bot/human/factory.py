@@ -11,8 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
+from pydantic import BaseModel, ConfigDict, ValidationInfo, model_validator
 
+# The payload is defined once, with the client (``bot/client/payloads.py``), for every door.
+from bot.client.payloads import AskUserItem as AskUserItem
+from bot.client.payloads import AskUserOption as AskUserOption
+from bot.client.payloads import AskUserPayload as AskUserPayload
 from bot.human.capability import (
     HumanInteractionCapability,
     InteractionConfigurationError,
@@ -23,47 +27,6 @@ from bot.human.tokens import MintedPause, PauseClaims, TokenSigner
 from bot.human.ttl import DEFAULT_TTL, TTLPolicy
 
 MAX_FREE_TEXT = 2000
-
-
-class AskUserOption(BaseModel):
-    """One choice; labels fit a Slack button (75 characters)."""
-
-    model_config = ConfigDict(extra="forbid")
-    label: str = Field(min_length=1, max_length=75)
-    description: str = Field(default="", max_length=150)
-
-
-class AskUserQuestion(BaseModel):
-    """One question. No options means a free-text answer."""
-
-    model_config = ConfigDict(extra="forbid")
-    question: str = Field(min_length=1, max_length=500)
-    header: str = Field(default="", max_length=30)
-    options: list[AskUserOption] = Field(default_factory=list, max_length=10)
-    multi_select: bool = False
-
-    @model_validator(mode="after")
-    def _labels_unique(self) -> Self:
-        labels = [option.label for option in self.options]
-        if len(set(labels)) != len(labels):
-            raise ValueError("option labels must be unique within a question")
-        if self.multi_select and not self.options:
-            raise ValueError("multi_select needs options to select from")
-        return self
-
-
-class AskUserPayload(BaseModel):
-    """What the agent asks: one to five questions."""
-
-    model_config = ConfigDict(extra="forbid")
-    questions: list[AskUserQuestion] = Field(min_length=1, max_length=5)
-
-    @model_validator(mode="after")
-    def _questions_unique(self) -> Self:
-        texts = [question.question for question in self.questions]
-        if len(set(texts)) != len(texts):
-            raise ValueError("questions must be distinct; answers are keyed by question")
-        return self
 
 
 class AskUserResponse(BaseModel):
@@ -91,7 +54,7 @@ class AskUserResponse(BaseModel):
         return self
 
 
-def _check_answer(question: AskUserQuestion, answer: str | list[str] | None) -> None:
+def _check_answer(question: AskUserItem, answer: str | list[str] | None) -> None:
     labels = [option.label for option in question.options]
     where = question.header or question.question
     if answer is None or answer == "" or answer == []:

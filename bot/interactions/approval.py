@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+# The payload is defined once, with the client, for every door.
+from bot.client.payloads import ApprovalPayload as ApprovalPayload
 from bot.human.capability import InteractionRegistration
 from bot.human.contribution import InteractionToolSpec
 from bot.kernel.tools import Tool, bind_contributed_tool
@@ -20,16 +22,6 @@ APPROVAL_REFUSAL = (
     "Approval could not be requested: this run cannot pause, or the call did not fit "
     "(action, summary, arguments, risk of low/medium/high). Do not perform the action."
 )
-
-
-class ApprovalPayload(BaseModel):
-    """The action awaiting approval, shown to the approver as is."""
-
-    model_config = ConfigDict(extra="forbid")
-    action: str = Field(min_length=1, max_length=100)
-    summary: str = Field(min_length=1, max_length=1000)
-    arguments: dict[str, Any] = Field(default_factory=dict)
-    risk: Literal["low", "medium", "high"] = "medium"
 
 
 class ApprovalResponse(BaseModel):

@@ -15,10 +15,13 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator
+from pydantic import RootModel
 
 from bot.client.errors import FormAnswerError
-from bot.client.form_schema import check_form_answer, check_form_schema
+from bot.client.form_schema import check_form_answer
+
+# The payload is defined once, with the client; ``/v1`` narrows it (``FormPayload``).
+from bot.client.payloads import FormToolPayload as FormToolPayload
 from bot.human.capability import InteractionRegistration
 from bot.human.contribution import InteractionToolSpec
 from bot.human.errors import AnswerValidationError
@@ -30,31 +33,6 @@ FORM_REFUSAL = (
     "(title, message, and a flat JSON Schema of string, number, integer, boolean and "
     "enum fields). Do not assume any answer."
 )
-
-
-class FormPayload(BaseModel):
-    """What the person sees: a title, a message, and the fields to fill in."""
-
-    # ``schema`` is a BaseModel attribute, so the field is named otherwise and
-    # travels under its alias both ways.
-    model_config = ConfigDict(extra="forbid", serialize_by_alias=True, validate_by_name=True)
-    title: str = Field(min_length=1, max_length=150)
-    message: str = Field(default="", max_length=3000)
-    fields: dict[str, Any] = Field(
-        alias="schema",
-        description=(
-            'A flat JSON Schema: {"type": "object", "properties": {...}, "required": [...]}; '
-            "each property a string (minLength, maxLength, format email/uri/date/date-time, "
-            "or enum), number or integer (minimum, maximum), boolean, or array of enum "
-            "strings, with optional title, description and default."
-        ),
-    )
-
-    @field_validator("fields")
-    @classmethod
-    def _in_the_subset(cls, schema: dict[str, Any]) -> dict[str, Any]:
-        check_form_schema(schema)
-        return schema
 
 
 class FormResponse(RootModel[dict[str, Any]]):
@@ -74,7 +52,7 @@ class FormRegistration(InteractionRegistration):
 
 def form_registration(*, ttl: timedelta | None = None) -> InteractionRegistration:
     return FormRegistration(
-        name=FORM, payload_schema=FormPayload, response_schema=FormResponse, ttl=ttl
+        name=FORM, payload_schema=FormToolPayload, response_schema=FormResponse, ttl=ttl
     )
 
 
@@ -93,4 +71,4 @@ def form_tool() -> Tool:
         coroutine=form,
         parameters=("title", "message", "schema"),
     )
-    return bind_contributed_tool(spec, parameters_schema=FormPayload.model_json_schema())
+    return bind_contributed_tool(spec, parameters_schema=FormToolPayload.model_json_schema())

@@ -42,7 +42,7 @@ from bot.client.form_schema import MAX_OPTIONS, MAX_PROPERTIES, check_form_answe
 from bot.display import display
 from bot.human.factory import AskUserPayload, AskUserResponse
 from bot.interactions.approval import ApprovalPayload, ApprovalResponse
-from bot.interactions.form import FormPayload
+from bot.interactions.form import FormToolPayload
 from bot.questions.quorum import tally_text
 from bot.service.messages import nudge_text, refusal_text
 from bot.service.outcomes import (
@@ -181,7 +181,7 @@ def form_payload() -> dict[str, Any]:
         "message": fill(3_000),
         "schema": {"type": "object", "properties": properties, "required": list(properties)[:9]},
     }
-    FormPayload.model_validate(payload)
+    FormToolPayload.model_validate(payload)
     return payload
 
 
