@@ -13,6 +13,7 @@ import jwt
 
 from bot.human.capability import HumanInteractionCapability
 from bot.human.tokens import MintedPause, PauseClaims, TokenSigner, random_signing_key
+from bot.kernel.interrupts import PendingInterrupt
 from bot.kernel.turn import Agent
 from bot.providers.scripted import ScriptedProvider
 from bot.questions.capability_ports import LifecyclePorts
@@ -247,3 +248,59 @@ class FakeTimers:
             timer.callback(*timer.args)
             await asyncio.sleep(0)  # a turn of the loop for what the timer woke or spawned
         self.now = end
+
+
+# What a drawn question's buttons carry in place of a signed token.
+DRAWN_TOKEN = "tok"
+
+
+def pending_interrupt(
+    name: str,
+    payload: dict[str, Any],
+    *,
+    token: str = DRAWN_TOKEN,
+    expires_at: float = 1.8e9,
+    interrupt_id: str = "int_1",
+    level: int = 0,
+) -> PendingInterrupt:
+    """A question waiting for an answer as a surface draws it: the kernel's pending interrupt."""
+    return PendingInterrupt(
+        name=name,
+        kind=name,
+        payload=payload,
+        token=token,
+        tool_call_id="call_1",
+        interrupt_id=interrupt_id,
+        run_id="run_1",
+        session_id="",
+        expires_at=expires_at,
+        resumable=True,
+        level=level,
+    )
+
+
+def closed_question(
+    name: str,
+    payload: dict[str, Any],
+    status: str,
+    answer: dict[str, Any] | None = None,
+    *,
+    closed_at: float = 1.8e9,
+    closed_by: str = "",
+) -> Question:
+    """A question as it closed (``status``: answered, expired or cancelled), to redraw."""
+    return Question(
+        interrupt_id="int_1",
+        run_id="run_1",
+        scope="T1",
+        name=name,
+        tool_call_id="call_1",
+        checkpoint_id="",
+        payload=payload,
+        issued_at=closed_at - 60,
+        expires_at=closed_at + 3600,
+        status=QuestionStatus(status if status != "open" else "outstanding"),
+        answer=answer,
+        closed_by=closed_by,
+        closed_at=closed_at,
+    )

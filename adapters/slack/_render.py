@@ -18,8 +18,8 @@ controls show as ``⟨U+XXXX⟩``, and the clip comes after.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -27,6 +27,8 @@ from adapters.slack import _limits as L
 from adapters.slack._forms import label_of, properties
 from adapters.slack._limits import clip, fit
 from bot.display import display
+from bot.kernel.interrupts import PendingInterrupt
+from bot.questions.records import Question, QuestionStatus
 from bot.service.messages import (
     EXPIRED_LINE,
     answered_line,
@@ -51,35 +53,6 @@ REJECT = "hitl_reject"
 OPEN_FORM = "hitl_open"
 
 Kind = Literal["buttons", "approval", "modal"]
-
-
-@dataclass(frozen=True, slots=True)
-class Asked:
-    """What a question message shows; ``requester`` and ``audience`` are mrkdwn."""
-
-    name: str
-    payload: Mapping[str, Any]
-    token: str
-    expires_at: float
-    requester: str
-    audience: str
-    # Under a quorum, the tally so far as mrkdwn ("1 of 2 approved: <@U1>"); "" otherwise.
-    tally: str = ""
-    # The escalation steps taken (``level_text``); 0: none.
-    level: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class Closed:
-    """How a question ended, for the redrawn message; ``requester`` and ``by`` are mrkdwn."""
-
-    name: str
-    payload: Mapping[str, Any]
-    requester: str
-    status: str  # answered | expired | cancelled
-    by: str
-    at: float
-    answer: Mapping[str, Any] | None = None
 
 
 def _md(text: object) -> str:
@@ -134,48 +107,55 @@ def kind_of(name: str, payload: Mapping[str, Any], token: str) -> Kind:
     return "modal"
 
 
-def question_message(asked: Asked) -> dict[str, Any]:
-    """``text`` (the notification) and ``blocks`` for chat.postMessage."""
-    kind = kind_of(asked.name, asked.payload, asked.token)
-    blocks = _body(asked.name, asked.payload, expanded=kind != "buttons")
-    blocks.append(_actions(kind, asked))
-    blocks.append(
-        _context(asked_line(asked.requester, asked.audience, slack_date(asked.expires_at)))
-    )
-    if asked.tally:
-        blocks.append(_context(asked.tally))
-    if asked.level:
-        blocks.append(_context(level_text(asked.level)))
-    return _fit(_summary(asked.name, asked.payload), blocks)
+def question_message(
+    interrupt: PendingInterrupt, *, requester: str, audience: str, tally: str = ""
+) -> dict[str, Any]:
+    """``text`` (the notification) and ``blocks`` for chat.postMessage.
+
+    ``requester`` and ``audience`` are mrkdwn; ``tally``, under a quorum, the
+    votes so far as mrkdwn ("1 of 2 approved: <@U1>"), "" otherwise.
+    """
+    name, payload = interrupt.name, interrupt.payload
+    kind = kind_of(name, payload, interrupt.token)
+    blocks = _body(name, payload, expanded=kind != "buttons")
+    blocks.append(_actions(kind, interrupt))
+    blocks.append(_context(asked_line(requester, audience, slack_date(interrupt.expires_at))))
+    if tally:
+        blocks.append(_context(tally))
+    if interrupt.level:
+        blocks.append(_context(level_text(interrupt.level)))
+    return _fit(_summary(name, payload), blocks)
 
 
-def closed_message(closed: Closed) -> dict[str, Any]:
-    """The question redrawn without its buttons, ending in how it closed."""
-    blocks = _body(closed.name, closed.payload, expanded=False)
-    if closed.name == FORM and closed.status == "answered" and closed.answer:
-        fields = _form_answer(closed.payload, closed.answer)
+def closed_message(record: Question, *, requester: str, by: str) -> dict[str, Any]:
+    """The question redrawn without its buttons, ending in how it closed.
+
+    ``requester`` and ``by`` are mrkdwn (``by`` is who closed it, as Slack shows them).
+    """
+    blocks = _body(record.name, record.payload, expanded=False)
+    if record.name == FORM and record.status is QuestionStatus.ANSWERED and record.answer:
+        fields = _form_answer(record.payload, record.answer)
         if fields:
             blocks.append({"type": "section", "fields": fields})
-    blocks.append(_context(outcome_line(closed)))
-    return _fit(outcome_line(closed), blocks)
+    blocks.append(_context(outcome_line(record, by=by)))
+    return _fit(outcome_line(record, by=by), blocks)
 
 
-def outcome_line(closed: Closed) -> str:
-    at = slack_date(closed.at)
-    by = closed.by
-    answer = dict(closed.answer or {})
-    if closed.status == "expired":
+def outcome_line(record: Question, *, by: str) -> str:
+    at = slack_date(record.closed_at or time.time())
+    answer = dict(record.answer or {})
+    if record.status is QuestionStatus.EXPIRED:
         return EXPIRED_LINE
-    if closed.status == "cancelled":
+    if record.status is QuestionStatus.CANCELLED:
         reason = answer.get("reason")
         shown = clip(_md(reason), 500) if isinstance(reason, str) else ""
         return cancelled_line(by, at, shown)
-    if closed.name == APPROVAL:
+    if record.name == APPROVAL:
         comment = _md(answer.get("comment") or "")
         if answer.get("decision") == "approve":
             return approved_line(by, at)
         return rejected_line(by, at, clip(comment, 500))
-    if closed.name == ASK_USER:
+    if record.name == ASK_USER:
         replies = answer.get("answers", {})
         shown = "; ".join(
             ", ".join(map(str, r)) if isinstance(r, list) else str(r) for r in replies.values()
@@ -280,17 +260,18 @@ def _fields_text(payload: Mapping[str, Any]) -> str:
     return "\n".join(lines) or "A question is waiting for an answer."
 
 
-def _actions(kind: Kind, asked: Asked) -> dict[str, Any]:
+def _actions(kind: Kind, interrupt: PendingInterrupt) -> dict[str, Any]:
     if kind == "buttons":
-        question = _questions(asked.payload)[0]
+        question = _questions(interrupt.payload)[0]
         elements = [
-            _button(label, CHOOSE, button_value(asked.token, _ask_answer(question, label)), i)
+            _button(label, CHOOSE, button_value(interrupt.token, _ask_answer(question, label)), i)
             for i, label in enumerate(_options(question))
         ]
     elif kind == "approval":
-        approve = _button("Approve", APPROVE, button_value(asked.token, {"decision": "approve"}), 0)
+        token = interrupt.token
+        approve = _button("Approve", APPROVE, button_value(token, {"decision": "approve"}), 0)
         approve["style"] = "primary"
-        reject = _button("Reject…", REJECT, button_value(asked.token, {"decision": "reject"}), 1)
+        reject = _button("Reject…", REJECT, button_value(token, {"decision": "reject"}), 1)
         reject["style"] = "danger"
         reject["confirm"] = {
             "title": _plain("Reject this action?"),
@@ -301,7 +282,7 @@ def _actions(kind: Kind, asked: Asked) -> dict[str, Any]:
         }
         elements = [approve, reject]
     else:
-        elements = [_button("Answer…", OPEN_FORM, button_value(asked.token, {}), 0)]
+        elements = [_button("Answer…", OPEN_FORM, button_value(interrupt.token, {}), 0)]
         elements[0]["style"] = "primary"
     return {"type": "actions", "block_id": "hitl_actions", "elements": elements}
 

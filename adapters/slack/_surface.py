@@ -30,7 +30,7 @@ from adapters.slack._mentions import (
     named,
     person,
 )
-from adapters.slack._render import Asked, Closed, closed_message, question_message, reply_message
+from adapters.slack._render import closed_message, question_message, reply_message
 from bot.display import display
 from bot.kernel.interrupts import PendingInterrupt
 from bot.questions.quorum import people_text, tally_text
@@ -73,7 +73,7 @@ class SlackSurface:
         self, run: RunRecord, interrupt: PendingInterrupt
     ) -> dict[str, Any] | None:
         team, channel, thread = where(run)
-        message = question_message(self._asked(run, interrupt))
+        message = self._question_message(run, interrupt)
         if thread:
             message = {**message, "thread_ts": thread}
         # An agent's question (the agents API) may start a thread of its own.
@@ -87,35 +87,22 @@ class SlackSurface:
             self._team = str(reply.get("team_id") or "")
         return self._team
 
-    def _asked(self, run: RunRecord, interrupt: PendingInterrupt) -> Asked:
-        return Asked(
-            name=interrupt.name,
-            payload=interrupt.payload,
-            token=interrupt.token,
-            expires_at=interrupt.expires_at,
+    def _question_message(self, run: RunRecord, interrupt: PendingInterrupt) -> dict[str, Any]:
+        return question_message(
+            interrupt,
             requester=mention(run.requester),
             audience=audience(
                 self.policy.rule_for(interrupt.name, interrupt.answerers), run.requester
             ),
             # Each Slack voter as Slack renders the person, whatever name the answer recorded.
             tally=tally_text(interrupt.tally, interrupt.quorum, named),
-            level=interrupt.level,
         )
 
     async def show_closed(self, run: RunRecord, record: Question) -> None:
         ref = record.message_ref or {}
         if not ref.get("ts"):
             return  # never posted (delivery failed): nothing to edit
-        closed = Closed(
-            name=record.name,
-            payload=record.payload,
-            requester=mention(run.requester),
-            status=str(record.status),
-            by=closed_by(record),
-            at=record.closed_at or time.time(),
-            answer=record.answer,
-        )
-        message = closed_message(closed)
+        message = closed_message(record, requester=mention(run.requester), by=closed_by(record))
         await self.call(
             str(ref.get("team", "")), "chat.update", channel=ref["channel"], ts=ref["ts"], **message
         )
@@ -127,7 +114,7 @@ class SlackSurface:
         """The question redrawn in place: its new expiry, and the token re-derived with it."""
         if not ref.get("ts"):
             return
-        message = question_message(self._asked(run, interrupt))
+        message = self._question_message(run, interrupt)
         await self.call(
             str(ref.get("team", "")), "chat.update", channel=ref["channel"], ts=ref["ts"], **message
         )

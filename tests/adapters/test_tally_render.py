@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from adapters.slack._render import Asked as SlackAsked
 from adapters.slack._render import question_message
 from adapters.teams import Asked as TeamsAsked
 from adapters.teams import question_card
 from bot.questions.quorum import tally_text
+from tests.support import pending_interrupt
 
 PAYLOAD = {"action": "deploy", "summary": "Deploy to production", "arguments": {}, "risk": "high"}
 TALLY = {"approve": ["slack:T1:U1", "slack:T1:U2"], "reject": [], "names": {"slack:T1:U1": "ana"}}
@@ -25,14 +25,12 @@ def test_the_tally_text_names_each_voter_and_is_empty_without_a_quorum() -> None
 
 
 def test_slack_shows_the_tally_under_the_question() -> None:
-    asked = SlackAsked(
-        "approval", PAYLOAD, "tok", 1_800_000_000.0, "<@U1>", "Anyone.", "1 of 2 approved: <@U1>"
+    interrupt = pending_interrupt("approval", PAYLOAD, expires_at=1_800_000_000.0)
+    message = question_message(
+        interrupt, requester="<@U1>", audience="Anyone.", tally="1 of 2 approved: <@U1>"
     )
-    message = question_message(asked)
     assert "1 of 2 approved: <@U1>" in json.dumps(message["blocks"])
-    plain = question_message(
-        SlackAsked("approval", PAYLOAD, "tok", 1_800_000_000.0, "<@U1>", "Anyone.")
-    )
+    plain = question_message(interrupt, requester="<@U1>", audience="Anyone.")
     assert "approved:" not in json.dumps(plain["blocks"])
 
 

@@ -17,7 +17,6 @@ from collections.abc import Callable
 from typing import Any
 
 from adapters.console._views import question_json
-from adapters.slack._render import Asked as SlackAsked
 from adapters.slack._render import question_message
 from adapters.teams._cards import Asked as TeamsAsked
 from adapters.teams._cards import question_card
@@ -27,6 +26,7 @@ from bot.human.tokens import SigningKey, TokenError, TokenSigner
 from bot.interactions.approval import APPROVAL, approval_registration
 from bot.service.views import QuestionView
 from bot.stores.records import Question
+from tests.support import pending_interrupt
 
 SECRET = "fuzz-secret-" + "x" * 40
 SIGNER = TokenSigner([SigningKey("k1", SECRET, SECRET)])
@@ -64,7 +64,8 @@ def block_kit(data: bytes) -> None:
     found = _payload(data)
     if found is not None:
         name, payload = found
-        json.dumps(question_message(SlackAsked(name, payload, TOKEN, 1.8e9, "<@U1>", "Only.")))
+        interrupt = pending_interrupt(name, payload, token=TOKEN)
+        json.dumps(question_message(interrupt, requester="<@U1>", audience="Only."))
 
 
 def adaptive_card(data: bytes) -> None:

@@ -13,8 +13,6 @@ from adapters.slack._listeners import _shown
 from adapters.slack._mentions import named
 from adapters.slack._modals import Metadata, answer_from_state, answer_modal, reject_modal
 from adapters.slack._render import (
-    Asked,
-    Closed,
     closed_message,
     parse_value,
     question_message,
@@ -71,6 +69,7 @@ from bot.stores.records import (
     RunRecord,
 )
 from tests.fakes.block_kit import message_problems, view_problems
+from tests.support import closed_question, pending_interrupt
 
 TOKEN = "h." + "p" * 990 + ".s"  # as long as a token may get (under 1,000)
 RLO = "\u202e"
@@ -185,8 +184,14 @@ def form_payload() -> dict[str, Any]:
     return payload
 
 
-def asked(name: str, payload: dict[str, Any], **more: Any) -> Asked:
-    return Asked(name, payload, TOKEN, AT, "<@U1>", "Only <@U1> can answer this.", **more)
+def asked(name: str, payload: dict[str, Any], *, tally: str = "", level: int = 0) -> dict[str, Any]:
+    """The message of a question waiting for an answer."""
+    return question_message(
+        pending_interrupt(name, payload, token=TOKEN, expires_at=AT, level=level),
+        requester="<@U1>",
+        audience="Only <@U1> can answer this.",
+        tally=tally,
+    )
 
 
 ASKS = {
@@ -204,17 +209,17 @@ ASKS = {
 def test_every_question_at_its_largest_is_a_message_slack_takes(kind: str) -> None:
     """The question as posted, with a long tally and an escalation level, and as redrawn."""
     name, payload = ASKS[kind]
-    ok_message(question_message(asked(name, payload)))
+    ok_message(asked(name, payload))
     voters = {"approve": [f"slack:T1:U{n}" for n in range(40)], "reject": ["teams:t:x"]}
     voters["names"] = {"teams:t:x": NASTY}  # type: ignore[assignment]
     tally = tally_text(voters, 50, named)
-    ok_message(question_message(asked(name, payload, tally=tally, level=3)))
+    ok_message(asked(name, payload, tally=tally, level=3))
 
 
 def test_five_short_buttons_stay_buttons_whose_values_carry_the_answer() -> None:
     """At its largest a one-question ask_user is still buttons; each value is (token, answer)."""
     name, payload = ASKS["buttons"]
-    message = question_message(asked(name, payload))
+    message = asked(name, payload)
     actions = next(b for b in message["blocks"] if b["type"] == "actions")
     assert len(actions["elements"]) == 5
     question = payload["questions"][0]
@@ -293,8 +298,11 @@ def test_the_schema_and_reject_modals_are_views_slack_takes() -> None:
 # -- how it closed ----------------------------------------------------------------
 
 
-def closed(name: str, payload: dict[str, Any], status: str, answer: Any = None) -> Closed:
-    return Closed(name, payload, "<@U1>", status, "<@U2>", AT, answer)
+def closed(name: str, payload: dict[str, Any], status: str, answer: Any = None) -> dict[str, Any]:
+    """The message of a question redrawn as it closed."""
+    return closed_message(
+        closed_question(name, payload, status, answer, closed_at=AT), requester="<@U1>", by="<@U2>"
+    )
 
 
 def test_every_closed_message_at_its_largest_is_one_slack_takes() -> None:
@@ -305,14 +313,12 @@ def test_every_closed_message_at_its_largest_is_one_slack_takes() -> None:
     form_answer = {name: fill(2_000) for name in form["schema"]["properties"]}
     approval = approval_payload()
     for message in [
-        closed_message(closed("ask_user", ask, "answered", {"answers": answers})),
-        closed_message(closed("approval", approval, "answered", {"decision": "approve"})),
-        closed_message(
-            closed("approval", approval, "answered", {"decision": "reject", "comment": NASTY * 40})
-        ),
-        closed_message(closed("form", form, "answered", form_answer)),
-        closed_message(closed("form", form, "expired")),
-        closed_message(closed("approval", approval, "cancelled", {"reason": fill(500)})),
+        closed("ask_user", ask, "answered", {"answers": answers}),
+        closed("approval", approval, "answered", {"decision": "approve"}),
+        closed("approval", approval, "answered", {"decision": "reject", "comment": NASTY * 40}),
+        closed("form", form, "answered", form_answer),
+        closed("form", form, "expired"),
+        closed("approval", approval, "cancelled", {"reason": fill(500)}),
     ]:
         ok_message(message)
 
@@ -437,12 +443,12 @@ def test_a_hidden_control_or_slack_markup_in_agent_text_shows_as_typed() -> None
     form = {"title": trap, "message": trap, "schema": {"type": "object", "properties": {
         "env": {"type": "string", "title": trap, "enum": [trap, "b"]}}}}  # fmt: skip
     rendered: list[Any] = [
-        question_message(asked("ask_user", ask)),
-        question_message(asked("ask_user", many)),
+        asked("ask_user", ask),
+        asked("ask_user", many),
         answer_modal("ask_user", many, {}, META),
-        question_message(asked("approval", approval)),
-        closed_message(closed("approval", approval, "cancelled", {"reason": trap})),
-        question_message(asked("form", form)),
+        asked("approval", approval),
+        closed("approval", approval, "cancelled", {"reason": trap}),
+        asked("form", form),
         answer_modal("form", form, {}, Metadata(TOKEN, "form", "C1", "1.2", "1.1")),
     ]
     for surface in rendered:

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from adapters.slack._modals import Metadata, answer_from_state, answer_modal, errors_for, form_kind
-from adapters.slack._render import Closed, closed_message, kind_of, question_message
+from adapters.slack._render import closed_message, kind_of
 from tests.adapters.slack.test_slack_render import (
     TOKEN,
     asked,
@@ -14,6 +14,7 @@ from tests.adapters.slack.test_slack_render import (
     assert_modal_within_limits,
 )
 from tests.form_support import PAYLOAD
+from tests.support import closed_question
 
 META = Metadata(TOKEN, "form", "C1", "1.2", "1.1")
 
@@ -23,7 +24,7 @@ def modal(payload: dict[str, Any] = PAYLOAD) -> dict[str, Any]:
 
 
 def test_a_form_posts_its_title_and_an_answer_button() -> None:
-    message = question_message(asked("form", PAYLOAD))
+    message = asked("form", PAYLOAD)
     assert_message_within_limits(message)
     assert kind_of("form", PAYLOAD, TOKEN) == "modal" and form_kind("form") == "form"
     assert message["text"] == "Form: Sign up"
@@ -176,8 +177,11 @@ def test_problems_go_under_their_own_field() -> None:
 
 def test_the_closed_form_shows_the_submitted_fields_and_who() -> None:
     answer = {"name": "<!channel> Ada", "age": 36, "agree": True, "regions": []}
-    closed = Closed("form", PAYLOAD, "<@U1>", "answered", "<@U2>", 1.8e9, answer)
-    message = closed_message(closed)
+    message = closed_message(
+        closed_question("form", PAYLOAD, "answered", answer, closed_at=1.8e9),
+        requester="<@U1>",
+        by="<@U2>",
+    )
     assert_message_within_limits(message)
     assert not [b for b in message["blocks"] if b["type"] == "actions"]
     fields = next(b for b in message["blocks"] if "fields" in b)["fields"]
@@ -188,7 +192,9 @@ def test_the_closed_form_shows_the_submitted_fields_and_who() -> None:
         "*Regions*\n(none)",
     ]
     assert "Answered by <@U2>" in json.dumps(message)
-    expired = closed_message(Closed("form", PAYLOAD, "<@U1>", "expired", "", 1.8e9, None))
+    expired = closed_message(
+        closed_question("form", PAYLOAD, "expired", None, closed_at=1.8e9), requester="<@U1>", by=""
+    )
     assert "Expired, no answer." in json.dumps(expired)
     assert not [b for b in expired["blocks"] if "fields" in b]
 
@@ -204,13 +210,16 @@ def test_the_largest_form_fits_every_limit() -> None:
         "message": "M" * 3000,
         "schema": {"type": "object", "properties": properties},
     }
-    assert_message_within_limits(question_message(asked("form", payload)))
+    assert_message_within_limits(asked("form", payload))
     view = modal(payload)
     assert_modal_within_limits(view)
     assert len(view["blocks"]) == 51
     answer = {name: "v" * 3000 for name in properties}
-    closed = Closed("form", payload, "<@U1>", "answered", "<@U2>", 1.8e9, answer)
-    message = closed_message(closed)
+    message = closed_message(
+        closed_question("form", payload, "answered", answer, closed_at=1.8e9),
+        requester="<@U1>",
+        by="<@U2>",
+    )
     assert_message_within_limits(message)
     fields = next(b for b in message["blocks"] if "fields" in b)["fields"]
     assert len(fields) == 10 and fields[-1]["text"] == "…and 41 more fields"

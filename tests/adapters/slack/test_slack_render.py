@@ -12,8 +12,6 @@ from adapters.slack import _limits as L
 from adapters.slack._limits import text_length
 from adapters.slack._modals import Metadata, answer_from_state, answer_modal, errors_for
 from adapters.slack._render import (
-    Asked,
-    Closed,
     button_value,
     closed_message,
     kind_of,
@@ -21,13 +19,19 @@ from adapters.slack._render import (
     question_message,
 )
 from bot.interactions.approval import ApprovalResponse
+from tests.support import closed_question, pending_interrupt
 
 TOKEN = "h." + "p" * 900 + ".s"  # as long as a real token may get (under 1,000)
 HUGE = "Why? " * 2_000  # 10,000 characters
 
 
-def asked(name: str, payload: dict[str, Any]) -> Asked:
-    return Asked(name, payload, TOKEN, 1_800_000_000.0, "<@U1>", "Only <@U1> can answer this.")
+def asked(name: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """The message of a question waiting for an answer."""
+    return question_message(
+        pending_interrupt(name, payload, token=TOKEN, expires_at=1_800_000_000.0),
+        requester="<@U1>",
+        audience="Only <@U1> can answer this.",
+    )
 
 
 def huge_payload() -> dict[str, Any]:
@@ -102,7 +106,7 @@ def assert_modal_within_limits(view: dict[str, Any]) -> None:
 
 def test_a_10000_character_question_with_60_options_fits_every_limit() -> None:
     """The message is cut with a visible marker; the modal holds every option that fits."""
-    message = question_message(asked("ask_user", huge_payload()))
+    message = asked("ask_user", huge_payload())
     assert_message_within_limits(message)
     assert L.CUT in json.dumps(message, ensure_ascii=False)
     assert kind_of("ask_user", huge_payload(), TOKEN) == "modal"
@@ -112,7 +116,9 @@ def test_a_10000_character_question_with_60_options_fits_every_limit() -> None:
     assert select["type"] == "static_select" and len(select["options"]) == 60
     answer = {"answers": {HUGE: "option 1 " + "x" * 200}}
     done = closed_message(
-        Closed("ask_user", huge_payload(), "<@U1>", "answered", "<@U2>", 1.8e9, answer)
+        closed_question("ask_user", huge_payload(), "answered", answer, closed_at=1.8e9),
+        requester="<@U1>",
+        by="<@U2>",
     )
     assert_message_within_limits(done)
     assert all(o["text"]["text"].endswith(L.CUT) for o in select["options"])
@@ -121,7 +127,7 @@ def test_a_10000_character_question_with_60_options_fits_every_limit() -> None:
 def test_many_questions_and_many_arguments_still_fit() -> None:
     """60 questions in a message, ten-plus arguments in an approval: cut, never refused."""
     many = {"questions": [{"question": f"q{i} " + "y" * 3000} for i in range(60)]}
-    message = question_message(asked("ask_user", many))
+    message = asked("ask_user", many)
     assert_message_within_limits(message)
     assert "more questions" in json.dumps(message)
     view = answer_modal(
@@ -137,13 +143,13 @@ def test_many_questions_and_many_arguments_still_fit() -> None:
         "arguments": {f"k{i}": "v" * 3000 for i in range(30)},
         "risk": "high",
     }
-    assert_message_within_limits(question_message(asked("approval", approval)))
+    assert_message_within_limits(asked("approval", approval))
 
 
 def test_buttons_carry_the_token_and_the_choice() -> None:
     """One question, two options: two buttons whose values decode to (token, answer)."""
     payload = {"questions": [{"question": "Where?", "options": [{"label": "eu"}, {"label": "us"}]}]}
-    message = question_message(asked("ask_user", payload))
+    message = asked("ask_user", payload)
     assert_message_within_limits(message)
     actions = next(b for b in message["blocks"] if b["type"] == "actions")
     decoded = [parse_value(b["value"]) for b in actions["elements"]]
@@ -174,7 +180,7 @@ def test_malformed_values_decode_to_nothing() -> None:
 
 def test_an_approval_has_approve_and_a_confirmed_reject() -> None:
     payload = {"action": "deploy web", "summary": "ship it", "arguments": {}, "risk": "low"}
-    message = question_message(asked("approval", payload))
+    message = asked("approval", payload)
     actions = next(b for b in message["blocks"] if b["type"] == "actions")
     approve, reject = actions["elements"]
     assert approve["style"] == "primary" and reject["style"] == "danger"
@@ -191,7 +197,11 @@ def test_closed_messages_say_who_and_have_no_buttons() -> None:
         ("cancelled", None, "Cancelled by <@U3>"),
     ]:
         by = "<@U3>" if status == "cancelled" else "<@U2>"
-        message = closed_message(Closed("approval", payload, "<@U1>", status, by, 1.8e9, answer))
+        message = closed_message(
+            closed_question("approval", payload, status, answer, closed_at=1.8e9),
+            requester="<@U1>",
+            by=by,
+        )
         assert expected in json.dumps(message)
         assert not [b for b in message["blocks"] if b["type"] == "actions"]
         assert_message_within_limits(message)
@@ -200,7 +210,11 @@ def test_closed_messages_say_who_and_have_no_buttons() -> None:
 def test_a_cancel_shows_its_reason_as_text() -> None:
     """The reason an admin gave is on the message, escaped: it cannot mention or link."""
     answer = {"reason": "wrong service <!channel>"}
-    message = closed_message(Closed("approval", {}, "<@U1>", "cancelled", "<@U3>", 1.8e9, answer))
+    message = closed_message(
+        closed_question("approval", {}, "cancelled", answer, closed_at=1.8e9),
+        requester="<@U1>",
+        by="<@U3>",
+    )
     assert "Reason: wrong service &lt;!channel&gt;" in json.dumps(message)
     assert "<!channel>" not in json.dumps(message)
     assert_message_within_limits(message)
