@@ -18,7 +18,7 @@ with needs_extra("adapters.langgraph", "langgraph", "langgraph", "langchain_core
         Reply,
         Unanswered,
     )
-    from adapters.langgraph._resume import Pending, ResumableGraph, Resumer
+    from adapters.langgraph._resume import ResumableGraph, Resumer, Resumption
     from adapters.langgraph.errors import (
         ForeignInterrupt,
         LangGraphError,
@@ -35,12 +35,12 @@ __all__ = [
     "ForeignInterrupt",
     "LangGraphError",
     "NotInNode",
-    "Pending",
     "QuestionChanged",
     "Rejected",
     "Reply",
     "ResumableGraph",
     "Resumer",
+    "Resumption",
     "Unanswered",
     "UnsupportedReview",
     "ask_human",

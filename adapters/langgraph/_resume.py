@@ -38,8 +38,9 @@ class ResumableGraph(Protocol):
 
 
 @dataclass(frozen=True)
-class Pending:
-    """One interrupt the resumer can answer: its questions and how to make the resume value."""
+class Resumption:
+    """How one interrupt of a thread resumes: the bridge's questions it waits on, and how
+    their answers make the resume value (the questions are the client's handles, not copies)."""
 
     interrupt_id: str
     questions: tuple[Question[QuestionObject], ...]
@@ -140,20 +141,20 @@ class Resumer:
                 return None
             return await self._resume(pending, config)
 
-    async def pending(self, config: RunnableConfig) -> list[Pending]:
+    async def pending(self, config: RunnableConfig) -> list[Resumption]:
         """The thread's interrupts the resumer can answer; a middleware review's approvals asked."""
         async with self._lock(config):
             return await self._pending(config)
 
-    async def _resume(self, pending: list[Pending], config: RunnableConfig) -> Any:
+    async def _resume(self, pending: list[Resumption], config: RunnableConfig) -> Any:
         values = {p.interrupt_id: p.value_of([q.object for q in p.questions]) for p in pending}
         return await self._graph.ainvoke(Command(resume=values), config)
 
-    async def _pending(self, config: RunnableConfig) -> list[Pending]:
+    async def _pending(self, config: RunnableConfig) -> list[Resumption]:
         state = await self._graph.aget_state(config)
         interrupts = tuple(getattr(state, "interrupts", ()) or ())
         thread_id = str((config.get("configurable") or {}).get("thread_id", ""))
-        found: list[Pending] = []
+        found: list[Resumption] = []
         for pending_interrupt in interrupts:
             made = await self._known(thread_id, pending_interrupt.id, pending_interrupt.value)
             if made is not None:
@@ -166,10 +167,10 @@ class Resumer:
             )
         return found
 
-    async def _known(self, thread_id: str, interrupt_id: str, value: Any) -> Pending | None:
+    async def _known(self, thread_id: str, interrupt_id: str, value: Any) -> Resumption | None:
         if isinstance(value, dict) and value.get("type") == BRIDGE_INTERRUPT:
             question = await self._bridge.question(str(value["question_id"]))
-            return Pending(interrupt_id, (question,), _first_as_json)
+            return Resumption(interrupt_id, (question,), _first_as_json)
         if _hitl.shape_of(value) is None:
             return None
         reviews = _hitl.reviews_of(thread_id, interrupt_id, value)
@@ -184,7 +185,7 @@ class Resumer:
             ]
             return _hitl.resume_value(value, decisions)
 
-        return Pending(interrupt_id, questions, value_of)
+        return Resumption(interrupt_id, questions, value_of)
 
     def _ask_review(
         self, thread_id: str, interrupt_id: str, review: _hitl.Review

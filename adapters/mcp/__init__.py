@@ -18,10 +18,10 @@ from adapters._extras import needs_extra
 if TYPE_CHECKING:
     from adapters.mcp._http import mount_mcp
     from adapters.mcp._stdio import McpConfigError, serve_stdio
-    from adapters.mcp._tools import Asking, Outcome, build_server, outcome_of
+    from adapters.mcp._tools import BridgeTools, Outcome, build_server, outcome_of
 
 __all__ = [
-    "Asking",
+    "BridgeTools",
     "McpConfigError",
     "Outcome",
     "build_server",
@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 _HOME = {
-    "Asking": "_tools",
+    "BridgeTools": "_tools",
     "McpConfigError": "_stdio",
     "Outcome": "_tools",
     "build_server": "_tools",

@@ -17,7 +17,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.transport_security import TransportSecuritySettings
 
 from adapters.mcp._asgi import AsgiApp, call_asgi
-from adapters.mcp._tools import Asking, build_server
+from adapters.mcp._tools import BridgeTools, build_server
 from adapters.mcp.settings import McpSettings
 from bot.api._errors import NO_KEY, OTHER_ORIGIN, TOO_LARGE, WRONG_KEY, ApiError
 from bot.api._http import API_KEYS, envelope
@@ -43,7 +43,7 @@ def mount_mcp(app: web.Application, settings: McpSettings, *, bridge_url: str) -
         return "http:" + hashlib.sha256((_presented(ctx.headers) or "").encode()).hexdigest()
 
     server = build_server(
-        Asking(
+        BridgeTools(
             bridge_for=bridge_for,
             scope_for=scope_for,
             route=settings.route,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import uuid
 
-from adapters.mcp._tools import Asking, build_server
+from adapters.mcp._tools import BridgeTools, build_server
 from adapters.mcp.settings import McpSettings
 from bot.client import Bridge
 from bot.errors import BotError
@@ -25,7 +25,7 @@ async def serve_stdio(settings: McpSettings) -> None:
     # One client connection per process: what a retried call within it shares.
     scope = f"stdio:{uuid.uuid4()}"
     async with Bridge(settings.bridge_url, settings.api_key.get_secret_value()) as bridge:
-        asking = Asking(
+        asking = BridgeTools(
             bridge_for=lambda _ctx: contextlib.nullcontext(bridge),
             scope_for=lambda _ctx: scope,
             route=settings.route,

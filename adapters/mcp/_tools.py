@@ -65,8 +65,9 @@ class Outcome(BaseModel):
 
 
 @dataclass
-class Asking:
-    """The tools' configuration, and which calls' outcomes were already handed back."""
+class BridgeTools:
+    """What the tools ask through (the bridge, scope, route, answerers, how long a call
+    waits), and which calls' outcomes were already handed back."""
 
     bridge_for: BridgeFor
     scope_for: ScopeFor
@@ -90,7 +91,7 @@ class Asking:
             self._generations[base] = max(self._generations.get(base, 0), int(generation) + 1)
 
 
-def build_server(asking: Asking, *, name: str = "hitl-bridge") -> MCPServer[Any]:
+def build_server(asking: BridgeTools, *, name: str = "hitl-bridge") -> MCPServer[Any]:
     """An ``MCPServer`` whose tools ask people through the bridge."""
     server: MCPServer[Any] = MCPServer(
         name,
@@ -174,7 +175,7 @@ def build_server(asking: Asking, *, name: str = "hitl-bridge") -> MCPServer[Any]
     return server
 
 
-def _route(asking: Asking) -> str:
+def _route(asking: BridgeTools) -> str:
     if asking.route is None:
         raise ToolError(f"No route for questions: {NO_ROUTE}")
     return asking.route
@@ -194,7 +195,7 @@ async def _call(pending: Awaitable[T]) -> T:
         raise ToolError(str(error)) from None
 
 
-async def _settle(asking: Asking, bridge: Bridge, question: QuestionObject) -> Outcome:
+async def _settle(asking: BridgeTools, bridge: Bridge, question: QuestionObject) -> Outcome:
     if not question.closed:
         try:
             question = await Question(bridge, question, _same).wait(timeout=asking.wait_seconds)

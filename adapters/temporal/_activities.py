@@ -16,7 +16,7 @@ from typing import Any
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from adapters.temporal._wire import ASK_ACTIVITY, METADATA_KEY, WAIT_ACTIVITY, Asked, AskRequest
+from adapters.temporal._wire import ASK_ACTIVITY, METADATA_KEY, WAIT_ACTIVITY, AskRequest, AskResult
 from bot.client import Bridge, BridgeError, Question, QuestionObject
 from bot.client._question import transient
 
@@ -49,7 +49,7 @@ class BridgeActivities:
         return [self.ask, self.wait_closed]
 
     @activity.defn(name=ASK_ACTIVITY)
-    async def ask(self, request: AskRequest) -> Asked:
+    async def ask(self, request: AskRequest) -> AskResult:
         """Create the question (or get the one this key already made)."""
         origin = request.origin
         metadata = {**(request.metadata or {}), METADATA_KEY: origin.as_metadata()}
@@ -87,7 +87,7 @@ class BridgeActivities:
                 )
         except BridgeError as exc:
             raise _for_temporal(exc) from exc
-        return Asked(
+        return AskResult(
             question=asked.object.model_dump(mode="json"), push=self._callback_url is not None
         )
 

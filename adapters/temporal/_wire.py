@@ -95,7 +95,7 @@ class AskRequest:
 
 
 @dataclass
-class Asked:
+class AskResult:
     """The ask activity's result: the question as created, and how its close will come.
 
     ``push`` is whether the worker gave the bridge a callback URL; the

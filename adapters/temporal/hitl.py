@@ -42,8 +42,8 @@ with workflow.unsafe.imports_passed_through():
         CLOSE_UPDATE,
         DUPLICATE,
         WAIT_ACTIVITY,
-        Asked,
         AskRequest,
+        AskResult,
         Origin,
     )
     from bot.client import (
@@ -162,10 +162,10 @@ async def _closed(
             policy if isinstance(policy, Policy) else Policy.model_validate(dict(policy))
         ).model_dump(mode="json"),
     )
-    asked: Asked = await workflow.execute_activity(
+    asked: AskResult = await workflow.execute_activity(
         ASK_ACTIVITY,
         request,
-        result_type=Asked,
+        result_type=AskResult,
         start_to_close_timeout=ASK_TIMEOUT,
         retry_policy=RETRY,
         summary=f"ask the bridge ({kind})",

@@ -22,7 +22,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from adapters.temporal import BridgeActivities, Receipt, Receiver
-from adapters.temporal._wire import ASK_ACTIVITY, Asked, AskRequest
+from adapters.temporal._wire import ASK_ACTIVITY, AskRequest, AskResult
 from bot.client import Bridge, Outcome
 from tests.adapters.temporal._temporal import (
     HOOK,
@@ -155,7 +155,7 @@ async def test_an_answer_that_arrives_before_the_workflow_waits_is_used_at_once(
         real = BridgeActivities(bridge, callback_url=f"http://127.0.0.1:{port}{HOOK}")
 
         @activity.defn(name=ASK_ACTIVITY)
-        async def ask_and_answer_first(request: AskRequest) -> Asked:
+        async def ask_and_answer_first(request: AskRequest) -> AskResult:
             asked = await real.ask(request)
             question = await console.outstanding("tp-early", "approval")
             await console.answer_ok(question["token"], APPROVE)

@@ -11,7 +11,7 @@ from typing import Any
 import aiohttp
 from mcp import Client
 
-from adapters.mcp import Asking, build_server
+from adapters.mcp import BridgeTools, build_server
 from bot.client import Bridge
 from tests.doors._doors import Door
 from tests.e2e._api import API_KEY, api_env
@@ -32,7 +32,7 @@ class Rig:
     door: Door
     bridge: Bridge
     console: ConsoleClient
-    asking: Asking
+    asking: BridgeTools
     client: Client
 
     async def tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -54,7 +54,7 @@ async def rig(folder: Path, *, wait_seconds: float = 30.0, **env: Any) -> AsyncI
         Bridge(f"http://127.0.0.1:{door.port}", API_KEY) as bridge,
         aiohttp.ClientSession() as http,
     ):
-        asking = Asking(
+        asking = BridgeTools(
             bridge_for=lambda _ctx: contextlib.nullcontext(bridge),
             scope_for=lambda _ctx: "test",
             route=ROUTE,
