@@ -6,14 +6,14 @@ answer fits are decided in ``bot/``. botbuilder is imported in ``_sdk`` only,
 so a move to the Microsoft 365 Agents SDK rewrites that one module.
 """
 
-from adapters.teams._cards import Asked, question_card
+from adapters.teams._cards import CardContext, question_card
 from adapters.teams._closed import closed_card, refusal_card
 from adapters.teams._mount import mount_teams
 from adapters.teams._package import build_package
 from adapters.teams._surface import TeamsSurface
 
 __all__ = [
-    "Asked",
+    "CardContext",
     "TeamsSurface",
     "build_package",
     "closed_card",

@@ -169,23 +169,21 @@ class TeamsBot:
             if counted is not None:
                 run, record = counted
                 token = str(data.get("token", ""))
-                asked = self.surface.asked(run, record.name, record.payload, record, token=token)
-                return card_reply(question_card(asked))
+                context = self.surface.card_context(run, record, token=token)
+                return card_reply(question_card(context))
         if isinstance(outcome, AnswerInvalid) and found is None:
             found = await self._question(self.service(), activity, str(data.get("iid", "")))
         if isinstance(outcome, AnswerInvalid) and found is not None:
             run, record = found
             errors = errors_for(record.name, record.payload, outcome.fields)
-            asked = self.surface.asked(
+            context = self.surface.card_context(
                 run,
-                record.name,
-                record.payload,
                 record,
                 token=str(data.get("token", "")),
                 errors=errors or {"": refusal_text(outcome)},
                 values=values_from(data),
             )
-            return card_reply(question_card(asked))
+            return card_reply(question_card(context))
         return card_reply(refusal_card(refusal_text(outcome)))
 
     async def _answer_submit(self, activity: Json, data: Mapping[str, Any]) -> None:

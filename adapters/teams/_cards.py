@@ -33,6 +33,8 @@ from adapters.teams._card_kit import (
     title,
 )
 from adapters.teams._form_card import form_inputs, kept_fields, properties
+from bot.kernel.interrupts import PendingInterrupt
+from bot.questions.records import Question
 from bot.service.messages import expires_text, level_text
 
 # A single choice shows as buttons up to this many options (Teams shows six actions).
@@ -44,14 +46,16 @@ PAYLOAD_LEFT_OUT = "Ask whoever asked what they are before you answer."
 
 
 @dataclass(frozen=True, slots=True)
-class Asked:
-    """A question to draw: what was asked, the token, and what every card shows."""
+class CardContext:
+    """What a question's card shows besides the question itself: the token its buttons
+    carry, who it was asked for, who may answer, and what a redraw keeps.
 
-    name: str
-    payload: Json
+    ``question`` is the kernel's pending interrupt of a fresh pause, or the
+    bridge's record of one drawn again (a vote counted, an answer refused).
+    """
+
+    question: PendingInterrupt | Question
     token: str
-    interrupt_id: str
-    expires_at: float
     asked_for: str
     who_may_answer: str
     response_schema: Json | None = None
@@ -60,25 +64,25 @@ class Asked:
     values: Mapping[str, str] = field(default_factory=dict)
     # Under a quorum, the tally so far ("1 of 2 approved: @bo"); "" otherwise.
     tally: str = ""
-    # The escalation steps taken (``level_text``); 0: none.
-    level: int = 0
 
 
-def question_card(asked: Asked) -> Json:
+def question_card(asked: CardContext) -> Json:
     """The card for any interaction, within Teams' size limit."""
-    if asked.name == "ask_user":
+    if asked.question.name == "ask_user":
         return fit(lambda limits, _shown: _ask_user(asked, limits))
-    if asked.name == "approval":
-        arguments = asked.payload.get("arguments")
+    if asked.question.name == "approval":
+        arguments = asked.question.payload.get("arguments")
         count = len(arguments) if isinstance(arguments, dict) else 0
         return fit(lambda limits, shown: _approval(asked, limits, shown), items=count)
-    if asked.name == "form":
-        count = len(properties(asked.payload))
+    if asked.question.name == "form":
+        count = len(properties(asked.question.payload))
         return fit(lambda limits, shown: _form(asked, limits, shown), items=count)
-    return fit(lambda limits, shown: _schema(asked, limits, shown), items=len(asked.payload))
+    return fit(
+        lambda limits, shown: _schema(asked, limits, shown), items=len(asked.question.payload)
+    )
 
 
-def _frame(asked: Asked, heading: str, inner: list[Json], limits: Limits) -> list[Json]:
+def _frame(asked: CardContext, heading: str, inner: list[Json], limits: Limits) -> list[Json]:
     """``heading`` (already shown) above ``inner``, and the lines every question card ends with."""
     body = [title(cut(heading, limits.label))]
     general = asked.errors.get("")
@@ -87,29 +91,29 @@ def _frame(asked: Asked, heading: str, inner: list[Json], limits: Limits) -> lis
     body += inner
     # Names (who asked, who may answer) and a tally's voters come from outside.
     who = f"Asked for {asked.asked_for}. " if asked.asked_for else ""
-    footer = f"{who}{asked.who_may_answer} {expires_text(asked.expires_at)}"
+    footer = f"{who}{asked.who_may_answer} {expires_text(asked.question.expires_at)}"
     body.append(subtle(md(footer, limits.text)))
     if asked.tally:
         body.append(subtle(md(asked.tally, limits.text)))
-    if asked.level:
-        body.append(subtle(level_text(asked.level)))
+    if asked.question.level:
+        body.append(subtle(level_text(asked.question.level)))
     return body
 
 
-def _with_error(asked: Asked, input_id: str, element: Json, limits: Limits) -> list[Json]:
+def _with_error(asked: CardContext, input_id: str, element: Json, limits: Limits) -> list[Json]:
     problem = asked.errors.get(input_id)
     return [element, error_text(md(problem, limits.text))] if problem else [element]
 
 
-def _kept_value(asked: Asked, input_id: str, element: Json, limits: Limits) -> None:
+def _kept_value(asked: CardContext, input_id: str, element: Json, limits: Limits) -> None:
     """What the person had entered, back in its input: their own words, only clipped."""
     if asked.values.get(input_id):
         element["value"] = cut(asked.values[input_id], limits.text)
 
 
-def _ask_user(asked: Asked, limits: Limits) -> Json:
-    questions = [q for q in asked.payload.get("questions", []) if isinstance(q, dict)]
-    data = answer_data(asked.token, asked.interrupt_id)
+def _ask_user(asked: CardContext, limits: Limits) -> Json:
+    questions = [q for q in asked.question.payload.get("questions", []) if isinstance(q, dict)]
+    data = answer_data(asked.token, asked.question.interrupt_id)
     only = questions[0] if len(questions) == 1 else None
     if only and not only.get("multi_select") and 0 < len(only.get("options", [])) <= MAX_BUTTONS:
         return _buttons(asked, only, limits)
@@ -121,7 +125,7 @@ def _ask_user(asked: Asked, limits: Limits) -> Json:
     return card(body, [execute("Send answer", data, style="positive")])
 
 
-def _buttons(asked: Asked, question: Json, limits: Limits) -> Json:
+def _buttons(asked: CardContext, question: Json, limits: Limits) -> Json:
     """One question with a few options and nothing to type: the options are the buttons."""
     options = question["options"]
     inner = [text(md(question.get("question", ""), limits.text))]
@@ -131,7 +135,10 @@ def _buttons(asked: Asked, question: Json, limits: Limits) -> Json:
     if asked.errors.get("q0"):
         inner.append(error_text(md(asked.errors["q0"], limits.text)))
     actions = [
-        execute(plain(label, limits.label), answer_data(asked.token, asked.interrupt_id, q0=str(i)))
+        execute(
+            plain(label, limits.label),
+            answer_data(asked.token, asked.question.interrupt_id, q0=str(i)),
+        )
         for i, (label, _) in enumerate(described)
     ]
     header = question.get("header")
@@ -139,7 +146,7 @@ def _buttons(asked: Asked, question: Json, limits: Limits) -> Json:
     return card(_frame(asked, heading, inner, limits), actions)
 
 
-def _question(asked: Asked, input_id: str, question: Json, limits: Limits) -> list[Json]:
+def _question(asked: CardContext, input_id: str, question: Json, limits: Limits) -> list[Json]:
     """The question as its input's label (read out with it, starred as required), under its
     header when it has one."""
     header = str(question.get("header") or "")
@@ -180,8 +187,8 @@ def _option_title(option: Json, limits: Limits) -> str:
     return plain(f"{label} ({description})" if description else label, limits.label)
 
 
-def _approval(asked: Asked, limits: Limits, shown: int | None) -> Json:
-    payload = asked.payload
+def _approval(asked: CardContext, limits: Limits, shown: int | None) -> Json:
+    payload = asked.question.payload
     risk = str(payload.get("risk", "medium"))
     arguments = payload.get("arguments") or {}
     inner: list[Json] = [
@@ -202,12 +209,16 @@ def _approval(asked: Asked, limits: Limits, shown: int | None) -> Json:
     actions = [
         execute(
             "Approve",
-            answer_data(asked.token, asked.interrupt_id, kind="approval", decision="approve"),
+            answer_data(
+                asked.token, asked.question.interrupt_id, kind="approval", decision="approve"
+            ),
             style="positive",
         ),
         execute(
             "Reject",
-            answer_data(asked.token, asked.interrupt_id, kind="approval", decision="reject"),
+            answer_data(
+                asked.token, asked.question.interrupt_id, kind="approval", decision="reject"
+            ),
             style="destructive",
         ),
     ]
@@ -227,13 +238,13 @@ def _facts_of(
     return found
 
 
-def _form(asked: Asked, limits: Limits, shown: int | None) -> Json:
-    payload = asked.payload
+def _form(asked: CardContext, limits: Limits, shown: int | None) -> Json:
+    payload = asked.question.payload
     message = str(payload.get("message") or "")
     inner = [text(md(message, limits.text))] if message else []
     kept = kept_fields(payload, shown)
     inner += form_inputs(payload, limits, errors=asked.errors, values=asked.values, only=kept)
-    data = answer_data(asked.token, asked.interrupt_id)
+    data = answer_data(asked.token, asked.question.interrupt_id)
     actions = [execute("Send", data, style="positive")]
     schema = payload.get("schema")
     required = set(schema.get("required") or []) if isinstance(schema, Mapping) else set()
@@ -245,7 +256,7 @@ def _form(asked: Asked, limits: Limits, shown: int | None) -> Json:
             then = (
                 f"{len(needed)} of them must be answered, so this form cannot be answered "
                 "in Teams: ask whoever asked to split it (an admin can close it with "
-                f"`cancel {md(asked.interrupt_id)}`)."
+                f"`cancel {md(asked.question.interrupt_id)}`)."
             )
             actions = []
         else:
@@ -256,9 +267,9 @@ def _form(asked: Asked, limits: Limits, shown: int | None) -> Json:
     return card(_frame(asked, heading, inner, limits), actions)
 
 
-def _schema(asked: Asked, limits: Limits, shown: int | None) -> Json:
+def _schema(asked: CardContext, limits: Limits, shown: int | None) -> Json:
     """A deployment's own interaction: its payload as facts, its response fields as inputs."""
-    inner = _facts_of(asked.payload, limits, shown, what="details", then=PAYLOAD_LEFT_OUT)
+    inner = _facts_of(asked.question.payload, limits, shown, what="details", then=PAYLOAD_LEFT_OUT)
     schema = asked.response_schema or {}
     required = set(schema.get("required", []))
     for name, spec in (schema.get("properties") or {}).items():
@@ -270,11 +281,17 @@ def _schema(asked: Asked, limits: Limits, shown: int | None) -> Json:
             element["errorMessage"] = "This field needs an answer."
         _kept_value(asked, input_id, element, limits)
         inner += _with_error(asked, input_id, element, limits)
-    heading = md(asked.name.replace("_", " ").capitalize(), limits.label)
+    heading = md(asked.question.name.replace("_", " ").capitalize(), limits.label)
     body = _frame(asked, heading, inner, limits)
     return card(
         body,
-        [execute("Send answer", answer_data(asked.token, asked.interrupt_id), style="positive")],
+        [
+            execute(
+                "Send answer",
+                answer_data(asked.token, asked.question.interrupt_id),
+                style="positive",
+            )
+        ],
     )
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from adapters.teams._admin import message_link, moved_card
 from adapters.teams._card_kit import Json, attachment
-from adapters.teams._cards import Asked, question_card
+from adapters.teams._cards import CardContext, question_card
 from adapters.teams._closed import closed_card
 from adapters.teams._connector import Connector, with_retries
 from bot.kernel.interrupts import PendingInterrupt
@@ -57,7 +57,7 @@ class TeamsSurface:
         self, run: RunRecord, interrupt: PendingInterrupt
     ) -> dict[str, Any] | None:
         reference = _reference(run)
-        content = question_card(self.asked(run, interrupt.name, interrupt.payload, interrupt))
+        content = question_card(self.card_context(run, interrupt))
         activity = {"type": "message", "attachments": [attachment(content)]}
         conversation = reference["conversation"]["id"]
         activity_id = await self._deliver(
@@ -87,7 +87,7 @@ class TeamsSurface:
         """The card redrawn in place: the new expiry, and the token re-derived with it."""
         if not ref.get("activity_id"):
             return
-        content = question_card(self.asked(run, interrupt.name, interrupt.payload, interrupt))
+        content = question_card(self.card_context(run, interrupt))
         activity = {"type": "message", "attachments": [attachment(content)]}
         await self._deliver(
             lambda: self.connector.update(
@@ -142,32 +142,26 @@ class TeamsSurface:
             lambda: self.connector.send(reference["serviceUrl"], conversation, activity)
         )
 
-    def asked(
+    def card_context(
         self,
         run: RunRecord,
-        name: str,
-        payload: Json,
-        source: PendingInterrupt | Question,
+        question: PendingInterrupt | Question,
         *,
         token: str = "",
         errors: dict[str, str] | None = None,
         values: dict[str, str] | None = None,
-    ) -> Asked:
-        """What a question card needs, from a fresh pause or a ledger row drawn again."""
+    ) -> CardContext:
+        """What a question card shows besides the question: a fresh pause or a ledger row."""
         requester = str(_reference(run).get("user", {}).get("name") or "")
-        return Asked(
-            name=name,
-            payload=payload,
-            token=token or getattr(source, "token", ""),
-            interrupt_id=source.interrupt_id,
-            expires_at=source.expires_at,
+        return CardContext(
+            question=question,
+            token=token or getattr(question, "token", ""),
             asked_for=requester,
-            who_may_answer=self._who_may_answer(requester, source.answerers),
-            response_schema=self.schema_of(name),
+            who_may_answer=self._who_may_answer(requester, question.answerers),
+            response_schema=self.schema_of(question.name),
             errors=errors or {},
             values=values or {},
-            tally=_tally(source),
-            level=source.level,
+            tally=_tally(question),
         )
 
     def _who_may_answer(self, requester: str, named: tuple[str, ...]) -> str:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 
 from adapters.slack._render import question_message
-from adapters.teams import Asked as TeamsAsked
-from adapters.teams import question_card
+from adapters.teams import CardContext, question_card
 from bot.questions.quorum import tally_text
 from tests.support import pending_interrupt
 
@@ -35,15 +34,11 @@ def test_slack_shows_the_tally_under_the_question() -> None:
 
 
 def test_teams_shows_the_tally_on_the_card() -> None:
-    common = {
-        "name": "approval",
-        "payload": PAYLOAD,
-        "token": "tok",
-        "interrupt_id": "int_1",
-        "expires_at": 1_800_000_000.0,
-        "asked_for": "Ana",
-        "who_may_answer": "Anyone may answer.",
-    }
-    card = question_card(TeamsAsked(**common, tally="1 of 2 approved: @bo"))  # type: ignore[arg-type]
-    assert "1 of 2 approved: @bo" in json.dumps(card)
-    assert "approved:" not in json.dumps(question_card(TeamsAsked(**common)))  # type: ignore[arg-type]
+    question = pending_interrupt("approval", PAYLOAD, expires_at=1_800_000_000.0)
+
+    def card(tally: str = "") -> str:
+        context = CardContext(question, "tok", "Ana", "Anyone may answer.", tally=tally)
+        return json.dumps(question_card(context))
+
+    assert "1 of 2 approved: @bo" in card("1 of 2 approved: @bo")
+    assert "approved:" not in card()

@@ -18,8 +18,7 @@ from typing import Any
 
 from adapters.console._views import question_json
 from adapters.slack._render import question_message
-from adapters.teams._cards import Asked as TeamsAsked
-from adapters.teams._cards import question_card
+from adapters.teams._cards import CardContext, question_card
 from bot.human.capability import ASK_USER, HumanInteractionError
 from bot.human.factory import ask_user_registration
 from bot.human.tokens import SigningKey, TokenError, TokenSigner
@@ -72,8 +71,9 @@ def adaptive_card(data: bytes) -> None:
     found = _payload(data)
     if found is not None:
         name, payload = found
-        asked = TeamsAsked(name, payload, TOKEN, "int_1", 1.8e9, "Ana", "Ana may answer.")
-        json.dumps(question_card(asked))
+        question = pending_interrupt(name, payload, token=TOKEN)
+        context = CardContext(question, TOKEN, "Ana", "Ana may answer.")
+        json.dumps(question_card(context))
 
 
 def console_json(data: bytes) -> None:

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from adapters.teams import Asked, closed_card, question_card, refusal_card
+from adapters.teams import CardContext, closed_card, question_card, refusal_card
 from adapters.teams._admin import admin_card, moved_card
 from bot.admin import (
     USAGES,
@@ -44,6 +44,7 @@ from bot.questions.records import (
     QuestionStatus,
     RunRecord,
 )
+from tests.support import pending_interrupt
 
 Json = dict[str, Any]
 
@@ -58,17 +59,12 @@ WHO = "Ana (or an approver) may answer."
 HEAVY = "🚀\u202e"
 
 
-def asked(name: str, payload: Json, **extra: Any) -> Asked:
-    return Asked(
-        name=name,
-        payload=payload,
-        token=TOKEN,
-        interrupt_id="int_5f2a9c",
-        expires_at=EXPIRES,
-        asked_for="Ana",
-        who_may_answer=WHO,
-        **extra,
+def asked(name: str, payload: Json, **extra: Any) -> CardContext:
+    level = extra.pop("level", 0)
+    question = pending_interrupt(
+        name, payload, token=TOKEN, expires_at=EXPIRES, interrupt_id="int_5f2a9c", level=level
     )
+    return CardContext(question=question, token=TOKEN, asked_for="Ana", who_may_answer=WHO, **extra)
 
 
 def option(label: str, description: str = "") -> Json:

@@ -7,25 +7,24 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from adapters.teams import Asked, closed_card, question_card
+from adapters.teams import CardContext, closed_card, question_card
 from adapters.teams._card_kit import MAX_CARD_BYTES, attachment, size
 from bot.stores.records import Question, QuestionStatus
 from bot.testing import question
 from tests.adapters.teams import _catalogue as catalogue
 from tests.e2e._teams import texts
 from tests.fakes.bf_connector import MAX_MESSAGE_BYTES
+from tests.support import pending_interrupt
 
 TOKEN = "h." + "t" * 900 + ".s"  # as long as a real token may get
 EXPIRES = 1_800_003_600.0
 
 
-def _asked(name: str, payload: dict[str, Any], **extra: Any) -> Asked:
-    return Asked(
-        name=name,
-        payload=payload,
+def _asked(name: str, payload: dict[str, Any], **extra: Any) -> CardContext:
+    level = extra.pop("level", 0)
+    return CardContext(
+        question=pending_interrupt(name, payload, token=TOKEN, expires_at=EXPIRES, level=level),
         token=TOKEN,
-        interrupt_id="int_1",
-        expires_at=EXPIRES,
         asked_for="Ana",
         who_may_answer="Ana (or an approver) may answer.",
         **extra,
