@@ -22,7 +22,7 @@ from bot.questions.quorum import tally_line
 from bot.service.messages import answered_text, cancelled_text, expired_text
 from bot.service.outcomes import Responder
 from bot.service.policy import AnswerPolicy, RequesterOrApprovers
-from bot.service.views import QuestionView, RunView
+from bot.service.views import RunWithQuestions
 from bot.stores.records import (
     ConversationSummary,
     Question,
@@ -63,14 +63,15 @@ class Viewer:
         return may_answer_text(person_name(run.requester), anyone=False, approvers=True)
 
 
-async def viewer_for(who: Responder, policy: AnswerPolicy, views: Sequence[RunView]) -> Viewer:
+async def viewer_for(
+    who: Responder, policy: AnswerPolicy, views: Sequence[RunWithQuestions]
+) -> Viewer:
     """Ask the policy, once per open question, what ``who`` may answer."""
     yours = {
-        question.record.interrupt_id
+        question.interrupt_id
         for view in views
         for question in view.questions
-        if question.record.status is QuestionStatus.OUTSTANDING
-        and await policy(question.record, view.run, who)
+        if question.status is QuestionStatus.OUTSTANDING and await policy(question, view.run, who)
     }
     return Viewer(who, policy, frozenset(yours))
 
@@ -111,27 +112,29 @@ def conversations_json(
     }
 
 
-def asked_by_an_agent(views: Sequence[RunView]) -> bool:
+def asked_by_an_agent(views: Sequence[RunWithQuestions]) -> bool:
     """Whether an agent outside the bridge (the agents API) asked in this conversation."""
     return any(view.run.status is RunStatus.REMOTE for view in views)
 
 
-def waiting_counts(views: Sequence[RunView], viewer: Viewer) -> tuple[int, int]:
+def waiting_counts(views: Sequence[RunWithQuestions], viewer: Viewer) -> tuple[int, int]:
     """(questions open, of which ``viewer`` may answer) in one conversation."""
     open_count = mine = 0
     for view in views:
         for question in view.questions:
-            if question.record.status is QuestionStatus.OUTSTANDING:
+            if question.status is QuestionStatus.OUTSTANDING:
                 open_count += 1
-                mine += viewer.may_answer(question.record, view.run)
+                mine += viewer.may_answer(question, view.run)
     return open_count, mine
 
 
-def conversation_json(key: str, views: Sequence[RunView], viewer: Viewer) -> dict[str, Any]:
+def conversation_json(
+    key: str, views: Sequence[RunWithQuestions], viewer: Viewer
+) -> dict[str, Any]:
     return {"id": key, "runs": [run_json(view, viewer) for view in views]}
 
 
-def run_json(view: RunView, viewer: Viewer) -> dict[str, Any]:
+def run_json(view: RunWithQuestions, viewer: Viewer) -> dict[str, Any]:
     run = view.run
     return {
         "run_id": run.run_id,
@@ -143,17 +146,17 @@ def run_json(view: RunView, viewer: Viewer) -> dict[str, Any]:
         "created_at": run.created_at,
         "questions": [
             {
-                **question_json(question),
-                "may_answer": shown(viewer.answerers(run, question.record)),
-                "yours": viewer.may_answer(question.record, run),
+                **question_json(question, view.token_of(question)),
+                "may_answer": shown(viewer.answerers(run, question)),
+                "yours": viewer.may_answer(question, run),
             }
             for question in view.questions
         ],
     }
 
 
-def question_json(view: QuestionView) -> dict[str, Any]:
-    record = view.record
+def question_json(record: Question, token: str = "") -> dict[str, Any]:
+    """One question for the page; ``token`` (its answer's key) only while it is open."""
     outstanding = record.status is QuestionStatus.OUTSTANDING
     return {
         "asked_at": record.issued_at,
@@ -166,7 +169,7 @@ def question_json(view: QuestionView) -> dict[str, Any]:
         "closed_at": record.closed_at,
         "expires_at": record.expires_at,
         "answer": shown(record.answer),
-        "token": view.token if outstanding and view.token else None,
+        "token": token if outstanding and token else None,
         "closed_text": shown(closed_text(record)),
         # Under a quorum, the votes so far ("1 of 2 approved: @ana"); "" otherwise.
         "tally": shown(tally_line(record)) if outstanding else "",

@@ -46,6 +46,7 @@ from adapters.slack._who import (
 )
 from bot.admin import AdminResult, AdminService
 from bot.display import display
+from bot.questions.records import Question
 from bot.service.messages import (
     ADMIN_COMMANDS_UNAVAILABLE,
     LATE_ANSWER_RECORDED,
@@ -69,7 +70,6 @@ from bot.service.outcomes import (
 from bot.service.policy import Directory
 from bot.service.runs import RunService
 from bot.service.surfaces import Conversation, DeliveryError
-from bot.service.views import QuestionView
 
 log = logging.getLogger(__name__)
 
@@ -218,7 +218,7 @@ class Listeners:
         if question is None:
             await self._ephemeral(team, channel, user, QUESTION_CLOSED)
             return
-        record = question.record
+        record = question
         metadata = Metadata(
             token, form_kind(record.name), channel, _message_ts(body), _thread(body)
         )
@@ -237,8 +237,8 @@ class Listeners:
         if metadata.kind != "reject":
             question = await self._question(metadata.channel, metadata.thread, metadata.token)
             if question is not None:
-                payload = question.record.payload
-                schema = self._schema(question.record.name)
+                payload = question.payload
+                schema = self._schema(question.name)
         values = (view.get("state") or {}).get("values") or {}
         answer = answer_from_state(metadata, payload, schema, values)
         outcome = await self._redeem(metadata.token, answer, team, metadata.channel, user, body)
@@ -364,12 +364,13 @@ class Listeners:
         except DeliveryError as error:
             log.warning("could not open the form: %s", error.reason)
 
-    async def _question(self, channel: str, thread: str, token: str) -> QuestionView | None:
+    async def _question(self, channel: str, thread: str, token: str) -> Question | None:
+        """The open question ``token`` answers, in the thread it was posted in."""
         if not token:
             return None
         for run in reversed(await self.service().history(SURFACE, f"{channel}:{thread}")):
             for question in run.questions:
-                if question.token and question.token == token:
+                if run.token_of(question) == token:
                     return question
         return None
 

@@ -242,8 +242,7 @@ class TeamsBot:
         """
         key = str((activity.get("conversation") or {}).get("id", ""))
         for view in reversed(await service.history(SURFACE, key)):
-            for question in view.questions:
-                record = question.record
+            for record in view.questions:
                 if (
                     record.interrupt_id == interrupt_id
                     and record.status is QuestionStatus.OUTSTANDING

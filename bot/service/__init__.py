@@ -9,6 +9,6 @@ and ``Foreground``; the other modules are its parts.
 
 from bot.service.foreground import Foreground
 from bot.service.runs import RunService
-from bot.service.views import QuestionView, RunView
+from bot.service.views import RunWithQuestions
 
-__all__ = ["Foreground", "QuestionView", "RunService", "RunView"]
+__all__ = ["Foreground", "RunService", "RunWithQuestions"]

@@ -45,7 +45,7 @@ from bot.service.requests import HISTORY_RUNS, run_id_for, turn_request
 from bot.service.resume import resume_turn
 from bot.service.surfaces import Conversation, Surface
 from bot.service.tasks import OwnedTasks
-from bot.service.views import QuestionViews, RunView
+from bot.service.views import Redraws, RunWithQuestions
 from bot.stores.errors import is_outage
 from bot.stores.ports import Stores
 from bot.stores.records import ConversationSummary
@@ -102,7 +102,7 @@ class RunService:
         self.keeps_request_keys = self._redeemer.keeps_request_keys  # ``redeem``'s once_key
         self._tasks = OwnedTasks()
         self._spawn = self._tasks.spawn
-        self.views = QuestionViews(capability, stores)
+        self.views = Redraws(capability, stores)
         # Runs this process is driving, and those asked for again meanwhile.
         self._driving: set[str] = set()
         self._again: set[str] = set()
@@ -252,7 +252,7 @@ class RunService:
         return count
 
     # -- reading, for surfaces that redraw from the store (``bot.service.views``)
-    async def history(self, surface: str, key: str, *, limit: int = 50) -> list[RunView]:
+    async def history(self, surface: str, key: str, *, limit: int = 50) -> list[RunWithQuestions]:
         """A conversation's runs with their questions, oldest first."""
         return await self.views.history(surface, key, limit=limit)
 

@@ -7,7 +7,8 @@ its first post, so that post needs neither a read nor a signature.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from bot.human.capability import HumanInteractionCapability, InteractionRegistration
 from bot.human.pause_event import claims_for, pending_interrupt
@@ -21,36 +22,46 @@ ASKED_KEPT = 256
 
 
 @dataclass(frozen=True, slots=True)
-class QuestionView:
-    """A question as a surface redraws it; ``token`` only while it is open."""
+class RunWithQuestions:
+    """A run and the questions it asked, as a surface redraws them.
 
-    record: Question
-    token: str = ""
+    ``tokens`` holds the token of each question still open (by interrupt id),
+    re-derived from its row: the questions themselves are the bridge's records.
+    """
 
-
-@dataclass(frozen=True, slots=True)
-class RunView:
     run: RunRecord
-    questions: tuple[QuestionView, ...] = ()
+    questions: tuple[Question, ...] = ()
+    tokens: Mapping[str, str] = field(default_factory=dict)
+
+    def token_of(self, question: Question) -> str:
+        """The token that answers ``question``; "" once it closed."""
+        if question.status is not QuestionStatus.OUTSTANDING:
+            return ""
+        return self.tokens.get(question.interrupt_id, "")
 
 
-class QuestionViews:
-    """Questions as surfaces show them, with their tokens re-derived."""
+class Redraws:
+    """What surfaces redraw from the store: runs with their questions, tokens re-derived."""
 
     def __init__(self, capability: HumanInteractionCapability, stores: Stores) -> None:
         self._capability = capability
         self._stores = stores
         self._asked: dict[str, PendingInterrupt] = {}
 
-    async def history(self, surface: str, key: str, *, limit: int = 50) -> list[RunView]:
+    async def history(self, surface: str, key: str, *, limit: int = 50) -> list[RunWithQuestions]:
         """A conversation's runs with their questions, oldest first."""
         runs = await self._stores.runs.in_conversation(surface, key, limit=limit)
         pauses = await self._stores.ledger.for_runs([run.run_id for run in runs])
-        by_run: dict[str, list[QuestionView]] = {}
+        by_run: dict[str, list[Question]] = {}
+        tokens: dict[str, dict[str, str]] = {}
         for record in pauses:
-            token = self.token_for(record) if record.status is QuestionStatus.OUTSTANDING else ""
-            by_run.setdefault(record.run_id, []).append(QuestionView(record, token))
-        return [RunView(run, tuple(by_run.get(run.run_id, ()))) for run in runs]
+            by_run.setdefault(record.run_id, []).append(record)
+            if record.status is QuestionStatus.OUTSTANDING:
+                tokens.setdefault(record.run_id, {})[record.interrupt_id] = self.token_for(record)
+        return [
+            RunWithQuestions(run, tuple(by_run.get(run.run_id, ())), tokens.get(run.run_id, {}))
+            for run in runs
+        ]
 
     def token_for(self, record: Question) -> str:
         """The token of an outstanding question, re-derived (tokens are never stored)."""

@@ -23,7 +23,6 @@ from bot.human.capability import ASK_USER, HumanInteractionError
 from bot.human.factory import ask_user_registration
 from bot.human.tokens import SigningKey, TokenError, TokenSigner
 from bot.interactions.approval import APPROVAL, approval_registration
-from bot.service.views import QuestionView
 from bot.stores.records import Question
 from tests.support import pending_interrupt
 
@@ -81,7 +80,7 @@ def console_json(data: bytes) -> None:
     if found is not None:
         name, payload = found
         record = Question("i1", "r1", "console", name, "call1", "cp1", payload, 0.0, 60.0)
-        json.dumps(question_json(QuestionView(record, TOKEN)))
+        json.dumps(question_json(record, TOKEN))
 
 
 TARGETS: dict[str, Callable[[bytes], None]] = {

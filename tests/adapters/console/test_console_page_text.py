@@ -79,7 +79,7 @@ async def test_an_option_whose_label_hides_a_control_is_answered_from_the_page(
     await console.service.wait_idle()
     (view,) = await console.service.history("console", "c-ask")
     (question,) = view.questions
-    assert question.record.answer == {"answers": {TROJAN_QUESTION: TROJAN_LABEL}}
+    assert question.answer == {"answers": {TROJAN_QUESTION: TROJAN_LABEL}}
 
 
 async def test_a_form_with_controls_in_its_names_is_answered_as_asked(
@@ -98,7 +98,7 @@ async def test_a_form_with_controls_in_its_names_is_answered_as_asked(
     await console.service.wait_idle()
     (view,) = await console.service.history("console", "c-form")
     (question,) = view.questions
-    assert question.record.answer == {
+    assert question.answer == {
         f"name{RLO}": "Ada",
         "plan": f"free{RLO}",
         "regions": [f"eu{RLO}"],

@@ -14,7 +14,7 @@ from adapters.console._views import (
 from bot.service.messages import answered_text, cancelled_text, expired_text
 from bot.service.outcomes import Responder
 from bot.service.policy import RequesterOrApprovers
-from bot.service.views import QuestionView, RunView
+from bot.service.views import RunWithQuestions
 from bot.stores.records import (
     ConversationSummary,
     Question,
@@ -42,7 +42,7 @@ def closed(status: QuestionStatus, by: str = "Ana") -> Question:
 
 async def test_unknown_interaction_is_drawn_as_other() -> None:
     """An interaction the page has no form for gets kind "other" and keeps its payload."""
-    shown = question_json(QuestionView(OPEN, "tok"))
+    shown = question_json(OPEN, "tok")
     assert (shown["kind"], shown["name"], shown["payload"]) == (
         "other",
         "deploy_window",
@@ -60,7 +60,7 @@ async def test_closed_questions_carry_their_sentence_and_no_token() -> None:
         QuestionStatus.CANCELLED: cancelled_text("Ana", 150.0),
     }
     for status, sentence in cases.items():
-        shown = question_json(QuestionView(closed(status), "stale-token"))
+        shown = question_json(closed(status), "stale-token")
         assert (shown["status"], shown["closed_text"], shown["token"]) == (
             status.value,
             sentence,
@@ -79,7 +79,7 @@ async def test_who_may_answer_follows_the_policy() -> None:
         created_at=1.0,
     )
     ana, bo = Responder("console:ana", "ana"), Responder("console:bo", "bo")
-    views = [RunView(run, (QuestionView(OPEN, "t"),))]
+    views = [RunWithQuestions(run, (OPEN,), {OPEN.interrupt_id: "t"})]
     plain = RequesterOrApprovers()
     assert Viewer(ana, plain).answerers(run) == "ana"
     assert (await viewer_for(ana, plain, views)).may_answer(OPEN, run)
@@ -110,6 +110,6 @@ async def test_a_conversation_an_agent_named_is_titled_by_that_name() -> None:
         conversation={"key": "agents"},
         status=RunStatus.REMOTE,
     )
-    assert asked_by_an_agent([RunView(run)])
+    assert asked_by_an_agent([RunWithQuestions(run)])
     person = dataclasses.replace(run, requester="console:ana", status=RunStatus.COMPLETED)
-    assert not asked_by_an_agent([RunView(person)])
+    assert not asked_by_an_agent([RunWithQuestions(person)])
