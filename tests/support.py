@@ -12,7 +12,7 @@ from typing import Any
 import jwt
 
 from bot.human.capability import HumanInteractionCapability
-from bot.human.tokens import MintedPause, PauseClaims, TokenSigner, random_signing_key
+from bot.human.tokens import MintedToken, TokenClaims, TokenSigner, random_signing_key
 from bot.kernel.interrupts import PendingInterrupt
 from bot.kernel.turn import Agent
 from bot.providers.scripted import ScriptedProvider
@@ -72,9 +72,9 @@ def forgeries(good: str) -> dict[str, str]:
     header, _payload, signature = good.split(".")
     claims = jwt.decode(good, options={"verify_signature": False})
     stranger = TokenSigner([random_signing_key("k1")])
-    fields = {k: claims[k] for k in PauseClaims.__slots__}
+    fields = {k: claims[k] for k in TokenClaims.__slots__}
     return {
-        "forged with another secret": stranger.encode(MintedPause(PauseClaims(**fields))),
+        "forged with another secret": stranger.encode(MintedToken(TokenClaims(**fields))),
         "tampered payload": ".".join([header, _b64({**claims, "scope": "T-other"}), signature]),
         "alg none": jwt.encode(claims, None, algorithm="none", headers={"kid": "k1"}),
         "unknown kid": jwt.encode(claims, "x" * 48, algorithm="HS256", headers={"kid": "k9"}),

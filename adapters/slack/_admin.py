@@ -28,7 +28,7 @@ from bot.admin import (
     NotOpen,
     PendingItem,
     PendingPage,
-    QuestionShown,
+    RecordShown,
     Resent,
     StatsShown,
     TooLong,
@@ -77,7 +77,7 @@ def admin_message(result: AdminResult) -> Json:
             return _blocks("Admin commands", [_section(line) for line in lines])
         case PendingPage():
             return _pending(result)
-        case QuestionShown():
+        case RecordShown():
             return _shown(result)
         case StatsShown(stats=s):
             p50 = duration(s.answer_seconds_p50) if s.answer_seconds_p50 is not None else "-"
@@ -137,7 +137,7 @@ def _pending(page: PendingPage) -> Json:
     return _blocks(f"Open questions ({len(shown)})", blocks)
 
 
-def _shown(shown: QuestionShown) -> Json:
+def _shown(shown: RecordShown) -> Json:
     record, run = shown.record, shown.run
     link = message_link(record.message_ref)
     facts = [

@@ -39,7 +39,7 @@ from bot.admin import (
     NotOpen,
     PendingItem,
     PendingPage,
-    QuestionShown,
+    RecordShown,
     Resent,
     StatsShown,
     TooLong,
@@ -105,7 +105,7 @@ def admin_card(result: AdminResult) -> Json:
             return card(body)
         case PendingPage():
             return _pending(result)
-        case QuestionShown():
+        case RecordShown():
             return _shown(result)
         case StatsShown(stats=s):
             p50 = duration(s.answer_seconds_p50) if s.answer_seconds_p50 is not None else "-"
@@ -179,12 +179,12 @@ def _pending_item(at: float, item: PendingItem) -> Json:
     }
 
 
-def _shown(shown: QuestionShown) -> Json:
+def _shown(shown: RecordShown) -> Json:
     events = len(shown.history[-MAX_EVENTS:]) + len(shown.deliveries)
     return fit(lambda limits, kept: _shown_within(shown, limits, kept), items=events)
 
 
-def _shown_within(shown: QuestionShown, limits: Limits, kept: int | None) -> Json:
+def _shown_within(shown: RecordShown, limits: Limits, kept: int | None) -> Json:
     """A question's facts, payload, deliveries and history; when not all fit, the payload is
     shorter and the latest history is kept."""
     record, run = shown.record, shown.run

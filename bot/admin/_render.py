@@ -30,7 +30,7 @@ from bot.admin._results import (
     NotFound,
     NotOpen,
     PendingPage,
-    QuestionShown,
+    RecordShown,
     Resent,
     StatsShown,
     TooLong,
@@ -81,7 +81,7 @@ def summary_of(result: AdminResult) -> str:
             return extended_question(interrupt_id, expires_at)
         case AlreadyDone(command=command, interrupt_id=interrupt_id):
             return already_done(command, interrupt_id)
-        case HelpShown() | PendingPage() | QuestionShown() | StatsShown() | AuditShown():
+        case HelpShown() | PendingPage() | RecordShown() | StatsShown() | AuditShown():
             return ""
         case _:
             assert_never(result)
@@ -199,7 +199,7 @@ def _lines_of(result: AdminResult) -> str:
             if next_after is not None:
                 lines.append(f"more: pending after={next_after}")
             return "\n".join(lines)
-        case QuestionShown(record=record, run=run, history=history, deliveries=deliveries):
+        case RecordShown(record=record, run=run, history=history, deliveries=deliveries):
             lines = [
                 f"{record.interrupt_id}  {record.status}  ({record.name} in {record.scope})",
                 f"run: {record.run_id} ({run.status if run else 'unknown'})"

@@ -41,7 +41,9 @@ class PendingPage:
 
 
 @dataclass(frozen=True, slots=True)
-class QuestionShown:
+class RecordShown:
+    """``show``: one question's record, its run, who may answer, its history and deliveries."""
+
     at: float
     record: Question
     run: RunRecord | None
@@ -125,7 +127,7 @@ AdminRefusal = AdminsOnly | CommandInvalid | NotFound | NotOpen | TooLong
 AdminResult = (
     HelpShown
     | PendingPage
-    | QuestionShown
+    | RecordShown
     | CancelDone
     | Resent
     | Extended

@@ -57,7 +57,7 @@ from bot.admin._results import (
     NotOpen,
     PendingItem,
     PendingPage,
-    QuestionShown,
+    RecordShown,
     Resent,
     StatsShown,
     TooLong,
@@ -197,7 +197,7 @@ class AdminService:
         events = await self._stores.audit.recent(limit=HISTORY_LIMIT, run_id=record.run_id)
         history = tuple(e for e in reversed(events) if e.interrupt_id in ("", interrupt_id))
         deliveries = await self._stores.outbox.of_run(record.run_id)
-        return QuestionShown(
+        return RecordShown(
             at=self._clock(),
             record=record,
             run=run,

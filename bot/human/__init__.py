@@ -34,9 +34,9 @@ from bot.human.factory import (
 from bot.human.live_binding import current_run_binding
 from bot.human.pausing import PauseBinding, pause_handler
 from bot.human.tokens import (
-    MintedPause,
-    PauseClaims,
+    MintedToken,
     SigningKey,
+    TokenClaims,
     TokenError,
     TokenExpiredError,
     TokenInvalidError,
@@ -61,13 +61,13 @@ __all__ = [
     "InteractionConfigurationError",
     "InteractionRegistration",
     "InteractionToolSpec",
-    "MintedPause",
+    "MintedToken",
     "PauseBinding",
-    "PauseClaims",
     "PauseEvent",
     "SigningKey",
     "TTLPolicy",
     "TTLSettings",
+    "TokenClaims",
     "TokenError",
     "TokenExpiredError",
     "TokenInvalidError",

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from bot.human.errors import HumanInteractionError
 from bot.human.ports import Audit, Checkpoints, Ledger
-from bot.human.tokens import MAX_TOKEN_CHARS, MintedPause, TokenError
+from bot.human.tokens import MAX_TOKEN_CHARS, MintedToken, TokenError
 from bot.questions.records import AuditEvent, Question
 
 log = logging.getLogger(__name__)
@@ -84,7 +84,7 @@ async def discard(checkpoints: Checkpoints | None, checkpoint_id: str) -> None:
         log.warning("could not discard checkpoint %s", checkpoint_id, exc_info=True)
 
 
-def encoded(encode: Callable[[MintedPause], str], minted: MintedPause) -> str:
+def encoded(encode: Callable[[MintedToken], str], minted: MintedToken) -> str:
     """Encode and length-check the token before anything outstanding exists."""
     try:
         token = encode(minted)

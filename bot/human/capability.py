@@ -17,7 +17,7 @@ from bot.human.errors import (
 from bot.human.pause_event import PauseEvent, claims_for
 from bot.human.ports import Audit, Checkpoints, Consumption, IssuesWithTurn, Ledger
 from bot.human.registration import ASK_USER, CAPABILITY_NAME, InteractionRegistration
-from bot.human.tokens import MintedPause, PauseClaims, TokenSigner
+from bot.human.tokens import MintedToken, TokenClaims, TokenSigner
 from bot.human.ttl import DEFAULT_TTL, TTLPolicy
 from bot.kernel.contracts import CapabilityContribution, CapabilityRequest
 from bot.questions.records import Question
@@ -50,8 +50,8 @@ class HumanInteractionCapability:
         ttl: TTLPolicy,
         consumption: Consumption,
         binding: Callable[[], Any] | None,
-        encode_token: Callable[[MintedPause], str] | None,
-        decode_token: Callable[[str], PauseClaims] | None = None,
+        encode_token: Callable[[MintedToken], str] | None,
+        decode_token: Callable[[str], TokenClaims] | None = None,
         ask_user_description: str | None = None,
         ledger: Ledger | None = None,
         checkpoints: Checkpoints | None = None,
@@ -85,7 +85,7 @@ class HumanInteractionCapability:
         ttl: TTLPolicy = DEFAULT_TTL,
         consumption: Consumption,
         binding: Callable[[], Any] | None,
-        encode_token: Callable[[MintedPause], str] | None,
+        encode_token: Callable[[MintedToken], str] | None,
         **options: Any,
     ) -> HumanInteractionCapability:
         by_name: dict[str, InteractionRegistration] = {}
@@ -147,7 +147,7 @@ class HumanInteractionCapability:
         tool_call_id: str,
         checkpoint_id: str | None,
         turn_state: dict[str, Any],
-        encode_token: Callable[[MintedPause], str] | None = None,
+        encode_token: Callable[[MintedToken], str] | None = None,
     ) -> PauseEvent:
         """Save the turn, encode the token, audit, issue the ledger row -- or refuse.
 

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from bot.human.pausing import PauseBinding, Pauser, pause_handler
 from bot.human.registration import ASK_USER, CAPABILITY_NAME
-from bot.human.tokens import MintedPause
+from bot.human.tokens import MintedToken
 from bot.kernel.contracts import (
     CapabilityContribution,
     CapabilityRequest,
@@ -118,7 +118,7 @@ def build_contribution(
     request: CapabilityRequest,
     *,
     binding: Callable[[], PauseBinding | None] | None,
-    encode_token: Callable[[MintedPause], str] | None,
+    encode_token: Callable[[MintedToken], str] | None,
 ) -> CapabilityContribution:
     """Fold the capability into a stage, its handler and (if registered) ask_user."""
     del request  # Nothing here needs a grant; see pause_stage.

@@ -23,7 +23,7 @@ from bot.human.capability import (
     InteractionRegistration,
 )
 from bot.human.ports import Consumption, InMemoryConsumption
-from bot.human.tokens import MintedPause, PauseClaims, TokenSigner
+from bot.human.tokens import MintedToken, TokenClaims, TokenSigner
 from bot.human.ttl import DEFAULT_TTL, TTLPolicy
 
 MAX_FREE_TEXT = 2000
@@ -90,8 +90,8 @@ def human_interaction(
     *,
     signer: TokenSigner,
     binding: Callable[[], Any],
-    encode_token: Callable[[MintedPause], str],
-    decode_token: Callable[[str], PauseClaims] | None = None,
+    encode_token: Callable[[MintedToken], str],
+    decode_token: Callable[[str], TokenClaims] | None = None,
     registrations: Iterable[InteractionRegistration] | None = None,
     ttl: TTLPolicy | None = None,
     ask_user_description: str | None = None,

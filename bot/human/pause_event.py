@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.human.registration import ASK_USER
-from bot.human.tokens import MintedPause, PauseClaims
+from bot.human.tokens import MintedToken, TokenClaims
 from bot.kernel.interrupts import PendingInterrupt
 from bot.questions.quorum import policy_of
 from bot.questions.records import Question
@@ -21,7 +21,7 @@ from bot.questions.records import Question
 class PauseEvent:
     """What ``pause`` reports: the envelope, its encoded token, and whether it can resume."""
 
-    pause: MintedPause
+    pause: MintedToken
     payload: dict[str, Any]
     tool_call_id: str
     interrupt_id: str
@@ -53,14 +53,14 @@ def pending_interrupt(record: Question, *, token: str, resumable: bool) -> Pendi
     )
 
 
-def claims_for(record: Question) -> PauseClaims:
+def claims_for(record: Question) -> TokenClaims:
     """The token claims of a ledger row.
 
     Signing is deterministic, so re-encoding an outstanding row yields the
     very token first posted: tokens need never be stored at rest, and a
     surface can show an open question again after a restart.
     """
-    return PauseClaims(
+    return TokenClaims(
         jti=record.interrupt_id,
         sub=record.run_id,
         iat=int(record.issued_at),

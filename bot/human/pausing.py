@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from bot.human.errors import HumanInteractionError
 from bot.human.pause_event import PauseEvent, pending_interrupt
 from bot.human.registration import InteractionRegistration
-from bot.human.tokens import MintedPause
+from bot.human.tokens import MintedToken
 from bot.kernel.contracts import StageHandler, StageResult, no_change
 from bot.kernel.interrupts import InvocationPaused
 from bot.kernel.state import snapshot
@@ -46,7 +46,7 @@ class Pauser(Protocol):
         tool_call_id: str,
         checkpoint_id: str | None,
         turn_state: dict[str, Any],
-        encode_token: Callable[[MintedPause], str] | None = None,
+        encode_token: Callable[[MintedToken], str] | None = None,
     ) -> PauseEvent: ...
 
 
@@ -71,7 +71,7 @@ class PauseBinding:
 def pause_handler(
     capability: Pauser,
     binding: Callable[[], PauseBinding | None],
-    encode_token: Callable[[MintedPause], str],
+    encode_token: Callable[[MintedToken], str],
 ) -> StageHandler:
     """Build the handler that turns a reserved interaction call into a pause."""
 

@@ -59,7 +59,7 @@ class SigningConfigError(BotError):
 
 
 @dataclass(frozen=True, slots=True)
-class PauseClaims:
+class TokenClaims:
     """What a token says: which pause, which run, where, until when."""
 
     jti: str  # interrupt id
@@ -76,10 +76,10 @@ class PauseClaims:
 
 
 @dataclass(frozen=True, slots=True)
-class MintedPause:
+class MintedToken:
     """A signed-to-be envelope; ``encode`` renders it as the opaque string."""
 
-    claims: PauseClaims
+    claims: TokenClaims
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,13 +139,13 @@ class TokenSigner:
         self.issuer = issuer
         self.audience = audience
 
-    def mint(self, claims: PauseClaims) -> MintedPause:
-        return MintedPause(claims)
+    def mint(self, claims: TokenClaims) -> MintedToken:
+        return MintedToken(claims)
 
-    def encode(self, minted: MintedPause) -> str:
+    def encode(self, minted: MintedToken) -> str:
         # The signer owns audience and issuer, whatever the envelope says.
         claims = minted.claims
-        payload = {name: getattr(claims, name) for name in PauseClaims.__slots__}
+        payload = {name: getattr(claims, name) for name in TokenClaims.__slots__}
         payload |= {"aud": self.audience, "iss": self.issuer}
         key = self._signing
         header = {"alg": key.algorithm, "kid": key.kid, "typ": "JWT"}
@@ -158,7 +158,7 @@ class TokenSigner:
             )
         return token
 
-    def decode(self, token: str, *, now: float) -> PauseClaims:
+    def decode(self, token: str, *, now: float) -> TokenClaims:
         """Verify everything but the clock-free parts first, then expiry against ``now``."""
         if not isinstance(token, str) or not token or len(token) >= MAX_TOKEN_CHARS:
             raise TokenInvalidError("not a resume token")
@@ -184,7 +184,7 @@ class TokenSigner:
             raise TokenInvalidError("issued for another audience or by another issuer")
         try:
             # Every claim is required; time claims are checked below, against ``now``.
-            claims = PauseClaims(**{k: data[k] for k in PauseClaims.__slots__})
+            claims = TokenClaims(**{k: data[k] for k in TokenClaims.__slots__})
         except KeyError as error:
             raise TokenInvalidError(f"the {error.args[0]!r} claim is missing") from error
         _require_claim_types(claims)
@@ -277,9 +277,9 @@ def _json_object(segment: str) -> dict[str, Any]:
     return value
 
 
-def _require_claim_types(claims: PauseClaims) -> None:
+def _require_claim_types(claims: TokenClaims) -> None:
     """A claim of the wrong type is a malformed token, not a crash further on."""
-    for name in PauseClaims.__slots__:
+    for name in TokenClaims.__slots__:
         value = getattr(claims, name)
         wanted = int if name in _INT_CLAIMS else str
         # bool is an int to Python, never a time to us.

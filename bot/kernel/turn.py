@@ -108,13 +108,15 @@ class TurnCompleted:
 
 
 @dataclass(frozen=True, slots=True)
-class TurnPaused:
+class TurnSuspended:
+    """The turn stopped at a pending interrupt; ``state`` is what resumes it."""
+
     interrupt: PendingInterrupt
     state: TurnState
     traces: tuple[StageTrace, ...] = ()
 
 
-TurnOutcome = TurnCompleted | TurnPaused
+TurnOutcome = TurnCompleted | TurnSuspended
 
 
 def reserve_call_id() -> str:
@@ -222,7 +224,7 @@ class Agent:
                         steps = dict(turn.unjournaled)
                         return TurnCompleted(reply_text, turn.state, tuple(turn.traces), steps)
             except InvocationPaused as paused:
-                return TurnPaused(paused.interrupt, turn.state, tuple(turn.traces))
+                return TurnSuspended(paused.interrupt, turn.state, tuple(turn.traces))
 
     async def _model_round(self, turn: _Turn) -> str | None:
         state = turn.state

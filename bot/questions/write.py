@@ -122,7 +122,7 @@ class Close:
     by_id: str = ""
     answer: Mapping[str, Any] | None = None
     expiry: Expiry = Expiry.ANY
-    # The closer resumes the turn: the write returns what the resume reads (``PausedTurn``).
+    # The closer resumes the turn: the write returns what the resume reads (``TurnToResume``).
     with_turn: bool = False
     tally: Mapping[str, Any] | None = None
 
@@ -270,7 +270,7 @@ class Owed:
 
 
 @dataclass(frozen=True, slots=True)
-class PausedTurn:
+class TurnToResume:
     """What resuming a closed question reads, read by the close itself: the checkpoint the
     question names (None if it is gone) and the run's journal as it stood."""
 
@@ -286,7 +286,7 @@ class Written:
 
     question: Question | None = None
     owed: tuple[Owed, ...] = ()
-    turn: PausedTurn | None = None
+    turn: TurnToResume | None = None
     earlier: tuple[RunRecord, ...] = ()
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.errors import BotError
-from bot.questions.write import PausedTurn
+from bot.questions.write import TurnToResume
 from bot.stores.records import Question, RunRecord
 
 
@@ -121,7 +121,7 @@ class Redeemed:
     # The closed row, its run and the paused turn, so the resume needs no second read.
     closed: Question = field(repr=False, compare=False)
     run: RunRecord | None = field(repr=False, compare=False)
-    turn: PausedTurn | None = field(default=None, repr=False, compare=False)
+    turn: TurnToResume | None = field(default=None, repr=False, compare=False)
 
 
 RedeemOutcome = Redeemed | Refusal

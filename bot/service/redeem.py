@@ -21,10 +21,10 @@ from functools import partial
 from typing import Any
 
 from bot.human.capability import AnswerValidationError, HumanInteractionCapability
-from bot.human.tokens import PauseClaims, TokenError, TokenExpiredError
+from bot.human.tokens import TokenClaims, TokenError, TokenExpiredError
 from bot.questions import posts, quorum
 from bot.questions.capability_ports import LifecyclePorts, lifecycle_of
-from bot.questions.write import Ballot, PausedTurn
+from bot.questions.write import Ballot, TurnToResume
 from bot.service import run_events
 from bot.service.known_questions import KnownQuestions
 from bot.service.known_runs import KnownRuns
@@ -134,7 +134,7 @@ class Redeemer:
 
     async def _redeem_claims(
         self,
-        claims: PauseClaims,
+        claims: TokenClaims,
         answer: Mapping[str, Any],
         responder: Responder,
         scope: str,
@@ -158,7 +158,7 @@ class Redeemer:
         self,
         record: Question | None,
         *,
-        claims: PauseClaims,
+        claims: TokenClaims,
         answer: Mapping[str, Any],
         responder: Responder,
         scope: str,
@@ -217,7 +217,7 @@ class Redeemer:
             lease_until=now + self._lease_seconds if self._lease_owner else None,
         )
         consumption = self._capability.consumption
-        turn: PausedTurn | None = None
+        turn: TurnToResume | None = None
         if quorum.counts_votes(record, clean) and isinstance(consumption, LifecyclePorts):
             if known:
                 return None  # a vote is counted on the row, never on a kept copy
@@ -253,7 +253,7 @@ class Redeemer:
 
     async def _spend(
         self, record: Question, closing: Closing, *, unexpired: bool, once_key: str
-    ) -> tuple[Question, PausedTurn | None] | None:
+    ) -> tuple[Question, TurnToResume | None] | None:
         """Spend through the capability's consumption; the row as the spend closed it, and
         the turn it resumes if the spend read it. ``unexpired``: the row's expiry is checked
         by the spend itself (``record`` is a kept copy)."""

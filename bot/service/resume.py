@@ -10,7 +10,7 @@ from bot.errors import BotError
 from bot.human.capability import ASK_USER
 from bot.kernel.state import restore
 from bot.kernel.turn import Agent, TurnOutcome
-from bot.questions.write import PausedTurn
+from bot.questions.write import TurnToResume
 from bot.stores.ports import Checkpoints
 from bot.stores.records import Question, QuestionStatus
 
@@ -75,7 +75,7 @@ def iso(at: float) -> str:
 
 
 async def resume_turn(
-    agent: Agent, checkpoints: Checkpoints, record: Question, turn: PausedTurn | None = None
+    agent: Agent, checkpoints: Checkpoints, record: Question, turn: TurnToResume | None = None
 ) -> TurnOutcome:
     """Load the checkpoint (unless the close read it: ``turn``) and join the closed pause
     onto its call id."""

@@ -25,11 +25,11 @@ from typing import Any, assert_never
 from aiohttp import web
 
 from bot.human.capability import HumanInteractionCapability
-from bot.kernel.turn import Agent, TurnCompleted, TurnPaused
+from bot.kernel.turn import Agent, TurnCompleted, TurnSuspended
 from bot.questions.capability_ports import lifecycle_of
 from bot.questions.quorum import expired_answer
 from bot.questions.records import Closing, Question, QuestionStatus, RunRecord, RunStatus
-from bot.questions.write import PausedTurn
+from bot.questions.write import TurnToResume
 from bot.service import run_events
 from bot.service.delivery import Deliverer, Timers
 from bot.service.foreground import Foreground
@@ -56,7 +56,7 @@ log = logging.getLogger(__name__)
 DEFAULT_LEASE_SECONDS = 30.0
 # What a worker is handed so it need not read it: the closed question and its paused
 # turn; a new run's conversation as its start read it (``_work``).
-_Resume = tuple[Question | None, PausedTurn | None]
+_Resume = tuple[Question | None, TurnToResume | None]
 _Earlier = tuple[RunRecord, ...] | None
 
 
@@ -301,7 +301,7 @@ class RunService:
         *,
         run: RunRecord | None = None,
         resume_from: Question | None = None,
-        turn: PausedTurn | None = None,
+        turn: TurnToResume | None = None,
         leased: bool = False,
         earlier: tuple[RunRecord, ...] | None = None,
     ) -> None:
@@ -391,7 +391,7 @@ class RunService:
         if resume_from is not None:
             self.metrics.resume_seconds.observe(time.perf_counter() - started)
         match outcome:
-            case TurnPaused(interrupt=interrupt):
+            case TurnSuspended(interrupt=interrupt):
                 # The ledger row marked the run paused and owes the post, in one write.
                 self.views.remember_asked(interrupt)
                 run_events.asked(run.run_id, interrupt.interrupt_id, interaction=interrupt.name)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from bot.human.capability import HumanInteractionCapability, InteractionRegistration
 from bot.human.pause_event import claims_for, pending_interrupt
-from bot.human.tokens import MintedPause
+from bot.human.tokens import MintedToken
 from bot.kernel.interrupts import PendingInterrupt
 from bot.stores.ports import Stores
 from bot.stores.records import Question, QuestionStatus, RunRecord
@@ -65,7 +65,7 @@ class Redraws:
 
     def token_for(self, record: Question) -> str:
         """The token of an outstanding question, re-derived (tokens are never stored)."""
-        return self._capability.signer.encode(MintedPause(claims_for(record)))
+        return self._capability.signer.encode(MintedToken(claims_for(record)))
 
     def interrupt_for(self, record: Question) -> PendingInterrupt:
         """An outstanding ledger row as the pending interrupt a surface posts."""

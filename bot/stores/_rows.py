@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any, Protocol
 
-from bot.questions.write import Owe, Owed, PausedTurn, Write
+from bot.questions.write import Owe, Owed, TurnToResume, Write
 from bot.stores.records import (
     ApiQuestion,
     AuditEvent,
@@ -304,10 +304,10 @@ def open_question_from_row(row: Row) -> OpenQuestion:
     )
 
 
-def paused_turn(state: str | None, journal: Iterable[Sequence[str]]) -> PausedTurn:
+def paused_turn(state: str | None, journal: Iterable[Sequence[str]]) -> TurnToResume:
     """A paused turn as a close read it: its checkpoint's text, the journal's (step, value)s."""
     steps = {step: json.loads(value) for step, value in journal}
-    return PausedTurn(None if state is None else dict(json.loads(state)), steps)
+    return TurnToResume(None if state is None else dict(json.loads(state)), steps)
 
 
 def write_texts(write: Write) -> dict[str, Any]:

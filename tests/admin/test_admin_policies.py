@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.admin import AdminService, QuestionShown, StatsShown, text_of
+from bot.admin import AdminService, RecordShown, StatsShown, text_of
 from bot.admin._render import policy_lines
 from bot.client.models import Policy
 from bot.interactions.approval import approval_registration, approval_tool
@@ -39,7 +39,7 @@ async def test_show_and_stats_tell_the_policy_the_tally_the_level_and_the_escala
     await h.service.sweep()
     admin = AdminService(stores=stores, admins={ROOT.id}, max_ttl_seconds=86_400.0, clock=clock)
     shown = await admin.handle(f"show {iid}", who=ROOT)
-    assert isinstance(shown, QuestionShown)
+    assert isinstance(shown, RecordShown)
     text = text_of(shown)
     assert '"quorum": 2' in text and '"on_expire": "expire"' in text
     assert "tally: approve test:bob; reject none" in text

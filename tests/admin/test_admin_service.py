@@ -22,7 +22,7 @@ from bot.admin import (
     NotFound,
     NotOpen,
     PendingPage,
-    QuestionShown,
+    RecordShown,
     Resent,
     StatsShown,
     TooLong,
@@ -148,7 +148,7 @@ async def test_who_may_answer_is_shown_as_the_answer_policy_decides_it(setup: Se
         )
         page = await admin.handle("pending", who=ROOT)
         question = await admin.handle(f"show {interrupt_id}", who=ROOT)
-        assert isinstance(page, PendingPage) and isinstance(question, QuestionShown)
+        assert isinstance(page, PendingPage) and isinstance(question, RecordShown)
         return page.items[0].may_answer, question.may_answer
 
     approvers = RequesterOrApprovers(approvers={ROOT.id, "test:carol"})
@@ -188,7 +188,7 @@ async def test_show_has_payload_status_history_and_delivery_state(setup: Setup) 
     """show returns the row, its run, its audit events in order and its outbox rows."""
     interrupt_id = await setup.ask()
     shown = await setup.run(f"show {interrupt_id}")
-    assert isinstance(shown, QuestionShown)
+    assert isinstance(shown, RecordShown)
     assert shown.record.payload["questions"][0]["question"] == "Which environment?"
     assert shown.record.status is QuestionStatus.OUTSTANDING
     assert shown.run is not None and shown.run.status is RunStatus.PAUSED

@@ -34,8 +34,8 @@ from bot.kernel import (
     Phase,
     TraceStatus,
     TurnCompleted,
-    TurnPaused,
     TurnRequest,
+    TurnSuspended,
     function_tool,
 )
 from bot.providers.scripted import ScriptedProvider
@@ -118,7 +118,7 @@ async def test_h1_tool_body_returns_refusal_and_runs_only_when_the_stage_decline
     paused = await Agent(
         ScriptedProvider([calls(ASK)]), capabilities=[capability_for(signer, sqlite_stores)]
     ).run_turn(REQUEST)
-    assert isinstance(paused, TurnPaused)
+    assert isinstance(paused, TurnSuspended)
     assert not any(m.role == "tool" for m in paused.state.messages)
 
     declined = await Agent(
@@ -154,7 +154,7 @@ async def test_h2_pauses_on_the_first_registered_interaction_and_other_calls_wai
         tools=[counting_tool(ran)],
     )
     outcome = await agent.run_turn(REQUEST)
-    assert isinstance(outcome, TurnPaused)
+    assert isinstance(outcome, TurnSuspended)
     assert outcome.interrupt.tool_call_id == outcome.state.reserved[1].call_id
     assert ran == []
     assert len(await stores.ledger.outstanding()) == 1
@@ -221,7 +221,7 @@ async def test_h4_binding_is_resolved_per_run(signer: TokenSigner, sqlite_stores
     )
     first = await agent.run_turn(REQUEST)
     second = await agent.run_turn(TurnRequest(text="go", scope="T2", run_id="run_2", thread_id="x"))
-    assert isinstance(first, TurnPaused) and isinstance(second, TurnPaused)
+    assert isinstance(first, TurnSuspended) and isinstance(second, TurnSuspended)
     rows = {row.run_id: row for row in await stores.ledger.outstanding()}
     assert rows["run_1"].scope == "T1"
     assert (rows["run_2"].scope, rows["run_2"].thread_id) == ("T2", "x")
@@ -234,7 +234,7 @@ async def test_h4_checkpoint_id_comes_from_the_port_or_the_pause_is_refused(
     stores = sqlite_stores
     agent = Agent(ScriptedProvider([calls(ASK)]), capabilities=[capability_for(signer, stores)])
     outcome = await agent.run_turn(REQUEST)
-    assert isinstance(outcome, TurnPaused)
+    assert isinstance(outcome, TurnSuspended)
     row = (await stores.ledger.outstanding())[0]
     assert await stores.checkpoints.load(row.checkpoint_id) is not None
 
@@ -364,7 +364,7 @@ async def test_h9_resumable_is_measured_not_asserted(
     stored = await Agent(
         ScriptedProvider([calls(ASK)]), capabilities=[capability_for(signer, sqlite_stores)]
     ).run_turn(REQUEST)
-    assert isinstance(stored, TurnPaused) and stored.interrupt.resumable is True
+    assert isinstance(stored, TurnSuspended) and stored.interrupt.resumable is True
 
     def bound_id() -> PauseBinding:
         return PauseBinding(scope="T1", run_id="run_1", checkpoint_id="external-7")
@@ -373,7 +373,7 @@ async def test_h9_resumable_is_measured_not_asserted(
         ScriptedProvider([calls(ASK)]),
         capabilities=[capability_for(signer, sqlite_stores, binding=bound_id, checkpoints=None)],
     ).run_turn(REQUEST)
-    assert isinstance(unstored, TurnPaused) and unstored.interrupt.resumable is False
+    assert isinstance(unstored, TurnSuspended) and unstored.interrupt.resumable is False
 
 
 async def test_h9_a_checkpoint_store_that_fails_declines_the_pause(

@@ -22,7 +22,7 @@ from bot.human import (
 )
 from bot.human.factory import InMemoryConsumption
 from bot.human.live_binding import current_run_binding
-from bot.human.tokens import MintedPause, TokenError, TokenSigner
+from bot.human.tokens import MintedToken, TokenError, TokenSigner
 from bot.interactions.approval import (
     APPROVAL,
     APPROVAL_REFUSAL,
@@ -38,8 +38,8 @@ from bot.kernel import (
     StageDescriptor,
     TraceStatus,
     TurnCompleted,
-    TurnPaused,
     TurnRequest,
+    TurnSuspended,
     current_turn,
     function_tool,
     restore,
@@ -190,7 +190,7 @@ async def test_a_token_the_encoder_cannot_deliver_is_a_decline(
     turn carries on. The capability length-checks whatever encoder it was given."""
     stores = sqlite_stores
 
-    def encode(minted: MintedPause) -> str:
+    def encode(minted: MintedToken) -> str:
         if encoder == "raises":
             raise TokenError("cannot encode")
         return encoder
@@ -350,7 +350,7 @@ async def test_a_bound_checkpoint_id_is_used_as_given(
         ScriptedProvider([calls(ASK)]),
         capabilities=[capability_for(signer, stores, binding=bound_to("deploy-77"))],
     ).run_turn(REQUEST)
-    assert isinstance(outcome, TurnPaused)
+    assert isinstance(outcome, TurnSuspended)
     row = (await stores.ledger.for_runs([REQUEST.run_id]))[0]
     assert row.checkpoint_id == "deploy-77"
     token = outcome.interrupt.token
@@ -420,7 +420,7 @@ async def test_a_refusing_saver_declines_and_only_a_deployment_saver_publishes_f
             capability_for(signer, stores, binding=bound_to("their-saver-9"), checkpoints=None)
         ],
     ).run_turn(REQUEST)
-    assert isinstance(theirs, TurnPaused)
+    assert isinstance(theirs, TurnSuspended)
     assert theirs.interrupt.resumable is False
     row = (await stores.ledger.for_runs([REQUEST.run_id]))[0]
     assert row.checkpoint_id == "their-saver-9"
@@ -495,7 +495,7 @@ async def test_the_pin_travels_with_the_pause_and_comes_back_at_resume(
         tools=[tool],
     )
     paused = await first.run_turn(REQUEST)
-    assert isinstance(paused, TurnPaused) and REQUEST.pin is None
+    assert isinstance(paused, TurnSuspended) and REQUEST.pin is None
     row = (await stores.ledger.for_runs([REQUEST.run_id]))[0]
     saved = await stores.checkpoints.load(row.checkpoint_id)
     assert saved is not None

@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 
 from bot.human.tokens import (
     CLOCK_LEEWAY_SECONDS,
-    MintedPause,
-    PauseClaims,
+    MintedToken,
     SigningKey,
+    TokenClaims,
     TokenError,
     TokenInvalidError,
     TokenSigner,
@@ -133,8 +133,8 @@ def test_a_future_iat_beyond_the_leeway_is_refused_and_within_it_accepted() -> N
 def test_our_own_tokens_are_unchanged() -> None:
     """What the signer mints still decodes (no ``nbf``: ``iat`` stands for it)."""
     now = int(time.time())
-    fields = {k: v for k, v in claims(now).items() if k in PauseClaims.__slots__}
-    token = SIGNER.encode(MintedPause(PauseClaims(**fields)))
+    fields = {k: v for k, v in claims(now).items() if k in TokenClaims.__slots__}
+    token = SIGNER.encode(MintedToken(TokenClaims(**fields)))
     assert ours_accepts(token, now) and pyjwt_accepts(token)
 
 

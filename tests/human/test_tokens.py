@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 from bot.human.tokens import (
     MAX_TOKEN_CHARS,
-    MintedPause,
-    PauseClaims,
+    MintedToken,
     SigningConfigError,
     SigningKey,
+    TokenClaims,
     TokenExpiredError,
     TokenInvalidError,
     TokenSigner,
@@ -30,7 +30,7 @@ SECRET = "s" * 48
 KEY = SigningKey("k1", SECRET, SECRET)
 
 
-def claims(**changes: object) -> PauseClaims:
+def claims(**changes: object) -> TokenClaims:
     base = dict(
         jti="int_" + "a" * 24,
         sub="run_" + "b" * 16,
@@ -43,18 +43,18 @@ def claims(**changes: object) -> PauseClaims:
         name="ask_user",
     )
     base.update(changes)
-    return PauseClaims(**base)  # type: ignore[arg-type]
+    return TokenClaims(**base)  # type: ignore[arg-type]
 
 
 SIGNER = TokenSigner([KEY])
-GOOD = SIGNER.encode(MintedPause(claims()))
+GOOD = SIGNER.encode(MintedToken(claims()))
 
 
 def test_a_token_round_trips_and_stays_under_the_slack_limit() -> None:
     """Encoded tokens decode to the same claims and are under 1,000 characters."""
     assert SIGNER.decode(GOOD, now=NOW) == claims()
     long_ids = claims(scope="E" + "9" * 40, thread="x" * 60, checkpoint="y" * 60)
-    assert len(SIGNER.encode(MintedPause(long_ids))) < MAX_TOKEN_CHARS
+    assert len(SIGNER.encode(MintedToken(long_ids))) < MAX_TOKEN_CHARS
 
 
 def test_a_token_is_a_standard_jwt() -> None:
@@ -86,8 +86,8 @@ def _signed_with(algorithm: str) -> str:
 
 BAD_TOKENS = {
     **forgeries(GOOD),
-    "wrong audience": TokenSigner([KEY], audience="someone-else").encode(MintedPause(claims())),
-    "wrong issuer": TokenSigner([KEY], issuer="someone-else").encode(MintedPause(claims())),
+    "wrong audience": TokenSigner([KEY], audience="someone-else").encode(MintedToken(claims())),
+    "wrong issuer": TokenSigner([KEY], issuer="someone-else").encode(MintedToken(claims())),
     "empty": "",
     "not base64": "!!!.???.***",
     # Signed with the right secret, but under an algorithm the key does not name.
@@ -95,7 +95,7 @@ BAD_TOKENS = {
     "payload a list": jwt.api_jws.encode(
         b"[1, 2]", SECRET, algorithm="HS256", headers={"kid": "k1"}
     ),
-    "claim of the wrong type": SIGNER.encode(MintedPause(claims(exp="tomorrow"))),
+    "claim of the wrong type": SIGNER.encode(MintedToken(claims(exp="tomorrow"))),
 }
 
 
@@ -209,10 +209,10 @@ def test_arbitrary_text_is_refused_without_crashing(text: str) -> None:
 
 def test_keys_rotate_without_breaking_open_pauses() -> None:
     """A token signed by the old key verifies once a new key signs in front of it."""
-    old = TokenSigner([KEY]).encode(MintedPause(claims()))
+    old = TokenSigner([KEY]).encode(MintedToken(claims()))
     rotated = TokenSigner([random_signing_key("k2"), KEY])
     assert rotated.decode(old, now=NOW) == claims()
-    assert jwt.get_unverified_header(rotated.encode(MintedPause(claims())))["kid"] == "k2"
+    assert jwt.get_unverified_header(rotated.encode(MintedToken(claims())))["kid"] == "k2"
 
 
 def test_signing_keys_parse_and_refuse_weak_or_malformed_input() -> None:

@@ -27,7 +27,7 @@ from bot.admin import (
     NotOpen,
     PendingItem,
     PendingPage,
-    QuestionShown,
+    RecordShown,
     Resent,
     StatsShown,
     TooLong,
@@ -371,7 +371,7 @@ OTHERS: dict[str, Builder] = {
     ),
     "admin-pending-none": lambda: admin_card(PendingPage(at=CLOSED_AT, items=(), next_after=None)),
     "admin-show": lambda: admin_card(
-        QuestionShown(
+        RecordShown(
             at=CLOSED_AT,
             record=_admin_question(),
             run=_run(),
@@ -527,7 +527,7 @@ def at_limits() -> dict[str, Json]:
         ),
         "refusal": refusal_card(_heavy(3000)),
         "admin-show": admin_card(
-            QuestionShown(
+            RecordShown(
                 at=CLOSED_AT,
                 record=record("approval", approval, QuestionStatus.OUTSTANDING),
                 run=_run(),

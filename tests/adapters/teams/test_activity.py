@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from adapters.teams._activity import responder_of, scope_of, started, strip_mentions, submitted
-from bot.human.tokens import MintedPause, PauseClaims, TokenSigner, random_signing_key
+from bot.human.tokens import MintedToken, TokenClaims, TokenSigner, random_signing_key
 from tests.e2e._teams import ALICE, BOT, CHANNEL, TENANT, execute, message
 
 URL = "http://127.0.0.1:9"
@@ -60,7 +60,7 @@ def test_tokens_for_teams_scopes_stay_under_1000_characters() -> None:
     activity = message(URL, "deploy web", conversation=PERSONAL_ID)
     tenant = "72f988bf-86f1-41af-91ab-2d7cd011db47"
     activity["conversation"]["tenantId"] = tenant
-    claims = PauseClaims(
+    claims = TokenClaims(
         jti="int_" + "f" * 32,
         sub="run_" + "e" * 16,
         iat=1_800_000_000,
@@ -71,5 +71,5 @@ def test_tokens_for_teams_scopes_stay_under_1000_characters() -> None:
         call="call_" + "c" * 24,
         name="approval",
     )
-    token = TokenSigner([random_signing_key("k1")]).encode(MintedPause(claims))
+    token = TokenSigner([random_signing_key("k1")]).encode(MintedToken(claims))
     assert len(token) < 1000, len(token)
