@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from collections.abc import Callable, Sequence
+import subprocess
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import jwt
@@ -25,6 +28,7 @@ from bot.service.surfaces import Conversation
 from bot.stores.ports import Stores
 from bot.testing import RecordingSurface
 
+ROOT = Path(__file__).resolve().parents[1]
 REQUESTER = Responder("test:alice", "Alice")
 WHERE = Conversation(surface="test", scope="T1", key="C1", thread="th1")
 
@@ -64,6 +68,42 @@ class Harness:
 
 
 HarnessFactory = Callable[..., Harness]
+
+
+def run_text(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None,
+    cwd: Path | None = None,
+    timeout: float = 60,
+    check: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """Run a child to its end, keeping stdout and stderr as text for the test to read; its
+    stdin is empty (a child that waits for input ends instead of hanging the test).
+
+    The timeout bounds a hang (the test fails instead of waiting forever); it is not a duration
+    under test. ``check`` raises on a non-zero exit where the test only needs the output.
+    """
+    return subprocess.run(
+        list(argv),
+        cwd=cwd,
+        env=None if env is None else dict(env),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=check,
+    )
+
+
+def run_bot(
+    *words: str,
+    env: Mapping[str, str] | None,
+    cwd: Path | None = None,
+    check: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """``python -m bot WORDS`` as a child process (the console entry a person types)."""
+    return run_text([sys.executable, "-m", "bot", *words], env=env, cwd=cwd, check=check)
 
 
 def forgeries(good: str) -> dict[str, str]:

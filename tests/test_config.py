@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import logging
 import stat
-import subprocess
-import sys
 from pathlib import Path
 from typing import get_args
 
@@ -17,6 +15,7 @@ from bot.component_settings import Hidden
 from bot.human.signing import KEY_FILE, signer_from
 from bot.human.tokens import SigningConfigError, TokenSigner
 from bot.logs import JsonFormatter, RedactingFilter
+from tests.support import run_bot
 
 
 @pytest.fixture(autouse=True)
@@ -89,14 +88,10 @@ def test_every_secret_setting_is_marked_so_the_log_filter_gets_it() -> None:
 
 def test_the_cli_reports_a_bad_setting_in_one_line_and_exits_2(tmp_path: Path) -> None:
     """`python -m bot check` with a bad PORT prints one line and no traceback."""
-    result = subprocess.run(
-        [sys.executable, "-m", "bot", "check"],
+    result = run_bot(
+        "check",
         env={"PORT": "http", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path.cwd())},
         cwd=Path(__file__).resolve().parents[1],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
     )
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
@@ -108,18 +103,14 @@ def test_the_cli_reports_a_bad_setting_in_one_line_and_exits_2(tmp_path: Path) -
 def test_check_prints_the_enabled_store_and_surfaces(tmp_path: Path) -> None:
     """`python -m bot check` names the store, the signing source and the console."""
     root = Path(__file__).resolve().parents[1]
-    result = subprocess.run(
-        [sys.executable, "-m", "bot", "check"],
+    result = run_bot(
+        "check",
         env={
             "PATH": "/usr/bin:/bin",
             "DATABASE_URL": f"sqlite:///{tmp_path}/bot.sqlite3",
             "BOT_DATA_DIR": str(tmp_path / "var"),
         },
         cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
     )
     assert result.returncode == 0, result.stderr
     assert "store:    sqlite (spends shared across processes: True)" in result.stdout
