@@ -7,13 +7,15 @@ import base64
 import json
 import subprocess
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import jwt
+import pytest
 
+from bot.app.settings import SettingsError, load_settings
 from bot.human.capability import HumanInteractionCapability
 from bot.human.tokens import MintedPause, PauseClaims, TokenSigner, random_signing_key
 from bot.kernel.turn import Agent
@@ -68,6 +70,22 @@ class Harness:
 
 
 HarnessFactory = Callable[..., Harness]
+
+
+def clean_environment(monkeypatch: pytest.MonkeyPatch, folder: Path, names: Iterable[str]) -> None:
+    """Load settings from ``folder`` (so no stray .env is read) with none of ``names`` set."""
+    monkeypatch.chdir(folder)
+    for name in names:
+        monkeypatch.delenv(name, raising=False)
+
+
+def refused_settings(monkeypatch: pytest.MonkeyPatch, environment: Mapping[str, str]) -> list[str]:
+    """Set ``environment`` and load the settings, which must refuse it; the refusal's lines."""
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(SettingsError) as raised:
+        load_settings()
+    return list(raised.value.lines)
 
 
 def run_text(

@@ -10,19 +10,18 @@ from typing import get_args
 import pytest
 from pydantic import SecretStr
 
-from bot.app.settings import Settings, SettingsError, load_settings
+from bot.app.settings import Settings, load_settings
 from bot.component_settings import Hidden
 from bot.human.signing import KEY_FILE, signer_from
 from bot.human.tokens import SigningConfigError, TokenSigner
 from bot.logs import JsonFormatter, RedactingFilter
-from tests.support import run_bot
+from tests.support import clean_environment, refused_settings, run_bot
 
 
 @pytest.fixture(autouse=True)
 def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.chdir(tmp_path)  # no stray .env is read
-    for name in ("PORT", "BOT_HOST", "DATABASE_URL", "BOT_SIGNING_KEYS", "BOT_CONSOLE_PASSWORD"):
-        monkeypatch.delenv(name, raising=False)
+    names = ("PORT", "BOT_HOST", "DATABASE_URL", "BOT_SIGNING_KEYS", "BOT_CONSOLE_PASSWORD")
+    clean_environment(monkeypatch, tmp_path, names)
 
 
 def test_defaults_are_the_embedded_local_setup() -> None:
@@ -49,11 +48,8 @@ def test_each_mistake_is_one_line_naming_the_variable(
     monkeypatch: pytest.MonkeyPatch, environment: dict[str, str], expected: str
 ) -> None:
     """A bad value is reported by variable name, not as a traceback."""
-    for name, value in environment.items():
-        monkeypatch.setenv(name, value)
-    with pytest.raises(SettingsError) as raised:
-        load_settings()
-    assert any(line.startswith(expected) or expected in line for line in raised.value.lines)
+    lines = refused_settings(monkeypatch, environment)
+    assert any(line.startswith(expected) or expected in line for line in lines)
 
 
 def test_overrides_are_named_by_variable_and_a_stray_name_is_refused() -> None:
