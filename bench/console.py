@@ -297,11 +297,19 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def main() -> int:
+def run_from_argv(
+    run: Callable[[int], Awaitable[int]], deadline_seconds: float = DEADLINE_SECONDS
+) -> int:
+    """The request benchmarks' command line: ``N`` requests (1000 unless given, at least one
+    per client), the whole run bounded by ``deadline_seconds``; its exit code."""
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
     if n < CLIENTS:
         raise SystemExit(f"n must be at least {CLIENTS} (one request per client)")
-    return asyncio.run(asyncio.wait_for(run(n), DEADLINE_SECONDS))
+    return asyncio.run(asyncio.wait_for(run(n), deadline_seconds))
+
+
+def main() -> int:
+    return run_from_argv(run)
 
 
 if __name__ == "__main__":

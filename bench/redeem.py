@@ -31,11 +31,11 @@ import aiohttp
 import asyncpg
 from console import (
     CLIENTS,
-    DEADLINE_SECONDS,
     Phase,
     Server,
     answer_request,
     park_runs,
+    run_from_argv,
     wait_resumed,
 )
 
@@ -129,10 +129,7 @@ async def run(n: int) -> int:
 
 
 def main() -> int:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
-    if n < CLIENTS:
-        raise SystemExit(f"n must be at least {CLIENTS} (one request per client)")
-    return asyncio.run(asyncio.wait_for(run(n), DEADLINE_SECONDS))
+    return run_from_argv(run)
 
 
 if __name__ == "__main__":

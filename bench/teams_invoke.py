@@ -35,7 +35,7 @@ import aiohttp
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.console import CLIENTS, Request, _free_port, measure  # noqa: E402
+from bench.console import CLIENTS, Request, _free_port, measure, run_from_argv  # noqa: E402
 from tests.e2e._teams import execute, message  # noqa: E402
 from tests.fakes.bf_connector import FakeConnector  # noqa: E402
 
@@ -229,10 +229,7 @@ def main() -> int:
     if sys.argv[1:] == ["--bare"]:
         serve_bare()
         return 0
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
-    if n < CLIENTS:
-        raise SystemExit(f"n must be at least {CLIENTS} (one request per client)")
-    return asyncio.run(asyncio.wait_for(run(n), DEADLINE_SECONDS))
+    return run_from_argv(run, DEADLINE_SECONDS)
 
 
 if __name__ == "__main__":

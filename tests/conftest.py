@@ -20,6 +20,7 @@ from bot.service.policy import AnswerPolicy
 from bot.service.runs import RunService
 from bot.stores import open_stores
 from bot.stores.ports import Stores
+from bot.stores.postgres import PostgresStores
 from bot.testing import FixedClock, RecordingSurface
 from tests.stores._postgres import fresh_schema
 from tests.support import Harness, HarnessFactory
@@ -63,6 +64,25 @@ async def stores(request: pytest.FixtureRequest, db_path: Path) -> AsyncIterator
         yield opened
     finally:
         await opened.close()
+
+
+@pytest.fixture
+async def pg_url() -> AsyncIterator[str]:
+    """A PostgreSQL schema of this test's own (other tests share the database), dropped after."""
+    async with fresh_schema() as url:
+        yield url
+
+
+@pytest.fixture
+async def replicas(pg_url: str) -> AsyncIterator[tuple[PostgresStores, PostgresStores]]:
+    """Two stores on one schema, as two replicas of the bridge open it."""
+    a = await PostgresStores.open(pg_url)
+    b = await PostgresStores.open(pg_url)
+    try:
+        yield a, b
+    finally:
+        await a.close()
+        await b.close()
 
 
 @pytest.fixture

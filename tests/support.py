@@ -5,12 +5,17 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from collections.abc import Callable, Sequence
+import subprocess
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import jwt
+import pytest
 
+from bot.app.settings import SettingsError, load_settings
 from bot.human.capability import HumanInteractionCapability
 from bot.human.tokens import MintedToken, TokenClaims, TokenSigner, random_signing_key
 from bot.kernel.interrupts import PendingInterrupt
@@ -26,6 +31,7 @@ from bot.service.surfaces import Conversation
 from bot.stores.ports import Stores
 from bot.testing import RecordingSurface
 
+ROOT = Path(__file__).resolve().parents[1]
 REQUESTER = Responder("test:alice", "Alice")
 WHERE = Conversation(surface="test", scope="T1", key="C1", thread="th1")
 
@@ -65,6 +71,58 @@ class Harness:
 
 
 HarnessFactory = Callable[..., Harness]
+
+
+def clean_environment(monkeypatch: pytest.MonkeyPatch, folder: Path, names: Iterable[str]) -> None:
+    """Load settings from ``folder`` (so no stray .env is read) with none of ``names`` set."""
+    monkeypatch.chdir(folder)
+    for name in names:
+        monkeypatch.delenv(name, raising=False)
+
+
+def refused_settings(monkeypatch: pytest.MonkeyPatch, environment: Mapping[str, str]) -> list[str]:
+    """Set ``environment`` and load the settings, which must refuse it; the refusal's lines."""
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(SettingsError) as raised:
+        load_settings()
+    return list(raised.value.lines)
+
+
+def run_text(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None,
+    cwd: Path | None = None,
+    timeout: float = 60,
+    check: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """Run a child to its end, keeping stdout and stderr as text for the test to read; its
+    stdin is empty (a child that waits for input ends instead of hanging the test).
+
+    The timeout bounds a hang (the test fails instead of waiting forever); it is not a duration
+    under test. ``check`` raises on a non-zero exit where the test only needs the output.
+    """
+    return subprocess.run(
+        list(argv),
+        cwd=cwd,
+        env=None if env is None else dict(env),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=check,
+    )
+
+
+def run_bot(
+    *words: str,
+    env: Mapping[str, str] | None,
+    cwd: Path | None = None,
+    check: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """``python -m bot WORDS`` as a child process (the console entry a person types)."""
+    return run_text([sys.executable, "-m", "bot", *words], env=env, cwd=cwd, check=check)
 
 
 def forgeries(good: str) -> dict[str, str]:

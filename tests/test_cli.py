@@ -18,6 +18,7 @@ from aiohttp import web
 
 from tests.e2e._server import free_port
 from tests.fakes.slack_api import APP_TOKEN, BOT_TOKEN, TEAM, FakeSlack
+from tests.support import run_text
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -33,14 +34,8 @@ def bot(
     cwd: Path, *words: str, env: dict[str, str] | None = None, flags: tuple[str, ...] = ()
 ) -> subprocess.CompletedProcess[str]:
     base = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [sys.executable, *flags, "-m", "bot", *words],
-        cwd=cwd,
-        env={**base, **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+    return run_text(
+        [sys.executable, *flags, "-m", "bot", *words], cwd=cwd, env={**base, **(env or {})}
     )
 
 

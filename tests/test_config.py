@@ -4,26 +4,24 @@ from __future__ import annotations
 
 import logging
 import stat
-import subprocess
-import sys
 from pathlib import Path
 from typing import get_args
 
 import pytest
 from pydantic import SecretStr
 
-from bot.app.settings import Settings, SettingsError, load_settings
+from bot.app.settings import Settings, load_settings
 from bot.component_settings import Hidden
 from bot.human.signing import KEY_FILE, signer_from
 from bot.human.tokens import SigningConfigError, TokenSigner
 from bot.logs import JsonFormatter, RedactingFilter
+from tests.support import clean_environment, refused_settings, run_bot
 
 
 @pytest.fixture(autouse=True)
 def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.chdir(tmp_path)  # no stray .env is read
-    for name in ("PORT", "BOT_HOST", "DATABASE_URL", "BOT_SIGNING_KEYS", "BOT_CONSOLE_PASSWORD"):
-        monkeypatch.delenv(name, raising=False)
+    names = ("PORT", "BOT_HOST", "DATABASE_URL", "BOT_SIGNING_KEYS", "BOT_CONSOLE_PASSWORD")
+    clean_environment(monkeypatch, tmp_path, names)
 
 
 def test_defaults_are_the_embedded_local_setup() -> None:
@@ -50,11 +48,8 @@ def test_each_mistake_is_one_line_naming_the_variable(
     monkeypatch: pytest.MonkeyPatch, environment: dict[str, str], expected: str
 ) -> None:
     """A bad value is reported by variable name, not as a traceback."""
-    for name, value in environment.items():
-        monkeypatch.setenv(name, value)
-    with pytest.raises(SettingsError) as raised:
-        load_settings()
-    assert any(line.startswith(expected) or expected in line for line in raised.value.lines)
+    lines = refused_settings(monkeypatch, environment)
+    assert any(line.startswith(expected) or expected in line for line in lines)
 
 
 def test_overrides_are_named_by_variable_and_a_stray_name_is_refused() -> None:
@@ -89,14 +84,10 @@ def test_every_secret_setting_is_marked_so_the_log_filter_gets_it() -> None:
 
 def test_the_cli_reports_a_bad_setting_in_one_line_and_exits_2(tmp_path: Path) -> None:
     """`python -m bot check` with a bad PORT prints one line and no traceback."""
-    result = subprocess.run(
-        [sys.executable, "-m", "bot", "check"],
+    result = run_bot(
+        "check",
         env={"PORT": "http", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path.cwd())},
         cwd=Path(__file__).resolve().parents[1],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
     )
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
@@ -108,18 +99,14 @@ def test_the_cli_reports_a_bad_setting_in_one_line_and_exits_2(tmp_path: Path) -
 def test_check_prints_the_enabled_store_and_surfaces(tmp_path: Path) -> None:
     """`python -m bot check` names the store, the signing source and the console."""
     root = Path(__file__).resolve().parents[1]
-    result = subprocess.run(
-        [sys.executable, "-m", "bot", "check"],
+    result = run_bot(
+        "check",
         env={
             "PATH": "/usr/bin:/bin",
             "DATABASE_URL": f"sqlite:///{tmp_path}/bot.sqlite3",
             "BOT_DATA_DIR": str(tmp_path / "var"),
         },
         cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
     )
     assert result.returncode == 0, result.stderr
     assert "store:    sqlite (spends shared across processes: True)" in result.stdout

@@ -19,6 +19,7 @@ from pathlib import Path
 from tests.e2e._server import free_port
 from tests.fakes.slack_api import APP_TOKEN, BOT_TOKEN, FakeSlack
 from tests.stores._postgres import fresh_schema
+from tests.support import run_text
 from tests.waiting import healthy
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,15 +44,7 @@ def checkout_folder(tmp_path: Path) -> dict[str, str]:
 
 
 def bash(script: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", script],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return run_text(["bash", "-euo", "pipefail", "-c", script], cwd=cwd, env=env)
 
 
 def commented(line: str) -> tuple[str, str]:

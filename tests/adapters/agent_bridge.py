@@ -8,13 +8,15 @@ loopback Slack Web API), found by the call's arguments.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import aiohttp
+import pytest
 
 from adapters._tool_approval import Approver
 from bot.client import Bridge, QuestionObject
@@ -27,6 +29,11 @@ from tests.fakes.slack_api import Call, block_actions, buttons, posted_message
 
 CONSOLE_CONVERSATION = "agents"
 SURFACES = ("console", "slack")
+# The two deploys every framework's tests and every page's example ask approval for.
+WEB = {"service": "web", "version": "1.5.0"}
+DB = {"service": "db", "version": "17.2"}
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -73,6 +80,41 @@ class Desk:
 
     async def questions(self, run_ref: str) -> list[QuestionObject]:
         return (await self.bridge.list(run_ref=run_ref)).data
+
+    async def reject_db_approve_web(
+        self, running: Awaitable[T], run_id: str
+    ) -> tuple[T, list[QuestionObject]]:
+        """While ``running`` (a run that calls deploy for DB and WEB) waits, reject DB with a
+        comment and approve WEB; its result, and the two questions it asked, one per call."""
+        run = asyncio.ensure_future(running)
+        await self.decide(DB, approve=False, comment="not during the freeze")
+        await self.decide(WEB, approve=True)
+        result = await asyncio.wait_for(run, 30)
+        asked = await self.questions(run_id)
+        assert sorted(q.idempotency_key for q in asked) == [
+            f"{run_id}:call_db",
+            f"{run_id}:call_web",
+        ]
+        assert {q.payload["action"] for q in asked} == {"deploy"}
+        return result, asked
+
+    async def killed_while_asking(self, running: Awaitable[object]) -> None:
+        """Let ``running`` (a console run that calls deploy twice) ask both questions, then end
+        it as a dying agent process would: only what it saved survives."""
+        first = asyncio.ensure_future(running)
+        await self.console.wait(
+            CONSOLE_CONVERSATION, lambda feed: len(feed.get("runs", [])) == 2, what="two"
+        )
+        first.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await first
+
+    async def approve_both(self, running: Awaitable[T]) -> T:
+        """Approve WEB, then DB, while ``running`` waits on them; its result."""
+        run = asyncio.ensure_future(running)
+        await self.decide(WEB, approve=True)
+        await self.decide(DB, approve=True)
+        return await asyncio.wait_for(run, 30)
 
     async def _on_console(self, arguments: dict[str, Any], *, approve: bool, comment: str) -> None:
         def check(feed: dict[str, Any]) -> dict[str, Any] | None:

@@ -15,11 +15,13 @@ from typing import Any
 import aiohttp
 import pytest
 
+from tests.adapters.agent_bridge import DB, WEB, bridge_on
 from tests.doors._doors import Door
 from tests.e2e._api import API_KEY
 from tests.e2e._client import ConsoleClient, approve_while_it_waits
 from tests.fakes.slack_api import buttons
 
+__all__ = ["DB", "WEB"]  # the deploys the pages' examples ask about, for the page tests
 ROOT = Path(__file__).resolve().parents[2]
 # The user id the pages name as the one approver; the Slack clicks come from it.
 APPROVER = "U012ABCDEF"
@@ -52,11 +54,6 @@ def load(page: str, model_line: str, model: Any) -> dict[str, Any]:
     return namespace
 
 
-# The two deploys every page's example asks approval for.
-WEB = {"service": "web", "version": "1.5.0"}
-DB = {"service": "db", "version": "17.2"}
-
-
 def posted_question(call: Any) -> bool:
     """A Slack message with buttons that the fake answered: a question as posted."""
     return bool(call.response and buttons(call.args))
@@ -81,6 +78,25 @@ async def die_then_decide(
     await desk.decide(DB, approve=False, comment="not during the freeze")
     await asyncio.wait_for(second, 30)
     return path, list(await desk.questions(example["RUN_ID"]))
+
+
+async def restarted_on_slack(
+    example: dict[str, Any],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    saved: str,
+) -> None:
+    """The real-model example, asking on Slack, dies while it waits and runs again
+    (``die_then_decide``): it prints its summary, deletes its saved file ``saved``, and
+    asks one question per call, posted once each."""
+    monkeypatch.chdir(tmp_path)
+    async with bridge_on("slack", tmp_path, channel=CHANNEL, user=APPROVER) as desk:
+        path, asked = await die_then_decide(example, desk, monkeypatch, saved)
+    assert capsys.readouterr().out.strip() == "web is out; db was refused"
+    assert not await asyncio.to_thread(path.exists)
+    assert len(asked) == 2
+    assert len([c for c in desk.door.fake.of("chat.postMessage") if posted_question(c)]) == 2
 
 
 def install_line(page: str, extra: str) -> None:

@@ -5,15 +5,13 @@ from __future__ import annotations
 import getpass
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from bot.human import ASK_USER
 from bot.stores import QuestionStatus, RunStatus, open_stores
 from bot.testing import call, calls, question, say
-from tests.support import HarnessFactory
+from tests.support import HarnessFactory, run_bot
 
 ASK = call(ASK_USER, questions=[question("Which environment?", "staging", "production")])
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,15 +24,7 @@ def admin_cli(db_path: Path, *words: str) -> tuple[int, str]:
         "BOT_DATA_DIR": str(db_path.parent),
         "PYTHONPATH": str(ROOT),
     }
-    done = subprocess.run(
-        [sys.executable, "-m", "bot", "admin", *words],
-        cwd=db_path.parent,  # no stray .env
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = run_bot("admin", *words, cwd=db_path.parent, env=env)  # that cwd: no stray .env
     assert done.stderr == "", done.stderr
     return done.returncode, done.stdout
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import pytest
 
@@ -14,7 +13,6 @@ from bot.stores import QuestionStatus, Stores
 from bot.stores.ports import Answered, Seen
 from bot.stores.postgres import PostgresStores
 from bot.testing import FixedClock
-from tests.stores._postgres import fresh_schema
 from tests.stores.test_store_contract import pause, run
 
 ROOT = Responder("test:root", "Root")
@@ -81,18 +79,6 @@ async def test_without_a_key_each_command_applies(stores: Stores) -> None:
         assert isinstance(await admin.handle(f"extend {iid} 1h", who=ROOT), Extended)
     row = await stores.ledger.get(iid)
     assert row is not None and row.expires_at == 200.0 + 7200
-
-
-@pytest.fixture
-async def replicas() -> AsyncIterator[tuple[PostgresStores, PostgresStores]]:
-    async with fresh_schema() as url:
-        a = await PostgresStores.open(url)
-        b = await PostgresStores.open(url)
-        try:
-            yield a, b
-        finally:
-            await a.close()
-            await b.close()
 
 
 @pytest.mark.postgres

@@ -6,7 +6,6 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from bot.api._keys import keys_from_setting
 from tests.api.test_api_refusals import ask, call
 from tests.doors._doors import Door
 from tests.stores._postgres import fresh_schema
+from tests.support import run_bot
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -33,14 +33,7 @@ def api_key(db: Path, *words: str, url: str | None = None) -> subprocess.Complet
     env |= {"DATABASE_URL": url or f"sqlite:///{db}", "BOT_DATA_DIR": str(db.parent / "var")}
     if url is not None:
         env["BOT_SIGNING_KEYS"] = f"k1:{'s' * 48}"
-    return subprocess.run(
-        [sys.executable, "-m", "bot", "api-key", *words],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-        timeout=60,
-    )
+    return run_bot("api-key", *words, env=env)
 
 
 async def test_a_created_key_works_until_revoked_and_is_never_stored(tmp_path: Path) -> None:

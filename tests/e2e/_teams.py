@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -116,12 +117,16 @@ def texts(card: dict[str, Any]) -> list[str]:
     return found
 
 
+StartApp = Callable[..., Awaitable["TeamsBotApp"]]
+
+
 class TeamsBotApp:
     """``create_app`` served on 127.0.0.1, talked to over real HTTP."""
 
     def __init__(self, folder: Path, **overrides: Any) -> None:
         # The port is known up front: the app accepts only its own host and port.
         port = free_port()
+        self.folder = folder
         settings = load_settings(
             DATABASE_URL=f"sqlite:///{folder / 'bot.sqlite3'}",
             BOT_DATA_DIR=folder / "var",

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
 
 from tests.e2e._server import BotServer, StartBot
+from tests.e2e._teams import StartApp, TeamsBotApp
+from tests.fakes.bf_connector import FakeConnector
 from tests.fakes.slack_api import FakeSlack
 
 
@@ -46,3 +49,27 @@ async def fake() -> AsyncIterator[FakeSlack]:
     yield slack
     await slack.close()
     assert slack.refused == [], f"Slack would refuse what the bot sent: {slack.refused}"
+
+
+@pytest.fixture
+async def connector() -> AsyncIterator[FakeConnector]:
+    """The loopback Bot Framework connector (and its token and OpenID endpoints)."""
+    fake = await FakeConnector().start()
+    yield fake
+    await fake.close()
+
+
+@pytest.fixture
+async def start_app(tmp_path: Path) -> AsyncIterator[StartApp]:
+    """``await start_app(**settings)`` -> create_app served in process (``TeamsBotApp``), each
+    in a folder of its own; all are closed at teardown."""
+    apps: list[TeamsBotApp] = []
+
+    async def start(**overrides: Any) -> TeamsBotApp:
+        app = await TeamsBotApp(tmp_path / f"bot{len(apps)}", **overrides).start()
+        apps.append(app)
+        return app
+
+    yield start
+    for app in apps:
+        await app.close()

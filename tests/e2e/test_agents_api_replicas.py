@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 
 import aiohttp
 import pytest
@@ -12,17 +11,10 @@ import pytest
 from tests.e2e._api import Api, api_env, approval
 from tests.e2e._client import APPROVE, OPERATOR, ConsoleClient
 from tests.e2e._server import StartBot
-from tests.stores._postgres import fresh_schema
 
 pytestmark = [pytest.mark.e2e, pytest.mark.postgres]
 
 KEYS = "k1:" + "x" * 48
-
-
-@pytest.fixture
-async def pg_url() -> AsyncIterator[str]:
-    async with fresh_schema() as url:
-        yield url
 
 
 async def test_a_long_poll_on_one_replica_wakes_on_an_answer_through_the_other(

@@ -10,32 +10,20 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 import pytest
 
 from tests import waiting
 from tests.e2e._client import STAGING, ConsoleClient
-from tests.e2e._server import ROOT, BotServer, StartBot, free_port
+from tests.e2e._server import ROOT, BotServer, StartBot, free_port, json_lines
+from tests.support import run_bot
 
 pytestmark = pytest.mark.e2e
 
 SLOW_CLIENTS = 40
 # A bound on how long the server may hold a half-sent request, not a speed check.
 CLOSE_BOUND_SECONDS = 20.0
-
-
-def json_lines(log: str) -> list[dict[str, Any]]:
-    records = []
-    for line in log.splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict):
-            records.append(record)
-    return records
 
 
 async def test_a_token_in_a_url_referer_or_user_agent_reaches_no_log_field(
@@ -164,16 +152,7 @@ async def test_a_busy_port_is_one_line_and_exit_2(start_bot: StartBot, tmp_path:
     first = await start_bot()
     second = BotServer(tmp_path / "second")
     env = {**second.env, "PORT": str(first.port)}
-    result = await asyncio.to_thread(
-        subprocess.run,
-        [sys.executable, "-m", "bot"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    result = await asyncio.to_thread(run_bot, cwd=ROOT, env=env)
     assert result.returncode == 2
     assert result.stdout == ""
     (line,) = result.stderr.strip().splitlines()
@@ -258,8 +237,8 @@ async def test_check_validates_the_model_url(
         await web.TCPSite(runner, "127.0.0.1", port).start()
     try:
         result = await asyncio.to_thread(
-            subprocess.run,
-            [sys.executable, "-m", "bot", "check"],
+            run_bot,
+            "check",
             cwd=ROOT,
             env={
                 "PATH": os.environ["PATH"],
@@ -268,10 +247,6 @@ async def test_check_validates_the_model_url(
                 "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
                 "OPENAI_API_KEY": "sk-test-key-not-real",
             },
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
         )
     finally:
         if runner is not None:

@@ -21,7 +21,6 @@ import pytest
 from tests import waiting
 from tests.e2e._client import APPROVE, DEPLOY_REPORT, STAGING, ConsoleClient
 from tests.e2e._server import BotServer, StartBot
-from tests.stores._postgres import fresh_schema
 from tests.stores._proxy import Proxy
 
 pytestmark = [pytest.mark.e2e, pytest.mark.postgres]
@@ -29,12 +28,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.postgres]
 T = TypeVar("T")
 KEYS = "k1:" + "x" * 48 + ",k0:" + "y" * 48
 SETTLE = 30.0
-
-
-@pytest.fixture
-async def pg_url() -> AsyncIterator[str]:
-    async with fresh_schema() as url:
-        yield url
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from tests.e2e._client import (
     STAGING,
     ConsoleClient,
 )
-from tests.e2e._server import StartBot
+from tests.e2e._server import StartBot, json_lines
 
 pytestmark = pytest.mark.e2e
 
@@ -124,7 +124,7 @@ async def test_sigterm_drains_and_exits_cleanly(
     assert await server.terminate(within=30) == 0
     log = server.log_text()
     assert "Traceback" not in log
-    assert not [r for r in _json_lines(log) if r.get("level") in {"error", "critical"}]
+    assert not [r for r in json_lines(log) if r.get("level") in {"error", "critical"}]
 
     # Whether the drain finished the resume or the next start recovers it, one follows.
     await server.restart()
@@ -146,7 +146,7 @@ async def test_sigterm_logs_a_clean_shutdown_line(start_bot: StartBot) -> None:
     assert await server.terminate(within=30) == 0
     stops = [
         r
-        for r in _json_lines(server.log_text())
+        for r in json_lines(server.log_text())
         if r.get("level") == "info" and re.search(r"\b(shut|stop)", r.get("message", "").lower())
     ]
     assert stops, server.log_tail()
@@ -206,24 +206,12 @@ async def test_tokens_never_reach_the_log(start_bot: StartBot, http: aiohttp.Cli
     assert await server.terminate(within=30) == 0
 
     log = server.log_text()
-    assert _json_lines(log), "the bot logged nothing; the check below would prove nothing"
+    assert json_lines(log), "the bot logged nothing; the check below would prove nothing"
     for token in [*tokens, *more]:
         signature = token.rsplit(".", 1)[-1]
         assert len(signature) >= 32
         assert token not in log
         assert signature not in log
-
-
-def _json_lines(log: str) -> list[dict[str, str]]:
-    records = []
-    for line in log.splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict):
-            records.append(record)
-    return records
 
 
 def _is_sentence(error: object) -> bool:

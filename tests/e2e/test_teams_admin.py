@@ -31,13 +31,6 @@ BOB_ID = f"teams:{TENANT}:{BOB['aadObjectId']}"
 
 
 @pytest.fixture
-async def connector() -> AsyncIterator[FakeConnector]:
-    fake = await FakeConnector().start()
-    yield fake
-    await fake.close()
-
-
-@pytest.fixture
 async def bot(tmp_path: Path) -> AsyncIterator[TeamsBotApp]:
     app = await TeamsBotApp(tmp_path / "bot", BOT_ADMINS=[BOB_ID]).start()
     yield app

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
@@ -24,13 +23,6 @@ from tests.fakes.bf_connector import ISSUER, FakeConnector
 pytestmark = pytest.mark.e2e
 
 APP_ID = "0b5e1c7a-app"
-
-
-@pytest.fixture
-async def connector() -> AsyncIterator[FakeConnector]:
-    fake = await FakeConnector().start()
-    yield fake
-    await fake.close()
 
 
 async def _bot(start_bot: StartBot, connector: FakeConnector) -> BotServer:

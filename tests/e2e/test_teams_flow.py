@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ from tests.e2e._teams import (
     CHANNEL,
     DEPLOY_REPORT,
     QUESTION,
+    StartApp,
     TeamsBotApp,
     actions,
     card_of,
@@ -25,29 +25,6 @@ from tests.e2e._teams import (
 from tests.fakes.bf_connector import FakeConnector
 
 pytestmark = pytest.mark.e2e
-
-StartApp = Callable[..., Awaitable[TeamsBotApp]]
-
-
-@pytest.fixture
-async def connector() -> AsyncIterator[FakeConnector]:
-    fake = await FakeConnector().start()
-    yield fake
-    await fake.close()
-
-
-@pytest.fixture
-async def start_app(tmp_path: Path) -> AsyncIterator[StartApp]:
-    apps: list[TeamsBotApp] = []
-
-    async def start(**overrides: Any) -> TeamsBotApp:
-        app = await TeamsBotApp(tmp_path / f"bot{len(apps)}", **overrides).start()
-        apps.append(app)
-        return app
-
-    yield start
-    for app in apps:
-        await app.close()
 
 
 def _data(action: dict[str, Any], **inputs: str) -> dict[str, Any]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from tests.e2e._teams import (
     ALICE,
     BOB,
     TENANT,
+    StartApp,
     TeamsBotApp,
     actions,
     card_of,
@@ -98,30 +98,6 @@ def posted_starting(connector: FakeConnector, prefix: str) -> list[str]:
     return [t for t in connector.texts() if t.startswith(prefix)]
 
 
-StartApp = Callable[..., Awaitable[TeamsBotApp]]
-
-
-@pytest.fixture
-async def connector() -> AsyncIterator[FakeConnector]:
-    fake = await FakeConnector().start()
-    yield fake
-    await fake.close()
-
-
-@pytest.fixture
-async def start_app(tmp_path: Path) -> AsyncIterator[StartApp]:
-    apps: list[TeamsBotApp] = []
-
-    async def start(**overrides: Any) -> TeamsBotApp:
-        app = await TeamsBotApp(tmp_path / "bot", **overrides).start()
-        apps.append(app)
-        return app
-
-    yield start
-    for app in apps:
-        await app.close()
-
-
 async def test_the_requester_is_refused_and_nothing_is_counted(
     tmp_path: Path, start_app: StartApp, connector: FakeConnector
 ) -> None:
@@ -133,8 +109,8 @@ async def test_the_requester_is_refused_and_nothing_is_counted(
     assert status == 200
     told = " ".join(texts(reply["value"]))
     assert "only someone else" in told and "nothing changed" in told
-    assert stored(tmp_path / "bot", "SELECT COUNT(*) FROM votes") == (0,)
-    (tally,) = stored(tmp_path / "bot", "SELECT tally FROM pauses WHERE name = 'approval'")
+    assert stored(bot.folder, "SELECT COUNT(*) FROM votes") == (0,)
+    (tally,) = stored(bot.folder, "SELECT tally FROM pauses WHERE name = 'approval'")
     assert not (json.loads(tally) if tally else {}).get("approve")
     assert connector.updates(call.activity_id) == []  # no redraw: nothing changed
     status, reply = await bot.post(execute(connector.url, approve, who=BOB))
@@ -178,7 +154,7 @@ async def test_one_reminder_before_the_answer_and_none_after(
     await connector.wait_for(lambda: posted_starting(connector, "Deployed"), what="final reply")
     # A sweep long after a second reminder would be due owes nothing: the question is closed.
     assert await bot.app[RUN_SERVICE].nudges.sweep(time.time() + 3600) == 0
-    assert stored(tmp_path / "bot", "SELECT reminders FROM pauses WHERE name = 'approval'") == (1,)
+    assert stored(bot.folder, "SELECT reminders FROM pauses WHERE name = 'approval'") == (1,)
     assert len(posted_starting(connector, "Reminder:")) == 1
 
 
@@ -203,8 +179,8 @@ async def test_the_first_escalation_step_pings_once_and_raises_the_level(
     # The card is redrawn with the level, as the Slack message is.
     redrawn = await connector.wait_for(lambda: connector.updates(call.activity_id), what="redraw")
     assert "Escalated to level 1." in texts(card_of(redrawn[-1].body))
-    assert stored(tmp_path / "bot", "SELECT level FROM pauses WHERE name = 'approval'") == (1,)
-    assert stored(tmp_path / "bot", "SELECT COUNT(*) FROM audit WHERE kind = 'escalated'") == (1,)
+    assert stored(bot.folder, "SELECT level FROM pauses WHERE name = 'approval'") == (1,)
+    assert stored(bot.folder, "SELECT COUNT(*) FROM audit WHERE kind = 'escalated'") == (1,)
     # No second step: a sweep an hour on owes nothing more.
     assert await bot.app[RUN_SERVICE].nudges.sweep(time.time() + 3600) == 0
     status, reply = await bot.post(execute(connector.url, approve, who=DAN))  # Dan admitted
@@ -212,7 +188,7 @@ async def test_the_first_escalation_step_pings_once_and_raises_the_level(
     assert any(t.startswith("Approved by Dan at ") for t in texts(reply["value"]))
     await connector.wait_for(lambda: posted_starting(connector, "Deployed"), what="final reply")
     assert len(posted_starting(connector, "Escalated")) == 1
-    assert stored(tmp_path / "bot", "SELECT COUNT(*) FROM audit WHERE kind = 'escalated'") == (1,)
+    assert stored(bot.folder, "SELECT COUNT(*) FROM audit WHERE kind = 'escalated'") == (1,)
 
 
 async def test_expiry_edits_the_card_and_a_late_click_says_it_expired(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -15,7 +14,6 @@ from bot.service.policy import RequesterOrApprovers
 from bot.stores import QuestionStatus, Stores
 from bot.stores.postgres import PostgresStores
 from bot.testing import call, calls, say
-from tests.stores._postgres import fresh_schema
 from tests.support import WHERE, Harness, HarnessFactory
 
 ASK = call("approval", action="deploy", summary="Deploy to production")
@@ -64,18 +62,6 @@ async def test_racing_approvals_on_one_sqlite_file_count_three(
     assert row is not None and row.status is QuestionStatus.ANSWERED
     assert len(row.answer["approved_by"]) == 3 and len(row.tally["approve"]) == 3
     assert len(h.provider.calls) == 2  # asked, then resumed once
-
-
-@pytest.fixture
-async def replicas() -> AsyncIterator[tuple[PostgresStores, PostgresStores]]:
-    async with fresh_schema() as url:
-        a = await PostgresStores.open(url)
-        b = await PostgresStores.open(url)
-        try:
-            yield a, b
-        finally:
-            await a.close()
-            await b.close()
 
 
 @pytest.mark.postgres

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -19,6 +17,7 @@ from bot.app import create_app
 from bot.app.settings import load_settings
 from bot.service.runs import RUN_SERVICE
 from tests.e2e._server import free_port
+from tests.support import run_bot
 
 AppClient = TestClient[web.Request, web.Application]
 MakeClient = Callable[..., Awaitable[tuple[AppClient, web.Application]]]
@@ -199,16 +198,7 @@ async def test_metrics_agree_with_admin_stats_after_a_cancel_from_the_shell(
     }
 
     def admin(*words: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "-m", "bot", "admin", *words],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=True,
-        )
-        return done.stdout
+        return run_bot("admin", *words, cwd=tmp_path, env=env, check=True).stdout
 
     admin("cancel", open_question.interrupt_id, "wrong service")
     stats = admin("stats")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +10,7 @@ from bot.app import create_app
 from bot.app.settings import SettingsError, load_settings
 from bot.human.tokens import SigningConfigError
 from bot.stores.url import is_shared
+from tests.support import run_bot
 
 ROOT = Path(__file__).resolve().parents[2]
 URL = "postgresql://bot:hunter2@db.internal:5432/bot"
@@ -59,15 +58,7 @@ def test_serving_a_shared_store_without_keys_exits_2_with_one_line(tmp_path: Pat
         "BOT_DATA_DIR": str(tmp_path),
         "PORT": "1",
     }
-    done = subprocess.run(
-        [sys.executable, "-m", "bot"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = run_bot(cwd=ROOT, env=env)
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "BOT_SIGNING_KEYS is required" in lines[0]

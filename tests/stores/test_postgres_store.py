@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import asyncpg
@@ -37,20 +37,9 @@ SETTLE = 10.0
 
 
 @pytest.fixture
-async def url() -> AsyncIterator[str]:
-    async with fresh_schema() as url:
-        yield url
-
-
-@pytest.fixture
-async def replicas(url: str) -> AsyncIterator[tuple[PostgresStores, PostgresStores]]:
-    a = await PostgresStores.open(url)
-    b = await PostgresStores.open(url)
-    try:
-        yield a, b
-    finally:
-        await a.close()
-        await b.close()
+def url(pg_url: str) -> str:
+    """This module's name for the conftest's schema of the test's own."""
+    return pg_url
 
 
 def run(run_id: str, **changes: Any) -> RunRecord:

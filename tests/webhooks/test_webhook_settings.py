@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from bot.app.settings import SettingsError, load_settings
 from bot.webhooks import random_webhook_secret, webhook_key
+from tests.support import run_bot
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -81,8 +81,8 @@ def test_allowing_private_targets_without_a_secret_is_a_warning() -> None:
 
 
 def _check(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bot", "check"],
+    return run_bot(
+        "check",
         env={
             "PATH": os.environ.get("PATH", ""),
             "PYTHONPATH": str(ROOT),
@@ -91,10 +91,6 @@ def _check(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
             **env,
         },
         cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
     )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import pytest
@@ -43,9 +43,10 @@ async def make_console(
         spec: AgentSpec | None = None,
         policies: dict[str, dict[str, Any]] | None = None,
         admin: bool = False,
+        admins: Sequence[str] = (),
     ) -> Console:
         """The demo agent, or ``spec``'s tools, interactions and provider; ``admin``
-        mounts the admin commands as create_app does."""
+        mounts the admin commands as create_app does, ``admins`` the ones allowed them."""
         agent, capability = build_agent(
             provider=spec.provider if spec and spec.provider else ScriptedProvider(demo_script),
             stores=sqlite_stores,
@@ -71,10 +72,10 @@ async def make_console(
         app[SIGN_IN] = SignIn(users, operator=operator, clock=clock)
         mount_console(app, surface, policy=policy, limits=limits, clock=clock)
         app[RUN_SERVICE] = service
-        if admin:
+        if admin or admins:
             app[ADMIN_SERVICE] = AdminService(
                 stores=sqlite_stores,
-                admins=[],
+                admins=list(admins),
                 max_ttl_seconds=2 * 24 * 3600.0,
                 runs=service,
                 policy=policy,

@@ -2,84 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
-from aiohttp import encode_basic_auth, web
-from aiohttp.test_utils import TestClient, TestServer
+from aiohttp import encode_basic_auth
 
-from adapters.console import ConsoleSurface, mount_console
-from bot.admin import ADMIN_SERVICE, AdminService
-from bot.app.compose import build_agent
-from bot.demo import Fleet, demo_script
-from bot.human.factory import ask_user_registration
-from bot.human.tokens import TokenSigner
-from bot.interactions.approval import approval_registration, approval_tool
-from bot.providers.scripted import ScriptedProvider
-from bot.service.policy import RequesterOrApprovers
-from bot.service.runs import RUN_SERVICE, RunService
-from bot.serving import ALLOWED_HOSTS, SIGN_IN, AllowedHosts, SignIn, http_guards
-from bot.stores.ports import Stores
-from bot.testing import FixedClock
-from tests.adapters.console.console_support import WHICH_ENV, Console
-from tests.e2e._server import free_port
+from tests.adapters.console.console_support import WHICH_ENV, Console, ConsoleFactory
 
-MAX_TTL = 2 * 24 * 3600.0
+ADMINS = ["console:ana"]
 USERS = {"ana": "ana's long console password", "bo": "bo's long console password"}
 
 
 @pytest.fixture
-async def make_console(
-    sqlite_stores: Stores, clock: FixedClock, signer: TokenSigner
-) -> AsyncIterator[Callable[..., Awaitable[Console]]]:
-    """The console as create_app mounts it (guards, sign-in), with an AdminService."""
-    opened: list[Console] = []
-
-    async def make(*, users: dict[str, str] | None = None) -> Console:
-        agent, capability = build_agent(
-            provider=ScriptedProvider(demo_script),
-            stores=sqlite_stores,
-            signer=signer,
-            clock=clock,
-            tools=[*Fleet().tools(), approval_tool()],
-            registrations=[ask_user_registration(), approval_registration()],
-        )
-        policy = RequesterOrApprovers()
-        service = RunService(
-            agent=agent, capability=capability, stores=sqlite_stores, clock=clock, policy=policy
-        )
-        surface = ConsoleSurface()
-        service.add_surface(surface)
-        port = free_port()
-        allowed = AllowedHosts.loopback(port)
-        app = web.Application(middlewares=http_guards(allowed=allowed, body_timeout=5.0))
-        app[ALLOWED_HOSTS] = allowed
-        app[SIGN_IN] = SignIn(users, operator="Ana")
-        mount_console(app, surface, policy=policy)
-        app[RUN_SERVICE] = service
-        app[ADMIN_SERVICE] = AdminService(
-            stores=sqlite_stores,
-            admins=["console:ana"],
-            max_ttl_seconds=MAX_TTL,
-            runs=service,
-            clock=clock,
-        )
-        client = TestClient(TestServer(app, host="127.0.0.1", port=port))
-        await client.start_server()
-        console = Console(client, service, surface, clock)
-        opened.append(console)
-        return console
-
-    yield make
-    for console in opened:
-        await console.client.close()
-        await console.service.drain(5.0)
-
-
-@pytest.fixture
-async def console(make_console: Callable[..., Awaitable[Console]]) -> Console:
-    return await make_console()
+async def console(make_console: ConsoleFactory) -> Console:
+    """The console as create_app mounts it (guards, sign-in), with ana an admin."""
+    return await make_console(admins=ADMINS)
 
 
 async def admin(
@@ -165,10 +102,10 @@ async def test_the_admin_api_keeps_the_consoles_guards_and_serves_its_page(
 
 
 async def test_signed_in_people_are_admins_only_when_listed(
-    make_console: Callable[..., Awaitable[Console]],
+    make_console: ConsoleFactory,
 ) -> None:
     """With sign-in on, ana (in BOT_ADMINS as console:ana) may act; bo is refused, on record."""
-    console = await make_console(users=USERS)
+    console = await make_console(users=USERS, admins=ADMINS)
     status, refused = await admin(console, "GET", "pending", user="bo")
     assert (status, refused["kind"]) == (403, "AdminsOnly")
     assert refused["message"].startswith("Only admins can use that command")

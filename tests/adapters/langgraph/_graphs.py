@@ -13,6 +13,12 @@ from adapters.langgraph import Approved, request_approval
 from bot.client import Bridge
 
 
+class Empty(TypedDict, total=False):
+    """A graph's state for nodes that keep nothing in it."""
+
+    note: str
+
+
 class State(TypedDict, total=False):
     outcomes: Annotated[list[str], operator.add]
 

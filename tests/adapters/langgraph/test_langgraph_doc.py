@@ -6,25 +6,16 @@ import asyncio
 import os
 import re
 import sys
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import aiohttp
-import pytest
 
 from tests.doors._doors import Door
-from tests.e2e._api import API_KEY, api_env
+from tests.e2e._api import API_KEY
 from tests.e2e._client import APPROVE, ConsoleClient, approve_while_it_waits
 from tests.e2e._server import ROOT
 
 DOC = (ROOT / "docs" / "agents" / "langgraph.md").read_text()
 QUICK_START = re.findall(r"```python\n(.*?)```", DOC, re.S)[0]
-
-
-@pytest.fixture
-async def door(tmp_path: Path) -> AsyncIterator[Door]:
-    async with Door(tmp_path, **api_env("console:*")) as served:
-        yield served
 
 
 async def test_the_quick_start_asks_in_the_console_and_deploys_once_approved(door: Door) -> None:

@@ -6,9 +6,7 @@ import asyncio
 import json
 import subprocess
 import sys
-from collections.abc import AsyncIterator
-from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 import aiohttp
 import pytest
@@ -25,27 +23,11 @@ from adapters.langgraph import (
     request_approval,
 )
 from bot.client import Bridge, InvalidWebhook
-from tests.adapters.langgraph._graphs import Record, approval_graph
+from tests.adapters.langgraph._graphs import Empty, Record, approval_graph
 from tests.doors._doors import Door
-from tests.e2e._api import API_KEY, WEBHOOK_SECRET, api_env
+from tests.e2e._api import API_KEY, WEBHOOK_SECRET
 from tests.e2e._client import APPROVE, ConsoleClient
 from tests.e2e._server import free_port
-
-
-class Empty(TypedDict, total=False):
-    note: str
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[aiohttp.ClientSession]:
-    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as session:
-        yield session
-
-
-@pytest.fixture
-async def door(tmp_path: Path) -> AsyncIterator[Door]:
-    async with Door(tmp_path, **api_env("console:*")) as served:
-        yield served
 
 
 async def test_a_verified_webhook_resumes_the_thread_and_a_forged_one_is_refused(

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, TypedDict
+from typing import Any
 
 import aiohttp
-import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 
 from adapters.langgraph import Answered, Resumer, ask_human, request_approval
 from bot.client import Bridge
-from tests.adapters.langgraph._graphs import Record, approval_graph
+from tests.adapters.langgraph._graphs import Empty, Record, approval_graph
 from tests.doors._doors import Door
 from tests.doors._slack_door import slack_door
 from tests.e2e._api import API_KEY, api_env
@@ -23,22 +21,6 @@ from tests.e2e._client import APPROVE, ConsoleClient
 from tests.e2e._slack import ALICE, CHANNEL, SlackDriver
 
 REJECT = {"decision": "reject", "comment": "not on a Friday"}
-
-
-class Empty(TypedDict, total=False):
-    note: str
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[aiohttp.ClientSession]:
-    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as session:
-        yield session
-
-
-@pytest.fixture
-async def door(tmp_path: Path) -> AsyncIterator[Door]:
-    async with Door(tmp_path, **api_env("console:*")) as served:
-        yield served
 
 
 def url_of(door: Door) -> str:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import aiohttp
@@ -19,7 +18,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from adapters.langgraph import Resumer, UnsupportedReview
 from bot.client import Bridge
 from tests.doors._doors import Door
-from tests.e2e._api import API_KEY, api_env
+from tests.e2e._api import API_KEY
 from tests.e2e._client import APPROVE, ConsoleClient
 
 KEEP = {"decision": "reject", "comment": "Keep the report."}
@@ -30,18 +29,6 @@ class ScriptedModel(GenericFakeChatModel):
 
     def bind_tools(self, tools: Sequence[Any], **_: Any) -> Any:
         return self
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[aiohttp.ClientSession]:
-    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as session:
-        yield session
-
-
-@pytest.fixture
-async def door(tmp_path: Path) -> AsyncIterator[Door]:
-    async with Door(tmp_path, **api_env("console:*")) as served:
-        yield served
 
 
 def agent_with(ran: list[str], interrupt_on: dict[str, Any], **middleware: Any) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -10,6 +11,7 @@ from typing import Any
 
 import aiohttp
 from mcp import Client
+from mcp.types import CallToolResult
 
 from adapters.mcp import BridgeTools, build_server
 from bot.client import Bridge
@@ -25,6 +27,21 @@ DEPLOY = {
     "arguments": {"service": "web", "version": "1.5"},
     "risk": "high",
 }
+
+
+async def approval_answered(
+    door: Door, call: asyncio.Task[CallToolResult], answer: dict[str, Any]
+) -> dict[str, Any]:
+    """``answer`` the approval that ``call`` (request_approval, still waiting) asked on the
+    door's console page; the tool's structured result, which must not be an error."""
+    assert door.session is not None
+    console = ConsoleClient(door.session, f"http://127.0.0.1:{door.port}")
+    asked = await console.outstanding(CONVERSATION, "approval")
+    await console.answer_ok(asked["token"], answer)
+    result = await call
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    return result.structured_content
 
 
 @dataclass

@@ -16,10 +16,10 @@ from mcp.client.client import ConnectMode
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from tests.adapters.mcp._harness import CONVERSATION, DEPLOY, ROUTE
+from tests.adapters.mcp._harness import DEPLOY, ROUTE, approval_answered
 from tests.doors._doors import Door, Logs
 from tests.e2e._api import API_KEY, api_env
-from tests.e2e._client import APPROVE, ConsoleClient
+from tests.e2e._client import APPROVE
 
 ACCEPT = "application/json, text/event-stream"
 ON = {"BOT_MCP_HTTP": "true", "BOT_MCP_ROUTE": ROUTE, "BOT_MCP_ANSWERERS": "anyone"}
@@ -83,14 +83,7 @@ async def test_a_tool_call_over_streamable_http_waits_for_the_console(
         names = {tool.name for tool in (await client.list_tools()).tools}
         assert names == {"ask_human", "request_approval", "get_answer"}
         call = asyncio.create_task(client.call_tool("request_approval", DEPLOY))
-        assert door.session is not None
-        console = ConsoleClient(door.session, f"http://127.0.0.1:{door.port}")
-        asked = await console.outstanding(CONVERSATION, "approval")
-        await console.answer_ok(asked["token"], APPROVE)
-        result = await call
-        assert not result.is_error, result.content
-        assert result.structured_content is not None
-        assert result.structured_content["approved"] is True
+        assert (await approval_answered(door, call, APPROVE))["approved"] is True
 
 
 async def test_a_call_the_bridge_refuses_is_its_sentence_over_streamable_http(

@@ -13,10 +13,7 @@ from agents.testing import ScriptedModel, assistant_message, function_call
 from adapters.openai_agents import Approve, Reject, pending_calls, resolve, run_with_approvals
 from bot.client import WaitTimeout
 from tests import waiting
-from tests.adapters.agent_bridge import SURFACES, bridge_on
-
-WEB = {"service": "web", "version": "1.5.0"}
-DB = {"service": "db", "version": "17.2"}
+from tests.adapters.agent_bridge import DB, SURFACES, WEB, bridge_on
 
 
 def deploy_agent(ran: list[dict[str, Any]], *steps: Any) -> tuple[Agent[Any], ScriptedModel]:
@@ -56,24 +53,17 @@ async def test_two_calls_two_questions_only_the_approved_one_runs(
     """Two calls in one turn: web approved runs; db rejected never runs, and the model hears why."""
     ran: list[dict[str, Any]] = []
     agent, model = deploy_agent(ran, two_deploys(), [assistant_message("web is out")])
+    saved: list[str] = []
     async with bridge_on(surface, tmp_path) as desk:
-        saved: list[str] = []
-        run = asyncio.create_task(
-            run_with_approvals(
-                agent, "ship both", desk.approver(), run_id="run-1", save=saved.append
-            )
+        running = run_with_approvals(
+            agent, "ship both", desk.approver(), run_id="run-1", save=saved.append
         )
-        await desk.decide(DB, approve=False, comment="not during the freeze")
-        await desk.decide(WEB, approve=True)
-        result = await asyncio.wait_for(run, 30)
-        asked = await desk.questions("run-1")
+        result, asked = await desk.reject_db_approve_web(running, "run-1")
     assert result.final_output == "web is out"
     assert ran == [WEB]
     told = outputs(model)
     assert told["call_db"] == "A person rejected this tool call: not during the freeze"
     assert told["call_web"] == "deployed web 1.5.0"
-    assert sorted(q.idempotency_key for q in asked) == ["run-1:call_db", "run-1:call_web"]
-    assert {q.payload["action"] for q in asked} == {"deploy"}
     assert {q.answer["decision"] for q in asked if q.answer} == {"approve", "reject"}
     assert len(saved) == 1 and model.remaining_steps == 0
 
@@ -85,21 +75,15 @@ async def test_a_restored_state_asks_again_and_gets_the_same_questions(tmp_path:
     async with bridge_on("console", tmp_path) as desk:
         approver = desk.approver()
         saved: list[str] = []
-        first = asyncio.create_task(
+        # The agent's process is gone; its state string is not.
+        await desk.killed_while_asking(
             run_with_approvals(agent, "ship both", approver, run_id="run-2", save=saved.append)
         )
-        await desk.console.wait("agents", lambda feed: len(feed.get("runs", [])) == 2, what="two")
-        first.cancel()  # the agent's process is gone; its state string is not
-        with pytest.raises(asyncio.CancelledError):
-            await first
         state = await RunState.from_string(agent, saved[0])
         before = {q.id for q in await desk.questions("run-2")}
         again = await approver.ask("run-2", pending_calls(state.get_interruptions()))
         assert {q.id for q in again} == before and len(before) == 2
-        resumed = asyncio.create_task(run_with_approvals(agent, state, approver, run_id="run-2"))
-        await desk.decide(WEB, approve=True)
-        await desk.decide(DB, approve=True)
-        result = await asyncio.wait_for(resumed, 30)
+        result = await desk.approve_both(run_with_approvals(agent, state, approver, run_id="run-2"))
         assert {q.id for q in await desk.questions("run-2")} == before
     assert result.final_output == "done"
     assert sorted(ran, key=str) == sorted([WEB, DB], key=str)

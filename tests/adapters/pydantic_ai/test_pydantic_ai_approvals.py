@@ -21,10 +21,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 
 from adapters.pydantic_ai import pending_calls, results_for, run_with_approvals
-from tests.adapters.agent_bridge import SURFACES, bridge_on
-
-WEB = {"service": "web", "version": "1.5.0"}
-DB = {"service": "db", "version": "17.2"}
+from tests.adapters.agent_bridge import DB, SURFACES, WEB, bridge_on
 
 
 class Script:
@@ -76,25 +73,18 @@ async def test_two_calls_two_questions_only_the_approved_one_runs(
     ran: list[dict[str, Any]] = []
     script = Script()
     agent = deploy_agent(FunctionModel(script), ran)
+    saved: list[str] = []
     async with bridge_on(surface, tmp_path) as desk:
-        saved: list[str] = []
-        run = asyncio.create_task(
-            run_with_approvals(
-                agent, "ship both", desk.approver(), run_id="run-1", save=saved.append
-            )
+        running = run_with_approvals(
+            agent, "ship both", desk.approver(), run_id="run-1", save=saved.append
         )
-        await desk.decide(DB, approve=False, comment="not during the freeze")
-        await desk.decide(WEB, approve=True)
-        result = await asyncio.wait_for(run, 30)
-        asked = await desk.questions("run-1")
+        result, _ = await desk.reject_db_approve_web(running, "run-1")
     assert result.output == "done"
     assert ran == [WEB]
     told = script.returns()
     assert told["call_db"].outcome == "denied"
     assert told["call_db"].content == "A person rejected this tool call: not during the freeze"
     assert told["call_web"].content == "deployed web 1.5.0"
-    assert sorted(q.idempotency_key for q in asked) == ["run-1:call_db", "run-1:call_web"]
-    assert {q.payload["action"] for q in asked} == {"deploy"}
     assert len(saved) == 1 and len(script.seen) == 2
 
 
@@ -106,21 +96,15 @@ async def test_a_saved_history_asks_again_and_gets_the_same_questions(tmp_path: 
     async with bridge_on("console", tmp_path) as desk:
         approver = desk.approver()
         saved: list[str] = []
-        first = asyncio.create_task(
+        # The agent's process is gone; its saved history is not.
+        await desk.killed_while_asking(
             run_with_approvals(agent, "ship both", approver, run_id="run-2", save=saved.append)
         )
-        await desk.console.wait("agents", lambda feed: len(feed.get("runs", [])) == 2, what="two")
-        first.cancel()  # the agent's process is gone; its saved history is not
-        with pytest.raises(asyncio.CancelledError):
-            await first
         before = {q.id for q in await desk.questions("run-2")}
         history = ModelMessagesTypeAdapter.validate_json(saved[0])
-        resumed = asyncio.create_task(
+        result = await desk.approve_both(
             run_with_approvals(agent, None, approver, run_id="run-2", message_history=history)
         )
-        await desk.decide(WEB, approve=True)
-        await desk.decide(DB, approve=True)
-        result = await asyncio.wait_for(resumed, 30)
         assert {q.id for q in await desk.questions("run-2")} == before and len(before) == 2
     assert result.output == "done"
     assert sorted(ran, key=str) == sorted([WEB, DB], key=str)

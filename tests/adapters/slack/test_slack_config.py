@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.app.settings import SettingsError, load_settings
+from tests.support import clean_environment
 
 SLACK_VARIABLES = (
     "SLACK_BOT_TOKEN",
@@ -24,9 +25,7 @@ SLACK_VARIABLES = (
 
 @pytest.fixture(autouse=True)
 def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.chdir(tmp_path)
-    for name in SLACK_VARIABLES:
-        monkeypatch.delenv(name, raising=False)
+    clean_environment(monkeypatch, tmp_path, SLACK_VARIABLES)
 
 
 def test_slack_is_off_by_default_and_the_api_url_is_slacks() -> None:

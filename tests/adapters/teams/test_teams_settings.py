@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from bot.__main__ import main
-from bot.app.settings import SettingsError, load_settings
+from bot.app.settings import load_settings
+from tests.support import clean_environment, refused_settings
 
 ROOT = Path(__file__).resolve().parents[3]
 TEAMS_NAMES = (
@@ -29,9 +30,7 @@ TEAMS_NAMES = (
 
 @pytest.fixture(autouse=True)
 def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.chdir(tmp_path)
-    for name in TEAMS_NAMES:
-        monkeypatch.delenv(name, raising=False)
+    clean_environment(monkeypatch, tmp_path, TEAMS_NAMES)
 
 
 @pytest.mark.parametrize("prefix", ["Microsoft", "TEAMS_"])
@@ -87,11 +86,8 @@ def test_each_teams_mistake_is_one_line(
     monkeypatch: pytest.MonkeyPatch, environment: dict[str, str], expected: str
 ) -> None:
     """Missing secret, tenant, or emulator mode on a public bind: refused at start."""
-    for name, value in environment.items():
-        monkeypatch.setenv(name, value)
-    with pytest.raises(SettingsError) as raised:
-        load_settings()
-    assert any(expected in line for line in raised.value.lines), raised.value.lines
+    lines = refused_settings(monkeypatch, environment)
+    assert any(expected in line for line in lines), lines
 
 
 def test_emulator_mode_is_for_loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
