@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,17 +40,9 @@ def message(
     mention: bool = False,
     activity_id: str | None = None,
 ) -> dict[str, Any]:
-    activity: dict[str, Any] = {
-        "type": "message",
-        "id": activity_id or f"msg-{next(_ids)}",
-        "channelId": "msteams",
-        "serviceUrl": service_url,
-        "from": who,
-        "recipient": BOT,
-        "conversation": {"id": conversation, "conversationType": kind, "tenantId": TENANT},
-        "channelData": {"tenant": {"id": TENANT}},
-        "text": text,
-    }
+    activity_id = activity_id or f"msg-{next(_ids)}"
+    activity = _from_user("message", activity_id, service_url, who, conversation, kind)
+    activity["text"] = text
     if mention:
         activity["text"] = f"<at>{BOT['name']}</at> {text}"
         activity["entities"] = [
@@ -70,17 +62,31 @@ def execute(
 ) -> dict[str, Any]:
     """The ``adaptiveCard/action`` invoke Teams sends for an Action.Execute."""
     return {
-        "type": "invoke",
+        **_from_user("invoke", f"inv-{next(_ids)}", service_url, who, conversation, kind),
         "name": "adaptiveCard/action",
-        "id": f"inv-{next(_ids)}",
+        "replyToId": reply_to,
+        "value": {"action": {"type": "Action.Execute", "verb": "answer", "data": data}},
+    }
+
+
+def _from_user(
+    kind_of_activity: str,
+    activity_id: str,
+    service_url: str,
+    who: dict[str, str],
+    conversation: str,
+    kind: str,
+) -> dict[str, Any]:
+    """What every activity a person in the tenant sends carries: who, to the bot, where."""
+    return {
+        "type": kind_of_activity,
+        "id": activity_id,
         "channelId": "msteams",
         "serviceUrl": service_url,
         "from": who,
         "recipient": BOT,
         "conversation": {"id": conversation, "conversationType": kind, "tenantId": TENANT},
         "channelData": {"tenant": {"id": TENANT}},
-        "replyToId": reply_to,
-        "value": {"action": {"type": "Action.Execute", "verb": "answer", "data": data}},
     }
 
 
@@ -101,20 +107,24 @@ def read(markdown: str) -> str:
 def texts(card: dict[str, Any]) -> list[str]:
     """Every TextBlock's text in a card as a person reads it, in order (nested containers
     included); the official renderer's own reading is tests/adapters/teams/test_renderer.py."""
-    found: list[str] = []
+    return [read(str(block.get("text", ""))) for block in elements(card, "TextBlock")]
 
-    def walk(node: Any) -> None:
+
+def elements(card: dict[str, Any], kind: str) -> Iterator[dict[str, Any]]:
+    """Every element of type ``kind`` in a card's body, in document order (nested containers
+    included)."""
+
+    def walk(node: Any) -> Iterator[dict[str, Any]]:
         if isinstance(node, dict):
-            if node.get("type") == "TextBlock":
-                found.append(read(str(node.get("text", ""))))
+            if node.get("type") == kind:
+                yield node
             for value in node.values():
-                walk(value)
+                yield from walk(value)
         elif isinstance(node, list):
             for item in node:
-                walk(item)
+                yield from walk(item)
 
-    walk(card.get("body", []))
-    return found
+    yield from walk(card.get("body", []))
 
 
 StartApp = Callable[..., Awaitable["TeamsBotApp"]]

@@ -17,6 +17,7 @@ from tests.e2e._teams import (
     TeamsBotApp,
     actions,
     card_of,
+    elements,
     execute,
     message,
     read,
@@ -39,18 +40,8 @@ async def bot(tmp_path: Path) -> AsyncIterator[TeamsBotApp]:
 
 def facts(card: dict[str, Any]) -> dict[str, str]:
     found: dict[str, str] = {}
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            if node.get("type") == "FactSet":
-                found.update({read(f["title"]): read(f["value"]) for f in node["facts"]})
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(card.get("body", []))
+    for fact_set in elements(card, "FactSet"):
+        found.update({read(f["title"]): read(f["value"]) for f in fact_set["facts"]})
     return found
 
 
