@@ -30,11 +30,10 @@ from bot.display import display
 from bot.service.messages import (
     EXPIRED_LINE,
     answered_line,
-    approved_line,
+    approval_line,
     asked_line,
     cancelled_line,
     level_text,
-    rejected_line,
 )
 
 ASK_USER = "ask_user"
@@ -171,10 +170,7 @@ def outcome_line(closed: Closed) -> str:
         shown = clip(_md(reason), 500) if isinstance(reason, str) else ""
         return cancelled_line(by, at, shown)
     if closed.name == APPROVAL:
-        comment = _md(answer.get("comment") or "")
-        if answer.get("decision") == "approve":
-            return approved_line(by, at)
-        return rejected_line(by, at, clip(comment, 500))
+        return approval_line(answer, by, at, lambda text: clip(_md(text), 500))
     if closed.name == ASK_USER:
         replies = answer.get("answers", {})
         shown = "; ".join(
