@@ -26,6 +26,7 @@ from typing import Any, Literal
 from adapters.slack import _limits as L
 from adapters.slack._forms import label_of, properties
 from adapters.slack._limits import clip, fit
+from bot.client.edits import allowed
 from bot.display import display
 from bot.service.messages import (
     EXPIRED_LINE,
@@ -48,6 +49,8 @@ CHOOSE = "hitl_choose"
 APPROVE = "hitl_approve"
 REJECT = "hitl_reject"
 OPEN_FORM = "hitl_open"
+EDIT = "hitl_edit"
+RESPOND = "hitl_respond"
 
 Kind = Literal["buttons", "approval", "modal"]
 
@@ -296,6 +299,12 @@ def _actions(kind: Kind, asked: Asked) -> dict[str, Any]:
             "style": "danger",
         }
         elements = [approve, reject]
+        # The extra ways the question allows, each opening its modal.
+        allows = allowed(asked.payload)
+        if "edit" in allows:
+            elements.append(_button("Edit…", EDIT, button_value(asked.token, {}), 2))
+        if "respond" in allows:
+            elements.append(_button("Respond…", RESPOND, button_value(asked.token, {}), 3))
     else:
         elements = [_button("Answer…", OPEN_FORM, button_value(asked.token, {}), 0)]
         elements[0]["style"] = "primary"

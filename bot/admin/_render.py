@@ -256,10 +256,9 @@ def answer_lines(record: Question) -> list[str]:
     action's place (the message); nothing for any other answer."""
     answer = record.answer or {}
     if answer.get("decision") == "edit":
-        return [
-            f"approved with changes: {json.dumps(answer.get('arguments'), ensure_ascii=False)}",
-            f"original arguments: {json.dumps(answer.get('original_arguments'), ensure_ascii=False)}",
-        ]
+        edited = json.dumps(answer.get("arguments"), ensure_ascii=False)
+        original = json.dumps(answer.get("original_arguments"), ensure_ascii=False)
+        return [f"approved with changes: {edited}", f"original arguments: {original}"]
     if answer.get("decision") == "respond":
         return [f"answered instead of run: {json.dumps(answer.get('message'), ensure_ascii=False)}"]
     return []

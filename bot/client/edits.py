@@ -34,8 +34,8 @@ DEFAULT_ALLOW: tuple[Decision, ...] = ("approve", "reject")
 # The decisions that let the action run: counted as approvals under a quorum.
 APPROVING = ("approve", "edit")
 
-MAX_ARGUMENTS_BYTES = 16 * 1024
-MAX_ARGUMENTS_DEPTH = 8
+MAX_ARGUMENTS_BYTES = 256 * 1024
+MAX_ARGUMENTS_DEPTH = 32
 MAX_MESSAGE = 2000
 
 _JSON_KEYS = frozenset({"type", "title", "description", "default"})

@@ -490,6 +490,7 @@ def _decision_detail(answer: Mapping[str, Any] | None) -> dict[str, Any]:
     """What the audit keeps of an approval's answer beyond who gave it: an edit's original
     and edited arguments, a response's message."""
     answer = answer or {}
+    keep: tuple[str, ...]
     match answer.get("decision"):
         case "edit":
             keep = ("decision", "original_arguments", "arguments")

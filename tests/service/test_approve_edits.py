@@ -189,7 +189,7 @@ async def test_an_edit_past_the_size_limit_is_refused(
     """Edited arguments pass the question's own size limit."""
     ran: list[dict[str, Any]] = []
     h = await paused(harness, stores, ran)
-    huge = {**ASKED, "service": "w" * 20_000}
+    huge = {**ASKED, "service": "w" * 300_000}
     outcome = await h.answer({"decision": "edit", "arguments": huge})
     assert isinstance(outcome, AnswerInvalid)
     assert (await _row(h)).status is QuestionStatus.OUTSTANDING
