@@ -105,8 +105,13 @@ class ApprovalRegistration(InteractionRegistration):
 
     def validate_payload(self, payload: Any) -> dict[str, Any]:
         checked = InteractionRegistration.validate_payload(self, payload)
-        if checked.get("allow") is None:
-            checked["allow"] = list(self.allow)
+        allow = checked.get("allow") or list(self.allow)
+        # Stored only when it says more than the default, so a question asked as before
+        # reads as before.
+        if tuple(allow) == DEFAULT_ALLOW:
+            checked.pop("allow", None)
+        else:
+            checked["allow"] = allow
         if checked.get("arguments_schema") is None:
             checked.pop("arguments_schema", None)
         return checked
