@@ -24,7 +24,9 @@ from adapters.slack import _forms
 from adapters.slack import _limits as L
 from adapters.slack._limits import clip
 from adapters.slack._render import APPROVAL, ASK_USER, FORM
-from bot.client.edits import MAX_MESSAGE, edit_schema, field_text, is_json_field
+from bot.client.decisions import MAX_MESSAGE
+from bot.client.edits import edit_schema, field_text
+from bot.client.form_schema import is_json_field
 from bot.display import display
 
 FormKind = Literal["ask", "schema", "reject", "form", "edit", "respond"]

@@ -26,7 +26,7 @@ from typing import Any, Literal
 from adapters.slack import _limits as L
 from adapters.slack._forms import label_of, properties
 from adapters.slack._limits import clip, fit
-from bot.client.edits import allowed
+from bot.client.decisions import allowed
 from bot.display import display
 from bot.service.messages import (
     EXPIRED_LINE,

@@ -1,11 +1,7 @@
-"""Approve with changes: which decisions an approval allows, and what an edit may be.
+"""Approve with changes: what an edit of an approval's arguments may be, and what it changed.
 
-An approval's answer is ``approve``, ``reject``, ``edit`` (the full edited
-``arguments``) or ``respond`` (a ``message`` the model reads in place of the
-tool's result). Which of them a question allows is its payload's ``allow``
-(``approve`` and ``reject`` unless the asker says otherwise).
-
-An edit is checked against the shape the question gives its arguments, its
+Which decisions a question allows is ``bot/client/decisions.py``. An edit is
+checked against the shape the question gives its arguments, its
 ``edit_schema``: the payload's ``arguments_schema`` when it carries one (the
 ``form`` subset of ``bot/client/form_schema.py``, plus ``object`` and
 ``array`` properties that a surface shows as a JSON box), else a shape drawn
@@ -15,115 +11,19 @@ numbers, ``true``/``false`` into booleans and a nested field's JSON text into
 its value, so every surface's edit lands as the same JSON. The edited
 arguments pass the same size and depth limits as the question's own.
 
-Importable without the server: the client checks an ``arguments_schema``
-before it asks, and the bridge checks each edit with the same functions.
+Importable without the server, as every surface and the bridge check an
+edit with the same functions.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any
 
-from bot.client.errors import FormAnswerError, FormSchemaError
-from bot.client.form_schema import check_form_answer, check_form_schema
-
-Decision = Literal["approve", "reject", "edit", "respond"]
-DECISIONS: tuple[Decision, ...] = ("approve", "reject", "edit", "respond")
-DEFAULT_ALLOW: tuple[Decision, ...] = ("approve", "reject")
-# The decisions that let the action run: counted as approvals under a quorum.
-APPROVING = ("approve", "edit")
-
-MAX_ARGUMENTS_BYTES = 256 * 1024
-MAX_ARGUMENTS_DEPTH = 32
-MAX_MESSAGE = 2000
-
-_JSON_KEYS = frozenset({"type", "title", "description", "default"})
-_JSON_TYPES = ("object", "array")
-
-
-def allowed(payload: Mapping[str, Any]) -> tuple[str, ...]:
-    """The decisions ``payload``'s question allows (an old question: approve and reject)."""
-    given = payload.get("allow")
-    if not isinstance(given, list | tuple) or not given:
-        return DEFAULT_ALLOW
-    return tuple(str(d) for d in given)
-
-
-def check_allow(allow: Sequence[str]) -> list[Decision]:
-    """An ``allow`` list, checked: known decisions, each once, ``approve`` and ``reject`` among
-    them (a person can always say yes or no; edit and respond are extra ways)."""
-    unknown = [d for d in allow if d not in DECISIONS]
-    if unknown:
-        raise ValueError(f"allow may list only {', '.join(DECISIONS)}; {unknown[0]!r} is none")
-    if len(set(allow)) != len(allow):
-        raise ValueError("allow names a decision twice")
-    if not {"approve", "reject"} <= set(allow):
-        raise ValueError("allow must include approve and reject")
-    return [d for d in DECISIONS if d in allow]
-
-
-def check_arguments(arguments: Any, *, what: str = "arguments") -> None:
-    """Refuse arguments past the size or depth a question may carry."""
-    if _depth(arguments) > MAX_ARGUMENTS_DEPTH:
-        raise ValueError(f"{what} may nest at most {MAX_ARGUMENTS_DEPTH} levels deep")
-    size = len(json.dumps(arguments, separators=(",", ":"), ensure_ascii=False).encode())
-    if size > MAX_ARGUMENTS_BYTES:
-        raise ValueError(f"{what} must be at most {MAX_ARGUMENTS_BYTES} bytes as JSON")
-
-
-def _depth(value: Any) -> int:
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict | list):
-            deepest = max(deepest, depth)
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, depth + 1) for child in children)
-    return deepest
-
-
-def is_json_field(spec: Mapping[str, Any]) -> bool:
-    """A property a surface shows as a JSON box: an object, or an array that is not a
-    multi-select of choices."""
-    kind = spec.get("type")
-    if kind == "object":
-        return True
-    if kind != "array":
-        return False
-    items = spec.get("items")
-    return not (isinstance(items, Mapping) and ("enum" in items or "anyOf" in items))
-
-
-def check_arguments_schema(schema: Any) -> None:
-    """Refuse, naming the property, an ``arguments_schema`` outside the subset: ``form``'s,
-    plus ``object`` and ``array`` properties shown as JSON."""
-    if not isinstance(schema, dict):
-        raise FormSchemaError("The arguments schema must be a JSON object.")
-    properties = schema.get("properties")
-    if not isinstance(properties, dict):
-        raise FormSchemaError('The arguments schema needs "properties": an object.')
-    flat = {name: prop for name, prop in properties.items() if not _json_shaped(prop)}
-    for name, prop in properties.items():
-        if name not in flat:
-            unknown = sorted(set(prop) - _JSON_KEYS)
-            if unknown:
-                raise FormSchemaError(
-                    f"property {name!r}: {unknown[0]!r} is not allowed on a field shown as "
-                    f"JSON; it may have {sorted(_JSON_KEYS)}."
-                )
-    if flat:
-        check_form_schema({**schema, "properties": flat, "required": _required(schema, flat)})
-    elif schema.get("type") != "object" or not properties:
-        check_form_schema(schema)  # names what is wrong with an empty or untyped schema
-
-
-def _json_shaped(prop: Any) -> bool:
-    return isinstance(prop, dict) and prop.get("type") in _JSON_TYPES and is_json_field(prop)
-
-
-def _required(schema: Mapping[str, Any], among: Mapping[str, Any]) -> list[str]:
-    return [r for r in schema.get("required", []) if r in among]
+from bot.client.decisions import check_arguments
+from bot.client.errors import FormAnswerError
+from bot.client.form_schema import _JSON_TYPES, check_form_answer, is_json_field
 
 
 def edit_schema(payload: Mapping[str, Any]) -> dict[str, Any]:
@@ -190,7 +90,11 @@ def check_edit(payload: Mapping[str, Any], edited: Any) -> dict[str, Any]:
             flat[name] = spec
     if flat:
         values = {name: edited[name] for name in flat if name in edited}
-        form = {"type": "object", "properties": flat, "required": _required(schema, flat)}
+        form = {
+            "type": "object",
+            "properties": flat,
+            "required": [r for r in required if r in flat],
+        }
         try:
             checked.update(check_form_answer(form, values))
         except FormAnswerError as wrong:

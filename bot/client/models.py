@@ -26,7 +26,7 @@ from pydantic import (
     model_validator,
 )
 
-from bot.client.edits import Decision, check_allow
+from bot.client.decisions import Decision, check_allow
 from bot.client.identity import canonical, compared, person_of
 
 # Re-exported: the payloads are wire models too (``bot.client.payloads``).

@@ -11,8 +11,8 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from bot.client.edits import Decision, check_allow, check_arguments, check_arguments_schema
-from bot.client.form_schema import check_form_schema
+from bot.client.decisions import Decision, check_allow, check_arguments
+from bot.client.form_schema import check_arguments_schema, check_form_schema
 
 _REQUEST = ConfigDict(extra="forbid", strict=True)
 

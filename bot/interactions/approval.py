@@ -13,7 +13,7 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from bot.client.edits import (
+from bot.client.decisions import (
     DECISIONS,
     DEFAULT_ALLOW,
     MAX_MESSAGE,
@@ -21,10 +21,10 @@ from bot.client.edits import (
     allowed,
     check_allow,
     check_arguments,
-    check_arguments_schema,
-    check_edit,
 )
+from bot.client.edits import check_edit
 from bot.client.errors import FormAnswerError
+from bot.client.form_schema import check_arguments_schema
 from bot.human.capability import InteractionRegistration
 from bot.human.contribution import InteractionToolSpec
 from bot.human.errors import AnswerValidationError

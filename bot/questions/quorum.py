@@ -23,7 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.client.edits import APPROVING, diff_text
+from bot.client.decisions import APPROVING
+from bot.client.edits import diff_text
 from bot.client.identity import names
 from bot.client.models import STORED, Policy
 from bot.questions.records import Question, RunRecord
