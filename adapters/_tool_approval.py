@@ -36,10 +36,12 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class Approve:
-    """A person approved the call: run the tool."""
+    """A person approved the call: run the tool, with ``arguments`` when they edited them
+    (None: the arguments the model gave)."""
 
     call_id: str
     answered_by: str
+    arguments: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,11 @@ def rejected_by_a_person(comment: str) -> str:
     if reason:
         return f"A person rejected this tool call: {reason}"
     return "A person rejected this tool call."
+
+
+def answered_instead(message: str) -> str:
+    """What the model reads when a person answers in the tool's place (``respond``)."""
+    return f"A person answered instead of running this tool call: {message.strip()}"
 
 
 def not_decided(question: QuestionObject) -> str:
@@ -106,6 +113,9 @@ class Approver:
     callback_url: str | None = None
     timeout: float | None = None
     summary: Callable[[ToolCall], str] = field(default=_summary)
+    # The decisions each question allows (``edit``, ``respond`` beside approve and reject);
+    # None: the bridge's default (``BOT_ALLOW``).
+    allow: Sequence[str] | None = None
 
     async def ask(self, run_id: str, calls: Sequence[ToolCall]) -> list[Question[QuestionObject]]:
         """One approval question per call; asking again for a call returns its question."""
@@ -140,6 +150,7 @@ class Approver:
             callback_url=self.callback_url,
             metadata={"run_id": run_id, "call_id": call.call_id},
             run_ref=run_id,
+            allow=self.allow,
         )
 
 
@@ -149,9 +160,15 @@ def decision_of(call_id: str, question: QuestionObject) -> Decision:
         return Reject(call_id, not_decided(question))
     answer = question.answer or {}
     who = question.answered_by.id if question.answered_by is not None else ""
-    if answer.get("decision") == "approve":
-        return Approve(call_id, who)
-    return Reject(call_id, rejected_by_a_person(str(answer.get("comment") or "")), who)
+    match answer.get("decision"):
+        case "approve":
+            return Approve(call_id, who)
+        case "edit":
+            return Approve(call_id, who, dict(answer.get("arguments") or {}))
+        case "respond":
+            return Reject(call_id, answered_instead(str(answer.get("message") or "")), who)
+        case _:
+            return Reject(call_id, rejected_by_a_person(str(answer.get("comment") or "")), who)
 
 
 def arguments_of(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:

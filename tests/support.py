@@ -130,7 +130,7 @@ def forgeries(good: str) -> dict[str, str]:
     header, _payload, signature = good.split(".")
     claims = jwt.decode(good, options={"verify_signature": False})
     stranger = TokenSigner([random_signing_key("k1")])
-    fields = {k: claims[k] for k in TokenClaims.__slots__}
+    fields = {k: claims[k] for k in TokenClaims.__slots__ if k in claims}
     return {
         "forged with another secret": stranger.encode(MintedToken(TokenClaims(**fields))),
         "tampered payload": ".".join([header, _b64({**claims, "scope": "T-other"}), signature]),

@@ -6,19 +6,24 @@ puts text in with ``textContent``, so there is no markup to escape, but a
 U+202E would still turn the rest of a line around there. The browser so
 receives ``⟨U+202E⟩`` and never the control itself.
 
-An answer, though, names what was asked: ``ask_user`` answers are keyed by
-the question's text and carry an option's label; a form's are keyed by
-property name and carry enum values. Those go to the page beside the shown
-text, untouched, under ``key`` (a question, a property) and ``value`` /
-``values`` (an option, an enum), for the page to send back and never to show.
+An answer, though, names what was asked (an approval's edit, its arguments):
+``ask_user`` answers are keyed by the question's text and carry an option's
+label; a form's are keyed by property name and carry enum values. Those go
+to the page beside the shown text, untouched, under ``key`` (a question, a
+property, an argument) and ``value`` / ``values`` / ``original`` (an option,
+an enum, an argument's text), for the page to send back and never to show.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from bot.client.decisions import allowed
+from bot.client.edits import edit_schema, field_text
+from bot.client.form_schema import is_json_field
 from bot.display import display
 from bot.human.capability import ASK_USER
+from bot.interactions.approval import APPROVAL
 from bot.interactions.form import FORM
 
 
@@ -35,14 +40,42 @@ def shown(value: Any) -> Any:
 
 def page_payload(name: str, payload: dict[str, Any]) -> dict[str, Any]:
     """``payload`` shown, with the originals an answer to it must name beside the text."""
-    # An approval's answer names nothing it was asked, and an unknown
-    # interaction's is typed as JSON by the person: only these two need originals.
+    # An unknown interaction's answer is typed as JSON by the person; an approval's
+    # names its arguments only when edited: those three need originals.
     page: dict[str, Any] = shown(payload)
     if name == ASK_USER:
         _ask_user_originals(payload, page)
     elif name == FORM:
         _form_originals(payload, page)
+    elif name == APPROVAL and "edit" in allowed(payload):
+        # ``allow`` itself is in the payload whenever it allows more than approve and reject.
+        page["edit_fields"] = _edit_fields(payload)
     return page
+
+
+def _edit_fields(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """One input per argument: its name and value shown, and beside them the name and the
+    value's text as asked (``key``, ``original``), which the page sends back for an input
+    left as it was, so an untouched argument is never changed by being shown."""
+    arguments = payload.get("arguments")
+    arguments = arguments if isinstance(arguments, dict) else {}
+    fields = []
+    for key, spec in edit_schema(payload).get("properties", {}).items():
+        spec = spec if isinstance(spec, dict) else {}
+        value = arguments.get(key, spec.get("default"))
+        original = "" if value is None else field_text(value)
+        field: dict[str, Any] = {
+            "key": key,
+            "label": shown(key),
+            "text": shown(original),
+            "original": original,
+            "json": is_json_field(spec) or not isinstance(value, str | int | float | None),
+        }
+        choices = spec.get("enum")
+        if isinstance(choices, list) and choices:
+            field["choices"] = [{"text": shown(str(c)), "value": str(c)} for c in choices]
+        fields.append(field)
+    return fields
 
 
 def _ask_user_originals(payload: dict[str, Any], page: dict[str, Any]) -> None:

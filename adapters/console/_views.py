@@ -19,7 +19,13 @@ from bot.human.capability import ASK_USER
 from bot.interactions.approval import APPROVAL
 from bot.interactions.form import FORM
 from bot.questions.quorum import tally_line
-from bot.service.messages import answered_text, cancelled_text, expired_text
+from bot.service.messages import (
+    answered_text,
+    approval_line,
+    cancelled_text,
+    expired_text,
+    when,
+)
 from bot.service.outcomes import Responder
 from bot.service.policy import AnswerPolicy, RequesterOrApprovers
 from bot.service.views import RunWithQuestions
@@ -187,6 +193,10 @@ def closed_text(record: Question) -> str | None:
         case QuestionStatus.OUTSTANDING:
             return None
         case QuestionStatus.ANSWERED:
+            decision = (record.answer or {}).get("decision")
+            if record.name == APPROVAL and decision in ("edit", "respond"):
+                # Shown whole by the caller: the diff's values pass ``shown`` there.
+                return approval_line(record.answer or {}, record.closed_by, when(at), str)
             return answered_text(record.closed_by, at)
         case QuestionStatus.EXPIRED:
             return expired_text(at)

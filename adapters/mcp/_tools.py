@@ -54,8 +54,16 @@ class Outcome(BaseModel):
     approved: bool | None = Field(
         default=None, description="request_approval: true only when a person approved."
     )
-    decision: Literal["approve", "reject"] | None = None
+    decision: Literal["approve", "reject", "edit", "respond"] | None = None
     comment: str | None = None
+    arguments: dict[str, Any] | None = Field(
+        default=None,
+        description="request_approval with decision edit: run the action with these arguments.",
+    )
+    message: str | None = Field(
+        default=None,
+        description="request_approval with decision respond: the person's reply; do not act.",
+    )
     answers: dict[str, Any] | None = Field(
         default=None, description="ask_human: each question's text to its answer."
     )
@@ -137,7 +145,9 @@ def build_server(asking: BridgeTools, *, name: str = "hitl-bridge") -> MCPServer
 
         action: the action's name; summary: what it will do, in words;
         arguments: what it will be called with; risk: low, medium or high.
-        A rejection comes back as decision 'reject' with the person's comment.
+        A rejection comes back as decision 'reject' with the person's comment. Where the
+        bridge lets the person edit, decision 'edit' is approved with the arguments to use
+        instead of yours; 'respond' is not approved and carries their message.
         """
         if not asking.answerers:
             raise ToolError(NO_ANSWERERS)
@@ -232,8 +242,13 @@ def outcome_of(question: QuestionObject) -> Outcome:
     if question.kind == "approval":
         decision = answer.get("decision") if question.status == "answered" else None
         outcome.decision = decision
-        outcome.approved = decision == "approve"
+        # Approved with changes is approved: with the arguments the person gave.
+        outcome.approved = decision in ("approve", "edit")
         outcome.comment = answer.get("comment") if decision else None
+        if decision == "edit":
+            outcome.arguments = dict(answer.get("arguments") or {})
+        if decision == "respond":
+            outcome.message = str(answer.get("message", ""))
     elif question.status == "answered":
         outcome.answers = answer.get("answers", answer)
     return outcome

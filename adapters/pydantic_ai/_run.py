@@ -11,6 +11,7 @@ from pydantic_ai import (
     DeferredToolResults,
     ModelMessage,
     ModelMessagesTypeAdapter,
+    ToolApproved,
     ToolDenied,
 )
 from pydantic_ai.agent import AbstractAgent, AgentRunResult
@@ -34,16 +35,19 @@ async def results_for(
 ) -> DeferredToolResults:
     """Ask about every approval in ``requests``, wait, and answer each by its tool call id.
 
-    An approval is ``True``; a rejection, or a question that closed without a
-    decision, is ``ToolDenied`` with the sentence the model reads instead of
-    the tool's result. Asking again for the same run and call returns the
+    An approval is ``True``, or ``ToolApproved(override_args=...)`` when the person
+    approved with changes; a rejection, a response in the tool's place, or a
+    question that closed without a decision, is ``ToolDenied`` with the sentence
+    the model reads instead of the tool's result. Asking again for the same run and call returns the
     question already asked.
     """
     decisions = await approver.decide(run_id, pending_calls(requests))
-    approvals: dict[str, bool | ToolDenied] = {}
+    approvals: dict[str, bool | ToolApproved | ToolDenied] = {}
     answered_by: dict[str, str] = {}
     for call_id, decision in decisions.items():
-        if isinstance(decision, Approve):
+        if isinstance(decision, Approve) and decision.arguments is not None:
+            approvals[call_id] = ToolApproved(override_args=dict(decision.arguments))
+        elif isinstance(decision, Approve):
             approvals[call_id] = True
         elif isinstance(decision, Reject):
             approvals[call_id] = ToolDenied(decision.message)

@@ -30,11 +30,13 @@ from adapters.slack._modals import (
     Metadata,
     answer_from_state,
     answer_modal,
+    edit_modal,
     errors_for,
     form_kind,
     reject_modal,
+    respond_modal,
 )
-from adapters.slack._render import APPROVE, CHOOSE, OPEN_FORM, REJECT, parse_value
+from adapters.slack._render import APPROVE, CHOOSE, EDIT, OPEN_FORM, REJECT, RESPOND, parse_value
 from adapters.slack._surface import SlackSurface
 from adapters.slack._who import (
     click_key,
@@ -132,6 +134,8 @@ class Listeners:
         app.event("message")(self.message)
         app.action(re.compile(f"^{REJECT}:"))(self.reject)
         app.action(re.compile(f"^{OPEN_FORM}:"))(self.open_form)
+        app.action(re.compile(f"^{EDIT}:"))(self.open_edit)
+        app.action(re.compile(f"^{RESPOND}:"))(self.respond)
         app.view("hitl_answer")(self.submit)
         app.command("/hitl")(self.command)
 
@@ -207,6 +211,27 @@ class Listeners:
         # views.open must use the trigger within 3 s: right after the ack, not queued.
         self.later(self._open(body, reject_modal(metadata)))
 
+    async def respond(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
+        await ack()
+        token, _ = parse_value(str(action.get("value") or ""))
+        _, channel, _ = who_where(body)
+        metadata = Metadata(token, "respond", channel, _message_ts(body), _thread(body))
+        self.later(self._open(body, respond_modal(metadata)))
+
+    async def open_edit(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
+        await ack()
+        self.later(self._open_edit(body, action))
+
+    async def _open_edit(self, body: dict[str, Any], action: dict[str, Any]) -> None:
+        token, _ = parse_value(str(action.get("value") or ""))
+        team, channel, user = who_where(body)
+        question = await self._question(channel, _thread(body), token)
+        if question is None:
+            await self._ephemeral(team, channel, user, QUESTION_CLOSED)
+            return
+        metadata = Metadata(token, "edit", channel, _message_ts(body), _thread(body))
+        await self._open(body, edit_modal(question.payload, metadata))
+
     async def open_form(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
         await ack()
         self.later(self._open_form(body, action))
@@ -234,7 +259,7 @@ class Listeners:
         team, _, user = who_where(body)
         payload: Mapping[str, Any] = {}
         schema: Mapping[str, Any] = {}
-        if metadata.kind != "reject":
+        if metadata.kind not in ("reject", "respond"):
             question = await self._question(metadata.channel, metadata.thread, metadata.token)
             if question is not None:
                 payload = question.payload

@@ -24,9 +24,13 @@ from adapters.slack import _forms
 from adapters.slack import _limits as L
 from adapters.slack._limits import clip
 from adapters.slack._render import APPROVAL, ASK_USER, FORM
+from bot.client.decisions import MAX_MESSAGE
+from bot.client.edits import edit_schema, field_text
+from bot.client.form_schema import is_json_field
 from bot.display import display
 
-FormKind = Literal["ask", "schema", "reject", "form"]
+FormKind = Literal["ask", "schema", "reject", "form", "edit", "respond"]
+_KINDS = ("ask", "schema", "reject", "form", "edit", "respond")
 ANSWER = "answer"  # every input's action_id
 MAX_FREE_TEXT = 2000
 
@@ -57,7 +61,7 @@ class Metadata:
             data = json.loads(raw)
         except (ValueError, TypeError, RecursionError):
             return None
-        if not isinstance(data, dict) or data.get("k") not in ("ask", "schema", "reject", "form"):
+        if not isinstance(data, dict) or data.get("k") not in _KINDS:
             return None
         fields = [data.get(key) for key in ("t", "c", "m", "h")]
         if not all(isinstance(value, str) for value in fields):
@@ -113,6 +117,110 @@ def reject_modal(metadata: Metadata) -> dict[str, Any]:
     return _modal("Reject", "Reject", blocks, metadata)
 
 
+def edit_modal(payload: Mapping[str, Any], metadata: Metadata) -> dict[str, Any]:
+    """Approve with changes: one input per argument, prefilled with the value asked.
+
+    An argument whose text cannot be shown as typed (longer than an input holds, or with
+    hidden controls, which an input would hide) gets no input and keeps its value."""
+    blocks = [_note("*Approve with changes.* The action runs with the arguments below.")]
+    original = payload.get("arguments")
+    original = original if isinstance(original, Mapping) else {}
+    kept: list[str] = []
+    for name, spec in edit_schema(payload).get("properties", {}).items():
+        if len(blocks) >= L.MODAL_BLOCKS - 1:
+            kept.append(name)
+            continue
+        current = original.get(name, spec.get("default") if isinstance(spec, Mapping) else None)
+        element = _edit_element(spec if isinstance(spec, Mapping) else {}, current)
+        if element is None:
+            kept.append(name)
+            continue
+        block: dict[str, Any] = {
+            "type": "input",
+            "block_id": _edit_block(name),
+            "optional": True,
+            "label": _plain(clip(_shown(name), L.INPUT_LABEL)),
+            "element": element,
+        }
+        if isinstance(spec, Mapping) and is_json_field(spec):
+            block["hint"] = _plain("JSON")
+        blocks.append(block)
+    if kept:
+        # A mrkdwn note: the agent's names shown as typed, no mention or link.
+        names = ", ".join(display(n, markup="slack") for n in kept)
+        blocks.append(_note(clip(f"Kept as asked (too long or not editable here): {names}", 2000)))
+    return _modal("Approve with changes", "Approve", blocks, metadata)
+
+
+def _edit_element(spec: Mapping[str, Any], current: Any) -> dict[str, Any] | None:
+    choices = _schema_choices(spec)
+    if choices and len(choices) <= L.SELECT_OPTIONS:
+        options = [_option(i, {"label": c}, described=False) for i, c in enumerate(choices)]
+        if spec.get("type") == "array":
+            picked = [options[choices.index(c)] for c in current or () if c in choices]
+            many: dict[str, Any] = {"type": "multi_static_select", "action_id": ANSWER}
+            return {**many, "options": options, **({"initial_options": picked} if picked else {})}
+        element: dict[str, Any] = {"type": "static_select", "action_id": ANSWER, "options": options}
+        if current in choices:
+            element["initial_option"] = options[choices.index(current)]
+        return element
+    text = "" if current is None else field_text(current)
+    if len(text) > L.TEXT_INPUT_MAX or _shown(text) != text:
+        return None
+    element = {
+        "type": "plain_text_input",
+        "action_id": ANSWER,
+        "multiline": is_json_field(spec) or "\n" in text,
+        "max_length": L.TEXT_INPUT_MAX,
+    }
+    if text:
+        element["initial_value"] = text
+    return element
+
+
+def respond_modal(metadata: Metadata) -> dict[str, Any]:
+    """Answer in the action's place: the agent reads the message; the action does not run."""
+    blocks = [
+        _note("*Respond instead.* The action does not run; the agent reads your message."),
+        {
+            "type": "input",
+            "block_id": "message",
+            "label": _plain("Message to the agent"),
+            "element": {
+                "type": "plain_text_input",
+                "action_id": ANSWER,
+                "multiline": True,
+                "max_length": MAX_MESSAGE,
+            },
+        },
+    ]
+    return _modal("Respond", "Send", blocks, metadata)
+
+
+def _edit_block(name: str) -> str:
+    return clip(f"e:{name}", L.BLOCK_ID)
+
+
+def _edit_answer(payload: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
+    """The edited arguments as typed: each input's text (a choice's value), and the asked
+    value for an argument the modal did not show; ``bot/`` checks and types them."""
+    original = payload.get("arguments")
+    arguments = dict(original) if isinstance(original, Mapping) else {}
+    for name, spec in edit_schema(payload).get("properties", {}).items():
+        block = values.get(_edit_block(name))
+        if block is None:
+            continue  # not shown: keeps its value
+        value = _read(block.get(ANSWER, {}))
+        choices = _schema_choices(spec) if isinstance(spec, Mapping) else []
+        if choices:
+            value = _chosen(choices, value)
+        if value is None:
+            arguments.pop(name, None)
+        else:
+            arguments[name] = value
+    return {"decision": "edit", "arguments": arguments}
+
+
 def answer_from_state(
     metadata: Metadata,
     payload: Mapping[str, Any],
@@ -123,6 +231,11 @@ def answer_from_state(
     if metadata.kind == "reject":
         comment = _read(values.get("comment", {}).get(ANSWER, {}))
         return {"decision": "reject", "comment": comment if isinstance(comment, str) else ""}
+    if metadata.kind == "edit":
+        return _edit_answer(payload, values)
+    if metadata.kind == "respond":
+        message = _read(values.get("message", {}).get(ANSWER, {}))
+        return {"decision": "respond", "message": message if isinstance(message, str) else ""}
     if metadata.kind == "form":
         return _forms.form_answer_from_state(payload, values)
     if metadata.kind == "ask":
@@ -159,6 +272,8 @@ def errors_for(
     questions = _questions(payload)
     form = metadata.kind == "form"
     names = list(_forms.properties(payload) if form else schema.get("properties") or {})
+    if metadata.kind == "edit":
+        names = list(edit_schema(payload).get("properties", {}))
     for where, problem in fields.items():
         block = _block_for(metadata, questions, names, where, problem)
         errors.setdefault(block, clip(_shown(problem), 300))
@@ -334,6 +449,13 @@ def _block_for(
 ) -> str:
     if metadata.kind == "reject":
         return "comment"
+    if metadata.kind == "respond":
+        return "message"
+    if metadata.kind == "edit":
+        # "arguments.env" under env's input; a problem of the whole edit under the first.
+        argument = where.removeprefix("arguments.")
+        shown = properties or [argument]
+        return _edit_block(argument if argument in shown else shown[0])
     if metadata.kind in ("schema", "form"):
         field = where.split(".")[0]
         # A whole-answer problem goes under the first field.

@@ -26,17 +26,17 @@ from typing import Any, Literal
 from adapters.slack import _limits as L
 from adapters.slack._forms import label_of, properties
 from adapters.slack._limits import clip, fit
+from bot.client.decisions import allowed
 from bot.display import display
 from bot.kernel.interrupts import PendingInterrupt
 from bot.questions.records import Question, QuestionStatus
 from bot.service.messages import (
     EXPIRED_LINE,
     answered_line,
-    approved_line,
+    approval_line,
     asked_line,
     cancelled_line,
     level_text,
-    rejected_line,
 )
 
 ASK_USER = "ask_user"
@@ -51,6 +51,8 @@ CHOOSE = "hitl_choose"
 APPROVE = "hitl_approve"
 REJECT = "hitl_reject"
 OPEN_FORM = "hitl_open"
+EDIT = "hitl_edit"
+RESPOND = "hitl_respond"
 
 Kind = Literal["buttons", "approval", "modal"]
 
@@ -151,10 +153,7 @@ def outcome_line(record: Question, *, by: str) -> str:
         shown = clip(_md(reason), 500) if isinstance(reason, str) else ""
         return cancelled_line(by, at, shown)
     if record.name == APPROVAL:
-        comment = _md(answer.get("comment") or "")
-        if answer.get("decision") == "approve":
-            return approved_line(by, at)
-        return rejected_line(by, at, clip(comment, 500))
+        return approval_line(answer, by, at, lambda text: clip(_md(text), 500))
     if record.name == ASK_USER:
         replies = answer.get("answers", {})
         shown = "; ".join(
@@ -281,6 +280,12 @@ def _actions(kind: Kind, interrupt: PendingInterrupt) -> dict[str, Any]:
             "style": "danger",
         }
         elements = [approve, reject]
+        # The extra ways the question allows, each opening its modal.
+        allows = allowed(interrupt.payload)
+        if "edit" in allows:
+            elements.append(_button("Edit…", EDIT, button_value(interrupt.token, {}), 2))
+        if "respond" in allows:
+            elements.append(_button("Respond…", RESPOND, button_value(interrupt.token, {}), 3))
     else:
         elements = [_button("Answer…", OPEN_FORM, button_value(interrupt.token, {}), 0)]
         elements[0]["style"] = "primary"

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from adapters.teams._form_card import field_id, form_answer, properties
+from bot.client.edits import edit_schema
 
 Json = dict[str, Any]
 
@@ -22,7 +23,7 @@ def answer_from(
     if name == "ask_user":
         return _ask_user(payload, data)
     if name == "approval":
-        return {"decision": data.get("decision", ""), "comment": str(data.get("comment") or "")}
+        return _approval(payload, data)
     if name == "form":
         return form_answer(payload, data)
     return {
@@ -30,6 +31,27 @@ def answer_from(
         for key, value in data.items()
         if key.startswith("f_") and value not in ("", None)
     }
+
+
+def edit_input(index: int) -> str:
+    """The id of an approval card's input for its ``index``-th argument."""
+    return f"a{index}"
+
+
+def _approval(payload: Json, data: Mapping[str, Any]) -> Json:
+    answer: Json = {"decision": data.get("decision", ""), "comment": str(data.get("comment") or "")}
+    if answer["decision"] == "respond":
+        answer["message"] = str(data.get("message") or "")
+    if answer["decision"] == "edit":
+        # The arguments as asked, each shown input's text over its value.
+        original = payload.get("arguments")
+        arguments = dict(original) if isinstance(original, dict) else {}
+        for index, name in enumerate(edit_schema(payload).get("properties", {})):
+            given = data.get(edit_input(index))
+            if given is not None:
+                arguments[name] = given
+        answer["arguments"] = arguments
+    return answer
 
 
 def _ask_user(payload: Json, data: Mapping[str, Any]) -> Json:
@@ -73,8 +95,12 @@ def errors_for(name: str, payload: Json, fields: Mapping[str, str]) -> dict[str,
     named = properties(payload) if name == "form" else {}
     for where, problem in fields.items():
         key = ""
-        if name == "approval" and where == "comment":
-            key = "comment"
+        if name == "approval" and where in ("comment", "message"):
+            key = where
+        elif name == "approval" and where.startswith("arguments."):
+            edited = list(edit_schema(payload).get("properties", {}))
+            argument = where.removeprefix("arguments.")
+            key = edit_input(edited.index(argument)) if argument in edited else ""
         elif name == "form":
             key = field_id(where) if where in named else ""
         elif name not in ("ask_user", "approval") and where.split(".")[0] != "answer":
@@ -92,5 +118,10 @@ def values_from(data: Mapping[str, Any]) -> dict[str, str]:
     return {
         key: str(value)
         for key, value in data.items()
-        if (key.startswith(("q", "f_")) or key == "comment") and isinstance(value, str | int)
+        if (key.startswith(("q", "f_")) or key in ("comment", "message") or _edited(key))
+        and isinstance(value, str | int)
     }
+
+
+def _edited(key: str) -> bool:
+    return key[:1] == "a" and key[1:].isascii() and key[1:].isdigit()

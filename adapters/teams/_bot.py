@@ -212,7 +212,7 @@ class TeamsBot:
         service = self.service()
         found = None
         answer: Json = {}
-        if data.get("kind") == "approval":
+        if data.get("kind") == "approval" and data.get("decision") != "edit":
             # An approval's answer needs nothing from the question: skip the read.
             # A forged kind only shapes the answer wrongly, which validation refuses.
             answer = answer_from("approval", {}, data)

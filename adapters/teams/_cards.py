@@ -11,8 +11,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
+from adapters.teams._answers import edit_input
 from adapters.teams._card_kit import (
     Json,
     Limits,
@@ -33,6 +35,9 @@ from adapters.teams._card_kit import (
     title,
 )
 from adapters.teams._form_card import form_inputs, kept_fields, properties
+from bot.client.decisions import MAX_MESSAGE, allowed
+from bot.client.edits import edit_schema, field_text
+from bot.client.form_schema import is_json_field
 from bot.kernel.interrupts import PendingInterrupt
 from bot.questions.records import Question
 from bot.service.messages import expires_text, level_text
@@ -206,24 +211,78 @@ def _approval(asked: CardContext, limits: Limits, shown: int | None) -> Json:
     }
     _kept_value(asked, "comment", comment, limits)
     inner += _with_error(asked, "comment", comment, limits)
+    allows = allowed(payload)
+    if "edit" in allows:
+        inner += _edit_inputs(asked, limits, shown)
+    if "respond" in allows:
+        message: Json = {
+            "type": "Input.Text",
+            "id": "message",
+            "label": "Or answer instead of running it (Respond)",
+            "isMultiline": True,
+            "maxLength": MAX_MESSAGE,
+        }
+        _kept_value(asked, "message", message, limits)
+        inner += _with_error(asked, "message", message, limits)
+    data = partial(answer_data, asked.token, asked.question.interrupt_id, kind="approval")
     actions = [
-        execute(
-            "Approve",
-            answer_data(
-                asked.token, asked.question.interrupt_id, kind="approval", decision="approve"
-            ),
-            style="positive",
-        ),
-        execute(
-            "Reject",
-            answer_data(
-                asked.token, asked.question.interrupt_id, kind="approval", decision="reject"
-            ),
-            style="destructive",
-        ),
+        execute("Approve", data(decision="approve"), style="positive"),
+        execute("Reject", data(decision="reject"), style="destructive"),
     ]
+    if "edit" in allows:
+        actions.append(execute("Approve with changes", data(decision="edit")))
+    if "respond" in allows:
+        actions.append(execute("Respond", data(decision="respond")))
     heading = f"Approval needed: {md(payload.get('action', ''))}"
     return card(_frame(asked, heading, inner, limits), actions)
+
+
+def _edit_inputs(asked: CardContext, limits: Limits, shown: int | None) -> list[Json]:
+    """Approve with changes: one input per argument (``a<index>``), prefilled with its value;
+    a choice for an enum. An argument an input cannot hold as typed (too long, or hidden
+    controls it would hide) gets none and keeps its value (``answer_from``)."""
+    original = asked.question.payload.get("arguments")
+    original = original if isinstance(original, dict) else {}
+    inputs: list[Json] = [note("Approve with changes: edit the arguments below.")]
+    kept: list[str] = []
+    for index, (name, spec) in enumerate(
+        edit_schema(asked.question.payload).get("properties", {}).items()
+    ):
+        spec = spec if isinstance(spec, dict) else {}
+        value = original.get(name)
+        raw = "" if value is None else field_text(value)
+        input_id = edit_input(index)
+        if shown is not None and index >= shown:
+            kept.append(name)  # the card's size: as many inputs as facts fit
+            continue
+        element: Json
+        if isinstance(spec.get("enum"), list) and spec["enum"]:
+            element = {
+                "type": "Input.ChoiceSet",
+                "id": input_id,
+                "label": plain(name, limits.label),
+                "choices": [
+                    {"title": plain(c, limits.label), "value": str(c)} for c in spec["enum"]
+                ],
+                "value": raw,
+            }
+        elif len(raw) > limits.text or plain(raw) != raw:
+            kept.append(name)
+            continue
+        else:
+            element = {
+                "type": "Input.Text",
+                "id": input_id,
+                "label": plain(name, limits.label) + (" (JSON)" if is_json_field(spec) else ""),
+                "isMultiline": is_json_field(spec),
+                "value": raw,
+            }
+        _kept_value(asked, input_id, element, limits)
+        inputs += _with_error(asked, input_id, element, limits)
+    if kept:
+        names = md(", ".join(kept), limits.text)
+        inputs.append(note(f"Kept as asked (not editable here): {names}"))
+    return inputs
 
 
 def _facts_of(

@@ -21,7 +21,13 @@ from adapters.teams._card_kit import (
     title,
 )
 from adapters.teams._form_card import answered_facts, properties
-from bot.service.messages import answered_text, cancelled_text, decided_text, expired_text
+from bot.service.messages import (
+    answered_text,
+    approval_line,
+    cancelled_text,
+    expired_text,
+    when,
+)
 from bot.stores.records import Question, QuestionStatus
 
 ANSWERS_LEFT_OUT = "The whole answer went to the agent."
@@ -51,12 +57,8 @@ def outcome_line(record: Question) -> str:
         case QuestionStatus.ANSWERED:
             answer = record.answer or {}
             if record.name == "approval":
-                return decided_text(
-                    str(answer.get("decision", "")),
-                    record.closed_by,
-                    at,
-                    str(answer.get("comment", "")),
-                )
+                # Shown as the card shows every line: the whole line passes ``md`` later.
+                return approval_line(answer, record.closed_by, when(at), str)
             return answered_text(record.closed_by, at)
         case QuestionStatus.EXPIRED:
             return expired_text(at)

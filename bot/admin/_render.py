@@ -213,6 +213,7 @@ def _lines_of(result: AdminResult) -> str:
                 lines += policy_lines(record)
             if record.closed_at is not None:
                 lines.append(closed_line(record))
+            lines += answer_lines(record)
             if run is not None and run.delivery_error:
                 lines.append(f"delivery error: {run.delivery_error}")
             lines.append("deliveries:")
@@ -248,6 +249,19 @@ def closed_line(record: Question) -> str:
     line = f"{record.status} by {who} at {at}" if who else f"{record.status} at {at}"
     reason = record.cancel_reason
     return f"{line}; reason: {reason}" if reason else line
+
+
+def answer_lines(record: Question) -> list[str]:
+    """An approval answered with changes (the original and the edited arguments), or in the
+    action's place (the message); nothing for any other answer."""
+    answer = record.answer or {}
+    if answer.get("decision") == "edit":
+        edited = json.dumps(answer.get("arguments"), ensure_ascii=False)
+        original = json.dumps(answer.get("original_arguments"), ensure_ascii=False)
+        return [f"approved with changes: {edited}", f"original arguments: {original}"]
+    if answer.get("decision") == "respond":
+        return [f"answered instead of run: {json.dumps(answer.get('message'), ensure_ascii=False)}"]
+    return []
 
 
 def policy_lines(record: Question) -> list[str]:

@@ -136,7 +136,11 @@ class ApiQuestions:
             raise ApiError(
                 "unprocessable", f"This bridge does not answer {request.kind} questions."
             )
-        payload = registration.validate_payload(request.payload.model_dump(by_alias=True))
+        asked = request.payload.model_dump(by_alias=True)
+        if isinstance(request, CreateApproval):
+            # ``allow`` rides beside ``policy``; the question keeps it with what it asks.
+            asked["allow"] = request.allowed
+        payload = registration.validate_payload(asked)
         now = self._clock()
         run_id, interrupt_id = _ids(key, request.idempotency_key)
         question = Question(

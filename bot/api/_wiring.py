@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from aiohttp import web
 
@@ -13,6 +13,7 @@ from bot.api._questions import ApiQuestions
 from bot.api._settings import ApiSettings
 from bot.api._waiters import Waiters
 from bot.api._webhooks import ApiWebhooks
+from bot.client.decisions import DEFAULT_ALLOW
 from bot.human.factory import ask_user_registration
 from bot.interactions.approval import approval_registration
 from bot.interactions.form import form_registration
@@ -33,10 +34,13 @@ def serve_api(
     webhooks: WebhookSettings,
     *,
     service: RunService,
+    approval_allow: Sequence[str] = DEFAULT_ALLOW,
 ) -> Callable[[], Awaitable[None]]:
-    """Make ``/v1`` answer through ``service``; the result stops what this started."""
+    """Make ``/v1`` answer through ``service``; the result stops what this started.
+    ``approval_allow``: the deployment's decisions for an approval that names none."""
     # The API asks these kinds whatever the agent registered; the agent gets no tool for them.
-    for registration in (ask_user_registration(), approval_registration(), form_registration()):
+    approval = approval_registration(allow=approval_allow)
+    for registration in (ask_user_registration(), approval, form_registration()):
         service.capability.accept(registration)
     stores = service.stores
     waiters = Waiters()

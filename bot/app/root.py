@@ -21,6 +21,7 @@ from bot.app.legal import mount_legal
 from bot.app.settings import Settings
 from bot.errors import BotError, install_extra
 from bot.human.signing import signer_from
+from bot.interactions.approval import APPROVAL
 from bot.providers.base import Provider
 from bot.service.metrics import Metrics
 from bot.service.policy import RequesterOrApprovers, check_policy_names
@@ -95,7 +96,13 @@ def create_app(settings: Settings) -> web.Application:
             app[ADMIN_SERVICE] = admin_service(settings, service, policy)
             # Before any request: a name in both places refuses to start.
             await settle_keys(settings.api.configured_keys(), service.stores.api)
-            stop_api = serve_api(app, settings.api, settings.webhooks, service=service)
+            stop_api = serve_api(
+                app,
+                settings.api,
+                settings.webhooks,
+                service=service,
+                approval_allow=settings.policy.allowed(APPROVAL),
+            )
             try:
                 yield
             finally:

@@ -143,29 +143,41 @@ class Bridge:
         metadata: Mapping[str, Any] | None = None,
         run_ref: str | None = None,
         policy: Policy | Mapping[str, Any] | None = None,
+        allow: Sequence[str] | None = None,
+        arguments_schema: Mapping[str, Any] | None = None,
     ) -> Question[QuestionObject]:
         """Ask ``answerers`` to approve ``action``; the answer is a decision and a comment.
 
         ``policy``: a quorum, reminders, escalation, no self-approval, a
-        fail-closed expiry (``Policy``; docs/api.md, "Policies").
+        fail-closed expiry (``Policy``; docs/api.md, "Policies"). ``allow``: the
+        decisions the approver may make, ``edit`` (the answer then carries the
+        ``arguments`` to run with) and ``respond`` (a ``message`` instead) beside
+        approve and reject; ``arguments_schema``: what an edit must fit.
         """
-        payload = ApprovalPayload.model_validate(
-            {"action": action, "summary": summary, "arguments": dict(arguments), "risk": risk}
+        asked: dict[str, Any] = {
+            "action": action,
+            "summary": summary,
+            "arguments": dict(arguments),
+            "risk": risk,
+        }
+        if arguments_schema is not None:
+            asked["arguments_schema"] = dict(arguments_schema)
+        payload = ApprovalPayload.model_validate(asked)
+        fields = _create_fields(
+            "approval",
+            payload.model_dump(mode="json", exclude_none=True),
+            route=route,
+            idempotency_key=idempotency_key,
+            answerers=answerers,
+            ttl_seconds=ttl_seconds,
+            callback_url=callback_url,
+            metadata=metadata,
+            run_ref=run_ref,
+            policy=policy,
         )
-        body = CreateApproval.model_validate(
-            _create_fields(
-                "approval",
-                payload.model_dump(mode="json"),
-                route=route,
-                idempotency_key=idempotency_key,
-                answerers=answerers,
-                ttl_seconds=ttl_seconds,
-                callback_url=callback_url,
-                metadata=metadata,
-                run_ref=run_ref,
-                policy=policy,
-            )
-        )
+        if allow is not None:
+            fields["allow"] = list(allow)
+        body = CreateApproval.model_validate(fields)
         return Question(self, await self._create(body), identity)
 
     @overload

@@ -11,12 +11,15 @@ time in front of the person.
 
 ``check_form_schema`` guards the question; ``check_form_answer`` guards what
 comes back, so an answer that completes a question always fits its schema.
+``check_arguments_schema`` guards an approval's ``arguments_schema``: the same
+subset, plus ``object`` and ``array`` properties a surface shows as JSON.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from datetime import date, datetime
 from typing import Any
 from urllib.parse import urlsplit
@@ -360,3 +363,52 @@ def _check_selection(name: str, prop: dict[str, Any], given: Any) -> list[str]:
     if "maxItems" in prop and len(chosen) > prop["maxItems"]:
         raise FormSchemaError(f"{where}: choose at most {prop['maxItems']}.")
     return chosen
+
+
+# -- an approval's arguments_schema: the subset, plus nested values shown as JSON --
+
+_JSON_KEYS = frozenset({"type", "title", "description", "default"})
+_JSON_TYPES = ("object", "array")
+
+
+def is_json_field(spec: Mapping[str, Any]) -> bool:
+    """A property a surface shows as a JSON box: an object, or an array that is not a
+    multi-select of choices."""
+    kind = spec.get("type")
+    if kind == "object":
+        return True
+    if kind != "array":
+        return False
+    items = spec.get("items")
+    return not (isinstance(items, Mapping) and ("enum" in items or "anyOf" in items))
+
+
+def check_arguments_schema(schema: Any) -> None:
+    """Refuse, naming the property, an ``arguments_schema`` outside the subset: ``form``'s,
+    plus ``object`` and ``array`` properties shown as JSON."""
+    if not isinstance(schema, dict):
+        raise FormSchemaError("The arguments schema must be a JSON object.")
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        raise FormSchemaError('The arguments schema needs "properties": an object.')
+    flat = {name: prop for name, prop in properties.items() if not _json_shaped(prop)}
+    for name, prop in properties.items():
+        if name not in flat:
+            unknown = sorted(set(prop) - _JSON_KEYS)
+            if unknown:
+                raise FormSchemaError(
+                    f"property {name!r}: {unknown[0]!r} is not allowed on a field shown as "
+                    f"JSON; it may have {sorted(_JSON_KEYS)}."
+                )
+    if flat:
+        check_form_schema({**schema, "properties": flat, "required": _required(schema, flat)})
+    elif schema.get("type") != "object" or not properties:
+        check_form_schema(schema)  # names what is wrong with an empty or untyped schema
+
+
+def _json_shaped(prop: Any) -> bool:
+    return isinstance(prop, dict) and prop.get("type") in _JSON_TYPES and is_json_field(prop)
+
+
+def _required(schema: Mapping[str, Any], among: Mapping[str, Any]) -> list[str]:
+    return [r for r in schema.get("required", []) if r in among]

@@ -25,6 +25,7 @@ from pydantic import (
     model_validator,
 )
 
+from bot.client.decisions import Decision, check_allow
 from bot.client.identity import canonical, compared, person_of
 
 # Re-exported: the payloads are wire models too (``bot.client.payloads``).
@@ -248,6 +249,29 @@ class CreateApproval(_CreateBase):
     answerers: list[_ANSWERER] = Field(
         min_length=1, max_length=MAX_ANSWERERS, description=f"{_ANSWERERS_HELP} Required."
     )
+    allow: list[Decision] | None = Field(
+        default=None,
+        description=(
+            "The decisions the approver may make: approve, reject, edit (the arguments), "
+            'respond (a message in the tool\'s place). Omitted: ["approve", "reject"].'
+        ),
+    )
+
+    @field_validator("allow")
+    @classmethod
+    def _known(cls, allow: list[Decision] | None) -> list[Decision] | None:
+        return None if allow is None else check_allow(allow)
+
+    @model_validator(mode="after")
+    def _allow_once(self) -> Self:
+        if self.allow is not None and self.payload.allow not in (None, self.allow):
+            raise ValueError("allow is given twice, beside policy and in the payload; give one")
+        return self
+
+    @property
+    def allowed(self) -> list[Decision] | None:
+        """The decisions asked for, wherever the request named them."""
+        return self.allow if self.allow is not None else self.payload.allow
 
 
 class CreateForm(_CreateBase):
@@ -285,11 +309,21 @@ class AskUserAnswer(BaseModel):
 
 
 class ApprovalAnswer(BaseModel):
-    """An approval's answer."""
+    """An approval's answer: ``edit`` carries the edited ``arguments`` beside the
+    ``original_arguments``; ``respond`` carries the ``message`` the model reads instead."""
 
     model_config = _RESPONSE
-    decision: Literal["approve", "reject"]
+    decision: Decision
     comment: str = ""
+    arguments: dict[str, Any] | None = Field(
+        default=None, description="For edit: the arguments the action runs with."
+    )
+    original_arguments: dict[str, Any] | None = Field(
+        default=None, description="For edit: the arguments as asked."
+    )
+    message: str | None = Field(
+        default=None, description="For respond: what the model reads in place of the result."
+    )
 
 
 class Delivery(BaseModel):
@@ -325,7 +359,8 @@ class QuestionObject(BaseModel):
     answer: dict[str, Any] | None = Field(
         default=None,
         description=(
-            "{'answers': ...} for ask_user, {'decision', 'comment'} for approval, "
+            "{'answers': ...} for ask_user, {'decision', 'comment'} for approval (with "
+            "'arguments' and 'original_arguments' for edit, 'message' for respond), "
             "the schema's object for form; null while open."
         ),
     )

@@ -19,7 +19,8 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from bot.client.form_schema import check_form_schema
+from bot.client.decisions import Decision, check_allow, check_arguments
+from bot.client.form_schema import check_arguments_schema, check_form_schema
 
 _PAYLOAD = ConfigDict(extra="forbid", strict=True)
 
@@ -81,6 +82,39 @@ class ApprovalPayload(BaseModel):
     risk: Literal["low", "medium", "high"] = Field(
         default="medium", description="How the approver should weigh it."
     )
+    arguments_schema: dict[str, Any] | None = Field(
+        default=None,
+        description=(
+            "The arguments' JSON Schema, which an edit must fit: the form subset, plus object "
+            "and array properties shown as JSON. Without it an edit keeps the original keys "
+            "and JSON types."
+        ),
+    )
+    allow: list[Decision] | None = Field(
+        default=None,
+        description=(
+            "The decisions the approver may make: approve and reject, and edit and respond "
+            "if listed. On /v1 set it beside policy; null: the deployment's default."
+        ),
+    )
+
+    @field_validator("arguments")
+    @classmethod
+    def _small(cls, arguments: dict[str, Any]) -> dict[str, Any]:
+        check_arguments(arguments)
+        return arguments
+
+    @field_validator("arguments_schema")
+    @classmethod
+    def _in_the_subset(cls, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+        if schema is not None:
+            check_arguments_schema(schema)
+        return schema
+
+    @field_validator("allow")
+    @classmethod
+    def _known(cls, allow: list[Decision] | None) -> list[Decision] | None:
+        return None if allow is None else check_allow(allow)
 
 
 class FormToolPayload(BaseModel):

@@ -176,6 +176,14 @@ def _change_step(verb: str, service: str, results: list[tuple[str, str]]) -> Mod
         )
     if name == APPROVAL:
         decision = closed.get("answer") or {}
+        if decision.get("decision") == "edit":
+            # Approved with changes: the call runs with the approver's arguments.
+            edited = decision.get("arguments") or {}
+            return _call(verb, **edited)
+        if decision.get("decision") == "respond":
+            return ModelReply(
+                text=f"I did not {verb} {service}; you said: {decision.get('message')}"
+            )
         if decision.get("decision") != "approve":
             comment = decision.get("comment") or "no reason given"
             return ModelReply(text=f"Rejected ({comment}); I did not {verb} {service}.")
@@ -221,7 +229,10 @@ def demo_agent(settings: Settings) -> AgentSpec:
     scripted = settings.provider.base_url is None
     return AgentSpec(
         tools=[*Fleet().tools(), approval_tool()],
-        registrations=[ask_user_registration(), approval_registration()],
+        registrations=[
+            ask_user_registration(),
+            approval_registration(allow=settings.policy.allowed(APPROVAL)),
+        ],
         system_prompt=SYSTEM_PROMPT,
         provider=ScriptedProvider(demo_script) if scripted else None,
         name="ops-demo",

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.human.registration import ASK_USER
-from bot.human.tokens import MintedToken, TokenClaims
+from bot.human.tokens import MintedToken, TokenClaims, arguments_digest
 from bot.kernel.interrupts import PendingInterrupt
 from bot.questions.quorum import policy_of
 from bot.questions.records import Question
@@ -70,4 +70,7 @@ def claims_for(record: Question) -> TokenClaims:
         checkpoint=record.checkpoint_id,
         call=record.tool_call_id,
         name=record.name,
+        args=arguments_digest(arguments)
+        if isinstance(arguments := record.payload.get("arguments"), dict)
+        else "",
     )

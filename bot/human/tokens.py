@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
 import re
 import secrets
@@ -73,6 +74,20 @@ class TokenClaims:
     name: str  # interaction name
     aud: str = DEFAULT_AUDIENCE
     iss: str = DEFAULT_ISSUER
+    # The digest of the arguments an approval asked about (``arguments_digest``); "" when
+    # the question has none. An answer's edit is measured against these very arguments.
+    args: str = ""
+
+
+# Claims a token carries only when they have a value: a token minted before one existed
+# still reads, as the claim's default.
+_OPTIONAL_CLAIMS = frozenset({"args"})
+
+
+def arguments_digest(arguments: Any) -> str:
+    """A short digest of ``arguments`` as canonical JSON, the ``args`` claim."""
+    text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _base64url(hashlib.sha256(text.encode()).digest()[:16])
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +160,11 @@ class TokenSigner:
     def encode(self, minted: MintedToken) -> str:
         # The signer owns audience and issuer, whatever the envelope says.
         claims = minted.claims
-        payload = {name: getattr(claims, name) for name in TokenClaims.__slots__}
+        payload = {
+            name: getattr(claims, name)
+            for name in TokenClaims.__slots__
+            if name not in _OPTIONAL_CLAIMS or getattr(claims, name)
+        }
         payload |= {"aud": self.audience, "iss": self.issuer}
         key = self._signing
         header = {"alg": key.algorithm, "kid": key.kid, "typ": "JWT"}
@@ -184,7 +203,10 @@ class TokenSigner:
             raise TokenInvalidError("issued for another audience or by another issuer")
         try:
             # Every claim is required; time claims are checked below, against ``now``.
-            claims = TokenClaims(**{k: data[k] for k in TokenClaims.__slots__})
+            claims = TokenClaims(
+                **{k: data[k] for k in TokenClaims.__slots__ if k not in _OPTIONAL_CLAIMS},
+                **{k: data[k] for k in _OPTIONAL_CLAIMS if k in data},
+            )
         except KeyError as error:
             raise TokenInvalidError(f"the {error.args[0]!r} claim is missing") from error
         _require_claim_types(claims)

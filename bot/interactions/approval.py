@@ -6,15 +6,29 @@ pauses and resumes exactly as ``ask_user`` does.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Literal
+from typing import Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
+
+from bot.client.decisions import (
+    DECISIONS,
+    DEFAULT_ALLOW,
+    MAX_MESSAGE,
+    Decision,
+    allowed,
+    check_allow,
+)
+from bot.client.edits import check_edit
+from bot.client.errors import FormAnswerError
 
 # The payload is defined once, with the client, for every door.
 from bot.client.payloads import ApprovalPayload as ApprovalPayload
 from bot.human.capability import InteractionRegistration
 from bot.human.contribution import InteractionToolSpec
+from bot.human.errors import AnswerValidationError
 from bot.kernel.tools import Tool, bind_contributed_tool
 
 APPROVAL = "approval"
@@ -25,19 +39,98 @@ APPROVAL_REFUSAL = (
 
 
 class ApprovalResponse(BaseModel):
-    """Approve or reject, with an optional comment."""
+    """Approve, reject, edit the arguments (``arguments``) or answer in the tool's place
+    (``message``), as the question's ``allow`` lets; an optional comment."""
 
     model_config = ConfigDict(extra="forbid")
-    decision: Literal["approve", "reject"]
+    decision: Decision
     comment: str = Field(default="", max_length=1000)
+    arguments: dict[str, Any] | None = None
+    message: str | None = Field(default=None, max_length=MAX_MESSAGE)
+
+    @model_validator(mode="after")
+    def _fits_the_question(self, info: ValidationInfo) -> Self:
+        payload: Mapping[str, Any] = (info.context or {}).get("payload") or {}
+        if self.decision not in allowed(payload):
+            raise ValueError(
+                f"this question does not allow {self.decision}; it allows "
+                f"{' or '.join(allowed(payload))}"
+            )
+        if self.decision == "edit" and self.arguments is None:
+            raise ValueError("an edit carries the edited arguments")
+        if self.decision == "respond" and not (self.message or "").strip():
+            raise ValueError("a response carries the message the model reads")
+        if self.decision != "edit":
+            self.arguments = None
+        if self.decision != "respond":
+            self.message = None
+        return self
 
 
-def approval_registration(*, ttl: timedelta | None = None) -> InteractionRegistration:
-    return InteractionRegistration(
+@dataclass(frozen=True, slots=True)
+class ApprovalRegistration(InteractionRegistration):
+    """``approval``'s registration: the deployment's ``allow`` for questions that name none,
+    and each edit checked against its own question's arguments (``bot/client/edits.py``)."""
+
+    allow: tuple[str, ...] = field(default=DEFAULT_ALLOW)
+
+    def validate_payload(self, payload: Any) -> dict[str, Any]:
+        checked = InteractionRegistration.validate_payload(self, payload)
+        allow = checked.get("allow") or list(self.allow)
+        # Stored only when it says more than the default, so a question asked as before
+        # reads as before.
+        if tuple(allow) == DEFAULT_ALLOW:
+            checked.pop("allow", None)
+        else:
+            checked["allow"] = allow
+        if checked.get("arguments_schema") is None:
+            checked.pop("arguments_schema", None)
+        return checked
+
+    def validate_answer(self, answer: Any, payload: Mapping[str, Any]) -> dict[str, Any]:
+        if isinstance(answer, Mapping):
+            # Named by field before the model's own check, which could name only the answer.
+            decision, allows = answer.get("decision"), allowed(payload)
+            if isinstance(decision, str) and decision in DECISIONS and decision not in allows:
+                raise AnswerValidationError(
+                    {"decision": f"{decision} is not allowed here; choose {' or '.join(allows)}"}
+                )
+            if decision == "edit" and not isinstance(answer.get("arguments"), dict):
+                raise AnswerValidationError({"arguments": "an edit carries the edited arguments"})
+            if decision == "respond" and not str(answer.get("message") or "").strip():
+                raise AnswerValidationError({"message": "write what the model should read"})
+        clean = InteractionRegistration.validate_answer(self, answer, payload)
+        decision = clean["decision"]
+        if decision == "edit":
+            try:
+                edited = check_edit(payload, clean["arguments"])
+            except FormAnswerError as wrong:
+                raise AnswerValidationError(wrong.fields) from wrong
+            original = dict(payload.get("arguments") or {})
+            if edited == original:
+                # Nothing changed: the original runs, and is recorded as approved.
+                return {"decision": "approve", "comment": clean["comment"]}
+            return {
+                "decision": "edit",
+                "comment": clean["comment"],
+                "arguments": edited,
+                "original_arguments": original,
+            }
+        if decision == "respond":
+            return {"decision": "respond", "comment": clean["comment"], "message": clean["message"]}
+        return {"decision": decision, "comment": clean["comment"]}
+
+
+def approval_registration(
+    *, ttl: timedelta | None = None, allow: Sequence[str] = DEFAULT_ALLOW
+) -> InteractionRegistration:
+    """``approval``; ``allow``: the decisions its questions allow unless they name their own."""
+    return ApprovalRegistration(
         name=APPROVAL,
         payload_schema=ApprovalPayload,
         response_schema=ApprovalResponse,
         ttl=ttl,
+        allow=tuple(check_allow(list(allow))),
     )
 
 
@@ -56,4 +149,7 @@ def approval_tool() -> Tool:
         coroutine=approval,
         parameters=("action", "summary", "arguments", "risk"),
     )
-    return bind_contributed_tool(spec, parameters_schema=ApprovalPayload.model_json_schema())
+    # The model is not offered ``allow``: which decisions a person has is the deployment's.
+    schema = ApprovalPayload.model_json_schema()
+    schema["properties"].pop("allow", None)
+    return bind_contributed_tool(spec, parameters_schema=schema)

@@ -225,7 +225,7 @@ class Lifecycle:
 
         def decide(question: Question, ballots: tuple[Ballot, ...]) -> Write:
             decision = quorum.decided(question, ballots)
-            tally = quorum.tally_of(ballots)
+            tally = quorum.tally_of(ballots, question)
             voted = AuditEvent(
                 at, "voted", question.run_id, question.interrupt_id, ballot.voter,
                 {"decision": ballot.decision},
@@ -297,7 +297,14 @@ class Lifecycle:
             # that is elsewhere in its life).
             run=RunMove("", at, status=RunStatus.RUNNING, only_if=RunStatus.PAUSED, lease=lease),
             audit=(
-                AuditEvent(at, str(closing.status), "", interrupt_id, closing.by_id or closing.by),
+                AuditEvent(
+                    at,
+                    str(closing.status),
+                    "",
+                    interrupt_id,
+                    closing.by_id or closing.by,
+                    _decision_detail(closing.answer),
+                ),
             ),
             # Every posted message is edited to its closed form. The webhook, in its
             # own lane, is owed only if the question names a callback.
@@ -477,3 +484,18 @@ class Lifecycle:
             self._sink(written.owed)
         for observer in self._observers:
             observer(written)
+
+
+def _decision_detail(answer: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What the audit keeps of an approval's answer beyond who gave it: an edit's original
+    and edited arguments, a response's message."""
+    answer = answer or {}
+    keep: tuple[str, ...]
+    match answer.get("decision"):
+        case "edit":
+            keep = ("decision", "original_arguments", "arguments")
+        case "respond":
+            keep = ("decision", "message")
+        case _:
+            return {}
+    return {key: answer[key] for key in keep if key in answer}

@@ -7,13 +7,24 @@ the first answer decides, anyone admitted may answer, an expiry stores no
 answer. A quorum counts the answers that carry a decision (approvals'):
 ``quorum`` distinct people must approve; one reject rejects, or as many as
 the quorum when ``reject`` is ``"quorum"``.
+
+An approval may be approved with changes (``edit``). Each approving ballot
+votes for one set of arguments: ``approve`` for the original, ``edit`` for
+its own. The count is of the ballots since the proposal last changed that
+carry the same arguments: an approving ballot for other arguments is a new
+proposal, and the count starts again from it (each person still votes once;
+an approval of an earlier proposal no longer counts). A ``respond`` means
+the action does not run: it counts as a rejection. docs/api.md states the rule.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from bot.client.decisions import APPROVING
+from bot.client.edits import diff_text
 from bot.client.identity import names
 from bot.client.models import STORED, Policy
 from bot.questions.records import Question, RunRecord
@@ -21,7 +32,7 @@ from bot.questions.write import Ballot
 
 DEFAULT_POLICY = Policy()
 EXPIRED_REJECTION = {"decision": "reject", "comment": "expired without an answer"}
-DECISIONS = ("approve", "reject")
+DECISIONS = ("approve", "reject", "edit", "respond")
 
 
 def policy_of(question: Question) -> Policy:
@@ -64,33 +75,84 @@ def is_self_answer(question: Question, run: RunRecord | None, who: str) -> bool:
     return bool(requester) and names(who, requester)
 
 
+@dataclass(frozen=True, slots=True)
+class Count:
+    """Where the ballots stand: the proposal approvals count for (None: the arguments as
+    asked), the approvals that count for it, every rejection, and the approvals that no
+    longer count because another proposal came after them."""
+
+    proposal: Mapping[str, Any] | None
+    approvals: tuple[Ballot, ...]
+    rejections: tuple[Ballot, ...]
+    superseded: tuple[Ballot, ...]
+    # The latest ballot made a new proposal after approvals for another.
+    restarted: bool
+
+
+def count(ballots: tuple[Ballot, ...]) -> Count:
+    """The ballots in the order cast, counted by the rule in the module's docstring."""
+    proposal: Mapping[str, Any] | None = None
+    approvals: list[Ballot] = []
+    superseded: list[Ballot] = []
+    restarted = False
+    for ballot in ballots:
+        restarted = False
+        if ballot.decision not in APPROVING:
+            continue
+        voted_for = ballot.answer.get("arguments") if ballot.decision == "edit" else None
+        if voted_for != proposal:
+            restarted = bool(approvals)
+            superseded.extend(approvals)
+            proposal, approvals = voted_for, []
+        approvals.append(ballot)
+    rejections = tuple(b for b in ballots if b.decision not in APPROVING)
+    return Count(proposal, tuple(approvals), rejections, tuple(superseded), restarted)
+
+
 def decided(question: Question, ballots: tuple[Ballot, ...]) -> str | None:
-    """``"approve"`` or ``"reject"`` once the ballots decide the question, else None."""
+    """The decision once the ballots decide the question (``approve``, ``edit`` when the
+    approvals are for edited arguments, ``reject``, or ``respond`` when the deciding
+    rejection is one), else None."""
     policy = policy_of(question)
-    approvals = sum(1 for b in ballots if b.decision == "approve")
-    rejections = sum(1 for b in ballots if b.decision == "reject")
-    if approvals >= policy.quorum:
-        return "approve"
-    if rejections >= (1 if policy.reject == "any" else policy.quorum):
-        return "reject"
+    counted = count(ballots)
+    if len(counted.approvals) >= policy.quorum:
+        return "approve" if counted.proposal is None else "edit"
+    if len(counted.rejections) >= (1 if policy.reject == "any" else policy.quorum):
+        last = counted.rejections[-1].decision
+        return "respond" if last == "respond" else "reject"
     return None
 
 
-def tally_of(ballots: tuple[Ballot, ...]) -> dict[str, Any]:
-    """The ballots as the question's ``tally``: ids per decision in the order cast, names."""
-    return {
-        "approve": [b.voter for b in ballots if b.decision == "approve"],
-        "reject": [b.voter for b in ballots if b.decision == "reject"],
+def tally_of(ballots: tuple[Ballot, ...], question: Question | None = None) -> dict[str, Any]:
+    """The ballots as the question's ``tally``: ids of the approvals that count and of the
+    rejections in the order cast, names, and under an edited proposal its arguments and
+    what they change (``changes``) and who approved an earlier one (``superseded``)."""
+    counted = count(ballots)
+    tally: dict[str, Any] = {
+        "approve": [b.voter for b in counted.approvals],
+        "reject": [b.voter for b in counted.rejections],
         "names": {b.voter: b.display for b in ballots},
     }
+    if counted.superseded:
+        tally["superseded"] = [b.voter for b in counted.superseded]
+    if counted.restarted:
+        tally["restarted"] = True
+    if counted.proposal is not None:
+        tally["proposal"] = dict(counted.proposal)
+        original = (question.payload.get("arguments") if question is not None else None) or {}
+        tally["changes"] = diff_text(original, counted.proposal)
+    return tally
 
 
 def final_answer(decision: str, ballots: tuple[Ballot, ...], last: Ballot) -> dict[str, Any]:
     """The deciding ballot's answer, with who decided it: ``approved_by`` or ``rejected_by``."""
-    answer = dict(last.answer)
+    counted = count(ballots)
+    approving = decision in APPROVING
+    deciders = counted.approvals if approving else counted.rejections
+    # The answer of a ballot among the deciders: an approval of edited arguments carries them.
+    answer = dict(deciders[-1].answer if deciders else last.answer)
     answer["decision"] = decision
-    by = [b.voter for b in ballots if b.decision == decision]
-    answer["approved_by" if decision == "approve" else "rejected_by"] = by
+    answer["approved_by" if approving else "rejected_by"] = [b.voter for b in deciders]
     return answer
 
 
@@ -103,10 +165,12 @@ def people_text(names: Sequence[str]) -> str:
 
 
 def decided_by(decision: str, ballots: tuple[Ballot, ...]) -> str:
-    """Who decided, as the closed question names them (its ``closed_by``): every approver,
-    or every rejecter, by display name in the order they answered ("ana and bo"), so each
-    surface's "Approved by ..." names them all, not only the last."""
-    return people_text([b.display for b in ballots if b.decision == decision])
+    """Who decided, as the closed question names them (its ``closed_by``): every approver
+    whose approval counts, or every rejecter, by display name in the order they answered
+    ("ana and bo"), so each surface's "Approved by ..." names them all, not only the last."""
+    counted = count(ballots)
+    deciders = counted.approvals if decision in APPROVING else counted.rejections
+    return people_text([b.display for b in deciders])
 
 
 def expired_answer(question: Question) -> dict[str, Any] | None:
@@ -140,7 +204,7 @@ def reminder_due(question: Question, now: float) -> bool:
 
 def voters(question: Question) -> set[str]:
     tally = question.tally or {}
-    return {*tally.get("approve", ()), *tally.get("reject", ())}
+    return {*tally.get("approve", ()), *tally.get("reject", ()), *tally.get("superseded", ())}
 
 
 def tally_object(question: Question) -> dict[str, list[str]] | None:
@@ -184,7 +248,11 @@ def tally_text(
     line = f"{len(approvals)} of {quorum} approved"
     if approvals:
         line += ": " + ", ".join(who(v) for v in approvals)
+    if tally.get("changes"):
+        line += f" with changes ({tally['changes']})"
     rejections = list(tally.get("reject", ()))
     if rejections:
         line += "; rejected by " + ", ".join(who(v) for v in rejections)
+    if tally.get("restarted"):
+        line += "; an edit made a new proposal, so the count started again"
     return line

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, assert_never
 
+from bot.client.edits import diff_text
 from bot.service.outcomes import (
     AlreadyAnswered,
     AlreadyVoted,
@@ -60,6 +61,21 @@ def refusal_text(refusal: Refusal) -> str:
         case AlreadyVoted():
             return "You already answered this question; nothing changed, it waits for the others."
         case Counted(decision=decision, approvals=approvals, rejections=rejections, quorum=k):
+            if decision == "edit" and refusal.restarted:
+                return (
+                    f"Your edit ({refusal.changes}) is a new proposal, so the count started "
+                    f"again: {approvals} of {k} approved it; it needs {k}."
+                )
+            if decision == "edit":
+                return (
+                    f"Your approval with changes ({refusal.changes}) is counted: "
+                    f"{approvals} of {k} approved; it needs {k}."
+                )
+            if decision == "approve" and refusal.restarted:
+                return (
+                    "Your approval is of the arguments as asked, a new proposal after an edit, "
+                    f"so the count started again: {approvals} of {k} approved; it needs {k}."
+                )
             if decision == "approve":
                 return f"Your approval is counted: {approvals} of {k} approved; it needs {k}."
             return f"Your rejection is counted: {rejections} of {k} rejected; it needs {k}."
@@ -150,6 +166,36 @@ def decided_text(decision: str, by: str, at: float, comment: str = "") -> str:
     """An approval's outcome, as the closed message shows it."""
     verb = "Approved" if decision == "approve" else "Rejected"
     return f"{verb} by {by} at {when(at)}" + (f": {comment}" if comment else ".")
+
+
+def edited_line(by: str, at: str, changes: str) -> str:
+    """An approval approved with changes: ``changes`` as ``bot.client.edits.diff_text``."""
+    return f"Approved by {by} with changes at {at}: {changes}"
+
+
+def responded_line(by: str, at: str, message: str) -> str:
+    """An approval answered in the tool's place: the action did not run."""
+    return f"Answered instead of run by {by} at {at}: {message}"
+
+
+def approval_line(answer: Mapping[str, Any], by: str, at: str, shown: Callable[[str], str]) -> str:
+    """An approval's closed line on every surface: approved, approved with changes (a short
+    diff of the arguments), answered instead of run, or rejected. ``shown`` is the surface's
+    ``display``: the agent's arguments and the person's words pass it, the line's own words
+    do not."""
+    decision = answer.get("decision")
+    if decision == "approve":
+        return approved_line(by, at)
+    if decision == "edit":
+        original, edited = answer.get("original_arguments"), answer.get("arguments")
+        changes = diff_text(
+            original if isinstance(original, Mapping) else {},
+            edited if isinstance(edited, Mapping) else {},
+        )
+        return edited_line(by, at, shown(changes))
+    if decision == "respond":
+        return responded_line(by, at, shown(str(answer.get("message", ""))))
+    return rejected_line(by, at, shown(str(answer.get("comment", ""))))
 
 
 def who_may_answer_text(requester: str, *, anyone: bool) -> str:

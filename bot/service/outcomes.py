@@ -77,6 +77,10 @@ class Counted:
     approvals: int
     rejections: int
     quorum: int
+    # Under an edited proposal: what it changes ("env prod → staging").
+    changes: str = ""
+    # This ballot's edit was a new proposal: the approvals before it no longer count.
+    restarted: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from pydantic import Field, ValidationError, field_validator
 
+from bot.client.decisions import DEFAULT_ALLOW, check_allow
 from bot.client.identity import canonical, compared, names
 from bot.client.models import Policy, validation_sentence
 from bot.component_settings import ComponentSettings, CsvList
@@ -194,6 +195,20 @@ class PolicySettings(ComponentSettings):
     # ``{"approval": {"quorum": 2, "requester_may_answer": false}}`` (``bot.questions.quorum``).
     policies: str = Field("", alias="BOT_POLICIES")
 
+    # Per interaction, the decisions its questions allow unless they name their own
+    # (``approval=approve,reject,edit,respond``; ``bot/client/edits.py``).
+    allow: str = Field("", alias="BOT_ALLOW")
+
+    @field_validator("allow")
+    @classmethod
+    def _allow_parse(cls, value: str) -> str:
+        parse_allow(value)
+        return value
+
+    def allowed(self, name: str) -> tuple[str, ...]:
+        """The decisions questions of interaction ``name`` allow by default."""
+        return tuple(parse_allow(self.allow).get(name, DEFAULT_ALLOW))
+
     @field_validator("approvers")
     @classmethod
     def _approvers_canonical(cls, value: list[str]) -> list[str]:
@@ -225,6 +240,20 @@ class PolicySettings(ComponentSettings):
             rules=parse_rules(self.rules),
             directory=directory,
         )
+
+
+def parse_allow(text: str) -> dict[str, list[str]]:
+    """``BOT_ALLOW``: ``name=decision,decision;name=...``; ValueError naming what is wrong."""
+    allow: dict[str, list[str]] = {}
+    for item in filter(None, (part.strip() for part in text.split(";"))):
+        name, sep, decisions = item.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(
+                f"{item!r} is not name=decisions; write e.g. approval=approve,reject,edit,respond"
+            )
+        listed = [d.strip() for d in decisions.split(",") if d.strip()]
+        allow[name.strip()] = list(check_allow(listed))
+    return allow
 
 
 def parse_policies(text: str) -> dict[str, dict[str, Any]]:

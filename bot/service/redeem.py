@@ -21,6 +21,7 @@ from functools import partial
 from typing import Any
 
 from bot.human.capability import AnswerValidationError, HumanInteractionCapability
+from bot.human.pause_event import claims_for
 from bot.human.tokens import TokenClaims, TokenError, TokenExpiredError
 from bot.questions import posts, quorum
 from bot.questions.capability_ports import LifecyclePorts, lifecycle_of
@@ -173,6 +174,10 @@ class Redeemer:
         refuse = _give_up if known else refused
         if record is None or record.run_id != claims.sub or record.tool_call_id != claims.call:
             return await refuse(TokenInvalid(), None, responder)
+        if claims.args and claims.args != claims_for(record).args:
+            # The token names the arguments it was minted for: an answer is about those,
+            # and an edit is measured against them, never against others in their place.
+            return await refuse(TokenInvalid(), record, responder)
         closed = _closed_refusal(record)
         if closed is not None:
             return await refuse(closed, record, responder)
@@ -323,9 +328,11 @@ def _replayed(record: Question | None) -> Replayed:
 
 
 def _counted(question: Question, decision: str) -> Counted:
-    tally = quorum.tally_shown(question)
+    tally = question.tally or {}
     k = quorum.policy_of(question).quorum
-    return Counted(decision, len(tally["approve"]), len(tally["reject"]), k)
+    approvals, rejections = len(tally.get("approve", ())), len(tally.get("reject", ()))
+    changes, restarted = str(tally.get("changes", "")), bool(tally.get("restarted"))
+    return Counted(decision, approvals, rejections, k, changes, restarted)
 
 
 def _closed_refusal(record: Question) -> Refusal | None:

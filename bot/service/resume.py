@@ -44,6 +44,16 @@ def observation_for(record: Question) -> str:
                 ]
             else:
                 data["answer"] = answer
+            if answer.get("decision") == "edit":
+                data["note"] = (
+                    "Approved with changes: perform the action with answer.arguments, not the "
+                    "arguments you asked with (answer.original_arguments)."
+                )
+            elif answer.get("decision") == "respond":
+                data["note"] = (
+                    "Not approved: the person answered in the action's place. Do not perform "
+                    "the action; answer.message is their reply to you."
+                )
         case QuestionStatus.EXPIRED:
             data["expired_at"] = iso(record.closed_at or 0)
             if record.answer is not None:

@@ -116,7 +116,14 @@ class Desk:
         await self.decide(DB, approve=True)
         return await asyncio.wait_for(run, 30)
 
-    async def _on_console(self, arguments: dict[str, Any], *, approve: bool, comment: str) -> None:
+    async def _on_console(
+        self,
+        arguments: dict[str, Any],
+        *,
+        approve: bool = True,
+        comment: str = "",
+        answer: dict[str, Any] | None = None,
+    ) -> None:
         def check(feed: dict[str, Any]) -> dict[str, Any] | None:
             for run in feed.get("runs", []):
                 for question in run.get("questions", []):
@@ -131,8 +138,14 @@ class Desk:
         question = await self.console.wait(
             CONSOLE_CONVERSATION, check, what=f"an approval of {arguments}"
         )
-        answer = {"decision": "approve" if approve else "reject", "comment": comment}
+        if answer is None:
+            answer = {"decision": "approve" if approve else "reject", "comment": comment}
         await self.console.answer_ok(question["token"], answer)
+
+    async def answer_on_console(self, arguments: dict[str, Any], answer: dict[str, Any]) -> None:
+        """Give the open console question about the call with these arguments ``answer``
+        (an edit, a response), as the page sends it."""
+        await self._on_console(arguments, answer=answer)
 
     async def _on_slack(self, arguments: dict[str, Any], *, approve: bool, comment: str) -> None:
         assert self.slack is not None

@@ -389,7 +389,8 @@ function facts(q, run) {
 function closedLine(q) {
   const decision = q.kind === "approval" && q.answer ? q.answer.decision : "";
   const key = q.status === "answered"
-    ? (decision === "approve" ? "approved_by" : decision === "reject" ? "rejected_by" : "answered_by")
+    ? ({ approve: "approved_by", reject: "rejected_by", edit: "approved_changes_by",
+      respond: "responded_by" }[decision] || "answered_by")
     : q.status === "cancelled" ? "cancelled_by" : "expired";
   const reason = q.status === "cancelled" && q.answer && typeof q.answer.reason === "string"
     ? q.answer.reason : "";
@@ -470,15 +471,65 @@ function approvalHead(q) {
 }
 
 function approvalForm(q, submit) {
+  const p = q.payload || {};
+  const allow = Array.isArray(p.allow) ? p.allow : ["approve", "reject"];
   const comment = el("input", { type: "text", "aria-label": say("comment"), placeholder: say("comment") });
   const decide = (decision) => () => submit({ decision, comment: comment.value.trim() });
+  const edit = allow.includes("edit") ? editPanel(p, comment, submit) : null;
+  const respond = allow.includes("respond") ? respondPanel(submit) : null;
+  const toggle = (panel) => () => { panel.hidden = !panel.hidden; };
   return [
     ...approvalHead(q),
     comment,
     el("div", { class: "actions" },
       el("button", { type: "button", class: "approve", text: say("approve"), onclick: decide("approve") }),
-      el("button", { type: "button", class: "reject", text: say("reject"), onclick: decide("reject") })),
+      el("button", { type: "button", class: "reject", text: say("reject"), onclick: decide("reject") }),
+      edit ? el("button", { type: "button", class: "edit", text: say("edit"), onclick: toggle(edit) }) : null,
+      respond ? el("button", { type: "button", class: "respond", text: say("respond"), onclick: toggle(respond) }) : null),
+    edit,
+    respond,
   ];
+}
+
+// Approve with changes: one input per argument, prefilled. An input left as shown sends the
+// argument's text as asked (``original``), so showing a value never changes it.
+function editPanel(p, comment, submit) {
+  const readers = (p.edit_fields || []).map((field) => {
+    let input;
+    if (Array.isArray(field.choices)) {
+      input = el("select", { "aria-label": field.label },
+        ...field.choices.map((c) => el("option", { value: c.value, text: c.text })));
+      input.value = field.original;
+    } else if (field.json) {
+      input = el("textarea", { "aria-label": field.label, rows: "3" });
+      input.value = field.text;
+    } else {
+      input = el("input", { type: "text", "aria-label": field.label });
+      input.value = field.text;
+    }
+    const read = () => (input.value === field.text ? field.original : input.value);
+    return [field.key, el("label", { class: "edit-field" }, el("span", { text: field.label }), input), read];
+  });
+  const panel = el("form", { class: "edit-panel", hidden: true },
+    ...readers.map(([, label]) => label),
+    el("div", { class: "actions" }, el("button", { type: "submit", class: "approve", text: say("approve_changes") })));
+  panel.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const args = Object.fromEntries(readers.map(([key, , read]) => [key, read()]));
+    submit({ decision: "edit", arguments: args, comment: comment.value.trim() });
+  });
+  return panel;
+}
+
+function respondPanel(submit) {
+  const message = el("textarea", { "aria-label": say("respond_label"), placeholder: say("respond_label"), rows: "3" });
+  const panel = el("form", { class: "respond-panel", hidden: true }, message,
+    el("div", { class: "actions" }, el("button", { type: "submit", text: say("respond_send") })));
+  panel.addEventListener("submit", (event) => {
+    event.preventDefault();
+    submit({ decision: "respond", message: message.value.trim() });
+  });
+  return panel;
 }
 
 function argumentsTable(args) {
@@ -534,7 +585,11 @@ function closedSummary(q) {
           el("strong", { text: say(decision === "approve" ? "approved" : "rejected") }),
           answer.comment ? `: ${answer.comment}` : "")
       : null;
-    return [...approvalHead(q), verdict];
+    // Approved with changes, or answered instead: the closed line says how (with the diff).
+    const other = answer.decision === "edit" || answer.decision === "respond"
+      ? el("p", { class: `decision decision-${answer.decision}`, text: q.closed_text || "" })
+      : null;
+    return [...approvalHead(q), verdict, other];
   }
   if (q.kind === "form") return [...formHead(q), q.status === "answered" ? formAnswers(q) : null];
   return [el("h3", { text: say("bot_asked", { name: q.name }) })];

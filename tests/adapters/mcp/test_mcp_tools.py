@@ -39,6 +39,32 @@ async def test_a_rejection_is_returned_as_a_rejection_with_its_comment(tmp_path:
         assert result["comment"] == "not during the freeze"
 
 
+async def test_an_edit_returns_approved_with_the_arguments_to_run(tmp_path: Path) -> None:
+    """Where the bridge allows edits (BOT_ALLOW), the console's edit comes back approved,
+    decision edit, with the person's arguments; the asked ones are in the question."""
+    async with rig(tmp_path, BOT_ALLOW="approval=approve,reject,edit,respond") as r:
+        call = asyncio.create_task(r.tool("request_approval", DEPLOY))
+        asked = await r.console.outstanding(CONVERSATION, "approval")
+        fields = {f["key"]: f["original"] for f in asked["payload"]["edit_fields"]}
+        assert fields == {"service": "web", "version": "1.5"}
+        edit = {"decision": "edit", "arguments": {**fields, "version": "1.4"}}
+        await r.console.answer_ok(asked["token"], edit)
+        result = await call
+        assert result["approved"] is True and result["decision"] == "edit"
+        assert result["arguments"] == {"service": "web", "version": "1.4"}
+
+
+async def test_a_response_is_not_an_approval_and_carries_the_message(tmp_path: Path) -> None:
+    """respond: approved false, decision respond, the person's message for the model."""
+    async with rig(tmp_path, BOT_ALLOW="approval=approve,reject,edit,respond") as r:
+        call = asyncio.create_task(r.tool("request_approval", DEPLOY))
+        asked = await r.console.outstanding(CONVERSATION, "approval")
+        await r.console.answer_ok(asked["token"], {"decision": "respond", "message": "use 1.4"})
+        result = await call
+        assert result["approved"] is False and result["decision"] == "respond"
+        assert result["message"] == "use 1.4"
+
+
 async def test_ask_human_returns_the_persons_answers(tmp_path: Path) -> None:
     """ask_human with options: the console's choice comes back keyed by the question."""
     question = "Which environment?"

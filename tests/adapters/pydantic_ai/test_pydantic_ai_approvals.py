@@ -88,6 +88,35 @@ async def test_two_calls_two_questions_only_the_approved_one_runs(
     assert len(saved) == 1 and len(script.seen) == 2
 
 
+EVERY_WAY = ["approve", "reject", "edit", "respond"]
+
+
+async def test_an_edit_runs_the_tool_with_override_args_and_a_response_denies(
+    tmp_path: Path,
+) -> None:
+    """web approved with changes runs with the edited version (``ToolApproved``'s
+    override_args); db answered instead never runs and the model reads the message."""
+    ran: list[dict[str, Any]] = []
+    script = Script()
+    agent = deploy_agent(FunctionModel(script), ran)
+    async with bridge_on("console", tmp_path) as desk:
+        run = asyncio.create_task(
+            run_with_approvals(agent, "ship both", desk.approver(allow=EVERY_WAY), run_id="r-e")
+        )
+        edited = {**WEB, "version": "1.4.9"}
+        await desk.answer_on_console(WEB, {"decision": "edit", "arguments": edited})
+        await desk.answer_on_console(DB, {"decision": "respond", "message": "db waits for 18"})
+        result = await asyncio.wait_for(run, 30)
+    assert result.output == "done"
+    assert ran == [edited]
+    told = script.returns()
+    assert told["call_web"].content == "deployed web 1.4.9"
+    assert told["call_db"].outcome == "denied"
+    assert told["call_db"].content == (
+        "A person answered instead of running this tool call: db waits for 18"
+    )
+
+
 async def test_a_saved_history_asks_again_and_gets_the_same_questions(tmp_path: Path) -> None:
     """A run restarted from its saved history re-asks by run and call id: no new question."""
     ran: list[dict[str, Any]] = []

@@ -11,7 +11,15 @@ import pytest
 from adapters.slack._admin import admin_message, moved_message
 from adapters.slack._listeners import _shown
 from adapters.slack._mentions import named
-from adapters.slack._modals import Metadata, answer_from_state, answer_modal, reject_modal
+from adapters.slack._modals import (
+    Metadata,
+    answer_from_state,
+    answer_modal,
+    edit_modal,
+    errors_for,
+    reject_modal,
+    respond_modal,
+)
 from adapters.slack._render import (
     closed_message,
     parse_value,
@@ -458,3 +466,106 @@ def test_a_hidden_control_or_slack_markup_in_agent_text_shows_as_typed() -> None
         for kind, text in texts:
             if kind == "mrkdwn" and "channel" in text:
                 assert "&lt;!channel&gt; &lt;https://evil.example|ok&gt;" in text
+
+
+# -- approve with changes -----------------------------------------------------------
+
+
+def editable_payload() -> dict[str, Any]:
+    payload = approval_payload()
+    payload["allow"] = ["approve", "reject", "edit", "respond"]
+    payload["arguments"]["env"] = "prod"
+    payload["arguments"]["replicas"] = 2
+    payload["arguments"]["labels"] = {"team": "web", "tiers": [1, 2]}
+    return payload
+
+
+def test_an_editable_approval_offers_edit_and_respond_buttons_slack_takes() -> None:
+    """The message at its largest with the Edit… and Respond… buttons is one Slack takes;
+    without ``allow`` it keeps only Approve and Reject."""
+    message = question_message(asked("approval", editable_payload()))
+    ok_message(message)
+    actions = next(b for b in message["blocks"] if b["type"] == "actions")
+    assert [e["text"]["text"] for e in actions["elements"]] == [
+        "Approve",
+        "Reject…",
+        "Edit…",
+        "Respond…",
+    ]
+    plain = question_message(asked("approval", approval_payload()))
+    actions = next(b for b in plain["blocks"] if b["type"] == "actions")
+    assert [e["text"]["text"] for e in actions["elements"]] == ["Approve", "Reject…"]
+
+
+def test_the_edit_modal_is_prefilled_and_reads_back_the_arguments() -> None:
+    """One input per argument with its value, a choice for an enum, JSON for a nested value;
+    a value too long for an input is kept as asked; the submission is the full arguments."""
+    payload = editable_payload()
+    meta = Metadata(TOKEN, "edit", "C1", "1.2", "1.1")
+    view = edit_modal(payload, meta)
+    ok_view(view)
+    inputs = {b["block_id"]: b for b in view["blocks"] if b["type"] == "input"}
+    assert inputs["e:env"]["element"]["initial_value"] == "prod"
+    assert inputs["e:replicas"]["element"]["initial_value"] == "2"
+    nested = inputs["e:labels"]["element"]
+    assert nested["multiline"]
+    assert json.loads(nested["initial_value"]) == payload["arguments"]["labels"]
+    # The 5,000-character values do not fit an input: kept, and the modal says so.
+    assert "Kept as asked" in json.dumps(view)
+    values = {
+        "e:env": {"answer": {"type": "plain_text_input", "value": "staging"}},
+        "e:replicas": {"answer": {"type": "plain_text_input", "value": "3"}},
+    }
+    answer = answer_from_state(meta, payload, {}, values)
+    assert answer["decision"] == "edit"
+    assert answer["arguments"] == {**payload["arguments"], "env": "staging", "replicas": "3"}
+    ApprovalResponse.model_validate(answer, context={"payload": payload})
+    errors = errors_for(meta, payload, {}, {"arguments.replicas": "must be a number"})
+    assert errors == {"e:replicas": "must be a number"}
+
+
+def test_the_edit_modal_offers_an_enum_as_a_choice() -> None:
+    """An ``arguments_schema`` enum is a select prefilled with the value asked."""
+    payload = {
+        "action": "deploy",
+        "summary": "ship",
+        "arguments": {"env": "prod"},
+        "arguments_schema": {
+            "type": "object",
+            "properties": {"env": {"type": "string", "enum": ["prod", "staging"]}},
+        },
+        "allow": ["approve", "reject", "edit"],
+    }
+    ApprovalPayload.model_validate(payload)
+    meta = Metadata(TOKEN, "edit", "C1", "1.2", "1.1")
+    view = edit_modal(payload, meta)
+    ok_view(view)
+    element = next(b for b in view["blocks"] if b["type"] == "input")["element"]
+    assert element["type"] == "static_select"
+    assert element["initial_option"]["text"]["text"] == "prod"
+    values = {"e:env": {"answer": {"type": "static_select", "selected_option": {"value": "1"}}}}
+    assert answer_from_state(meta, payload, {}, values)["arguments"] == {"env": "staging"}
+
+
+def test_the_respond_modal_is_a_view_slack_takes() -> None:
+    """Respond instead: one message box, read back as the message."""
+    meta = Metadata(TOKEN, "respond", "C1", "1.2", "1.1")
+    ok_view(respond_modal(meta))
+    values = {"message": {"answer": {"type": "plain_text_input", "value": "not today"}}}
+    assert answer_from_state(meta, {}, {}, values) == {
+        "decision": "respond",
+        "message": "not today",
+    }
+
+
+def test_an_edit_closes_with_a_short_diff() -> None:
+    """The closed message says what changed, the agent's values shown as typed."""
+    answer = {
+        "decision": "edit",
+        "arguments": {"env": f"staging{RLO}"},
+        "original_arguments": {"env": "prod"},
+    }
+    message = closed_message(closed("approval", approval_payload(), "answered", answer))
+    ok_message(message)
+    assert "Approved by <@U2> with changes" in message["text"]
+    assert "env prod → staging" in message["text"]

@@ -226,7 +226,8 @@ def test_a_deployments_schema_becomes_a_form_and_back() -> None:
     meta = Metadata(TOKEN, "schema", "C1", "1.2", "1.1")
     view = answer_modal("approval", {}, schema, meta)
     assert_modal_within_limits(view)
-    assert [b["block_id"] for b in view["blocks"]] == ["f:decision", "f:comment"]
+    blocks = [b["block_id"] for b in view["blocks"]]
+    assert blocks == ["f:decision", "f:comment", "f:arguments", "f:message"]
     values = {
         "f:decision": {"answer": {"type": "radio_buttons", "selected_option": {"value": "reject"}}},
         "f:comment": {"answer": {"type": "plain_text_input", "value": "later"}},

@@ -152,6 +152,13 @@ APPROVAL = {
     "arguments": {"service": "web", "version": "1.5.0", "replicas": 12, "canary": True},
     "risk": "high",
 }
+EDITABLE = {**APPROVAL, "allow": ["approve", "reject", "edit", "respond"]}
+EDITED = {
+    "decision": "edit",
+    "comment": "",
+    "arguments": {**APPROVAL["arguments"], "replicas": 4},  # type: ignore[dict-item]
+    "original_arguments": APPROVAL["arguments"],
+}
 FORM = {
     "title": "New service account",
     "message": "Fill in the account the deploy job will use.",
@@ -308,6 +315,10 @@ PICTURED: dict[str, Builder] = {
 
 # Every other card, drawn once each for the renderer.
 OTHERS: dict[str, Builder] = {
+    "approval-editable": lambda: question_card(asked("approval", EDITABLE)),
+    "approved-with-changes": lambda: closed_card(
+        record("approval", EDITABLE, QuestionStatus.ANSWERED, EDITED)
+    ),
     "ask-described-buttons": lambda: question_card(asked("ask_user", {"questions": [DESCRIBED]})),
     "ask-long-list": lambda: question_card(
         asked("ask_user", {"questions": [ask("Pick one", *[option(f"o{i}") for i in range(10)])]})
@@ -491,6 +502,27 @@ def at_limits() -> dict[str, Json]:
         "approval": question_card(
             asked(
                 "approval", approval, tally=_heavy(3000), level=10, values={"comment": "c" * 1000}
+            )
+        ),
+        "approval-editable": question_card(
+            asked(
+                "approval",
+                {**approval, "allow": ["approve", "reject", "edit", "respond"]},
+                values={"comment": "c" * 1000, "message": "m" * 2000},
+                errors={"a0": _heavy(2000), "message": _heavy(2000)},
+            )
+        ),
+        "approved-with-changes": closed_card(
+            record(
+                "approval",
+                approval,
+                QuestionStatus.ANSWERED,
+                {
+                    "decision": "edit",
+                    "arguments": {k: _heavy(400, "e ") for k in approval["arguments"]},
+                    "original_arguments": approval["arguments"],
+                },
+                by=_heavy(200),
             )
         ),
         "form-required": question_card(asked("form", form)),

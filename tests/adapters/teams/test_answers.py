@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+
+from adapters.teams import Asked, question_card
 from adapters.teams._answers import answer_from, errors_for, values_from
 from bot.testing import question
 
@@ -53,3 +56,40 @@ def test_errors_go_beside_the_input_they_name() -> None:
         "q0": "1",
         "comment": "x",
     }
+
+
+EDITABLE = {
+    "action": "deploy",
+    "summary": "Deploy web",
+    "arguments": {"service": "web", "environment": "production", "replicas": 2},
+    "allow": ["approve", "reject", "edit", "respond"],
+}
+
+
+def test_an_edit_reads_each_argument_input_over_the_arguments_asked() -> None:
+    """``a<index>`` inputs overwrite their argument; one left out keeps its value."""
+    data = {"decision": "edit", "a1": "staging", "a2": "3", "comment": "smaller"}
+    assert answer_from("approval", EDITABLE, data) == {
+        "decision": "edit",
+        "comment": "smaller",
+        "arguments": {"service": "web", "environment": "staging", "replicas": "3"},
+    }
+    assert errors_for("approval", EDITABLE, {"arguments.replicas": "must be a number"}) == {
+        "a2": "must be a number"
+    }
+
+
+def test_a_response_reads_the_message_input() -> None:
+    """Respond: the message box is the answer's message."""
+    answer = answer_from("approval", EDITABLE, {"decision": "respond", "message": "later"})
+    assert answer == {"decision": "respond", "comment": "", "message": "later"}
+
+
+def test_the_editable_card_is_prefilled_with_the_arguments() -> None:
+    """Each argument's input holds its value; the actions include the two extra ways."""
+    card = question_card(
+        Asked("approval", EDITABLE, "t.o.k", "int_1", 1_800_000_000.0, "Ana", "Anyone")
+    )
+    text = json.dumps(card)
+    assert '"id": "a1"' in text and '"value": "production"' in text and '"value": "2"' in text
+    assert "Approve with changes" in text and '"title": "Respond"' in text
