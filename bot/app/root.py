@@ -15,12 +15,13 @@ from adapters.slack import SlackBridge
 from adapters.teams import TeamsSurface, mount_teams
 from bot.admin import ADMIN_SERVICE, AdminService
 from bot.api import mount_api, serve_api, settle_keys
+from bot.api.links import ANSWER_LINKS, AnswerLinks
 from bot.app.agent_spec import AgentSpec, load_factory
 from bot.app.compose import build_agent
 from bot.app.legal import mount_legal
 from bot.app.settings import Settings
 from bot.errors import BotError, install_extra
-from bot.human.signing import signer_from
+from bot.human.signing import keys_from, signer_from
 from bot.providers.base import Provider
 from bot.service.metrics import Metrics
 from bot.service.policy import RequesterOrApprovers, check_policy_names
@@ -60,6 +61,8 @@ def create_app(settings: Settings) -> web.Application:
     app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=[*guards, _no_tracebacks])
     app[SETTINGS] = settings
     app[ALLOWED_HOSTS] = allowed
+    # Built once here; a surface that hands links out (email) is given this one object.
+    app[ANSWER_LINKS] = answer_links(settings)
     app[SIGN_IN] = sign_in_for(
         settings.console.accounts(),
         local=serving.is_local,
@@ -103,6 +106,15 @@ def create_app(settings: Settings) -> web.Application:
 
     app.cleanup_ctx.append(lifecycle)
     return app
+
+
+def answer_links(settings: Settings) -> AnswerLinks:
+    """Links under ``BOT_PUBLIC_URL`` (loopback without one), signed with the resume keys."""
+    serving = settings.serving
+    url = serving.public_url or f"http://127.0.0.1:{serving.port}"
+    return AnswerLinks(
+        keys_from(settings.signing, shared_store=settings.store.shared), public_url=url
+    )
 
 
 def _mount_mcp(app: web.Application, settings: Settings) -> None:
