@@ -14,7 +14,7 @@ from adapters.console import ConsoleSurface, mount_console
 from adapters.slack import SlackBridge
 from adapters.teams import TeamsSurface, mount_teams
 from bot.admin import ADMIN_SERVICE, AdminService
-from bot.api import mount_api, serve_api, settle_keys
+from bot.api import mount_api, mount_link_page, serve_api, settle_keys
 from bot.api.links import ANSWER_LINKS, AnswerLinks
 from bot.app.agent_spec import AgentSpec, load_factory
 from bot.app.compose import build_agent
@@ -86,6 +86,7 @@ def create_app(settings: Settings) -> web.Application:
     if slack is not None:
         slack.mount(app)
     mount_api(app, creates_per_minute=settings.api.creates_per_minute)
+    mount_link_page(app, settings.links)
     if settings.mcp.http:
         _mount_mcp(app, settings)
     app.router.add_get("/healthz", _healthz)
