@@ -8,8 +8,9 @@ posting, answering, expiry, admin commands and the outbox are not repeated.
 from bot.api._errors import ApiError
 from bot.api._http import API_KEYS, API_QUESTIONS, mount_api
 from bot.api._keys import KeyRing, hash_key, new_key, settle_keys
+from bot.api._page import mount_link_page
 from bot.api._questions import ApiQuestions
-from bot.api._settings import ApiSettings
+from bot.api._settings import ApiSettings, LinkSettings
 from bot.api._waiters import Waiters
 from bot.api._wiring import serve_api
 
@@ -20,9 +21,11 @@ __all__ = [
     "ApiQuestions",
     "ApiSettings",
     "KeyRing",
+    "LinkSettings",
     "Waiters",
     "hash_key",
     "mount_api",
+    "mount_link_page",
     "new_key",
     "serve_api",
     "settle_keys",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 from pydantic import Field, SecretStr, field_validator
@@ -32,3 +33,35 @@ class ApiSettings(ComponentSettings):
 
     def configured_keys(self) -> tuple[ApiKey, ...]:
         return () if self.keys is None else keys_from_setting(self.keys.get_secret_value())
+
+
+_ORIGIN = re.compile(r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?$")
+
+
+class LinkSettings(ComponentSettings):
+    """The question page (``/q/...``): whether it also asks for a sign-in, who may frame it."""
+
+    # Also ask for a console sign-in of the link's own answerer (``bot.api._page``).
+    signin: bool = Field(False, alias="BOT_LINK_SIGNIN")
+    # Origins allowed to show the page in an iframe (CSP frame-ancestors), space- or
+    # comma-separated; none: the page cannot be framed at all.
+    frame_ancestors: str = Field("", alias="BOT_LINK_FRAME_ANCESTORS")
+
+    @field_validator("frame_ancestors")
+    @classmethod
+    def _origins(cls, value: str) -> str:
+        for origin in _split(value):
+            if not _ORIGIN.fullmatch(origin):
+                raise ValueError(
+                    f"BOT_LINK_FRAME_ANCESTORS entry {origin!r} is not an origin; write each "
+                    "as https://host or https://host:port, separated by spaces"
+                )
+        return value
+
+    @property
+    def ancestors(self) -> tuple[str, ...]:
+        return tuple(_split(self.frame_ancestors))
+
+
+def _split(value: str) -> list[str]:
+    return [part for part in re.split(r"[\s,]+", value.strip()) if part]

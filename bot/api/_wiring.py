@@ -13,6 +13,7 @@ from bot.api._questions import ApiQuestions
 from bot.api._settings import ApiSettings
 from bot.api._waiters import Waiters
 from bot.api._webhooks import ApiWebhooks
+from bot.api.links import ANSWER_LINKS, LINK_SURFACE, AnswerLinks, LinkSurface
 from bot.client.decisions import DEFAULT_ALLOW
 from bot.human.factory import ask_user_registration
 from bot.interactions.approval import approval_registration
@@ -35,9 +36,14 @@ def serve_api(
     *,
     service: RunService,
     approval_allow: Sequence[str] = DEFAULT_ALLOW,
+    links: AnswerLinks | None = None,
 ) -> Callable[[], Awaitable[None]]:
     """Make ``/v1`` answer through ``service``; the result stops what this started.
-    ``approval_allow``: the deployment's decisions for an approval that names none."""
+
+    ``approval_allow``: the deployment's decisions for an approval that names none.
+    ``links`` (by default the app's ``ANSWER_LINKS``, when set) mints the links
+    of questions routed to ``link:<id>``, whose surface, posting nothing, is added here.
+    """
     # The API asks these kinds whatever the agent registered; the agent gets no tool for them.
     approval = approval_registration(allow=approval_allow)
     for registration in (ask_user_registration(), approval, form_registration()):
@@ -80,7 +86,10 @@ def serve_api(
         check_callback=check_callback,
         waiters=waiters,
         clock=service.clock,
+        links=links if links is not None else app.get(ANSWER_LINKS),
     )
+    if LINK_SURFACE not in service.surfaces:
+        service.add_surface(LinkSurface())
     unsubscribe = changes_of(stores).subscribe(waiters.changed)
     app[API_WAITERS] = waiters
     service.metrics.api_waiting.set_function(lambda: len(waiters))

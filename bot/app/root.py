@@ -14,13 +14,14 @@ from adapters.console import ConsoleSurface, mount_console
 from adapters.slack import SlackBridge
 from adapters.teams import TeamsSurface, mount_teams
 from bot.admin import ADMIN_SERVICE, AdminService
-from bot.api import mount_api, serve_api, settle_keys
+from bot.api import mount_api, mount_link_page, serve_api, settle_keys
+from bot.api.links import ANSWER_LINKS, AnswerLinks
 from bot.app.agent_spec import AgentSpec, load_factory
 from bot.app.compose import build_agent
 from bot.app.legal import mount_legal
 from bot.app.settings import Settings
 from bot.errors import BotError, install_extra
-from bot.human.signing import signer_from
+from bot.human.signing import keys_from, signer_from
 from bot.interactions.approval import APPROVAL
 from bot.providers.base import Provider
 from bot.service.metrics import Metrics
@@ -61,6 +62,8 @@ def create_app(settings: Settings) -> web.Application:
     app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=[*guards, _no_tracebacks])
     app[SETTINGS] = settings
     app[ALLOWED_HOSTS] = allowed
+    # Built once here; a surface that hands links out (email) is given this one object.
+    app[ANSWER_LINKS] = answer_links(settings)
     app[SIGN_IN] = sign_in_for(
         settings.console.accounts(),
         local=serving.is_local,
@@ -84,6 +87,7 @@ def create_app(settings: Settings) -> web.Application:
     if slack is not None:
         slack.mount(app)
     mount_api(app, creates_per_minute=settings.api.creates_per_minute)
+    mount_link_page(app, settings.links)
     if settings.mcp.http:
         _mount_mcp(app, settings)
     app.router.add_get("/healthz", _healthz)
@@ -110,6 +114,15 @@ def create_app(settings: Settings) -> web.Application:
 
     app.cleanup_ctx.append(lifecycle)
     return app
+
+
+def answer_links(settings: Settings) -> AnswerLinks:
+    """Links under ``BOT_PUBLIC_URL`` (loopback without one), signed with the resume keys."""
+    serving = settings.serving
+    url = serving.public_url or f"http://127.0.0.1:{serving.port}"
+    return AnswerLinks(
+        keys_from(settings.signing, shared_store=settings.store.shared), public_url=url
+    )
 
 
 def _mount_mcp(app: web.Application, settings: Settings) -> None:

@@ -23,7 +23,7 @@ from adapters.mcp.settings import McpSettings
 from adapters.slack.settings import SlackSettings
 from adapters.teams.settings import TeamsSettings
 from bot.admin import AdminSettings
-from bot.api._settings import ApiSettings
+from bot.api._settings import ApiSettings, LinkSettings
 from bot.component_settings import ComponentSettings
 from bot.errors import BotError
 from bot.human.signing import SigningSettings
@@ -73,6 +73,7 @@ class Settings(BaseModel):
     teams: TeamsSettings = Field(default_factory=TeamsSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)
+    links: LinkSettings = Field(default_factory=LinkSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
 
     @model_validator(mode="after")
@@ -98,6 +99,11 @@ class Settings(BaseModel):
                 f"BOT_TEAMS=on without MicrosoftAppId would accept unauthenticated Teams "
                 f"activities on BOT_HOST={serving.host}; set MicrosoftAppId and "
                 "MicrosoftAppPassword, or bind 127.0.0.1 for emulator mode"
+            )
+        if self.links.signin and not console.locked:
+            raise ValueError(
+                "BOT_LINK_SIGNIN=true asks answer links for a console sign-in, but no one can "
+                "sign in; set BOT_CONSOLE_USERS (or BOT_CONSOLE_PASSWORD), or unset BOT_LINK_SIGNIN"
             )
         return self
 

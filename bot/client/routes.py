@@ -7,7 +7,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 MAX_ROUTES = 10
-Surface = Literal["slack", "teams", "console"]
+# ``link`` posts nothing: the 201 returns an answer link per ``link:<id>`` answerer.
+Surface = Literal["slack", "teams", "console", "link"]
 
 
 class Route(BaseModel):
@@ -18,7 +19,10 @@ class Route(BaseModel):
     conversation: str = Field(
         min_length=1,
         max_length=200,
-        description="A Slack channel id, a Teams conversation id, or a console conversation.",
+        description=(
+            "A Slack channel id, a Teams conversation id, a console conversation, or for "
+            "link any id the agent chooses (the questions it groups)."
+        ),
     )
     thread: str | None = Field(
         default=None,

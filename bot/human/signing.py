@@ -42,15 +42,24 @@ class SigningSettings(ComponentSettings):
 
 
 def signer_from(signing: SigningSettings, *, shared_store: bool) -> TokenSigner:
-    """The configured keys; else the generated one, unless the store is shared."""
+    """The resume-token signer over ``keys_from``."""
+    return TokenSigner(keys_from(signing, shared_store=shared_store))
+
+
+def keys_from(signing: SigningSettings, *, shared_store: bool) -> tuple[SigningKey, ...]:
+    """The configured keys; else the generated one, unless the store is shared.
+
+    Resume tokens and answer links (``bot.api.links``) sign with these keys,
+    each under its own audience, so neither can stand for the other.
+    """
     if signing.keys is not None:
-        return TokenSigner(parse_signing_keys(signing.keys.get_secret_value()))
+        return parse_signing_keys(signing.keys.get_secret_value())
     if shared_store:
         raise SigningConfigError(
             "BOT_SIGNING_KEYS is required with a shared store: every replica must sign "
             "with the same keys. Generate one with `python -m bot keygen`."
         )
-    return TokenSigner([local_key(signing.data_dir)])
+    return (local_key(signing.data_dir),)
 
 
 def local_key(data_dir: Path) -> SigningKey:

@@ -2,7 +2,8 @@
 
 aiohttp's own access logger writes the first request line and any headers
 it is asked for; both can carry a token (``?token=`` or a Referer), so this
-one never reads them.
+one never reads them. An answer link's path is its token (``/q/<link token>``),
+so it is logged as ``/q/[link]``.
 """
 
 from __future__ import annotations
@@ -22,16 +23,25 @@ class AccessLog(AbstractAccessLogger):
         return self.logger.isEnabledFor(logging.INFO)
 
     def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
+        path = logged_path(request.path)
         self.logger.info(
             "%s %s %d",
             request.method,
-            request.path,
+            path,
             response.status,
             extra={
                 "method": request.method,
-                "path": request.path,
+                "path": path,
                 "status": response.status,
                 "bytes": response.body_length,
                 "ms": round(time * 1000, 1),
             },
         )
+
+
+LINK_PREFIX = "/q/"
+
+
+def logged_path(path: str) -> str:
+    """``path`` as a log may hold it: an answer link's token is a secret, so it is left out."""
+    return f"{LINK_PREFIX}[link]" if path.startswith(LINK_PREFIX) else path
