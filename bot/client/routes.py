@@ -7,7 +7,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 MAX_ROUTES = 10
-Surface = Literal["slack", "teams", "console"]
+# ``email``: the conversation is the recipient's address, one route per recipient.
+Surface = Literal["slack", "teams", "console", "email"]
 
 
 class Route(BaseModel):
@@ -18,7 +19,10 @@ class Route(BaseModel):
     conversation: str = Field(
         min_length=1,
         max_length=200,
-        description="A Slack channel id, a Teams conversation id, or a console conversation.",
+        description=(
+            "A Slack channel id, a Teams conversation id, a console conversation, or for "
+            "email the recipient's address."
+        ),
     )
     thread: str | None = Field(
         default=None,
