@@ -87,6 +87,18 @@ class EmailSurface:
         """Nothing to send: an emailed question's asker is an agent, which reads the outcome
         from ``/v1``, and the recipient's page shows it."""
 
+    # Redraws (bot.service.surfaces.RedrawsQuestions): a sent email stays as it is; the
+    # page its links open reads the question (its tally, its new expiry) afresh.
+    async def refresh_question(
+        self, run: RunRecord, interrupt: PendingInterrupt, ref: dict[str, Any]
+    ) -> None:
+        """Nothing to redraw: the page shows the tally and the expiry as they are now."""
+
+    async def show_moved(
+        self, run: RunRecord, record: Question, previous_ref: dict[str, Any]
+    ) -> None:
+        """Nothing to point: a repost mails the question again, with links that work."""
+
     async def post_nudge(self, run: RunRecord, record: Question, nudge: dict[str, Any]) -> None:
         """A reminder or an escalation, in reply to the question's message; not sent to a
         recipient who has already answered (under a quorum, their vote is counted)."""
