@@ -44,6 +44,8 @@ def test_defaults_are_the_embedded_local_setup() -> None:
         ({"OPENAI_BASE_URL": "http://127.0.0.1:9"}, "without OPENAI_API_KEY"),
         ({"BOT_AGENT": "not a path"}, "BOT_AGENT: String should match pattern"),
         ({"BOT_CONSOLE_PASSWORD": "  "}, "BOT_CONSOLE_PASSWORD: is set but blank"),
+        ({"BOT_LINK_SIGNIN": "true"}, "BOT_LINK_SIGNIN=true asks answer links for a console"),
+        ({"BOT_LINK_FRAME_ANCESTORS": "*"}, "BOT_LINK_FRAME_ANCESTORS entry '*' is not an origin"),
     ],
 )
 def test_each_mistake_is_one_line_naming_the_variable(

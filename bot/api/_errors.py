@@ -25,6 +25,10 @@ WRONG_KEY = (
 )
 ROUTE_FORBIDDEN = "This API key may not post to {route}; use a key whose routes include it."
 NOT_FOUND = "No question {id} was asked with this API key."
+NO_LINKS = (
+    "This bridge hands out no answer links; serve it with `python -m bot` (which sets "
+    "BOT_PUBLIC_URL's links up), or name answerers other than link:<id>."
+)
 NO_SUCH_PATH = "There is no such API path; see /v1/openapi.json."
 SAME_KEY_OTHER_BODY = (
     "The idempotency key {key!r} was used before with a different body; use a new key for a "

@@ -100,8 +100,10 @@ class LinkPage:
             return opened
         claims, record, token = opened
         origin = request.headers.get(hdrs.ORIGIN)
-        # A form posted from another site carries its Origin; ours, or none, is accepted.
-        if origin is not None and not request.app[ALLOWED_HOSTS].allows_origin(origin):
+        # A form posted from another site names its Origin; ours, or none, is accepted. Under
+        # Referrer-Policy: no-referrer a browser sends our own page's form as "null", so that
+        # is accepted too: the per-page value below is what proves the form is ours.
+        if origin not in (None, "null") and not request.app[ALLOWED_HOSTS].allows_origin(origin):
             return await self._draw(request, claims, record, token, status=403, error=OTHER_SITE)
         now = self._clock()
         if claims.expired(now, record):

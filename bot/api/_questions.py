@@ -23,6 +23,7 @@ from typing import Any
 
 from bot.api._errors import (
     ALREADY_CLOSED,
+    NO_LINKS,
     NOT_FOUND,
     ROUTE_FORBIDDEN,
     SAME_KEY_OTHER_BODY,
@@ -32,6 +33,7 @@ from bot.api._errors import (
 from bot.api._objects import checked_object, cursor_for, position_of
 from bot.api._routes import Unroutable, check_further, conversation_for
 from bot.api._waiters import Waiters
+from bot.api.links import LINK_PREFIX, AnswerLinks, link_ids
 from bot.client.models import ANYONE, CreateApproval, CreateAskUser, CreateForm, Route
 from bot.human.capability import HumanInteractionCapability
 from bot.questions import posts, quorum
@@ -100,7 +102,11 @@ class ApiQuestions:
         check_callback: CheckCallback,
         waiters: Waiters,
         clock: Callable[[], float] = time.time,
+        links: AnswerLinks | None = None,
     ) -> None:
+        """``links`` mints the answer links of ``link:<id>`` answerers; without it they are
+        refused (422), since nobody could reach the question."""
+        self._links = links
         self._service = service
         self._capability = capability
         self._stores = service.stores
@@ -131,6 +137,8 @@ class ApiQuestions:
         except Unroutable as unroutable:
             raise ApiError("unprocessable", unroutable.sentence) from None
         where, route = places[0], routes[0]
+        if self._links is None and link_ids(request.answerers or ()):
+            raise ApiError("unprocessable", NO_LINKS)
         registration = self._capability.registration(request.kind)
         if registration is None:  # composition fault: the API accepts its three kinds
             raise ApiError(
@@ -201,7 +209,14 @@ class ApiQuestions:
             return self._same(found, fingerprint)
         self._service.deliverer.kick()
         view = ApiView(api, question, where.surface, run.conversation)
-        return Created(checked_object(view), created=True)
+        shown = checked_object(view)
+        if self._links is not None and link_ids(question.answerers):
+            # Only here, on the 201: the links are capabilities and are never kept or shown again.
+            shown["links"] = {
+                link: self._links.url_for(question, f"{LINK_PREFIX}{link}")
+                for link in link_ids(question.answerers)
+            }
+        return Created(shown, created=True)
 
     def _same(self, found: ApiView, fingerprint: str) -> Created:
         if found.api.body_hash != fingerprint:

@@ -63,6 +63,9 @@ async def conversation_for(route: Route, surfaces: dict[str, Surface], runs: Run
     match route.surface:
         case "console":
             return Conversation("console", "console", route.conversation, route.thread or "")
+        case "link":
+            # Its answers come from the question page, whose scope is the question's own.
+            return Conversation("link", "link", route.conversation, route.thread or "")
         case "slack":
             return await _slack(route, surface)
         case "teams":

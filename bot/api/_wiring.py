@@ -13,6 +13,7 @@ from bot.api._questions import ApiQuestions
 from bot.api._settings import ApiSettings
 from bot.api._waiters import Waiters
 from bot.api._webhooks import ApiWebhooks
+from bot.api.links import ANSWER_LINKS, LINK_SURFACE, AnswerLinks, LinkSurface
 from bot.human.factory import ask_user_registration
 from bot.interactions.approval import approval_registration
 from bot.interactions.form import form_registration
@@ -33,8 +34,13 @@ def serve_api(
     webhooks: WebhookSettings,
     *,
     service: RunService,
+    links: AnswerLinks | None = None,
 ) -> Callable[[], Awaitable[None]]:
-    """Make ``/v1`` answer through ``service``; the result stops what this started."""
+    """Make ``/v1`` answer through ``service``; the result stops what this started.
+
+    ``links`` (by default the app's ``ANSWER_LINKS``, when set) mints the links
+    of questions routed to ``link:<id>``, whose surface, posting nothing, is added here.
+    """
     # The API asks these kinds whatever the agent registered; the agent gets no tool for them.
     for registration in (ask_user_registration(), approval_registration(), form_registration()):
         service.capability.accept(registration)
@@ -76,7 +82,10 @@ def serve_api(
         check_callback=check_callback,
         waiters=waiters,
         clock=service.clock,
+        links=links if links is not None else app.get(ANSWER_LINKS),
     )
+    if LINK_SURFACE not in service.surfaces:
+        service.add_surface(LinkSurface())
     unsubscribe = changes_of(stores).subscribe(waiters.changed)
     app[API_WAITERS] = waiters
     service.metrics.api_waiting.set_function(lambda: len(waiters))

@@ -41,7 +41,8 @@ from bot.human.tokens import (
     TokenExpiredError,
     TokenInvalidError,
 )
-from bot.questions.records import Question, QuestionStatus
+from bot.kernel.interrupts import PendingInterrupt
+from bot.questions.records import Question, QuestionStatus, RunRecord
 
 LINK_AUDIENCE = "chatops-bridge/answer-link"
 # The page's per-page form value (its CSRF value): signed too, bound to the link it was drawn for.
@@ -213,6 +214,38 @@ class AnswerLinks:
         if claims.expired(now, question):
             raise LinkExpiredError("the link is past its question's expiry")
         return claims
+
+
+LINK_SURFACE = "link"
+LINK_PREFIX = "link:"
+
+
+def link_ids(answerers: Sequence[str]) -> list[str]:
+    """The ids of the ``link:<id>`` answerers, in order: one answer link each."""
+    return [a.removeprefix(LINK_PREFIX) for a in answerers if a.startswith(LINK_PREFIX)]
+
+
+class LinkSurface:
+    """The surface of a question routed to ``link:<id>``: nothing is posted anywhere.
+
+    The agent got the links in the 201 and hands them out itself; the page
+    (``/q/...``) reads the question's row, so there is nothing to edit on a
+    close and no thread for an outcome.
+    """
+
+    name = LINK_SURFACE
+
+    async def publish_question(
+        self, run: RunRecord, interrupt: PendingInterrupt
+    ) -> dict[str, Any] | None:
+        # A reference all the same: the question counts as posted (its delivery "posted").
+        return {"surface": LINK_SURFACE, "conversation": str(run.conversation.get("key", ""))}
+
+    async def show_closed(self, run: RunRecord, record: Question) -> None:
+        return None
+
+    async def post_outcome(self, run: RunRecord, text: str, *, failed: bool = False) -> None:
+        return None
 
 
 def _digest(token: str) -> str:

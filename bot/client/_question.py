@@ -84,6 +84,8 @@ class Question(Generic[T]):
         self._bridge = bridge
         self._object = question
         self._parse = parse
+        # Only the 201 that created the question carries them: kept here past every refresh.
+        self._links = dict(question.links or {})
 
     def __repr__(self) -> str:
         return f"Question({self.id!r}, status={self._object.status!r})"
@@ -96,6 +98,12 @@ class Question(Generic[T]):
     def object(self) -> QuestionObject:
         """The question as last seen."""
         return self._object
+
+    @property
+    def links(self) -> dict[str, str]:
+        """The answer link of each ``link:<id>`` answerer, by id, when this handle created
+        the question (a route ``link:<id>``); empty for one found again by its key."""
+        return dict(self._links)
 
     async def refresh(self) -> QuestionObject:
         self._object = await self._bridge.get(self.id)

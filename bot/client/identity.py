@@ -8,6 +8,8 @@ A person is named from the platform's own id, one spelling each:
 - ``teams:<tenant>:<aad object id>``, GUIDs lowercased;
 - ``console:<name>``, the console sign-in's name as written;
 - ``email:<address>``, lowercased;
+- ``link:<id>``, an answer link an agent handed out (``/q/...``), the id the
+  agent chose (letters, digits, ``.``, ``_``, ``-``; at most 100), as written;
 - ``test:<name>``, the fake surface ``bot.testing`` ships, as written.
 
 Answerer lists also take ``anyone``, ``requester`` and Slack user groups
@@ -35,7 +37,7 @@ KEYWORDS = frozenset({ANYONE, REQUESTER})
 
 HOW = (
     "write a person as slack:<team>:<user>, teams:<tenant>:<aad object id>, "
-    "console:<name> or email:<address>, a bare Slack user id such as U0123ABCD, "
+    "console:<name>, email:<address> or link:<id>, a bare Slack user id such as U0123ABCD, "
     "a group as group:<id>, or anyone"
 )
 
@@ -44,6 +46,7 @@ _SLACK_USER = re.compile(r"[UW][A-Z0-9]+")
 _SLACK_GROUP = re.compile(r"S[A-Z0-9]+")
 _GUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _PRINTABLE = re.compile(r"[!-~]+")
+LINK_ID = re.compile(r"[A-Za-z0-9._-]{1,100}")
 _MENTION = re.compile(r"<@([A-Za-z0-9]+)(?:\|[^>]*)?>")
 
 
@@ -158,6 +161,10 @@ def _email(rest: str) -> str | None:
     return f"email:{local}@{domain}" if at and local and "." in domain else None
 
 
+def _link(rest: str) -> str | None:
+    return f"link:{rest}" if LINK_ID.fullmatch(rest) else None
+
+
 def _group(rest: str) -> str | None:
     group = rest.upper()
     return f"group:{group}" if _SLACK_ID.fullmatch(group) else None
@@ -174,6 +181,7 @@ _SURFACES = {
     "teams": _teams,
     "console": _console,
     "email": _email,
+    "link": _link,
     "group": _group,
     "test": _test,
 }

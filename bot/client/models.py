@@ -74,7 +74,8 @@ def _canonical(value: str, info: ValidationInfo) -> str:
 _ANSWERER = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_canonical)]
 _ANSWERERS_HELP = (
     "Canonical ids (slack:<team>:<user>, teams:<tenant>:<aad id>, console:<name>, "
-    "email:<address>, or a bare Slack user id), groups, or 'anyone'."
+    "email:<address>, link:<id> for an answer link, or a bare Slack user id), groups, "
+    "or 'anyone'."
 )
 MAX_ESCALATION_STEPS = 10
 
@@ -153,6 +154,16 @@ def _quorum_fits(policy: Policy | None, answerers: list[str] | None) -> None:
         )
 
 
+def _links_named(routes: list[Route], answerers: list[str] | None) -> None:
+    """A ``link`` route posts nothing: only ``link:<id>`` answerers can reach the question."""
+    if any(route.surface == "link" for route in routes) and not any(
+        a.startswith("link:") for a in answerers or ()
+    ):
+        raise ValueError(
+            'a "link" route posts nothing; name each link to hand out in answerers as link:<id>'
+        )
+
+
 class _CreateBase(BaseModel):
     model_config = _REQUEST
     idempotency_key: str = Field(
@@ -225,6 +236,7 @@ class _CreateBase(BaseModel):
             # Only an approval's answer is a decision that ballots can count.
             raise ValueError("policy.quorum above 1 applies to approval questions only")
         _quorum_fits(self.policy, getattr(self, "answerers", None))
+        _links_named(self.posted_on, getattr(self, "answerers", None))
         return self
 
 
@@ -344,6 +356,14 @@ class QuestionObject(BaseModel):
         description="Under a quorum, who approved and rejected so far; null without one.",
     )
     level: int = Field(default=0, description="0; 1 after the first escalation step, and so on.")
+    links: dict[str, str] | None = Field(
+        default=None,
+        description=(
+            "Only in the 201 that created it: for each link:<id> answerer, its answer link "
+            "(<BOT_PUBLIC_URL>/q/...), keyed by the id; null in every other answer. Keep it: "
+            "it is never shown again."
+        ),
+    )
 
     @property
     def closed(self) -> bool:

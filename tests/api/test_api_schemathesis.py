@@ -82,3 +82,22 @@ def test_every_operation_answers_as_documented(case: schemathesis.Case, bridge: 
         # bridge does not serve, SSRF): a schema-valid body may rightly get a 4xx.
         excluded_checks=[positive_data_acceptance],
     )
+
+
+def test_a_link_question_answers_its_201_with_links_as_documented(bridge: str) -> None:
+    """A question routed to link: the 201 carries each link:<id>'s answer link, and matches
+    the documented response schema (links included)."""
+    operation = SCHEMA["/v1/questions"]["POST"]
+    body = {
+        "idempotency_key": "st-links",
+        "kind": "approval",
+        "payload": {"action": "deploy", "summary": "Ship it", "risk": "low"},
+        "route": {"surface": "link", "conversation": "tickets"},
+        "answerers": ["link:ticket-42", "link:ticket-43"],
+    }
+    case = operation.Case(body=body, media_type="application/json")
+    response = case.call_and_validate(base_url=bridge, headers={"Authorization": f"Bearer {KEY}"})
+    assert response.status_code == 201
+    links = response.json()["links"]
+    assert sorted(links) == ["ticket-42", "ticket-43"]
+    assert all(url.startswith(f"{bridge}/q/") for url in links.values())

@@ -1,0 +1,111 @@
+"""Answer links against a real bot process: /v1 hands them out once, the page answers."""
+
+from __future__ import annotations
+
+import re
+
+import aiohttp
+import pytest
+
+from bot.client import Bridge
+from tests.e2e._api import API_KEY, Api, api_env, approval
+from tests.e2e._server import StartBot
+
+pytestmark = pytest.mark.e2e
+
+CSRF = re.compile(r'name="csrf" value="([^"]+)"')
+
+
+async def answer_on_page(http: aiohttp.ClientSession, link: str, decision: str) -> int:
+    """Open the link as a person would, then send its form; the final status."""
+    async with http.get(link) as page:
+        assert page.status == 200
+        found = CSRF.search(await page.text())
+    assert found is not None, "the page drew no form"
+    form = {"csrf": found.group(1), "decision": decision}
+    async with http.post(link, data=form, allow_redirects=False) as sent:
+        return sent.status
+
+
+async def test_a_link_question_is_answered_through_two_links_and_says_which(
+    start_bot: StartBot, http: aiohttp.ClientSession
+) -> None:
+    """Route link, two link answerers, quorum 2: links on the 201 only, scanners change nothing,
+    both links vote, the closed object names them; no link reaches the log."""
+    server = await start_bot(**api_env("link:*"))
+    api = Api(http, server.url)
+    body = approval(
+        "links-1",
+        {"surface": "link", "conversation": "release-7"},
+        answerers=["link:ticket-42", "link:pr-7"],
+        policy={"quorum": 2},
+    )
+    status, created = await api.ask(body)
+    assert status == 201, created
+    links = created["links"]
+    assert set(links) == {"ticket-42", "pr-7"}
+    assert all(url.startswith(f"{server.url}/q/") for url in links.values())
+    assert created["delivery"]["status"] in ("pending", "posted")
+    # Never again: not on the same request's 200, nor on a read.
+    again_status, again = await api.ask(body)
+    assert again_status == 200 and again["links"] is None
+    _, read = await api.get(created["id"])
+    assert read["links"] is None and read["status"] == "open"
+    # A mail scanner opens every link, twice: nothing is answered.
+    for url in links.values():
+        for _ in range(2):
+            async with http.get(url) as scanned:
+                assert scanned.status == 200
+    _, scanned_state = await api.get(created["id"])
+    assert scanned_state["status"] == "open" and scanned_state["tally"]["approve"] == []
+    assert await answer_on_page(http, links["ticket-42"], "approve") == 303
+    _, counted = await api.get(created["id"])
+    assert counted["status"] == "open" and counted["tally"]["approve"] == ["link:ticket-42"]
+    assert await answer_on_page(http, links["pr-7"], "approve") == 303
+    status, answered = await api.get(created["id"], wait=10)
+    assert status == 200 and answered["status"] == "answered", answered
+    assert answered["answer"]["decision"] == "approve"
+    assert sorted(answered["tally"]["approve"]) == ["link:pr-7", "link:ticket-42"]
+    # The link whose vote closed it; the tally holds both.
+    assert answered["answered_by"]["id"] == "link:pr-7"
+    assert answered["links"] is None
+    log = server.log_text()
+    for url in links.values():
+        assert url.rsplit("/", 1)[-1] not in log
+    assert "/q/[link]" in log
+
+
+async def test_a_link_route_without_link_answerers_is_refused(
+    start_bot: StartBot, http: aiohttp.ClientSession
+) -> None:
+    """Nobody could reach it: 400 naming what to write."""
+    server = await start_bot(**api_env("link:*"))
+    status, refused = await Api(http, server.url).ask(
+        approval("links-2", {"surface": "link", "conversation": "x"}, answerers=["anyone"])
+    )
+    assert status == 400
+    assert "link:<id>" in refused["error"]["message"]
+
+
+async def test_the_python_client_routes_to_link_and_keeps_the_links(
+    start_bot: StartBot, http: aiohttp.ClientSession
+) -> None:
+    """route="link:<id>" in the client: the handle keeps the 201's links; a page answer
+    reaches wait()."""
+    server = await start_bot(**api_env("link:*"))
+    async with Bridge(server.url, API_KEY) as bridge:
+        asked = await bridge.approve(
+            "deploy",
+            "Ship 2.4",
+            arguments={"service": "api"},
+            risk="low",
+            route="link:support",
+            answerers=["link:ticket-9"],
+        )
+        assert set(asked.links) == {"ticket-9"}
+        await asked.refresh()
+        assert asked.object.links is None and set(asked.links) == {"ticket-9"}
+        assert await answer_on_page(http, asked.links["ticket-9"], "reject") == 303
+        closed = await asked.wait(timeout=30)
+    assert closed.status == "answered" and closed.answer == {"decision": "reject", "comment": ""}
+    assert closed.answered_by is not None and closed.answered_by.id == "link:ticket-9"
