@@ -26,7 +26,7 @@ from bot.stores.records import ApiKey
 MIN_KEY_CHARS = 32
 KEY_PREFIX = "hitl_"
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
-SURFACES = ("slack", "teams", "console", "link")
+SURFACES = ("slack", "teams", "console", "email", "link")
 # Questions a key may create a minute unless it names its own number: far above
 # what a person can answer, far below what a runaway loop would ask.
 DEFAULT_CREATES_PER_MINUTE = 60
@@ -78,7 +78,7 @@ def check_route(route: str) -> str:
         return route
     raise ValueError(
         f"{route!r} is not a route: use '*', 'slack:*', 'slack:C123', 'teams:<id>', "
-        "'console:<conversation>' or 'link:*'"
+        "'console:<conversation>', 'email:<address>' or 'link:*'"
     )
 
 

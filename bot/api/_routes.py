@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
+from bot.client.identity import IdentityError, canonical
 from bot.client.models import Route
 from bot.errors import BotError
 from bot.service.surfaces import Conversation, DeliveryError, Surface
@@ -42,6 +43,10 @@ CONSOLE_FIRST = (
     "route first, or leave it out."
 )
 SLACK_NO_TEAM = "The Slack workspace of the bot token is unknown; give the route as T123:C456."
+NOT_AN_ADDRESS = (
+    "{conversation!r} is not an email address; give one recipient per route, such as "
+    "ana@example.com."
+)
 
 
 def check_further(routes: list[Route]) -> None:
@@ -65,6 +70,8 @@ async def conversation_for(route: Route, surfaces: dict[str, Surface], runs: Run
             return await _slack(route, surface)
         case "teams":
             return await _teams(route, runs)
+        case "email":
+            return _email(route)
     raise Unroutable(NOT_SERVED.format(surface=route.surface))
 
 
@@ -89,3 +96,13 @@ async def _teams(route: Route, runs: Runs) -> Conversation:
     if not isinstance(reference, dict) or not reference:
         raise Unroutable(TEAMS_UNSEEN)
     return Conversation("teams", seen[-1].scope, route.conversation, route.thread or "", reference)
+
+
+def _email(route: Route) -> Conversation:
+    """One recipient: the key is the address as its identity spells it (``email:<address>``)."""
+    try:
+        person = canonical(f"email:{route.conversation}")
+    except IdentityError:
+        raise Unroutable(NOT_AN_ADDRESS.format(conversation=route.conversation)) from None
+    address = person.partition(":")[2]
+    return Conversation("email", person, address, "", {"to": address})

@@ -61,7 +61,7 @@ async def check(settings: Settings) -> int:
             print(f"configuration error: OPENAI_BASE_URL: {problem}", file=sys.stderr)
             return 2
         model += f" at {configured.base_url}, reachable"
-    from bot.app.probes import probe_slack, probe_teams
+    from bot.app.probes import probe_slack, probe_smtp, probe_teams
 
     slack_line = settings.slack.mode or "not configured"
     teams_line = _teams_state(settings)
@@ -77,6 +77,14 @@ async def check(settings: Settings) -> int:
             print(f"configuration error: {teams.variable}: {teams.problem}", file=sys.stderr)
             return 2
         teams_line += f"; {teams.detail}" if teams.detail else ""
+    email_line = "off (set BOT_SMTP_URL and BOT_EMAIL_FROM to mail questions)"
+    server = settings.email.server()
+    if server is not None:
+        smtp = await probe_smtp(settings.email)
+        if smtp.problem:
+            print(f"configuration error: {smtp.variable}: {smtp.problem}", file=sys.stderr)
+            return 2
+        email_line = f"from {settings.email.sender} through {server.shown}; {smtp.detail}"
     for folder in dict.fromkeys(f for f in missing if f.exists()):
         print(f"created:  {folder}/ (it did not exist)")
     print(f"store:    {settings.store.backend} (spends shared across processes: {shared})")
@@ -85,6 +93,7 @@ async def check(settings: Settings) -> int:
     print(f"console:  {console}")
     print(f"slack:    {slack_line}")
     print(f"teams:    {teams_line}")
+    print(f"email:    {email_line}")
     webhooks = settings.webhooks.mode or "off (set BOT_WEBHOOK_SECRET to sign callbacks)"
     print(f"webhooks: {webhooks}")
     mcp = _mcp_state(settings)

@@ -3,9 +3,10 @@
 Slack: ``auth.test`` with the bot token and, for Socket Mode,
 ``apps.connections.open`` with the app token. Teams: the Bot Framework's
 token endpoint with the app id and secret (the client-credentials grant
-the bot uses before each send). Each probe returns ``Probe``: a few words
-for the ``check`` line, or the variable to fix and what is wrong, in one line.
-No probe echoes a secret.
+the bot uses before each send). Email: one SMTP session (TLS as the URL
+says, and the sign-in when it names a user), closed without sending. Each
+probe returns ``Probe``: a few words for the ``check`` line, or the variable
+to fix and what is wrong, in one line. No probe echoes a secret.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
+import aiosmtplib
 
+from adapters.email.settings import EmailSettings
 from adapters.slack.settings import SlackSettings
 from adapters.teams.settings import TeamsSettings
 
@@ -130,3 +133,41 @@ async def probe_teams(teams: TeamsSettings) -> Probe:
         problem=f"the token endpoint refused the app id and secret ({said}); check "
         "MicrosoftAppId, the client secret's value (not its id) and MicrosoftAppTenantId",
     )
+
+
+async def probe_smtp(email: EmailSettings) -> Probe:
+    """One session with the SMTP server: connect, TLS as asked, sign in, quit; sends nothing."""
+    server = email.server()
+    if server is None:
+        return Probe()
+    client = aiosmtplib.SMTP(
+        hostname=server.host,
+        port=server.port,
+        use_tls=server.security == "tls",
+        start_tls=server.security == "starttls",
+        timeout=min(email.timeout_seconds, 10.0),
+    )
+    try:
+        await client.connect()
+        if server.username and server.password:
+            await client.login(server.username, server.password)
+        await client.quit()
+    except aiosmtplib.SMTPAuthenticationError as error:
+        return Probe(
+            variable="BOT_SMTP_URL",
+            problem=f"the SMTP server refused the user and password ({error.code}); check them",
+        )
+    except aiosmtplib.SMTPResponseException as error:
+        return Probe(
+            variable="BOT_SMTP_URL",
+            problem=f"the SMTP server answered {error.code} {error.message}; check the URL",
+        )
+    except (aiosmtplib.SMTPException, OSError) as error:
+        return Probe(
+            variable="BOT_SMTP_URL",
+            problem=f"cannot reach {server.host}:{server.port} ({error}); check the host and port",
+        )
+    finally:
+        client.close()
+    signed = f", signed in as {server.username}" if server.username else ""
+    return Probe(detail=f"session ok{signed}")

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from aiohttp import web
 
 from adapters.console import ConsoleSurface, mount_console
+from adapters.email import EmailSurface
 from adapters.slack import SlackBridge
 from adapters.teams import TeamsSurface, mount_teams
 from bot.admin import ADMIN_SERVICE, AdminService
@@ -86,6 +87,7 @@ def create_app(settings: Settings) -> web.Application:
     )
     if slack is not None:
         slack.mount(app)
+    email = email_surface(settings, app[ANSWER_LINKS])
     mount_api(app, creates_per_minute=settings.api.creates_per_minute)
     mount_link_page(app, settings.links)
     if settings.mcp.http:
@@ -95,7 +97,7 @@ def create_app(settings: Settings) -> web.Application:
     mount_legal(app)
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
-        async with _running_service(settings, policy, console, teams, slack) as service:
+        async with _running_service(settings, policy, console, teams, slack, email) as service:
             app[RUN_SERVICE] = service
             app[ADMIN_SERVICE] = admin_service(settings, service, policy)
             # Before any request: a name in both places refuses to start.
@@ -125,6 +127,15 @@ def answer_links(settings: Settings) -> AnswerLinks:
     )
 
 
+def email_surface(settings: Settings, links: AnswerLinks) -> EmailSurface | None:
+    """Email, when ``BOT_SMTP_URL`` is set: its links open the question page (``links``)."""
+    email = settings.email
+    server = email.server()
+    if server is None or email.sender is None:
+        return None
+    return EmailSurface(server, sender=email.sender, links=links, timeout=email.timeout_seconds)
+
+
 def _mount_mcp(app: web.Application, settings: Settings) -> None:
     """``/mcp``, imported only when it is on: the server runs without the ``mcp`` extra."""
     try:
@@ -146,6 +157,7 @@ async def _running_service(
     console: ConsoleSurface | None,
     teams: TeamsSurface | None = None,
     slack: SlackBridge | None = None,
+    email: EmailSurface | None = None,
 ) -> AsyncIterator[RunService]:
     stores = await settings.store.open()
     # Changes other replicas make (a question answered through them) redraw our pages too.
@@ -180,7 +192,7 @@ async def _running_service(
             metrics=Metrics(),
             lease_seconds=settings.run.lease_seconds,
         )
-        for surface in (console, teams):
+        for surface in (console, teams, email):
             if surface is not None:
                 service.add_surface(surface)
         if slack is not None:

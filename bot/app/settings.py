@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from adapters.console.settings import ConsoleSettings
+from adapters.email.settings import EmailSettings
 from adapters.mcp.settings import McpSettings
 from adapters.slack.settings import SlackSettings
 from adapters.teams.settings import TeamsSettings
@@ -72,6 +73,7 @@ class Settings(BaseModel):
     webhooks: WebhookSettings = Field(default_factory=WebhookSettings)
     teams: TeamsSettings = Field(default_factory=TeamsSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
+    email: EmailSettings = Field(default_factory=EmailSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)
     links: LinkSettings = Field(default_factory=LinkSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)

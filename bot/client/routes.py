@@ -7,8 +7,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 MAX_ROUTES = 10
+# ``email``: the conversation is the recipient's address, one route per recipient.
 # ``link`` posts nothing: the 201 returns an answer link per ``link:<id>`` answerer.
-Surface = Literal["slack", "teams", "console", "link"]
+Surface = Literal["slack", "teams", "console", "email", "link"]
 
 
 class Route(BaseModel):
@@ -21,7 +22,8 @@ class Route(BaseModel):
         max_length=200,
         description=(
             "A Slack channel id, a Teams conversation id, a console conversation, or for "
-            "link any id the agent chooses (the questions it groups)."
+            "email the recipient's address, or for link any id the agent chooses (the "
+            "questions it groups)."
         ),
     )
     thread: str | None = Field(

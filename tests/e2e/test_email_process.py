@@ -1,0 +1,208 @@
+"""Email end to end: a real ``python -m bot`` mails through a real SMTP server on loopback.
+
+The bot sends with aiosmtplib to aiosmtpd (``tests.fakes.smtp``); the test
+opens the links as a mail scanner would (GET) and answers as a browser does
+(GET the page, take its form value, POST it back).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+from collections.abc import Iterator
+from email.message import EmailMessage
+from typing import Any
+
+import aiohttp
+import pytest
+
+from bot.service.delivery import CLAIM_SECONDS
+from tests import waiting
+from tests.e2e._api import Api, api_env, approval
+from tests.e2e._server import StartBot
+from tests.e2e._store import all_delivered, count
+from tests.fakes.smtp import SmtpFake
+
+pytestmark = pytest.mark.e2e
+
+ANA, BO = "ana@example.com", "bo@example.com"
+SENDER = "bridge@bridge.example"
+CSRF = re.compile(r'name="csrf" value="([^"]+)"')
+
+
+@pytest.fixture
+def smtp() -> Iterator[SmtpFake]:
+    fake = SmtpFake().start()
+    yield fake
+    fake.stop()
+
+
+def _env(smtp: SmtpFake) -> dict[str, str]:
+    return api_env(BOT_SMTP_URL=smtp.url, BOT_EMAIL_FROM=SENDER, BOT_SIGNING_KEYS="k1:" + "e" * 40)
+
+
+def _to(address: str) -> dict[str, str]:
+    return {"surface": "email", "conversation": address}
+
+
+def _links(message: EmailMessage) -> dict[str, str]:
+    """Each button's label and URL, from the text part."""
+    body = message.get_body(preferencelist=("plain",))
+    assert body is not None
+    found = {}
+    for line in str(body.get_content()).splitlines():
+        label, _, url = line.partition(": ")
+        if "/q/" in url:
+            found[label] = url
+    return found
+
+
+async def _mailed(smtp: SmtpFake, n: int) -> list[EmailMessage]:
+    return await waiting.eventually(
+        lambda: smtp.taken() if len(smtp.taken()) >= n else None, what=f"{n} emails taken"
+    )
+
+
+async def _answer(
+    http: aiohttp.ClientSession, url: str, decision: str, form_of: str | None = None
+) -> tuple[int, str]:
+    """As a browser: GET the page (``form_of``'s, by default the link's), POST its form."""
+    async with http.get(form_of or url) as page:
+        value = CSRF.search(await page.text())
+    assert value is not None, "the page drew no form"
+    data = {"csrf": value.group(1), "decision": decision}
+    async with http.post(url, data=data, allow_redirects=True) as answered:
+        return answered.status, await answered.text()
+
+
+async def _state(api: Api, question_id: str) -> dict[str, Any]:
+    status, body = await api.get(question_id)
+    assert status == 200
+    return body
+
+
+async def test_two_emailed_approvers_decide_a_quorum_of_two_through_their_links(
+    start_bot: StartBot, http: aiohttp.ClientSession, smtp: SmtpFake
+) -> None:
+    """Scanners' GETs change nothing, a replay changes nothing, a link answers only as its
+    own recipient, and the second approval closes the question once."""
+    bot = await start_bot(**_env(smtp))
+    api = Api(http, bot.url)
+    body = approval(
+        "mail-1",
+        _to(ANA),
+        routes=[_to(ANA), _to(BO)],
+        answerers=[f"email:{ANA}", f"email:{BO}"],
+        policy={"quorum": 2},
+    )
+    del body["route"]
+    status, created = await api.ask(body)
+    assert status == 201, created
+    qid = created["id"]
+    messages = await _mailed(smtp, 2)
+    by_to = {str(m["To"]): m for m in messages}
+    assert set(by_to) == {ANA, BO}
+    assert all(m["Subject"] == "Approval needed: deploy" for m in messages)
+    ana, bo = _links(by_to[ANA]), _links(by_to[BO])
+    assert set(ana) == set(bo) == {"Approve", "Reject"}
+
+    # A mail scanner opens every link: each page draws, nothing is answered.
+    for url in [*ana.values(), *bo.values()]:
+        async with http.get(url) as page:
+            assert page.status == 200
+            assert 'name="decision"' in await page.text()
+    assert (await _state(api, qid))["status"] == "open"
+
+    # Ana approves from her page; the same form sent again is the same one answer.
+    async with http.get(ana["Approve"]) as page:
+        value = CSRF.search(await page.text())
+    assert value is not None
+    form = {"csrf": value.group(1), "decision": "approve"}
+    for _ in range(2):
+        async with http.post(ana["Approve"], data=form) as posted:
+            assert posted.status == 200
+    after = await _state(api, qid)
+    assert after["tally"]["approve"] == [f"email:{ANA}"] and after["status"] == "open"
+
+    # Ana's link cannot stand for Bo: her page's form refused on his link, and a fresh
+    # answer through hers is still hers (already counted), never his.
+    status, _ = await _answer(http, bo["Approve"], "approve", form_of=ana["Approve"])
+    assert status == 403
+    status, text = await _answer(http, ana["Reject"], "reject")
+    assert "already answered" in text
+    assert (await _state(api, qid))["tally"] == {"approve": [f"email:{ANA}"], "reject": []}
+
+    status, _ = await _answer(http, bo["Approve"], "approve")
+    assert status == 200
+    closed = await _state(api, qid)
+    assert closed["status"] == "answered" and closed["answer"]["decision"] == "approve"
+    await all_delivered(bot)
+    # Closed once: one close in the audit, and no more mail (an email is never edited).
+    assert count(bot, "SELECT COUNT(*) FROM outbox WHERE kind = 'webhook'") <= 1
+    assert len(smtp.taken()) == 2
+
+
+async def test_a_451_is_retried_and_delivered_once_and_a_550_fails_the_post(
+    start_bot: StartBot, http: aiohttp.ClientSession, smtp: SmtpFake
+) -> None:
+    """Greylisting is waited out; a refused mailbox cancels a question with no other post."""
+    smtp.replies.append("451 4.7.1 Greylisted, try again")
+    bot = await start_bot(**_env(smtp))
+    api = Api(http, bot.url)
+    status, first = await api.ask(approval("grey-1", _to(ANA)))
+    assert status == 201
+    await _mailed(smtp, 1)
+    await all_delivered(bot)
+    assert smtp.refused == ["451 4.7.1 Greylisted, try again"]
+    assert [m["To"] for m in smtp.taken()] == [ANA]
+    assert (await _state(api, first["id"]))["status"] == "open"
+
+    smtp.replies.append("550 5.1.1 No such mailbox")
+    status, second = await api.ask(approval("gone-1", _to(BO)))
+    assert status == 201
+    failed = await waiting.eventually(
+        lambda: count(bot, "SELECT COUNT(*) FROM outbox WHERE state = 'failed'") or None,
+        what="the post failed",
+    )
+    assert failed == 1
+    cancelled = await waiting.eventually(
+        lambda: _closed(api, second["id"]), what="the unpostable question closed"
+    )
+    assert cancelled["status"] == "cancelled"
+    assert len(smtp.taken()) == 1
+
+
+async def _closed(api: Api, question_id: str) -> dict[str, Any] | None:
+    body = await _state(api, question_id)
+    return body if body["status"] != "open" else None
+
+
+async def test_a_kill_between_the_send_and_the_mark_sends_it_at_most_twice_with_one_id(
+    start_bot: StartBot, http: aiohttp.ClientSession, smtp: SmtpFake
+) -> None:
+    """SIGKILL once the server has the message and before the bot hears 250: the restart
+    sends it again (SMTP cannot tell it was taken), with the same Message-ID, and no more."""
+    bot = await start_bot(**_env(smtp))
+
+    def kill(_: EmailMessage) -> None:
+        smtp.on_taken = None
+        assert bot.process is not None
+        os.kill(bot.process.pid, signal.SIGKILL)
+
+    smtp.on_taken = kill
+    status, created = await Api(http, bot.url).ask(approval("kill-1", _to(ANA)))
+    assert status == 201
+    await _mailed(smtp, 1)
+    assert bot.process is not None and bot.process.wait(timeout=10) == -signal.SIGKILL
+    await bot.restart()
+    # The dead process's claim on the row lapses first (a liveness deadline, not a speed).
+    await waiting.eventually(
+        lambda: not count(bot, "SELECT COUNT(*) FROM outbox WHERE state <> 'done'"),
+        what="the post delivered after the restart",
+        seconds=CLAIM_SECONDS + 30,
+        every=0.2,
+    )
+    ids = {m["Message-ID"] for m in smtp.taken()}
+    assert 1 <= len(smtp.taken()) <= 2 and len(ids) == 1
+    assert (await _state(Api(http, bot.url), created["id"]))["status"] == "open"
