@@ -24,7 +24,7 @@ import binascii
 import json
 import re
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -157,6 +157,14 @@ class TokenSigner:
                 f"bound into it (the limit is {MAX_TOKEN_CHARS})."
             )
         return token
+
+    def decoder(self, clock: Callable[[], float]) -> Callable[[str], PauseClaims]:
+        """``decode`` at ``clock()``'s time: the one-argument decoder a capability takes."""
+
+        def decode(token: str) -> PauseClaims:
+            return self.decode(token, now=clock())
+
+        return decode
 
     def decode(self, token: str, *, now: float) -> PauseClaims:
         """Verify everything but the clock-free parts first, then expiry against ``now``."""

@@ -31,7 +31,7 @@ from bot.questions import posts
 from bot.questions.lifecycle import Lifecycle
 from bot.questions.records import WEBHOOK_LANE
 from bot.questions.write import Owed
-from bot.service.known_runs import KnownRuns
+from bot.service.known import KnownRuns
 from bot.service.owed import OwedRows
 from bot.service.surfaces import DeliveryError, NudgesQuestions, RedrawsQuestions, Surface
 from bot.stores.ports import Delivered, Stores

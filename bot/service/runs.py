@@ -33,7 +33,7 @@ from bot.questions.write import PausedTurn
 from bot.service import run_events
 from bot.service.delivery import Deliverer, Timers
 from bot.service.foreground import Foreground
-from bot.service.known_runs import KnownRuns
+from bot.service.known import KnownRuns
 from bot.service.lease_keeper import LeaseKeeper
 from bot.service.messages import RUN_FAILED
 from bot.service.metrics import Metrics
