@@ -129,7 +129,7 @@ class RunService:
             timers=timers,
         )
         self.questions.bind(
-            owner=self.owner, claim_seconds=lease_seconds, sink=self.deliverer.take_owed
+            owner=self.owner, claim_seconds=lease_seconds, sink=self.deliverer.owed.owe_all
         )
         self.questions.observe(self._redeemer.asked.saw)
         # A policy's reminders and escalation steps, owed by the sweeper.
