@@ -5,7 +5,9 @@ under a profiler hook that records which of our source files execute
 between two signals, parks two demo runs on their first question, clicks
 the first (so lazy imports and caches are warm), then records while the
 second is clicked, acked, spent and resumed until the run posts its next
-question. Anything else the process does in that window (a sweep tick, the
+question. It also records which file called which (a direct call from a
+function in one of our files into another), and lists the pairs of files
+that call each other both ways. Anything else the process does in that window (a sweep tick, the
 lease heartbeat) is recorded too, and the list says so by name.
 Run: `.venv/bin/python bench/click_path.py`.
 """
@@ -43,13 +45,22 @@ _TRACED_BOT = """
 import os, runpy, signal, sys, threading
 roots = (os.path.join(os.getcwd(), "bot"), os.path.join(os.getcwd(), "adapters"))
 seen = set()
+calls = set()
 def profile(frame, event, arg):
     if event == "call" and frame.f_code.co_filename.startswith(roots):
-        seen.add(os.path.relpath(frame.f_code.co_filename))
+        callee = os.path.relpath(frame.f_code.co_filename)
+        seen.add(callee)
+        caller = frame.f_back
+        if caller is not None and caller.f_code.co_filename.startswith(roots):
+            caller_file = os.path.relpath(caller.f_code.co_filename)
+            if caller_file != callee:
+                calls.add(caller_file + " " + callee)
 def start(*_):
-    seen.clear(); sys.setprofile(profile); threading.setprofile(profile)
+    seen.clear(); calls.clear(); sys.setprofile(profile); threading.setprofile(profile)
 def stop(*_):
     sys.setprofile(None); threading.setprofile(None)
+    with open(os.environ["CLICK_PATH_OUT"] + ".calls", "w") as out:
+        out.write("\\n".join(sorted(calls)))
     with open(os.environ["CLICK_PATH_OUT"], "w") as out:
         out.write("\\n".join(sorted(seen)))
 signal.signal(signal.SIGUSR1, start)
@@ -92,10 +103,20 @@ async def main() -> None:
                 process.terminate()
                 process.wait(timeout=30)
         files = out.read_text().split("\n") if out.exists() else []
+        calls_out = out.with_name(out.name + ".calls")
+        calls = calls_out.read_text().split("\n") if calls_out.exists() else []
+    edges = {tuple(line.split(" ")) for line in calls if line}
+    both_ways = sorted({tuple(sorted(edge)) for edge in edges if edge[::-1] in edges})
     print(f"one Slack click, request to the resumed run's next question ({took * 1000:.0f} ms)")
     print(f"files of ours that ran: {len(files)}")
     for name in files:
         print(f"  {name}")
+    print(
+        f"pairs of files that call each other (of {len(edges)} caller-callee pairs)"
+        f": {len(both_ways)}"
+    )
+    for one, other in both_ways:
+        print(f"  {one} <-> {other}")
 
 
 if __name__ == "__main__":

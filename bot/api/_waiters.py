@@ -1,6 +1,7 @@
 """Long-polls woken by the close itself, never by polling the store.
 
-In this process the lifecycle tells us of each committed write; across
+In this process the lifecycle tells us of each committed write while a
+long-poll waits; across
 replicas on PostgreSQL, its change feed (LISTEN/NOTIFY) does. Either only
 wakes a waiter, which then reads the question: a wake-up that is not a
 close costs one read, and a replica that misses a notice still answers
@@ -16,17 +17,33 @@ from bot.questions.write import Written
 from bot.stores.ports import Change
 
 
-class Waiters:
-    """The events of every long-poll in progress, by the run that carries its question."""
+def _unobserved() -> None:
+    pass
 
-    def __init__(self) -> None:
+
+class Waiters:
+    """The events of every long-poll in progress, by the run that carries its question.
+
+    ``observe`` is the lifecycle's (``Lifecycle.observe``): the waiters hear of
+    this process's writes only while some long-poll waits, so a write with
+    nobody waiting (every Slack click, every other surface's step) calls
+    nothing here.
+    """
+
+    def __init__(
+        self, observe: Callable[[Callable[[Written], None]], Callable[[], None]] | None = None
+    ) -> None:
         self._events: dict[str, set[asyncio.Event]] = {}
+        self._observe = observe
+        self._unobserve = _unobserved
         # Set once the server stops: every long-poll answers now, with the current object.
         self.closing = False
 
     def register(self, run_id: str) -> tuple[asyncio.Event, Callable[[], None]]:
         """A new event set when ``run_id`` next changes, and the call that forgets it."""
         event = asyncio.Event()
+        if not self._events and self._observe is not None:
+            self._unobserve = self._observe(self.written)
         self._events.setdefault(run_id, set()).add(event)
 
         def forget() -> None:
@@ -35,6 +52,9 @@ class Waiters:
                 events.discard(event)
                 if not events:
                     del self._events[run_id]
+                    if not self._events:
+                        self._unobserve()
+                        self._unobserve = _unobserved
 
         return event, forget
 

@@ -49,8 +49,7 @@ def serve_api(
     for registration in (ask_user_registration(), approval, form_registration()):
         service.capability.accept(registration)
     stores = service.stores
-    waiters = Waiters()
-    service.questions.observe(waiters.written)
+    waiters = Waiters(service.questions.observe)
     sender = WebhookSender(webhooks) if webhooks.enabled else None
     hooks = ApiWebhooks(sender, stores.api) if sender is not None else None
     service.deliverer.webhooks = hooks

@@ -45,7 +45,7 @@ def build_agent(
         signer=signer,
         binding=current_run_binding,
         encode_token=signer.encode,
-        decode_token=lambda token: signer.decode(token, now=clock()),
+        decode_token=signer.decoder(clock),
         registrations=registrations if registrations is not None else [ask_user_registration()],
         ttl=ttl,
         consumption=ports,

@@ -25,7 +25,7 @@ import hashlib
 import json
 import re
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -176,6 +176,14 @@ class TokenSigner:
                 f"bound into it (the limit is {MAX_TOKEN_CHARS})."
             )
         return token
+
+    def decoder(self, clock: Callable[[], float]) -> Callable[[str], TokenClaims]:
+        """``decode`` at ``clock()``'s time: the one-argument decoder a capability takes."""
+
+        def decode(token: str) -> TokenClaims:
+            return self.decode(token, now=clock())
+
+        return decode
 
     def decode(self, token: str, *, now: float) -> TokenClaims:
         """Verify everything but the clock-free parts first, then expiry against ``now``."""

@@ -120,9 +120,16 @@ class Lifecycle:
         self._claim_seconds = claim_seconds
         self._sink = sink
 
-    def observe(self, observer: Callable[[Written], None]) -> None:
-        """Call ``observer`` with every write that went through, once it is committed."""
+    def observe(self, observer: Callable[[Written], None]) -> Callable[[], None]:
+        """Call ``observer`` with every write that went through, once it is committed and
+        the step has handed on what it owes; the result stops it."""
         self._observers.append(observer)
+
+        def stop() -> None:
+            if observer in self._observers:
+                self._observers.remove(observer)
+
+        return stop
 
     async def start(self, run: RunRecord, *, history: int = 0) -> Written | None:
         """Store a new run, audited; None (nothing written) if its id exists already.

@@ -22,7 +22,7 @@ import asyncio
 import dataclasses
 import logging
 from collections import Counter, deque
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, assert_never
 
 from bot.kernel.interrupts import PendingInterrupt
@@ -30,8 +30,7 @@ from bot.logs import scrub
 from bot.questions import posts
 from bot.questions.lifecycle import Lifecycle
 from bot.questions.records import WEBHOOK_LANE
-from bot.questions.write import Owed
-from bot.service.known_runs import KnownRuns
+from bot.service.known import KnownRuns
 from bot.service.owed import OwedRows
 from bot.service.surfaces import DeliveryError, NudgesQuestions, RedrawsQuestions, Surface
 from bot.stores.ports import Delivered, Stores
@@ -187,15 +186,11 @@ class Deliverer:
         # Delivered rows whose mark failed: still pending, so the next pass may claim them.
         self._unmarked: list[int] = []
 
-    def take_owed(self, owed: Sequence[Owed]) -> None:
-        """A step this process wrote owed these rows: deliver them on the next kick."""
-        self.owed.owe_all(owed)
-
     def kick(self, *, sweep: bool = False) -> None:
         """Deliver what is due now, in an owned task; a kick while busy runs one more pass.
 
         A kick after this process's own step finds the rows it owed handed
-        over (``take_owed``), with no claim. ``sweep``
+        over (the lifecycle's sink is ``owed.owe_all``), with no claim. ``sweep``
         claims whatever else is due too: rows another process owed, retries
         whose time has come, what a recovery took over.
         """

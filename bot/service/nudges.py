@@ -18,7 +18,7 @@ from typing import Any
 from bot.questions import quorum
 from bot.questions.lifecycle import Lifecycle
 from bot.questions.records import Question, RunRecord
-from bot.service.known_runs import KnownRuns
+from bot.service.known import KnownRuns
 from bot.service.policy import RequesterOrApprovers, answerers_from
 from bot.stores.ports import Stores
 

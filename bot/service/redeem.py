@@ -27,8 +27,7 @@ from bot.questions import posts, quorum
 from bot.questions.capability_ports import LifecyclePorts, lifecycle_of
 from bot.questions.write import Ballot, TurnToResume
 from bot.service import run_events
-from bot.service.known_questions import KnownQuestions
-from bot.service.known_runs import KnownRuns
+from bot.service.known import KnownQuestions, KnownRuns
 from bot.service.outcomes import (
     AlreadyAnswered,
     AlreadyVoted,

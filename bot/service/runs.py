@@ -33,7 +33,7 @@ from bot.questions.write import TurnToResume
 from bot.service import run_events
 from bot.service.delivery import Deliverer, Timers
 from bot.service.foreground import Foreground
-from bot.service.known_runs import KnownRuns
+from bot.service.known import KnownRuns
 from bot.service.lease_keeper import LeaseKeeper
 from bot.service.messages import RUN_FAILED
 from bot.service.metrics import Metrics
@@ -129,7 +129,7 @@ class RunService:
             timers=timers,
         )
         self.questions.bind(
-            owner=self.owner, claim_seconds=lease_seconds, sink=self.deliverer.take_owed
+            owner=self.owner, claim_seconds=lease_seconds, sink=self.deliverer.owed.owe_all
         )
         self.questions.observe(self._redeemer.asked.saw)
         # A policy's reminders and escalation steps, owed by the sweeper.

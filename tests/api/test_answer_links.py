@@ -11,7 +11,7 @@ import pytest
 
 from bot.api.links import AnswerLinks, LinkExpiredError, LinkInvalidError
 from bot.human.pause_event import claims_for
-from bot.human.tokens import MintedPause, SigningKey, TokenInvalidError, TokenSigner
+from bot.human.tokens import MintedToken, SigningKey, TokenInvalidError, TokenSigner
 from bot.questions.records import Question, QuestionStatus
 
 NOW = 1_800_000_000.0
@@ -104,7 +104,7 @@ def test_a_link_signed_by_another_deployment_is_refused() -> None:
 def test_a_link_is_not_a_resume_token_nor_the_other_way_round() -> None:
     """Same keys, separate audiences: neither token is accepted as the other."""
     signer = TokenSigner([KEY])
-    resume = signer.encode(MintedPause(claims_for(question())))
+    resume = signer.encode(MintedToken(claims_for(question())))
     with pytest.raises(LinkInvalidError):
         LINKS.read(resume)
     with pytest.raises(TokenInvalidError):
