@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
-from adapters.teams import Asked, question_card
+from adapters.teams import CardContext, question_card
 from adapters.teams._answers import answer_from, errors_for, values_from
 from bot.testing import question
+from tests.support import pending_interrupt
 
 PAYLOAD = {
     "questions": [
@@ -88,7 +89,14 @@ def test_a_response_reads_the_message_input() -> None:
 def test_the_editable_card_is_prefilled_with_the_arguments() -> None:
     """Each argument's input holds its value; the actions include the two extra ways."""
     card = question_card(
-        Asked("approval", EDITABLE, "t.o.k", "int_1", 1_800_000_000.0, "Ana", "Anyone")
+        CardContext(
+            question=pending_interrupt(
+                "approval", EDITABLE, token="t.o.k", expires_at=1_800_000_000.0
+            ),
+            token="t.o.k",
+            asked_for="Ana",
+            who_may_answer="Anyone",
+        )
     )
     text = json.dumps(card)
     assert '"id": "a1"' in text and '"value": "production"' in text and '"value": "2"' in text
