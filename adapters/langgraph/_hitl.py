@@ -12,8 +12,10 @@ Each action request is one approval question, keyed by the thread, the
 interrupt id, its position and the action itself, so each decision is read
 from the question asked for that very action, never from a position in a
 list of answers. The bridge's approval answers approve or reject (with the
-approver's comment as the reject message); it has no edited arguments, so
-``edit`` and ``respond`` are never answered.
+approver's comment as the reject message), and, where the action's review
+config allows them, ``edit`` (the approver's arguments as the
+``edited_action``) and ``respond`` (their message in the tool's place): the
+question allows exactly what the review allows.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from typing import Any, Literal
 from adapters.langgraph._keys import idempotency_key
 from adapters.langgraph._outcomes import Approved, Decision, Rejected, Unanswered
 from adapters.langgraph.errors import UnsupportedReview
+from bot.client.decisions import DECISIONS
+from bot.client.models import QuestionObject
 
 _MAX_ACTION = 100
 _MAX_SUMMARY = 1000
@@ -38,6 +42,8 @@ class Review:
     arguments: dict[str, Any]
     key: str
     position: int
+    # The decisions the review config allows, as the question allows them.
+    allow: tuple[str, ...] = ("approve", "reject")
 
 
 Shape = Literal["batched", "per_call"]
@@ -56,11 +62,12 @@ def shape_of(value: Any) -> Shape | None:
 
 def reviews_of(thread_id: str, interrupt_id: str, value: dict[str, Any]) -> list[Review]:
     """The approvals one middleware interrupt needs, in the order it lists them."""
+    allows: dict[str, set[str]] = {}
     if shape_of(value) == "per_call":
         requests = [value]
     else:
         requests = list(value["action_requests"])
-        _check_configs(requests, value.get("review_configs") or [])
+        allows = _check_configs(requests, value.get("review_configs") or [])
     reviews = []
     for position, request in enumerate(requests):
         name = str(request.get("name", ""))
@@ -74,12 +81,15 @@ def reviews_of(thread_id: str, interrupt_id: str, value: dict[str, Any]) -> list
                 arguments=dict(arguments),
                 key=idempotency_key("hitl", thread_id, interrupt_id, position, identity),
                 position=position,
+                allow=tuple(d for d in DECISIONS if d in allows.get(name, {"approve", "reject"})),
             )
         )
     return reviews
 
 
-def _check_configs(requests: list[dict[str, Any]], configs: list[dict[str, Any]]) -> None:
+def _check_configs(
+    requests: list[dict[str, Any]], configs: list[dict[str, Any]]
+) -> dict[str, set[str]]:
     allowed = {str(c.get("action_name")): set(c.get("allowed_decisions") or ()) for c in configs}
     for request in requests:
         name = str(request.get("name", ""))
@@ -89,6 +99,7 @@ def _check_configs(requests: list[dict[str, Any]], configs: list[dict[str, Any]]
                 f"The review of {name} allows {sorted(decisions)}; the bridge answers an "
                 "approval with approve or reject, so allow both for tools it reviews."
             )
+    return allowed
 
 
 def decision_json(decision: Decision, action: str) -> dict[str, Any]:
@@ -106,6 +117,20 @@ def decision_json(decision: Decision, action: str) -> dict[str, Any]:
         "type": "reject",
         "message": f"No decision arrived for {action}, so it was not run: {decision.reason}",
     }
+
+
+def answer_json(question: QuestionObject, review: Review, decision: Decision) -> dict[str, Any]:
+    """The middleware decision for ``review``'s closed question: an approver's edit as the
+    ``edited_action`` (the same tool, the arguments they gave), a response as ``respond``
+    with their message, anything else as ``decision_json`` reads it."""
+    answer = question.answer or {}
+    if question.status == "answered" and answer.get("decision") in review.allow:
+        if answer.get("decision") == "edit":
+            edited = {"name": review.action, "args": dict(answer.get("arguments") or {})}
+            return {"type": "edit", "edited_action": edited}
+        if answer.get("decision") == "respond":
+            return {"type": "respond", "message": str(answer.get("message") or "")}
+    return decision_json(decision, review.action)
 
 
 def resume_value(value: dict[str, Any], decisions: list[dict[str, Any]]) -> Any:

@@ -180,7 +180,7 @@ class Resumer:
 
         def value_of(closed: Sequence[QuestionObject]) -> Any:
             decisions = [
-                _hitl.decision_json(decision_of(question), review.action)
+                _hitl.answer_json(question, review, decision_of(question))
                 for review, question in zip(reviews, closed, strict=True)
             ]
             return _hitl.resume_value(value, decisions)
@@ -207,6 +207,7 @@ class Resumer:
             ttl_seconds=self._ttl_seconds,
             callback_url=self._callback_url,
             metadata=with_origin(None, origin),
+            allow=list(review.allow),
         )
 
     def _lock(self, config: RunnableConfig) -> asyncio.Lock:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agents import Agent, Runner, RunResult, RunState, ToolApprovalItem, TResponseInputItem
@@ -29,19 +30,35 @@ def pending_calls(interruptions: Sequence[ToolApprovalItem]) -> list[ToolCall]:
     return calls
 
 
+def approved_with_changes(arguments: Mapping[str, Any]) -> str:
+    """What the model reads for an edit: this call did not run; the approved one is this."""
+    shown = json.dumps(dict(arguments), ensure_ascii=False, sort_keys=True)
+    return (
+        "A person approved this tool call only with changes, so it did not run. "
+        f"To go ahead, call the tool again with exactly these arguments: {shown}"
+    )
+
+
 async def resolve(state: RunState[Any], approver: Approver, *, run_id: str) -> dict[str, Decision]:
     """Ask about every interruption on ``state``, wait, and approve or reject each on it.
 
     Each decision goes to the interruption with the same call id, never by
     position. Asking again for the same run and call (say, after the agent's
     process restarted from a saved state) returns the question already asked.
+
+    ``RunState.approve`` runs a call with the arguments the model gave, and has no
+    way to run it with others. So an approval with changes (``edit``) is a
+    rejection here, whose message gives the model the approver's arguments to call
+    again with (the new call is asked about in turn); the original never runs.
     """
     interruptions = state.get_interruptions()
     decisions = await approver.decide(run_id, pending_calls(interruptions))
     items = {item.call_id: item for item in interruptions}
     for call_id, decision in decisions.items():
         item = items[call_id]
-        if isinstance(decision, Approve):
+        if isinstance(decision, Approve) and decision.arguments is not None:
+            state.reject(item, rejection_message=approved_with_changes(decision.arguments))
+        elif isinstance(decision, Approve):
             state.approve(item)
         elif isinstance(decision, Reject):
             state.reject(item, rejection_message=decision.message)

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic.json_schema import models_json_schema
 
 from bot.client.models import (
+    ApprovalAnswer,
     CancelRequest,
     CreateApproval,
     CreateAskUser,
@@ -67,6 +68,8 @@ def openapi_document() -> dict[str, Any]:
         (CreateForm, "validation"),
         (CancelRequest, "validation"),
         (QuestionObject, "serialization"),
+        # An approval's answer, edit and respond included: the shape ``answer`` takes.
+        (ApprovalAnswer, "serialization"),
         (QuestionPage, "serialization"),
         (ErrorEnvelope, "serialization"),
         (WebhookEvent, "serialization"),

@@ -130,3 +130,38 @@ async def test_a_review_that_cannot_be_rejected_is_refused_before_anything_is_as
         assert (await bridge.list()).data == []
         assert ran == []  # the turn stays parked: neither call runs
         assert len((await agent.aget_state(config)).interrupts) == 1
+
+
+async def test_edit_and_respond_reach_the_middleware_where_its_review_allows_them(
+    door: Door, http: aiohttp.ClientSession
+) -> None:
+    """Batched reviews allowing edit and respond: the email runs with the approver's
+    arguments (``edited_action``), the delete is answered with their message instead."""
+    ran: list[str] = []
+    url = f"http://127.0.0.1:{door.port}"
+    every = {"allowed_decisions": ["approve", "edit", "reject", "respond"]}
+    async with Bridge(url, API_KEY) as bridge:
+        agent = agent_with(ran, {"send_email": every, "delete_file": every})
+        cid = "hitl-edits"
+        config: Any = {"configurable": {"thread_id": cid}}
+        resumer = Resumer(agent, bridge, route=f"console:{cid}", answerers=["anyone"])
+        user = {"messages": [{"role": "user", "content": "Email Alice, then delete the report."}]}
+        running = asyncio.create_task(resumer.run(user, config))
+        console = ConsoleClient(http, url)
+        tokens = await two_open(console, cid)
+        edit = {"decision": "edit", "arguments": {"to": "bob"}}
+        await console.answer_ok(tokens["send_email"], edit)
+        answer = {"decision": "respond", "message": "Archive it instead."}
+        await console.answer_ok(tokens["delete_file"], answer)
+        result = await running
+        assert ran == ["send_email:bob"]
+        told = tool_messages(result)
+        # LangChain tells the model the call was replaced, and what ran instead.
+        email = str(told["send_email"].content)
+        assert email.endswith("sent to bob") and "replaced this tool call" in email
+        assert told["delete_file"].content == "Archive it instead."
+        questions = (await bridge.list()).data
+        assert {q.payload["action"]: q.payload.get("allow") for q in questions} == {
+            "send_email": ["approve", "reject", "edit", "respond"],
+            "delete_file": ["approve", "reject", "edit", "respond"],
+        }

@@ -157,3 +157,29 @@ async def test_a_wait_that_times_out_runs_nothing_and_a_later_run_picks_it_up(
         result = await asyncio.wait_for(later, 30)
         assert [q.id for q in await desk.questions("run-5")] == [still_open.id]
     assert result.final_output == "out" and ran == [WEB]
+
+
+async def test_an_edit_is_a_rejection_carrying_the_approved_arguments(tmp_path: Path) -> None:
+    """RunState.approve has no edit: the edited call does not run; the model is told the
+    approver's arguments, and its new call with them is asked about and runs once approved."""
+    ran: list[dict[str, Any]] = []
+    edited = {**WEB, "version": "1.4.9"}
+    steps = (
+        [function_call("deploy", WEB, call_id="call_web")],
+        [function_call("deploy", edited, call_id="call_again")],
+        [assistant_message("shipped 1.4.9")],
+    )
+    agent, model = deploy_agent(ran, *steps)
+    every = ["approve", "reject", "edit", "respond"]
+    async with bridge_on("console", tmp_path) as desk:
+        run = asyncio.create_task(
+            run_with_approvals(agent, "ship web", desk.approver(allow=every), run_id="run-e")
+        )
+        await desk.answer_on_console(WEB, {"decision": "edit", "arguments": edited})
+        await desk.decide(edited, approve=True)
+        result = await asyncio.wait_for(run, 30)
+    assert result.final_output == "shipped 1.4.9"
+    assert ran == [edited]
+    told = outputs(model)
+    assert told["call_web"].startswith("A person approved this tool call only with changes")
+    assert '"version": "1.4.9"' in told["call_web"]
