@@ -83,7 +83,7 @@ REFUSED: list[tuple[dict[str, Any], str]] = [
     ({**_body("ask_user", ASK), "idempotency_key": ""}, "idempotency_key"),
     ({**_body("ask_user", ASK), "idempotency_key": "k" * 201}, "idempotency_key"),
     (
-        {**_body("ask_user", ASK), "route": {"surface": "email", "conversation": "x"}},
+        {**_body("ask_user", ASK), "route": {"surface": "fax", "conversation": "x"}},
         "route.surface",
     ),
     (

@@ -13,6 +13,7 @@ from adapters.email._message import message_id
 from bot.api.links import AnswerLinks
 from bot.app.probes import probe_smtp
 from bot.app.settings import load_settings
+from bot.client._bridge import route_of
 from bot.human.tokens import SigningKey
 from bot.kernel.interrupts import PendingInterrupt
 from bot.questions.records import Question, RunRecord, RunStatus
@@ -211,3 +212,10 @@ def _urls(text: str) -> list[str]:
 
 def _hrefs(html: str) -> list[str]:
     return [chunk.partition('"')[0] for chunk in html.split('href="')[1:]]
+
+
+def test_the_python_client_spells_an_email_route_as_email_address() -> None:
+    """``email:<address>`` is the route; its key reads back the same."""
+    route = route_of("email:ana@example.com")
+    assert (route.surface, route.conversation) == ("email", "ana@example.com")
+    assert route.key == "email:ana@example.com"
