@@ -483,7 +483,7 @@ def editable_payload() -> dict[str, Any]:
 def test_an_editable_approval_offers_edit_and_respond_buttons_slack_takes() -> None:
     """The message at its largest with the Edit… and Respond… buttons is one Slack takes;
     without ``allow`` it keeps only Approve and Reject."""
-    message = question_message(asked("approval", editable_payload()))
+    message = asked("approval", editable_payload())
     ok_message(message)
     actions = next(b for b in message["blocks"] if b["type"] == "actions")
     assert [e["text"]["text"] for e in actions["elements"]] == [
@@ -492,7 +492,7 @@ def test_an_editable_approval_offers_edit_and_respond_buttons_slack_takes() -> N
         "Edit…",
         "Respond…",
     ]
-    plain = question_message(asked("approval", approval_payload()))
+    plain = asked("approval", approval_payload())
     actions = next(b for b in plain["blocks"] if b["type"] == "actions")
     assert [e["text"]["text"] for e in actions["elements"]] == ["Approve", "Reject…"]
 
@@ -565,7 +565,7 @@ def test_an_edit_closes_with_a_short_diff() -> None:
         "arguments": {"env": f"staging{RLO}"},
         "original_arguments": {"env": "prod"},
     }
-    message = closed_message(closed("approval", approval_payload(), "answered", answer))
+    message = closed("approval", approval_payload(), "answered", answer)
     ok_message(message)
     assert "Approved by <@U2> with changes" in message["text"]
     assert "env prod → staging" in message["text"]
