@@ -83,6 +83,11 @@ def strip_mentions(text: str) -> str:
     return " ".join(_AT_TAG.sub(" ", text).split())
 
 
+# Teams' ids are a few hundred characters; one far longer could never be answered
+# in (the connector's URL would exceed what its server reads), so no run starts there.
+MAX_CONVERSATION_ID = 1_000
+
+
 def started(activity: dict[str, Any], reference: dict[str, Any]) -> Started | None:
     """A run to start: a personal message, or a group/channel message that @mentions the bot."""
     if activity.get("type") != "message" or activity.get("value") is not None:
@@ -93,6 +98,8 @@ def started(activity: dict[str, Any], reference: dict[str, Any]) -> Started | No
     if not text:
         return None
     conversation_id = str(_dict(activity.get("conversation")).get("id", ""))
+    if len(conversation_id) > MAX_CONVERSATION_ID:
+        return None
     where = Conversation(
         surface=SURFACE,
         scope=scope_of(activity),
