@@ -135,9 +135,14 @@ class LinkPage:
         fresh = await service.stores.ledger.get(record.interrupt_id) or record
         field_errors = dict(outcome.fields) if isinstance(outcome, AnswerInvalid) else {}
         return await self._draw(
-            request, claims, fresh, token, status=status,
-            error=refusal_text(outcome), field_errors=field_errors,
-        )  # fmt: skip
+            request,
+            claims,
+            fresh,
+            token,
+            status=status,
+            error=refusal_text(outcome),
+            field_errors=field_errors,
+        )
 
     async def _open(self, request: web.Request) -> tuple[LinkClaims, Question, str] | web.Response:
         """The link's claims and its question's row, or the page that says why not."""
