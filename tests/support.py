@@ -21,10 +21,10 @@ from bot.human.tokens import MintedToken, TokenClaims, TokenSigner, random_signi
 from bot.kernel.interrupts import PendingInterrupt
 from bot.kernel.turn import Agent
 from bot.providers.scripted import ScriptedProvider
-from bot.questions.capability_ports import LifecyclePorts
 from bot.questions.lifecycle import Lifecycle
 from bot.questions.records import Closing, Question, QuestionStatus, RunRecord, RunStatus
 from bot.questions.write import Delivered, Owed, Write
+from bot.service.capability_ports import LifecyclePorts
 from bot.service.outcomes import Responder
 from bot.service.runs import RunService
 from bot.service.surfaces import Conversation

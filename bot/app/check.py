@@ -20,8 +20,8 @@ async def check(settings: Settings) -> int:
     from bot.app import agent_spec
     from bot.human.factory import redemption_is_shared
     from bot.human.signing import signer_from
-    from bot.questions.capability_ports import LifecyclePorts
     from bot.questions.lifecycle import Lifecycle
+    from bot.service.capability_ports import LifecyclePorts
     from bot.service.policy import check_policy_names
 
     for line in settings.warnings():

@@ -9,35 +9,34 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from bot.client._error_base import BridgeError, FormAnswerError, FormSchemaError
+
 if TYPE_CHECKING:
     from bot.client.models import QuestionObject
 
-
-class BridgeError(Exception):
-    """Base of the client's errors; ``message`` is the API's one sentence."""
-
-    status: int | None = None
-    code: str | None = None
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
-class FormSchemaError(BridgeError, ValueError):
-    """A form schema or answer outside the elicitation subset; names the property."""
-
-    code = "invalid_request"
-
-
-class FormAnswerError(FormSchemaError):
-    """An answer that does not fit its form; ``fields`` holds each property's problem."""
-
-    def __init__(self, fields: dict[str, str]) -> None:
-        self.fields = fields
-        name, problem = next(iter(fields.items()))
-        joined = " " if problem.startswith("is ") else ": "
-        super().__init__(f"property {name!r}{joined}{problem}.")
+__all__ = [
+    "BY_CODE",
+    "ApiError",
+    "BridgeError",
+    "Cancelled",
+    "Conflict",
+    "Expired",
+    "Forbidden",
+    "FormAnswerError",
+    "FormSchemaError",
+    "InvalidRequest",
+    "InvalidWebhook",
+    "NotFound",
+    "Outcome",
+    "PayloadTooLarge",
+    "RateLimited",
+    "Rejected",
+    "TransportError",
+    "Unauthorized",
+    "UnexpectedStatus",
+    "Unprocessable",
+    "WaitTimeout",
+]
 
 
 class InvalidWebhook(BridgeError):

@@ -24,7 +24,7 @@ from datetime import date, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from bot.client.errors import FormAnswerError, FormSchemaError
+from bot.client._error_base import FormAnswerError, FormSchemaError
 
 MAX_PROPERTIES = 50
 MAX_OPTIONS = 100

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 
-from bot.client.errors import BridgeError
+from bot.client._error_base import BridgeError
 
 ANYONE = "anyone"
 REQUESTER = "requester"

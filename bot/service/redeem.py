@@ -24,9 +24,9 @@ from bot.human.capability import AnswerValidationError, HumanInteractionCapabili
 from bot.human.pause_event import claims_for
 from bot.human.tokens import TokenClaims, TokenError, TokenExpiredError
 from bot.questions import posts, quorum
-from bot.questions.capability_ports import LifecyclePorts, lifecycle_of
 from bot.questions.write import Ballot, TurnToResume
 from bot.service import run_events
+from bot.service.capability_ports import LifecyclePorts, lifecycle_of
 from bot.service.known import KnownQuestions, KnownRuns
 from bot.service.outcomes import (
     AlreadyAnswered,

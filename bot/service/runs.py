@@ -26,11 +26,11 @@ from aiohttp import web
 
 from bot.human.capability import HumanInteractionCapability
 from bot.kernel.turn import Agent, TurnCompleted, TurnSuspended
-from bot.questions.capability_ports import lifecycle_of
 from bot.questions.quorum import expired_answer
 from bot.questions.records import Closing, Question, QuestionStatus, RunRecord, RunStatus
 from bot.questions.write import TurnToResume
 from bot.service import run_events
+from bot.service.capability_ports import lifecycle_of
 from bot.service.delivery import Deliverer, Timers
 from bot.service.foreground import Foreground
 from bot.service.known import KnownRuns
