@@ -70,7 +70,6 @@ class SlackBridge:
         self._app: web.Application | None = None
         self.listeners = Listeners(
             self.surface,
-            self._running_service,
             admin=self._admin_service,
             admin_groups=admin_groups,
             directory=self.directory,
@@ -91,6 +90,7 @@ class SlackBridge:
     ) -> AsyncIterator[None]:
         """Bind the run service, register the surface, and run Socket Mode if configured."""
         self._service = service
+        self.listeners.bind(service)
         self.surface.policy = policy
         store = self.bolt.installation_store
         if isinstance(store, EncryptedInstallationStore):
@@ -139,11 +139,6 @@ class SlackBridge:
 
     def _admin_service(self) -> AdminService | None:
         return self._app.get(ADMIN_SERVICE) if self._app is not None else None
-
-    def _running_service(self) -> RunService:
-        if self._service is None:
-            raise RuntimeError("slack event before the run service started")
-        return self._service
 
     def _bolt_app(self) -> AsyncApp:
         settings = self.settings

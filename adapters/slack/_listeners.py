@@ -95,18 +95,28 @@ class Listeners:
     def __init__(
         self,
         surface: SlackSurface,
-        service: Callable[[], RunService],
         *,
         admin: Callable[[], AdminService | None] = lambda: None,
         admin_groups: Sequence[str] = (),
         directory: Directory | None = None,
     ) -> None:
         self.surface = surface
-        self.service = service
+        # Bound when the bridge starts serving (``bind``): held here, not asked of the
+        # bridge on each click, so the calls between the two files go one way.
+        self._service: RunService | None = None
         self.admin = admin
         self.admin_groups = tuple(admin_groups)
         self.directory = directory
         self._tasks: set[asyncio.Task[None]] = set()
+
+    def bind(self, service: RunService) -> None:
+        """The run service every listener answers through, from the bridge's start."""
+        self._service = service
+
+    def service(self) -> RunService:
+        if self._service is None:
+            raise RuntimeError("slack event before the run service started")
+        return self._service
 
     async def close(self, grace_seconds: float = 5.0) -> None:
         """Let after-ack work finish (briefly), then cancel what is left."""

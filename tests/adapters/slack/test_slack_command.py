@@ -68,7 +68,7 @@ async def test_a_slow_command_is_acked_at_once_and_answered_through_response_url
     monkeypatch.setattr(_listeners, "ACK_BUDGET_SECONDS", 0.01)
     admin, replies = Admin(admins=frozenset({"slack:T1:U1"})), Replies()
     admin.release.clear()
-    listeners = Listeners(None, lambda: None, admin=lambda: admin)  # type: ignore[arg-type]
+    listeners = Listeners(None, admin=lambda: admin)  # type: ignore[arg-type]
     await listeners.command(replies.ack, command("stats"), replies.respond)  # type: ignore[arg-type]
     assert [(kind, body["text"]) for kind, body in replies.log] == [
         ("ack", "Working on it; the answer follows here in a moment.")
@@ -89,7 +89,6 @@ async def test_mentions_become_ids_and_a_group_member_acts_as_an_admin() -> None
     directory = Directory({"S1": {"slack:T1:U2"}})
     listeners = Listeners(
         None,  # type: ignore[arg-type]
-        lambda: None,  # type: ignore[arg-type,return-value]
         admin=lambda: admin,  # type: ignore[arg-type,return-value]
         admin_groups=["S1"],
         directory=directory,

@@ -71,7 +71,8 @@ async def test_a_slow_redeem_is_acked_first_and_reported_after(
     monkeypatch.setattr(_listeners, "ACK_BUDGET_SECONDS", 0.01)
     log: list[str] = []
     service, surface = SlowService(log), Surface(log)
-    listeners = Listeners(surface, lambda: service)  # type: ignore[arg-type]
+    listeners = Listeners(surface)  # type: ignore[arg-type]
+    listeners.bind(service)  # type: ignore[arg-type]
     value = '{"t": "tok", "a": {"answers": {"Q": "A"}}}'
     await listeners.click(Ack(log), click_body(), {"value": value})  # type: ignore[arg-type]
     assert log == ["ack"]
@@ -115,7 +116,8 @@ class StartService:
 async def test_a_mention_starts_a_run_keyed_by_event_in_its_thread() -> None:
     """Only the bot's own mention is cut; the thread is the conversation; the event id the key."""
     service = StartService()
-    listeners = Listeners(Surface([]), lambda: service)  # type: ignore[arg-type]
+    listeners = Listeners(Surface([]))  # type: ignore[arg-type]
+    listeners.bind(service)  # type: ignore[arg-type]
     event = {
         "type": "app_mention",
         "user": "U1",
