@@ -222,6 +222,8 @@ async def _serve_until_stopped(settings: Settings, sock: socket.socket) -> int:
 
     def first_signal() -> None:
         stop.set()
+        # Said at once, so an operator (and a test) sees the stop begin before the drain.
+        logging.getLogger("bot").info("stopping: finishing open requests and runs")
         # Later signals (a supervisor, then `make` passing one on) are ignored from now
         # to exit: asyncio would otherwise restore the default, fatal handler when the
         # loop closes, and a second SIGTERM landing then kills a clean shutdown.

@@ -172,7 +172,11 @@ async def test_sigterm_twice_still_exits_0_cleanly(tmp_path: Path, via_make: boo
     try:
         await _wait_healthy(f"http://127.0.0.1:{env['PORT']}", process)
         os.killpg(process.pid, signal.SIGTERM)
-        await asyncio.sleep(0.05)
+        # The second lands once the first is being handled, during the shutdown.
+        await waiting.eventually(
+            lambda: "stopping: " in log_path.read_text(errors="replace"),
+            what="the first SIGTERM handled",
+        )
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGTERM)
         code = await asyncio.to_thread(process.wait, 30)
