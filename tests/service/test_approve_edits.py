@@ -76,14 +76,10 @@ def deploy_tool(ran: list[dict[str, Any]]) -> Tool:
 
 
 async def paused(
-    harness: HarnessFactory,
-    stores: Stores,
-    ran: list[dict[str, Any]],
-    *,
-    allow: Sequence[str] = ALL,
-    quorum: int = 1,
+    harness: HarnessFactory, stores: Stores, ran: list[dict[str, Any]], **options: Any
 ) -> Harness:
-    h = deployer(harness, stores, ran, allow=allow, quorum=quorum)
+    """``deployer``'s agent (``options`` its own), started and paused on its approval."""
+    h = deployer(harness, stores, ran, **options)
     await h.start()
     assert h.surface.questions, "the run paused on its approval"
     return h
