@@ -20,6 +20,8 @@ from adapters.temporal._wire import ASK_ACTIVITY, METADATA_KEY, WAIT_ACTIVITY, A
 from bot.client import Bridge, BridgeError, Question, QuestionObject
 from bot.client._question import transient
 
+# The decisions a workflow's approval allows, whatever the bridge's default.
+APPROVE_OR_REJECT = ("approve", "reject")
 # The bridge holds one long-poll this long at most.
 POLL_SECONDS = 30
 # The beat's pace for an activity scheduled without a heartbeat timeout.
@@ -75,6 +77,10 @@ class BridgeActivities:
                     risk=payload["risk"],
                     answerers=request.answerers or [],
                     policy=request.policy,
+                    # hitl.request_approval returns an approval or raises Rejected: it has
+                    # no way to hand a workflow edited arguments or a response, so it never
+                    # lets the bridge's BOT_ALLOW offer them.
+                    allow=APPROVE_OR_REJECT,
                     **common,
                 )
             else:

@@ -6,6 +6,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from bot.client.edits import changes
 from bot.errors import BotError
 from bot.human.capability import ASK_USER
 from bot.kernel.state import restore
@@ -45,9 +46,19 @@ def observation_for(record: Question) -> str:
             else:
                 data["answer"] = answer
             if answer.get("decision") == "edit":
+                # The call the model made stays as it made it (the journal's record of its
+                # reply); what the person changed is said here, each value as JSON data.
+                data["changes"] = [
+                    {"argument": name, "asked": before, "approved": after}
+                    for name, before, after in changes(
+                        dict(answer.get("original_arguments") or {}),
+                        dict(answer.get("arguments") or {}),
+                    )
+                ]
                 data["note"] = (
-                    "Approved with changes: perform the action with answer.arguments, not the "
-                    "arguments you asked with (answer.original_arguments)."
+                    "Approved with changes: the person changed the arguments listed in changes. "
+                    "Perform the action with answer.arguments, not the arguments you asked with "
+                    "(answer.original_arguments)."
                 )
             elif answer.get("decision") == "respond":
                 data["note"] = (

@@ -124,23 +124,9 @@ class Desk:
         comment: str = "",
         answer: dict[str, Any] | None = None,
     ) -> None:
-        def check(feed: dict[str, Any]) -> dict[str, Any] | None:
-            for run in feed.get("runs", []):
-                for question in run.get("questions", []):
-                    if (
-                        question["status"] == "outstanding"
-                        and question.get("token")
-                        and question["payload"].get("arguments") == arguments
-                    ):
-                        return dict(question)
-            return None
-
-        question = await self.console.wait(
-            CONSOLE_CONVERSATION, check, what=f"an approval of {arguments}"
-        )
         if answer is None:
             answer = {"decision": "approve" if approve else "reject", "comment": comment}
-        await self.console.answer_ok(question["token"], answer)
+        await answer_about(self.console, CONSOLE_CONVERSATION, arguments, answer)
 
     async def answer_on_console(self, arguments: dict[str, Any], answer: dict[str, Any]) -> None:
         """Give the open console question about the call with these arguments ``answer``
@@ -185,6 +171,27 @@ class Desk:
             )
 
         return (await self.door.fake.wait_for("chat.postMessage", where=shows))[0]
+
+
+async def answer_about(
+    console: ConsoleClient, conversation: str, arguments: dict[str, Any], answer: dict[str, Any]
+) -> None:
+    """Give the open question in ``conversation`` about the call with these arguments
+    ``answer``, once the console shows it."""
+
+    def check(feed: dict[str, Any]) -> dict[str, Any] | None:
+        for run in feed.get("runs", []):
+            for question in run.get("questions", []):
+                if (
+                    question["status"] == "outstanding"
+                    and question.get("token")
+                    and question["payload"].get("arguments") == arguments
+                ):
+                    return dict(question)
+        return None
+
+    question = await console.wait(conversation, check, what=f"an approval of {arguments}")
+    await console.answer_ok(question["token"], answer)
 
 
 @asynccontextmanager

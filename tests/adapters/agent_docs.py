@@ -9,13 +9,14 @@ import re
 import shlex
 import sys
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
 
-from tests.adapters.agent_bridge import DB, WEB, bridge_on
+from tests.adapters.agent_bridge import DB, WEB, answer_about, bridge_on
 from tests.doors._doors import Door
 from tests.e2e._api import API_KEY
 from tests.e2e._client import ConsoleClient, approve_while_it_waits
@@ -108,10 +109,17 @@ def install_line(page: str, extra: str) -> None:
     assert extra in extras["optional-dependencies"]
 
 
-async def run_offline(page: str, tmp_path: Path, answer: dict[str, Any]) -> str:
+async def run_offline(
+    page: str,
+    tmp_path: Path,
+    answer: dict[str, Any],
+    *,
+    then: Sequence[tuple[dict[str, Any], dict[str, Any]]] = (),
+) -> str:
     """The page's offline example as pasted: its key made by its api-key line against a real
     bridge, run with no OpenAI key in a process of its own, ``answer`` given on the console
-    page; what it printed."""
+    page (and each later question about the arguments in ``then`` its answer there); what
+    it printed."""
     env = {
         k: v for k, v in os.environ.items() if not k.startswith(("BOT_", "DATABASE_URL", "OPENAI_"))
     }
@@ -130,10 +138,22 @@ async def run_offline(page: str, tmp_path: Path, answer: dict[str, Any]) -> str:
         code = example(page, "offline")
         ran = await _process([sys.executable, "-c", code], env)
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as http:
-            printed, _ = await approve_while_it_waits(
-                ran, ConsoleClient(http, url), CONVERSATION, answer
-            )
+            console = ConsoleClient(http, url)
+            later = asyncio.create_task(_answer_each(console, then))
+            try:
+                printed, _ = await approve_while_it_waits(ran, console, CONVERSATION, answer)
+            finally:
+                if not later.done():
+                    later.cancel()
+            await later
     return printed
+
+
+async def _answer_each(
+    console: ConsoleClient, answers: Sequence[tuple[dict[str, Any], dict[str, Any]]]
+) -> None:
+    for arguments, answer in answers:
+        await answer_about(console, CONVERSATION, arguments, answer)
 
 
 async def _process(argv: list[str], env: dict[str, str]) -> asyncio.subprocess.Process:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from bot.client.models import Policy
@@ -14,10 +15,11 @@ from bot.kernel.tools import Tool, function_tool
 from bot.service.messages import approval_line, refusal_text
 from bot.service.outcomes import AnswerInvalid, Counted, Redeemed, Responder, TokenInvalid
 from bot.service.policy import RequesterOrApprovers
-from bot.stores import QuestionStatus
+from bot.service.redeem import Redeemer
+from bot.stores import QuestionStatus, open_stores
 from bot.stores.ports import Stores
-from bot.testing import call
-from tests.support import Harness, HarnessFactory
+from bot.testing import FixedClock, call
+from tests.support import WHERE, Harness, HarnessFactory
 
 ALL = ("approve", "reject", "edit", "respond")
 ASKED = {"service": "web", "environment": "production", "replicas": 2}
@@ -74,6 +76,16 @@ def deploy_tool(ran: list[dict[str, Any]]) -> Tool:
 
 
 async def paused(
+    harness: HarnessFactory, stores: Stores, ran: list[dict[str, Any]], **options: Any
+) -> Harness:
+    """``deployer``'s agent (``options`` its own), started and paused on its approval."""
+    h = deployer(harness, stores, ran, **options)
+    await h.start()
+    assert h.surface.questions, "the run paused on its approval"
+    return h
+
+
+def deployer(
     harness: HarnessFactory,
     stores: Stores,
     ran: list[dict[str, Any]],
@@ -81,8 +93,10 @@ async def paused(
     allow: Sequence[str] = ALL,
     quorum: int = 1,
 ) -> Harness:
+    """The agent that asks before it deploys, on ``stores`` (a fresh process, when they are
+    reopened), its deploys kept in ``ran``."""
     policies = {APPROVAL: Policy(quorum=quorum).model_dump(mode="json")} if quorum > 1 else None
-    h = harness(
+    return harness(
         stores,
         agent_script,
         tools=[approval_tool(), deploy_tool(ran)],
@@ -90,9 +104,6 @@ async def paused(
         policy=RequesterOrApprovers(anyone=True),
         policies=policies,
     )
-    await h.start()
-    assert h.surface.questions, "the run paused on its approval"
-    return h
 
 
 async def _row(h: Harness) -> Any:
@@ -125,6 +136,90 @@ async def test_an_edit_runs_the_edited_call_once_and_keeps_both_arguments(
     seen = _observation(h.provider.calls[-1])
     assert seen is not None and "answer.arguments" in seen["note"]
     assert h.surface.outcomes[-1][1] == "done"
+
+
+def _after_the_edit(h: Harness, edited: dict[str, Any]) -> None:
+    """What the model received once the edit resumed it, and on its next call: its approval
+    call as it made it (the asked arguments), the edit told as data with each change, then
+    its deploy call with the edited arguments and what that call returned."""
+    resumed = next(c for c in h.provider.calls if _observation(c) is not None)
+    asked = [c for m in resumed if m.role == "assistant" for c in m.tool_calls]
+    assert [(c.name, c.arguments["arguments"]) for c in asked] == [(APPROVAL, ASKED)]
+    seen = _observation(resumed)
+    assert seen is not None
+    assert seen["answer"]["arguments"] == edited and seen["answer"]["original_arguments"] == ASKED
+    assert seen["changes"] == [
+        {"argument": "environment", "asked": "production", "approved": "staging"}
+    ]
+    assert seen["note"].startswith("Approved with changes: the person changed the arguments")
+    last = h.provider.calls[-1]
+    ran = [c for m in last if m.role == "assistant" for c in m.tool_calls if c.name == "deploy"]
+    assert [c.arguments for c in ran] == [edited]
+    assert last[-1].role == "tool" and last[-1].content == "deployed web to staging x2"
+
+
+async def _journaled_deploys(stores: Stores, run_id: str) -> list[tuple[dict[str, Any], Any]]:
+    """The deploy calls the run's journal recorded, each with the result it recorded."""
+    steps = await stores.journal.steps(run_id)
+    return [
+        (made["arguments"], steps.get(f"tool:{made['call_id']}"))
+        for name, step in steps.items()
+        if name.startswith("model:")
+        for made in step["calls"]
+        if made["name"] == "deploy"
+    ]
+
+
+async def test_the_transcript_and_the_journal_show_the_call_as_edited(
+    harness: HarnessFactory, stores: Stores
+) -> None:
+    """After an edit the model reads what changed, its next call runs the edited arguments,
+    and the journal records that call and its result."""
+    ran: list[dict[str, Any]] = []
+    h = await paused(harness, stores, ran)
+    edited = {**ASKED, "environment": "staging"}
+    assert isinstance(await h.answer({"decision": "edit", "arguments": edited}), Redeemed)
+    await h.service.wait_idle()
+    assert ran == [edited]
+    _after_the_edit(h, edited)
+    run_id = (await _row(h)).run_id
+    assert await _journaled_deploys(stores, run_id) == [(edited, "deployed web to staging x2")]
+
+
+async def test_after_a_restart_the_resumed_transcript_still_shows_the_edit(
+    harness: HarnessFactory, db_path: Path, clock: FixedClock
+) -> None:
+    """The process dies between the edit's spend and the resume: a fresh process resumes
+    from the checkpoint, and its model reads the edit as the first process's would have."""
+    ran: list[dict[str, Any]] = []
+    before = await open_stores(f"sqlite:///{db_path}")
+    h = await paused(harness, before, ran)
+    edited = {**ASKED, "environment": "staging"}
+    redeemer = Redeemer(
+        capability=h.capability,
+        stores=before,
+        policy=RequesterOrApprovers(anyone=True),
+        clock=clock,
+    )
+    outcome = await redeemer.redeem(
+        h.surface.last_token,
+        {"decision": "edit", "arguments": edited},
+        responder=BOB,
+        scope=WHERE.scope,
+    )
+    assert isinstance(outcome, Redeemed)
+    run_id = (await _row(h)).run_id
+    await before.close()
+    after = await open_stores(f"sqlite:///{db_path}")
+    try:
+        restarted = deployer(harness, after, ran)
+        assert await restarted.service.recover() == 1
+        await restarted.service.wait_idle()
+        assert ran == [edited]
+        _after_the_edit(restarted, edited)
+        assert await _journaled_deploys(after, run_id) == [(edited, "deployed web to staging x2")]
+    finally:
+        await after.close()
 
 
 async def test_text_from_a_surface_becomes_the_original_json_types(

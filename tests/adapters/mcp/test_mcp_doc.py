@@ -38,6 +38,8 @@ PAGE_PYTHON = ".venv/bin/python"
 # The example's route, the conversation the console shows its question in.
 CONVERSATION = "ops"
 INSTALL = [".venv/bin/pip install -e '.[mcp]'"]
+# The bridge setting the page names for letting approvers edit.
+[ALLOW_EDITS] = re.findall(r"`BOT_ALLOW=([^`]+)`", TEXT)
 
 
 def _configs() -> list[tuple[str, dict[str, Any]]]:
@@ -139,8 +141,18 @@ async def _run_example(door: Door, tmp_path: Path, answer: dict[str, Any], **mor
 
 
 async def test_the_example_deploys_once_approved_on_the_console(door: Door, tmp_path: Path) -> None:
-    """The pasted example, with the page's key, pauses on its approval; Approve prints deploying."""
-    assert await _run_example(door, tmp_path, APPROVE) == "deploying\n"
+    """The pasted example, with the page's key, pauses on its approval; Approve prints what it
+    deploys: the arguments it asked with."""
+    assert await _run_example(door, tmp_path, APPROVE) == "deploying web 1.5\n"
+
+
+async def test_an_edit_deploys_the_arguments_the_approver_gave(tmp_path: Path) -> None:
+    """On a bridge whose BOT_ALLOW lets approvers edit (as the page says), the console's edit
+    of the version comes back approved with the person's arguments, and the example deploys
+    those."""
+    async with Door(tmp_path, BOT_ALLOW=ALLOW_EDITS) as door:
+        edit = {"decision": "edit", "arguments": {"service": "web", "version": "1.4"}}
+        assert await _run_example(door, tmp_path, edit) == "deploying web 1.4\n"
 
 
 async def test_the_example_waits_again_with_get_answer_and_reports_a_rejection(
