@@ -24,6 +24,7 @@ from adapters.langgraph._outcomes import Decision, Reply, decision_of, reply_of
 from adapters.langgraph.errors import LangGraphError, NotInNode, QuestionChanged
 from bot.client import Bridge, Conflict, Question, QuestionObject
 from bot.client._bridge import QuestionsLike, RouteLike
+from bot.client.decisions import APPROVE_OR_REJECT
 
 # The ``type`` of the interrupt value our calls raise; the resumer looks for it.
 BRIDGE_INTERRUPT = "bridge_question"
@@ -136,6 +137,10 @@ async def request_approval(
         risk=risk,
         route=route,
         answerers=answerers,
+        # A node gets Approved or Rejected: it has no way to take edited arguments or
+        # a response, so its question never lets the bridge's BOT_ALLOW offer them
+        # (HumanInTheLoopMiddleware is the way to let a reviewer edit a tool call).
+        allow=APPROVE_OR_REJECT,
         idempotency_key=origin.key,
         ttl_seconds=ttl_seconds,
         callback_url=callback_url,

@@ -19,9 +19,8 @@ from temporalio.exceptions import ApplicationError
 from adapters.temporal._wire import ASK_ACTIVITY, METADATA_KEY, WAIT_ACTIVITY, AskRequest, AskResult
 from bot.client import Bridge, BridgeError, Question, QuestionObject
 from bot.client._question import transient
+from bot.client.decisions import APPROVE_OR_REJECT
 
-# The decisions a workflow's approval allows, whatever the bridge's default.
-APPROVE_OR_REJECT = ("approve", "reject")
 # The bridge holds one long-poll this long at most.
 POLL_SECONDS = 30
 # The beat's pace for an activity scheduled without a heartbeat timeout.

@@ -15,7 +15,10 @@ from typing import Any, Literal
 
 Decision = Literal["approve", "reject", "edit", "respond"]
 DECISIONS: tuple[Decision, ...] = ("approve", "reject", "edit", "respond")
-DEFAULT_ALLOW: tuple[Decision, ...] = ("approve", "reject")
+# What a caller that can only act on a yes or a no asks with (a LangGraph node's
+# or a Temporal workflow's approval); also the default, today's behaviour.
+APPROVE_OR_REJECT: tuple[Decision, ...] = ("approve", "reject")
+DEFAULT_ALLOW = APPROVE_OR_REJECT
 # The decisions that let the action run: counted as approvals under a quorum.
 APPROVING = ("approve", "edit")
 

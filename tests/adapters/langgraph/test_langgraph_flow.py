@@ -21,6 +21,7 @@ from tests.e2e._client import APPROVE, ConsoleClient
 from tests.e2e._slack import ALICE, CHANNEL, SlackDriver
 
 REJECT = {"decision": "reject", "comment": "not on a Friday"}
+PAGE = (Path(__file__).resolve().parents[3] / "docs" / "agents" / "langgraph.md").read_text()
 
 
 def url_of(door: Door) -> str:
@@ -66,6 +67,30 @@ async def test_an_approval_in_the_console_resumes_the_node_and_runs_its_side_eff
         assert page.data[0].metadata is not None
         assert page.data[0].metadata["langgraph"]["thread_id"] == "t-console"
         assert (await graph.aget_state(config)).interrupts == ()
+
+
+async def test_a_node_approval_allows_approve_and_reject_where_the_bridge_allows_edits(
+    tmp_path: Path, http: aiohttp.ClientSession
+) -> None:
+    """docs/agents/langgraph.md's sentence: on a bridge that lets approvers edit, a node's
+    question still allows approve and reject only; an edit is refused, an approval resumes."""
+    assert "`request_approval` allows approve and reject only, whatever the" in PAGE
+    env = api_env("console:*") | {"BOT_ALLOW": "approval=approve,reject,edit,respond"}
+    record = Record()
+    async with Door(tmp_path, **env) as door, Bridge(url_of(door), API_KEY) as bridge:
+        graph = approval_graph(bridge, record, route="console:lg-allow", answerers=["anyone"])
+        config: Any = {"configurable": {"thread_id": "t-allow"}}
+        running = asyncio.create_task(Resumer(graph, bridge).run({}, config))
+        console = ConsoleClient(http, url_of(door))
+        question = await console.outstanding("lg-allow", "approval")
+        edit = {"decision": "edit", "arguments": {"service": "web", "version": "1.4"}}
+        status, refused = await console.answer(question["token"], edit)
+        assert status != 200 and "edit is not allowed here" in str(refused), refused
+        assert record.done == []
+        await console.answer_ok(question["token"], APPROVE)
+        result = await running
+        assert result["outcomes"] == ["deploy:Approved:"]
+        assert record.done == ["deploy"]
 
 
 async def test_a_rejection_reaches_the_node_and_the_side_effect_does_not_run(
