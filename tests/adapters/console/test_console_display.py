@@ -120,8 +120,7 @@ async def test_an_option_whose_label_hides_a_control_is_answered_as_asked(
     answered = await console.answer(ask["token"], answer)
     assert answered.status == 200, await answered.text()
     ((run, (question,)),) = [
-        (view.run, view.questions)
-        for view in await console.service.history("console", CID)
+        (view.run, view.questions) for view in await console.service.history("console", CID)
     ]
     assert question.answer == {"answers": {TROJAN_QUESTION: TROJAN_LABEL}}
     assert run.final_text == "Asked."
