@@ -20,6 +20,7 @@ import aiohttp
 
 T = TypeVar("T")
 
+
 async def eventually(
     check: Callable[[], Awaitable[T | None]] | Callable[[], T | None],
     *,

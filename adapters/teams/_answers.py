@@ -43,13 +43,17 @@ def _approval(payload: Json, data: Mapping[str, Any]) -> Json:
     if answer["decision"] == "respond":
         answer["message"] = str(data.get("message") or "")
     if answer["decision"] == "edit":
-        # The arguments as asked, each shown input's text over its value.
+        # The arguments as asked, each shown input's text over its value. Teams sends no
+        # value for an input left empty, so a drawn input (``edits``) absent was emptied.
         original = payload.get("arguments")
         arguments = dict(original) if isinstance(original, dict) else {}
+        drawn = str(data.get("edits") or "").split(",")
         for index, name in enumerate(edit_schema(payload).get("properties", {})):
             given = data.get(edit_input(index))
             if given is not None:
                 arguments[name] = given
+            elif edit_input(index) in drawn:
+                arguments[name] = ""
         answer["arguments"] = arguments
     return answer
 

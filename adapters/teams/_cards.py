@@ -212,8 +212,10 @@ def _approval(asked: CardContext, limits: Limits, shown: int | None) -> Json:
     _kept_value(asked, "comment", comment, limits)
     inner += _with_error(asked, "comment", comment, limits)
     allows = allowed(payload)
+    drawn: list[str] = []
     if "edit" in allows:
-        inner += _edit_inputs(asked, limits, shown)
+        edits, drawn = _edit_inputs(asked, limits, shown)
+        inner += edits
     if "respond" in allows:
         message: Json = {
             "type": "Input.Text",
@@ -230,21 +232,28 @@ def _approval(asked: CardContext, limits: Limits, shown: int | None) -> Json:
         execute("Reject", data(decision="reject"), style="destructive"),
     ]
     if "edit" in allows:
-        actions.append(execute("Approve with changes", data(decision="edit")))
+        # Teams sends nothing for an input left empty: naming the inputs drawn lets the
+        # answer tell an emptied argument from one the card kept as asked.
+        edit = data(decision="edit", edits=",".join(drawn))
+        actions.append(execute("Approve with changes", edit))
     if "respond" in allows:
         actions.append(execute("Respond", data(decision="respond")))
     heading = f"Approval needed: {md(payload.get('action', ''))}"
     return card(_frame(asked, heading, inner, limits), actions)
 
 
-def _edit_inputs(asked: CardContext, limits: Limits, shown: int | None) -> list[Json]:
+def _edit_inputs(
+    asked: CardContext, limits: Limits, shown: int | None
+) -> tuple[list[Json], list[str]]:
     """Approve with changes: one input per argument (``a<index>``), prefilled with its value;
-    a choice for an enum. An argument an input cannot hold as typed (too long, or hidden
-    controls it would hide) gets none and keeps its value (``answer_from``)."""
+    a choice for an enum; and the ids of the inputs drawn. An argument an input cannot hold
+    as typed (too long, or hidden controls it would hide) gets none and keeps its value
+    (``answer_from``)."""
     original = asked.question.payload.get("arguments")
     original = original if isinstance(original, dict) else {}
     inputs: list[Json] = [note("Approve with changes: edit the arguments below.")]
     kept: list[str] = []
+    drawn: list[str] = []
     for index, (name, spec) in enumerate(
         edit_schema(asked.question.payload).get("properties", {}).items()
     ):
@@ -277,12 +286,16 @@ def _edit_inputs(asked: CardContext, limits: Limits, shown: int | None) -> list[
                 "isMultiline": is_json_field(spec),
                 "value": raw,
             }
+        if asked.errors.get(input_id) and not asked.values.get(input_id):
+            # Refused with nothing sent for it: the person emptied it, so it stays empty.
+            element["value"] = ""
         _kept_value(asked, input_id, element, limits)
         inputs += _with_error(asked, input_id, element, limits)
+        drawn.append(input_id)
     if kept:
         names = md(", ".join(kept), limits.text)
         inputs.append(note(f"Kept as asked (not editable here): {names}"))
-    return inputs
+    return inputs, drawn
 
 
 def _facts_of(

@@ -121,12 +121,16 @@ class ConsoleClient:
 
         return await self.wait(cid, check, what="final text", **wait)
 
-    async def deploy_to_staging(self, cid: str) -> tuple[dict[str, Any], list[str]]:
-        """The whole demo flow through the API; returns the finished run and its tokens."""
+    async def approval(self, cid: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Deploy web, pick staging: the answered ``ask_user`` and the approval it leads to."""
         await self.send(cid, "deploy web")
         ask = await self.outstanding(cid, "ask_user")
         await self.answer_ok(ask["token"], STAGING)
-        approval = await self.outstanding(cid, "approval")
+        return ask, await self.outstanding(cid, "approval")
+
+    async def deploy_to_staging(self, cid: str) -> tuple[dict[str, Any], list[str]]:
+        """The whole demo flow through the API; returns the finished run and its tokens."""
+        ask, approval = await self.approval(cid)
         await self.answer_ok(approval["token"], APPROVE)
         run = await self.finished(cid)
         assert run["final_text"].startswith(DEPLOYED), run

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,8 @@ from aiohttp.test_utils import TestServer
 
 from bot.app import create_app
 from bot.app.settings import load_settings
-from tests.e2e._server import free_port
+from tests.e2e._server import BotServer, free_port
+from tests.fakes.bf_connector import Call, FakeConnector
 
 BOT = {"id": "28:bot-app-id", "name": "Ops bot"}
 TENANT = "72f988bf-tenant"
@@ -125,6 +126,99 @@ def elements(card: dict[str, Any], kind: str) -> Iterator[dict[str, Any]]:
                 yield from walk(item)
 
     yield from walk(card.get("body", []))
+
+
+# The inputs a card can hold, by the element type Teams draws for each.
+_INPUTS = ("Input.Text", "Input.ChoiceSet", "Input.Number", "Input.Toggle", "Input.Date")
+
+
+def submitted(
+    card: dict[str, Any], title: str, typed: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """The data Teams sends for the Action.Execute called ``title``: the action's data merged
+    with the card's input values (as drawn, or as ``typed`` by input id). Like Microsoft's
+    renderer, an input left empty is not sent at all."""
+    action = next(a for a in actions(card) if a["title"] == title)
+    values = {
+        str(element["id"]): str(element.get("value", ""))
+        for kind in _INPUTS
+        for element in elements(card, kind)
+    }
+    values.update(typed or {})
+    return {**action["data"], **{key: value for key, value in values.items() if value}}
+
+
+class TeamsDriver:
+    """Sends what Teams sends to a real bot process (emulator mode: no channel token) and
+    reads what the bot sent from the loopback connector."""
+
+    def __init__(
+        self, http: aiohttp.ClientSession, bot: BotServer, connector: FakeConnector
+    ) -> None:
+        self.http = http
+        self.bot = bot
+        self.connector = connector
+
+    async def post(self, activity: dict[str, Any]) -> tuple[int, Any]:
+        async with self.http.post(f"{self.bot.url}/api/messages", json=activity) as reply:
+            text = await reply.text()
+            return reply.status, json.loads(text) if text else None
+
+    async def say(self, text: str, **where: Any) -> None:
+        status, _ = await self.post(message(self.connector.url, text, **where))
+        assert status == 201
+
+    async def card(self, count: int = 1) -> Call:
+        """The ``count``-th card the bot posted."""
+        cards: list[Call] = await self.connector.wait_for(
+            lambda: self.connector.cards()[count - 1 :], what=f"card {count}"
+        )
+        return cards[0]
+
+    async def click(
+        self,
+        posted: Call,
+        title: str,
+        typed: Mapping[str, str] | None = None,
+        *,
+        who: dict[str, str] = ALICE,
+    ) -> dict[str, Any]:
+        """Press ``title`` on the posted card, with ``typed`` in its inputs (by id): the card
+        the invoke's answer puts in its place."""
+        return await self.invoke(posted, submitted(card_of(posted.body), title, typed), who=who)
+
+    async def invoke(
+        self, posted: Call, data: dict[str, Any], *, who: dict[str, str] = ALICE
+    ) -> dict[str, Any]:
+        """An Action.Execute on the posted card carrying ``data``: the card in its place."""
+        status, reply = await self.post(
+            execute(self.connector.url, data, who=who, reply_to=posted.activity_id)
+        )
+        assert status == 200, reply
+        assert reply["type"] == "application/vnd.microsoft.card.adaptive", reply
+        self.connector.replied.append(reply["value"])
+        return dict(reply["value"])
+
+    async def approval(self) -> Call:
+        """Alice asks the demo to deploy web and picks staging: the approval's card."""
+        await self.say("deploy web")
+        await self.click(await self.card(), "staging")
+        return await self.card(2)
+
+    async def closed(self, posted: Call) -> dict[str, Any]:
+        """The card ``posted`` became once its question closed (its last edit)."""
+        updates = await self.connector.wait_for(
+            lambda: self.connector.updates(posted.activity_id), what="the card's edit"
+        )
+        return card_of(updates[-1].body)
+
+    async def replies(self, starting: str) -> list[str]:
+        """Every plain message the bot posted that starts with ``starting`` (at least one)."""
+        found: list[str] = await self.connector.wait_for(
+            lambda: [t for t in self.connector.texts() if t.startswith(starting)],
+            what=f"a reply starting {starting!r}",
+        )
+        return found
 
 
 StartApp = Callable[..., Awaitable["TeamsBotApp"]]

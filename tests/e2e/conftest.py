@@ -9,6 +9,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from tests.card_library import card_problems
 from tests.e2e._server import BotServer, StartBot
 from tests.e2e._teams import StartApp, TeamsBotApp
 from tests.fakes.bf_connector import FakeConnector
@@ -53,10 +54,13 @@ async def fake() -> AsyncIterator[FakeSlack]:
 
 @pytest.fixture
 async def connector() -> AsyncIterator[FakeConnector]:
-    """The loopback Bot Framework connector (and its token and OpenID endpoints)."""
+    """The loopback Bot Framework connector (and its token and OpenID endpoints); at the end,
+    every card the bot sent must parse and validate in Microsoft's Adaptive Cards library."""
     fake = await FakeConnector().start()
     yield fake
     await fake.close()
+    problems = await card_problems(fake.sent_cards())
+    assert problems == {}, f"Teams would not read these cards as sent: {problems}"
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
@@ -23,7 +22,7 @@ from tests.e2e._server import BotServer, StartBot
 from tests.e2e._slack import ALICE, BOB, CHANNEL, SlackDriver, slack_bot, text_of
 from tests.e2e._teams import ALICE as TEAMS_ALICE
 from tests.e2e._teams import BOB as TEAMS_BOB
-from tests.e2e._teams import TENANT, actions, card_of, execute, message, texts
+from tests.e2e._teams import TENANT, TeamsDriver, actions, card_of, execute, message, texts
 from tests.e2e.test_slack_admin import hitl
 from tests.fakes.bf_connector import Call as TeamsCall
 from tests.fakes.bf_connector import FakeConnector
@@ -41,13 +40,6 @@ ROUTES = [
 ]
 
 
-@pytest.fixture
-async def connector() -> AsyncIterator[FakeConnector]:
-    fake = await FakeConnector().start()
-    yield fake
-    await fake.close()
-
-
 class Both:
     """The bot process, driven as Slack and as Teams would, and its API."""
 
@@ -61,13 +53,12 @@ class Both:
         self.http = http
         self.bot = bot
         self.slack = SlackDriver(http, bot, fake)
+        self.teams_driver = TeamsDriver(http, bot, connector)
         self.connector = connector
         self.api = Api(http, bot.url)
 
     async def teams(self, activity: dict[str, Any]) -> tuple[int, Any]:
-        async with self.http.post(f"{self.bot.url}/api/messages", json=activity) as reply:
-            text = await reply.text()
-            return reply.status, (await reply.json()) if text else None
+        return await self.teams_driver.post(activity)
 
     async def seen_in_teams(self) -> None:
         """Someone writes in the Teams channel once: the bot keeps its conversation reference."""

@@ -8,14 +8,21 @@ from typing import Any
 import aiohttp
 import pytest
 
+from tests.e2e._edits import (
+    CHANGES,
+    EVERY_WAY,
+    FORGED_ARGUMENTS,
+    NOT_ALLOWED,
+    RESPONDED,
+    TO_PRODUCTION,
+    TO_STAGING,
+    WAIT,
+)
 from tests.e2e._server import StartBot
 from tests.e2e._slack import ALICE, SlackDriver, slack_bot, text_of
 from tests.fakes.slack_api import FakeSlack, buttons, mention
 
 pytestmark = pytest.mark.e2e
-
-EVERY_WAY = "approval=approve,reject,edit,respond"
-TO_PRODUCTION = "Deployed web 1.5.0 to production"
 
 
 async def driver(
@@ -65,7 +72,7 @@ async def test_an_edit_deploys_the_edited_environment_and_says_what_changed(
     approval = await slack.question(2)
     edited = (await slack.edits_of(approval))[0]
     assert f"Approved by <@{ALICE}> with changes" in text_of(edited)
-    assert "environment staging → production" in text_of(edited)
+    assert CHANGES in text_of(edited)
     await slack.reply(TO_PRODUCTION)
 
 
@@ -99,10 +106,10 @@ async def test_respond_is_read_by_the_model_and_nothing_deploys(
     approval = await slack.question(2)
     await slack.click(approval, "Respond…")
     view = (await fake.wait_for("views.open"))[0].args["view"]
-    message = {"message": {"answer": {"type": "plain_text_input", "value": "wait for Monday"}}}
+    message = {"message": {"answer": {"type": "plain_text_input", "value": WAIT}}}
     status, body = await slack.submit(view, message)
     assert status == 200 and body == ""
-    await slack.reply("I did not deploy web; you said: wait for Monday")
+    await slack.reply(RESPONDED)
     assert not [c for c in fake.of("chat.postMessage") if "Deployed web" in str(c.args)]
 
 
@@ -118,12 +125,10 @@ async def test_a_decision_the_deployment_does_not_allow_is_refused(
     assert [b["text"]["text"] for b in buttons(approval.args)] == ["Approve", "Reject…"]
     approve = next(b for b in buttons(approval.args) if b["text"]["text"] == "Approve")
     token = json.loads(approve["value"])["t"]
-    forged = json.dumps(
-        {"t": token, "a": {"decision": "edit", "arguments": {"environment": "production"}}}
-    )
+    forged = json.dumps({"t": token, "a": {"decision": "edit", "arguments": FORGED_ARGUMENTS}})
     status, _ = await slack.click(approval, "Approve", value=forged)
     assert status == 200
     (told,) = await slack.ephemeral(ALICE)
-    assert "edit is not allowed here" in str(told.args["text"])
+    assert NOT_ALLOWED in str(told.args["text"])
     await slack.click(approval, "Approve")
-    await slack.reply("Deployed web 1.5.0 to staging")
+    await slack.reply(TO_STAGING)

@@ -55,6 +55,9 @@ class FakeConnector:
         self._recorded = asyncio.Event()
         self.activities: dict[tuple[str, str], dict[str, Any]] = {}
         self.failures: list[Failure] = []
+        # Cards the bot answered an invoke with (not sent here): a test's driver notes them,
+        # so they are checked with the cards the bot posted and edited (``sent_cards``).
+        self.replied: list[dict[str, Any]] = []
         self.max_bytes = MAX_MESSAGE_BYTES
         self.key_fetches = 0
         # While set up by ``hold_posts``: posts wait here (their bodies listed) until released.
@@ -101,6 +104,17 @@ class FakeConnector:
             for c in self.calls
             if c.method == "PUT" and c.activity_id == activity_id and c.status < 300
         ]
+
+    def sent_cards(self) -> dict[str, dict[str, Any]]:
+        """Every card the bot posted, edited in or answered an invoke with, by where it went."""
+        cards = {
+            f"{c.method} {c.activity_id} #{i}": dict(attachment["content"])
+            for i, c in enumerate(self.calls)
+            if c.status < 300
+            for attachment in c.body.get("attachments", [])
+        }
+        cards.update({f"invoke reply #{i}": card for i, card in enumerate(self.replied)})
+        return cards
 
     def _note(self, call: Call) -> None:
         self.calls.append(call)

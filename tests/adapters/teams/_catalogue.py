@@ -316,6 +316,10 @@ PICTURED: dict[str, Builder] = {
 # Every other card, drawn once each for the renderer.
 OTHERS: dict[str, Builder] = {
     "approval-editable": lambda: question_card(asked("approval", EDITABLE)),
+    # An edit input Teams sent empty, refused: drawn again empty, the problem under it.
+    "approval-editable-emptied": lambda: question_card(
+        asked("approval", EDITABLE, errors={"a1": "is required"})
+    ),
     "approved-with-changes": lambda: closed_card(
         record("approval", EDITABLE, QuestionStatus.ANSWERED, EDITED)
     ),

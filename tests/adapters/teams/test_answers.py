@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from adapters.teams import CardContext, question_card
@@ -80,6 +81,14 @@ def test_an_edit_reads_each_argument_input_over_the_arguments_asked() -> None:
     }
 
 
+def test_an_input_the_card_drew_and_teams_left_out_was_emptied() -> None:
+    """Teams sends no value for an empty input: one the card drew (``edits``) reads as
+    emptied, so validation can name it; one it did not draw keeps the value asked."""
+    data = {"decision": "edit", "edits": "a0,a1", "a0": "web"}
+    answer = answer_from("approval", EDITABLE, data)
+    assert answer["arguments"] == {"service": "web", "environment": "", "replicas": 2}
+
+
 def test_a_response_reads_the_message_input() -> None:
     """Respond: the message box is the answer's message."""
     answer = answer_from("approval", EDITABLE, {"decision": "respond", "message": "later"})
@@ -101,3 +110,19 @@ def test_the_editable_card_is_prefilled_with_the_arguments() -> None:
     text = json.dumps(card)
     assert '"id": "a1"' in text and '"value": "production"' in text and '"value": "2"' in text
     assert "Approve with changes" in text and '"title": "Respond"' in text
+
+
+def test_the_edit_action_names_the_inputs_the_card_drew() -> None:
+    """The edit's data lists its inputs, so an emptied one (Teams leaves it out) is told
+    apart from an argument kept as asked; refused for being empty, it is drawn empty."""
+    asked = CardContext(
+        question=pending_interrupt("approval", EDITABLE, token="t.o.k", expires_at=1_800_000_000.0),
+        token="t.o.k",
+        asked_for="Ana",
+        who_may_answer="Anyone",
+    )
+    edit = next(a for a in question_card(asked)["actions"] if a["title"] == "Approve with changes")
+    assert edit["data"]["edits"] == "a0,a1,a2"
+    refused = question_card(dataclasses.replace(asked, errors={"a1": "is required"}))
+    (environment,) = [e for e in refused["body"] if e.get("id") == "a1"]
+    assert environment["value"] == ""
