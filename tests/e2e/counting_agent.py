@@ -2,7 +2,9 @@
 
 The flow of one run, whatever the person typed (the text names the run):
 round 1 calls ``prepare``; round 2 asks which environment; round 3 calls
-``deploy`` there; round 4 answers "done <environment>". Each model round and
+``deploy`` there; round 4 answers "done <environment>". A run whose text
+starts with "approve" asks an ``approval`` of a deploy to staging in round 2
+instead, and round 3 deploys where the approver said (an edit's environment). Each model round and
 each tool call appends ``start`` and ``end`` lines to ``$COUNTING_LOG`` (JSON,
 with the run's text, the round or the call's idempotency key, and the pid).
 A step is held, between its start and end lines, for as long as a file named
@@ -24,6 +26,7 @@ from bot.app.agent_spec import AgentSpec
 from bot.app.settings import Settings
 from bot.human.capability import ASK_USER
 from bot.human.factory import ask_user_registration
+from bot.interactions.approval import APPROVAL, approval_registration, approval_tool
 from bot.kernel import current_call, current_turn
 from bot.kernel.messages import Message, ModelReply, RequestedCall, ToolDefinition
 from bot.kernel.tools import function_tool
@@ -67,11 +70,21 @@ class CountingModel:
 def _reply(results: list[str]) -> ModelReply:
     if not results:
         return ModelReply(calls=(RequestedCall("prepare", {}),))
+    if len(results) == 1 and _text().startswith("approve"):
+        asked = {"action": "deploy", "summary": "Deploy to staging", "risk": "low"}
+        arguments = {"arguments": {"environment": "staging"}}
+        return ModelReply(calls=(RequestedCall(APPROVAL, asked | arguments),))
     if len(results) == 1:
         question = {"question": QUESTION, "header": "Env", "options": [], "multi_select": False}
         options = [{"label": env, "description": ""} for env in ("staging", "production")]
         question["options"] = options
         return ModelReply(calls=(RequestedCall(ASK_USER, {"questions": [question]}),))
+    if len(results) == 2 and _text().startswith("approve"):
+        answer = json.loads(results[1]).get("answer") or {}
+        if answer.get("decision") not in ("approve", "edit"):
+            return ModelReply(text="not deployed")
+        environment = (answer.get("arguments") or {}).get("environment", "staging")
+        return ModelReply(calls=(RequestedCall("deploy", {"environment": environment}),))
     if len(results) == 2:
         closed = json.loads(results[1])
         answers = closed.get("answers") or [{"answer": "none"}]
@@ -98,7 +111,6 @@ async def deploy(environment: str) -> str:
 
 
 def factory(settings: Settings) -> AgentSpec:
-    del settings
     empty = {"type": "object", "properties": {}}
     env = {
         "type": "object",
@@ -109,8 +121,12 @@ def factory(settings: Settings) -> AgentSpec:
         tools=[
             function_tool(prepare, name="prepare", description="Get ready.", parameters=empty),
             function_tool(deploy, name="deploy", description="Ship it.", parameters=env),
+            approval_tool(),
         ],
-        registrations=[ask_user_registration()],
+        registrations=[
+            ask_user_registration(),
+            approval_registration(allow=settings.policy.allowed(APPROVAL)),
+        ],
         provider=CountingModel(),
         name="counting",
     )

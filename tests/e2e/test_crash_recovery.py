@@ -183,6 +183,35 @@ async def test_sigkill_at_every_step_loses_nothing_and_repeats_nothing(
     assert_journal_promises(log, all_runs, in_flight, killed_anywhere)
 
 
+async def test_an_edit_killed_in_its_resume_deploys_the_edited_environment_once(
+    start_bot: StartBot, http: aiohttp.ClientSession, tmp_path: Path
+) -> None:
+    """Approved with changes, then SIGKILL while the resume is held in its model round:
+    the next process resumes the run with the edited arguments, and deploy runs once, there."""
+    env = counting_env(tmp_path / "counting", BOT_ALLOW="approval=approve,reject,edit")
+    server = await start_bot(**env)
+    client = ConsoleClient(http, server.url)
+    log = Path(env["COUNTING_LOG"])
+    run = "approve-edit"
+    hold(env, run, "model:3")
+    await client.send("c-edit", run)
+    question = await client.outstanding("c-edit", "approval")
+    edited = {"decision": "edit", "arguments": {"environment": "production"}, "comment": ""}
+    await client.answer_ok(question["token"], edited)
+    await until(lambda: reached(log, run, "model:3"), what="the resume in its model round")
+    first_pid = next(e["pid"] for e in events(log) if e["run"] == run)
+    server.kill()
+    release_all(env)
+    await server.restart()
+    finished = await client.finished("c-edit")
+    assert finished["final_text"] == "done production", finished
+    mine = [e for e in events(log) if e["run"] == run]
+    deploys = [e for e in mine if e["event"] == "tool_start" and e["tool"] == "deploy"]
+    assert [e["pid"] != first_pid for e in deploys] == [True]  # once, by the next process
+    rounds = Counter(e["round"] for e in mine if e["event"] == "model_end")
+    assert rounds == Counter({1: 1, 2: 1, 3: 1, 4: 1}), rounds  # the held round ended once
+
+
 async def test_a_tool_longer_than_the_lease_runs_once(
     start_bot: StartBot, http: aiohttp.ClientSession, tmp_path: Path
 ) -> None:
