@@ -60,7 +60,7 @@ from bot.service.outcomes import (
     TokenInvalid,
 )
 from bot.service.runs import RUN_SERVICE
-from bot.serving import ALLOWED_HOSTS, SIGN_IN, Throttled, client_of
+from bot.serving import ALLOWED_HOSTS, SIGN_IN, RateLimits, Throttled, client_of
 from bot.serving._settings import CHALLENGE
 
 log = logging.getLogger(__name__)
@@ -77,6 +77,10 @@ NOT_THE_ANSWERER = (
 )
 YOUR_ANSWER_COUNTED = "Your answer is recorded."
 STORE_DOWN = "The bridge could not read this question just now; reload the page in a moment."
+TOO_MANY_POSTS = (
+    "Too many answers were sent from this address in the last minute; wait {seconds} s, "
+    "then send yours again."
+)
 
 
 class LinkPage:
@@ -86,6 +90,7 @@ class LinkPage:
         self._settings = settings
         self._clock = clock
         self._headers = page_headers(settings)
+        self._posts = RateLimits("link-page-posts", clock=clock)
 
     async def show(self, request: web.Request) -> web.Response:
         opened = await self._open(request)
@@ -95,6 +100,12 @@ class LinkPage:
         return await self._draw(request, claims, record, token)
 
     async def answer(self, request: web.Request) -> web.Response:
+        # Counted before anything is read: a caller over the limit costs no store read.
+        wait = self._posts.hit(client_of(request), per_minute=self._settings.posts_per_minute)
+        if wait:
+            response = self._message(429, "Wait a moment", TOO_MANY_POSTS.format(seconds=wait))
+            response.headers[hdrs.RETRY_AFTER] = str(wait)
+            return response
         opened = await self._open(request)
         if isinstance(opened, web.Response):
             return opened

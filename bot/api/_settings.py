@@ -39,13 +39,17 @@ _ORIGIN = re.compile(r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?$")
 
 
 class LinkSettings(ComponentSettings):
-    """The question page (``/q/...``): whether it also asks for a sign-in, who may frame it."""
+    """The question page (``/q/...``): whether it also asks for a sign-in, who may frame it,
+    and how many answers one client address may post a minute."""
 
     # Also ask for a console sign-in of the link's own answerer (``bot.api._page``).
     signin: bool = Field(False, alias="BOT_LINK_SIGNIN")
     # Origins allowed to show the page in an iframe (CSP frame-ancestors), space- or
     # comma-separated; none: the page cannot be framed at all.
     frame_ancestors: str = Field("", alias="BOT_LINK_FRAME_ANCESTORS")
+    # Answers one client address may post a minute, over every link; then 429. A person
+    # posts one answer; a loop posting a leaked link's form costs no more than this.
+    posts_per_minute: int = Field(30, ge=1, alias="BOT_LINK_POSTS_PER_MINUTE")
 
     @field_validator("frame_ancestors")
     @classmethod

@@ -246,6 +246,31 @@ async def test_a_replayed_post_changes_nothing(make_page: PageFactory) -> None:
     assert await page.record(question) == after_first
 
 
+async def test_posts_over_the_rate_are_refused_before_anything_is_read(
+    make_page: PageFactory,
+) -> None:
+    """Past BOT_LINK_POSTS_PER_MINUTE from one address: a 429 page with Retry-After, the
+    question untouched; once the minute has slid by, the answer goes through."""
+    page = await make_page(settings=LinkSettings(BOT_LINK_POSTS_PER_MINUTE=2))
+    question = await page.ask(approval("rate", quorum=1))
+    ana = page.path(question, ANA)
+    stale = {"csrf": "not-the-page-value", "decision": "approve"}
+    for _ in range(2):
+        assert (await page.client.post(ana, data=stale)).status == 403
+    refused = await page.client.post(
+        ana, data={"csrf": await page.csrf(ana), "decision": "approve"}
+    )
+    assert refused.status == 429
+    wait = int(refused.headers["Retry-After"])
+    assert 1 <= wait <= 61  # a sliding minute, rounded up past the instant
+    assert f"wait {wait} s, then send yours again" in await refused.text()
+    assert (await page.record(question)).status is QuestionStatus.OUTSTANDING
+    page.clock.advance(120)
+    form = {"csrf": await page.csrf(ana), "decision": "approve"}
+    assert (await page.client.post(ana, data=form, allow_redirects=False)).status == 303
+    assert (await page.record(question)).status is QuestionStatus.ANSWERED
+
+
 async def test_a_link_answers_only_as_its_own_answerer(make_page: PageFactory) -> None:
     """Eve's link is refused; Ana's page value fails on Bob's link; a forged link is void."""
     page = await make_page()
