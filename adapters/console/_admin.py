@@ -18,16 +18,7 @@ from aiohttp import web
 
 from adapters.console._http import ConsoleError, Handler, read_json, signed_in, text_field
 from adapters.console._shown import shown
-from bot.admin import (
-    ADMIN_SERVICE,
-    AdminResult,
-    AdminsOnly,
-    CommandInvalid,
-    NotFound,
-    NotOpen,
-    TooLong,
-    json_of,
-)
+from bot.admin import ADMIN_SERVICE, json_of, results
 from bot.client.identity import console_id
 from bot.service.outcomes import Responder
 from bot.serving import SIGN_IN
@@ -93,15 +84,15 @@ def _responder(request: web.Request) -> Responder:
     return Responder(id=console_id(name), name=name, is_admin=operator)
 
 
-def _status(result: AdminResult) -> int:
+def _status(result: results.AdminResult) -> int:
     match result:
-        case AdminsOnly():
+        case results.AdminsOnly():
             return 403
-        case NotFound():
+        case results.NotFound():
             return 404
-        case NotOpen():
+        case results.NotOpen():
             return 409
-        case TooLong() | CommandInvalid():
+        case results.TooLong() | results.CommandInvalid():
             return 422
         case _:
             return 200

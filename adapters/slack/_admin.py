@@ -15,29 +15,7 @@ from typing import Any, assert_never
 
 from adapters.slack._limits import MESSAGE_TEXT, clip, fit, text_length
 from adapters.slack._mentions import mention
-from bot.admin import (
-    AdminResult,
-    AdminsOnly,
-    AlreadyDone,
-    AuditShown,
-    CancelDone,
-    CommandInvalid,
-    Extended,
-    HelpShown,
-    NotFound,
-    NotOpen,
-    PendingItem,
-    PendingPage,
-    RecordShown,
-    Resent,
-    StatsShown,
-    TooLong,
-    duration,
-    event_line,
-    policy_lines,
-    summary_of,
-    title_of,
-)
+from bot.admin import duration, event_line, policy_lines, results, summary_of, title_of
 from bot.display import display
 from bot.service.messages import NOT_AN_ADMIN, moved_text
 
@@ -61,25 +39,25 @@ def moved_message(link: str) -> Json:
     return {"text": text, "blocks": [_section(text)]}
 
 
-def admin_message(result: AdminResult) -> Json:
+def admin_message(result: results.AdminResult) -> Json:
     """``text`` (the notification fallback) and ``blocks`` for an ephemeral reply."""
     summary = _md(summary_of(result))
+    if isinstance(result, results.AdminRefusal):
+        return {"text": summary, "blocks": [_section(f":no_entry: {summary}")]}
     match result:
-        case AdminsOnly() | CommandInvalid() | NotFound() | NotOpen() | TooLong():
-            return {"text": summary, "blocks": [_section(f":no_entry: {summary}")]}
-        case CancelDone() | Resent() | Extended() | AlreadyDone():
+        case results.CancelDone() | results.Resent() | results.Extended() | results.AlreadyDone():
             return {"text": summary, "blocks": [_section(f":white_check_mark: {summary}")]}
-        case HelpShown(usages=usages, admin=admin):
+        case results.HelpShown(usages=usages, admin=admin):
             # A usage's placeholders (``<question-id>``) would read as links unescaped.
             lines = [f"`/hitl {_md(u.syntax)}`\n{_md(u.summary)}" for u in usages]
             if not admin:
                 lines.insert(0, NOT_AN_ADMIN)
             return _blocks("Admin commands", [_section(line) for line in lines])
-        case PendingPage():
+        case results.PendingPage():
             return _pending(result)
-        case RecordShown():
+        case results.RecordShown():
             return _shown(result)
-        case StatsShown(stats=s):
+        case results.StatsShown(stats=s):
             p50 = duration(s.answer_seconds_p50) if s.answer_seconds_p50 is not None else "-"
             p90 = duration(s.answer_seconds_p90) if s.answer_seconds_p90 is not None else "-"
             refusals = ", ".join(f"{_md(k)} {v}" for k, v in sorted(s.refusals.items()))
@@ -97,21 +75,21 @@ def admin_message(result: AdminResult) -> Json:
             ]
             block = {"type": "section", "fields": [_mrkdwn(clip(f, 1900)) for f in fields]}
             return _blocks("Questions", [block])
-        case AuditShown(run_id=run_id, events=events):
+        case results.AuditShown(run_id=run_id, events=events):
             lines = [clip(_md(event_line(e)), 300) for e in events[-MAX_EVENTS:]]
             return _blocks(f"Run {run_id}", [_section("\n".join(lines) or "No events.")])
         case _:
             assert_never(result)
 
 
-def _pending(page: PendingPage) -> Json:
+def _pending(page: results.PendingPage) -> Json:
     if not page.items:
         return {
             "text": "No open questions match.",
             "blocks": [_section("No open questions match.")],
         }
     blocks: list[Json] = []
-    shown: list[PendingItem] = []
+    shown: list[results.PendingItem] = []
     # A page stops where the message's budget would: the cursor goes on from there.
     for item in page.items[: MAX_BLOCKS - 2]:
         q = item.question
@@ -137,7 +115,7 @@ def _pending(page: PendingPage) -> Json:
     return _blocks(f"Open questions ({len(shown)})", blocks)
 
 
-def _shown(shown: RecordShown) -> Json:
+def _shown(shown: results.RecordShown) -> Json:
     record, run = shown.record, shown.run
     link = message_link(record.message_ref)
     facts = [

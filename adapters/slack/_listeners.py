@@ -46,7 +46,7 @@ from adapters.slack._who import (
     responder,
     who_where,
 )
-from bot.admin import AdminResult, AdminService
+from bot.admin import AdminService, results
 from bot.display import display
 from bot.questions.records import Question
 from bot.service.messages import (
@@ -316,7 +316,7 @@ class Listeners:
 
     async def _admin_command(
         self, admin: AdminService, team: str, user: str, text: str, *, key: str
-    ) -> AdminResult:
+    ) -> results.AdminResult:
         who = responder(team, user)
         if not admin.is_admin(who) and await self._in_admin_group(who):
             who = Responder(who.id, who.name, is_admin=True)
@@ -331,7 +331,7 @@ class Listeners:
         return False
 
     async def _respond_when_done(
-        self, task: asyncio.Future[AdminResult], respond: AsyncRespond
+        self, task: asyncio.Future[results.AdminResult], respond: AsyncRespond
     ) -> None:
         result = await task
         await respond(response_type="ephemeral", replace_original=False, **admin_message(result))

@@ -25,30 +25,7 @@ from adapters.teams._card_kit import (
     text,
     title,
 )
-from bot.admin import (
-    USAGES,
-    AdminResult,
-    AdminsOnly,
-    AlreadyDone,
-    AuditShown,
-    CancelDone,
-    CommandInvalid,
-    Extended,
-    HelpShown,
-    NotFound,
-    NotOpen,
-    PendingItem,
-    PendingPage,
-    RecordShown,
-    Resent,
-    StatsShown,
-    TooLong,
-    duration,
-    event_line,
-    policy_lines,
-    summary_of,
-    title_of,
-)
+from bot.admin import USAGES, duration, event_line, policy_lines, results, summary_of, title_of
 from bot.service.messages import NOT_AN_ADMIN, moved_text, when
 
 VERBS = frozenset(usage.name for usage in USAGES)
@@ -87,27 +64,27 @@ def moved_card(link: str) -> Json:
     return card([text(moved_text(f"[the new message]({link})" if link else "below"))])
 
 
-def admin_card(result: AdminResult) -> Json:
+def admin_card(result: results.AdminResult) -> Json:
     """The result as an Adaptive Card for the person who asked, within Teams' size limit.
 
     Whatever a question or a run holds (titles, names, reasons, payloads, history) came
     from outside and is shown as such; so is the summary, which may quote the command.
     """
     summary = md(summary_of(result), MAX_PAYLOAD_CHARS)
+    if isinstance(result, results.AdminRefusal):
+        return card([text(summary, color="attention")])
     match result:
-        case AdminsOnly() | CommandInvalid() | NotFound() | NotOpen() | TooLong():
-            return card([text(summary, color="attention")])
-        case CancelDone() | Resent() | Extended() | AlreadyDone():
+        case results.CancelDone() | results.Resent() | results.Extended() | results.AlreadyDone():
             return card([text(summary, color="good")])
-        case HelpShown(usages=usages, admin=admin):
+        case results.HelpShown(usages=usages, admin=admin):
             body = [title("Admin commands"), *([] if admin else [text(NOT_AN_ADMIN)])]
             body += [text(f"`{u.syntax}`\n\n{u.summary}") for u in usages]
             return card(body)
-        case PendingPage():
+        case results.PendingPage():
             return _pending(result)
-        case RecordShown():
+        case results.RecordShown():
             return _shown(result)
-        case StatsShown(stats=s):
+        case results.StatsShown(stats=s):
             p50 = duration(s.answer_seconds_p50) if s.answer_seconds_p50 is not None else "-"
             p90 = duration(s.answer_seconds_p90) if s.answer_seconds_p90 is not None else "-"
             refusals = ", ".join(f"{k} {v}" for k, v in sorted(s.refusals.items())) or "none"
@@ -123,7 +100,7 @@ def admin_card(result: AdminResult) -> Json:
                 ("Escalations", str(s.escalations)),
             ]
             return card([title("Questions"), _facts(facts)])
-        case AuditShown(run_id=run_id, events=events):
+        case results.AuditShown(run_id=run_id, events=events):
             lines = [event_line(e) for e in events[-MAX_EVENTS:]]
             return fit(lambda limits, shown: _audit(run_id, lines, limits, shown), items=len(lines))
         case _:
@@ -139,7 +116,7 @@ def _audit(run_id: str, lines: list[str], limits: Limits, shown: int | None) -> 
     return card([*body, *(text(md(line, limits.label + 100)) for line in kept)])
 
 
-def _pending(page: PendingPage) -> Json:
+def _pending(page: results.PendingPage) -> Json:
     """As many questions as fit Teams' card size; the cursor goes on from the last shown."""
     if not page.items:
         return card([text("No open questions match.")])
@@ -158,7 +135,7 @@ def _pending(page: PendingPage) -> Json:
     return card(body)
 
 
-def _pending_item(at: float, item: PendingItem) -> Json:
+def _pending_item(at: float, item: results.PendingItem) -> Json:
     q = item.question
     link = message_link(q.message_ref)
     facts = [
@@ -179,12 +156,12 @@ def _pending_item(at: float, item: PendingItem) -> Json:
     }
 
 
-def _shown(shown: RecordShown) -> Json:
+def _shown(shown: results.RecordShown) -> Json:
     events = len(shown.history[-MAX_EVENTS:]) + len(shown.deliveries)
     return fit(lambda limits, kept: _shown_within(shown, limits, kept), items=events)
 
 
-def _shown_within(shown: RecordShown, limits: Limits, kept: int | None) -> Json:
+def _shown_within(shown: results.RecordShown, limits: Limits, kept: int | None) -> Json:
     """A question's facts, payload, deliveries and history; when not all fit, the payload is
     shorter and the latest history is kept."""
     record, run = shown.record, shown.run

@@ -2,11 +2,13 @@
 
 A surface builds the ``Responder`` from its platform's authentication,
 hands the typed text to ``AdminService.handle`` and renders the result
-value its own way (``text_of`` and ``json_of`` here for the shell and the
+value (one of the closed union in ``results``, imported as a module so a
+renderer's cases read ``results.HelpShown()``) its own way (``text_of`` and ``json_of`` here for the shell and the
 console; Block Kit and Adaptive Cards in their adapters). Store reads and
 writes go through the ``AdminStore`` port.
 """
 
+from bot.admin import results
 from bot.admin._commands import USAGES, Command, Usage, UsageError, parse, parse_duration
 from bot.admin._render import (
     duration,
@@ -18,51 +20,15 @@ from bot.admin._render import (
     text_of,
     title_of,
 )
-from bot.admin._results import (
-    AdminRefusal,
-    AdminResult,
-    AdminsOnly,
-    AlreadyDone,
-    AuditShown,
-    CancelDone,
-    CommandInvalid,
-    Extended,
-    HelpShown,
-    NotFound,
-    NotOpen,
-    PendingItem,
-    PendingPage,
-    RecordShown,
-    Resent,
-    StatsShown,
-    TooLong,
-)
 from bot.admin._service import ADMIN_SERVICE, AdminService
 from bot.admin._settings import AdminSettings
 
 __all__ = [
     "ADMIN_SERVICE",
     "USAGES",
-    "AdminRefusal",
-    "AdminResult",
     "AdminService",
     "AdminSettings",
-    "AdminsOnly",
-    "AlreadyDone",
-    "AuditShown",
-    "CancelDone",
     "Command",
-    "CommandInvalid",
-    "Extended",
-    "HelpShown",
-    "NotFound",
-    "NotOpen",
-    "PendingItem",
-    "PendingPage",
-    "RecordShown",
-    "Resent",
-    "StatsShown",
-    "TooLong",
     "Usage",
     "UsageError",
     "duration",
@@ -72,6 +38,7 @@ __all__ = [
     "parse",
     "parse_duration",
     "policy_lines",
+    "results",
     "summary_of",
     "text_of",
     "title_of",

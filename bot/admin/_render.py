@@ -18,23 +18,7 @@ import json
 import re
 from typing import Any, assert_never
 
-from bot.admin._results import (
-    AdminResult,
-    AdminsOnly,
-    AlreadyDone,
-    AuditShown,
-    CancelDone,
-    CommandInvalid,
-    Extended,
-    HelpShown,
-    NotFound,
-    NotOpen,
-    PendingPage,
-    RecordShown,
-    Resent,
-    StatsShown,
-    TooLong,
-)
+from bot.admin import results
 from bot.display import display, has_hidden, visible
 from bot.questions.quorum import shown, tally_shown
 from bot.service.messages import (
@@ -58,30 +42,36 @@ _CUT_MARKER = re.compile(r"⟨(U(\+[0-9A-F]{0,6})?)?$")
 _MAYBE_HIDDEN = re.compile(r"[^\x20-\x7e]")
 
 
-def ok(result: AdminResult) -> bool:
-    return not isinstance(result, AdminsOnly | CommandInvalid | NotFound | NotOpen | TooLong)
+def ok(result: results.AdminResult) -> bool:
+    return not isinstance(result, results.AdminRefusal)
 
 
-def summary_of(result: AdminResult) -> str:
+def summary_of(result: results.AdminResult) -> str:
     """One sentence for a refusal or an action; empty for a listing."""
     match result:
-        case AdminsOnly():
+        case results.AdminsOnly():
             return ADMINS_ONLY
-        case CommandInvalid(text=text) | NotFound(text=text):
+        case results.CommandInvalid(text=text) | results.NotFound(text=text):
             return text
-        case NotOpen(interrupt_id=interrupt_id, status=status):
+        case results.NotOpen(interrupt_id=interrupt_id, status=status):
             return question_not_open(interrupt_id, status)
-        case TooLong(latest=latest):
+        case results.TooLong(latest=latest):
             return extend_too_far(latest)
-        case CancelDone(interrupt_id=interrupt_id, by=by):
+        case results.CancelDone(interrupt_id=interrupt_id, by=by):
             return cancelled_by_admin(interrupt_id, by)
-        case Resent(interrupt_id=interrupt_id):
+        case results.Resent(interrupt_id=interrupt_id):
             return resent_question(interrupt_id)
-        case Extended(interrupt_id=interrupt_id, expires_at=expires_at):
+        case results.Extended(interrupt_id=interrupt_id, expires_at=expires_at):
             return extended_question(interrupt_id, expires_at)
-        case AlreadyDone(command=command, interrupt_id=interrupt_id):
+        case results.AlreadyDone(command=command, interrupt_id=interrupt_id):
             return already_done(command, interrupt_id)
-        case HelpShown() | PendingPage() | RecordShown() | StatsShown() | AuditShown():
+        case (
+            results.HelpShown()
+            | results.PendingPage()
+            | results.RecordShown()
+            | results.StatsShown()
+            | results.AuditShown()
+        ):
             return ""
         case _:
             assert_never(result)
@@ -153,12 +143,12 @@ def delivery_line(delivery: Delivery) -> str:
     return f"#{delivery.delivery_id} {delivery.kind} to {delivery.surface}: {state}{error}"
 
 
-def text_of(result: AdminResult) -> str:
+def text_of(result: results.AdminResult) -> str:
     """Plain text for a terminal, every control in it shown (``⟨U+001B⟩``), none obeyed."""
     return display(_lines_of(result), markup="plain")
 
 
-def json_text(result: AdminResult) -> str:
+def json_text(result: results.AdminResult) -> str:
     """``json_of`` as one line of JSON whose invisible and control characters are escapes.
 
     Readable names stay as written (``ensure_ascii=False``); only what a terminal
@@ -174,15 +164,15 @@ def _escaped(match: re.Match[str]) -> str:
     return json.dumps(char)[1:-1] if has_hidden(char) else char
 
 
-def _lines_of(result: AdminResult) -> str:
+def _lines_of(result: results.AdminResult) -> str:
     summary = summary_of(result)
     if summary:
         return summary
     match result:
-        case HelpShown(usages=usages, admin=admin):
+        case results.HelpShown(usages=usages, admin=admin):
             lines = [f"{u.syntax}\n    {u.summary}" for u in usages]
             return "\n".join(lines if admin else [NOT_AN_ADMIN, *lines])
-        case PendingPage(at=at, items=items, next_after=next_after):
+        case results.PendingPage(at=at, items=items, next_after=next_after):
             if not items:
                 return "No open questions match."
             lines = []
@@ -199,7 +189,7 @@ def _lines_of(result: AdminResult) -> str:
             if next_after is not None:
                 lines.append(f"more: pending after={next_after}")
             return "\n".join(lines)
-        case RecordShown(record=record, run=run, history=history, deliveries=deliveries):
+        case results.RecordShown(record=record, run=run, history=history, deliveries=deliveries):
             lines = [
                 f"{record.interrupt_id}  {record.status}  ({record.name} in {record.scope})",
                 f"run: {record.run_id} ({run.status if run else 'unknown'})"
@@ -221,7 +211,7 @@ def _lines_of(result: AdminResult) -> str:
             lines.append("history:")
             lines += [f"  {event_line(e)}" for e in history]
             return "\n".join(lines)
-        case StatsShown(stats=s):
+        case results.StatsShown(stats=s):
             refusals = ", ".join(f"{k} {v}" for k, v in sorted(s.refusals.items())) or "none"
             p50 = duration(s.answer_seconds_p50) if s.answer_seconds_p50 is not None else "-"
             p90 = duration(s.answer_seconds_p90) if s.answer_seconds_p90 is not None else "-"
@@ -235,7 +225,7 @@ def _lines_of(result: AdminResult) -> str:
                     f"escalations: {s.escalations}",
                 )
             )
-        case AuditShown(run_id=run_id, events=events):
+        case results.AuditShown(run_id=run_id, events=events):
             return "\n".join([f"run {run_id}:", *(f"  {event_line(e)}" for e in events)])
         case _:
             return summary
@@ -287,7 +277,7 @@ def event_line(event: AuditEvent) -> str:
     return f"{when(event.at)} {event.kind}{target}{actor} {detail}".rstrip()
 
 
-def json_of(result: AdminResult) -> dict[str, Any]:
+def json_of(result: results.AdminResult) -> dict[str, Any]:
     """The result as JSON data: ``ok``, ``kind``, ``message`` and its fields."""
     return {
         "ok": ok(result),

@@ -29,6 +29,7 @@ from typing import Any, assert_never
 
 from aiohttp import web
 
+from bot.admin import results
 from bot.admin._commands import (
     USAGES,
     AuditLog,
@@ -43,24 +44,6 @@ from bot.admin._commands import (
     UsageError,
     parse,
     verb_of,
-)
-from bot.admin._results import (
-    AdminResult,
-    AdminsOnly,
-    AlreadyDone,
-    AuditShown,
-    CancelDone,
-    CommandInvalid,
-    Extended,
-    HelpShown,
-    NotFound,
-    NotOpen,
-    PendingItem,
-    PendingPage,
-    RecordShown,
-    Resent,
-    StatsShown,
-    TooLong,
 )
 from bot.client.identity import compared
 from bot.questions.lifecycle import Lifecycle
@@ -112,7 +95,7 @@ class AdminService:
 
     async def handle(
         self, words: str | Sequence[str], *, who: Responder, key: str = ""
-    ) -> AdminResult:
+    ) -> results.AdminResult:
         """Parse and execute; a command that does not parse is a refusal that says why."""
         try:
             command = parse(words)
@@ -123,41 +106,45 @@ class AdminService:
                 await self._audit("admin-refused", who, {"command": verb[:40]})
                 # Labelled "unknown": a stranger's words must not mint new series.
                 self._count("unknown", "AdminsOnly")
-                return AdminsOnly(verb[:40])
-            return CommandInvalid(str(error))
+                return results.AdminsOnly(verb[:40])
+            return results.CommandInvalid(str(error))
         return await self.execute(command, who=who, key=key)
 
-    async def execute(self, command: Command, *, who: Responder, key: str = "") -> AdminResult:
+    async def execute(
+        self, command: Command, *, who: Responder, key: str = ""
+    ) -> results.AdminResult:
         name = verb_of(command)
         if not isinstance(command, Help) and not self.is_admin(who):
             await self._audit("admin-refused", who, {"command": name}, **_ids(command))
             self._count(name, "AdminsOnly")
-            return AdminsOnly(name)
+            return results.AdminsOnly(name)
         result = await self._once(command, who, key)
         self._count(name, type(result).__name__)
         # A command already done changed nothing, and its first run is on record.
-        if not isinstance(command, Help) and not isinstance(result, AlreadyDone):
+        if not isinstance(command, Help) and not isinstance(result, results.AlreadyDone):
             detail = {"command": name, **_arguments(command), "result": type(result).__name__}
             await self._audit("admin", who, detail, **_ids(command, result))
         return result
 
-    async def _once(self, command: Command, who: Responder, key: str) -> AdminResult:
+    async def _once(self, command: Command, who: Responder, key: str) -> results.AdminResult:
         """Run a command that changes a question at most once per ``key``."""
         if not key or not isinstance(command, Cancel | Resend | Extend):
             return await self._execute(command, who, "")
         # Read first, for a clear answer; the key written with the effect decides races.
         if not await self._stores.replays.applied(key):
             result = await self._execute(command, who, key)
-            if not isinstance(result, NotOpen) or not await self._stores.replays.applied(key):
+            if not isinstance(result, results.NotOpen) or not await self._stores.replays.applied(
+                key
+            ):
                 return result
-        return AlreadyDone(verb_of(command), command.interrupt_id)
+        return results.AlreadyDone(verb_of(command), command.interrupt_id)
 
-    async def _execute(self, command: Command, who: Responder, key: str) -> AdminResult:
+    async def _execute(self, command: Command, who: Responder, key: str) -> results.AdminResult:
         match command:
             case Help():
                 admin = self.is_admin(who)
                 usages = USAGES if admin else tuple(u for u in USAGES if u.name == "help")
-                return HelpShown(usages, admin)
+                return results.HelpShown(usages, admin)
             case Pending():
                 return await self._pending(command)
             case Show(interrupt_id=interrupt_id):
@@ -169,35 +156,37 @@ class AdminService:
             case Extend(interrupt_id=interrupt_id, seconds=seconds):
                 return await self._extend(interrupt_id, seconds, who, key)
             case Stats():
-                return StatsShown(self._clock(), await self._stores.admin.stats())
+                return results.StatsShown(self._clock(), await self._stores.admin.stats())
             case AuditLog(run_id=run_id):
                 events = await self._stores.audit.recent(limit=HISTORY_LIMIT, run_id=run_id)
                 if not events and await self._stores.runs.get(run_id) is None:
-                    return NotFound(run_not_found(run_id))
-                return AuditShown(run_id, tuple(reversed(events)))
+                    return results.NotFound(run_not_found(run_id))
+                return results.AuditShown(run_id, tuple(reversed(events)))
             case _:
                 assert_never(command)
 
-    async def _pending(self, command: Pending) -> PendingPage:
+    async def _pending(self, command: Pending) -> results.PendingPage:
         where = PendingFilter(scope=command.scope, requester=command.requester, name=command.name)
         # One more than asked: whether a next page exists, without a count.
         found = await self._stores.admin.pending(
             where=where, after=command.after, limit=command.limit + 1
         )
         page = found[: command.limit]
-        items = tuple(PendingItem(q, self._may_answer(q.name, q.requester, q.scope)) for q in page)
+        items = tuple(
+            results.PendingItem(q, self._may_answer(q.name, q.requester, q.scope)) for q in page
+        )
         more = len(found) > command.limit
-        return PendingPage(self._clock(), items, page[-1].cursor if more and page else None)
+        return results.PendingPage(self._clock(), items, page[-1].cursor if more and page else None)
 
-    async def _show(self, interrupt_id: str) -> AdminResult:
+    async def _show(self, interrupt_id: str) -> results.AdminResult:
         record = await self._stores.ledger.get(interrupt_id)
         if record is None:
-            return NotFound(question_not_found(interrupt_id))
+            return results.NotFound(question_not_found(interrupt_id))
         run = await self._stores.runs.get(record.run_id)
         events = await self._stores.audit.recent(limit=HISTORY_LIMIT, run_id=record.run_id)
         history = tuple(e for e in reversed(events) if e.interrupt_id in ("", interrupt_id))
         deliveries = await self._stores.outbox.of_run(record.run_id)
-        return RecordShown(
+        return results.RecordShown(
             at=self._clock(),
             record=record,
             run=run,
@@ -208,7 +197,7 @@ class AdminService:
 
     async def _cancel(
         self, interrupt_id: str, reason: str, who: Responder, key: str
-    ) -> AdminResult:
+    ) -> results.AdminResult:
         if self._runs is not None:
             done = await self._runs.cancel(interrupt_id, by=who, reason=reason, once_key=key)
         else:
@@ -222,14 +211,14 @@ class AdminService:
             done = await self._questions.close(interrupt_id, closing, once_key=key) is not None
         record = await self._stores.ledger.get(interrupt_id)
         if record is None:
-            return NotFound(question_not_found(interrupt_id))
+            return results.NotFound(question_not_found(interrupt_id))
         if not done:
             # Lost to an answer, an expiry or another cancel: the row says which.
-            return NotOpen(interrupt_id, str(record.status))
+            return results.NotOpen(interrupt_id, str(record.status))
         # The id, as the audit records it (shell:root, console:ana), not the display name.
-        return CancelDone(interrupt_id, record.run_id, who.id, reason)
+        return results.CancelDone(interrupt_id, record.run_id, who.id, reason)
 
-    async def _resend(self, interrupt_id: str, who: Responder, key: str) -> AdminResult:
+    async def _resend(self, interrupt_id: str, who: Responder, key: str) -> results.AdminResult:
         record = await self._stores.ledger.get(interrupt_id)
         written = None
         if record is not None and record.status is QuestionStatus.OUTSTANDING:
@@ -239,35 +228,35 @@ class AdminService:
         if record is None or written is None:
             return await self._not_open(interrupt_id)
         self._kick()
-        return Resent(interrupt_id, record.run_id)
+        return results.Resent(interrupt_id, record.run_id)
 
     async def _extend(
         self, interrupt_id: str, seconds: float, who: Responder, key: str
-    ) -> AdminResult:
+    ) -> results.AdminResult:
         now = self._clock()
         record = await self._stores.ledger.get(interrupt_id)
         if record is None or record.status is not QuestionStatus.OUTSTANDING:
             return await self._not_open(interrupt_id)
         if record.expires_at <= now:
             # Overdue, waiting for the sweeper: reviving it would race the expiry.
-            return NotOpen(interrupt_id, str(QuestionStatus.EXPIRED))
+            return results.NotOpen(interrupt_id, str(QuestionStatus.EXPIRED))
         latest = record.issued_at + self._max_ttl
         expires_at = record.expires_at + seconds
         if expires_at > latest:
-            return TooLong(interrupt_id, latest)
+            return results.TooLong(interrupt_id, latest)
         extended = await self._questions.extend(
             record, expires_at=expires_at, at=now, actor=who.id, once_key=key
         )
         if extended is None:
             return await self._not_open(interrupt_id)
         self._kick()
-        return Extended(interrupt_id, record.run_id, record.expires_at, expires_at)
+        return results.Extended(interrupt_id, record.run_id, record.expires_at, expires_at)
 
-    async def _not_open(self, interrupt_id: str) -> AdminResult:
+    async def _not_open(self, interrupt_id: str) -> results.AdminResult:
         record = await self._stores.ledger.get(interrupt_id)
         if record is None:
-            return NotFound(question_not_found(interrupt_id))
-        return NotOpen(interrupt_id, str(record.status))
+            return results.NotFound(question_not_found(interrupt_id))
+        return results.NotOpen(interrupt_id, str(record.status))
 
     def _may_answer(self, interaction: str, requester: str, scope: str) -> tuple[str, ...]:
         may = self._policy.may_answer(interaction, requester=requester)
@@ -309,7 +298,7 @@ def _arguments(command: Command) -> dict[str, Any]:
     return {key: value for key, value in fields.items() if value not in (None, "")}
 
 
-def _ids(command: Command, result: AdminResult | None = None) -> dict[str, str]:
+def _ids(command: Command, result: results.AdminResult | None = None) -> dict[str, str]:
     interrupt_id = str(getattr(command, "interrupt_id", ""))
     run_id = str(getattr(command, "run_id", "") or getattr(result, "run_id", ""))
     record: Question | None = getattr(result, "record", None)

@@ -6,7 +6,7 @@ import dataclasses
 import json
 from pathlib import Path
 
-from bot.admin import PendingItem, PendingPage, text_of, title_of
+from bot.admin import results, text_of, title_of
 from bot.admin._render import json_text
 from bot.display import has_hidden
 from bot.human.factory import ask_user_registration
@@ -106,7 +106,9 @@ def test_a_pending_line_shows_a_requester_and_answerers_as_written() -> None:
         message_ref=None,
         cursor="c1",
     )
-    page = PendingPage(at=1.0, items=(PendingItem(asked, (f"bo{RLO}",)),), next_after=None)
+    page = results.PendingPage(
+        at=1.0, items=(results.PendingItem(asked, (f"bo{RLO}",)),), next_after=None
+    )
     text = text_of(page)
     assert not has_hidden(text.replace("\n", ""))
     assert "asked by console:ana⟨U+001B⟩[2J" in text and "may answer: bo⟨U+202E⟩" in text

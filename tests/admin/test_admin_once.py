@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from bot.admin import AdminResult, AdminService, AlreadyDone, CancelDone, Extended, Resent
+from bot.admin import AdminService, results
 from bot.questions.lifecycle import Lifecycle
 from bot.service.outcomes import Responder
 from bot.stores import QuestionStatus, Stores
@@ -48,26 +48,32 @@ async def test_a_replayed_extend_moves_the_expiry_once(stores: Stores) -> None:
     iid = await asked(stores)
     admin = admin_of(stores)
     first = await admin.handle(f"extend {iid} 1h", who=ROOT, key="req-1")
-    assert first == Extended(iid, "run-1", 200.0, 3800.0)
-    assert await admin.handle(f"extend {iid} 1h", who=ROOT, key="req-1") == AlreadyDone(
+    assert first == results.Extended(iid, "run-1", 200.0, 3800.0)
+    assert await admin.handle(f"extend {iid} 1h", who=ROOT, key="req-1") == results.AlreadyDone(
         "extend", iid
     )
     row = await stores.ledger.get(iid)
     assert row is not None and row.expires_at == 3800.0
     assert await admin_events(stores) == ["Extended"]
     # The same words in another request are another command.
-    assert isinstance(await admin.handle(f"extend {iid} 1h", who=ROOT, key="req-2"), Extended)
+    assert isinstance(
+        await admin.handle(f"extend {iid} 1h", who=ROOT, key="req-2"), results.Extended
+    )
 
 
 async def test_a_replayed_resend_and_cancel_apply_once(stores: Stores) -> None:
     """One repost owed for two sends of one resend; one cancel for two of one cancel."""
     iid = await asked(stores)
     admin = admin_of(stores)
-    assert isinstance(await admin.handle(f"resend {iid}", who=ROOT, key="r"), Resent)
-    assert isinstance(await admin.handle(f"resend {iid}", who=ROOT, key="r"), AlreadyDone)
+    assert isinstance(await admin.handle(f"resend {iid}", who=ROOT, key="r"), results.Resent)
+    assert isinstance(await admin.handle(f"resend {iid}", who=ROOT, key="r"), results.AlreadyDone)
     assert await reposts(stores) == 1
-    assert isinstance(await admin.handle(f"cancel {iid} oops", who=ROOT, key="c"), CancelDone)
-    assert await admin.handle(f"cancel {iid} oops", who=ROOT, key="c") == AlreadyDone("cancel", iid)
+    assert isinstance(
+        await admin.handle(f"cancel {iid} oops", who=ROOT, key="c"), results.CancelDone
+    )
+    assert await admin.handle(f"cancel {iid} oops", who=ROOT, key="c") == results.AlreadyDone(
+        "cancel", iid
+    )
     assert await admin_events(stores) == ["Resent", "CancelDone"]
 
 
@@ -76,7 +82,7 @@ async def test_without_a_key_each_command_applies(stores: Stores) -> None:
     iid = await asked(stores)
     admin = admin_of(stores)
     for _ in range(2):
-        assert isinstance(await admin.handle(f"extend {iid} 1h", who=ROOT), Extended)
+        assert isinstance(await admin.handle(f"extend {iid} 1h", who=ROOT), results.Extended)
     row = await stores.ledger.get(iid)
     assert row is not None and row.expires_at == 200.0 + 7200
 
@@ -92,9 +98,11 @@ async def test_a_replay_reaching_a_second_replica_changes_nothing(
     answered = Answered(200, b'{"text":"done"}', "application/json")
     await a.replays.settle("slack:sig", answered)
     assert await b.replays.claim("slack:sig", now=NOW + 1, until=NOW + 601) == Seen(False, answered)
-    assert isinstance(await admin_of(a).handle(f"extend {iid} 1h", who=ROOT, key="k"), Extended)
+    assert isinstance(
+        await admin_of(a).handle(f"extend {iid} 1h", who=ROOT, key="k"), results.Extended
+    )
     before = await b.ledger.get(iid)
-    assert await admin_of(b).handle(f"extend {iid} 1h", who=ROOT, key="k") == AlreadyDone(
+    assert await admin_of(b).handle(f"extend {iid} 1h", who=ROOT, key="k") == results.AlreadyDone(
         "extend", iid
     )
     assert await b.ledger.get(iid) == before
@@ -108,11 +116,11 @@ async def test_one_command_racing_over_two_replicas_applies_once(
     """The same resend, then the same cancel, sent to both replicas at once: one each applies."""
     a, b = replicas
     iid = await asked(a)
-    for words, done in ((f"resend {iid}", Resent), (f"cancel {iid}", CancelDone)):
-        results: list[AdminResult] = await asyncio.gather(
+    for words, done in ((f"resend {iid}", results.Resent), (f"cancel {iid}", results.CancelDone)):
+        outcomes: list[results.AdminResult] = await asyncio.gather(
             *(admin_of(s).handle(words, who=ROOT, key=words) for s in (a, b, a, b))
         )
-        assert sorted(type(r).__name__ for r in results) == sorted(
+        assert sorted(type(r).__name__ for r in outcomes) == sorted(
             [done.__name__, *["AlreadyDone"] * 3]
         )
     assert await reposts(a) == 1

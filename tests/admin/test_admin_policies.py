@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.admin import AdminService, RecordShown, StatsShown, text_of
+from bot.admin import AdminService, results, text_of
 from bot.admin._render import policy_lines
 from bot.client.models import Policy
 from bot.interactions.approval import approval_registration, approval_tool
@@ -39,13 +39,13 @@ async def test_show_and_stats_tell_the_policy_the_tally_the_level_and_the_escala
     await h.service.sweep()
     admin = AdminService(stores=stores, admins={ROOT.id}, max_ttl_seconds=86_400.0, clock=clock)
     shown = await admin.handle(f"show {iid}", who=ROOT)
-    assert isinstance(shown, RecordShown)
+    assert isinstance(shown, results.RecordShown)
     text = text_of(shown)
     assert '"quorum": 2' in text and '"on_expire": "expire"' in text
     assert "tally: approve test:bob; reject none" in text
     assert "level: 1, reminders sent: 0" in text
     stats = await admin.handle("stats", who=ROOT)
-    assert isinstance(stats, StatsShown) and stats.stats.escalations == 1
+    assert isinstance(stats, results.StatsShown) and stats.stats.escalations == 1
     assert "escalations: 1" in text_of(stats)
 
 

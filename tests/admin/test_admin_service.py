@@ -11,23 +11,7 @@ from typing import Any
 import jwt
 import pytest
 
-from bot.admin import (
-    AdminService,
-    AdminsOnly,
-    AuditShown,
-    CancelDone,
-    CommandInvalid,
-    Extended,
-    HelpShown,
-    NotFound,
-    NotOpen,
-    PendingPage,
-    RecordShown,
-    Resent,
-    StatsShown,
-    TooLong,
-    text_of,
-)
+from bot.admin import AdminService, results, text_of
 from bot.human import ASK_USER
 from bot.kernel.messages import Message, ModelReply, ToolDefinition
 from bot.service.outcomes import AlreadyAnswered, Cancelled, Redeemed, Responder, TokenExpired
@@ -87,10 +71,10 @@ async def test_a_non_admin_is_refused_every_command_but_help_and_each_attempt_is
     """Eve gets "admins only" for everything but help, which lists help alone; all on record."""
     interrupt_id = await setup.ask()
     for command in ("pending", f"show {interrupt_id}", f"cancel {interrupt_id}", "stats"):
-        assert isinstance(await setup.run(command, EVE), AdminsOnly)
-    assert isinstance(await setup.run("frobnicate", EVE), AdminsOnly)
+        assert isinstance(await setup.run(command, EVE), results.AdminsOnly)
+    assert isinstance(await setup.run("frobnicate", EVE), results.AdminsOnly)
     shown = await setup.run("help", EVE)
-    assert isinstance(shown, HelpShown)
+    assert isinstance(shown, results.HelpShown)
     assert [u.name for u in shown.usages] == ["help"]
     refused = [e for e in await setup.stores.audit.recent() if e.kind == "admin-refused"]
     assert len(refused) == 5
@@ -105,9 +89,9 @@ async def test_a_non_admin_is_refused_every_command_but_help_and_each_attempt_is
 async def test_admins_are_configured_ids_or_marked_by_their_surface(setup: Setup) -> None:
     """An id in the admin list, or a responder the surface marked admin, may act."""
     marked = Responder("test:grouped", "G", is_admin=True)
-    assert isinstance(await setup.run("stats", marked), StatsShown)
+    assert isinstance(await setup.run("stats", marked), results.StatsShown)
     shown = await setup.run("help")
-    assert isinstance(shown, HelpShown)
+    assert isinstance(shown, results.HelpShown)
     assert {u.name for u in shown.usages} >= {"pending", "cancel", "resend", "extend", "audit"}
 
 
@@ -118,7 +102,7 @@ async def test_pending_lists_who_asked_who_may_answer_age_expiry_and_the_link(
     interrupt_id = await setup.ask()
     setup.clock.advance(90)
     page = await setup.run("pending")
-    assert isinstance(page, PendingPage)
+    assert isinstance(page, results.PendingPage)
     (item,) = page.items
     q = item.question
     assert (q.interrupt_id, q.requester, q.scope, q.name) == (
@@ -148,7 +132,7 @@ async def test_who_may_answer_is_shown_as_the_answer_policy_decides_it(setup: Se
         )
         page = await admin.handle("pending", who=ROOT)
         question = await admin.handle(f"show {interrupt_id}", who=ROOT)
-        assert isinstance(page, PendingPage) and isinstance(question, RecordShown)
+        assert isinstance(page, results.PendingPage) and isinstance(question, results.RecordShown)
         return page.items[0].may_answer, question.may_answer
 
     approvers = RequesterOrApprovers(approvers={ROOT.id, "test:carol"})
@@ -178,24 +162,24 @@ async def test_pending_filters_by_channel_user_and_registration_and_pages_by_cur
     assert ids(one) == [first, second] and one.next_after is not None
     two = await setup.run(f"pending limit=2 after={one.next_after}")
     assert ids(two) == [third] and two.next_after is None
-    assert isinstance(await setup.run("pending limit=0"), CommandInvalid)
+    assert isinstance(await setup.run("pending limit=0"), results.CommandInvalid)
     # Digits that are not ASCII ("¹".isdigit() is true) are refused, not a crash.
-    assert isinstance(await setup.run("pending limit=¹"), CommandInvalid)
-    assert isinstance(await setup.run("pending after=²"), CommandInvalid)
+    assert isinstance(await setup.run("pending limit=¹"), results.CommandInvalid)
+    assert isinstance(await setup.run("pending after=²"), results.CommandInvalid)
 
 
 async def test_show_has_payload_status_history_and_delivery_state(setup: Setup) -> None:
     """show returns the row, its run, its audit events in order and its outbox rows."""
     interrupt_id = await setup.ask()
     shown = await setup.run(f"show {interrupt_id}")
-    assert isinstance(shown, RecordShown)
+    assert isinstance(shown, results.RecordShown)
     assert shown.record.payload["questions"][0]["question"] == "Which environment?"
     assert shown.record.status is QuestionStatus.OUTSTANDING
     assert shown.run is not None and shown.run.status is RunStatus.PAUSED
     kinds = [e.kind for e in shown.history]
     assert kinds[0] == "started" and "paused" in kinds
     assert [(d.kind, d.state.value) for d in shown.deliveries] == [(DeliveryKind.PUBLISH, "done")]
-    assert isinstance(await setup.run("show nope"), NotFound)
+    assert isinstance(await setup.run("show nope"), results.NotFound)
 
 
 async def test_cancel_revokes_the_token_edits_the_message_and_resumes_with_the_reason(
@@ -206,7 +190,9 @@ async def test_cancel_revokes_the_token_edits_the_message_and_resumes_with_the_r
     token = setup.h.surface.last_token
     done = await setup.run(f"cancel {interrupt_id} wrong environment, ask again")
     # The actor as the audit records it: the id, not the display name.
-    assert done == CancelDone(interrupt_id, done.run_id, ROOT.id, "wrong environment, ask again")
+    assert done == results.CancelDone(
+        interrupt_id, done.run_id, ROOT.id, "wrong environment, ask again"
+    )
     assert [r.interrupt_id for r in setup.h.surface.closed] == [interrupt_id]
     observation = next(m for m in setup.h.provider.calls[-1] if m.role == "tool")
     seen = json.loads(observation.content)
@@ -214,7 +200,7 @@ async def test_cancel_revokes_the_token_edits_the_message_and_resumes_with_the_r
     assert seen["cancelled_by"] == {"id": ROOT.id, "name": "Root"}
     assert seen["reason"] == "wrong environment, ask again"
     assert isinstance(await setup.h.answer(PICK, token=token), Cancelled)
-    assert await setup.run(f"cancel {interrupt_id}") == NotOpen(interrupt_id, "cancelled")
+    assert await setup.run(f"cancel {interrupt_id}") == results.NotOpen(interrupt_id, "cancelled")
 
 
 async def test_resend_posts_again_points_the_old_message_to_the_new_and_allows_one_spend(
@@ -223,7 +209,7 @@ async def test_resend_posts_again_points_the_old_message_to_the_new_and_allows_o
     """Same ledger row, same token: the answer on the new message closes both."""
     interrupt_id = await setup.ask()
     old_token = setup.h.surface.last_token
-    assert await setup.run(f"resend {interrupt_id}") == Resent(
+    assert await setup.run(f"resend {interrupt_id}") == results.Resent(
         interrupt_id, setup.h.surface.questions[0][0].run_id
     )
     assert len(setup.h.surface.questions) == 2
@@ -247,7 +233,9 @@ async def test_extend_moves_the_expiry_redraws_with_a_token_that_carries_it(
     row = await setup.stores.ledger.get(interrupt_id)
     assert row is not None
     extended = await setup.run(f"extend {interrupt_id} 2h")
-    assert extended == Extended(interrupt_id, row.run_id, row.expires_at, row.expires_at + 7200)
+    assert extended == results.Extended(
+        interrupt_id, row.run_id, row.expires_at, row.expires_at + 7200
+    )
     ((redrawn, ref),) = setup.h.surface.refreshed
     assert ref == {"surface": "test", "message": "m1"}
     claims = jwt.decode(redrawn.token, options={"verify_signature": False})
@@ -263,11 +251,11 @@ async def test_extend_stays_within_the_maximum_ttl_from_issue(setup: Setup) -> N
     row = await setup.stores.ledger.get(interrupt_id)
     assert row is not None
     too_long = await setup.run(f"extend {interrupt_id} 7d")
-    assert too_long == TooLong(interrupt_id, row.issued_at + MAX_TTL)
+    assert too_long == results.TooLong(interrupt_id, row.issued_at + MAX_TTL)
     after = await setup.stores.ledger.get(interrupt_id)
     assert after is not None and after.expires_at == row.expires_at
     assert setup.h.surface.refreshed == []
-    assert isinstance(await setup.run(f"extend {interrupt_id} soon"), CommandInvalid)
+    assert isinstance(await setup.run(f"extend {interrupt_id} soon"), results.CommandInvalid)
 
 
 async def test_stats_counts_outcomes_refusals_and_time_to_answer(setup: Setup) -> None:
@@ -283,7 +271,7 @@ async def test_stats_counts_outcomes_refusals_and_time_to_answer(setup: Setup) -
     assert isinstance(await setup.h.answer(PICK), Redeemed)
     await setup.ask()
     shown = await setup.run("stats")
-    assert isinstance(shown, StatsShown)
+    assert isinstance(shown, results.StatsShown)
     s = shown.stats
     assert (s.issued, s.outstanding, s.answered, s.expired, s.cancelled) == (4, 1, 2, 0, 1)
     assert s.refusals == {"AlreadyAnswered": 1}
@@ -299,7 +287,7 @@ async def test_audit_lists_a_runs_events_in_order_including_admin_actions(setup:
     row = await setup.stores.ledger.get(interrupt_id)
     assert row is not None
     shown = await setup.run(f"audit {row.run_id}")
-    assert isinstance(shown, AuditShown)
+    assert isinstance(shown, results.AuditShown)
     kinds = [e.kind for e in shown.events]
     assert kinds[0] == "started"
     assert kinds.index("extended") < kinds.index("cancelled") < kinds.index("completed")
@@ -309,7 +297,7 @@ async def test_audit_lists_a_runs_events_in_order_including_admin_actions(setup:
     assert (latest.kind, latest.detail["command"], latest.actor) == ("admin", "audit", ROOT.id)
     assert {e.actor for e in admin} == {ROOT.id}
     assert [e.at for e in shown.events] == sorted(e.at for e in shown.events)
-    assert isinstance(await setup.run("audit run_missing"), NotFound)
+    assert isinstance(await setup.run("audit run_missing"), results.NotFound)
 
 
 async def test_a_cancel_racing_an_answer_has_exactly_one_winner_and_both_are_told(
@@ -323,11 +311,11 @@ async def test_a_cancel_racing_an_answer_has_exactly_one_winner_and_both_are_tol
         setup.h.service.redeem(token, PICK, responder=REQUESTER, scope=WHERE.scope),
     )
     await setup.h.service.wait_idle()
-    won = [isinstance(cancel, CancelDone), isinstance(answer, Redeemed)]
+    won = [isinstance(cancel, results.CancelDone), isinstance(answer, Redeemed)]
     assert won.count(True) == 1
-    if isinstance(cancel, CancelDone):
+    if isinstance(cancel, results.CancelDone):
         assert isinstance(answer, Cancelled) and answer.by == "Root"
     else:
-        assert cancel == NotOpen(interrupt_id, "answered")
+        assert cancel == results.NotOpen(interrupt_id, "answered")
     row = await setup.stores.ledger.get(interrupt_id)
     assert row is not None and len(setup.h.surface.closed) == 1

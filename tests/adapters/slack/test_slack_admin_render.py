@@ -5,15 +5,15 @@ from __future__ import annotations
 import json
 
 from adapters.slack._admin import MAX_SECTION, admin_message, message_link
-from bot.admin import AdminsOnly, PendingItem, PendingPage
+from bot.admin import results
 from bot.stores.records import OpenQuestion
 
 HOSTILE = "<!channel> deploy *now* <https://evil.example|click> " + "x" * 10_000
 
 
-def page(count: int) -> PendingPage:
+def page(count: int) -> results.PendingPage:
     items = tuple(
-        PendingItem(
+        results.PendingItem(
             OpenQuestion(
                 interrupt_id=f"int_{n:04d}",
                 run_id=f"run_{n}",
@@ -31,7 +31,7 @@ def page(count: int) -> PendingPage:
         )
         for n in range(count)
     )
-    return PendingPage(at=2000.0, items=items, next_after=str(count))
+    return results.PendingPage(at=2000.0, items=items, next_after=str(count))
 
 
 def test_a_full_page_of_long_hostile_questions_fits_block_kit_and_keeps_its_place() -> None:
@@ -49,6 +49,6 @@ def test_a_full_page_of_long_hostile_questions_fits_block_kit_and_keeps_its_plac
 
 def test_a_refusal_is_one_sentence() -> None:
     """The shared sentence, as text and as the only block."""
-    message = admin_message(AdminsOnly("pending"))
+    message = admin_message(results.AdminsOnly("pending"))
     assert message["text"].startswith("Only admins can use that command")
     assert len(message["blocks"]) == 1

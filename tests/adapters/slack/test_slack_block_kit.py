@@ -26,23 +26,7 @@ from adapters.slack._render import (
     question_message,
     reply_message,
 )
-from bot.admin import (
-    AdminsOnly,
-    AlreadyDone,
-    AuditShown,
-    CancelDone,
-    CommandInvalid,
-    Extended,
-    HelpShown,
-    NotFound,
-    NotOpen,
-    PendingItem,
-    PendingPage,
-    RecordShown,
-    Resent,
-    StatsShown,
-    TooLong,
-)
+from bot.admin import results
 from bot.admin._commands import USAGES
 from bot.client.form_schema import MAX_OPTIONS, MAX_PROPERTIES, check_form_answer
 from bot.display import display
@@ -406,34 +390,34 @@ def test_every_admin_reply_is_a_message_slack_takes() -> None:
         for n in range(30)
     )  # fmt: skip
     stats = QuestionStats(1, 2, 3, 4, 5, {fill(50): 1 for _ in range(1)}, 1.0, 2.0, 6, 7, 8)
-    results = [
-        HelpShown(USAGES, admin=False),
-        HelpShown(USAGES, admin=True),
-        PendingPage(
-            AT, tuple(PendingItem(open_question(n), (NASTY,) * 20) for n in range(100)), "x"
+    every = [
+        results.HelpShown(USAGES, admin=False),
+        results.HelpShown(USAGES, admin=True),
+        results.PendingPage(
+            AT, tuple(results.PendingItem(open_question(n), (NASTY,) * 20) for n in range(100)), "x"
         ),
-        PendingPage(AT, (), None),
-        RecordShown(AT, record, run, (NASTY,) * 20, events, deliveries),
-        RecordShown(AT, record, None, (), (), ()),
-        CancelDone("int_1", "run_1", NASTY, fill(300)),
-        Resent("int_1", "run_1"),
-        Extended("int_1", "run_1", 1.0, 2.0),
-        AlreadyDone("cancel", "int_1"),
-        StatsShown(AT, stats),
-        AuditShown("run_1", events),
-        AdminsOnly("cancel"),
-        CommandInvalid(fill(3_000)),
-        NotFound(fill(3_000)),
-        NotOpen(fill(300), "answered"),
-        TooLong("int_1", AT),
+        results.PendingPage(AT, (), None),
+        results.RecordShown(AT, record, run, (NASTY,) * 20, events, deliveries),
+        results.RecordShown(AT, record, None, (), (), ()),
+        results.CancelDone("int_1", "run_1", NASTY, fill(300)),
+        results.Resent("int_1", "run_1"),
+        results.Extended("int_1", "run_1", 1.0, 2.0),
+        results.AlreadyDone("cancel", "int_1"),
+        results.StatsShown(AT, stats),
+        results.AuditShown("run_1", events),
+        results.AdminsOnly("cancel"),
+        results.CommandInvalid(fill(3_000)),
+        results.NotFound(fill(3_000)),
+        results.NotOpen(fill(300), "answered"),
+        results.TooLong("int_1", AT),
     ]
-    for result in results:
+    for result in every:
         ok_message(admin_message(result))
 
 
 def test_the_help_shows_its_placeholders_as_text() -> None:
     """``<question-id>`` in a usage is escaped, or Slack would read it as a link."""
-    text = json.dumps(admin_message(HelpShown(USAGES, admin=True)))
+    text = json.dumps(admin_message(results.HelpShown(USAGES, admin=True)))
     assert "<question-id>" not in text and "&lt;question-id&gt;" in text
 
 

@@ -10,7 +10,7 @@ import pytest
 from adapters.slack import _listeners
 from adapters.slack._listeners import Listeners
 from adapters.slack._who import ids_in
-from bot.admin import AdminResult, AdminsOnly, StatsShown
+from bot.admin import results
 from bot.service.outcomes import Responder
 from bot.stores.records import QuestionStats
 
@@ -42,11 +42,11 @@ class Admin:
     def is_admin(self, who: Responder) -> bool:
         return who.is_admin or who.id in self.admins
 
-    async def handle(self, words: str, *, who: Responder, key: str = "") -> AdminResult:
+    async def handle(self, words: str, *, who: Responder, key: str = "") -> results.AdminResult:
         del key  # the stand-in applies nothing, so it needs no idempotency
         self.seen.append((words, who))
         await self.release.wait()
-        return StatsShown(1.0, STATS) if self.is_admin(who) else AdminsOnly("stats")
+        return results.StatsShown(1.0, STATS) if self.is_admin(who) else results.AdminsOnly("stats")
 
 
 class Directory:

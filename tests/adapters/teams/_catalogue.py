@@ -14,24 +14,7 @@ from pydantic import BaseModel
 
 from adapters.teams import CardContext, closed_card, question_card, refusal_card
 from adapters.teams._admin import admin_card, moved_card
-from bot.admin import (
-    USAGES,
-    AdminsOnly,
-    AlreadyDone,
-    AuditShown,
-    CancelDone,
-    CommandInvalid,
-    Extended,
-    HelpShown,
-    NotFound,
-    NotOpen,
-    PendingItem,
-    PendingPage,
-    RecordShown,
-    Resent,
-    StatsShown,
-    TooLong,
-)
+from bot.admin import USAGES, results
 from bot.client.form_schema import MAX_OPTIONS, MAX_PROPERTIES, MAX_STRING
 from bot.questions.records import (
     AuditEvent,
@@ -253,7 +236,7 @@ def _deliveries(count: int, error: str) -> tuple[Delivery, ...]:
     )
 
 
-def _open(payload: Json, index: int = 0) -> PendingItem:
+def _open(payload: Json, index: int = 0) -> results.PendingItem:
     question = OpenQuestion(
         interrupt_id=f"int_{index:04d}",
         run_id="run_81d0",
@@ -267,7 +250,7 @@ def _open(payload: Json, index: int = 0) -> PendingItem:
         message_ref={"conversation_id": "19:ops", "activity_id": f"{index}"},
         cursor=f"c{index}",
     )
-    return PendingItem(question=question, may_answer=("teams:tenant:aad-bo",))
+    return results.PendingItem(question=question, may_answer=("teams:tenant:aad-bo",))
 
 
 STATS = QuestionStats(
@@ -379,14 +362,16 @@ OTHERS: dict[str, Builder] = {
     ),
     "refusal": lambda: refusal_card("Bo already answered this at 2027-01-15 08:02 UTC."),
     "moved": lambda: moved_card("https://teams.microsoft.com/l/message/19:ops/1700"),
-    "admin-help": lambda: admin_card(HelpShown(usages=USAGES, admin=True)),
-    "admin-help-not-admin": lambda: admin_card(HelpShown(usages=USAGES[:1], admin=False)),
+    "admin-help": lambda: admin_card(results.HelpShown(usages=USAGES, admin=True)),
+    "admin-help-not-admin": lambda: admin_card(results.HelpShown(usages=USAGES[:1], admin=False)),
     "admin-pending": lambda: admin_card(
-        PendingPage(at=CLOSED_AT, items=(_open(APPROVAL),), next_after="c0")
+        results.PendingPage(at=CLOSED_AT, items=(_open(APPROVAL),), next_after="c0")
     ),
-    "admin-pending-none": lambda: admin_card(PendingPage(at=CLOSED_AT, items=(), next_after=None)),
+    "admin-pending-none": lambda: admin_card(
+        results.PendingPage(at=CLOSED_AT, items=(), next_after=None)
+    ),
     "admin-show": lambda: admin_card(
-        RecordShown(
+        results.RecordShown(
             at=CLOSED_AT,
             record=_admin_question(),
             run=_run(),
@@ -395,26 +380,36 @@ OTHERS: dict[str, Builder] = {
             deliveries=_deliveries(1, ""),
         )
     ),
-    "admin-stats": lambda: admin_card(StatsShown(at=CLOSED_AT, stats=STATS)),
-    "admin-audit": lambda: admin_card(AuditShown(run_id="run_81d0", events=_events(4, "x"))),
-    "admin-cancelled": lambda: admin_card(
-        CancelDone(interrupt_id="int_5f2a9c", run_id="run_81d0", by="Cy", reason="superseded")
+    "admin-stats": lambda: admin_card(results.StatsShown(at=CLOSED_AT, stats=STATS)),
+    "admin-audit": lambda: admin_card(
+        results.AuditShown(run_id="run_81d0", events=_events(4, "x"))
     ),
-    "admin-resent": lambda: admin_card(Resent(interrupt_id="int_5f2a9c", run_id="run_81d0")),
+    "admin-cancelled": lambda: admin_card(
+        results.CancelDone(
+            interrupt_id="int_5f2a9c", run_id="run_81d0", by="Cy", reason="superseded"
+        )
+    ),
+    "admin-resent": lambda: admin_card(
+        results.Resent(interrupt_id="int_5f2a9c", run_id="run_81d0")
+    ),
     "admin-extended": lambda: admin_card(
-        Extended(
+        results.Extended(
             interrupt_id="int_5f2a9c",
             run_id="run_81d0",
             previous_expires_at=EXPIRES,
             expires_at=EXPIRES + 3600,
         )
     ),
-    "admin-already-done": lambda: admin_card(AlreadyDone(command="cancel", interrupt_id="int_1")),
-    "admin-admins-only": lambda: admin_card(AdminsOnly(command="cancel")),
-    "admin-invalid": lambda: admin_card(CommandInvalid(text="Usage: cancel <question-id>")),
-    "admin-not-found": lambda: admin_card(NotFound(text="No question int_9 here.")),
-    "admin-not-open": lambda: admin_card(NotOpen(interrupt_id="int_1", status="answered")),
-    "admin-too-long": lambda: admin_card(TooLong(interrupt_id="int_1", latest=EXPIRES + 86400)),
+    "admin-already-done": lambda: admin_card(
+        results.AlreadyDone(command="cancel", interrupt_id="int_1")
+    ),
+    "admin-admins-only": lambda: admin_card(results.AdminsOnly(command="cancel")),
+    "admin-invalid": lambda: admin_card(results.CommandInvalid(text="Usage: cancel <question-id>")),
+    "admin-not-found": lambda: admin_card(results.NotFound(text="No question int_9 here.")),
+    "admin-not-open": lambda: admin_card(results.NotOpen(interrupt_id="int_1", status="answered")),
+    "admin-too-long": lambda: admin_card(
+        results.TooLong(interrupt_id="int_1", latest=EXPIRES + 86400)
+    ),
 }
 
 
@@ -563,7 +558,7 @@ def at_limits() -> dict[str, Json]:
         ),
         "refusal": refusal_card(_heavy(3000)),
         "admin-show": admin_card(
-            RecordShown(
+            results.RecordShown(
                 at=CLOSED_AT,
                 record=record("approval", approval, QuestionStatus.OUTSTANDING),
                 run=_run(),
@@ -572,15 +567,17 @@ def at_limits() -> dict[str, Json]:
                 deliveries=_deliveries(20, _heavy(500)),
             )
         ),
-        "admin-audit": admin_card(AuditShown(run_id="run_81d0", events=long_events)),
+        "admin-audit": admin_card(results.AuditShown(run_id="run_81d0", events=long_events)),
         "admin-pending": admin_card(
-            PendingPage(
+            results.PendingPage(
                 at=CLOSED_AT,
                 items=tuple(_open(approval, i) for i in range(100)),
                 next_after="c100",
             )
         ),
         "admin-cancelled": admin_card(
-            CancelDone(interrupt_id="int_5f2a9c", run_id="run_81d0", by=_heavy(200), reason=reason)
+            results.CancelDone(
+                interrupt_id="int_5f2a9c", run_id="run_81d0", by=_heavy(200), reason=reason
+            )
         ),
     }

@@ -11,7 +11,7 @@ import pytest
 
 from adapters.teams import closed_card, question_card, refusal_card
 from adapters.teams._admin import admin_card
-from bot.admin import CancelDone, PendingPage
+from bot.admin import results
 from bot.questions.records import QuestionStatus
 from tests.adapters.teams import _catalogue as catalogue
 from tests.adapters.teams.conftest import Renderer
@@ -94,10 +94,10 @@ def _sneaky_cards() -> dict[str, dict[str, Any]]:
         "form-answered": closed_card(answered_form),
         "refusal": refusal_card(SNEAKY),
         "admin-cancel": admin_card(
-            CancelDone(interrupt_id="int_1", run_id="run_1", by=SNEAKY, reason=SNEAKY)
+            results.CancelDone(interrupt_id="int_1", run_id="run_1", by=SNEAKY, reason=SNEAKY)
         ),
         "admin-pending": admin_card(
-            PendingPage(at=0.0, items=(catalogue._open(approval),), next_after=None)
+            results.PendingPage(at=0.0, items=(catalogue._open(approval),), next_after=None)
         ),
     }
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from adapters.teams._admin import admin_card, admin_words
 from adapters.teams._card_kit import MAX_CARD_BYTES, size
-from bot.admin import PendingItem, PendingPage
+from bot.admin import results
 from bot.stores.records import OpenQuestion
 
 
@@ -32,7 +32,7 @@ def test_only_personal_chat_messages_that_start_with_a_command_are_admin_command
 def test_a_full_page_of_long_questions_fits_a_teams_card_and_keeps_its_place() -> None:
     """A page longer than a card shows what fits and the cursor after the last shown."""
     items = tuple(
-        PendingItem(
+        results.PendingItem(
             OpenQuestion(
                 interrupt_id=f"int_{n:04d}",
                 run_id=f"run_{n}",
@@ -50,7 +50,7 @@ def test_a_full_page_of_long_questions_fits_a_teams_card_and_keeps_its_place() -
         )
         for n in range(100)
     )
-    content = admin_card(PendingPage(at=2000.0, items=items, next_after="100"))
+    content = admin_card(results.PendingPage(at=2000.0, items=items, next_after="100"))
     assert size(content) <= MAX_CARD_BYTES
     shown = [b for b in content["body"] if b.get("type") == "Container"]
     assert 0 < len(shown) < 100
