@@ -2,10 +2,11 @@
 
 A surface builds the ``Responder`` from its platform's authentication,
 hands the typed text to ``AdminService.handle`` and renders the result
-value (one of the closed union in ``results``, imported as a module so a
-renderer's cases read ``results.HelpShown()``) its own way (``text_of`` and ``json_of`` here for the shell and the
-console; Block Kit and Adaptive Cards in their adapters). Store reads and
-writes go through the ``AdminStore`` port.
+its own way (``text_of`` and ``json_of`` here for the shell and the
+console; Block Kit and Adaptive Cards in their adapters). A result is one
+of the closed union in ``results``, imported as a module so a renderer's
+cases read ``results.HelpShown()``. Store reads and writes go through the
+``AdminStore`` port.
 """
 
 from bot.admin import results
