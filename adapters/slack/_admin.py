@@ -15,7 +15,15 @@ from typing import Any, assert_never
 
 from adapters.slack._limits import MESSAGE_TEXT, clip, fit, text_length
 from adapters.slack._mentions import mention
-from bot.admin import duration, event_line, policy_lines, results, summary_of, title_of
+from bot.admin import (
+    duration,
+    event_line,
+    policy_lines,
+    results,
+    stats_facts,
+    summary_of,
+    title_of,
+)
 from bot.display import display
 from bot.service.messages import NOT_AN_ADMIN, moved_text
 
@@ -57,22 +65,8 @@ def admin_message(result: results.AdminResult) -> Json:
             return _pending(result)
         case results.RecordShown():
             return _shown(result)
-        case results.StatsShown(stats=s):
-            p50 = duration(s.answer_seconds_p50) if s.answer_seconds_p50 is not None else "-"
-            p90 = duration(s.answer_seconds_p90) if s.answer_seconds_p90 is not None else "-"
-            refusals = ", ".join(f"{_md(k)} {v}" for k, v in sorted(s.refusals.items()))
-            refusals = refusals or "none"
-            fields = [
-                f"*Issued*\n{s.issued}",
-                f"*Open*\n{s.outstanding}",
-                f"*Answered*\n{s.answered}",
-                f"*Expired*\n{s.expired}",
-                f"*Cancelled*\n{s.cancelled}",
-                f"*Time to answer*\nmedian {p50}, p90 {p90}",
-                f"*Refusals*\n{refusals}",
-                f"*Deliveries*\n{s.deliveries_failed} failed, {s.deliveries_retrying} retrying",
-                f"*Escalations*\n{s.escalations}",
-            ]
+        case results.StatsShown(stats=stats):
+            fields = [f"*{label}*\n{_md(value)}" for label, value in stats_facts(stats)]
             block = {"type": "section", "fields": [_mrkdwn(clip(f, 1900)) for f in fields]}
             return _blocks("Questions", [block])
         case results.AuditShown(run_id=run_id, events=events):

@@ -25,7 +25,16 @@ from adapters.teams._card_kit import (
     text,
     title,
 )
-from bot.admin import USAGES, duration, event_line, policy_lines, results, summary_of, title_of
+from bot.admin import (
+    USAGES,
+    duration,
+    event_line,
+    policy_lines,
+    results,
+    stats_facts,
+    summary_of,
+    title_of,
+)
 from bot.service.messages import NOT_AN_ADMIN, moved_text, when
 
 VERBS = frozenset(usage.name for usage in USAGES)
@@ -84,22 +93,8 @@ def admin_card(result: results.AdminResult) -> Json:
             return _pending(result)
         case results.RecordShown():
             return _shown(result)
-        case results.StatsShown(stats=s):
-            p50 = duration(s.answer_seconds_p50) if s.answer_seconds_p50 is not None else "-"
-            p90 = duration(s.answer_seconds_p90) if s.answer_seconds_p90 is not None else "-"
-            refusals = ", ".join(f"{k} {v}" for k, v in sorted(s.refusals.items())) or "none"
-            facts = [
-                ("Issued", str(s.issued)),
-                ("Open", str(s.outstanding)),
-                ("Answered", str(s.answered)),
-                ("Expired", str(s.expired)),
-                ("Cancelled", str(s.cancelled)),
-                ("Refusals", refusals),
-                ("Time to answer", f"median {p50}, p90 {p90}"),
-                ("Deliveries", f"{s.deliveries_failed} failed, {s.deliveries_retrying} retrying"),
-                ("Escalations", str(s.escalations)),
-            ]
-            return card([title("Questions"), _facts(facts)])
+        case results.StatsShown(stats=stats):
+            return card([title("Questions"), _facts(stats_facts(stats))])
         case results.AuditShown(run_id=run_id, events=events):
             lines = [event_line(e) for e in events[-MAX_EVENTS:]]
             return fit(lambda limits, shown: _audit(run_id, lines, limits, shown), items=len(lines))

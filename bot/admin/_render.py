@@ -32,7 +32,7 @@ from bot.service.messages import (
     resent_question,
     when,
 )
-from bot.stores.records import AuditEvent, Delivery, DeliveryState, Question
+from bot.stores.records import AuditEvent, Delivery, DeliveryState, Question, QuestionStats
 
 MAX_TITLE = 80
 # A ⟨U+XXXX⟩ marker that a clip would cut: from its opening bracket to the end.
@@ -106,6 +106,24 @@ def duration(seconds: float) -> str:
     parts = [(days, "d"), (hours, "h"), (minutes, "m"), (secs, "s")]
     shown = [f"{n}{unit}" for n, unit in parts if n][:2]
     return " ".join(shown) or "0s"
+
+
+def stats_facts(stats: QuestionStats) -> list[tuple[str, str]]:
+    """``stats`` as (label, value) facts, in the order a card or a message lists them."""
+    p50 = duration(stats.answer_seconds_p50) if stats.answer_seconds_p50 is not None else "-"
+    p90 = duration(stats.answer_seconds_p90) if stats.answer_seconds_p90 is not None else "-"
+    refusals = ", ".join(f"{k} {v}" for k, v in sorted(stats.refusals.items())) or "none"
+    return [
+        ("Issued", str(stats.issued)),
+        ("Open", str(stats.outstanding)),
+        ("Answered", str(stats.answered)),
+        ("Expired", str(stats.expired)),
+        ("Cancelled", str(stats.cancelled)),
+        ("Refusals", refusals),
+        ("Time to answer", f"median {p50}, p90 {p90}"),
+        ("Deliveries", f"{stats.deliveries_failed} failed, {stats.deliveries_retrying} retrying"),
+        ("Escalations", str(stats.escalations)),
+    ]
 
 
 def link_of(ref: dict[str, Any] | None) -> str:
