@@ -35,25 +35,9 @@ from adapters.console._wording import (
     TOO_MANY_ANSWERS,
 )
 from bot.client.identity import console_id
+from bot.service import outcomes
 from bot.service.messages import NOT_STARTED, refusal_text
-from bot.service.outcomes import (
-    AlreadyAnswered,
-    AlreadyVoted,
-    AnswerInvalid,
-    Cancelled,
-    Counted,
-    NotAllowedToAnswer,
-    NotStarted,
-    Redeemed,
-    RedeemOutcome,
-    Replayed,
-    Responder,
-    ScopeMismatch,
-    SelfApproval,
-    StoreUnavailable,
-    TokenExpired,
-    TokenInvalid,
-)
+from bot.service.outcomes import NotStarted, Responder
 from bot.service.policy import AnswerPolicy
 from bot.service.runs import RUN_SERVICE
 from bot.service.surfaces import Conversation
@@ -143,24 +127,35 @@ class ConsoleApi:
         return answer_response(outcome)
 
 
-def answer_response(outcome: RedeemOutcome) -> web.Response:
+def answer_response(outcome: outcomes.RedeemOutcome) -> web.Response:
     """Redeemed, or the refusal's sentence under the status that fits it."""
     extra: dict[str, Any] = {}
     match outcome:
-        case Redeemed():
+        case outcomes.Redeemed():
             return web.json_response({"ok": True, "message": ANSWER_RECORDED})
-        case Counted():
+        case outcomes.Counted():
             # Counted toward a quorum: recorded, the question stays open.
             return web.json_response({"ok": True, "message": shown(refusal_text(outcome))})
-        case AlreadyAnswered() | Cancelled() | TokenExpired() | AlreadyVoted() | Replayed():
+        case (
+            outcomes.AlreadyAnswered()
+            | outcomes.Cancelled()
+            | outcomes.TokenExpired()
+            | outcomes.AlreadyVoted()
+            | outcomes.Replayed()
+        ):
             status = 409
-        case NotAllowedToAnswer() | ScopeMismatch() | TokenInvalid() | SelfApproval():
+        case (
+            outcomes.NotAllowedToAnswer()
+            | outcomes.ScopeMismatch()
+            | outcomes.TokenInvalid()
+            | outcomes.SelfApproval()
+        ):
             status = 403
-        case AnswerInvalid(fields=fields):
+        case outcomes.AnswerInvalid(fields=fields):
             status = 422
             # Keyed as the page shows each field, so it finds the one to mark.
             extra["fields"] = shown(dict(fields))
-        case StoreUnavailable():
+        case outcomes.StoreUnavailable():
             status = 503
         case _:
             assert_never(outcome)

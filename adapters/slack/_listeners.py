@@ -49,6 +49,7 @@ from adapters.slack._who import (
 from bot.admin import AdminService, results
 from bot.display import display
 from bot.questions.records import Question
+from bot.service import outcomes
 from bot.service.messages import (
     ADMIN_COMMANDS_UNAVAILABLE,
     LATE_ANSWER_RECORDED,
@@ -57,18 +58,7 @@ from bot.service.messages import (
     WORKING_ON_IT,
     refusal_text,
 )
-from bot.service.outcomes import (
-    AlreadyAnswered,
-    AnswerInvalid,
-    Cancelled,
-    NotAllowedToAnswer,
-    NotStarted,
-    Redeemed,
-    RedeemOutcome,
-    Refusal,
-    Replayed,
-    Responder,
-)
+from bot.service.outcomes import NotStarted, Responder
 from bot.service.policy import Directory
 from bot.service.runs import RunService
 from bot.service.surfaces import Conversation, DeliveryError
@@ -210,7 +200,7 @@ class Listeners:
             token, answer, team, channel, user, body, once_key=click_key(request)
         )
         await ack()
-        if outcome is not None and not isinstance(outcome, Redeemed | Replayed):
+        if outcome is not None and not isinstance(outcome, outcomes.Redeemed | outcomes.Replayed):
             self.later(self._report(outcome, team, channel, user, body))
 
     async def reject(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
@@ -277,12 +267,12 @@ class Listeners:
         values = (view.get("state") or {}).get("values") or {}
         answer = answer_from_state(metadata, payload, schema, values)
         outcome = await self._redeem(metadata.token, answer, team, metadata.channel, user, body)
-        if isinstance(outcome, AnswerInvalid):
+        if isinstance(outcome, outcomes.AnswerInvalid):
             errors = errors_for(metadata, payload, schema, outcome.fields)
             await ack(response_action="errors", errors=errors)
             return
         await ack()
-        if outcome is not None and not isinstance(outcome, Redeemed):
+        if outcome is not None and not isinstance(outcome, outcomes.Redeemed):
             self.later(self._report(outcome, team, metadata.channel, user, body))
 
     async def command(
@@ -348,7 +338,7 @@ class Listeners:
         body: dict[str, Any],
         *,
         once_key: str = "",
-    ) -> RedeemOutcome | None:
+    ) -> outcomes.RedeemOutcome | None:
         """The outcome; None if it was too slow for Slack's 3 s and will be reported later."""
         who = responder(team, user, name=display_name(body))
         scope = f"{team}:{channel}"
@@ -363,24 +353,24 @@ class Listeners:
 
     async def _report_when_done(
         self,
-        task: asyncio.Future[RedeemOutcome],
+        task: asyncio.Future[outcomes.RedeemOutcome],
         team: str,
         channel: str,
         user: str,
         body: dict[str, Any],
     ) -> None:
         outcome = await task
-        if isinstance(outcome, Redeemed):
+        if isinstance(outcome, outcomes.Redeemed):
             # Acked before the spend: say it landed, or the person is left guessing.
             await self._ephemeral(team, channel, user, LATE_ANSWER_RECORDED)
-        elif not isinstance(outcome, Replayed):
+        elif not isinstance(outcome, outcomes.Replayed):
             await self._report(outcome, team, channel, user, body)
 
     async def _report(
-        self, outcome: Refusal, team: str, channel: str, user: str, body: dict[str, Any]
+        self, outcome: outcomes.Refusal, team: str, channel: str, user: str, body: dict[str, Any]
     ) -> None:
         text = refusal_text(_shown(outcome))
-        if isinstance(outcome, NotAllowedToAnswer):
+        if isinstance(outcome, outcomes.NotAllowedToAnswer):
             text = _audience_of(body) or text
         await self._ephemeral(team, channel, user, text)
 
@@ -414,17 +404,17 @@ class Listeners:
         return registration.response_schema.model_json_schema() if registration else {}
 
 
-def _shown(refusal: Refusal) -> Refusal:
+def _shown(refusal: outcomes.Refusal) -> outcomes.Refusal:
     """``refusal`` with what it quotes (who closed it, the question's and the answer's words
     in a validation problem) as mrkdwn shows it: text, never a mention or a link."""
     match refusal:
-        case AlreadyAnswered(by=by) | Cancelled(by=by):
+        case outcomes.AlreadyAnswered(by=by) | outcomes.Cancelled(by=by):
             return dataclasses.replace(refusal, by=name_shown(by))
-        case AnswerInvalid(fields=fields):
+        case outcomes.AnswerInvalid(fields=fields):
             shown = {
                 display(k, markup="slack"): display(v, markup="slack") for k, v in fields.items()
             }
-            return AnswerInvalid(shown)
+            return outcomes.AnswerInvalid(shown)
         case _:
             return refusal
 

@@ -28,15 +28,9 @@ from adapters.teams._cards import question_card
 from adapters.teams._closed import closed_card, refusal_card
 from adapters.teams._surface import TeamsSurface
 from bot.admin import AdminService
+from bot.service import outcomes
 from bot.service.messages import NOT_STARTED, refusal_text
-from bot.service.outcomes import (
-    AnswerInvalid,
-    Counted,
-    NotStarted,
-    Redeemed,
-    RedeemOutcome,
-    TokenInvalid,
-)
+from bot.service.outcomes import NotStarted
 from bot.service.runs import RunService
 from bot.service.surfaces import DeliveryError
 from bot.stores.records import Question, QuestionStatus, RunRecord
@@ -129,7 +123,7 @@ class TeamsBot:
                 # Only our cards' Action.Execute is an invoke we are sent.
                 return Reply(400, {"error": NOT_OUR_INVOKE})
             if data is None:
-                return card_reply(refusal_card(refusal_text(TokenInvalid())))
+                return card_reply(refusal_card(refusal_text(outcomes.TokenInvalid())))
             return await self._answer_invoke(activity, data)
         if data is not None:
             await self._answer_submit(activity, data)
@@ -161,9 +155,9 @@ class TeamsBot:
 
     async def _answer_invoke(self, activity: Json, data: Mapping[str, Any]) -> Reply:
         outcome, found = await self._redeem(activity, data)
-        if isinstance(outcome, Redeemed):
+        if isinstance(outcome, outcomes.Redeemed):
             return card_reply(closed_card(outcome.closed))
-        if isinstance(outcome, Counted):
+        if isinstance(outcome, outcomes.Counted):
             # Counted toward a quorum: the voter sees the card again, with the tally.
             counted = await self._question(self.service(), activity, str(data.get("iid", "")))
             if counted is not None:
@@ -171,9 +165,9 @@ class TeamsBot:
                 token = str(data.get("token", ""))
                 context = self.surface.card_context(run, record, token=token)
                 return card_reply(question_card(context))
-        if isinstance(outcome, AnswerInvalid) and found is None:
+        if isinstance(outcome, outcomes.AnswerInvalid) and found is None:
             found = await self._question(self.service(), activity, str(data.get("iid", "")))
-        if isinstance(outcome, AnswerInvalid) and found is not None:
+        if isinstance(outcome, outcomes.AnswerInvalid) and found is not None:
             run, record = found
             errors = errors_for(record.name, record.payload, outcome.fields)
             context = self.surface.card_context(
@@ -192,7 +186,7 @@ class TeamsBot:
         service_url = str(activity.get("serviceUrl", ""))
         conversation = str((activity.get("conversation") or {}).get("id", ""))
         try:
-            if isinstance(outcome, Redeemed):
+            if isinstance(outcome, outcomes.Redeemed):
                 card_id = str(activity.get("replyToId") or "")
                 if card_id:
                     update = {
@@ -208,7 +202,7 @@ class TeamsBot:
 
     async def _redeem(
         self, activity: Json, data: Mapping[str, Any]
-    ) -> tuple[RedeemOutcome, tuple[RunRecord, Question] | None]:
+    ) -> tuple[outcomes.RedeemOutcome, tuple[RunRecord, Question] | None]:
         service = self.service()
         found = None
         answer: Json = {}

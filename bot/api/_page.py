@@ -41,24 +41,9 @@ from bot.api._settings import LinkSettings
 from bot.api.links import ANSWER_LINKS, LinkClaims, LinkInvalidError
 from bot.client.identity import console_id, names
 from bot.questions.records import Question, QuestionStatus
+from bot.service import outcomes
 from bot.service.messages import SIGN_IN_NEEDED, SIGN_IN_THROTTLED, refusal_text
-from bot.service.outcomes import (
-    AlreadyAnswered,
-    AlreadyVoted,
-    AnswerInvalid,
-    Cancelled,
-    Counted,
-    NotAllowedToAnswer,
-    Redeemed,
-    Refusal,
-    Replayed,
-    Responder,
-    ScopeMismatch,
-    SelfApproval,
-    StoreUnavailable,
-    TokenExpired,
-    TokenInvalid,
-)
+from bot.service.outcomes import Responder
 from bot.service.runs import RUN_SERVICE
 from bot.serving import ALLOWED_HOSTS, SIGN_IN, RateLimits, Throttled, client_of
 from bot.serving._settings import CHALLENGE
@@ -139,12 +124,12 @@ class LinkPage:
             scope=record.scope,
             once_key=f"link-page:{nonce}",
         )
-        if isinstance(outcome, Redeemed | Counted | Replayed):
+        if isinstance(outcome, outcomes.Redeemed | outcomes.Counted | outcomes.Replayed):
             # Post, redirect, get: a reload shows the outcome and sends nothing again.
             raise web.HTTPSeeOther(location=request.path, headers=self._headers)
         status = _status_of(outcome)
         fresh = await service.stores.ledger.get(record.interrupt_id) or record
-        field_errors = dict(outcome.fields) if isinstance(outcome, AnswerInvalid) else {}
+        field_errors = dict(outcome.fields) if isinstance(outcome, outcomes.AnswerInvalid) else {}
         return await self._draw(
             request,
             claims,
@@ -269,17 +254,27 @@ def mount_link_page(
     app.router.add_post(LINK_ROUTE, page.answer)
 
 
-def _status_of(outcome: Refusal) -> int:
+def _status_of(outcome: outcomes.Refusal) -> int:
     match outcome:
-        case Counted() | Replayed():
+        case outcomes.Counted() | outcomes.Replayed():
             return 303  # recorded (now or before): the caller redirects to the page
-        case AlreadyAnswered() | Cancelled() | TokenExpired() | AlreadyVoted():
+        case (
+            outcomes.AlreadyAnswered()
+            | outcomes.Cancelled()
+            | outcomes.TokenExpired()
+            | outcomes.AlreadyVoted()
+        ):
             return 409
-        case NotAllowedToAnswer() | ScopeMismatch() | TokenInvalid() | SelfApproval():
+        case (
+            outcomes.NotAllowedToAnswer()
+            | outcomes.ScopeMismatch()
+            | outcomes.TokenInvalid()
+            | outcomes.SelfApproval()
+        ):
             return 403
-        case AnswerInvalid():
+        case outcomes.AnswerInvalid():
             return 422
-        case StoreUnavailable():
+        case outcomes.StoreUnavailable():
             return 503
         case _:
             assert_never(outcome)

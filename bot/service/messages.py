@@ -7,21 +7,7 @@ from datetime import UTC, datetime
 from typing import Any, assert_never
 
 from bot.client.edits import diff_text
-from bot.service.outcomes import (
-    AlreadyAnswered,
-    AlreadyVoted,
-    AnswerInvalid,
-    Cancelled,
-    Counted,
-    NotAllowedToAnswer,
-    Refusal,
-    Replayed,
-    ScopeMismatch,
-    SelfApproval,
-    StoreUnavailable,
-    TokenExpired,
-    TokenInvalid,
-)
+from bot.service import outcomes
 
 LATE_ANSWER_RECORDED = "Your answer was recorded; it took longer than usual, nothing else to do."
 NOT_STARTED = "The bot could not record your message just now; nothing was started, try again."
@@ -31,36 +17,38 @@ def when(at: float) -> str:
     return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def refusal_text(refusal: Refusal) -> str:
+def refusal_text(refusal: outcomes.Refusal) -> str:
     """One sentence: what happened and what to do."""
     match refusal:
-        case TokenInvalid():
+        case outcomes.TokenInvalid():
             return "This answer link is not valid; answer from the latest message the bot posted."
-        case TokenExpired():
+        case outcomes.TokenExpired():
             return "This question has expired; ask the bot again to get a fresh one."
-        case AlreadyAnswered(by=by, at=at):
+        case outcomes.AlreadyAnswered(by=by, at=at):
             return f"This question was already answered by {by} at {when(at)}; nothing changed."
-        case Cancelled(by=by, at=at):
+        case outcomes.Cancelled(by=by, at=at):
             return f"This question was cancelled by {by} at {when(at)}; nothing changed."
-        case ScopeMismatch():
+        case outcomes.ScopeMismatch():
             # The scope is the channel (or chat) as well as the workspace or tenant, and
             # which of them differs is not known here: name what is true of both.
             return "This question was asked in another conversation; answer it where it was asked."
-        case NotAllowedToAnswer():
+        case outcomes.NotAllowedToAnswer():
             return "This question is not yours to answer; ask the person who started the run."
-        case AnswerInvalid(fields=fields):
+        case outcomes.AnswerInvalid(fields=fields):
             detail = "; ".join(f"{name}: {problem}" for name, problem in fields.items())
             return f"That answer does not fit the question ({detail}); correct it and submit again."
-        case StoreUnavailable():
+        case outcomes.StoreUnavailable():
             return "The bot could not record your answer just now; nothing changed, try again."
-        case SelfApproval():
+        case outcomes.SelfApproval():
             return (
                 "You requested this, and its policy lets only someone else approve or reject it;"
                 " nothing changed."
             )
-        case AlreadyVoted():
+        case outcomes.AlreadyVoted():
             return "You already answered this question; nothing changed, it waits for the others."
-        case Counted(decision=decision, approvals=approvals, rejections=rejections, quorum=k):
+        case outcomes.Counted(
+            decision=decision, approvals=approvals, rejections=rejections, quorum=k
+        ):
             if decision == "edit" and refusal.restarted:
                 return (
                     f"Your edit ({refusal.changes}) is a new proposal, so the count started "
@@ -79,7 +67,7 @@ def refusal_text(refusal: Refusal) -> str:
             if decision == "approve":
                 return f"Your approval is counted: {approvals} of {k} approved; it needs {k}."
             return f"Your rejection is counted: {rejections} of {k} rejected; it needs {k}."
-        case Replayed():
+        case outcomes.Replayed():
             return "This answer arrived already and was dealt with then; nothing changed."
         case _:
             assert_never(refusal)

@@ -25,27 +25,10 @@ from bot.human.pause_event import claims_for
 from bot.human.tokens import TokenClaims, TokenError, TokenExpiredError
 from bot.questions import posts, quorum
 from bot.questions.write import Ballot, TurnToResume
-from bot.service import run_events
+from bot.service import outcomes, run_events
 from bot.service.capability_ports import LifecyclePorts, lifecycle_of
 from bot.service.known import KnownQuestions, KnownRuns
-from bot.service.outcomes import (
-    AlreadyAnswered,
-    AlreadyVoted,
-    AnswerInvalid,
-    Cancelled,
-    Counted,
-    NotAllowedToAnswer,
-    Redeemed,
-    RedeemOutcome,
-    Refusal,
-    Replayed,
-    Responder,
-    ScopeMismatch,
-    SelfApproval,
-    StoreUnavailable,
-    TokenExpired,
-    TokenInvalid,
-)
+from bot.service.outcomes import Responder
 from bot.service.policy import AnswerPolicy
 from bot.stores.ports import Stores
 from bot.stores.records import AuditEvent, Closing, Question, QuestionStatus
@@ -98,7 +81,7 @@ class Redeemer:
         responder: Responder,
         scope: str,
         once_key: str = "",
-    ) -> RedeemOutcome:
+    ) -> outcomes.RedeemOutcome:
         now = self._clock()
         once_key = once_key if self._quick else ""
         refused = partial(self._refused, once_key=once_key)
@@ -107,13 +90,13 @@ class Redeemer:
             # Composition fault: without the capability's reader no pause can
             # be redeemed, and reading around it would skip the deployment's choice.
             log.error("the human-interaction capability has no decode_token; cannot redeem")
-            return await refused(TokenInvalid(), None, responder)
+            return await refused(outcomes.TokenInvalid(), None, responder)
         try:
             claims = decode(token)
         except TokenExpiredError:
-            return await refused(TokenExpired(), None, responder)
+            return await refused(outcomes.TokenExpired(), None, responder)
         except TokenError:
-            return await refused(TokenInvalid(), None, responder)
+            return await refused(outcomes.TokenInvalid(), None, responder)
         except Exception as error:  # noqa: BLE001 - any crash of the reader is a refusal
             # A reader that crashes on what a stranger sent is still a refusal
             # to that stranger; the log says which reader to fix. Its message
@@ -125,12 +108,12 @@ class Redeemer:
                 where.filename,
                 where.lineno,
             )
-            return await refused(TokenInvalid(), None, responder)
+            return await refused(outcomes.TokenInvalid(), None, responder)
         try:
             return await self._redeem_claims(claims, answer, responder, scope, now, once_key)
         except Exception:
             log.exception("redeem failed in the store", extra={"interrupt_id": claims.jti})
-            return StoreUnavailable()
+            return outcomes.StoreUnavailable()
 
     async def _redeem_claims(
         self,
@@ -140,7 +123,7 @@ class Redeemer:
         scope: str,
         now: float,
         once_key: str,
-    ) -> RedeemOutcome:
+    ) -> outcomes.RedeemOutcome:
         checked = partial(self._checked, claims=claims, answer=answer, responder=responder)
         asked = self.asked.get(claims.jti) if self._quick else None
         if asked is not None:
@@ -165,18 +148,18 @@ class Redeemer:
         now: float,
         once_key: str,
         known: bool,
-    ) -> RedeemOutcome | None:
+    ) -> outcomes.RedeemOutcome | None:
         """Every check, then the spend. ``known``: ``record`` is as this process asked it
         (``KnownQuestions``), not read now: any refusal, or a refused spend, gives up (None)
         with nothing written, for the caller to read the row and check it again."""
         refused = partial(self._refused, once_key=once_key)
         refuse = _give_up if known else refused
         if record is None or record.run_id != claims.sub or record.tool_call_id != claims.call:
-            return await refuse(TokenInvalid(), None, responder)
+            return await refuse(outcomes.TokenInvalid(), None, responder)
         if claims.args and claims.args != claims_for(record).args:
             # The token names the arguments it was minted for: an answer is about those,
             # and an edit is measured against them, never against others in their place.
-            return await refuse(TokenInvalid(), record, responder)
+            return await refuse(outcomes.TokenInvalid(), record, responder)
         closed = _closed_refusal(record)
         if closed is not None:
             return await refuse(closed, record, responder)
@@ -186,10 +169,10 @@ class Redeemer:
             # sweeper reads), so an answer after it is refused even if the
             # sweeper has not closed the row yet (a known question's spend checks the
             # row's expiry itself).
-            return await refuse(TokenExpired(record.expires_at), record, responder)
+            return await refuse(outcomes.TokenExpired(record.expires_at), record, responder)
         registration = self._capability.registration(record.name)
         if registration is None:
-            return await refuse(TokenInvalid(), record, responder)
+            return await refuse(outcomes.TokenInvalid(), record, responder)
         if scope != record.scope and scope not in posts.scopes_of(record):
             if known:
                 return None  # the attempt is recorded with the row read
@@ -200,17 +183,17 @@ class Redeemer:
             attempt = {"scope": scope, "responder": responder.id, "at": now}
             await self._lifecycle.record_cross_scope(record.interrupt_id, attempt, at=now)
             if not registration.cross_scope_allowed:
-                return await refused(ScopeMismatch(), record, responder)
+                return await refused(outcomes.ScopeMismatch(), record, responder)
         run = await self._known.origin(record.run_id)
         # Before the answerers' rule: an admin who asked is still the one who asked.
         if quorum.is_self_answer(record, run, responder.id):
-            return await refuse(SelfApproval(), record, responder)
+            return await refuse(outcomes.SelfApproval(), record, responder)
         if not await self._policy(record, run, responder):
-            return await refuse(NotAllowedToAnswer(), record, responder)
+            return await refuse(outcomes.NotAllowedToAnswer(), record, responder)
         try:
             clean = registration.validate_answer(answer, record.payload)
         except AnswerValidationError as invalid:
-            return await refuse(AnswerInvalid(invalid.fields), record, responder)
+            return await refuse(outcomes.AnswerInvalid(invalid.fields), record, responder)
         closing = Closing(
             QuestionStatus.ANSWERED,
             by=responder.display,
@@ -231,7 +214,7 @@ class Redeemer:
             )  # fmt: skip
             voted = await consumption.lifecycle.vote(ballot, closing, once_key=once_key)
             if voted.again:
-                return await refused(AlreadyVoted(), record, responder)
+                return await refused(outcomes.AlreadyVoted(), record, responder)
             written = voted.written
             answered = written.question if written is not None else None
             if answered is not None and answered.status is QuestionStatus.OUTSTANDING:
@@ -248,10 +231,10 @@ class Redeemer:
             # won has closed the row by now.
             latest = await self._stores.ledger.get(record.interrupt_id)
             lost = _closed_refusal(latest) if latest is not None else None
-            return await refused(lost or TokenInvalid(), record, responder)
+            return await refused(lost or outcomes.TokenInvalid(), record, responder)
         # The spend audited the answer in its own write.
         run_events.answered(record.run_id, record.interrupt_id, by=responder.display)
-        return Redeemed(
+        return outcomes.Redeemed(
             record.interrupt_id, record.run_id, responder.display, clean, now, answered, run, turn
         )
 
@@ -285,12 +268,12 @@ class Redeemer:
 
     async def _refused(
         self,
-        refusal: Refusal,
+        refusal: outcomes.Refusal,
         record: Question | None,
         responder: Responder,
         *,
         once_key: str = "",
-    ) -> Refusal:
+    ) -> outcomes.Refusal:
         """Audit the refusal, with the request's key if it has one: the key on record
         already means this request was dealt with before, and it is ``Replayed``."""
         reason = type(refusal).__name__
@@ -315,33 +298,35 @@ class Redeemer:
         return refusal
 
 
-async def _give_up(refusal: Refusal, record: Question | None, responder: Responder) -> None:
+async def _give_up(
+    refusal: outcomes.Refusal, record: Question | None, responder: Responder
+) -> None:
     """A known question's refusal: nothing audited, the row is read and checked instead."""
     del refusal, record, responder
 
 
-def _replayed(record: Question | None) -> Replayed:
+def _replayed(record: Question | None) -> outcomes.Replayed:
     extra = {"interrupt_id": record.interrupt_id} if record else {}
     log.info("an answer's request seen before (a replay); nothing recorded", extra=extra)
-    return Replayed()
+    return outcomes.Replayed()
 
 
-def _counted(question: Question, decision: str) -> Counted:
+def _counted(question: Question, decision: str) -> outcomes.Counted:
     tally = question.tally or {}
     k = quorum.policy_of(question).quorum
     approvals, rejections = len(tally.get("approve", ())), len(tally.get("reject", ()))
     changes, restarted = str(tally.get("changes", "")), bool(tally.get("restarted"))
-    return Counted(decision, approvals, rejections, k, changes, restarted)
+    return outcomes.Counted(decision, approvals, rejections, k, changes, restarted)
 
 
-def _closed_refusal(record: Question) -> Refusal | None:
+def _closed_refusal(record: Question) -> outcomes.Refusal | None:
     at = record.closed_at or 0.0
     match record.status:
         case QuestionStatus.OUTSTANDING:
             return None
         case QuestionStatus.ANSWERED:
-            return AlreadyAnswered(record.closed_by, at)
+            return outcomes.AlreadyAnswered(record.closed_by, at)
         case QuestionStatus.EXPIRED:
-            return TokenExpired(at)
+            return outcomes.TokenExpired(at)
         case QuestionStatus.CANCELLED:
-            return Cancelled(record.closed_by, at)
+            return outcomes.Cancelled(record.closed_by, at)

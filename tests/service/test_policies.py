@@ -10,15 +10,9 @@ import pytest
 from bot.client.models import Policy
 from bot.interactions.approval import approval_registration, approval_tool
 from bot.questions.quorum import EXPIRED_REJECTION, people_text, tally_text
+from bot.service import outcomes
 from bot.service.messages import refusal_text
-from bot.service.outcomes import (
-    AlreadyAnswered,
-    AlreadyVoted,
-    Counted,
-    Redeemed,
-    Responder,
-    SelfApproval,
-)
+from bot.service.outcomes import Responder
 from bot.service.policy import RequesterOrApprovers, parse_policies
 from bot.stores import QuestionStatus, RunStatus
 from bot.stores.ports import Stores
@@ -68,20 +62,20 @@ async def test_the_requester_is_refused_either_way_and_nothing_changes(
     h = await paused(harness, stores, requester_may_answer=False)
     for answer in (APPROVE, REJECT):
         outcome = await h.answer(answer, who=REQUESTER)
-        assert isinstance(outcome, SelfApproval)
-    assert "only someone else" in refusal_text(SelfApproval())
+        assert isinstance(outcome, outcomes.SelfApproval)
+    assert "only someone else" in refusal_text(outcomes.SelfApproval())
     row = await _row(h)
     assert row.status is QuestionStatus.OUTSTANDING and row.tally is None
     # An admin who started the run is still the requester.
     admin = Responder(REQUESTER.id, REQUESTER.name, is_admin=True)
-    assert isinstance(await h.answer(APPROVE, who=admin), SelfApproval)
-    assert isinstance(await h.answer(APPROVE, who=BOB), Redeemed)
+    assert isinstance(await h.answer(APPROVE, who=admin), outcomes.SelfApproval)
+    assert isinstance(await h.answer(APPROVE, who=BOB), outcomes.Redeemed)
     assert _resumes(h) == 1
 
 
 async def test_by_default_the_requester_may_answer(harness: HarnessFactory, stores: Stores) -> None:
     h = await paused(harness, stores)
-    assert isinstance(await h.answer(APPROVE, who=REQUESTER), Redeemed)
+    assert isinstance(await h.answer(APPROVE, who=REQUESTER), outcomes.Redeemed)
 
 
 async def test_a_fail_closed_expiry_is_expired_with_a_rejection(
@@ -112,7 +106,7 @@ async def test_a_plain_expiry_stores_no_answer(
 async def test_a_quorum_of_two_needs_two_people(harness: HarnessFactory, stores: Stores) -> None:
     h = await paused(harness, stores, quorum=2)
     first = await h.answer(APPROVE, who=BOB)
-    assert first == Counted("approve", 1, 0, 2)
+    assert first == outcomes.Counted("approve", 1, 0, 2)
     assert "1 of 2 approved" in refusal_text(first)
     row = await _row(h)
     assert row.status is QuestionStatus.OUTSTANDING
@@ -121,14 +115,14 @@ async def test_a_quorum_of_two_needs_two_people(harness: HarnessFactory, stores:
     redrawn = h.surface.refreshed[-1][0]
     assert tally_text(redrawn.tally, redrawn.quorum) == "1 of 2 approved: @bo"
     # The same person again: refused, nothing changes, for either decision.
-    assert isinstance(await h.answer(APPROVE, who=BOB), AlreadyVoted)
-    assert isinstance(await h.answer(REJECT, who=BOB), AlreadyVoted)
+    assert isinstance(await h.answer(APPROVE, who=BOB), outcomes.AlreadyVoted)
+    assert isinstance(await h.answer(REJECT, who=BOB), outcomes.AlreadyVoted)
     assert (await _row(h)).tally == row.tally
     assert _resumes(h) == 0
     run = await h.stores.runs.get(row.run_id)
     assert run is not None and run.status is RunStatus.PAUSED
     done = await h.answer(APPROVE, who=CAROL)
-    assert isinstance(done, Redeemed)
+    assert isinstance(done, outcomes.Redeemed)
     closed = await _row(h)
     assert closed.status is QuestionStatus.ANSWERED
     assert closed.answer["decision"] == "approve"
@@ -138,7 +132,7 @@ async def test_a_quorum_of_two_needs_two_people(harness: HarnessFactory, stores:
     assert closed.closed_by == "bo and ana"
     assert _resumes(h) == 1
     late = await h.answer(APPROVE, who=DAN)
-    assert isinstance(late, AlreadyAnswered) and late.by == "bo and ana"
+    assert isinstance(late, outcomes.AlreadyAnswered) and late.by == "bo and ana"
     assert _resumes(h) == 1
 
 
@@ -151,8 +145,8 @@ def test_several_deciders_are_named_together() -> None:
 
 async def test_one_reject_rejects_by_default(harness: HarnessFactory, stores: Stores) -> None:
     h = await paused(harness, stores, quorum=2)
-    assert isinstance(await h.answer(APPROVE, who=BOB), Counted)
-    assert isinstance(await h.answer(REJECT, who=CAROL), Redeemed)
+    assert isinstance(await h.answer(APPROVE, who=BOB), outcomes.Counted)
+    assert isinstance(await h.answer(REJECT, who=CAROL), outcomes.Redeemed)
     closed = await _row(h)
     assert closed.answer["decision"] == "reject" and closed.answer["rejected_by"] == ["test:carol"]
     assert _resumes(h) == 1
@@ -160,9 +154,9 @@ async def test_one_reject_rejects_by_default(harness: HarnessFactory, stores: St
 
 async def test_reject_quorum_needs_as_many_rejects(harness: HarnessFactory, stores: Stores) -> None:
     h = await paused(harness, stores, quorum=2, reject="quorum")
-    assert await h.answer(REJECT, who=BOB) == Counted("reject", 0, 1, 2)
+    assert await h.answer(REJECT, who=BOB) == outcomes.Counted("reject", 0, 1, 2)
     assert (await _row(h)).status is QuestionStatus.OUTSTANDING
-    assert isinstance(await h.answer(REJECT, who=CAROL), Redeemed)
+    assert isinstance(await h.answer(REJECT, who=CAROL), outcomes.Redeemed)
     assert (await _row(h)).answer["rejected_by"] == ["test:bob", "test:carol"]
 
 

@@ -9,19 +9,9 @@ from typing import Any
 import pytest
 
 from bot.human import ASK_USER, AskUserPayload, AskUserResponse, InteractionRegistration
+from bot.service import outcomes
 from bot.service.messages import refusal_text
-from bot.service.outcomes import (
-    AlreadyAnswered,
-    AnswerInvalid,
-    Cancelled,
-    NotAllowedToAnswer,
-    Redeemed,
-    Responder,
-    ScopeMismatch,
-    StoreUnavailable,
-    TokenExpired,
-    TokenInvalid,
-)
+from bot.service.outcomes import Responder
 from bot.stores import QuestionStatus, RunStatus
 from bot.stores.ports import Stores
 from bot.testing import FixedClock, call, calls, question, say
@@ -61,18 +51,18 @@ async def test_refusals_spend_nothing_and_the_right_answer_still_redeems(
         await h.answer({"wrong": "shape"}),
     ]
     assert [type(r) for r in refusals] == [
-        TokenInvalid,
-        ScopeMismatch,
-        NotAllowedToAnswer,
-        AnswerInvalid,
-        AnswerInvalid,
-        AnswerInvalid,
+        outcomes.TokenInvalid,
+        outcomes.ScopeMismatch,
+        outcomes.NotAllowedToAnswer,
+        outcomes.AnswerInvalid,
+        outcomes.AnswerInvalid,
+        outcomes.AnswerInvalid,
     ]
     await assert_untouched(h)
     won = await h.answer(GOOD)
-    assert isinstance(won, Redeemed) and won.responder == "Alice"
+    assert isinstance(won, outcomes.Redeemed) and won.responder == "Alice"
     again = await h.answer(GOOD)
-    assert isinstance(again, AlreadyAnswered) and again.by == "Alice"
+    assert isinstance(again, outcomes.AlreadyAnswered) and again.by == "Alice"
     assert "already answered by Alice" in refusal_text(again)
     assert h.surface.outcomes[-1][1] == "deployed"
 
@@ -84,9 +74,9 @@ async def test_every_kind_of_bad_token_is_refused_and_spends_nothing(
     h = await paused(harness, stores)
     for kind, token in forgeries(h.surface.last_token).items():
         refused = await h.answer(GOOD, token=token)
-        assert isinstance(refused, TokenInvalid), kind
+        assert isinstance(refused, outcomes.TokenInvalid), kind
         await assert_untouched(h)
-    assert isinstance(await h.answer(GOOD), Redeemed)
+    assert isinstance(await h.answer(GOOD), outcomes.Redeemed)
 
 
 async def test_a_cross_scope_attempt_is_recorded_on_the_ledger(
@@ -112,7 +102,7 @@ async def test_cross_scope_is_allowed_when_the_registration_says_so(
     outcome = await h.service.redeem(
         h.surface.last_token, GOOD, responder=Responder("test:alice", "Alice"), scope="T2"
     )
-    assert isinstance(outcome, Redeemed)
+    assert isinstance(outcome, outcomes.Redeemed)
 
 
 async def test_an_answer_invalid_refusal_names_the_field(
@@ -121,7 +111,7 @@ async def test_an_answer_invalid_refusal_names_the_field(
     """The refusal says which answer was wrong, in one sentence."""
     h = await paused(harness, stores)
     refused = await h.answer({"answers": {"Which environment?": "prod"}})
-    assert isinstance(refused, AnswerInvalid)
+    assert isinstance(refused, outcomes.AnswerInvalid)
     assert "'prod' is not one of ['staging', 'production']" in refusal_text(refused)
 
 
@@ -131,7 +121,7 @@ async def test_an_admin_may_answer_someone_elses_question(
     """Admins pass the answer policy even when they did not start the run."""
     h = await paused(harness, stores)
     outcome = await h.answer(GOOD, who=Responder("test:root", "Root", is_admin=True))
-    assert isinstance(outcome, Redeemed)
+    assert isinstance(outcome, outcomes.Redeemed)
 
 
 async def test_an_expired_token_is_refused_and_the_sweep_resumes_without_an_answer(
@@ -140,7 +130,7 @@ async def test_an_expired_token_is_refused_and_the_sweep_resumes_without_an_answ
     """Past expiry: TokenExpired; the sweeper closes it and the model is told 'no answer'."""
     h = await paused(harness, stores)
     clock.advance(24 * 3600 + 1)
-    assert isinstance(await h.answer(GOOD), TokenExpired)
+    assert isinstance(await h.answer(GOOD), outcomes.TokenExpired)
     await assert_untouched(h)
     assert await h.service.sweep() == 1
     await h.service.wait_idle()
@@ -148,7 +138,7 @@ async def test_an_expired_token_is_refused_and_the_sweep_resumes_without_an_answ
     observation = next(m for m in h.provider.calls[-1] if m.role == "tool").content
     assert "expired" in observation and "not a refusal" in observation
     assert h.surface.closed[-1].status is QuestionStatus.EXPIRED
-    assert isinstance(await h.answer(GOOD), TokenExpired)
+    assert isinstance(await h.answer(GOOD), outcomes.TokenExpired)
 
 
 async def test_a_cancelled_question_refuses_later_answers_with_who_cancelled(
@@ -160,7 +150,7 @@ async def test_a_cancelled_question_refuses_later_answers_with_who_cancelled(
     assert await h.service.cancel(interrupt_id, by=Responder("test:root", "Root"))
     await h.service.wait_idle()
     refused = await h.answer(GOOD)
-    assert isinstance(refused, Cancelled) and refused.by == "Root"
+    assert isinstance(refused, outcomes.Cancelled) and refused.by == "Root"
     seen = json.loads(next(m for m in h.provider.calls[-1] if m.role == "tool").content)
     assert (seen["status"], seen["cancelled_by"]["name"]) == ("cancelled", "Root")
 
@@ -178,11 +168,11 @@ async def test_a_store_failing_mid_spend_leaves_the_token_unspent(
     real = unit.apply
     monkeypatch.setattr(unit, "apply", broken)
     refused = await h.answer(GOOD)
-    assert isinstance(refused, StoreUnavailable)
+    assert isinstance(refused, outcomes.StoreUnavailable)
     assert "try again" in refusal_text(refused)
     await assert_untouched(h)
     monkeypatch.setattr(unit, "apply", real)
-    assert isinstance(await h.answer(GOOD), Redeemed)
+    assert isinstance(await h.answer(GOOD), outcomes.Redeemed)
 
 
 async def test_an_answer_to_a_question_this_process_asked_reads_no_row(
@@ -199,11 +189,11 @@ async def test_an_answer_to_a_question_this_process_asked_reads_no_row(
 
     monkeypatch.setattr(stores.ledger, "get", counted)
     won = await h.answer(GOOD)
-    assert isinstance(won, Redeemed) and won.closed.status is QuestionStatus.ANSWERED
+    assert isinstance(won, outcomes.Redeemed) and won.closed.status is QuestionStatus.ANSWERED
     assert read == []
     # Closed now, and forgotten: a second answer reads the row and hears who answered.
     again = await h.answer(GOOD)
-    assert isinstance(again, AlreadyAnswered) and again.by == "Alice"
+    assert isinstance(again, outcomes.AlreadyAnswered) and again.by == "Alice"
     assert read == [won.interrupt_id]
 
 
@@ -217,6 +207,6 @@ async def test_a_question_closed_by_another_process_is_refused_as_the_row_says(
     assert await elsewhere.service.cancel(interrupt_id, by=Responder("test:root", "Root"))
     await elsewhere.service.wait_idle()
     refused = await h.answer(GOOD)
-    assert isinstance(refused, Cancelled) and refused.by == "Root"
+    assert isinstance(refused, outcomes.Cancelled) and refused.by == "Root"
     row = await stores.ledger.get(interrupt_id)
     assert row is not None and row.status is QuestionStatus.CANCELLED

@@ -5,15 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.service.outcomes import (
-    AlreadyAnswered,
-    AlreadyVoted,
-    Counted,
-    Redeemed,
-    Replayed,
-    SelfApproval,
-    TokenInvalid,
-)
+from bot.service import outcomes
 from bot.stores import QuestionStatus
 from bot.stores.ports import Stores
 from tests.service.test_policies import APPROVE, BOB, CAROL, _resumes, _row, paused
@@ -29,12 +21,14 @@ async def test_a_spent_answer_sent_again_with_its_key_is_replayed(
     harness: HarnessFactory, stores: Stores
 ) -> None:
     h = await paused(harness, stores)
-    assert isinstance(await h.answer(APPROVE, who=BOB, once_key="click-1"), Redeemed)
+    assert isinstance(await h.answer(APPROVE, who=BOB, once_key="click-1"), outcomes.Redeemed)
     audited = await _kinds(h)
-    assert await h.answer(APPROVE, who=BOB, once_key="click-1") == Replayed()
+    assert await h.answer(APPROVE, who=BOB, once_key="click-1") == outcomes.Replayed()
     assert await _kinds(h) == audited and _resumes(h) == 1
     # Another request (a second click) is still told the question was answered.
-    assert isinstance(await h.answer(APPROVE, who=BOB, once_key="click-2"), AlreadyAnswered)
+    assert isinstance(
+        await h.answer(APPROVE, who=BOB, once_key="click-2"), outcomes.AlreadyAnswered
+    )
     assert (await _kinds(h)).count("refused") == audited.count("refused") + 1
 
 
@@ -42,10 +36,12 @@ async def test_a_refused_answer_sent_again_with_its_key_is_replayed(
     harness: HarnessFactory, stores: Stores
 ) -> None:
     h = await paused(harness, stores, requester_may_answer=False)
-    assert isinstance(await h.answer(APPROVE, who=REQUESTER, once_key="click-1"), SelfApproval)
+    assert isinstance(
+        await h.answer(APPROVE, who=REQUESTER, once_key="click-1"), outcomes.SelfApproval
+    )
     audited = await _kinds(h)
     assert audited.count("refused") == 1
-    assert await h.answer(APPROVE, who=REQUESTER, once_key="click-1") == Replayed()
+    assert await h.answer(APPROVE, who=REQUESTER, once_key="click-1") == outcomes.Replayed()
     assert await _kinds(h) == audited
     assert await stores.replays.applied("click-1")
 
@@ -55,8 +51,8 @@ async def test_a_forged_token_sent_again_with_its_key_is_replayed(
 ) -> None:
     h = await paused(harness, stores)
     forged = h.surface.last_token[:-4] + "AAAA"
-    assert isinstance(await h.answer(APPROVE, token=forged, once_key="k"), TokenInvalid)
-    assert await h.answer(APPROVE, token=forged, once_key="k") == Replayed()
+    assert isinstance(await h.answer(APPROVE, token=forged, once_key="k"), outcomes.TokenInvalid)
+    assert await h.answer(APPROVE, token=forged, once_key="k") == outcomes.Replayed()
     refused = [e for e in await stores.audit.recent() if e.kind == "refused"]
     assert len(refused) == 1
 
@@ -65,13 +61,15 @@ async def test_a_vote_sent_again_with_its_key_is_replayed(
     harness: HarnessFactory, stores: Stores
 ) -> None:
     h = await paused(harness, stores, quorum=2)
-    assert await h.answer(APPROVE, who=BOB, once_key="click-1") == Counted("approve", 1, 0, 2)
+    assert await h.answer(APPROVE, who=BOB, once_key="click-1") == outcomes.Counted(
+        "approve", 1, 0, 2
+    )
     audited = await _kinds(h)
-    assert await h.answer(APPROVE, who=BOB, once_key="click-1") == Replayed()
+    assert await h.answer(APPROVE, who=BOB, once_key="click-1") == outcomes.Replayed()
     assert await _kinds(h) == audited
     assert (await _row(h)).status is QuestionStatus.OUTSTANDING
-    assert isinstance(await h.answer(APPROVE, who=BOB, once_key="click-2"), AlreadyVoted)
+    assert isinstance(await h.answer(APPROVE, who=BOB, once_key="click-2"), outcomes.AlreadyVoted)
     # The deciding vote, keyed, closes it once; its replay changes nothing.
-    assert isinstance(await h.answer(APPROVE, who=CAROL, once_key="click-3"), Redeemed)
-    assert await h.answer(APPROVE, who=CAROL, once_key="click-3") == Replayed()
+    assert isinstance(await h.answer(APPROVE, who=CAROL, once_key="click-3"), outcomes.Redeemed)
+    assert await h.answer(APPROVE, who=CAROL, once_key="click-3") == outcomes.Replayed()
     assert (await _kinds(h)).count("answered") == 1 and _resumes(h) == 1

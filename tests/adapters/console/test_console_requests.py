@@ -10,18 +10,8 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from adapters.console import ConsoleSurface, mount_console
 from adapters.console._api import answer_response
+from bot.service import outcomes
 from bot.service.messages import refusal_text
-from bot.service.outcomes import (
-    AlreadyAnswered,
-    AnswerInvalid,
-    Cancelled,
-    NotAllowedToAnswer,
-    Refusal,
-    ScopeMismatch,
-    StoreUnavailable,
-    TokenExpired,
-    TokenInvalid,
-)
 from bot.service.policy import RequesterOrApprovers
 from bot.serving import ALLOWED_HOSTS, SIGN_IN, AllowedHosts, SignIn
 from tests.adapters.console.console_support import CID, JSON, WHICH_ENV, Console
@@ -143,17 +133,19 @@ async def test_json_within_the_depth_limit_is_read(console: Console) -> None:
 @pytest.mark.parametrize(
     ("refusal", "status"),
     [
-        (AlreadyAnswered("Ana", 1.0), 409),
-        (Cancelled("Root", 1.0), 409),
-        (TokenExpired(), 409),
-        (NotAllowedToAnswer(), 403),
-        (ScopeMismatch(), 403),
-        (TokenInvalid(), 403),
-        (AnswerInvalid({"answers": "pick one"}), 422),
-        (StoreUnavailable(), 503),
+        (outcomes.AlreadyAnswered("Ana", 1.0), 409),
+        (outcomes.Cancelled("Root", 1.0), 409),
+        (outcomes.TokenExpired(), 409),
+        (outcomes.NotAllowedToAnswer(), 403),
+        (outcomes.ScopeMismatch(), 403),
+        (outcomes.TokenInvalid(), 403),
+        (outcomes.AnswerInvalid({"answers": "pick one"}), 422),
+        (outcomes.StoreUnavailable(), 503),
     ],
 )
-async def test_each_refusal_has_its_status_and_sentence(refusal: Refusal, status: int) -> None:
+async def test_each_refusal_has_its_status_and_sentence(
+    refusal: outcomes.Refusal, status: int
+) -> None:
     """Every refusal maps to one status and carries the shared sentence."""
     response = answer_response(refusal)
     assert response.status == status

@@ -34,21 +34,8 @@ from bot.human.factory import AskUserPayload, AskUserResponse
 from bot.interactions.approval import ApprovalPayload, ApprovalResponse
 from bot.interactions.form import FormToolPayload
 from bot.questions.quorum import tally_text
+from bot.service import outcomes
 from bot.service.messages import nudge_text, refusal_text
-from bot.service.outcomes import (
-    AlreadyAnswered,
-    AlreadyVoted,
-    AnswerInvalid,
-    Cancelled,
-    Counted,
-    NotAllowedToAnswer,
-    Replayed,
-    ScopeMismatch,
-    SelfApproval,
-    StoreUnavailable,
-    TokenExpired,
-    TokenInvalid,
-)
 from bot.stores.records import (
     AuditEvent,
     Delivery,
@@ -325,18 +312,18 @@ def test_replies_nudges_refusals_and_moves_are_messages_slack_takes() -> None:
     )
     ok_message(moved_message("https://slack.com/archives/C1/p1700000000000001"))
     refusals = [
-        TokenInvalid(),
-        TokenExpired(),
-        AlreadyAnswered(NASTY, AT),
-        Cancelled(NASTY, AT),
-        ScopeMismatch(),
-        NotAllowedToAnswer(),
-        AnswerInvalid({fill(100): fill(2_000) for _ in range(1)}),
-        StoreUnavailable(),
-        SelfApproval(),
-        AlreadyVoted(),
-        Counted("approve", 1, 0, 2),
-        Replayed(),
+        outcomes.TokenInvalid(),
+        outcomes.TokenExpired(),
+        outcomes.AlreadyAnswered(NASTY, AT),
+        outcomes.Cancelled(NASTY, AT),
+        outcomes.ScopeMismatch(),
+        outcomes.NotAllowedToAnswer(),
+        outcomes.AnswerInvalid({fill(100): fill(2_000) for _ in range(1)}),
+        outcomes.StoreUnavailable(),
+        outcomes.SelfApproval(),
+        outcomes.AlreadyVoted(),
+        outcomes.Counted("approve", 1, 0, 2),
+        outcomes.Replayed(),
     ]
     for refusal in refusals:
         ok_message({"text": refusal_text(_shown(refusal))})
