@@ -220,34 +220,30 @@ class Listeners:
 
     async def open_edit(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
         await ack()
-        self.later(self._open_edit(body, action))
-
-    async def _open_edit(self, body: dict[str, Any], action: dict[str, Any]) -> None:
-        token, _ = parse_value(str(action.get("value") or ""))
-        team, channel, user = who_where(body)
-        question = await self._question(channel, _thread(body), token)
-        if question is None:
-            await self._ephemeral(team, channel, user, QUESTION_CLOSED)
-            return
-        metadata = Metadata(token, "edit", channel, _message_ts(body), _thread(body))
-        await self._open(body, edit_modal(question.payload, metadata))
+        self.later(self._open_on_question(body, action, edit=True))
 
     async def open_form(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
         await ack()
-        self.later(self._open_form(body, action))
+        self.later(self._open_on_question(body, action, edit=False))
 
-    async def _open_form(self, body: dict[str, Any], action: dict[str, Any]) -> None:
+    async def _open_on_question(
+        self, body: dict[str, Any], action: dict[str, Any], *, edit: bool
+    ) -> None:
+        """The edit or the answer modal: both are drawn from the open question's record, so a
+        question closed meanwhile is told instead."""
         token, _ = parse_value(str(action.get("value") or ""))
         team, channel, user = who_where(body)
         question = await self._question(channel, _thread(body), token)
         if question is None:
             await self._ephemeral(team, channel, user, QUESTION_CLOSED)
             return
-        record = question
-        metadata = Metadata(
-            token, form_kind(record.name), channel, _message_ts(body), _thread(body)
-        )
-        view = answer_modal(record.name, record.payload, self._schema(record.name), metadata)
+        kind = "edit" if edit else form_kind(question.name)
+        metadata = Metadata(token, kind, channel, _message_ts(body), _thread(body))
+        if edit:
+            view = edit_modal(question.payload, metadata)
+        else:
+            schema = self._schema(question.name)
+            view = answer_modal(question.name, question.payload, schema, metadata)
         await self._open(body, view)
 
     async def submit(self, ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
