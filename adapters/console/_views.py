@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, assert_never
+from typing import Any
 
 from adapters.console._shown import page_payload, shown
 from adapters.console._surface import SURFACE
@@ -22,8 +22,7 @@ from bot.questions.quorum import tally_line
 from bot.service.messages import (
     answered_text,
     approval_line,
-    cancelled_text,
-    expired_text,
+    closed_text,
     when,
 )
 from bot.service.outcomes import Responder
@@ -176,7 +175,7 @@ def question_json(record: Question, token: str = "") -> dict[str, Any]:
         "expires_at": record.expires_at,
         "answer": shown(record.answer),
         "token": token if outstanding and token else None,
-        "closed_text": shown(closed_text(record)),
+        "closed_text": shown(closed_text(record, answered=_answered_text)),
         # Under a quorum, the votes so far ("1 of 2 approved: @ana"); "" otherwise.
         "tally": shown(tally_line(record)) if outstanding else "",
     }
@@ -187,20 +186,10 @@ def question_kind(name: str) -> str:
     return name if name in (ASK_USER, APPROVAL, FORM) else "other"
 
 
-def closed_text(record: Question) -> str | None:
-    at = record.closed_at or 0.0
-    match record.status:
-        case QuestionStatus.OUTSTANDING:
-            return None
-        case QuestionStatus.ANSWERED:
-            decision = (record.answer or {}).get("decision")
-            if record.name == APPROVAL and decision in ("edit", "respond"):
-                # Shown whole by the caller: the diff's values pass ``shown`` there.
-                return approval_line(record.answer or {}, record.closed_by, when(at), str)
-            return answered_text(record.closed_by, at)
-        case QuestionStatus.EXPIRED:
-            return expired_text(at)
-        case QuestionStatus.CANCELLED:
-            return cancelled_text(record.closed_by, at, record.cancel_reason)
-        case _:
-            assert_never(record.status)
+def _answered_text(record: Question, at: float) -> str:
+    """An answer as the console words it: an approval's edit or reply says what it was."""
+    decision = (record.answer or {}).get("decision")
+    if record.name == APPROVAL and decision in ("edit", "respond"):
+        # Shown whole by the caller: the diff's values pass ``shown`` there.
+        return approval_line(record.answer or {}, record.closed_by, when(at), str)
+    return answered_text(record.closed_by, at)

@@ -21,7 +21,7 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, assert_never
+from typing import Any
 
 from bot.display import display
 from bot.errors import BotError
@@ -32,8 +32,7 @@ from bot.questions.quorum import tally_line
 from bot.questions.records import Question, QuestionStatus, RunRecord
 from bot.service.messages import (
     answered_text,
-    cancelled_text,
-    expired_text,
+    closed_text,
     expires_text,
     level_text,
     when,
@@ -111,7 +110,7 @@ def question_page(record: Question, run: RunRecord | None, state: PageState) -> 
         parts.append(f'<p class="notice" role="status">{html(state.notice)}</p>')
     if state.error:
         parts.append(f'<p class="error" role="alert">{html(state.error)}</p>')
-    closed = closed_text(record)
+    closed = closed_text(record, answered=_answered_text)
     if state.expired and record.status is QuestionStatus.OUTSTANDING:
         parts.append(f'<p class="notice" role="status">{html(LINK_EXPIRED)}</p>')
     elif closed is not None:
@@ -137,24 +136,13 @@ def message_page(title: str, sentence: str) -> str:
     return _document(title, f'<h1>{html(title)}</h1>\n<p class="notice">{html(sentence)}</p>')
 
 
-def closed_text(record: Question) -> str | None:
-    """How the question ended and by whom, the console's wording; None while open."""
-    at = record.closed_at or 0.0
-    match record.status:
-        case QuestionStatus.OUTSTANDING:
-            return None
-        case QuestionStatus.ANSWERED:
-            decided = (record.answer or {}).get("decision")
-            if record.name == APPROVAL and decided in ("approve", "reject"):
-                verb = "Approved" if decided == "approve" else "Rejected"
-                return f"{verb} by {record.closed_by} at {when(at)}."
-            return answered_text(record.closed_by, at)
-        case QuestionStatus.EXPIRED:
-            return expired_text(at)
-        case QuestionStatus.CANCELLED:
-            return cancelled_text(record.closed_by, at, record.cancel_reason)
-        case _:
-            assert_never(record.status)
+def _answered_text(record: Question, at: float) -> str:
+    """An answer as the page words it: an approval says who approved or rejected it."""
+    decided = (record.answer or {}).get("decision")
+    if record.name == APPROVAL and decided in ("approve", "reject"):
+        verb = "Approved" if decided == "approve" else "Rejected"
+        return f"{verb} by {record.closed_by} at {when(at)}."
+    return answered_text(record.closed_by, at)
 
 
 def _document(title: str, body: str) -> str:

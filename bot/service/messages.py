@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any, assert_never
 
 from bot.client.edits import diff_text
+from bot.questions.records import Question, QuestionStatus
 from bot.service import outcomes
 
 LATE_ANSWER_RECORDED = "Your answer was recorded; it took longer than usual, nothing else to do."
@@ -111,6 +112,23 @@ def expired_text(at: float) -> str:
 
 def cancelled_text(by: str, at: float, reason: str = "") -> str:
     return cancelled_line(by, when(at), reason)
+
+
+def closed_text(record: Question, *, answered: Callable[[Question, float], str]) -> str | None:
+    """How a question ended and by whom, None while it is open. ``answered`` words an
+    answer: the one line each page words its own way (an approval's decision)."""
+    at = record.closed_at or 0.0
+    match record.status:
+        case QuestionStatus.OUTSTANDING:
+            return None
+        case QuestionStatus.ANSWERED:
+            return answered(record, at)
+        case QuestionStatus.EXPIRED:
+            return expired_text(at)
+        case QuestionStatus.CANCELLED:
+            return cancelled_text(record.closed_by, at, record.cancel_reason)
+        case _:
+            assert_never(record.status)
 
 
 # Slack and Teams redraw a closed question with one of these lines; ``at`` is
