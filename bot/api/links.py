@@ -124,28 +124,14 @@ class AnswerLinks:
         if not isinstance(token, str) or not token or len(token) > MAX_LINK_TOKEN_CHARS:
             raise LinkInvalidError("not an answer link")
         try:
-            kid = jwt.get_unverified_header(token).get("kid")
+            key = self._key_of(token)
         except jwt.PyJWTError as error:
             raise LinkInvalidError("not an answer link") from error
-        key = self._by_kid.get(kid) if isinstance(kid, str) else None
         if key is None:
             raise LinkInvalidError("signed by a key this bot does not hold")
         try:
-            data = jwt.decode(
-                token,
-                key.verifying,
-                # The key decides the algorithm: ``alg: none`` or another is refused.
-                algorithms=[key.algorithm],
-                audience=LINK_AUDIENCE,
-                issuer=DEFAULT_ISSUER,
-                # Expiry is the caller's to judge (above); no other time claim is minted.
-                options={
-                    "verify_exp": False,
-                    "verify_iat": False,
-                    "verify_nbf": False,
-                    "require": ["jti", "sub", "exp", "aud", "iss"],
-                },
-            )
+            # Expiry is the caller's to judge (above); no other time claim is minted.
+            data = _decoded(token, key, LINK_AUDIENCE, ["jti", "sub", "exp", "aud", "iss"])
         except jwt.PyJWTError as error:
             raise LinkInvalidError("the link does not check out") from error
         interrupt_id, answerer = data.get("jti"), data.get("sub")
@@ -181,24 +167,11 @@ class AnswerLinks:
         if not isinstance(value, str) or not value or len(value) > MAX_LINK_TOKEN_CHARS:
             return None
         try:
-            kid = jwt.get_unverified_header(value).get("kid")
-            key = self._by_kid.get(kid) if isinstance(kid, str) else None
+            key = self._key_of(value)
             if key is None:
                 return None
-            data = jwt.decode(
-                value,
-                key.verifying,
-                algorithms=[key.algorithm],
-                audience=PAGE_AUDIENCE,
-                issuer=DEFAULT_ISSUER,
-                # Times are judged by the bridge's clock, below, not by PyJWT's.
-                options={
-                    "verify_exp": False,
-                    "verify_iat": False,
-                    "verify_nbf": False,
-                    "require": ["jti", "sub", "exp"],
-                },
-            )
+            # Times are judged by the bridge's clock, below, not by PyJWT's.
+            data = _decoded(value, key, PAGE_AUDIENCE, ["jti", "sub", "exp"])
         except jwt.PyJWTError:
             return None
         nonce, expires_at = data.get("jti"), data.get("exp")
@@ -207,6 +180,12 @@ class AnswerLinks:
         if not isinstance(expires_at, int) or expires_at <= now:
             return None
         return nonce
+
+    def _key_of(self, token: str) -> SigningKey | None:
+        """The key of ours whose id the token's header names; None when we hold none such.
+        Raises ``jwt.PyJWTError`` on a header that does not parse."""
+        kid = jwt.get_unverified_header(token).get("kid")
+        return self._by_kid.get(kid) if isinstance(kid, str) else None
 
     def read_live(self, token: str, *, now: float, question: Question | None = None) -> LinkClaims:
         """``read``, refusing (LinkExpiredError) a link past its question's expiry."""
@@ -246,6 +225,28 @@ class LinkSurface:
 
     async def post_outcome(self, run: RunRecord, text: str, *, failed: bool = False) -> None:
         return None
+
+
+def _decoded(token: str, key: SigningKey, audience: str, require: list[str]) -> dict[str, Any]:
+    """The verified claims of a token we minted for ``audience``, with ``require`` present.
+
+    The key decides the algorithm: ``alg: none`` or another is refused. No time
+    claim is checked here: the caller judges times by the bridge's clock. Raises
+    ``jwt.PyJWTError`` when the token does not verify.
+    """
+    return jwt.decode(
+        token,
+        key.verifying,
+        algorithms=[key.algorithm],
+        audience=audience,
+        issuer=DEFAULT_ISSUER,
+        options={
+            "verify_exp": False,
+            "verify_iat": False,
+            "verify_nbf": False,
+            "require": require,
+        },
+    )
 
 
 def _digest(token: str) -> str:
