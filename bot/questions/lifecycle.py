@@ -140,9 +140,12 @@ class Lifecycle:
         (``Written.earlier``), for the run's first turn.
         """
         started = AuditEvent(
-            run.created_at, "started", run.run_id, actor=run.requester,
+            run.created_at,
+            "started",
+            run.run_id,
+            actor=run.requester,
             detail={"surface": run.surface},
-        )  # fmt: skip
+        )
         write = Write(run.run_id, run.created_at, new_run=run, history=history, audit=(started,))
         return await self._apply(write)
 
@@ -187,9 +190,13 @@ class Lifecycle:
         key, exists already."""
         at = question.issued_at
         asked = AuditEvent(
-            at, "asked", run.run_id, question.interrupt_id, actor=run.requester,
+            at,
+            "asked",
+            run.run_id,
+            question.interrupt_id,
+            actor=run.requester,
             detail={"name": question.name, "surface": run.surface},
-        )  # fmt: skip
+        )
         write = Write(
             run.run_id,
             at,
@@ -234,9 +241,13 @@ class Lifecycle:
             decision = quorum.decided(question, ballots)
             tally = quorum.tally_of(ballots, question)
             voted = AuditEvent(
-                at, "voted", question.run_id, question.interrupt_id, ballot.voter,
-                {"decision": ballot.decision},
-            )  # fmt: skip
+                at,
+                "voted",
+                question.run_id,
+                question.interrupt_id,
+                actor=ballot.voter,
+                detail={"decision": ballot.decision},
+            )
             if decision is None:
                 return Write(
                     question.run_id,

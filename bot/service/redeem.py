@@ -209,9 +209,13 @@ class Redeemer:
             if known:
                 return None  # a vote is counted on the row, never on a kept copy
             ballot = Ballot(
-                record.interrupt_id, responder.id, responder.display, str(clean["decision"]),
-                clean, now,
-            )  # fmt: skip
+                record.interrupt_id,
+                voter=responder.id,
+                display=responder.display,
+                decision=str(clean["decision"]),
+                answer=clean,
+                at=now,
+            )
             voted = await consumption.lifecycle.vote(ballot, closing, once_key=once_key)
             if voted.again:
                 return await refused(outcomes.AlreadyVoted(), record, responder)

@@ -200,9 +200,12 @@ class RunService:
             return outcome
         if outcome.closed.resumes_a_turn:  # leased by the spend; an API agent resumes elsewhere
             work = self._work(
-                outcome.run_id, run=outcome.run, resume_from=outcome.closed,
-                turn=outcome.turn, leased=True,
-            )  # fmt: skip
+                outcome.run_id,
+                run=outcome.run,
+                resume_from=outcome.closed,
+                turn=outcome.turn,
+                leased=True,
+            )
             self._spawn(work, f"resume {outcome.run_id}")
         self.deliverer.kick()
         return outcome

@@ -107,8 +107,17 @@ class SqlApiRecords:
         at, last = (None, None) if before is None else before
         marker = None if before is None else "after"
         params: Sequence[Any] = (
-            key_id, wanted, wanted, run_ref, run_ref, marker, at, at, last, limit,
-        )  # fmt: skip
+            key_id,
+            wanted,
+            wanted,
+            run_ref,
+            run_ref,
+            marker,
+            at,
+            at,
+            last,
+            limit,
+        )
         return [_view(row) for row in await self._db.rows(_PAGE, *params)]
 
     async def add_key(self, key: ApiKey) -> bool:

@@ -41,13 +41,21 @@ class Dialect:
 
 
 SQLITE = Dialect(
-    "sqlite", "MAX", "json_type(conversation, '$.key') = 'text'",
-    "IN (SELECT value FROM json_each(?))", "", -1,
-)  # fmt: skip
+    "sqlite",
+    "MAX",
+    "json_type(conversation, '$.key') = 'text'",
+    "IN (SELECT value FROM json_each(?))",
+    "",
+    -1,
+)
 POSTGRES = Dialect(
-    "postgres", "GREATEST", "jsonb_typeof(conversation::jsonb -> 'key') = 'string'",
-    "= ANY(?::text[])", "FOR UPDATE SKIP LOCKED", None,
-)  # fmt: skip
+    "postgres",
+    "GREATEST",
+    "jsonb_typeof(conversation::jsonb -> 'key') = 'string'",
+    "= ANY(?::text[])",
+    "FOR UPDATE SKIP LOCKED",
+    None,
+)
 
 
 # What a resume reads: the ports' reads, and SQLite's close ``with_turn`` inside its write.

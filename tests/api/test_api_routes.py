@@ -54,9 +54,14 @@ async def test_teams_needs_a_conversation_the_bot_has_been_in(sqlite_stores: Sto
     assert refused.value.sentence == TEAMS_UNSEEN
     reference = {"serviceUrl": "https://smba.invalid/", "conversation": {"id": "19:seen"}}
     seen = RunRecord(
-        "r1", "tenant-1", "teams", "teams:u1", "hi", 1.0,
+        "r1",
+        "tenant-1",
+        "teams",
+        "teams:u1",
+        "hi",
+        1.0,
         conversation={"key": "19:seen", "thread": "", "reference": reference},
-    )  # fmt: skip
+    )
     assert await sqlite_stores.unit.apply(_start(seen)) is not None
     where = await conversation_for(route("teams", "19:seen"), surfaces, sqlite_stores.runs)
     assert (where.scope, where.reference) == ("tenant-1", reference)

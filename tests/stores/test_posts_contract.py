@@ -218,10 +218,14 @@ async def test_a_repost_owes_each_route_its_post_and_its_old_messages_edit(
     reposted = await lifecycle.repost(posted, at=120.0, actor="shell:root", once_key="k1")
     assert reposted is not None
     owed = [
-        (o.delivery.kind, o.delivery.surface, o.delivery.body.get("post"),
-         o.delivery.body.get("previous_ref"))
+        (
+            o.delivery.kind,
+            o.delivery.surface,
+            o.delivery.body.get("post"),
+            o.delivery.body.get("previous_ref"),
+        )
         for o in reposted.owed
-    ]  # fmt: skip
+    ]
     assert owed == [
         (DeliveryKind.PUBLISH, "slack", None, None),
         (DeliveryKind.PUBLISH, "teams", 0, None),

@@ -372,10 +372,19 @@ def test_every_admin_reply_is_a_message_slack_takes() -> None:
         for n in range(100)
     )
     deliveries = tuple(
-        Delivery(n, "run_1", "slack", DeliveryKind.PUBLISH, "int_1", {}, 3, DeliveryState.FAILED,
-                 last_error=fill(2_000))
+        Delivery(
+            n,
+            "run_1",
+            "slack",
+            DeliveryKind.PUBLISH,
+            "int_1",
+            {},
+            3,
+            DeliveryState.FAILED,
+            last_error=fill(2_000),
+        )
         for n in range(30)
-    )  # fmt: skip
+    )
     stats = QuestionStats(1, 2, 3, 4, 5, {fill(50): 1 for _ in range(1)}, 1.0, 2.0, 6, 7, 8)
     every = [
         results.HelpShown(USAGES, admin=False),
@@ -419,8 +428,14 @@ def test_a_hidden_control_or_slack_markup_in_agent_text_shows_as_typed() -> None
         ]
     }
     approval = {"action": "deploy", "summary": trap, "arguments": {trap: trap, "n": [trap]}}
-    form = {"title": trap, "message": trap, "schema": {"type": "object", "properties": {
-        "env": {"type": "string", "title": trap, "enum": [trap, "b"]}}}}  # fmt: skip
+    form = {
+        "title": trap,
+        "message": trap,
+        "schema": {
+            "type": "object",
+            "properties": {"env": {"type": "string", "title": trap, "enum": [trap, "b"]}},
+        },
+    }
     rendered: list[Any] = [
         asked("ask_user", ask),
         asked("ask_user", many),
