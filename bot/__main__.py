@@ -17,6 +17,7 @@ import signal
 import socket
 import sqlite3
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 try:
@@ -110,34 +111,32 @@ def main(argv: list[str] | None = None) -> int:
     if command == "teams-package":
         # The package holds the app id only: no secret, no store, no other setting needed.
         return _teams_package(args)
-    try:
-        settings = load_settings()
-    except SettingsError as error:
-        for line in error.lines:
-            print(f"configuration error: {line}", file=sys.stderr)
-        return 2
-    try:
-        if command == "check":
-            from bot.app.check import check
+    return _configured(lambda settings: _command(command, args, settings))
 
-            return asyncio.run(check(settings))
-        if command == "api-key":
-            from bot.cli.api_keys import run_api_key
 
-            return asyncio.run(run_api_key(settings, args))
-        if command == "mcp":
-            return _mcp(settings)
-        return _serve(settings)
-    except BotError as error:
-        print(f"configuration error: {error}", file=sys.stderr)
-        return 2
-    except _STORE_FAULTS as error:
-        return _store_fault(error)
+def _command(command: str, args: argparse.Namespace, settings: Settings) -> int:
+    if command == "check":
+        from bot.app.check import check
+
+        return asyncio.run(check(settings))
+    if command == "api-key":
+        from bot.cli.api_keys import run_api_key
+
+        return asyncio.run(run_api_key(settings, args))
+    if command == "mcp":
+        return _mcp(settings)
+    return _serve(settings)
 
 
 def _admin(words: list[str]) -> int:
     from bot.cli.admin import run_admin
 
+    return _configured(lambda settings: asyncio.run(run_admin(settings, words)))
+
+
+def _configured(run: Callable[[Settings], int]) -> int:
+    """``run`` with the settings loaded: a setting that does not load, or a configuration
+    error found later, is told on stderr and exits 2; a store fault as ``_store_fault`` says."""
     try:
         settings = load_settings()
     except SettingsError as error:
@@ -145,7 +144,7 @@ def _admin(words: list[str]) -> int:
             print(f"configuration error: {line}", file=sys.stderr)
         return 2
     try:
-        return asyncio.run(run_admin(settings, words))
+        return run(settings)
     except BotError as error:
         print(f"configuration error: {error}", file=sys.stderr)
         return 2
