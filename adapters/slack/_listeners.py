@@ -27,6 +27,7 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from adapters.slack._admin import admin_message
 from adapters.slack._mentions import SURFACE, name_shown
 from adapters.slack._modals import (
+    FormKind,
     Metadata,
     answer_from_state,
     answer_modal,
@@ -204,19 +205,26 @@ class Listeners:
             self.later(self._report(outcome, team, channel, user, body))
 
     async def reject(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
-        await ack()
-        token, _ = parse_value(str(action.get("value") or ""))
-        _, channel, _ = who_where(body)
-        metadata = Metadata(token, "reject", channel, _message_ts(body), _thread(body))
-        # views.open must use the trigger within 3 s: right after the ack, not queued.
-        self.later(self._open(body, reject_modal(metadata)))
+        await self._open_at_once(ack, body, action, "reject", reject_modal)
 
     async def respond(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
+        await self._open_at_once(ack, body, action, "respond", respond_modal)
+
+    async def _open_at_once(
+        self,
+        ack: AsyncAck,
+        body: dict[str, Any],
+        action: dict[str, Any],
+        kind: FormKind,
+        modal: Callable[[Metadata], dict[str, Any]],
+    ) -> None:
+        """A modal drawn from the button alone, with no read of the question first."""
         await ack()
         token, _ = parse_value(str(action.get("value") or ""))
         _, channel, _ = who_where(body)
-        metadata = Metadata(token, "respond", channel, _message_ts(body), _thread(body))
-        self.later(self._open(body, respond_modal(metadata)))
+        metadata = Metadata(token, kind, channel, _message_ts(body), _thread(body))
+        # views.open must use the trigger within 3 s: right after the ack, not queued.
+        self.later(self._open(body, modal(metadata)))
 
     async def open_edit(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
         await ack()
