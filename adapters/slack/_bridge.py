@@ -21,6 +21,7 @@ from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.oauth.async_oauth_flow import AsyncOAuthFlow
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError
@@ -266,20 +267,23 @@ class SlackBridge:
         return nullcontext() if self._service is None else self._service.foreground.request()
 
     async def _install(self, request: web.Request) -> web.Response:
-        flow = self.bolt.oauth_flow
-        assert flow is not None
-        bolt_request = AsyncBoltRequest(
-            body="", query=request.query_string, headers=dict(request.headers)
-        )
-        return await to_aiohttp_response(await flow.handle_installation(bolt_request))
+        flow = self._oauth_flow()
+        return await to_aiohttp_response(await flow.handle_installation(_oauth_request(request)))
 
     async def _redirect(self, request: web.Request) -> web.Response:
+        flow = self._oauth_flow()
+        return await to_aiohttp_response(await flow.handle_callback(_oauth_request(request)))
+
+    def _oauth_flow(self) -> AsyncOAuthFlow:
+        """Bolt's OAuth flow: its routes are mounted only when the app has one."""
         flow = self.bolt.oauth_flow
         assert flow is not None
-        bolt_request = AsyncBoltRequest(
-            body="", query=request.query_string, headers=dict(request.headers)
-        )
-        return await to_aiohttp_response(await flow.handle_callback(bolt_request))
+        return flow
+
+
+def _oauth_request(request: web.Request) -> AsyncBoltRequest:
+    """An OAuth step's request as bolt reads it: the query and the headers, no body."""
+    return AsyncBoltRequest(body="", query=request.query_string, headers=dict(request.headers))
 
 
 class _AckedSocketModeHandler(AsyncSocketModeHandler):
