@@ -57,17 +57,25 @@ def form_inputs(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
     if message:
         blocks.append(_note(message))
     for name, spec in properties(payload).items():
-        block: dict[str, Any] = {
-            "type": "input",
-            "block_id": field_block(name),
-            "optional": name not in required,
-            "label": _plain(clip(_shown(label_of(name, spec)), L.INPUT_LABEL)),
-            "element": _element(spec),
-        }
-        if spec.get("description"):
-            block["hint"] = _plain(clip(_shown(spec["description"]), L.INPUT_HINT))
-        blocks.append(block)
+        blocks.append(input_block(name, spec, _element(spec), optional=name not in required))
     return blocks
+
+
+def input_block(
+    name: str, spec: Mapping[str, Any], element: dict[str, Any], *, optional: bool
+) -> dict[str, Any]:
+    """A schema property's input block: labelled with its title (else its name), hinted
+    with its description, both shown as text."""
+    block: dict[str, Any] = {
+        "type": "input",
+        "block_id": field_block(name),
+        "optional": optional,
+        "label": _plain(clip(_shown(label_of(name, spec)), L.INPUT_LABEL)),
+        "element": element,
+    }
+    if spec.get("description"):
+        block["hint"] = _plain(clip(_shown(spec["description"]), L.INPUT_HINT))
+    return block
 
 
 def _element(spec: Mapping[str, Any]) -> dict[str, Any]:

@@ -370,16 +370,8 @@ def _schema_inputs(schema: Mapping[str, Any]) -> list[dict[str, Any]]:
     blocks = []
     for field, spec in (schema.get("properties") or {}).items():
         spec = spec if isinstance(spec, Mapping) else {}
-        block: dict[str, Any] = {
-            "type": "input",
-            "block_id": _field_block(field),
-            "optional": field not in required,
-            "label": _plain(clip(_shown(spec.get("title") or field), L.INPUT_LABEL)),
-            "element": _schema_element(spec),
-        }
-        if spec.get("description"):
-            block["hint"] = _plain(clip(_shown(spec["description"]), L.INPUT_HINT))
-        blocks.append(block)
+        element = _schema_element(spec)
+        blocks.append(_forms.input_block(field, spec, element, optional=field not in required))
     return blocks
 
 
