@@ -17,12 +17,10 @@ second replica adds contention as much as capacity.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import secrets
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -34,6 +32,7 @@ from console import (
     Phase,
     Server,
     answer_request,
+    measure,
     park_runs,
     run_from_argv,
     wait_resumed,
@@ -53,26 +52,16 @@ def replica(folder: Path, database_url: str) -> Server:
     return Server(folder, database_url=database_url, BOT_SIGNING_KEYS=KEYS, **pool)
 
 
-async def measure(
+async def measure_replicas(
     name: str, clients: Sequence[tuple[aiohttp.ClientSession, str]], items: Sequence[Any]
 ) -> Phase:
-    """Each client answers the next parked question until none is left."""
-    phase = Phase(name)
-    queue = list(reversed(items))
+    """Each client answers the next parked question, at its own replica, until none is left."""
+    posts = {session: answer_request(url) for session, url in clients}
 
-    async def client(session: aiohttp.ClientSession, url: str) -> None:
-        post = answer_request(url)
-        while queue:
-            item = queue.pop()
-            began = time.perf_counter()
-            status = await post(session, item)
-            phase.latencies.append(time.perf_counter() - began)
-            phase.statuses[status] += 1
+    async def post(session: aiohttp.ClientSession, item: Any) -> int:
+        return await posts[session](session, item)
 
-    began = time.perf_counter()
-    await asyncio.gather(*(client(session, url) for session, url in clients))
-    phase.wall = time.perf_counter() - began
-    return phase
+    return await measure(name, list(posts), items, post)
 
 
 async def one_configuration(n: int, replicas: int) -> Phase:
@@ -101,7 +90,7 @@ async def one_configuration(n: int, replicas: int) -> Phase:
                     async with session.get(f"{server_url}/healthz") as response:
                         await response.read()
                 label = f"{replicas} replica{'s' if replicas > 1 else ''}"
-                phase = await measure(label, clients, answers)
+                phase = await measure_replicas(label, clients, answers)
                 await wait_resumed(control, first, n)
     finally:
         for session in sessions:
