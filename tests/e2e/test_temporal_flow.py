@@ -26,15 +26,14 @@ from adapters.temporal._wire import ASK_ACTIVITY, AskRequest, AskResult
 from bot.client import Bridge, Outcome
 from tests.adapters.temporal._temporal import (
     HOOK,
+    Deploying,
     DevServer,
-    WorkerProcess,
-    bridge_and_worker,
     client,
+    deploying,
     deploys,
     history_events,
     start_deploy,
     temporal,
-    worker_env,
     workers,
 )
 from tests.adapters.temporal._workflows import Deploy, DeployAsk, Done, record_deploy
@@ -43,28 +42,21 @@ from tests.e2e._client import APPROVE, OPERATOR, ConsoleClient
 from tests.e2e._server import StartBot, free_port
 
 pytestmark = pytest.mark.e2e
-__all__ = ["client", "temporal", "workers"]  # the fixtures, imported for pytest to find
+# The fixtures, imported for pytest to find.
+__all__ = ["client", "deploying", "temporal", "workers"]
 
 
 @pytest.mark.parametrize("push", [True, False], ids=["webhook", "long-poll"])
 async def test_a_workflow_asks_is_approved_in_the_console_and_completes(
-    temporal: DevServer,
-    client: Client,
-    workers: list[WorkerProcess],
-    start_bot: StartBot,
-    http: aiohttp.ClientSession,
-    tmp_path: Path,
-    push: bool,
+    deploying: Deploying, push: bool
 ) -> None:
     """The approval is asked once, approved in the console, and the workflow deploys once."""
-    bot, queue = await bridge_and_worker(start_bot, temporal, workers, tmp_path, push=push)
-    handle = await start_deploy(client, queue, DeployAsk(conversation="tp-approve"))
-    console = ConsoleClient(http, bot.url)
-    question = await console.outstanding("tp-approve", "approval")
+    bot, queue = await deploying.bridge_and_worker(push=push)
+    handle, console, question = await deploying.asked(bot, queue, DeployAsk("tp-approve"))
     assert question["payload"]["arguments"] == {"service": "web", "version": "1.5"}
     await console.answer_ok(question["token"], APPROVE)
     assert await asyncio.wait_for(handle.result(), 60) == "approved: "
-    assert deploys(tmp_path) == ["web 1.5"]
+    assert deploys(deploying.folder) == ["web 1.5"]
     async with Bridge(bot.url, API_KEY) as bridge:
         [asked] = (await bridge.list()).data
     assert asked.metadata is not None
@@ -96,32 +88,20 @@ async def receiving_twice(client: Client, port: int) -> AsyncIterator[list[Recei
 
 
 async def test_a_webhook_delivered_twice_is_one_answer_to_the_workflow(
-    temporal: DevServer,
-    client: Client,
-    workers: list[WorkerProcess],
-    start_bot: StartBot,
-    http: aiohttp.ClientSession,
-    tmp_path: Path,
+    deploying: Deploying,
 ) -> None:
     """Both deliveries are acknowledged; the workflow's history holds one update, one deploy."""
-    bot = await start_bot(**api_env("console:*"), **OPERATOR)
-    queue = f"q-{uuid.uuid4()}"
     port = free_port()
-    env = worker_env(
-        temporal, bot.url, tmp_path, task_queue=queue, callback_url=f"http://127.0.0.1:{port}{HOOK}"
-    )
-    workers.append(await WorkerProcess(tmp_path / "worker", **env).start())
-    async with receiving_twice(client, port) as receipts:
-        handle = await start_deploy(client, queue, DeployAsk(conversation="tp-twice"))
-        console = ConsoleClient(http, bot.url)
-        question = await console.outstanding("tp-twice", "approval")
+    bot, queue = await deploying.bridge_and_worker(push=True, outside_receiver=port)
+    async with receiving_twice(deploying.client, port) as receipts:
+        handle, console, question = await deploying.asked(bot, queue, DeployAsk("tp-twice"))
         await console.answer_ok(question["token"], APPROVE)
         assert await asyncio.wait_for(handle.result(), 60) == "approved: "
     assert [(r.status, r.result) for r in receipts][:1] == [(200, "accepted")]
     assert len(receipts) == 2 and receipts[1].status == 200, receipts
-    events = await history_events(client, handle.id)
+    events = await history_events(deploying.client, handle.id)
     assert events.count("WORKFLOW_EXECUTION_UPDATE_ACCEPTED") == 1, events
-    assert deploys(tmp_path) == ["web 1.5"]
+    assert deploys(deploying.folder) == ["web 1.5"]
 
 
 async def test_an_answer_that_arrives_before_the_workflow_waits_is_used_at_once(
@@ -249,19 +229,13 @@ async def test_the_receiver_acknowledges_what_a_retry_cannot_change(
 
 
 async def test_an_unanswered_question_expires_on_the_workflows_own_timer(
-    temporal: DevServer,
-    client: Client,
-    workers: list[WorkerProcess],
-    start_bot: StartBot,
-    http: aiohttp.ClientSession,
-    tmp_path: Path,
+    deploying: Deploying,
 ) -> None:
     """With the bridge gone after the ask, the workflow still sees Expired, from its timer."""
-    bot, queue = await bridge_and_worker(start_bot, temporal, workers, tmp_path, push=True)
-    handle = await start_deploy(client, queue, DeployAsk(conversation="tp-expire", ttl_seconds=60))
-    await ConsoleClient(http, bot.url).outstanding("tp-expire", "approval")
+    bot, queue = await deploying.bridge_and_worker(push=True)
+    handle, _, _ = await deploying.asked(bot, queue, DeployAsk("tp-expire", ttl_seconds=60))
     bot.kill()
     assert await asyncio.wait_for(handle.result(), 120) == "expired"
-    events = await history_events(client, handle.id)
+    events = await history_events(deploying.client, handle.id)
     assert "TIMER_FIRED" in events and "WORKFLOW_EXECUTION_UPDATE_ACCEPTED" not in events
-    assert deploys(tmp_path) == []
+    assert deploys(deploying.folder) == []

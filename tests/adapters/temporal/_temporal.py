@@ -16,9 +16,11 @@ import subprocess
 import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
@@ -26,7 +28,7 @@ from temporalio.client import Client, WorkflowHandle
 from tests import waiting
 from tests.adapters.temporal._workflows import Deploy, DeployAsk
 from tests.e2e._api import API_KEY, WEBHOOK_SECRET, api_env
-from tests.e2e._client import OPERATOR
+from tests.e2e._client import OPERATOR, ConsoleClient
 from tests.e2e._server import ROOT, BotServer, StartBot, free_port
 
 READY_SECONDS = 60.0
@@ -244,29 +246,59 @@ async def history_events(client: Client, workflow_id: str) -> list[str]:
 HOOK = "/temporal/webhook"
 
 
-async def bridge_and_worker(
-    start_bot: StartBot,
+@dataclass
+class Deploying:
+    """What a test of the deploy workflow drives: Temporal and a client of it, the worker
+    processes, the bridge's starter, an HTTP session and the test's folder."""
+
+    temporal: DevServer
+    client: Client
+    workers: list[WorkerProcess]
+    start_bot: StartBot
+    http: aiohttp.ClientSession
+    folder: Path
+
+    async def bridge_and_worker(
+        self, *, push: bool, outside_receiver: int | None = None
+    ) -> tuple[BotServer, str]:
+        """A bridge and a worker process, and the worker's task queue. With ``push`` a
+        close comes back by webhook: to the receiver inside the worker, or to one the test
+        serves itself on port ``outside_receiver``; without, by the long-poll."""
+        bot = await self.start_bot(**api_env("console:*"), **OPERATOR)
+        queue = f"q-{uuid.uuid4()}"
+        port = outside_receiver or free_port()
+        env = worker_env(
+            self.temporal,
+            bot.url,
+            self.folder,
+            task_queue=queue,
+            callback_url=f"http://127.0.0.1:{port}{HOOK}" if push else None,
+            receiver_port=port if push and outside_receiver is None else None,
+            poll_seconds=5,
+        )
+        self.workers.append(await WorkerProcess(self.folder / "worker", **env).start())
+        return bot, queue
+
+    async def asked(
+        self, bot: BotServer, queue: str, ask: DeployAsk
+    ) -> tuple[WorkflowHandle[Any, str], ConsoleClient, dict[str, Any]]:
+        """A deploy started on ``queue``, the console, and the approval the deploy asked."""
+        handle = await start_deploy(self.client, queue, ask)
+        console = ConsoleClient(self.http, bot.url)
+        return handle, console, await console.outstanding(ask.conversation, "approval")
+
+
+@pytest.fixture
+def deploying(
     temporal: DevServer,
+    client: Client,
     workers: list[WorkerProcess],
-    folder: Path,
-    *,
-    push: bool,
-) -> tuple[BotServer, str]:
-    """A bridge and a worker process (the receiver inside it, or none: the long-poll)."""
-    bot = await start_bot(**api_env("console:*"), **OPERATOR)
-    queue = f"q-{uuid.uuid4()}"
-    port = free_port()
-    env = worker_env(
-        temporal,
-        bot.url,
-        folder,
-        task_queue=queue,
-        callback_url=f"http://127.0.0.1:{port}{HOOK}" if push else None,
-        receiver_port=port if push else None,
-        poll_seconds=5,
-    )
-    workers.append(await WorkerProcess(folder / "worker", **env).start())
-    return bot, queue
+    start_bot: StartBot,
+    http: aiohttp.ClientSession,
+    tmp_path: Path,
+) -> Deploying:
+    """For the e2e tests (``start_bot`` and ``http`` are theirs)."""
+    return Deploying(temporal, client, workers, start_bot, http, tmp_path)
 
 
 async def another_worker(workers: list[WorkerProcess], folder: Path) -> WorkerProcess:
