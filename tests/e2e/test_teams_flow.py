@@ -138,40 +138,37 @@ async def test_double_submit_answers_once(start_app: StartApp, connector: FakeCo
     assert len(connector.cards()) == 2
 
 
-async def test_a_strangers_submit_is_refused_and_leaves_the_token_unspent(
-    start_app: StartApp, connector: FakeConnector
-) -> None:
-    """Bob cannot answer Alice's question; Alice still can afterwards."""
-    bot = await start_app()
-    first = await _question(bot, connector)
-    staging = actions(card_of(first.body))[0]
-
-    status, reply = await bot.post(execute(connector.url, _data(staging), who=BOB))
-    assert status == 200
-    assert texts(reply["value"]) == [
-        "This question is not yours to answer; ask the person who started the run."
-    ]
-    status, reply = await bot.post(execute(connector.url, _data(staging)))
-    assert any(t.startswith("Answered by Alice") for t in texts(reply["value"]))
-
-
-async def test_tampered_token_gets_a_refusal_card_and_spends_nothing(
-    start_app: StartApp, connector: FakeConnector
-) -> None:
-    """A token with one character changed is refused; the real one still answers."""
-    bot = await start_app()
-    first = await _question(bot, connector)
-    staging = actions(card_of(first.body))[0]
-    token = staging["data"]["token"]
+def _flipped(token: str) -> str:
+    """``token`` with one character of its payload changed: its signature no longer holds."""
     header, payload, signature = token.split(".")
-    flipped = payload[:10] + ("A" if payload[10] != "A" else "B") + payload[11:]
+    return f"{header}.{payload[:10]}{'A' if payload[10] != 'A' else 'B'}{payload[11:]}.{signature}"
 
-    tampered = _data(staging, token=f"{header}.{flipped}.{signature}")
-    status, reply = await bot.post(execute(connector.url, tampered))
+
+@pytest.mark.parametrize(
+    ("refused", "sentence"),
+    [
+        ("stranger", "This question is not yours to answer; ask the person who started the run."),
+        (
+            "tampered",
+            "This answer link is not valid; answer from the latest message the bot posted.",
+        ),
+    ],
+)
+async def test_a_refused_submit_gets_its_sentence_and_spends_nothing(
+    start_app: StartApp, connector: FakeConnector, refused: str, sentence: str
+) -> None:
+    """Bob cannot answer Alice's question, nor can a token with one character changed;
+    Alice's own answer still goes through afterwards."""
+    bot = await start_app()
+    first = await _question(bot, connector)
+    staging = actions(card_of(first.body))[0]
+    if refused == "stranger":
+        submit = execute(connector.url, _data(staging), who=BOB)
+    else:
+        submit = execute(connector.url, _data(staging, token=_flipped(staging["data"]["token"])))
+    status, reply = await bot.post(submit)
     assert status == 200
-    assert texts(reply["value"]) == [
-        "This answer link is not valid; answer from the latest message the bot posted."
-    ]
+    assert texts(reply["value"]) == [sentence]
     status, reply = await bot.post(execute(connector.url, _data(staging)))
     assert any(t.startswith("Answered by Alice") for t in texts(reply["value"]))
 
