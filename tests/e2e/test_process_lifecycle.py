@@ -18,21 +18,29 @@ from tests.e2e._client import (
     STAGING,
     ConsoleClient,
 )
-from tests.e2e._server import StartBot, json_lines
+from tests.e2e._server import BotServer, StartBot, json_lines
 
 pytestmark = pytest.mark.e2e
 
 SHORT_TTL = {"BOT_TTL_SECONDS": "2", "BOT_SWEEP_SECONDS": "0.3"}
 
 
+async def deploy_asked(
+    start_bot: StartBot, http: aiohttp.ClientSession, **env: str
+) -> tuple[BotServer, ConsoleClient, dict[str, Any]]:
+    """A bot started with ``env`` and asked to deploy web in "ops": the server, a console
+    client of it, and the question the run asked first."""
+    server = await start_bot(**env)
+    api = ConsoleClient(http, server.url)
+    await api.send("ops", "deploy web")
+    return server, api, await api.outstanding("ops", "ask_user")
+
+
 async def test_sigkill_with_open_question_resumes_after_restart(
     start_bot: StartBot, http: aiohttp.ClientSession
 ) -> None:
     """A question open at SIGKILL is still open after restart, with the same token."""
-    server = await start_bot()
-    api = ConsoleClient(http, server.url)
-    await api.send("ops", "deploy web")
-    before = await api.outstanding("ops", "ask_user")
+    server, api, before = await deploy_asked(start_bot, http)
 
     assert server.kill() == -9
     await server.restart()
@@ -53,10 +61,7 @@ async def test_two_tabs_answering_at_once_resume_the_run_once(
     start_bot: StartBot, http: aiohttp.ClientSession
 ) -> None:
     """Two simultaneous answers with one token: one 200, one 409 naming who and when."""
-    server = await start_bot(**OPERATOR)
-    api = ConsoleClient(http, server.url)
-    await api.send("ops", "deploy web")
-    ask = await api.outstanding("ops", "ask_user")
+    _, api, ask = await deploy_asked(start_bot, http, **OPERATOR)
 
     results = await asyncio.gather(
         api.answer(ask["token"], STAGING),
@@ -88,10 +93,7 @@ async def test_short_ttl_expires_the_question_and_the_run_says_so(
     start_bot: StartBot, http: aiohttp.ClientSession
 ) -> None:
     """With a 2 s TTL the sweeper expires the question; its old token is then refused."""
-    server = await start_bot(**SHORT_TTL)
-    api = ConsoleClient(http, server.url)
-    await api.send("ops", "deploy web")
-    ask = await api.outstanding("ops", "ask_user")
+    _, api, ask = await deploy_asked(start_bot, http, **SHORT_TTL)
 
     def expired(feed: dict[str, Any]) -> dict[str, Any] | None:
         run: dict[str, Any] = feed["runs"][-1]
@@ -114,10 +116,7 @@ async def test_sigterm_drains_and_exits_cleanly(
     start_bot: StartBot, http: aiohttp.ClientSession
 ) -> None:
     """SIGTERM right after an answer exits 0 within 30 s, and the run resumes exactly once."""
-    server = await start_bot()
-    api = ConsoleClient(http, server.url)
-    await api.send("ops", "deploy web")
-    ask = await api.outstanding("ops", "ask_user")
+    server, api, ask = await deploy_asked(start_bot, http)
     await api.answer_ok(ask["token"], STAGING)
 
     # A bound from the platform (Heroku/Cloud Foundry give 30 s), not a speed check.
@@ -156,10 +155,7 @@ async def test_garbage_is_refused_with_a_sentence_and_the_bot_keeps_serving(
     start_bot: StartBot, http: aiohttp.ClientSession
 ) -> None:
     """Malformed JSON, a 100 kB body and a forged token get 4xx JSON; then a flow works."""
-    server = await start_bot()
-    api = ConsoleClient(http, server.url)
-    await api.send("ops", "deploy web")
-    ask = await api.outstanding("ops", "ask_user")
+    server, api, ask = await deploy_asked(start_bot, http)
     header, claims, _ = ask["token"].split(".")
     forged = f"{header}.{claims}.{'A' * 43}"
 
