@@ -94,6 +94,23 @@ def stored(folder: Path, sql: str) -> tuple[Any, ...]:
     return row
 
 
+async def swept(
+    start_app: StartApp, connector: FakeConnector, policies: str, prefix: str
+) -> tuple[TeamsBotApp, Call, dict[str, Any], list[str]]:
+    """An approval card under ``policies``, one sweep a second and a half later, and the
+    texts it owed that start with ``prefix``; also the bot, the card's call and its Approve.
+
+    The sweeper's pass is driven here, a second ahead: no background pass, no waiting.
+    """
+    bot = await start_app(BOT_POLICIES=policies, BOT_SWEEP_SECONDS=3600, BOT_LEASE_SECONDS=3600)
+    call, approve = await approval_card(bot, connector)
+    service = bot.app[RUN_SERVICE]
+    assert await service.nudges.sweep(time.time() + 1.5) == 1
+    service.deliverer.kick()  # as the sweeper's pass does after it
+    owed = await connector.wait_for(lambda: posted_starting(connector, prefix), what=prefix)
+    return bot, call, approve, owed
+
+
 def posted_starting(connector: FakeConnector, prefix: str) -> list[str]:
     return [t for t in connector.texts() if t.startswith(prefix)]
 
@@ -124,18 +141,8 @@ async def test_the_requester_is_refused_and_nothing_is_counted(
 async def test_one_reminder_before_the_answer_and_none_after(
     tmp_path: Path, start_app: StartApp, connector: FakeConnector
 ) -> None:
-    # The sweeper's pass is driven here, a second ahead: no background pass, no waiting.
-    bot = await start_app(
-        BOT_POLICIES=policy(remind_after_seconds=1, max_reminders=2),
-        BOT_SWEEP_SECONDS=3600,
-        BOT_LEASE_SECONDS=3600,
-    )
-    _, approve = await approval_card(bot, connector)
-    service = bot.app[RUN_SERVICE]
-    assert await service.nudges.sweep(time.time() + 1.5) == 1
-    service.deliverer.kick()  # as the sweeper's pass does after it
-    reminders = await connector.wait_for(
-        lambda: posted_starting(connector, "Reminder:"), what="reminder"
+    bot, _, approve, reminders = await swept(
+        start_app, connector, policy(remind_after_seconds=1, max_reminders=2), "Reminder:"
     )
     # Alice by name, as a real mention: never her raw aadObjectId.
     assert reminders == ["Reminder: <at>Alice</at>, this question still waits for your answer."]
@@ -161,17 +168,9 @@ async def test_one_reminder_before_the_answer_and_none_after(
 async def test_the_first_escalation_step_pings_once_and_raises_the_level(
     tmp_path: Path, start_app: StartApp, connector: FakeConnector
 ) -> None:
-    bot = await start_app(
-        BOT_POLICIES=policy(escalate=[{"after_seconds": 1, "answerers": [DAN_ID]}]),
-        BOT_SWEEP_SECONDS=3600,
-        BOT_LEASE_SECONDS=3600,
-    )
-    call, approve = await approval_card(bot, connector)
-    service = bot.app[RUN_SERVICE]
-    assert await service.nudges.sweep(time.time() + 1.5) == 1
-    service.deliverer.kick()  # as the sweeper's pass does after it
-    pings = await connector.wait_for(
-        lambda: posted_starting(connector, "Escalated"), what="escalation ping"
+    escalate = [{"after_seconds": 1, "answerers": [DAN_ID]}]
+    bot, call, approve, pings = await swept(
+        start_app, connector, policy(escalate=escalate), "Escalated"
     )
     # Dan's name was never seen: counted, not shown as his aadObjectId.
     assert pings == ["Escalated to level 1: 1 more person may answer this question now."]
