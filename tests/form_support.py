@@ -60,3 +60,16 @@ def form_agent(settings: Settings) -> AgentSpec:
         provider=ScriptedProvider(form_script),
         name="form-test",
     )
+
+
+def largest_form() -> dict[str, Any]:
+    """The largest form a surface must draw: fifty properties, every text at its longest."""
+    properties = {
+        f"field_{i}": {"type": "string", "title": "T" * 3000, "description": "D" * 3000}
+        for i in range(50)
+    }
+    return {
+        "title": "X" * 150,
+        "message": "M" * 3000,
+        "schema": {"type": "object", "properties": properties},
+    }

@@ -13,7 +13,7 @@ from tests.adapters.slack.test_slack_render import (
     assert_message_within_limits,
     assert_modal_within_limits,
 )
-from tests.form_support import PAYLOAD
+from tests.form_support import PAYLOAD, largest_form
 from tests.support import closed_question
 
 META = Metadata(TOKEN, "form", "C1", "1.2", "1.1")
@@ -201,20 +201,12 @@ def test_the_closed_form_shows_the_submitted_fields_and_who() -> None:
 
 def test_the_largest_form_fits_every_limit() -> None:
     """Fifty long-titled properties: the message, the modal and the closed message all fit."""
-    properties = {
-        f"field_{i}": {"type": "string", "title": "T" * 3000, "description": "D" * 3000}
-        for i in range(50)
-    }
-    payload = {
-        "title": "X" * 150,
-        "message": "M" * 3000,
-        "schema": {"type": "object", "properties": properties},
-    }
+    payload = largest_form()
     assert_message_within_limits(asked("form", payload))
     view = modal(payload)
     assert_modal_within_limits(view)
     assert len(view["blocks"]) == 51
-    answer = {name: "v" * 3000 for name in properties}
+    answer = {name: "v" * 3000 for name in payload["schema"]["properties"]}
     message = closed_message(
         closed_question("form", payload, "answered", answer, closed_at=1.8e9),
         requester="<@U1>",

@@ -23,7 +23,7 @@ from tests.adapters.teams.test_cards import (
 from tests.doors._doors import Logs
 from tests.doors.test_teams_door import TeamsDoor, teams_door
 from tests.e2e._teams import actions, card_of, execute, message, texts
-from tests.form_support import PAYLOAD
+from tests.form_support import PAYLOAD, largest_form
 
 
 def _inputs(card: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -177,15 +177,7 @@ async def test_a_form_through_teams_refuses_a_bad_answer_then_takes_a_good_one(
 
 
 def test_the_largest_form_fits_a_teams_card() -> None:
-    properties = {
-        f"field_{i}": {"type": "string", "title": "T" * 3000, "description": "D" * 3000}
-        for i in range(50)
-    }
-    payload = {
-        "title": "X" * 150,
-        "message": "M" * 3000,
-        "schema": {"type": "object", "properties": properties},
-    }
+    payload = largest_form()
     card = question_card(_asked("form", payload))
     assert len(json.dumps(card, ensure_ascii=False).encode()) <= MAX_CARD_BYTES
     assert len(_inputs(card)) == 50
