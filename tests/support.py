@@ -69,6 +69,12 @@ class Harness:
         await self.service.wait_idle()
         return outcome
 
+    async def last_row(self) -> Question:
+        """The stored row of the question the run asked last."""
+        row = await self.stores.ledger.get(self.surface.questions[-1][1].interrupt_id)
+        assert row is not None
+        return row
+
 
 HarnessFactory = Callable[..., Harness]
 

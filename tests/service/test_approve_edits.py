@@ -106,12 +106,6 @@ def deployer(
     )
 
 
-async def _row(h: Harness) -> Any:
-    row = await h.stores.ledger.get(h.surface.questions[-1][1].interrupt_id)
-    assert row is not None
-    return row
-
-
 async def test_an_edit_runs_the_edited_call_once_and_keeps_both_arguments(
     harness: HarnessFactory, stores: Stores
 ) -> None:
@@ -124,7 +118,7 @@ async def test_an_edit_runs_the_edited_call_once_and_keeps_both_arguments(
     assert isinstance(outcome, Redeemed)
     await h.service.wait_idle()
     assert ran == [edited]
-    row = await _row(h)
+    row = await h.last_row()
     assert row.answer["decision"] == "edit"
     assert row.answer["arguments"] == edited and row.answer["original_arguments"] == ASKED
     line = approval_line(row.answer, "Bob", "noon", str)
@@ -182,7 +176,7 @@ async def test_the_transcript_and_the_journal_show_the_call_as_edited(
     await h.service.wait_idle()
     assert ran == [edited]
     _after_the_edit(h, edited)
-    run_id = (await _row(h)).run_id
+    run_id = (await h.last_row()).run_id
     assert await _journaled_deploys(stores, run_id) == [(edited, "deployed web to staging x2")]
 
 
@@ -208,7 +202,7 @@ async def test_after_a_restart_the_resumed_transcript_still_shows_the_edit(
         scope=WHERE.scope,
     )
     assert isinstance(outcome, Redeemed)
-    run_id = (await _row(h)).run_id
+    run_id = (await h.last_row()).run_id
     await before.close()
     after = await open_stores(f"sqlite:///{db_path}")
     try:
@@ -258,7 +252,7 @@ async def test_an_edit_that_does_not_fit_names_the_field_and_leaves_it_open(
     assert isinstance(outcome, AnswerInvalid)
     assert set(outcome.fields) == {"arguments.replicas", "arguments.force"}
     assert "arguments.replicas: must be a number" in refusal_text(outcome)
-    assert (await _row(h)).status is QuestionStatus.OUTSTANDING
+    assert (await h.last_row()).status is QuestionStatus.OUTSTANDING
     assert isinstance(await h.answer({"decision": "approve"}), Redeemed)
     await h.service.wait_idle()
     assert ran == [ASKED]
@@ -274,7 +268,7 @@ async def test_a_decision_the_question_does_not_allow_is_refused(
     assert isinstance(outcome, AnswerInvalid) and "decision" in outcome.fields
     respond = await h.answer({"decision": "respond", "message": "no"})
     assert isinstance(respond, AnswerInvalid)
-    assert (await _row(h)).status is QuestionStatus.OUTSTANDING
+    assert (await h.last_row()).status is QuestionStatus.OUTSTANDING
     assert ran == []
 
 
@@ -287,7 +281,7 @@ async def test_an_edit_past_the_size_limit_is_refused(
     huge = {**ASKED, "service": "w" * 300_000}
     outcome = await h.answer({"decision": "edit", "arguments": huge})
     assert isinstance(outcome, AnswerInvalid)
-    assert (await _row(h)).status is QuestionStatus.OUTSTANDING
+    assert (await h.last_row()).status is QuestionStatus.OUTSTANDING
 
 
 async def test_a_token_for_other_arguments_is_refused(
@@ -299,7 +293,7 @@ async def test_a_token_for_other_arguments_is_refused(
     h = await paused(harness, stores, ran)
     claims = h.capability.decode_token(h.surface.last_token)  # type: ignore[misc]
     assert claims.args, "an approval's token carries its arguments' digest"
-    row = await _row(h)
+    row = await h.last_row()
     swapped = {**row.payload, "arguments": {**ASKED, "environment": "staging"}}
     from dataclasses import replace
 
@@ -321,13 +315,13 @@ async def test_a_quorum_counts_an_edit_only_with_the_same_arguments(
     assert isinstance(second, Counted) and second.restarted and second.approvals == 1
     assert "new proposal" in refusal_text(second)
     assert "environment production → staging" in refusal_text(second)
-    row = await _row(h)
+    row = await h.last_row()
     assert row.status is QuestionStatus.OUTSTANDING
     assert row.tally["approve"] == ["test:carol"] and row.tally["superseded"] == ["test:bob"]
     third = await h.answer({"decision": "edit", "arguments": staging}, who=DAN)
     assert isinstance(third, Redeemed)
     await h.service.wait_idle()
-    row = await _row(h)
+    row = await h.last_row()
     assert row.answer["decision"] == "edit" and row.answer["approved_by"] == [
         "test:carol",
         "test:dan",
@@ -341,7 +335,7 @@ async def test_an_unchanged_edit_is_an_approval(harness: HarnessFactory, stores:
     h = await paused(harness, stores, ran)
     assert isinstance(await h.answer({"decision": "edit", "arguments": dict(ASKED)}), Redeemed)
     await h.service.wait_idle()
-    assert (await _row(h)).answer == {"decision": "approve", "comment": ""}
+    assert (await h.last_row()).answer == {"decision": "approve", "comment": ""}
     assert ran == [ASKED]
 
 
@@ -357,4 +351,4 @@ async def test_a_forged_digest_is_refused(harness: HarnessFactory, stores: Store
     other = h.capability.signer.encode(MintedToken(replace(claims, args="x" * 22)))
     outcome = await h.answer({"decision": "approve"}, token=other)
     assert isinstance(outcome, TokenInvalid)
-    assert (await _row(h)).status is QuestionStatus.OUTSTANDING
+    assert (await h.last_row()).status is QuestionStatus.OUTSTANDING

@@ -45,12 +45,6 @@ async def paused(harness: HarnessFactory, stores: Stores, **policy: Any) -> Harn
     return h
 
 
-async def _row(h: Harness) -> Any:
-    row = await h.stores.ledger.get(h.surface.questions[-1][1].interrupt_id)
-    assert row is not None
-    return row
-
-
 def _resumes(h: Harness) -> int:
     # The model is called once to ask, then once per resume.
     return len(h.provider.calls) - 1
@@ -64,7 +58,7 @@ async def test_the_requester_is_refused_either_way_and_nothing_changes(
         outcome = await h.answer(answer, who=REQUESTER)
         assert isinstance(outcome, outcomes.SelfApproval)
     assert "only someone else" in refusal_text(outcomes.SelfApproval())
-    row = await _row(h)
+    row = await h.last_row()
     assert row.status is QuestionStatus.OUTSTANDING and row.tally is None
     # An admin who started the run is still the requester.
     admin = Responder(REQUESTER.id, REQUESTER.name, is_admin=True)
@@ -85,7 +79,7 @@ async def test_a_fail_closed_expiry_is_expired_with_a_rejection(
     clock.advance(24 * 3600 + 1)
     assert await h.service.sweep() == 1
     await h.service.wait_idle()
-    row = await _row(h)
+    row = await h.last_row()
     assert row.status is QuestionStatus.EXPIRED and row.answer == EXPIRED_REJECTION
     observation = json.loads(next(m for m in h.provider.calls[-1] if m.role == "tool").content)
     assert observation["status"] == "expired"
@@ -99,7 +93,7 @@ async def test_a_plain_expiry_stores_no_answer(
     h = await paused(harness, stores)
     clock.advance(24 * 3600 + 1)
     assert await h.service.sweep() == 1
-    row = await _row(h)
+    row = await h.last_row()
     assert row.status is QuestionStatus.EXPIRED and row.answer is None
 
 
@@ -108,7 +102,7 @@ async def test_a_quorum_of_two_needs_two_people(harness: HarnessFactory, stores:
     first = await h.answer(APPROVE, who=BOB)
     assert first == outcomes.Counted("approve", 1, 0, 2)
     assert "1 of 2 approved" in refusal_text(first)
-    row = await _row(h)
+    row = await h.last_row()
     assert row.status is QuestionStatus.OUTSTANDING
     assert row.tally["approve"] == ["test:bob"] and row.tally["reject"] == []
     # The message is redrawn with the tally.
@@ -117,13 +111,13 @@ async def test_a_quorum_of_two_needs_two_people(harness: HarnessFactory, stores:
     # The same person again: refused, nothing changes, for either decision.
     assert isinstance(await h.answer(APPROVE, who=BOB), outcomes.AlreadyVoted)
     assert isinstance(await h.answer(REJECT, who=BOB), outcomes.AlreadyVoted)
-    assert (await _row(h)).tally == row.tally
+    assert (await h.last_row()).tally == row.tally
     assert _resumes(h) == 0
     run = await h.stores.runs.get(row.run_id)
     assert run is not None and run.status is RunStatus.PAUSED
     done = await h.answer(APPROVE, who=CAROL)
     assert isinstance(done, outcomes.Redeemed)
-    closed = await _row(h)
+    closed = await h.last_row()
     assert closed.status is QuestionStatus.ANSWERED
     assert closed.answer["decision"] == "approve"
     assert closed.answer["approved_by"] == ["test:bob", "test:carol"]
@@ -147,7 +141,7 @@ async def test_one_reject_rejects_by_default(harness: HarnessFactory, stores: St
     h = await paused(harness, stores, quorum=2)
     assert isinstance(await h.answer(APPROVE, who=BOB), outcomes.Counted)
     assert isinstance(await h.answer(REJECT, who=CAROL), outcomes.Redeemed)
-    closed = await _row(h)
+    closed = await h.last_row()
     assert closed.answer["decision"] == "reject" and closed.answer["rejected_by"] == ["test:carol"]
     assert _resumes(h) == 1
 
@@ -155,16 +149,16 @@ async def test_one_reject_rejects_by_default(harness: HarnessFactory, stores: St
 async def test_reject_quorum_needs_as_many_rejects(harness: HarnessFactory, stores: Stores) -> None:
     h = await paused(harness, stores, quorum=2, reject="quorum")
     assert await h.answer(REJECT, who=BOB) == outcomes.Counted("reject", 0, 1, 2)
-    assert (await _row(h)).status is QuestionStatus.OUTSTANDING
+    assert (await h.last_row()).status is QuestionStatus.OUTSTANDING
     assert isinstance(await h.answer(REJECT, who=CAROL), outcomes.Redeemed)
-    assert (await _row(h)).answer["rejected_by"] == ["test:bob", "test:carol"]
+    assert (await h.last_row()).answer["rejected_by"] == ["test:bob", "test:carol"]
 
 
 async def test_votes_are_audited(harness: HarnessFactory, stores: Stores) -> None:
     h = await paused(harness, stores, quorum=2)
     await h.answer(APPROVE, who=BOB)
     await h.answer(APPROVE, who=CAROL)
-    row = await _row(h)
+    row = await h.last_row()
     kinds = [e.kind for e in await h.stores.audit.recent(run_id=row.run_id)]
     assert kinds.count("voted") == 2 and kinds.count("answered") == 1
 

@@ -8,12 +8,12 @@ from typing import Any
 from bot.service import outcomes
 from bot.stores import QuestionStatus
 from bot.stores.ports import Stores
-from tests.service.test_policies import APPROVE, BOB, CAROL, _resumes, _row, paused
+from tests.service.test_policies import APPROVE, BOB, CAROL, _resumes, paused
 from tests.support import REQUESTER, HarnessFactory
 
 
 async def _kinds(h: Any) -> list[str]:
-    row = await _row(h)
+    row = await h.last_row()
     return [e.kind for e in await h.stores.audit.recent(run_id=row.run_id)]
 
 
@@ -67,7 +67,7 @@ async def test_a_vote_sent_again_with_its_key_is_replayed(
     audited = await _kinds(h)
     assert await h.answer(APPROVE, who=BOB, once_key="click-1") == outcomes.Replayed()
     assert await _kinds(h) == audited
-    assert (await _row(h)).status is QuestionStatus.OUTSTANDING
+    assert (await h.last_row()).status is QuestionStatus.OUTSTANDING
     assert isinstance(await h.answer(APPROVE, who=BOB, once_key="click-2"), outcomes.AlreadyVoted)
     # The deciding vote, keyed, closes it once; its replay changes nothing.
     assert isinstance(await h.answer(APPROVE, who=CAROL, once_key="click-3"), outcomes.Redeemed)
