@@ -16,8 +16,10 @@ import jwt
 import pytest
 
 from bot.app.settings import SettingsError, load_settings
+from bot.client.models import Policy
 from bot.human.capability import HumanInteractionCapability
 from bot.human.tokens import MintedToken, TokenClaims, TokenSigner, random_signing_key
+from bot.interactions.approval import approval_registration, approval_tool
 from bot.kernel.interrupts import PendingInterrupt
 from bot.kernel.turn import Agent
 from bot.providers.scripted import ScriptedProvider
@@ -26,10 +28,11 @@ from bot.questions.records import Closing, Question, QuestionStatus, RunRecord, 
 from bot.questions.write import Delivered, Owed, Write
 from bot.service.capability_ports import LifecyclePorts
 from bot.service.outcomes import Responder
+from bot.service.policy import AnswerPolicy, RequesterOrApprovers
 from bot.service.runs import RunService
 from bot.service.surfaces import Conversation
 from bot.stores.ports import Stores
-from bot.testing import RecordingSurface
+from bot.testing import RecordingSurface, call, calls, say
 
 ROOT = Path(__file__).resolve().parents[1]
 REQUESTER = Responder("test:alice", "Alice")
@@ -77,6 +80,30 @@ class Harness:
 
 
 HarnessFactory = Callable[..., Harness]
+
+DEPLOY_APPROVAL = call("approval", action="deploy", summary="Deploy to production")
+
+
+async def paused_on_approval(
+    harness: HarnessFactory,
+    stores: Stores,
+    policy: Mapping[str, Any],
+    *,
+    answerers: AnswerPolicy | None = None,
+) -> Harness:
+    """A run paused on its deploy approval under ``policy`` (``Policy`` fields); ``answerers``
+    decides who may answer (anyone, unless given)."""
+    h = harness(
+        stores,
+        [calls(DEPLOY_APPROVAL), say("done")],
+        tools=[approval_tool()],
+        registrations=[approval_registration()],
+        policy=answerers or RequesterOrApprovers(anyone=True),
+        policies={"approval": Policy.model_validate(policy).model_dump(mode="json")},
+    )
+    await h.start()
+    assert h.surface.questions, "the run paused on its approval"
+    return h
 
 
 def clean_environment(monkeypatch: pytest.MonkeyPatch, folder: Path, names: Iterable[str]) -> None:

@@ -4,17 +4,13 @@ from __future__ import annotations
 
 from bot.admin import AdminService, results, text_of
 from bot.admin._render import policy_lines
-from bot.client.models import Policy
-from bot.interactions.approval import approval_registration, approval_tool
 from bot.questions.posts import post_of
 from bot.questions.records import Question
 from bot.service.outcomes import Counted, Responder
-from bot.service.policy import RequesterOrApprovers
 from bot.stores.ports import Stores
-from bot.testing import FixedClock, call, calls, say
-from tests.support import HarnessFactory
+from bot.testing import FixedClock
+from tests.support import HarnessFactory, paused_on_approval
 
-ASK = call("approval", action="deploy", summary="Deploy to production")
 ROOT = Responder("test:root", "Root", is_admin=True)
 
 
@@ -22,16 +18,7 @@ async def test_show_and_stats_tell_the_policy_the_tally_the_level_and_the_escala
     harness: HarnessFactory, stores: Stores, clock: FixedClock
 ) -> None:
     ladder = [{"after_seconds": 30, "answerers": ["test:dan"]}]
-    policy = Policy.model_validate({"quorum": 2, "escalate": ladder})
-    h = harness(
-        stores,
-        [calls(ASK), say("done")],
-        tools=[approval_tool()],
-        registrations=[approval_registration()],
-        policy=RequesterOrApprovers(anyone=True),
-        policies={"approval": policy.model_dump(mode="json")},
-    )
-    await h.start()
+    h = await paused_on_approval(harness, stores, {"quorum": 2, "escalate": ladder})
     iid = h.surface.questions[-1][1].interrupt_id
     vote = {"decision": "approve", "comment": ""}
     assert isinstance(await h.answer(vote, who=Responder("test:bob", "bo")), Counted)

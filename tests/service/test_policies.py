@@ -7,19 +7,16 @@ from typing import Any
 
 import pytest
 
-from bot.client.models import Policy
-from bot.interactions.approval import approval_registration, approval_tool
 from bot.questions.quorum import EXPIRED_REJECTION, people_text, tally_text
 from bot.service import outcomes
 from bot.service.messages import refusal_text
 from bot.service.outcomes import Responder
-from bot.service.policy import RequesterOrApprovers, parse_policies
+from bot.service.policy import parse_policies
 from bot.stores import QuestionStatus, RunStatus
 from bot.stores.ports import Stores
-from bot.testing import FixedClock, call, calls, say
-from tests.support import REQUESTER, Harness, HarnessFactory
+from bot.testing import FixedClock
+from tests.support import REQUESTER, Harness, HarnessFactory, paused_on_approval
 
-ASK = call("approval", action="deploy", summary="Deploy to production")
 APPROVE = {"decision": "approve", "comment": "ok"}
 REJECT = {"decision": "reject", "comment": "no"}
 BOB = Responder("test:bob", "bo")
@@ -27,22 +24,8 @@ CAROL = Responder("test:carol", "ana")
 DAN = Responder("test:dan", "dan")
 
 
-def _policy(**fields: Any) -> dict[str, dict[str, Any]]:
-    return {"approval": Policy.model_validate(fields).model_dump(mode="json")}
-
-
 async def paused(harness: HarnessFactory, stores: Stores, **policy: Any) -> Harness:
-    h = harness(
-        stores,
-        [calls(ASK), say("done")],
-        tools=[approval_tool()],
-        registrations=[approval_registration()],
-        policy=RequesterOrApprovers(anyone=True),
-        policies=_policy(**policy),
-    )
-    await h.start()
-    assert h.surface.questions, "the run paused on its approval"
-    return h
+    return await paused_on_approval(harness, stores, policy)
 
 
 def _resumes(h: Harness) -> int:

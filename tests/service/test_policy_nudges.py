@@ -4,15 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.client.models import Policy
-from bot.interactions.approval import approval_registration, approval_tool
 from bot.service.outcomes import Counted, NotAllowedToAnswer, Redeemed, Responder
 from bot.service.policy import RequesterOrApprovers, parse_rules
 from bot.stores.ports import Stores
-from bot.testing import FixedClock, call, calls, say
-from tests.support import Harness, HarnessFactory
+from bot.testing import FixedClock
+from tests.support import Harness, HarnessFactory, paused_on_approval
 
-ASK = call("approval", action="deploy", summary="Deploy to production")
 APPROVE = {"decision": "approve", "comment": ""}
 BOB = Responder("test:bob", "bo")
 CAROL = Responder("test:carol", "cy")
@@ -20,16 +17,8 @@ DAN = Responder("test:dan", "dan")
 
 
 async def paused(harness: HarnessFactory, stores: Stores, **policy: Any) -> Harness:
-    h = harness(
-        stores,
-        [calls(ASK), say("done")],
-        tools=[approval_tool()],
-        registrations=[approval_registration()],
-        policy=RequesterOrApprovers(rules=parse_rules("approval=test:bob test:carol")),
-        policies={"approval": Policy.model_validate(policy).model_dump(mode="json")},
-    )
-    await h.start()
-    return h
+    only = RequesterOrApprovers(rules=parse_rules("approval=test:bob test:carol"))
+    return await paused_on_approval(harness, stores, policy, answerers=only)
 
 
 async def sweep(h: Harness) -> list[dict[str, Any]]:
