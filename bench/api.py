@@ -53,7 +53,8 @@ import aiohttp
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.e2e._server import free_port  # noqa: E402 (needs ROOT on the path)
+from bench.console import until_ready  # noqa: E402 (needs ROOT on the path)
+from tests.e2e._server import free_port  # noqa: E402
 
 CLIENTS = 50
 ROUNDS = 4
@@ -120,17 +121,10 @@ class Process:
 
     async def ready(self, url: str) -> None:
         async with aiohttp.ClientSession() as session:
-            for _ in range(600):
-                if self.popen.poll() is not None:
-                    raise RuntimeError(f"{url} exited: {self.log_tail()}")
-                try:
-                    async with session.get(url) as response:
-                        if response.status == 200:
-                            return
-                except aiohttp.ClientError:
-                    pass
-                await asyncio.sleep(0.05)
-        raise RuntimeError(f"{url} never became ready: {self.log_tail()}")
+            await until_ready(session, url, exited=self.exited, tail=self.log_tail)
+
+    def exited(self) -> bool:
+        return self.popen.poll() is not None
 
     def log_tail(self) -> str:
         return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-20:])

@@ -103,18 +103,10 @@ class Server:
             )
 
     async def wait_ready(self, session: aiohttp.ClientSession) -> None:
-        deadline = time.monotonic() + READY_SECONDS
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                break
-            try:
-                async with session.get(f"{self.url}/healthz") as response:
-                    if response.status == 200:
-                        return
-            except (aiohttp.ClientError, TimeoutError):
-                pass
-            await asyncio.sleep(0.05)
-        raise SystemExit(f"the bot did not become ready; log tail:\n{self.tail()}")
+        await until_ready(session, f"{self.url}/healthz", exited=self.exited, tail=self.tail)
+
+    def exited(self) -> bool:
+        return self.process.poll() is not None
 
     def cpu_seconds(self) -> float:
         """User + system CPU the server has used so far (Linux /proc); 0 elsewhere.
@@ -191,6 +183,27 @@ async def _collect(
 def _staging(question: dict[str, Any]) -> dict[str, Any]:
     text = question["payload"]["questions"][0]["question"]
     return {"token": question["token"], "answer": {"answers": {text: "staging"}}}
+
+
+async def until_ready(
+    session: aiohttp.ClientSession,
+    url: str,
+    *,
+    exited: Callable[[], bool] = lambda: False,
+    tail: Callable[[], str] = lambda: "",
+) -> None:
+    """``url`` answers 200; past READY_SECONDS, or once the server has exited, the run stops
+    with its log's tail."""
+    deadline = time.monotonic() + READY_SECONDS
+    while time.monotonic() < deadline and not exited():
+        try:
+            async with session.get(url) as response:
+                if response.status == 200:
+                    return
+        except (aiohttp.ClientError, TimeoutError):
+            pass
+        await asyncio.sleep(0.05)
+    raise SystemExit(f"{url} did not become ready; log tail:\n{tail()}")
 
 
 async def measure(

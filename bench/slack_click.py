@@ -41,7 +41,8 @@ import aiohttp
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.e2e._server import free_port  # noqa: E402 (needs ROOT on the path)
+from bench.console import until_ready  # noqa: E402 (needs ROOT on the path)
+from tests.e2e._server import free_port  # noqa: E402
 from tests.fakes.slack_api import (  # noqa: E402
     BOT_TOKEN,
     SIGNING_SECRET,
@@ -100,15 +101,7 @@ def bare_server(port: int, *, before_response: bool) -> None:
 
 async def ready(url: str, path: str = "/healthz") -> None:
     async with aiohttp.ClientSession() as session:
-        for _ in range(600):
-            try:
-                async with session.get(f"{url}{path}") as response:
-                    if response.status == 200:
-                        return
-            except aiohttp.ClientError:
-                pass
-            await asyncio.sleep(0.05)
-    raise RuntimeError(f"{url} never became ready")
+        await until_ready(session, f"{url}{path}")
 
 
 async def signed_post(session: aiohttp.ClientSession, url: str, body: str, kind: str) -> float:

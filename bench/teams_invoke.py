@@ -35,12 +35,18 @@ import aiohttp
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.console import CLIENTS, Request, _free_port, measure, run_from_argv  # noqa: E402
+from bench.console import (  # noqa: E402
+    CLIENTS,
+    Request,
+    _free_port,
+    measure,
+    run_from_argv,
+    until_ready,
+)
 from tests.e2e._teams import execute, message  # noqa: E402
 from tests.fakes.bf_connector import FakeConnector  # noqa: E402
 
 DEADLINE_SECONDS = 900.0
-READY_SECONDS = 30.0
 COLLECT_SECONDS = 300.0
 FIXED_CARD = {
     "type": "AdaptiveCard",
@@ -72,16 +78,11 @@ class Process:
             )
 
     async def wait_ready(self, session: aiohttp.ClientSession, path: str) -> None:
-        deadline = time.monotonic() + READY_SECONDS
-        while time.monotonic() < deadline and self.process.poll() is None:
-            try:
-                async with session.get(f"{self.url}{path}") as response:
-                    if response.status == 200:
-                        return
-            except (aiohttp.ClientError, TimeoutError):
-                pass
-            await asyncio.sleep(0.05)
-        raise SystemExit(f"{self.log_path.name} did not become ready:\n{self.log_path.read_text()}")
+        url = f"{self.url}{path}"
+        await until_ready(session, url, exited=self.exited, tail=self.log_path.read_text)
+
+    def exited(self) -> bool:
+        return self.process.poll() is not None
 
     def stop(self) -> None:
         if self.process.poll() is None:
