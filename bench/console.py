@@ -57,6 +57,14 @@ class Phase:
     def percentile(self, p: int) -> float:
         return statistics.quantiles(self.latencies, n=100, method="inclusive")[p - 1] * 1e3
 
+    def ratios(self, baseline: Phase) -> str:
+        """This phase against ``baseline``: its p50 and p99 latency, and its throughput."""
+        return (
+            f"p50 {self.percentile(50) / baseline.percentile(50):.1f}x, "
+            f"p99 {self.percentile(99) / baseline.percentile(99):.1f}x, "
+            f"throughput {self.rate / baseline.rate:.2f}x"
+        )
+
     @property
     def failures(self) -> int:
         return sum(count for status, count in self.statuses.items() if status != 200)
@@ -286,11 +294,7 @@ async def run(n: int) -> int:
 
     print(answer.report())
     print(health.report())
-    print(
-        f"ratio answer/healthz: p50 {answer.percentile(50) / health.percentile(50):.1f}x, "
-        f"p99 {answer.percentile(99) / health.percentile(99):.1f}x, "
-        f"throughput {answer.rate / health.rate:.2f}x"
-    )
+    print(f"ratio answer/healthz: {answer.ratios(health)}")
     print(
         f"server CPU per request: answer {answer_cpu / len(answer.latencies) * 1e3:.2f} ms "
         "(with the resumes it starts meanwhile), "

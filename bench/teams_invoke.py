@@ -35,14 +35,8 @@ import aiohttp
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.console import (  # noqa: E402
-    CLIENTS,
-    Request,
-    _free_port,
-    measure,
-    run_from_argv,
-    until_ready,
-)
+from bench.console import CLIENTS, Request, measure, run_from_argv, until_ready  # noqa: E402
+from tests.e2e._server import free_port  # noqa: E402
 from tests.e2e._teams import execute, message  # noqa: E402
 from tests.fakes.bf_connector import FakeConnector  # noqa: E402
 
@@ -59,7 +53,7 @@ class Process:
     """A server process on a free loopback port; ``stop`` always leaves it dead."""
 
     def __init__(self, folder: Path, args: Sequence[str], env: dict[str, str]) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = folder / f"{args[-1].replace('/', '_')}.log"
         inherited = {
@@ -182,11 +176,7 @@ async def run(n: int) -> int:
             await connector.close()
     print(answered.report())
     print(baseline.report())
-    print(
-        f"ratio answer/bare: p50 {answered.percentile(50) / baseline.percentile(50):.1f}x, "
-        f"p99 {answered.percentile(99) / baseline.percentile(99):.1f}x, "
-        f"throughput {answered.rate / baseline.rate:.2f}x"
-    )
+    print(f"ratio answer/bare: {answered.ratios(baseline)}")
     print(f"{resumed} of {n} answered runs resumed and posted their approval card")
     failures = warm.failures + baseline.failures + answered.failures
     if failures or resumed != n:
