@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from bot.admin import AdminService, results, text_of
 from bot.admin._render import policy_lines
 from bot.questions.posts import post_of
-from bot.questions.records import Question
 from bot.service.outcomes import Counted, Responder
 from bot.stores.ports import Stores
 from bot.testing import FixedClock
-from tests.support import HarnessFactory, paused_on_approval
+from tests.support import HarnessFactory, closed_question, paused_on_approval
 
 ROOT = Responder("test:root", "Root", is_admin=True)
 
@@ -37,21 +38,11 @@ async def test_show_and_stats_tell_the_policy_the_tally_the_level_and_the_escala
 
 
 def test_show_lists_each_further_post_of_a_question_on_several_routes() -> None:
-    record = Question(
-        interrupt_id="int_1",
-        run_id="run_1",
-        scope="T1:C1",
-        name="approval",
-        tool_call_id="api_1",
-        checkpoint_id="",
-        payload={},
-        issued_at=1.0,
-        expires_at=2.0,
-        posts=(
-            post_of("teams:19:ops", "teams", "tenant/19:ops", {}),
-            {**post_of("slack:C2", "slack", "T1:C2", {}), "message_ref": {"ts": "1.1"}},
-        ),
+    posts = (
+        post_of("teams:19:ops", "teams", "tenant/19:ops", {}),
+        {**post_of("slack:C2", "slack", "T1:C2", {}), "message_ref": {"ts": "1.1"}},
     )
+    record = dataclasses.replace(closed_question("approval", {}, "open"), posts=posts)
     lines = policy_lines(record)
     assert lines[-2:] == [
         "also posted on teams:19:ops: not posted",
