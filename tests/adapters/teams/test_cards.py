@@ -14,7 +14,7 @@ from bot.testing import question
 from tests.adapters.teams import _catalogue as catalogue
 from tests.e2e._teams import texts
 from tests.fakes.bf_connector import MAX_MESSAGE_BYTES
-from tests.support import pending_interrupt
+from tests.support import closed_question, pending_interrupt
 
 TOKEN = "h." + "t" * 900 + ".s"  # as long as a real token may get
 EXPIRES = 1_800_003_600.0
@@ -163,21 +163,8 @@ def _record(
     by: str = "Ana",
     payload: dict[str, Any] | None = None,
 ) -> Question:
-    return Question(
-        interrupt_id="int_1",
-        run_id="run_1",
-        scope="s",
-        name=name,
-        tool_call_id="c1",
-        checkpoint_id="cp",
-        payload=payload or {"action": "deploy web", "summary": "Ship"},
-        issued_at=0.0,
-        expires_at=EXPIRES,
-        status=status,
-        answer=answer,
-        closed_by=by,
-        closed_at=1_800_000_120.0,
-    )
+    shown = payload or {"action": "deploy web", "summary": "Ship"}
+    return closed_question(name, shown, status, answer, closed_at=1_800_000_120.0, closed_by=by)
 
 
 def test_closed_cards_say_how_the_question_ended_and_offer_no_actions() -> None:
