@@ -30,12 +30,6 @@ async def sweep(h: Harness) -> list[dict[str, Any]]:
     return [nudge for _, nudge in h.surface.nudges[before:]]
 
 
-async def _row(h: Harness) -> Any:
-    row = await h.stores.ledger.get(h.surface.questions[-1][1].interrupt_id)
-    assert row is not None
-    return row
-
-
 async def test_one_reminder_after_the_delay_and_none_after_the_answer(
     harness: HarnessFactory, stores: Stores, clock: FixedClock
 ) -> None:
@@ -48,7 +42,7 @@ async def test_one_reminder_after_the_delay_and_none_after_the_answer(
     assert reminder["people"] == ["test:bob", "test:carol"]
     clock.advance(600)
     assert await sweep(h) == []  # max_reminders defaults to 1
-    assert (await _row(h)).reminders == 1
+    assert (await h.last_row()).reminders == 1
     assert isinstance(await h.answer(APPROVE, who=BOB), Redeemed)
 
 
@@ -72,7 +66,7 @@ async def test_no_reminder_once_closed(
     assert isinstance(await h.answer(APPROVE, who=BOB), Redeemed)
     clock.advance(61)
     assert await sweep(h) == []
-    kinds = [e.kind for e in await h.stores.audit.recent(run_id=(await _row(h)).run_id)]
+    kinds = [e.kind for e in await h.stores.audit.recent(run_id=(await h.last_row()).run_id)]
     assert "reminded" not in kinds
 
 
@@ -85,7 +79,7 @@ async def test_the_first_escalation_step_pings_its_answerers_once_and_admits_the
     clock.advance(31)
     (ping,) = await sweep(h)
     assert ping["kind"] == "escalated" and ping["level"] == 1 and ping["people"] == ["test:dan"]
-    row = await _row(h)
+    row = await h.last_row()
     assert row.level == 1 and row.reminders == 0
     clock.advance(600)
     assert await sweep(h) == []
