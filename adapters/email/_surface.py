@@ -29,7 +29,7 @@ from adapters.email._message import (
     nudge_message,
     question_message,
 )
-from adapters.email.settings import SmtpServer
+from adapters.email.settings import SmtpServer, untrusted_certificate
 from bot.client.identity import ANYONE, IdentityError, canonical, names
 from bot.kernel.interrupts import PendingInterrupt
 from bot.questions.quorum import tally_line
@@ -141,7 +141,11 @@ class EmailSurface:
                 f"the SMTP server answered {error.code} {error.message}", permanent
             ) from None
         except (aiosmtplib.SMTPException, OSError) as error:
-            # A refused or dropped connection, a timeout, a TLS failure: worth another try.
+            # A refused or dropped connection, a timeout, a TLS failure: worth another try
+            # (a certificate may be renewed meanwhile), with the sentence that says which.
+            certificate = untrusted_certificate(error)
+            if certificate:
+                raise self._failed(f"the SMTP server's TLS failed: {certificate}", False) from None
             raise self._failed(f"could not reach the SMTP server ({error})", False) from None
 
     def _failed(self, reason: str, permanent: bool) -> DeliveryError:

@@ -8,6 +8,7 @@ out of the logs (``Hidden``).
 
 from __future__ import annotations
 
+import ssl
 from dataclasses import dataclass
 from email.errors import HeaderParseError
 from email.headerregistry import Address
@@ -76,6 +77,23 @@ def parse_smtp_url(text: str) -> SmtpServer:
             "everyone it relays for"
         )
     return SmtpServer(parts.hostname, port or default_port, security, username, password)
+
+
+def untrusted_certificate(error: BaseException) -> str:
+    """What to do when TLS with the server failed on its certificate; "" for any other error.
+
+    aiosmtplib raises the verification error itself on STARTTLS and wraps it in a
+    connect error on implicit TLS, so the chain of causes is searched.
+    """
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return (
+                f"its certificate is not trusted ({seen.verify_message}); if a private CA "
+                "signs it, point SSL_CERT_FILE at that CA's certificate (PEM)"
+            )
+        seen = seen.__cause__ or seen.__context__
+    return ""
 
 
 def _parsed(value: SecretStr | None) -> SecretStr | None:

@@ -17,7 +17,7 @@ from typing import Any
 import aiohttp
 import aiosmtplib
 
-from adapters.email.settings import EmailSettings
+from adapters.email.settings import EmailSettings, untrusted_certificate
 from adapters.slack.settings import SlackSettings
 from adapters.teams.settings import TeamsSettings
 
@@ -163,6 +163,10 @@ async def probe_smtp(email: EmailSettings) -> Probe:
             problem=f"the SMTP server answered {error.code} {error.message}; check the URL",
         )
     except (aiosmtplib.SMTPException, OSError) as error:
+        certificate = untrusted_certificate(error)
+        if certificate:
+            where = f"{server.host}:{server.port}"
+            return Probe(variable="BOT_SMTP_URL", problem=f"TLS with {where} failed: {certificate}")
         return Probe(
             variable="BOT_SMTP_URL",
             problem=f"cannot reach {server.host}:{server.port} ({error}); check the host and port",

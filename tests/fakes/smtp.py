@@ -3,7 +3,8 @@
 It speaks SMTP as any server does (the bot's client is aiosmtplib, unmocked);
 a test scripts the replies to the next DATA commands (``451`` to be tried
 again, ``550`` refused for good), can ask for a sign-in (AUTH over plain
-text, as a local relay in a test may allow), and can run a hook once a
+text, as a local relay in a test may allow, or only after TLS: STARTTLS or
+implicit TLS with ``tests.fakes.tls``'s certificate), and can run a hook once a
 message is taken and before the reply is sent: the moment a process killed
 there has sent the message without knowing it was taken.
 """
@@ -16,12 +17,13 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.message import EmailMessage
-from typing import Any
+from typing import Any, Literal
 
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
 from tests.e2e._server import free_port
+from tests.fakes.tls import ServerCertificates
 
 
 @dataclass
@@ -37,6 +39,9 @@ class SmtpFake:
     sessions: int = 0
     logins: list[str] = field(default_factory=list)
     port: int = 0
+    # With certificates: "starttls" (required before AUTH and MAIL) or "tls" (implicit).
+    tls: Literal["starttls", "tls"] | None = None
+    certificates: ServerCertificates | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _controller: Controller | None = None
 
@@ -46,9 +51,19 @@ class SmtpFake:
         if self.users is not None:
             kwargs = {
                 "authenticator": self._authenticate,
-                "auth_required": True,
-                "auth_require_tls": False,
+                # Under implicit TLS aiosmtpd cannot see the TLS below it, and refuses
+                # to require AUTH without requiring TLS: AUTH is then offered, not required
+                # (the session is TLS from its first byte, and the bot signs in anyway).
+                "auth_required": self.tls != "tls",
+                "auth_require_tls": self.tls == "starttls",
             }
+        if self.tls is not None:
+            assert self.certificates is not None, "TLS needs tests.fakes.tls certificates"
+            context = self.certificates.server_context()
+            if self.tls == "starttls":
+                kwargs |= {"tls_context": context, "require_starttls": True}
+            else:
+                kwargs |= {"ssl_context": context, "server_hostname": "127.0.0.1"}
         self._controller = Controller(self, hostname="127.0.0.1", port=self.port, **kwargs)
         self._controller.start()
         return self
@@ -60,7 +75,11 @@ class SmtpFake:
 
     @property
     def url(self) -> str:
-        return f"smtp://127.0.0.1:{self.port}"
+        """``BOT_SMTP_URL`` for it, signing in as its first user when it has users."""
+        scheme = {None: "smtp", "starttls": "smtp+starttls", "tls": "smtps"}[self.tls]
+        user = next(iter(self.users.items()), None) if self.users else None
+        who = f"{user[0]}:{user[1]}@" if user else ""
+        return f"{scheme}://{who}127.0.0.1:{self.port}"
 
     def taken(self) -> list[EmailMessage]:
         with self._lock:
