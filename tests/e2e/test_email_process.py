@@ -21,7 +21,9 @@ from bot.service.delivery import CLAIM_SECONDS
 from tests import waiting
 from tests.e2e._api import Api, api_env, approval
 from tests.e2e._server import StartBot
+from tests.e2e._slack import BOB, CHANNEL, SlackDriver, slack_bot, text_of
 from tests.e2e._store import all_delivered, count
+from tests.fakes.slack_api import TEAM, FakeSlack, buttons
 from tests.fakes.smtp import SmtpFake
 
 pytestmark = pytest.mark.e2e
@@ -206,3 +208,57 @@ async def test_a_kill_between_the_send_and_the_mark_sends_it_at_most_twice_with_
     ids = {m["Message-ID"] for m in smtp.taken()}
     assert 1 <= len(smtp.taken()) <= 2 and len(ids) == 1
     assert (await _state(Api(http, bot.url), created["id"]))["status"] == "open"
+
+
+async def test_a_question_on_slack_and_email_closes_on_both_whichever_answers(
+    start_bot: StartBot, http: aiohttp.ClientSession, smtp: SmtpFake, fake: FakeSlack
+) -> None:
+    """One question posted in a Slack channel and mailed to Ana. Ana approves through her
+    link: the Slack message is edited to say so (no buttons), a late click there is told it
+    was answered, and no second email goes out. The other way round, a Slack approval
+    closes the question's page: its form is gone and a POST of it changes nothing."""
+    bot = await slack_bot(start_bot, fake, **_env(smtp))
+    slack, api = SlackDriver(http, bot, fake), Api(http, bot.url)
+    routes = [{"surface": "slack", "conversation": CHANNEL}, _to(ANA)]
+
+    async def ask(key: str, count: int) -> tuple[str, Any, EmailMessage]:
+        body = {**approval(key, routes[0]), "routes": routes}
+        del body["route"]
+        status, created = await api.ask(body)
+        assert status == 201, created
+        return created["id"], await slack.question(count), (await _mailed(smtp, count))[-1]
+
+    first, posted, mail = await ask("both-email", 1)
+    status, page = await _answer(http, _links(mail)["Approve"], "approve")
+    assert status == 200 and f"Approved by {ANA}" in page
+    edited = (await slack.edits_of(posted))[0]
+    assert f"Approved by {ANA}" in text_of(edited) and not buttons(edited.args)
+    assert (await slack.click(posted, "Approve", user=BOB))[0] == 200
+    late = (await slack.ephemeral(BOB))[0].args["text"]
+    assert late.startswith(f"This question was already answered by {ANA} at "), late
+    shown = await _state(api, first)
+    assert shown["status"] == "answered" and shown["answered_by"]["id"] == f"email:{ANA}"
+
+    second, posted, mail = await ask("both-slack", 2)
+    link = _links(mail)["Approve"]
+    async with http.get(link) as opened:
+        form = CSRF.search(await opened.text())
+    assert form is not None  # open: the page draws its form
+    assert (await slack.click(posted, "Approve", user=BOB))[0] == 200
+    shown = await waiting.eventually(
+        lambda: _answered(api, second), what="the question answered in Slack"
+    )
+    assert shown["answered_by"]["id"] == f"slack:{TEAM}:{BOB}"
+    async with http.get(link) as closed:
+        text = await closed.text()
+    assert "Approved by" in text and CSRF.search(text) is None  # closed: no form to send
+    data = {"csrf": form.group(1), "decision": "reject"}
+    async with http.post(link, data=data) as refused:
+        assert refused.status == 409
+    assert (await _state(api, second))["answer"]["decision"] == "approve"
+    assert len(smtp.taken()) == 2  # a sent email is never edited: one per question
+
+
+async def _answered(api: Api, question_id: str) -> dict[str, Any] | None:
+    shown = await _state(api, question_id)
+    return shown if shown["status"] == "answered" else None
