@@ -9,34 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bot.client._error_base import BridgeError, FormAnswerError, FormSchemaError
+# Defined in a leaf the models can raise from; public here, with the rest.
+from bot.client._error_base import BridgeError as BridgeError
+from bot.client._error_base import FormAnswerError as FormAnswerError
+from bot.client._error_base import FormSchemaError as FormSchemaError
 
 if TYPE_CHECKING:
     from bot.client.models import QuestionObject
-
-__all__ = [
-    "BY_CODE",
-    "ApiError",
-    "BridgeError",
-    "Cancelled",
-    "Conflict",
-    "Expired",
-    "Forbidden",
-    "FormAnswerError",
-    "FormSchemaError",
-    "InvalidRequest",
-    "InvalidWebhook",
-    "NotFound",
-    "Outcome",
-    "PayloadTooLarge",
-    "RateLimited",
-    "Rejected",
-    "TransportError",
-    "Unauthorized",
-    "UnexpectedStatus",
-    "Unprocessable",
-    "WaitTimeout",
-]
 
 
 class InvalidWebhook(BridgeError):

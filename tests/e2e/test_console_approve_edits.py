@@ -8,17 +8,8 @@ from typing import Any
 import aiohttp
 import pytest
 
+from tests.e2e import _edits as edits
 from tests.e2e._client import APPROVE, NAME, OPERATOR, ConsoleClient
-from tests.e2e._edits import (
-    CHANGES,
-    EVERY_WAY,
-    FORGED_ARGUMENTS,
-    NOT_ALLOWED,
-    RESPONDED,
-    TO_PRODUCTION,
-    TO_STAGING,
-    WAIT,
-)
 from tests.e2e._server import BotServer, StartBot, json_lines
 
 pytestmark = pytest.mark.e2e
@@ -65,16 +56,16 @@ async def test_an_edit_deploys_the_edited_environment_once_and_says_what_changed
 ) -> None:
     """The environment typed over: the deploy runs there, once, and the closed question
     says who approved with which changes."""
-    bot, client = await console(start_bot, http, BOT_ALLOW=EVERY_WAY)
+    bot, client = await console(start_bot, http, BOT_ALLOW=edits.EVERY_WAY)
     approval = await editable_approval(client)
 
     await client.answer_ok(approval["token"], edit(approval, environment="production"))
     run = await client.finished(CID)
-    assert run["final_text"].startswith(TO_PRODUCTION), run
+    assert run["final_text"].startswith(edits.TO_PRODUCTION), run
     question = await closed(client, approval["interrupt_id"])
     assert question["status"] == "answered" and question["closed_by"] == NAME
     assert question["closed_text"].startswith(f"Approved by {NAME} with changes at ")
-    assert question["closed_text"].endswith(f": {CHANGES}")
+    assert question["closed_text"].endswith(f": {edits.CHANGES}")
     assert question["answer"]["arguments"] == {"service": "web", "environment": "production"}
     await bot.terminate()
     assert completions(bot) == 1
@@ -86,14 +77,14 @@ async def test_an_edit_survives_a_sigkill_right_after_its_reply_and_deploys_once
     """Killed as soon as the edit is acknowledged: the next start resumes the run with the
     edited arguments, and it completes once."""
     bot, client = await console(
-        start_bot, http, BOT_ALLOW=EVERY_WAY, BOT_LEASE_SECONDS="2", BOT_SWEEP_SECONDS="0.5"
+        start_bot, http, BOT_ALLOW=edits.EVERY_WAY, BOT_LEASE_SECONDS="2", BOT_SWEEP_SECONDS="0.5"
     )
     approval = await editable_approval(client)
     await client.answer_ok(approval["token"], edit(approval, environment="production"))
     bot.kill()
     await bot.restart()
     run = await client.finished(CID)
-    assert run["final_text"].startswith(TO_PRODUCTION), run
+    assert run["final_text"].startswith(edits.TO_PRODUCTION), run
     await bot.terminate()
     assert completions(bot) == 1
 
@@ -102,15 +93,15 @@ async def test_respond_is_read_by_the_model_and_nothing_deploys(
     start_bot: StartBot, http: aiohttp.ClientSession
 ) -> None:
     """Respond: the agent quotes the message and does not deploy."""
-    _, client = await console(start_bot, http, BOT_ALLOW=EVERY_WAY)
+    _, client = await console(start_bot, http, BOT_ALLOW=edits.EVERY_WAY)
     approval = await editable_approval(client)
 
-    await client.answer_ok(approval["token"], {"decision": "respond", "message": WAIT})
+    await client.answer_ok(approval["token"], {"decision": "respond", "message": edits.WAIT})
     run = await client.finished(CID)
-    assert run["final_text"] == RESPONDED
+    assert run["final_text"] == edits.RESPONDED
     question = await closed(client, approval["interrupt_id"])
     assert question["closed_text"].startswith(f"Answered instead of run by {NAME} at ")
-    assert question["closed_text"].endswith(f": {WAIT}")
+    assert question["closed_text"].endswith(f": {edits.WAIT}")
 
 
 async def test_an_emptied_required_argument_is_refused_with_the_field_named(
@@ -118,7 +109,7 @@ async def test_an_emptied_required_argument_is_refused_with_the_field_named(
 ) -> None:
     """An emptied environment: 422 naming that field, the question still open with the same
     token; a valid edit then runs."""
-    _, client = await console(start_bot, http, BOT_ALLOW=EVERY_WAY)
+    _, client = await console(start_bot, http, BOT_ALLOW=edits.EVERY_WAY)
     approval = await editable_approval(client)
 
     status, refused = await client.answer(approval["token"], edit(approval, environment=""))
@@ -128,7 +119,7 @@ async def test_an_emptied_required_argument_is_refused_with_the_field_named(
     assert still["interrupt_id"] == approval["interrupt_id"]
 
     await client.answer_ok(still["token"], edit(still, environment="production"))
-    assert (await client.finished(CID))["final_text"].startswith(TO_PRODUCTION)
+    assert (await client.finished(CID))["final_text"].startswith(edits.TO_PRODUCTION)
 
 
 async def test_a_decision_the_deployment_does_not_allow_is_refused(
@@ -140,12 +131,12 @@ async def test_a_decision_the_deployment_does_not_allow_is_refused(
     _, approval = await client.approval(CID)
     assert "edit_fields" not in approval["payload"] and "allow" not in approval["payload"]
 
-    forged = {"decision": "edit", "arguments": FORGED_ARGUMENTS, "comment": ""}
+    forged = {"decision": "edit", "arguments": edits.FORGED_ARGUMENTS, "comment": ""}
     status, refused = await client.answer(approval["token"], forged)
     assert status == 422 and refused["ok"] is False, refused
-    assert NOT_ALLOWED in refused["fields"]["decision"]
+    assert edits.NOT_ALLOWED in refused["fields"]["decision"]
     still = await client.outstanding(CID, "approval")
     assert still["interrupt_id"] == approval["interrupt_id"]
 
     await client.answer_ok(still["token"], APPROVE)
-    assert (await client.finished(CID))["final_text"].startswith(TO_STAGING)
+    assert (await client.finished(CID))["final_text"].startswith(edits.TO_STAGING)

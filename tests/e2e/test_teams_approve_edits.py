@@ -8,16 +8,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from tests.e2e._edits import (
-    CHANGES,
-    EVERY_WAY,
-    FORGED_ARGUMENTS,
-    NOT_ALLOWED,
-    RESPONDED,
-    TO_PRODUCTION,
-    TO_STAGING,
-    WAIT,
-)
+from tests.e2e import _edits as edits
 from tests.e2e._server import StartBot
 from tests.e2e._teams import TeamsDriver, actions, card_of, elements, read, submitted, texts
 from tests.fakes.bf_connector import Call, FakeConnector
@@ -69,15 +60,17 @@ async def test_an_edit_deploys_the_edited_environment_once_and_the_card_says_wha
 ) -> None:
     """The environment typed over in its input: the deploy runs there, is reported once, and
     both the invoke's card and the posted card say what changed."""
-    teams = await driver(start_bot, connector, http, BOT_ALLOW=EVERY_WAY)
+    teams = await driver(start_bot, connector, http, BOT_ALLOW=edits.EVERY_WAY)
     approval = await editable_approval(teams)
     field = environment_input(card_of(approval.body))
 
     replaced = await teams.click(approval, EDIT, {field: "production"})
-    assert says(replaced, "Approved by Alice with changes at ", f": {CHANGES}"), texts(replaced)
+    assert says(replaced, "Approved by Alice with changes at ", f": {edits.CHANGES}"), texts(
+        replaced
+    )
     assert "actions" not in replaced
-    assert says(await teams.closed(approval), "Approved by Alice with changes at ", CHANGES)
-    await teams.replies(TO_PRODUCTION)
+    assert says(await teams.closed(approval), "Approved by Alice with changes at ", edits.CHANGES)
+    await teams.replies(edits.TO_PRODUCTION)
     # Settled: the run is complete once its report is posted; no second deploy follows.
     await teams.bot.terminate()
     assert len([t for t in connector.texts() if t.startswith("Deployed")]) == 1
@@ -92,32 +85,32 @@ async def test_an_edit_survives_a_sigkill_right_after_its_reply_and_deploys_once
         start_bot,
         connector,
         http,
-        BOT_ALLOW=EVERY_WAY,
+        BOT_ALLOW=edits.EVERY_WAY,
         BOT_LEASE_SECONDS="2",
         BOT_SWEEP_SECONDS="0.5",
     )
     approval = await editable_approval(teams)
     field = environment_input(card_of(approval.body))
     replaced = await teams.click(approval, EDIT, {field: "production"})
-    assert says(replaced, "with changes", CHANGES)
+    assert says(replaced, "with changes", edits.CHANGES)
     teams.bot.kill()
     await teams.bot.restart()
-    await teams.replies(TO_PRODUCTION)
+    await teams.replies(edits.TO_PRODUCTION)
     await teams.bot.terminate()
     deploys = [t for t in connector.texts() if t.startswith("Deployed")]
-    assert len(deploys) == 1 and deploys[0].startswith(TO_PRODUCTION)
+    assert len(deploys) == 1 and deploys[0].startswith(edits.TO_PRODUCTION)
 
 
 async def test_respond_is_read_by_the_model_and_nothing_deploys(
     start_bot: StartBot, connector: FakeConnector, http: aiohttp.ClientSession
 ) -> None:
     """Respond, with the message in its box: the agent quotes it and does not deploy."""
-    teams = await driver(start_bot, connector, http, BOT_ALLOW=EVERY_WAY)
+    teams = await driver(start_bot, connector, http, BOT_ALLOW=edits.EVERY_WAY)
     approval = await editable_approval(teams)
 
-    replaced = await teams.click(approval, "Respond", {"message": WAIT})
-    assert says(replaced, "Answered instead of run by Alice at ", WAIT), texts(replaced)
-    assert await teams.replies(RESPONDED) == [RESPONDED]
+    replaced = await teams.click(approval, "Respond", {"message": edits.WAIT})
+    assert says(replaced, "Answered instead of run by Alice at ", edits.WAIT), texts(replaced)
+    assert await teams.replies(edits.RESPONDED) == [edits.RESPONDED]
     await teams.bot.terminate()
     assert not [t for t in connector.texts() if t.startswith("Deployed")]
 
@@ -127,7 +120,7 @@ async def test_an_emptied_required_argument_is_refused_beside_its_input_and_stay
 ) -> None:
     """The environment's input emptied (Teams then sends no value for it): the card comes
     back with the problem under that input and nothing is spent; a valid edit then runs."""
-    teams = await driver(start_bot, connector, http, BOT_ALLOW=EVERY_WAY)
+    teams = await driver(start_bot, connector, http, BOT_ALLOW=edits.EVERY_WAY)
     approval = await editable_approval(teams)
     field = environment_input(card_of(approval.body))
 
@@ -138,8 +131,8 @@ async def test_an_emptied_required_argument_is_refused_beside_its_input_and_stay
     assert not connector.updates(approval.activity_id)
 
     replaced = await teams.click(approval, EDIT, {field: "production"})
-    assert says(replaced, "with changes", CHANGES)
-    await teams.replies(TO_PRODUCTION)
+    assert says(replaced, "with changes", edits.CHANGES)
+    await teams.replies(edits.TO_PRODUCTION)
 
 
 async def test_a_decision_the_deployment_does_not_allow_is_refused(
@@ -154,13 +147,13 @@ async def test_a_decision_the_deployment_does_not_allow_is_refused(
     assert list(inputs(card)) == ["Comment (optional)"]
 
     # The edit inputs a card that allows edits would draw: a0, a1, ... in the arguments' order.
-    edited = {f"a{i}": value for i, value in enumerate(FORGED_ARGUMENTS.values())}
+    edited = {f"a{i}": value for i, value in enumerate(edits.FORGED_ARGUMENTS.values())}
     forged = {**submitted(card, "Approve"), "decision": "edit", **edited}
     again = await teams.invoke(approval, forged)
-    assert any(NOT_ALLOWED in t for t in texts(again)), texts(again)
+    assert any(edits.NOT_ALLOWED in t for t in texts(again)), texts(again)
     assert [a["title"] for a in actions(again)] == ["Approve", "Reject"]
     assert not connector.updates(approval.activity_id)
 
     replaced = await teams.click(approval, "Approve")
     assert says(replaced, "Approved by Alice at ")
-    await teams.replies(TO_STAGING)
+    await teams.replies(edits.TO_STAGING)
