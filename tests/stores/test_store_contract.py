@@ -19,6 +19,7 @@ from bot.stores import (
     Stores,
 )
 from bot.stores.records import MAX_CROSS_SCOPE_KEPT, DeliveryKind, DeliveryState
+from bot.questions.write import Delivered
 from tests.support import Steps, steps
 
 
@@ -331,6 +332,35 @@ async def test_the_outbox_hands_out_a_runs_messages_in_order(stores: Stores) -> 
     posted = await stores.ledger.get("q2")
     assert posted is not None
     assert posted.message_ref == {"ts": "1.2"}
+
+
+async def test_a_pass_of_marks_keeps_the_latest_post_of_a_question_and_leaves_edits_be(
+    stores: Stores,
+) -> None:
+    """Marks written in one pass: rows that left no reference change no question, and of
+    two first-route posts of one question (the first and a repost) the later one stands."""
+    await steps(stores).start(run("r1"))
+    await steps(stores).issue(pause("q1", run_id="r1"))
+    (posted,) = await stores.outbox.claim(200.0, until=260.0, owner="me", surfaces=["slack"])
+    await steps(stores).delivered(posted.delivery_id, at=201.0, message_ref={"ts": "1.1"})
+    assert await steps(stores).repost("q1", at=202.0, actor="root") is not None
+    again = await stores.outbox.claim(203.0, until=260.0, owner="me", surfaces=["slack"])
+    assert [d.kind for d in again] == [DeliveryKind.PUBLISH]
+    (repost,) = again
+    await steps(stores).delivered_all(
+        [
+            Delivered(posted.delivery_id, 204.0, {"ts": "0.0"}),  # a stale repeat of the first
+            Delivered(repost.delivery_id, 204.0, {"ts": "2.2"}),
+        ]
+    )
+    record = await stores.ledger.get("q1")
+    assert record is not None and record.message_ref == {"ts": "2.2"}
+    moved = await stores.outbox.claim(205.0, until=260.0, owner="me", surfaces=["slack"])
+    assert [d.kind for d in moved] == [DeliveryKind.MOVED]
+    await steps(stores).delivered_all([Delivered(moved[0].delivery_id, 206.0)])
+    record = await stores.ledger.get("q1")
+    assert record is not None and record.message_ref == {"ts": "2.2"}
+    assert await stores.outbox.claim(207.0, until=260.0, owner="me", surfaces=["slack"]) == []
 
 
 async def test_a_claim_lapses_so_a_dead_deliverers_rows_are_delivered(stores: Stores) -> None:

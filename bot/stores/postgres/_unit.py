@@ -26,6 +26,7 @@ from bot.questions.write import (
     Decide,
     Expiry,
     Extend,
+    Marks,
     Nudge,
     Posted,
     StillOpen,
@@ -79,8 +80,30 @@ _TRIM_ATTEMPTS = numbered(TRIM_ATTEMPTS)
 _ATTEMPTS = "SELECT attempt_json FROM cross_scope_attempts WHERE interrupt_id = $1 ORDER BY seq"
 
 
-# A deliverer's pass (``Marks``), one statement: the rows done, then each post's message
-# reference on its question, as its first route's or in its place among the further posts.
+# A deliverer's pass (``Marks``), one statement, the simplest its marks allow: each is
+# planned afresh on every call (``Database.bookkeep``), and the pass that follows a
+# close's edit or an outcome's post, the commonest, leaves no reference at all.
+# The rows done, and nothing else:
+_MARK_DONE = """
+UPDATE outbox SET state = $1, done_at = m.at
+FROM unnest($2::bigint[], $3::float8[]) AS m(id, at) WHERE outbox.id = m.id
+"""
+# The rows done, and the references of first-route posts (a question's latest wins):
+_MARK_FIRST_POSTS = """
+WITH done AS (
+    UPDATE outbox SET state = $1, done_at = m.at
+    FROM unnest($2::bigint[], $3::float8[]) AS m(id, at) WHERE outbox.id = m.id
+    RETURNING outbox.id, outbox.interrupt_id
+), latest AS (
+    SELECT DISTINCT ON (done.interrupt_id) done.interrupt_id, r.ref
+    FROM done JOIN unnest($4::bigint[], $5::text[]) AS r(id, ref) ON r.id = done.id
+    ORDER BY done.interrupt_id, done.id DESC
+)
+UPDATE pauses SET message_ref = latest.ref FROM latest
+WHERE pauses.interrupt_id = latest.interrupt_id
+"""
+# The rows done, then each post's message reference on its question, as its first
+# route's or in its place among the further posts:
 _MARK = """
 WITH done AS (
     UPDATE outbox SET state = $1, done_at = m.at
@@ -407,15 +430,7 @@ class PostgresUnit:
         marks = write.marks
         if marks is not None:
             # One statement for the pass, one round trip; its commit waits for no fsync.
-            await self.db.bookkeep(
-                _MARK,
-                _DONE,
-                [d.delivery_id for d in marks.done],
-                [d.at for d in marks.done],
-                [p.delivery_id for p in marks.posted],
-                [_rows.dump(dict(p.ref)) for p in marks.posted],
-                [p.post for p in marks.posted],
-            )
+            await self.db.bookkeep(*_marking(marks))
             return Written()
         if isinstance(write.question, Posted | Attempted):
             return await _unannounced(self.db, write.question)
@@ -468,6 +483,18 @@ class PostgresUnit:
     async def question(self, interrupt_id: str) -> Question | None:
         rows = _rows.pauses_from_rows(await self.db.fetch(_GET, interrupt_id, None))
         return rows[0] if rows else None
+
+
+def _marking(marks: Marks) -> tuple[Any, ...]:
+    """The statement that writes ``marks``, and its parameters."""
+    done = (_DONE, [d.delivery_id for d in marks.done], [d.at for d in marks.done])
+    if not marks.posted:
+        return _MARK_DONE, *done
+    ids = [p.delivery_id for p in marks.posted]
+    refs = [_rows.dump(dict(p.ref)) for p in marks.posted]
+    if all(p.post is None for p in marks.posted):
+        return _MARK_FIRST_POSTS, *done, ids, refs
+    return _MARK, *done, ids, refs, [p.post for p in marks.posted]
 
 
 def _written(write: Write, row: Any) -> Written:
