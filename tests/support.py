@@ -15,6 +15,7 @@ from typing import Any
 import jwt
 import pytest
 
+from bot.admin import results
 from bot.app.settings import SettingsError, load_settings
 from bot.client.models import Policy
 from bot.human.capability import HumanInteractionCapability
@@ -395,3 +396,31 @@ def closed_question(
         closed_by=closed_by,
         closed_at=closed_at,
     )
+
+
+def pending_item(
+    n: int,
+    *,
+    scope: str,
+    name: str,
+    payload: dict[str, Any],
+    requester: str,
+    may_answer: tuple[str, ...],
+    message_ref: dict[str, Any] | None = None,
+    issued_at: float = 1000.0,
+    expires_at: float = 90_000.0,
+) -> results.PendingItem:
+    """The ``n``-th question of an admin's ``pending`` page (cursor ``n + 1``), to render."""
+    question = Question(
+        interrupt_id=f"int_{n:04d}",
+        run_id=f"run_{n}",
+        scope=scope,
+        name=name,
+        tool_call_id=f"call_{n}",
+        checkpoint_id="",
+        payload=payload,
+        issued_at=issued_at,
+        expires_at=expires_at,
+        message_ref=message_ref,
+    )
+    return results.PendingItem(question, requester, may_answer, cursor=str(n + 1))

@@ -92,7 +92,7 @@ def _pending(page: results.PendingPage) -> Json:
         blocks.append(
             _section(
                 f"*{_md(title_of(q.payload, q.name))}*\n"
-                f"`{_md(q.interrupt_id)}` · {_md(q.name)} · asked by {_who(q.requester)}"
+                f"`{_md(q.interrupt_id)}` · {_md(q.name)} · asked by {_who(item.requester)}"
                 f" {duration(page.at - q.issued_at)} ago · expires"
                 f" <!date^{int(q.expires_at)}^{{date_short_pretty}} {{time}}"
                 f"|in {duration(q.expires_at - page.at)}> · {where}\n"
@@ -103,7 +103,7 @@ def _pending(page: results.PendingPage) -> Json:
             blocks.pop()
             break
         shown.append(item)
-    after = shown[-1].question.cursor if len(shown) < len(page.items) else page.next_after
+    after = shown[-1].cursor if len(shown) < len(page.items) else page.next_after
     if after is not None:
         blocks.append(_context(f"More: `/hitl pending after={after}`"))
     return _blocks(f"Open questions ({len(shown)})", blocks)

@@ -122,7 +122,7 @@ def _pending(page: results.PendingPage) -> Json:
         if size(card([*items, entry])) > MAX_CARD_BYTES - 1000:
             break
         items.append(entry)
-        last = item.question.cursor
+        last = item.cursor
     after = last if len(items) < len(page.items) else page.next_after
     body = [title(f"Open questions ({len(items)})"), *items]
     if after is not None:
@@ -135,7 +135,7 @@ def _pending_item(at: float, item: results.PendingItem) -> Json:
     link = message_link(q.message_ref)
     facts = [
         ("Id", q.interrupt_id),
-        ("Asked by", q.requester or "?"),
+        ("Asked by", item.requester or "?"),
         ("May answer", ", ".join(item.may_answer)),
         ("Age", duration(at - q.issued_at)),
         ("Expires", when(q.expires_at)),

@@ -198,7 +198,7 @@ def _lines_of(result: results.AdminResult) -> str:
                 q = item.question
                 lines.append(
                     f"{q.interrupt_id}  {title_of(q.payload, q.name)}\n"
-                    f"    {q.name} in {q.scope}; asked by {q.requester or '?'}"
+                    f"    {q.name} in {q.scope}; asked by {item.requester or '?'}"
                     f" {duration(at - q.issued_at)} ago; expires in"
                     f" {duration(q.expires_at - at)} ({when(q.expires_at)})\n"
                     f"    may answer: {', '.join(item.may_answer)}\n"

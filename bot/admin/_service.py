@@ -173,10 +173,12 @@ class AdminService:
         )
         page = found[: command.limit]
         items = tuple(
-            results.PendingItem(q, self._may_answer(q.name, q.requester, q.scope)) for q in page
+            results.PendingItem(q, requester, self._may_answer(q.name, requester, q.scope), cursor)
+            for q, requester, cursor in page
         )
         more = len(found) > command.limit
-        return results.PendingPage(self._clock(), items, page[-1].cursor if more and page else None)
+        next_after = items[-1].cursor if more and items else None
+        return results.PendingPage(self._clock(), items, next_after)
 
     async def _show(self, interrupt_id: str) -> results.AdminResult:
         record = await self._stores.ledger.get(interrupt_id)

@@ -13,7 +13,6 @@ from bot.admin._commands import Usage
 from bot.stores.records import (
     AuditEvent,
     Delivery,
-    OpenQuestion,
     Question,
     QuestionStats,
     RunRecord,
@@ -28,8 +27,14 @@ class HelpShown:
 
 @dataclass(frozen=True, slots=True)
 class PendingItem:
-    question: OpenQuestion
+    """One question of a ``pending`` page: the record, and what the listing adds to it."""
+
+    question: Question
+    # Who asked: its run's requester (blank if the run is gone).
+    requester: str
     may_answer: tuple[str, ...]
+    # Pass as ``after=`` for the page that goes on after this question.
+    cursor: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -269,27 +269,6 @@ class ApiView:
 
 
 @dataclass(frozen=True, slots=True)
-class OpenQuestion:
-    """An outstanding pause as an admin lists it, with who asked (from its run).
-
-    ``cursor`` is the keyset position in issue order: pass it back as
-    ``after`` for the next page.
-    """
-
-    interrupt_id: str
-    run_id: str
-    scope: str
-    name: str
-    payload: dict[str, Any]
-    issued_at: float
-    expires_at: float
-    requester: str
-    surface: str
-    message_ref: dict[str, Any] | None
-    cursor: str
-
-
-@dataclass(frozen=True, slots=True)
 class PendingFilter:
     """What ``pending`` narrows to; None matches everything."""
 

@@ -20,7 +20,6 @@ from bot.stores.records import (
     Delivery,
     DeliveryKind,
     DeliveryState,
-    OpenQuestion,
     Question,
     QuestionStatus,
     RunRecord,
@@ -287,21 +286,16 @@ def owed_rows(
     return tuple(owed)
 
 
-def open_question_from_row(row: Row) -> OpenQuestion:
-    """A row of an admin's ``pending`` listing (a question and its run's requester)."""
-    return OpenQuestion(
-        interrupt_id=row["interrupt_id"],
-        run_id=row["run_id"],
-        scope=row["scope"],
-        name=row["name"],
-        payload=load(row["payload"]),
-        issued_at=row["issued_at"],
-        expires_at=row["expires_at"],
-        requester=row["requester"],
-        surface=row["surface"],
-        message_ref=load(row["message_ref"]),
-        cursor=str(row["seq"]),
-    )
+# An admin's ``pending`` listing: each question, its run's requester and its cursor.
+# Its ``FROM`` (``pauses AS p`` and ``runs AS r``) is each backend's, on its indexes.
+PENDING_SELECT = "SELECT " + ", ".join(
+    [*(f"p.{c}" for c in PAUSE_COLUMNS), "p.seq", "COALESCE(r.requester, '') AS requester"]
+)
+
+
+def pending_from_row(row: Row) -> tuple[Question, str, str]:
+    """A row of ``PENDING_SELECT``: the question (no attempts), its requester, its cursor."""
+    return pause_from_row(row, []), row["requester"], str(row["seq"])
 
 
 def paused_turn(state: str | None, journal: Iterable[Sequence[str]]) -> TurnToResume:

@@ -24,7 +24,6 @@ from bot.stores.records import (
     AuditEvent,
     ConversationSummary,
     Delivery,
-    OpenQuestion,
     PendingFilter,
     Question,
     QuestionStats,
@@ -133,8 +132,10 @@ class AdminStore(Protocol):
 
     async def pending(
         self, *, where: PendingFilter, after: str | None = None, limit: int = 20
-    ) -> list[OpenQuestion]:
-        """Outstanding questions in issue order, after the cursor ``after``.
+    ) -> list[tuple[Question, str, str]]:
+        """Outstanding questions in issue order, after the cursor ``after``: each with its
+        run's requester (blank for none) and the cursor that goes on after it. A listed
+        question carries no cross-scope attempts (their count only): no listing shows them.
 
         Keyset pagination on an index of outstanding rows: the first page
         costs the same with ten or a million questions open.

@@ -14,7 +14,6 @@ __all__ = [  # noqa: F405 - the names come from bot.questions.records
     "Delivery",
     "DeliveryKind",
     "DeliveryState",
-    "OpenQuestion",
     "PendingFilter",
     "Question",
     "QuestionStats",

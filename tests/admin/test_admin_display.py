@@ -14,10 +14,9 @@ from bot.interactions.approval import approval_registration, approval_tool
 from bot.interactions.form import form_registration, form_tool
 from bot.service.surfaces import Conversation
 from bot.stores import open_stores
-from bot.stores.records import OpenQuestion
 from tests.admin.test_admin_cli import admin_cli
 from tests.asking_support import RLO, TROJAN_APPROVAL, TROJAN_QUESTION, asking_script
-from tests.support import HarnessFactory
+from tests.support import HarnessFactory, pending_item
 
 # Clear the screen, set the window title, then a C1 CSI (U+009B) that some terminals obey.
 ESCAPES = "\x1b[2J\x1b]0;owned\x07\x9b31m"
@@ -93,22 +92,17 @@ def test_a_clipped_title_never_cuts_a_code_point_in_half() -> None:
 
 def test_a_pending_line_shows_a_requester_and_answerers_as_written() -> None:
     """Names come from requests too: an ESC in one reads as ⟨U+001B⟩."""
-    asked = OpenQuestion(
-        interrupt_id="q1",
-        run_id="r1",
+    asked = pending_item(
+        1,
         scope="console",
         name="ask_user",
         payload={"questions": [{"question": "Go?"}]},
+        requester=f"console:ana{ESCAPES}",
+        may_answer=(f"bo{RLO}",),
         issued_at=0.0,
         expires_at=60.0,
-        requester=f"console:ana{ESCAPES}",
-        surface="console",
-        message_ref=None,
-        cursor="c1",
     )
-    page = results.PendingPage(
-        at=1.0, items=(results.PendingItem(asked, (f"bo{RLO}",)),), next_after=None
-    )
+    page = results.PendingPage(at=1.0, items=(asked,), next_after=None)
     text = text_of(page)
     assert not has_hidden(text.replace("\n", ""))
     assert "asked by console:ana⟨U+001B⟩[2J" in text and "may answer: bo⟨U+202E⟩" in text

@@ -105,7 +105,7 @@ async def test_pending_lists_who_asked_who_may_answer_age_expiry_and_the_link(
     assert isinstance(page, results.PendingPage)
     (item,) = page.items
     q = item.question
-    assert (q.interrupt_id, q.requester, q.scope, q.name) == (
+    assert (q.interrupt_id, item.requester, q.scope, q.name) == (
         interrupt_id,
         REQUESTER.id,
         WHERE.scope,

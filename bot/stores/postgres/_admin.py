@@ -11,19 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.stores._rows import open_question_from_row
+from bot.stores._rows import PENDING_SELECT, pending_from_row
 from bot.stores.postgres._db import Conn, Database
 from bot.stores.records import (
-    OpenQuestion,
     PendingFilter,
+    Question,
     QuestionStats,
     nearest_rank,
-)
-
-_COLUMNS = (
-    "SELECT p.seq, p.interrupt_id, p.run_id, p.scope, p.name, p.payload, p.issued_at,"
-    " p.expires_at, p.message_ref, COALESCE(r.requester, '') AS requester,"
-    " COALESCE(r.surface, '') AS surface"
 )
 
 
@@ -37,7 +31,7 @@ def _pending_sql(where: PendingFilter) -> tuple[str, list[str]]:
             clauses.append(f"{column} = ${len(bound) + 1}")
     join = "JOIN" if where.requester is not None else "LEFT JOIN"
     sql = (
-        f"{_COLUMNS} FROM pauses AS p {join} runs AS r ON r.run_id = p.run_id"
+        f"{PENDING_SELECT} FROM pauses AS p {join} runs AS r ON r.run_id = p.run_id"
         f" WHERE {' AND '.join(clauses)} ORDER BY p.seq LIMIT ${len(bound) + 2}"
     )
     return sql, bound
@@ -64,7 +58,7 @@ class PostgresAdmin:
 
     async def pending(
         self, *, where: PendingFilter, after: str | None = None, limit: int = 20
-    ) -> list[OpenQuestion]:
+    ) -> list[tuple[Question, str, str]]:
         try:
             start = int(after) if after else 0
         except ValueError:
@@ -75,7 +69,7 @@ class PostgresAdmin:
         rows = await self.db.fetch(
             sql, start, *(getattr(where, name) for name in bound), max(limit, 0)
         )
-        return [open_question_from_row(row) for row in rows]
+        return [pending_from_row(row) for row in rows]
 
     async def stats(self) -> QuestionStats:
         async def stats(conn: Conn) -> QuestionStats:

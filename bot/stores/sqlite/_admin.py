@@ -12,20 +12,14 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from bot.stores._rows import open_question_from_row
+from bot.stores._rows import PENDING_SELECT, pending_from_row
 from bot.stores.records import (
-    OpenQuestion,
     PendingFilter,
+    Question,
     QuestionStats,
     nearest_rank,
 )
 from bot.stores.sqlite._db import Database
-
-_PENDING_COLUMNS = (
-    "SELECT p.seq, p.interrupt_id, p.run_id, p.scope, p.name, p.payload, p.issued_at,"
-    " p.expires_at, p.message_ref, COALESCE(r.requester, '') AS requester,"
-    " COALESCE(r.surface, '') AS surface"
-)
 
 
 def _pending_sql(where: PendingFilter) -> str:
@@ -52,7 +46,7 @@ def _pending_sql(where: PendingFilter) -> str:
         if where.scope is None and where.name is not None:
             index = "pauses_open_name"
         source = f"pauses AS p INDEXED BY {index} LEFT JOIN runs AS r ON r.run_id = p.run_id"
-    return f"{_PENDING_COLUMNS} FROM {source} WHERE {' AND '.join(clauses)} ORDER BY p.seq LIMIT ?"
+    return f"{PENDING_SELECT} FROM {source} WHERE {' AND '.join(clauses)} ORDER BY p.seq LIMIT ?"
 
 
 def _pending_params(where: PendingFilter, after: int, limit: int) -> tuple[Any, ...]:
@@ -92,12 +86,12 @@ class SqliteAdmin:
 
     async def pending(
         self, *, where: PendingFilter, after: str | None = None, limit: int = 20
-    ) -> list[OpenQuestion]:
+    ) -> list[tuple[Question, str, str]]:
         sql = _pending_sql(where)
         params = _pending_params(where, _cursor(after), max(limit, 0))
 
-        def pending(conn: sqlite3.Connection) -> list[OpenQuestion]:
-            return [open_question_from_row(row) for row in conn.execute(sql, params)]
+        def pending(conn: sqlite3.Connection) -> list[tuple[Question, str, str]]:
+            return [pending_from_row(row) for row in conn.execute(sql, params)]
 
         return await self.db.run(pending)
 

@@ -6,32 +6,19 @@ import json
 
 from adapters.slack._admin import MAX_SECTION, admin_message, message_link
 from bot.admin import results
-from bot.stores.records import OpenQuestion
 
 HOSTILE = "<!channel> deploy *now* <https://evil.example|click> " + "x" * 10_000
 
 
 def page(count: int) -> results.PendingPage:
-    items = tuple(
-        results.PendingItem(
-            OpenQuestion(
-                interrupt_id=f"int_{n:04d}",
-                run_id=f"run_{n}",
-                scope="T1:C1",
-                name="ask_user",
-                payload={"questions": [{"question": HOSTILE}]},
-                issued_at=1000.0,
-                expires_at=90_000.0,
-                requester="slack:T1:U1",
-                surface="slack",
-                message_ref={"team": "T1", "channel": "C1", "ts": f"17.{n:06d}"},
-                cursor=str(n + 1),
-            ),
-            ("slack:T1:U1", "admins"),
-        )
-        for n in range(count)
+    return pending_page(
+        count,
+        HOSTILE,
+        surface="slack",
+        scope="T1:C1",
+        requester="slack:T1:U1",
+        message_ref=lambda n: {"team": "T1", "channel": "C1", "ts": f"17.{n:06d}"},
     )
-    return results.PendingPage(at=2000.0, items=items, next_after=str(count))
 
 
 def test_a_full_page_of_long_hostile_questions_fits_block_kit_and_keeps_its_place() -> None:

@@ -41,14 +41,13 @@ from bot.stores.records import (
     Delivery,
     DeliveryKind,
     DeliveryState,
-    OpenQuestion,
     Question,
     QuestionStats,
     QuestionStatus,
     RunRecord,
 )
 from tests.fakes.block_kit import message_problems, view_problems
-from tests.support import closed_question, pending_interrupt
+from tests.support import closed_question, pending_interrupt, pending_item
 
 TOKEN = "h." + "p" * 990 + ".s"  # as long as a token may get (under 1,000)
 RLO = "\u202e"
@@ -332,19 +331,15 @@ def test_replies_nudges_refusals_and_moves_are_messages_slack_takes() -> None:
 # -- admin replies ----------------------------------------------------------------
 
 
-def open_question(n: int) -> OpenQuestion:
-    return OpenQuestion(
-        interrupt_id=f"int_{n:04d}",
-        run_id=f"run_{n}",
+def open_question(n: int) -> results.PendingItem:
+    return pending_item(
+        n,
         scope="T1:C1",
         name="approval",
         payload=approval_payload(),
-        issued_at=1000.0,
-        expires_at=90_000.0,
         requester=f"console:{NASTY}",
-        surface="slack",
+        may_answer=(NASTY,) * 20,
         message_ref={"team": "T1", "channel": "C1", "ts": f"17.{n:06d}"},
-        cursor=str(n + 1),
     )
 
 
@@ -390,7 +385,7 @@ def test_every_admin_reply_is_a_message_slack_takes() -> None:
         results.HelpShown(USAGES, admin=False),
         results.HelpShown(USAGES, admin=True),
         results.PendingPage(
-            AT, tuple(results.PendingItem(open_question(n), (NASTY,) * 20) for n in range(100)), "x"
+            AT, tuple(open_question(n) for n in range(100)), "x"
         ),
         results.PendingPage(AT, (), None),
         results.RecordShown(AT, record, run, (NASTY,) * 20, events, deliveries),

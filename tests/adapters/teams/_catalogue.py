@@ -21,13 +21,12 @@ from bot.questions.records import (
     Delivery,
     DeliveryKind,
     DeliveryState,
-    OpenQuestion,
     Question,
     QuestionStats,
     QuestionStatus,
     RunRecord,
 )
-from tests.support import pending_interrupt
+from tests.support import pending_interrupt, pending_item
 
 Json = dict[str, Any]
 
@@ -237,20 +236,17 @@ def _deliveries(count: int, error: str) -> tuple[Delivery, ...]:
 
 
 def _open(payload: Json, index: int = 0) -> results.PendingItem:
-    question = OpenQuestion(
-        interrupt_id=f"int_{index:04d}",
-        run_id="run_81d0",
+    return pending_item(
+        index,
         scope="tenant/19:ops",
         name="approval",
         payload=payload,
+        requester="teams:tenant:aad-ana",
+        may_answer=("teams:tenant:aad-bo",),
+        message_ref={"conversation_id": "19:ops", "activity_id": f"{index}"},
         issued_at=ASKED_AT,
         expires_at=EXPIRES,
-        requester="teams:tenant:aad-ana",
-        surface="teams",
-        message_ref={"conversation_id": "19:ops", "activity_id": f"{index}"},
-        cursor=f"c{index}",
     )
-    return results.PendingItem(question=question, may_answer=("teams:tenant:aad-bo",))
 
 
 STATS = QuestionStats(

@@ -7,7 +7,7 @@ from typing import Any
 from adapters.teams._admin import admin_card, admin_words
 from adapters.teams._card_kit import MAX_CARD_BYTES, size
 from bot.admin import results
-from bot.stores.records import OpenQuestion
+from tests.support import pending_item
 
 
 def activity(text: str, *, kind: str = "personal", value: Any = None) -> dict[str, Any]:
@@ -32,21 +32,14 @@ def test_only_personal_chat_messages_that_start_with_a_command_are_admin_command
 def test_a_full_page_of_long_questions_fits_a_teams_card_and_keeps_its_place() -> None:
     """A page longer than a card shows what fits and the cursor after the last shown."""
     items = tuple(
-        results.PendingItem(
-            OpenQuestion(
-                interrupt_id=f"int_{n:04d}",
-                run_id=f"run_{n}",
-                scope="tenant/a:1",
-                name="ask_user",
-                payload={"questions": [{"question": "y" * 5000}]},
-                issued_at=1000.0,
-                expires_at=90_000.0,
-                requester="teams:tenant:aad",
-                surface="teams",
-                message_ref={"conversation_id": "a:1", "activity_id": f"act-{n}"},
-                cursor=str(n + 1),
-            ),
-            ("teams:tenant:aad", "admins"),
+        pending_item(
+            n,
+            scope="tenant/a:1",
+            name="ask_user",
+            payload={"questions": [{"question": "y" * 5000}]},
+            requester="teams:tenant:aad",
+            may_answer=("teams:tenant:aad", "admins"),
+            message_ref={"conversation_id": "a:1", "activity_id": f"act-{n}"},
         )
         for n in range(100)
     )
