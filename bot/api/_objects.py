@@ -31,27 +31,28 @@ def _delivery(view: ApiView) -> dict[str, Any]:
     # An open question on several routes is cancelled once its last post fails: until
     # then another post may still stand.
     waits = bool(view.question.posts) and view.question.status is QuestionStatus.OUTSTANDING
-    if view.delivery_error and not waits:
-        return {"status": "failed", "message": view.delivery_error}
+    if view.run.delivery_error and not waits:
+        return {"status": "failed", "message": view.run.delivery_error}
     return {"status": "pending", "message": None}
 
 
 def _route(view: ApiView) -> dict[str, Any]:
     # The route as the agent gave it, kept beside the surface's own reference.
-    route = view.conversation.get("route")
+    conversation = view.run.conversation
+    route = conversation.get("route")
     if isinstance(route, dict):
         return route
-    return {"surface": view.surface, "conversation": str(view.conversation.get("key", ""))}
+    return {"surface": view.run.surface, "conversation": str(conversation.get("key", ""))}
 
 
 def _routes(view: ApiView) -> list[dict[str, Any]]:
-    routes = view.conversation.get("routes")
+    routes = view.run.conversation.get("routes")
     return list(routes) if isinstance(routes, list) and routes else [_route(view)]
 
 
 def question_object(view: ApiView) -> dict[str, Any]:
     """``view`` as the API's question object (a dict that ``QuestionObject`` validates)."""
-    question, api = view.question, view.api
+    question, request = view.question, view.request
     closed = question.status is not QuestionStatus.OUTSTANDING
     # An expiry under a fail-closed policy carries its rejection as the answer.
     answered = (QuestionStatus.ANSWERED, QuestionStatus.EXPIRED)
@@ -61,7 +62,7 @@ def question_object(view: ApiView) -> dict[str, Any]:
         answered_by = {"id": question.closed_by_id, "name": question.closed_by}
     return {
         "id": question.interrupt_id,
-        "kind": api.kind,
+        "kind": request.kind,
         "status": STATUS_NAMES[question.status],
         "payload": question.payload,
         "route": _route(view),
@@ -74,9 +75,9 @@ def question_object(view: ApiView) -> dict[str, Any]:
         "answered_by": answered_by,
         "cancel_reason": question.cancel_reason or None,
         "delivery": _delivery(view),
-        "metadata": api.metadata,
-        "run_ref": api.run_ref,
-        "idempotency_key": api.idempotency_key,
+        "metadata": request.metadata,
+        "run_ref": request.run_ref,
+        "idempotency_key": request.idempotency_key,
         "policy": quorum.shown(question),
         "tally": quorum.tally_object(question),
         "level": question.level,
@@ -89,7 +90,7 @@ def checked_object(view: ApiView) -> dict[str, Any]:
 
 
 def cursor_for(view: ApiView) -> str:
-    text = f"{view.api.created_at!r}|{view.api.interrupt_id}"
+    text = f"{view.request.created_at!r}|{view.request.interrupt_id}"
     return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
 
 

@@ -41,7 +41,7 @@ from bot.service.outcomes import Responder
 from bot.service.runs import RunService
 from bot.stores.records import (
     ApiKey,
-    ApiQuestion,
+    ApiRequest,
     ApiView,
     Question,
     QuestionStatus,
@@ -188,7 +188,7 @@ class ApiQuestions:
             },
             status=RunStatus.REMOTE,
         )
-        api = ApiQuestion(
+        api_request = ApiRequest(
             interrupt_id=interrupt_id,
             key_name=key.name,
             key_id=key.key_id,
@@ -201,7 +201,7 @@ class ApiQuestions:
             run_ref=request.run_ref,
         )
         try:
-            written = await self._service.questions.ask_remote(run, question, api)
+            written = await self._service.questions.ask_remote(run, question, api_request)
         except Exception as error:  # noqa: BLE001 - a full disk, a store gone away
             log.warning("could not store an API question (%s)", type(error).__name__)
             raise ApiError("unavailable", STORE_BUSY) from None
@@ -212,8 +212,7 @@ class ApiQuestions:
                 raise ApiError("unavailable", STORE_BUSY)
             return self._same(found, fingerprint)
         self._service.deliverer.kick()
-        view = ApiView(api, question, where.surface, run.conversation)
-        shown = checked_object(view)
+        shown = checked_object(ApiView(api_request, question, run))
         if self._links is not None and link_ids(question.answerers):
             # Only here, on the 201: the links are capabilities and are never kept or shown again.
             shown["links"] = {
@@ -223,15 +222,15 @@ class ApiQuestions:
         return Created(shown, created=True)
 
     def _same(self, found: ApiView, fingerprint: str) -> Created:
-        if found.api.body_hash != fingerprint:
-            key = found.api.idempotency_key
+        if found.request.body_hash != fingerprint:
+            key = found.request.idempotency_key
             raise ApiError("conflict", SAME_KEY_OTHER_BODY.format(key=key))
         return Created(checked_object(found), created=False)
 
     async def view(self, key: ApiKey, interrupt_id: str) -> ApiView:
         view = await self._stores.api.get(interrupt_id)
         # Another key's question is not found, not forbidden: ids leak nothing.
-        if view is None or view.api.key_id != key.key_id:
+        if view is None or view.request.key_id != key.key_id:
             raise ApiError("not_found", NOT_FOUND.format(id=interrupt_id))
         return view
 

@@ -29,14 +29,14 @@ class ApiWebhooks:
 
     async def deliver(self, delivery: Delivery) -> None:
         view = await self._records.get(delivery.interrupt_id)
-        if view is None or view.api.callback_url is None:
+        if view is None or view.request.callback_url is None:
             return  # nothing to call back
         question = view.question
         kind = EVENTS.get(question.status)
         if kind is None:
             return  # not closed: no close to announce
         result = await self._sender.post(
-            view.api.callback_url,
+            view.request.callback_url,
             message_id=f"msg_{question.interrupt_id}",
             kind=kind,
             data=checked_object(view),

@@ -56,7 +56,7 @@ from bot.questions import posts, quorum
 from bot.questions.records import (
     MAX_CROSS_SCOPE_KEPT,
     WEBHOOK_LANE,
-    ApiQuestion,
+    ApiRequest,
     AuditEvent,
     Closing,
     DeliveryKind,
@@ -183,7 +183,7 @@ class Lifecycle:
         return await self._apply(write)
 
     async def ask_remote(
-        self, run: RunRecord, question: Question, api: ApiQuestion
+        self, run: RunRecord, question: Question, api: ApiRequest
     ) -> Written | None:
         """Start ``run`` (status REMOTE) and open its one question, owing the post;
         None (nothing written) if the question's id, derived from the idempotency

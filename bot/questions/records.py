@@ -213,8 +213,8 @@ class Delivery:
 
 
 @dataclass(frozen=True, slots=True)
-class ApiQuestion:
-    """What an agent's API request adds to a question: who asked, and how to answer back.
+class ApiRequest:
+    """The ``/v1`` request that asked a question: which key asked, and how to answer back.
 
     ``body_hash`` is the request's fingerprint: the same ``idempotency_key``
     with another body is a conflict, not the same question. The question
@@ -258,14 +258,13 @@ class ApiKey:
 
 @dataclass(frozen=True, slots=True)
 class ApiView:
-    """One API question as its object shows it: the request, the question, where it went."""
+    """What a ``/v1`` question object is drawn from, read in one statement: the question,
+    the request that asked it, and its run (where it went, and the surface's sentence if it
+    could not be posted)."""
 
-    api: ApiQuestion
+    request: ApiRequest
     question: Question
-    surface: str
-    conversation: dict[str, Any]
-    # The surface's sentence when the question could not be posted.
-    delivery_error: str = ""
+    run: RunRecord
 
 
 @dataclass(frozen=True, slots=True)

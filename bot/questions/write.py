@@ -23,7 +23,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from bot.questions.records import (
-    ApiQuestion,
+    ApiRequest,
     AuditEvent,
     Delivery,
     DeliveryKind,
@@ -251,7 +251,7 @@ class Write:
     # The rows owed are born claimed so; None: anyone's at once (a shell with no deliverer).
     claim: Claim | None = None
     # An API question's own fields, inserted with the question (``ask_remote``).
-    api: ApiQuestion | None = None
+    api: ApiRequest | None = None
     # A command's idempotency key: the write's first guard (``OnceKey``).
     once_key: OnceKey | None = None
     # A deliverer's pass, marked: a write of marks carries nothing else (on PostgreSQL,

@@ -22,8 +22,7 @@ _SELECT = (
     + ", ".join(
         [f"a.{c} AS a_{c}" for c in _rows.API_COLUMNS]
         + [f"p.{c} AS p_{c}" for c in _rows.PAUSE_COLUMNS]
-        + ["r.surface AS r_surface", "r.conversation AS r_conversation"]
-        + ["r.delivery_error AS r_delivery_error"]
+        + [f"r.{c} AS r_{c}" for c in _rows.RUN_COLUMNS]
     )
     + " FROM api_questions AS a JOIN pauses AS p ON p.interrupt_id = a.interrupt_id"
     " JOIN runs AS r ON r.run_id = p.run_id"
@@ -56,13 +55,10 @@ class _Prefixed:
 
 
 def _view(row: Row) -> ApiView:
-    conversation = _rows.load(row["r_conversation"])
     return ApiView(
-        api=_rows.api_from_row(_Prefixed(row, "a_")),
+        request=_rows.api_from_row(_Prefixed(row, "a_")),
         question=_rows.pause_from_row(_Prefixed(row, "p_"), []),
-        surface=str(row["r_surface"]),
-        conversation=conversation if isinstance(conversation, dict) else {},
-        delivery_error=str(row["r_delivery_error"] or ""),
+        run=_rows.run_from_row(_Prefixed(row, "r_")),
     )
 
 

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from bot.questions.write import Owe, Owed, TurnToResume, Write
 from bot.stores.records import (
-    ApiQuestion,
+    ApiRequest,
     AuditEvent,
     Delivery,
     DeliveryKind,
@@ -178,13 +178,13 @@ def pause_from_row(row: Row, attempts: list[Any]) -> Question:
     return Question(**_fields(row, PAUSE_COLUMNS, _ENUMS), cross_scope_attempts=tuple(attempts))
 
 
-def api_params(api: ApiQuestion) -> tuple[Any, ...]:
+def api_params(api: ApiRequest) -> tuple[Any, ...]:
     """``api`` as the insert's parameters, in ``API_COLUMNS`` order."""
     return _params(api, API_COLUMNS)
 
 
-def api_from_row(row: Row) -> ApiQuestion:
-    return ApiQuestion(**_fields(row, API_COLUMNS, {}))
+def api_from_row(row: Row) -> ApiRequest:
+    return ApiRequest(**_fields(row, API_COLUMNS, {}))
 
 
 def run_params(run: RunRecord) -> tuple[Any, ...]:

@@ -6,7 +6,7 @@ from bot.questions.records import MAX_CROSS_SCOPE_KEPT, answer_bucket, nearest_r
 __all__ = [  # noqa: F405 - the names come from bot.questions.records
     "MAX_CROSS_SCOPE_KEPT",
     "ApiKey",
-    "ApiQuestion",
+    "ApiRequest",
     "ApiView",
     "AuditEvent",
     "Closing",

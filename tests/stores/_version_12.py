@@ -59,11 +59,11 @@ async def keys_carry_their_old_questions(stores: Stores) -> None:
 
     async def ids(key_id: str) -> list[str]:
         page = await stores.api.page(key_id, status=None, run_ref=None, before=None, limit=10)
-        return [view.api.interrupt_id for view in page]
+        return [view.request.interrupt_id for view in page]
 
     assert await ids(ci.key_id) == ["i2", "i1"]
     found = await stores.api.by_idempotency_key(ci.key_id, "one")
-    assert found is not None and found.api.interrupt_id == "i1"
+    assert found is not None and found.request.interrupt_id == "i1"
     (env,) = keys_from_setting(json.dumps([{"name": "env", "key": "e" * 40, "routes": ["*"]}]))
     assert await ids(env.key_id) == []
     await settle_keys([env], stores.api)

@@ -12,7 +12,7 @@ from bot.questions.posts import post_of
 from bot.questions.write import Ballot
 from bot.stores import Closing, Question, QuestionStatus, RunRecord, RunStatus, Stores
 from bot.stores.ports import Delivered
-from bot.stores.records import ApiQuestion, DeliveryKind
+from bot.stores.records import ApiRequest, DeliveryKind
 from tests.support import steps
 
 TEAMS_CONVERSATION = {"key": "19:ops", "reference": {"serviceUrl": "http://teams"}}
@@ -64,8 +64,8 @@ async def posted_on_both(stores: Stores) -> Question:
     return stored
 
 
-def api(interrupt_id: str = "int_1") -> ApiQuestion:
-    return ApiQuestion(interrupt_id, "ci", "key-1", "hash", "approval", 100.0, key_id="key_ci")
+def api(interrupt_id: str = "int_1") -> ApiRequest:
+    return ApiRequest(interrupt_id, "ci", "key-1", "hash", "approval", 100.0, key_id="key_ci")
 
 
 async def refuse_rows_for(stores: Stores, surface: str) -> None:

@@ -6,19 +6,25 @@ import json
 
 from adapters.slack._admin import MAX_SECTION, admin_message, message_link
 from bot.admin import results
+from tests.support import pending_item
 
 HOSTILE = "<!channel> deploy *now* <https://evil.example|click> " + "x" * 10_000
 
 
 def page(count: int) -> results.PendingPage:
-    return pending_page(
-        count,
-        HOSTILE,
-        surface="slack",
-        scope="T1:C1",
-        requester="slack:T1:U1",
-        message_ref=lambda n: {"team": "T1", "channel": "C1", "ts": f"17.{n:06d}"},
+    items = tuple(
+        pending_item(
+            n,
+            scope="T1:C1",
+            name="ask_user",
+            payload={"questions": [{"question": HOSTILE}]},
+            requester="slack:T1:U1",
+            may_answer=("slack:T1:U1", "admins"),
+            message_ref={"team": "T1", "channel": "C1", "ts": f"17.{n:06d}"},
+        )
+        for n in range(count)
     )
+    return results.PendingPage(at=2000.0, items=items, next_after=str(count))
 
 
 def test_a_full_page_of_long_hostile_questions_fits_block_kit_and_keeps_its_place() -> None:
