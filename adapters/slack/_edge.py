@@ -145,12 +145,18 @@ class Container(_Model):
     message_ts: str | None = None
 
 
-class BlockActions(_Model):
-    type: Literal["block_actions"]
+class _Acted(_Model):
+    """Who acted, and in which workspace or Enterprise Grid org: what a click and a modal's
+    submission both say, and what finds the installation that answers them."""
+
     user: User
     team: Id | None = None
     enterprise: Id | None = None
     is_enterprise_install: bool | None = None
+
+
+class BlockActions(_Acted):
+    type: Literal["block_actions"]
     channel: Id | None = None
     container: Container | None = None
     message: Message | None = None
@@ -171,12 +177,8 @@ class View(_Model):
     state: ViewState | None = None
 
 
-class ViewSubmission(_Model):
+class ViewSubmission(_Acted):
     type: Literal["view_submission"]
-    user: User
-    team: Id | None = None
-    enterprise: Id | None = None
-    is_enterprise_install: bool | None = None
     view: View
     response_urls: list[dict[str, Any]] = Field(default_factory=list)
 

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from adapters._form_input import typed_number
 from adapters.slack import _limits as L
 from adapters.slack._limits import clip
 from bot.display import display
@@ -246,12 +247,7 @@ def _typed(spec: Mapping[str, Any], value: Any) -> Any:
     if _enum(spec) and isinstance(value, str):
         return _choice_value(_enum(spec), value)
     if kind in ("integer", "number") and isinstance(value, str):
-        for parse in (int, float) if kind == "integer" else (float,):
-            try:
-                return parse(value)
-            except ValueError:
-                continue
-        return value  # validation names the field
+        return typed_number(value, integer=kind == "integer")
     return value
 
 

@@ -99,40 +99,22 @@ class SlackSurface:
         )
 
     async def show_closed(self, run: RunRecord, record: Question) -> None:
-        ref = record.message_ref or {}
-        if not ref.get("ts"):
-            return  # never posted (delivery failed): nothing to edit
         message = closed_message(record, requester=mention(run.requester), by=closed_by(record))
-        await self.call(
-            str(ref.get("team", "")), "chat.update", channel=ref["channel"], ts=ref["ts"], **message
-        )
+        await self._edit(record.message_ref or {}, message)
 
     # Admin redraws (bot.service.surfaces.RedrawsQuestions).
     async def refresh_question(
         self, run: RunRecord, interrupt: PendingInterrupt, ref: dict[str, Any]
     ) -> None:
         """The question redrawn in place: its new expiry, and the token re-derived with it."""
-        if not ref.get("ts"):
-            return
-        message = self._question_message(run, interrupt)
-        await self.call(
-            str(ref.get("team", "")), "chat.update", channel=ref["channel"], ts=ref["ts"], **message
-        )
+        if ref.get("ts"):
+            await self._edit(ref, self._question_message(run, interrupt))
 
     async def show_moved(
         self, run: RunRecord, record: Question, previous_ref: dict[str, Any]
     ) -> None:
         """The earlier message, without its buttons, pointing to the question's new message."""
-        if not previous_ref.get("ts"):
-            return
-        message = moved_message(message_link(record.message_ref))
-        await self.call(
-            str(previous_ref.get("team", "")),
-            "chat.update",
-            channel=previous_ref["channel"],
-            ts=previous_ref["ts"],
-            **message,
-        )
+        await self._edit(previous_ref, moved_message(message_link(record.message_ref)))
 
     async def post_outcome(self, run: RunRecord, text: str, *, failed: bool = False) -> None:
         team, channel, thread = where(run)
@@ -158,6 +140,14 @@ class SlackSurface:
 
     async def post_ephemeral(self, team: str, channel: str, user: str, text: str) -> None:
         await self.call(team, "chat.postEphemeral", channel=channel, user=user, text=text)
+
+    async def _edit(self, ref: dict[str, Any], message: dict[str, Any]) -> None:
+        """Edit the message a stored reference names; one never posted is left alone."""
+        if not ref.get("ts"):
+            return  # never posted (delivery failed): nothing to edit
+        await self.call(
+            str(ref.get("team", "")), "chat.update", channel=ref["channel"], ts=ref["ts"], **message
+        )
 
     async def call(self, team: str, method: str, **arguments: Any) -> dict[str, Any]:
         """One Web API call; DeliveryError when it cannot be delivered (after retries)."""

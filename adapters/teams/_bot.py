@@ -131,13 +131,18 @@ class TeamsBot:
 
     async def _say(self, activity: Json, text: str) -> None:
         message = {"type": "message", "text": text, "textFormat": "plain"}
+        await self._reply(activity, message, doing="tell a Teams user why")
+
+    async def _reply(self, activity: Json, message: Json, *, doing: str) -> None:
+        """Send ``message`` into the activity's conversation. A failure is only logged
+        ("could not <doing>"): the person's own activity has been handled either way."""
         conversation = str((activity.get("conversation") or {}).get("id", ""))
         try:
             await self.surface.connector.send(
                 str(activity.get("serviceUrl", "")), conversation, message
             )
         except DeliveryError as error:
-            log.warning("could not tell a Teams user why: %s", error.reason)
+            log.warning("could not %s: %s", doing, error.reason)
 
     async def _admin(
         self, activity: Json, admin: AdminService, words: list[str], *, key: str
@@ -145,13 +150,7 @@ class TeamsBot:
         """Run the command as the person the channel authenticated; reply in the same chat."""
         result = await admin.handle(words, who=responder_of(activity), key=key)
         reply = {"type": "message", "attachments": [attachment(admin_card(result))]}
-        conversation = str((activity.get("conversation") or {}).get("id", ""))
-        try:
-            await self.surface.connector.send(
-                str(activity.get("serviceUrl", "")), conversation, reply
-            )
-        except DeliveryError as error:
-            log.warning("could not reply to a Teams admin command: %s", error.reason)
+        await self._reply(activity, reply, doing="reply to a Teams admin command")
 
     async def _answer_invoke(self, activity: Json, data: Mapping[str, Any]) -> Reply:
         outcome, found = await self._redeem(activity, data)

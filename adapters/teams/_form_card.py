@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from adapters._form_input import typed_number
 from adapters.teams._card_kit import (
     Json,
     Limits,
@@ -204,12 +205,7 @@ def _typed(spec: Json, raw: Any) -> Any:
     if kind == "boolean":
         return {"true": True, "false": False}.get(str(raw).lower(), raw)
     if kind in ("integer", "number") and isinstance(raw, str):
-        for parse in (int, float) if kind == "integer" else (float,):
-            try:
-                return parse(raw)
-            except ValueError:
-                continue
-        return raw  # validation names the field
+        return typed_number(raw, integer=kind == "integer")
     values = [value for value, _ in options(spec)]
     if kind == "array":
         return [_choice(values, part) for part in str(raw).split(",") if part]

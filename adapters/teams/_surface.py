@@ -70,47 +70,21 @@ class TeamsSurface:
         }
 
     async def show_closed(self, run: RunRecord, record: Question) -> None:
-        ref = record.message_ref or {}
-        if not ref.get("activity_id"):
-            return
-        activity = {"type": "message", "attachments": [attachment(closed_card(record))]}
-        await self._deliver(
-            lambda: self.connector.update(
-                ref["service_url"], ref["conversation_id"], ref["activity_id"], activity
-            )
-        )
+        await self._replace_card(record.message_ref or {}, closed_card(record))
 
     # Admin redraws (bot.service.surfaces.RedrawsQuestions).
     async def refresh_question(
         self, run: RunRecord, interrupt: PendingInterrupt, ref: dict[str, Any]
     ) -> None:
         """The card redrawn in place: the new expiry, and the token re-derived with it."""
-        if not ref.get("activity_id"):
-            return
-        content = question_card(self.card_context(run, interrupt))
-        activity = {"type": "message", "attachments": [attachment(content)]}
-        await self._deliver(
-            lambda: self.connector.update(
-                ref["service_url"], ref["conversation_id"], ref["activity_id"], activity
-            )
-        )
+        if ref.get("activity_id"):
+            await self._replace_card(ref, question_card(self.card_context(run, interrupt)))
 
     async def show_moved(
         self, run: RunRecord, record: Question, previous_ref: dict[str, Any]
     ) -> None:
         """The old card, without its buttons, pointing to the question's new card."""
-        if not previous_ref.get("activity_id"):
-            return
-        content = moved_card(message_link(record.message_ref))
-        activity = {"type": "message", "attachments": [attachment(content)]}
-        await self._deliver(
-            lambda: self.connector.update(
-                previous_ref["service_url"],
-                previous_ref["conversation_id"],
-                previous_ref["activity_id"],
-                activity,
-            )
-        )
+        await self._replace_card(previous_ref, moved_card(message_link(record.message_ref)))
 
     async def post_outcome(self, run: RunRecord, text: str, *, failed: bool = False) -> None:
         reference = _reference(run)
@@ -170,6 +144,17 @@ class TeamsSurface:
             people = ", ".join(n for n in named if n != "anyone")
             return who_may_answer_text(people, anyone="anyone" in named)
         return who_may_answer_text(requester, anyone=self.anyone_may_answer)
+
+    async def _replace_card(self, ref: dict[str, Any], content: Json) -> None:
+        """Edit the card a stored message reference names; one never posted is left alone."""
+        if not ref.get("activity_id"):
+            return  # never posted (delivery failed): nothing to edit
+        activity = {"type": "message", "attachments": [attachment(content)]}
+        await self._deliver(
+            lambda: self.connector.update(
+                ref["service_url"], ref["conversation_id"], ref["activity_id"], activity
+            )
+        )
 
     async def _deliver(self, work: Callable[[], Any]) -> Any:
         try:

@@ -55,9 +55,8 @@ with workflow.unsafe.imports_passed_through():
         WebhookEvent,
     )
     from bot.client._bridge import QuestionsLike, RoutesLike, _questions_of, route_of
-    from bot.client._forms import model_form_schema
+    from bot.client._forms import form_schema_of
     from bot.client._question import outcome_error
-    from bot.client.form_schema import check_form_schema
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -129,7 +128,7 @@ def _expiry(question: QuestionObject) -> datetime:
     return datetime.fromisoformat(question.expires_at.replace("Z", "+00:00"))
 
 
-async def _closed(
+async def _answered(
     kind: str,
     payload: dict[str, Any],
     *,
@@ -140,7 +139,8 @@ async def _closed(
     run_ref: str | None,
     policy: Policy | Mapping[str, Any] | None = None,
 ) -> QuestionObject:
-    """Ask, then wait durably for the close; an expired question as the timer saw it."""
+    """Ask, then wait durably for the close: the answered question, or how it closed
+    without an answer raised (``Expired`` also when the timer saw the expiry first)."""
     state = _state()
     position = state.asked
     state.asked += 1
@@ -203,10 +203,12 @@ async def _closed(
             state.take(QuestionObject.model_validate(poll.result()))
         else:
             poll.cancel()  # the timer decided first
-    found = state.closed.get(question.id)
-    if found is None:
-        return question.model_copy(update={"status": "expired"})
-    return found
+    closed = state.closed.get(question.id)
+    if closed is None:  # the timer decided first
+        closed = question.model_copy(update={"status": "expired"})
+    if closed.status != "answered":
+        raise outcome_error(closed)
+    return closed
 
 
 async def ask_human(
@@ -222,7 +224,7 @@ async def ask_human(
 
     Raises ``Expired`` or ``Cancelled`` when the question closed unanswered.
     """
-    closed = await _closed(
+    answered = await _answered(
         "ask_user",
         _questions_of(questions).model_dump(mode="json", exclude_none=True),
         route=route,
@@ -231,9 +233,7 @@ async def ask_human(
         metadata=metadata,
         run_ref=run_ref,
     )
-    if closed.status != "answered":
-        raise outcome_error(closed)
-    return AskUserAnswer.model_validate(closed.answer or {})
+    return AskUserAnswer.model_validate(answered.answer or {})
 
 
 async def request_approval(
@@ -255,7 +255,7 @@ async def request_approval(
     ``Expired`` or ``Cancelled`` when nobody decided: do the action only when
     this returns.
     """
-    closed = await _closed(
+    answered = await _answered(
         "approval",
         {"action": action, "summary": summary, "arguments": dict(arguments), "risk": risk},
         route=route,
@@ -265,11 +265,9 @@ async def request_approval(
         run_ref=run_ref,
         policy=policy,
     )
-    if closed.status != "answered":
-        raise outcome_error(closed)
-    answer = ApprovalAnswer.model_validate(closed.answer or {})
+    answer = ApprovalAnswer.model_validate(answered.answer or {})
     if answer.decision != "approve":
-        raise Rejected(answer.comment, question=closed)
+        raise Rejected(answer.comment, question=answered)
     return answer
 
 
@@ -318,14 +316,8 @@ async def form(
 
     A schema outside the form subset is refused here, before anything is asked.
     """
-    if (schema is None) == (model is None):
-        raise ValueError("form() takes exactly one of schema= or model=")
-    if model is not None:
-        form_schema = model_form_schema(model)
-    else:
-        form_schema = dict(schema or {})
-        check_form_schema(form_schema)
-    closed = await _closed(
+    form_schema = form_schema_of(schema=schema, model=model)
+    answered = await _answered(
         "form",
         {"title": title, "message": message, "schema": form_schema},
         route=route,
@@ -334,7 +326,5 @@ async def form(
         metadata=metadata,
         run_ref=run_ref,
     )
-    if closed.status != "answered":
-        raise outcome_error(closed)
-    answer = dict(closed.answer or {})
+    answer = dict(answered.answer or {})
     return answer if model is None else model.model_validate(answer)

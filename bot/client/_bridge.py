@@ -10,11 +10,10 @@ from urllib.parse import quote
 
 from pydantic import BaseModel
 
-from bot.client._forms import model_form_schema
+from bot.client._forms import form_schema_of
 from bot.client._http import Http
 from bot.client._question import Question, identity, into, transient
 from bot.client.errors import BridgeError, RateLimited
-from bot.client.form_schema import check_form_schema
 from bot.client.models import (
     ApprovalPayload,
     AskUserItem,
@@ -228,16 +227,8 @@ class Bridge:
         run_ref: str | None = None,
     ) -> Question[Any]:
         """A form from a JSON schema or a pydantic model; refused at once outside the subset."""
-        if (schema is None) == (model is None):
-            raise ValueError("form() takes exactly one of schema= or model=")
-        parse: Callable[[QuestionObject], Any]
-        if model is not None:
-            form_schema = model_form_schema(model)
-            parse = into(model)
-        else:
-            form_schema = dict(schema or {})
-            check_form_schema(form_schema)
-            parse = identity
+        form_schema = form_schema_of(schema=schema, model=model)
+        parse: Callable[[QuestionObject], Any] = identity if model is None else into(model)
         payload = FormPayload.model_validate(
             {"title": title, "message": message, "schema": form_schema}
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel
@@ -9,6 +10,20 @@ from pydantic import BaseModel
 from bot.client.form_schema import check_form_schema
 
 _TOP = ("type", "properties", "required", "title", "description")
+
+
+def form_schema_of(
+    *, schema: Mapping[str, Any] | None, model: type[BaseModel] | None
+) -> dict[str, Any]:
+    """The schema a ``form(schema=...)`` or ``form(model=...)`` call asks with, checked
+    before anything is asked; exactly one of the two must be given."""
+    if (schema is None) == (model is None):
+        raise ValueError("form() takes exactly one of schema= or model=")
+    if model is not None:
+        return model_form_schema(model)
+    form_schema = dict(schema or {})
+    check_form_schema(form_schema)
+    return form_schema
 
 
 def model_form_schema(model: type[BaseModel]) -> dict[str, Any]:

@@ -25,8 +25,9 @@ from pydantic import (
     model_validator,
 )
 
-from bot.client.decisions import Decision, check_allow
+from bot.client.decisions import Decision
 from bot.client.identity import canonical, compared, person_of
+from bot.client.payloads import Allow
 
 # Re-exported: the payloads are wire models too (``bot.client.payloads``).
 from bot.client.payloads import ApprovalPayload as ApprovalPayload
@@ -240,17 +241,23 @@ class _CreateBase(BaseModel):
         return self
 
 
+# ``ask_user`` and ``form`` questions: answerable by anyone in the conversation unless named.
+_OPTIONAL_ANSWERERS = Annotated[
+    list[_ANSWERER] | None,
+    Field(
+        min_length=1,
+        max_length=MAX_ANSWERERS,
+        description=f"{_ANSWERERS_HELP} Omitted: anyone in the conversation.",
+    ),
+]
+
+
 class CreateAskUser(_CreateBase):
     """``POST /v1/questions`` for an ``ask_user`` question."""
 
     kind: Literal["ask_user"]
     payload: AskUserPayload
-    answerers: list[_ANSWERER] | None = Field(
-        default=None,
-        min_length=1,
-        max_length=MAX_ANSWERERS,
-        description=f"{_ANSWERERS_HELP} Omitted: anyone in the conversation.",
-    )
+    answerers: _OPTIONAL_ANSWERERS = None
 
 
 class CreateApproval(_CreateBase):
@@ -261,18 +268,13 @@ class CreateApproval(_CreateBase):
     answerers: list[_ANSWERER] = Field(
         min_length=1, max_length=MAX_ANSWERERS, description=f"{_ANSWERERS_HELP} Required."
     )
-    allow: list[Decision] | None = Field(
+    allow: Allow | None = Field(
         default=None,
         description=(
             "The decisions the approver may make: approve, reject, edit (the arguments), "
             'respond (a message in the tool\'s place). Omitted: ["approve", "reject"].'
         ),
     )
-
-    @field_validator("allow")
-    @classmethod
-    def _known(cls, allow: list[Decision] | None) -> list[Decision] | None:
-        return None if allow is None else check_allow(allow)
 
     @model_validator(mode="after")
     def _allow_once(self) -> Self:
@@ -291,12 +293,7 @@ class CreateForm(_CreateBase):
 
     kind: Literal["form"]
     payload: FormPayload
-    answerers: list[_ANSWERER] | None = Field(
-        default=None,
-        min_length=1,
-        max_length=MAX_ANSWERERS,
-        description=f"{_ANSWERERS_HELP} Omitted: anyone in the conversation.",
-    )
+    answerers: _OPTIONAL_ANSWERERS = None
 
 
 CreateQuestion = Annotated[CreateAskUser | CreateApproval | CreateForm, Field(discriminator="kind")]

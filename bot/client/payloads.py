@@ -15,14 +15,34 @@ stored form question has.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Self
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from bot.client.decisions import Decision, check_allow, check_arguments
 from bot.client.form_schema import check_arguments_schema, check_form_schema
 
 _PAYLOAD = ConfigDict(extra="forbid", strict=True)
+V = TypeVar("V")
+
+
+def _checked_by(check: Callable[[V], object]) -> AfterValidator:
+    """A validator that runs ``check`` (which raises ``ValueError``) and keeps the value."""
+
+    def validate(value: V) -> V:
+        check(value)
+        return value
+
+    return AfterValidator(validate)
+
+
+# Each check runs once the value has its type; a None (where allowed) is never checked.
+_Arguments = Annotated[dict[str, Any], _checked_by(check_arguments)]
+_ArgumentsSchema = Annotated[dict[str, Any], _checked_by(check_arguments_schema)]
+_FormSchema = Annotated[dict[str, Any], _checked_by(check_form_schema)]
+# check_allow also puts the decisions in their usual order.
+Allow = Annotated[list[Decision], AfterValidator(check_allow)]
 
 
 class AskUserOption(BaseModel):
@@ -76,13 +96,13 @@ class ApprovalPayload(BaseModel):
     model_config = _PAYLOAD
     action: str = Field(min_length=1, max_length=100, description="The action's name.")
     summary: str = Field(min_length=1, max_length=1000, description="What it will do, in words.")
-    arguments: dict[str, Any] = Field(
+    arguments: _Arguments = Field(
         default_factory=dict, description="The action's arguments, shown to the approver."
     )
     risk: Literal["low", "medium", "high"] = Field(
         default="medium", description="How the approver should weigh it."
     )
-    arguments_schema: dict[str, Any] | None = Field(
+    arguments_schema: _ArgumentsSchema | None = Field(
         default=None,
         description=(
             "The arguments' JSON Schema, which an edit must fit: the form subset, plus object "
@@ -90,31 +110,13 @@ class ApprovalPayload(BaseModel):
             "and JSON types."
         ),
     )
-    allow: list[Decision] | None = Field(
+    allow: Allow | None = Field(
         default=None,
         description=(
             "The decisions the approver may make: approve and reject, and edit and respond "
             "if listed. On /v1 set it beside policy; null: the deployment's default."
         ),
     )
-
-    @field_validator("arguments")
-    @classmethod
-    def _small(cls, arguments: dict[str, Any]) -> dict[str, Any]:
-        check_arguments(arguments)
-        return arguments
-
-    @field_validator("arguments_schema")
-    @classmethod
-    def _in_the_subset(cls, schema: dict[str, Any] | None) -> dict[str, Any] | None:
-        if schema is not None:
-            check_arguments_schema(schema)
-        return schema
-
-    @field_validator("allow")
-    @classmethod
-    def _known(cls, allow: list[Decision] | None) -> list[Decision] | None:
-        return None if allow is None else check_allow(allow)
 
 
 class FormToolPayload(BaseModel):
@@ -127,7 +129,7 @@ class FormToolPayload(BaseModel):
     )
     title: str = Field(min_length=1, max_length=150, description="The form's title.")
     message: str = Field(default="", max_length=3000, description="Shown above the inputs.")
-    form_schema: dict[str, Any] = Field(
+    form_schema: _FormSchema = Field(
         alias="schema",
         description=(
             'A flat JSON Schema: {"type": "object", "properties": {...}, "required": [...]}; '
@@ -136,12 +138,6 @@ class FormToolPayload(BaseModel):
             "strings, with optional title, description and default."
         ),
     )
-
-    @field_validator("form_schema")
-    @classmethod
-    def _in_the_subset(cls, schema: dict[str, Any]) -> dict[str, Any]:
-        check_form_schema(schema)
-        return schema
 
 
 class FormPayload(FormToolPayload):

@@ -44,6 +44,7 @@ __all__ = [
     "build_contribution",
     "pause_handler",
     "pause_stage",
+    "refusing_tool_spec",
 ]
 
 
@@ -82,7 +83,25 @@ def ask_user_tool_spec(refusal: str = REFUSAL) -> InteractionToolSpec:
     tool the model could not call correctly.
     """
 
-    async def ask_user(**arguments: Any) -> str:
+    return refusing_tool_spec(
+        ASK_USER,
+        (
+            "Ask the person who started this run one or more questions and stop until "
+            "they answer. Use it only when you cannot proceed correctly without a "
+            "decision only they can make; offer options when the choices are known."
+        ),
+        refusal=refusal,
+        parameters=("questions",),
+    )
+
+
+def refusing_tool_spec(
+    name: str, description: str, *, refusal: str, parameters: tuple[str, ...]
+) -> InteractionToolSpec:
+    """An interaction's door: a tool whose body only ever answers ``refusal``, since the
+    pause stage stops the run before the body of a call that fits is reached."""
+
+    async def refuse(**arguments: Any) -> str:
         # Reached only when the stage declined, and often because the model's
         # arguments were wrong: a wrong key, extra keys or unparsed text must
         # still get the refusal, never a TypeError from the call itself.
@@ -90,14 +109,7 @@ def ask_user_tool_spec(refusal: str = REFUSAL) -> InteractionToolSpec:
         return refusal
 
     return InteractionToolSpec(
-        name=ASK_USER,
-        description=(
-            "Ask the person who started this run one or more questions and stop until "
-            "they answer. Use it only when you cannot proceed correctly without a "
-            "decision only they can make; offer options when the choices are known."
-        ),
-        coroutine=ask_user,
-        parameters=("questions",),
+        name=name, description=description, coroutine=refuse, parameters=parameters
     )
 
 

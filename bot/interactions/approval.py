@@ -27,7 +27,7 @@ from bot.client.errors import FormAnswerError
 # The payload is defined once, with the client, for every door.
 from bot.client.payloads import ApprovalPayload as ApprovalPayload
 from bot.human.capability import InteractionRegistration
-from bot.human.contribution import InteractionToolSpec
+from bot.human.contribution import refusing_tool_spec
 from bot.human.errors import AnswerValidationError
 from bot.kernel.tools import Tool, bind_contributed_tool
 
@@ -136,17 +136,13 @@ def approval_registration(
 
 def approval_tool() -> Tool:
     """The deployment's door to ``approval``, with the payload's own schema."""
-
-    async def approval(**_arguments: Any) -> str:
-        return APPROVAL_REFUSAL
-
-    spec = InteractionToolSpec(
-        name=APPROVAL,
-        description=(
+    spec = refusing_tool_spec(
+        APPROVAL,
+        (
             "Ask a person to approve an action before you take it. Stop until they "
             "approve or reject; never perform the action on a rejection."
         ),
-        coroutine=approval,
+        refusal=APPROVAL_REFUSAL,
         parameters=("action", "summary", "arguments", "risk"),
     )
     # The model is not offered ``allow``: which decisions a person has is the deployment's.

@@ -23,7 +23,7 @@ from bot.client.form_schema import check_form_answer
 # The payload is defined once, with the client; ``/v1`` narrows it (``FormPayload``).
 from bot.client.payloads import FormToolPayload as FormToolPayload
 from bot.human.capability import InteractionRegistration
-from bot.human.contribution import InteractionToolSpec
+from bot.human.contribution import refusing_tool_spec
 from bot.human.errors import AnswerValidationError
 from bot.kernel.tools import Tool, bind_contributed_tool
 
@@ -58,17 +58,13 @@ def form_registration(*, ttl: timedelta | None = None) -> InteractionRegistratio
 
 def form_tool() -> Tool:
     """A kernel agent's door to ``form``, advertising the payload's own schema."""
-
-    async def form(**_arguments: Any) -> str:
-        return FORM_REFUSAL
-
-    spec = InteractionToolSpec(
-        name=FORM,
-        description=(
+    spec = refusing_tool_spec(
+        FORM,
+        (
             "Ask a person to fill in a form (a flat JSON Schema of fields). Stop until "
             "they submit it; the answer is an object with the schema's fields."
         ),
-        coroutine=form,
+        refusal=FORM_REFUSAL,
         parameters=("title", "message", "schema"),
     )
     return bind_contributed_tool(spec, parameters_schema=FormToolPayload.model_json_schema())
