@@ -149,6 +149,14 @@ def run_text(
     )
 
 
+def modules_loaded_by(module: str) -> list[str]:
+    """Every module a fresh interpreter holds once it has imported ``module``, sorted."""
+    probe = f"import json, sys\nimport {module}\nprint(json.dumps(sorted(sys.modules)))"
+    done = run_text([sys.executable, "-c", probe], env=None, check=True)
+    loaded: list[str] = json.loads(done.stdout)
+    return loaded
+
+
 def run_bot(
     *words: str,
     env: Mapping[str, str] | None,

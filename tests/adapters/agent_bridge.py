@@ -199,18 +199,10 @@ async def bridge_on(surface: str, folder: Path, **who: str) -> AsyncIterator[Des
     """The real app on loopback, questions routed to ``surface`` (``channel``, ``user``)."""
     env = api_env(f"{surface}:*")
     timeout = aiohttp.ClientTimeout(total=30)
-    async with aiohttp.ClientSession(timeout=timeout) as session:
-        if surface == "slack":
-            async with slack_door(folder, **env) as door:
-                desk = Desk(surface, door, session, **who)
-                try:
-                    yield desk
-                finally:
-                    await desk.bridge.close()
-        else:
-            async with Door(folder, **env) as door:
-                desk = Desk(surface, door, session, **who)
-                try:
-                    yield desk
-                finally:
-                    await desk.bridge.close()
+    served = slack_door(folder, **env) if surface == "slack" else Door(folder, **env)
+    async with aiohttp.ClientSession(timeout=timeout) as session, served as door:
+        desk = Desk(surface, door, session, **who)
+        try:
+            yield desk
+        finally:
+            await desk.bridge.close()

@@ -120,23 +120,13 @@ async def run_offline(
     bridge, run with no OpenAI key in a process of its own, ``answer`` given on the console
     page (and each later question about the arguments in ``then`` its answer there); what
     it printed."""
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("BOT_", "DATABASE_URL", "OPENAI_"))
-    }
     async with Door(tmp_path) as door:
-        env |= {"DATABASE_URL": f"sqlite:///{door.db}", "BOT_DATA_DIR": str(tmp_path / "var")}
-        [key_line] = [
-            line for line in blocks(page, "sh")[0].splitlines() if "api-key create" in line
-        ]
-        assert key_line.startswith(f"{PAGE_PYTHON} -m bot api-key create"), key_line
-        script = key_line.replace(PAGE_PYTHON, shlex.quote(sys.executable), 1)
-        made = await _process(["/bin/bash", "-c", script], env)
-        out, err = await asyncio.wait_for(made.communicate(), 60)
-        assert made.returncode == 0, err.decode()
+        env = page_env(tmp_path, door.db, "OPENAI_")
+        key = await page_key(page, env)
         url = f"http://127.0.0.1:{door.port}"
-        env |= {"BRIDGE_URL": url, "BRIDGE_API_KEY": out.decode().strip()}
+        env |= {"BRIDGE_URL": url, "BRIDGE_API_KEY": key}
         code = example(page, "offline")
-        ran = await _process([sys.executable, "-c", code], env)
+        ran = await process([sys.executable, "-c", code], env)
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as http:
             console = ConsoleClient(http, url)
             later = asyncio.create_task(_answer_each(console, then))
@@ -156,7 +146,33 @@ async def _answer_each(
         await answer_about(console, CONVERSATION, arguments, answer)
 
 
-async def _process(argv: list[str], env: dict[str, str]) -> asyncio.subprocess.Process:
+def page_env(tmp_path: Path, db: Path, *dropped: str) -> dict[str, str]:
+    """This process's environment without the bridge's settings (nor the variables starting
+    with ``dropped``), its store ``db``: what a page's commands run with."""
+    prefixes = ("BOT_", "DATABASE_URL", *dropped)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(prefixes)}
+    return env | {"DATABASE_URL": f"sqlite:///{db}", "BOT_DATA_DIR": str(tmp_path / "var")}
+
+
+async def page_key(page: str, env: dict[str, str]) -> str:
+    """The API key the page's first shell block makes with its ``api-key create`` line."""
+    [key_line] = [line for line in blocks(page, "sh")[0].splitlines() if "api-key create" in line]
+    return await made_key(key_line, env)
+
+
+async def made_key(key_line: str, env: dict[str, str]) -> str:
+    """What a page's ``api-key create`` line prints (the key), run from the checkout root with
+    this interpreter in place of the page's."""
+    assert key_line.startswith(f"{PAGE_PYTHON} -m bot api-key create"), key_line
+    script = key_line.replace(PAGE_PYTHON, shlex.quote(sys.executable), 1)
+    made = await process(["/bin/bash", "-c", script], env)
+    out, err = await asyncio.wait_for(made.communicate(), 60)
+    assert made.returncode == 0, err.decode()
+    return out.decode().strip()
+
+
+async def process(argv: list[str], env: dict[str, str]) -> asyncio.subprocess.Process:
+    """``argv`` started from the checkout root with ``env``, its output piped to read."""
     return await asyncio.create_subprocess_exec(
         *argv,
         cwd=ROOT,

@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
 
-PROBE = """
-import json, sys
-import bot.app
-print(json.dumps(sorted(sys.modules)))
-"""
+from tests.support import modules_loaded_by
 
-SDKS = ("agents", "pydantic_ai", "openai", "temporalio")
+SDKS = ("agents", "pydantic_ai", "openai", "temporalio", "langgraph", "langchain", "langchain_core")
 ADAPTERS = (
+    "adapters.langgraph",
     "adapters.openai_agents",
     "adapters.pydantic_ai",
     "adapters._tool_approval",
@@ -24,11 +17,8 @@ ADAPTERS = (
 
 
 def test_importing_the_server_loads_no_agent_framework() -> None:
-    """A fresh interpreter importing bot.app has neither SDK nor either adapter loaded."""
-    out = subprocess.run(
-        [sys.executable, "-c", PROBE], check=True, capture_output=True, text=True
-    ).stdout
-    loaded = json.loads(out)
+    """A fresh interpreter importing bot.app has no framework's SDK nor its adapter loaded."""
+    loaded = modules_loaded_by("bot.app")
     assert "bot.app" in loaded
     found = [name for name in loaded if name.split(".")[0] in SDKS or name.startswith(ADAPTERS)]
     assert found == []

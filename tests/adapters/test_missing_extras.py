@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 
 import pytest
 
-from tests.e2e._server import ROOT
+from tests.support import ROOT, run_text
 
 # A Python without the framework: the import system finds None for it, as if uninstalled.
 PROBE = """
@@ -38,14 +37,7 @@ def test_an_adapter_without_its_extra_names_the_extra(
 ) -> None:
     """The error is one sentence naming the adapter, the extra and how to install it."""
     probe = PROBE.format(blocked=blocked, statement=statement)
-    done = subprocess.run(
-        [sys.executable, "-c", probe],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = run_text([sys.executable, "-c", probe], env=None, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     adapter = statement.split()[1]
     assert done.stdout.strip() == (

@@ -2,25 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import bot.client
-
-PROBE = """
-import json, sys
-import bot.client
-print(json.dumps(sorted(sys.modules)))
-"""
+from tests.support import modules_loaded_by
 
 
 def test_importing_the_client_loads_no_other_bot_module() -> None:
     """A fresh interpreter that imports bot.client has no bot.* outside it, nor aiohttp.web."""
-    out = subprocess.run(
-        [sys.executable, "-c", PROBE], check=True, capture_output=True, text=True
-    ).stdout
-    loaded = json.loads(out)
+    loaded = modules_loaded_by("bot.client")
     outside = [
         name for name in loaded if name.startswith("bot.") and not name.startswith("bot.client")
     ]

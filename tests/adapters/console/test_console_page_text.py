@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Browser, Locator, Page, expect
 
 from bot.display import has_hidden
 from tests.adapters.console.console_support import Console, ConsoleFactory
@@ -48,6 +49,17 @@ async def feed_text(page: Page, console: Console, cid: str) -> str:
     return text
 
 
+async def answered_on_page(page: Page, console: Console, cid: str) -> tuple[Locator, Any]:
+    """Once the page shows ``cid``'s one question answered: that question's element, and the
+    answer the run stored."""
+    closed = page.locator('.question[data-status="answered"]')
+    await expect(closed).to_have_count(1, timeout=WAIT_MS)
+    await console.service.wait_idle()
+    (view,) = await console.service.history("console", cid)
+    (question,) = view.questions
+    return closed, question.answer
+
+
 async def test_no_control_reaches_the_page_and_agent_markup_stays_text(
     make_console: ConsoleFactory, page: Page
 ) -> None:
@@ -73,13 +85,9 @@ async def test_an_option_whose_label_hides_a_control_is_answered_from_the_page(
     console = await asked(make_console, "trojan ask")
     await feed_text(page, console, "c-ask")
     await page.get_by_role("button", name="staging⟨U+202E⟩", exact=True).click()
-    closed = page.locator('.question[data-status="answered"]')
-    await expect(closed).to_have_count(1, timeout=WAIT_MS)
+    closed, answer = await answered_on_page(page, console, "c-ask")
     await expect(closed.locator(".answer-summary")).to_have_text("→ staging⟨U+202E⟩")
-    await console.service.wait_idle()
-    (view,) = await console.service.history("console", "c-ask")
-    (question,) = view.questions
-    assert question.answer == {"answers": {TROJAN_QUESTION: TROJAN_LABEL}}
+    assert answer == {"answers": {TROJAN_QUESTION: TROJAN_LABEL}}
 
 
 async def test_a_form_with_controls_in_its_names_is_answered_as_asked(
@@ -92,13 +100,9 @@ async def test_a_form_with_controls_in_its_names_is_answered_as_asked(
     await page.get_by_label("Plan⟨U+202E⟩").select_option(label="free⟨U+202E⟩")
     await page.get_by_role("checkbox", name="eu⟨U+202E⟩").check()
     await page.get_by_role("button", name="Submit", exact=True).click()
-    closed = page.locator('.question[data-status="answered"]')
-    await expect(closed).to_have_count(1, timeout=WAIT_MS)
+    closed, answer = await answered_on_page(page, console, "c-form")
     await expect(closed.locator(".form-answer")).to_contain_text("free⟨U+202E⟩")
-    await console.service.wait_idle()
-    (view,) = await console.service.history("console", "c-form")
-    (question,) = view.questions
-    assert question.answer == {
+    assert answer == {
         f"name{RLO}": "Ada",
         "plan": f"free{RLO}",
         "regions": [f"eu{RLO}"],

@@ -34,6 +34,15 @@ OPEN = Question(
     issued_at=100.0,
     expires_at=200.0,
 )
+# OPEN's run, as a person on the console asked it.
+RUN = RunRecord(
+    run_id="r1",
+    scope="console",
+    surface="console",
+    requester="console:ana",
+    text="deploy web",
+    created_at=1.0,
+)
 
 
 def closed(status: QuestionStatus, by: str = "Ana") -> Question:
@@ -70,25 +79,17 @@ async def test_closed_questions_carry_their_sentence_and_no_token() -> None:
 
 async def test_who_may_answer_follows_the_policy() -> None:
     """The page's "who may answer" and "yours" come from the service's own policy."""
-    run = RunRecord(
-        run_id="r1",
-        scope="console",
-        surface="console",
-        requester="console:ana",
-        text="deploy web",
-        created_at=1.0,
-    )
     ana, bo = Responder("console:ana", "ana"), Responder("console:bo", "bo")
-    views = [RunWithQuestions(run, (OPEN,), {OPEN.interrupt_id: "t"})]
+    views = [RunWithQuestions(RUN, (OPEN,), {OPEN.interrupt_id: "t"})]
     plain = RequesterOrApprovers()
-    assert Viewer(ana, plain).answerers(run) == "ana"
-    assert (await viewer_for(ana, plain, views)).may_answer(OPEN, run)
-    assert not (await viewer_for(bo, plain, views)).may_answer(OPEN, run)
+    assert Viewer(ana, plain).answerers(RUN) == "ana"
+    assert (await viewer_for(ana, plain, views)).may_answer(OPEN, RUN)
+    assert not (await viewer_for(bo, plain, views)).may_answer(OPEN, RUN)
     approvers = RequesterOrApprovers(approvers=frozenset({"console:bo"}))
-    assert Viewer(ana, approvers).answerers(run) == "ana, or an approver"
-    assert (await viewer_for(bo, approvers, views)).may_answer(OPEN, run)
+    assert Viewer(ana, approvers).answerers(RUN) == "ana, or an approver"
+    assert (await viewer_for(bo, approvers, views)).may_answer(OPEN, RUN)
     anyone = RequesterOrApprovers(anyone=True)
-    assert Viewer(bo, anyone).answerers(run) == "Anyone signed in to the console"
+    assert Viewer(bo, anyone).answerers(RUN) == "Anyone signed in to the console"
 
 
 async def test_a_conversation_an_agent_named_is_titled_by_that_name() -> None:
@@ -99,13 +100,10 @@ async def test_a_conversation_an_agent_named_is_titled_by_that_name() -> None:
     ]
     listed = conversations_json(summaries, {}, you="ana", sign_in=False, named={"agents"})
     assert [c["title"] for c in listed["conversations"]] == ["agents", "deploy web"]
-    run = RunRecord(
-        run_id="r1",
-        scope="console",
-        surface="console",
+    run = dataclasses.replace(
+        RUN,
         requester="api:ci",
         text="Deploy web 1.5 to prod",
-        created_at=1.0,
         updated_at=1.0,
         conversation={"key": "agents"},
         status=RunStatus.REMOTE,

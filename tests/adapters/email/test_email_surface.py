@@ -19,6 +19,7 @@ from bot.kernel.interrupts import PendingInterrupt
 from bot.questions.records import Question, RunRecord, RunStatus
 from bot.service.surfaces import DeliveryError
 from tests.fakes.smtp import SmtpFake
+from tests.support import pending_interrupt
 
 SENDER = "bot@bridge.example"
 TO = "ana@example.com"
@@ -55,26 +56,14 @@ def _run(address: str = TO) -> RunRecord:
     )
 
 
-def _approval(**more: Any) -> PendingInterrupt:
+def _approval() -> PendingInterrupt:
     payload = {
         "action": "deploy",
         "summary": HOSTILE,
         "arguments": {"service": "web <img src=x>", "version": "1.5"},
         "risk": "high",
     }
-    return PendingInterrupt(
-        name="approval",
-        kind="approval",
-        payload=payload,
-        token="never-mailed",
-        tool_call_id="call_1",
-        interrupt_id="int_1",
-        run_id="run_1",
-        session_id="",
-        expires_at=NOW + 3600,
-        resumable=True,
-        **more,
-    )
+    return pending_interrupt("approval", payload, token="never-mailed", expires_at=NOW + 3600)
 
 
 def _parts(message: EmailMessage) -> tuple[str, str]:

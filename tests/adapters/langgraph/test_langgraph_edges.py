@@ -1,11 +1,9 @@
-"""The adapter's edges: webhook resumes, interrupts not ours, misuse, the server boundary."""
+"""The adapter's edges: webhook resumes, interrupts not ours, misuse (that the server never loads
+LangGraph is tests/adapters/test_agent_adapters_boundary.py's, with the other frameworks)."""
 
 from __future__ import annotations
 
 import asyncio
-import json
-import subprocess
-import sys
 from typing import Any
 
 import aiohttp
@@ -141,26 +139,3 @@ async def test_asking_outside_a_node_is_refused_with_a_sentence(door: Door) -> N
                 bridge, "deploy", "Deploy", arguments={}, route="console:x", answerers=["anyone"]
             )
         assert (await bridge.list()).data == []
-
-
-PROBE = """
-import json, sys
-import bot.app
-print(json.dumps(sorted(sys.modules)))
-"""
-
-
-def test_the_server_never_loads_langgraph() -> None:
-    """A fresh interpreter importing bot.app has no langgraph, langchain or adapters.langgraph."""
-    out = subprocess.run(
-        [sys.executable, "-c", PROBE], check=True, capture_output=True, text=True
-    ).stdout
-    loaded = json.loads(out)
-    assert "bot.app" in loaded
-    framework = [
-        name
-        for name in loaded
-        if name.split(".")[0] in ("langgraph", "langchain", "langchain_core")
-        or name.startswith("adapters.langgraph")
-    ]
-    assert framework == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -43,22 +44,48 @@ async def outstanding(console: ConsoleClient, cid: str, count: int) -> list[dict
     return await console.wait(cid, check, what=f"{count} open approvals")
 
 
+@dataclass
+class Parked:
+    """An approval node's graph resuming on a task of its own, parked on its console question."""
+
+    graph: Any
+    config: Any
+    running: asyncio.Task[Any]
+    console: ConsoleClient
+    question: dict[str, Any]
+
+
+async def parked_in_console(
+    door: Door,
+    http: aiohttp.ClientSession,
+    bridge: Bridge,
+    record: Record,
+    *,
+    cid: str,
+    thread: str,
+) -> Parked:
+    """``approval_graph`` asking in console conversation ``cid`` on thread ``thread``, run by a
+    ``Resumer`` until the question it asked is open on the console."""
+    graph = approval_graph(bridge, record, route=f"console:{cid}", answerers=["anyone"])
+    config: Any = {"configurable": {"thread_id": thread}}
+    running = asyncio.create_task(Resumer(graph, bridge).run({}, config))
+    console = ConsoleClient(http, url_of(door))
+    question = await console.outstanding(cid, "approval")
+    return Parked(graph, config, running, console, question)
+
+
 async def test_an_approval_in_the_console_resumes_the_node_and_runs_its_side_effect(
     door: Door, http: aiohttp.ClientSession
 ) -> None:
     """The node parks; approve in the console; it re-runs once, asks nothing new, and acts."""
     record = Record()
     async with Bridge(url_of(door), API_KEY) as bridge:
-        graph = approval_graph(bridge, record, route="console:lg-1", answerers=["anyone"])
-        config: Any = {"configurable": {"thread_id": "t-console"}}
-        running = asyncio.create_task(Resumer(graph, bridge).run({}, config))
-        console = ConsoleClient(http, url_of(door))
-        question = await console.outstanding("lg-1", "approval")
+        parked = await parked_in_console(door, http, bridge, record, cid="lg-1", thread="t-console")
         assert record.done == []  # parked before the side effect
-        state = await graph.aget_state(config)
+        state = await parked.graph.aget_state(parked.config)
         assert [i.value["question_id"] for i in state.interrupts] != []
-        await console.answer_ok(question["token"], APPROVE)
-        result = await running
+        await parked.console.answer_ok(parked.question["token"], APPROVE)
+        result = await parked.running
         assert result["outcomes"] == ["deploy:Approved:"]
         assert record.done == ["deploy"]
         assert record.runs == ["deploy", "deploy"]  # re-ran on resume, as LangGraph does
@@ -66,7 +93,7 @@ async def test_an_approval_in_the_console_resumes_the_node_and_runs_its_side_eff
         assert len(page.data) == 1, "the re-run asked no second question"
         assert page.data[0].metadata is not None
         assert page.data[0].metadata["langgraph"]["thread_id"] == "t-console"
-        assert (await graph.aget_state(config)).interrupts == ()
+        assert (await parked.graph.aget_state(parked.config)).interrupts == ()
 
 
 async def test_a_node_approval_allows_approve_and_reject_where_the_bridge_allows_edits(
@@ -78,17 +105,15 @@ async def test_a_node_approval_allows_approve_and_reject_where_the_bridge_allows
     env = api_env("console:*") | {"BOT_ALLOW": "approval=approve,reject,edit,respond"}
     record = Record()
     async with Door(tmp_path, **env) as door, Bridge(url_of(door), API_KEY) as bridge:
-        graph = approval_graph(bridge, record, route="console:lg-allow", answerers=["anyone"])
-        config: Any = {"configurable": {"thread_id": "t-allow"}}
-        running = asyncio.create_task(Resumer(graph, bridge).run({}, config))
-        console = ConsoleClient(http, url_of(door))
-        question = await console.outstanding("lg-allow", "approval")
+        parked = await parked_in_console(
+            door, http, bridge, record, cid="lg-allow", thread="t-allow"
+        )
         edit = {"decision": "edit", "arguments": {"service": "web", "version": "1.4"}}
-        status, refused = await console.answer(question["token"], edit)
+        status, refused = await parked.console.answer(parked.question["token"], edit)
         assert status != 200 and "edit is not allowed here" in str(refused), refused
         assert record.done == []
-        await console.answer_ok(question["token"], APPROVE)
-        result = await running
+        await parked.console.answer_ok(parked.question["token"], APPROVE)
+        result = await parked.running
         assert result["outcomes"] == ["deploy:Approved:"]
         assert record.done == ["deploy"]
 
@@ -99,13 +124,9 @@ async def test_a_rejection_reaches_the_node_and_the_side_effect_does_not_run(
     """Reject with a comment: the node gets Rejected with that comment, and does nothing."""
     record = Record()
     async with Bridge(url_of(door), API_KEY) as bridge:
-        graph = approval_graph(bridge, record, route="console:lg-2", answerers=["anyone"])
-        config: Any = {"configurable": {"thread_id": "t-reject"}}
-        running = asyncio.create_task(Resumer(graph, bridge).run({}, config))
-        console = ConsoleClient(http, url_of(door))
-        question = await console.outstanding("lg-2", "approval")
-        await console.answer_ok(question["token"], REJECT)
-        result = await running
+        parked = await parked_in_console(door, http, bridge, record, cid="lg-2", thread="t-reject")
+        await parked.console.answer_ok(parked.question["token"], REJECT)
+        result = await parked.running
         assert result["outcomes"] == ["deploy:Rejected:not on a Friday"]
         assert record.done == []
 

@@ -75,6 +75,19 @@ async def two_open(console: ConsoleClient, cid: str) -> dict[str, str]:
     return await console.wait(cid, check, what="two open approvals")
 
 
+async def both_asked(
+    agent: Any, bridge: Bridge, http: aiohttp.ClientSession, url: str, cid: str
+) -> tuple[asyncio.Task[Any], ConsoleClient, dict[str, str]]:
+    """Ask the agent to email Alice and delete the report, on thread ``cid`` with its questions
+    in console conversation ``cid``: the running turn, the console, and both tokens by tool."""
+    config: Any = {"configurable": {"thread_id": cid}}
+    resumer = Resumer(agent, bridge, route=f"console:{cid}", answerers=["anyone"])
+    user = {"messages": [{"role": "user", "content": "Email Alice, then delete the report."}]}
+    running = asyncio.create_task(resumer.run(user, config))
+    console = ConsoleClient(http, url)
+    return running, console, await two_open(console, cid)
+
+
 def tool_messages(result: dict[str, Any]) -> dict[str, ToolMessage]:
     return {m.name or "": m for m in result["messages"] if isinstance(m, ToolMessage)}
 
@@ -93,12 +106,7 @@ async def test_two_tool_calls_are_two_questions_and_only_the_approved_one_runs(
             interrupt_mode=mode,
         )
         cid = f"hitl-{mode.replace('_', '-')}"
-        config: Any = {"configurable": {"thread_id": cid}}
-        resumer = Resumer(agent, bridge, route=f"console:{cid}", answerers=["anyone"])
-        user = {"messages": [{"role": "user", "content": "Email Alice, then delete the report."}]}
-        running = asyncio.create_task(resumer.run(user, config))
-        console = ConsoleClient(http, url)
-        tokens = await two_open(console, cid)
+        running, console, tokens = await both_asked(agent, bridge, http, url, cid)
         assert ran == []
         # Answered in the opposite order to the calls: matched by identity, not position.
         await console.answer_ok(tokens["delete_file"], KEEP)
@@ -142,13 +150,7 @@ async def test_edit_and_respond_reach_the_middleware_where_its_review_allows_the
     every = {"allowed_decisions": ["approve", "edit", "reject", "respond"]}
     async with Bridge(url, API_KEY) as bridge:
         agent = agent_with(ran, {"send_email": every, "delete_file": every})
-        cid = "hitl-edits"
-        config: Any = {"configurable": {"thread_id": cid}}
-        resumer = Resumer(agent, bridge, route=f"console:{cid}", answerers=["anyone"])
-        user = {"messages": [{"role": "user", "content": "Email Alice, then delete the report."}]}
-        running = asyncio.create_task(resumer.run(user, config))
-        console = ConsoleClient(http, url)
-        tokens = await two_open(console, cid)
+        running, console, tokens = await both_asked(agent, bridge, http, url, "hitl-edits")
         edit = {"decision": "edit", "arguments": {"to": "bob"}}
         await console.answer_ok(tokens["send_email"], edit)
         answer = {"decision": "respond", "message": "Archive it instead."}

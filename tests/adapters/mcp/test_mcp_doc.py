@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
-import shlex
 import sys
 import tomllib
 from collections.abc import AsyncIterator
@@ -24,6 +22,7 @@ import pytest
 
 from adapters.mcp.settings import McpSettings
 from bot.app.settings import known_variables, unknown_variables
+from tests.adapters.agent_docs import made_key, page_env, process
 from tests.doors._doors import Door
 from tests.e2e._client import APPROVE, ConsoleClient, approve_while_it_waits
 
@@ -49,22 +48,6 @@ def _configs() -> list[tuple[str, dict[str, Any]]]:
         for block in re.findall(r"```json\n(.*?)```", page.read_text(), re.S):
             found.append((page.name, json.loads(block)["mcpServers"]["hitl"]))
     return found
-
-
-def _clean_env(tmp_path: Path, db: Path) -> dict[str, str]:
-    """This process's environment without its settings; the store is the door's."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("BOT_", "DATABASE_URL"))}
-    return env | {"DATABASE_URL": f"sqlite:///{db}", "BOT_DATA_DIR": str(tmp_path / "var")}
-
-
-async def _run(argv: list[str], env: dict[str, str]) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=ROOT,
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
 
 
 @pytest.fixture
@@ -103,13 +86,9 @@ def test_the_client_config_starts_the_stdio_server_with_settings_the_bot_reads(
 async def _key_from_the_page(door: Door, tmp_path: Path) -> str:
     """The block's api-key line, run from the checkout root against the door's store."""
     lines = [line for line in SH.strip().splitlines()[2:] if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith(f"{PAGE_PYTHON} -m bot api-key create"), lines
-    script = lines[0].replace(PAGE_PYTHON, shlex.quote(sys.executable), 1)
-    made = await _run(["/bin/bash", "-c", script], _clean_env(tmp_path, door.db))
-    out, err = await asyncio.wait_for(made.communicate(), 60)
-    assert made.returncode == 0, err.decode()
-    key = out.decode().strip()
-    assert key.startswith("hitl_"), out
+    assert len(lines) == 1, lines
+    key = await made_key(lines[0], page_env(tmp_path, door.db))
+    assert key.startswith("hitl_"), key
     return key
 
 
@@ -132,8 +111,8 @@ async def _run_example(door: Door, tmp_path: Path, answer: dict[str, Any], **mor
     """Run the example, answer its approval on the console page; what it printed."""
     key = await _key_from_the_page(door, tmp_path)
     url = f"http://127.0.0.1:{door.port}"
-    env = _clean_env(tmp_path, door.db)
-    script = await _run([sys.executable, "-c", _example(url, key, **more_env)], env)
+    env = page_env(tmp_path, door.db)
+    script = await process([sys.executable, "-c", _example(url, key, **more_env)], env)
     assert door.session is not None
     console = ConsoleClient(door.session, url)
     out, _ = await approve_while_it_waits(script, console, CONVERSATION, answer)
@@ -171,17 +150,17 @@ async def test_a_refused_call_ends_the_example_with_the_bridges_sentence(
     """A key that may not ask on the console (the page's Slack route alone): the example prints
     the bridge's sentence, not a traceback, and nothing is asked."""
     key = await _key_from_the_page(door, tmp_path)
-    made = await _run(
+    made = await process(
         [sys.executable, "-m", "bot", "api-key", "create", "slack-only", "--route", "slack:C1"],
-        _clean_env(tmp_path, door.db),
+        page_env(tmp_path, door.db),
     )
     out, err = await asyncio.wait_for(made.communicate(), 60)
     assert made.returncode == 0, err.decode()
     slack_only = out.decode().strip()
     assert slack_only.startswith("hitl_") and slack_only != key
     url = f"http://127.0.0.1:{door.port}"
-    script = await _run(
-        [sys.executable, "-c", _example(url, slack_only)], _clean_env(tmp_path, door.db)
+    script = await process(
+        [sys.executable, "-c", _example(url, slack_only)], page_env(tmp_path, door.db)
     )
     out, err = await asyncio.wait_for(script.communicate(), 60)
     printed, said = out.decode(), err.decode()

@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from adapters.slack.settings import SlackSettings
 from bot.app.settings import SettingsError, load_settings
-from tests.support import clean_environment
+from tests.support import ROOT, clean_environment, run_bot
 
-SLACK_VARIABLES = (
-    "SLACK_BOT_TOKEN",
-    "SLACK_SIGNING_SECRET",
-    "SLACK_APP_TOKEN",
-    "SLACK_CLIENT_ID",
-    "SLACK_CLIENT_SECRET",
-    "SLACK_INSTALLATION_KEY",
-    "SLACK_API_URL",
-    "SLACK_ANSWERERS",
-)
+# Every variable Slack's settings read, and who may answer there, as the settings name them.
+SLACK_VARIABLES = SlackSettings.variables() | {"SLACK_ANSWERERS"}
 
 
 @pytest.fixture(autouse=True)
@@ -87,9 +78,8 @@ def test_check_asks_slack_and_says_when_it_cannot(tmp_path: Path) -> None:
 
     (tests/test_cli.py runs it against the fake Slack: ok, and refused tokens.)
     """
-    root = Path(__file__).resolve().parents[3]
-    result = subprocess.run(
-        [sys.executable, "-m", "bot", "check"],
+    result = run_bot(
+        "check",
         env={
             "PATH": "/usr/bin:/bin",
             "DATABASE_URL": f"sqlite:///{tmp_path}/bot.sqlite3",
@@ -98,11 +88,7 @@ def test_check_asks_slack_and_says_when_it_cannot(tmp_path: Path) -> None:
             "SLACK_APP_TOKEN": "xapp-1",
             "SLACK_API_URL": "http://127.0.0.1:9/api/",
         },
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+        cwd=ROOT,
     )
     assert result.returncode == 2, result.stderr
     [line] = result.stderr.splitlines()

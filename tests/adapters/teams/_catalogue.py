@@ -7,6 +7,7 @@ Built from the code each time, so a change to a renderer shows in all three.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -26,7 +27,7 @@ from bot.questions.records import (
     QuestionStatus,
     RunRecord,
 )
-from tests.support import pending_interrupt, pending_item
+from tests.support import closed_question, pending_interrupt, pending_item
 
 Json = dict[str, Any]
 
@@ -65,20 +66,17 @@ def record(
     *,
     by: str = "Bo",
 ) -> Question:
-    return Question(
+    who = by if status is not QuestionStatus.EXPIRED else ""
+    closed = closed_question(name, payload, status, answer, closed_at=CLOSED_AT, closed_by=who)
+    # The catalogue's own ids and times, as the cards (and their pictures) show them.
+    return dataclasses.replace(
+        closed,
         interrupt_id="int_5f2a9c",
         run_id="run_81d0",
         scope="tenant/19:ops",
-        name=name,
-        tool_call_id="call_1",
         checkpoint_id="cp_1",
-        payload=payload,
         issued_at=ASKED_AT,
         expires_at=EXPIRES,
-        status=status,
-        answer=answer,
-        closed_by=by if status is not QuestionStatus.EXPIRED else "",
-        closed_at=CLOSED_AT,
     )
 
 

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
-
-from pydantic import BaseModel
+from typing import Any
 
 from adapters.teams import CardContext, closed_card, question_card
 from adapters.teams._card_kit import MAX_CARD_BYTES, attachment, size
@@ -107,17 +105,11 @@ def test_approval_shows_the_risk_and_offers_approve_reject_with_a_comment() -> N
     _every_action_executes_with_a_submit_fallback(card)
 
 
-class Rollout(BaseModel):
-    strategy: Literal["canary", "blue-green"]
-    regions: list[Literal["eu", "us"]]
-    percent: int
-    notify: bool = False
-    note: str = ""
-
-
 def test_a_deployments_own_schema_is_rendered_from_its_fields() -> None:
     """Enum: choice set; list of enum: multi-select; int: number; bool: toggle; str: text."""
-    asked = _asked("rollout", {"service": "api"}, response_schema=Rollout.model_json_schema())
+    asked = _asked(
+        "rollout", {"service": "api"}, response_schema=catalogue.Rollout.model_json_schema()
+    )
     card = question_card(asked)
     kinds = {e["id"]: (e["type"], e.get("isMultiSelect"), e["isRequired"]) for e in _inputs(card)}
     assert kinds == {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import AsyncIterator
 
@@ -9,11 +10,11 @@ import pytest
 
 from adapters.teams import TeamsSurface
 from adapters.teams._connector import Connector
-from bot.kernel.interrupts import PendingInterrupt
 from bot.service.surfaces import DeliveryError
-from bot.stores.records import Question, QuestionStatus, RunRecord
+from bot.stores.records import RunRecord
 from bot.testing import question
 from tests.fakes.bf_connector import FakeConnector
+from tests.support import closed_question, pending_interrupt
 
 TEAMS_MESSAGE_LIMIT = 28 * 1024
 
@@ -57,18 +58,8 @@ async def test_a_huge_question_posts_within_teams_message_limit(
 ) -> None:
     """10,000 characters and 60 options: the whole posted activity stays under 28 KB."""
     options = [f"choice {i:02d} " + "y" * 60 for i in range(60)]
-    interrupt = PendingInterrupt(
-        name="ask_user",
-        kind="ask_user",
-        payload={"questions": [question("Q" * 10_000, *options)]},
-        token="h." + "t" * 900 + ".s",
-        tool_call_id="c1",
-        interrupt_id="int_1",
-        run_id="run_1",
-        session_id="s",
-        expires_at=1_800_000_000.0,
-        resumable=True,
-    )
+    payload = {"questions": [question("Q" * 10_000, *options)]}
+    interrupt = pending_interrupt("ask_user", payload, token="h." + "t" * 900 + ".s")
     ref = await surface.publish_question(_run(fake.url), interrupt)
     assert ref == {"service_url": fake.url, "conversation_id": "a:1chat", "activity_id": "1"}
     (call,) = fake.posted()
@@ -80,24 +71,9 @@ async def test_show_closed_edits_the_posted_card_and_a_401_is_permanent(
 ) -> None:
     """The edit goes to the message reference; a refused edit says what to fix."""
     activity_id = await surface.connector.send(fake.url, "a:1chat", {"type": "message"})
-    record = Question(
-        interrupt_id="int_1",
-        run_id="run_1",
-        scope="s",
-        name="approval",
-        tool_call_id="c",
-        checkpoint_id="cp",
-        payload={"action": "deploy", "summary": "ship"},
-        issued_at=0.0,
-        expires_at=1.0,
-        status=QuestionStatus.EXPIRED,
-        closed_at=1.0,
-        message_ref={
-            "service_url": fake.url,
-            "conversation_id": "a:1chat",
-            "activity_id": activity_id,
-        },
-    )
+    expired = closed_question("approval", {"action": "deploy", "summary": "ship"}, "expired")
+    where = {"service_url": fake.url, "conversation_id": "a:1chat", "activity_id": activity_id}
+    record = dataclasses.replace(expired, message_ref=where)
     await surface.show_closed(_run(fake.url), record)
     (edit,) = fake.updates(activity_id)
     assert "Expired at" in json.dumps(edit.body)

@@ -2,30 +2,19 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 
+from adapters.teams.settings import TeamsSettings
 from bot.__main__ import main
 from bot.app.settings import load_settings
-from tests.support import clean_environment, refused_settings
+from tests.support import ROOT, clean_environment, refused_settings, run_bot
 
-ROOT = Path(__file__).resolve().parents[3]
-TEAMS_NAMES = (
-    "MicrosoftAppId",
-    "MicrosoftAppPassword",
-    "MicrosoftAppType",
-    "MicrosoftAppTenantId",
-    "TEAMS_APP_ID",
-    "TEAMS_APP_PASSWORD",
-    "TEAMS_APP_TYPE",
-    "TEAMS_APP_TENANT_ID",
-    "BOT_TEAMS",
-    "BOT_HOST",
-)
+# Every variable Teams' settings read (the Bot Framework's names and their TEAMS_ aliases), and
+# the bind address emulator mode depends on.
+TEAMS_NAMES = TeamsSettings.variables() | {"BOT_HOST"}
 
 
 @pytest.fixture(autouse=True)
@@ -115,18 +104,7 @@ def test_check_says_whether_teams_is_configured(tmp_path: Path) -> None:
         "MicrosoftAppPassword": "p-secret",
         "TO_CHANNEL_FROM_BOT_LOGIN_URL": "http://127.0.0.1:9/tenant",
     }
-    results = [
-        subprocess.run(
-            [sys.executable, "-m", "bot", "check"],
-            env={**base, **extra},
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        for extra in ({}, unreachable)
-    ]
+    results = [run_bot("check", env={**base, **extra}, cwd=ROOT) for extra in ({}, unreachable)]
     emulator, configured = results
     assert emulator.returncode == 0, emulator.stderr
     assert (
