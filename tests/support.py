@@ -431,4 +431,4 @@ def pending_item(
         expires_at=expires_at,
         message_ref=message_ref,
     )
-    return results.PendingItem(question, requester, may_answer, cursor=str(n + 1))
+    return results.PendingItem(question, requester, "", may_answer, cursor=str(n + 1))

@@ -297,9 +297,32 @@ def event_line(event: AuditEvent) -> str:
 
 def json_of(result: results.AdminResult) -> dict[str, Any]:
     """The result as JSON data: ``ok``, ``kind``, ``message`` and its fields."""
+    fields = dataclasses.asdict(result)
+    if isinstance(result, results.PendingPage):
+        fields["items"] = [_listed(item) for item in result.items]
     return {
         "ok": ok(result),
         "kind": type(result).__name__,
         "message": summary_of(result),
-        **dataclasses.asdict(result),
+        **fields,
     }
+
+
+def _listed(item: results.PendingItem) -> dict[str, Any]:
+    """A ``pending`` item as scripts and the console's panel read it: the listing's facts
+    of the question together under ``question``, as they have always been."""
+    q = item.question
+    listed = {
+        "interrupt_id": q.interrupt_id,
+        "run_id": q.run_id,
+        "scope": q.scope,
+        "name": q.name,
+        "payload": q.payload,
+        "issued_at": q.issued_at,
+        "expires_at": q.expires_at,
+        "requester": item.requester,
+        "surface": item.surface,
+        "message_ref": q.message_ref,
+        "cursor": item.cursor,
+    }
+    return {"question": listed, "may_answer": item.may_answer}

@@ -173,8 +173,10 @@ class AdminService:
         )
         page = found[: command.limit]
         items = tuple(
-            results.PendingItem(q, requester, self._may_answer(q.name, requester, q.scope), cursor)
-            for q, requester, cursor in page
+            results.PendingItem(
+                q, requester, surface, self._may_answer(q.name, requester, q.scope), cursor
+            )
+            for q, requester, surface, cursor in page
         )
         more = len(found) > command.limit
         next_after = items[-1].cursor if more and items else None

@@ -30,8 +30,9 @@ class PendingItem:
     """One question of a ``pending`` page: the record, and what the listing adds to it."""
 
     question: Question
-    # Who asked: its run's requester (blank if the run is gone).
+    # Who asked, and where: its run's requester and surface (blank if the run is gone).
     requester: str
+    surface: str
     may_answer: tuple[str, ...]
     # Pass as ``after=`` for the page that goes on after this question.
     cursor: str

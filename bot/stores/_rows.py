@@ -289,13 +289,19 @@ def owed_rows(
 # An admin's ``pending`` listing: each question, its run's requester and its cursor.
 # Its ``FROM`` (``pauses AS p`` and ``runs AS r``) is each backend's, on its indexes.
 PENDING_SELECT = "SELECT " + ", ".join(
-    [*(f"p.{c}" for c in PAUSE_COLUMNS), "p.seq", "COALESCE(r.requester, '') AS requester"]
+    [
+        *(f"p.{c}" for c in PAUSE_COLUMNS),
+        "p.seq",
+        "COALESCE(r.requester, '') AS requester",
+        "COALESCE(r.surface, '') AS surface",
+    ]
 )
 
 
-def pending_from_row(row: Row) -> tuple[Question, str, str]:
-    """A row of ``PENDING_SELECT``: the question (no attempts), its requester, its cursor."""
-    return pause_from_row(row, []), row["requester"], str(row["seq"])
+def pending_from_row(row: Row) -> tuple[Question, str, str, str]:
+    """A row of ``PENDING_SELECT``: the question (no attempts), its run's requester and
+    surface, its cursor."""
+    return pause_from_row(row, []), row["requester"], row["surface"], str(row["seq"])
 
 
 def paused_turn(state: str | None, journal: Iterable[Sequence[str]]) -> TurnToResume:

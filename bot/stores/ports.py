@@ -132,9 +132,9 @@ class AdminStore(Protocol):
 
     async def pending(
         self, *, where: PendingFilter, after: str | None = None, limit: int = 20
-    ) -> list[tuple[Question, str, str]]:
+    ) -> list[tuple[Question, str, str, str]]:
         """Outstanding questions in issue order, after the cursor ``after``: each with its
-        run's requester (blank for none) and the cursor that goes on after it. A listed
+        run's requester and surface (blank for none) and the cursor that goes on after it. A listed
         question carries no cross-scope attempts (their count only): no listing shows them.
 
         Keyset pagination on an index of outstanding rows: the first page

@@ -46,6 +46,23 @@ async def test_the_shell_lists_shows_and_cancels_and_the_server_resumes_the_run(
     assert code == 0
     page = as_json(out)
     assert [i["question"]["interrupt_id"] for i in page["items"]] == [interrupt_id]
+    # The shape scripts read: the listing's facts of each question under "question".
+    (item,) = page["items"]
+    assert list(item) == ["question", "may_answer"]
+    assert list(item["question"]) == [
+        "interrupt_id",
+        "run_id",
+        "scope",
+        "name",
+        "payload",
+        "issued_at",
+        "expires_at",
+        "requester",
+        "surface",
+        "message_ref",
+        "cursor",
+    ]
+    assert (item["question"]["surface"], item["question"]["cursor"]) == ("test", "1")
     code, out = admin_cli(db_path, "show", interrupt_id)
     assert code == 0 and "Which environment?" in out and "outstanding" in out
 

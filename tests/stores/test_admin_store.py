@@ -50,17 +50,17 @@ async def test_pending_pages_in_issue_order_and_skips_closed_rows(stores: Stores
         await steps(stores).issue(pause(n, name="approval" if n == 4 else "ask_user"))
     await steps(stores).spend("i1", Closing(QuestionStatus.ANSWERED, by="x", at=1500.0))
     first = await stores.admin.pending(where=PendingFilter(), limit=2)
-    assert [q.interrupt_id for q, _, _ in first] == ["i0", "i2"]
-    # The question as stored, with its run's requester beside it.
-    (listed, requester, _), _ = first
-    assert (listed, requester) == (await stores.ledger.get("i0"), "alice")
-    after = first[-1][2]
+    assert [q.interrupt_id for q, *_ in first] == ["i0", "i2"]
+    # The question as stored, with its run's requester and surface beside it.
+    (listed, requester, surface, _), _ = first
+    assert (listed, requester, surface) == (await stores.ledger.get("i0"), "alice", "slack")
+    after = first[-1][-1]
     rest = await stores.admin.pending(where=PendingFilter(), after=after, limit=10)
-    assert [q.interrupt_id for q, _, _ in rest] == ["i3", "i4"]
+    assert [q.interrupt_id for q, *_ in rest] == ["i3", "i4"]
     bob = await stores.admin.pending(where=PendingFilter(requester="bob"))
-    assert [(q.interrupt_id, requester) for q, requester, _ in bob] == [("i3", "bob")]
+    assert [(q.interrupt_id, requester) for q, requester, *_ in bob] == [("i3", "bob")]
     named = await stores.admin.pending(where=PendingFilter(name="approval", scope="T1:C1"))
-    assert [q.interrupt_id for q, _, _ in named] == ["i4"]
+    assert [q.interrupt_id for q, *_ in named] == ["i4"]
     assert await stores.admin.pending(where=PendingFilter(scope="other")) == []
     with pytest.raises(ValueError, match="cursor"):
         await stores.admin.pending(where=PendingFilter(), after="'; DROP TABLE pauses")

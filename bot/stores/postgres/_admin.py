@@ -58,7 +58,7 @@ class PostgresAdmin:
 
     async def pending(
         self, *, where: PendingFilter, after: str | None = None, limit: int = 20
-    ) -> list[tuple[Question, str, str]]:
+    ) -> list[tuple[Question, str, str, str]]:
         try:
             start = int(after) if after else 0
         except ValueError:

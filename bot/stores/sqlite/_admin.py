@@ -86,11 +86,11 @@ class SqliteAdmin:
 
     async def pending(
         self, *, where: PendingFilter, after: str | None = None, limit: int = 20
-    ) -> list[tuple[Question, str, str]]:
+    ) -> list[tuple[Question, str, str, str]]:
         sql = _pending_sql(where)
         params = _pending_params(where, _cursor(after), max(limit, 0))
 
-        def pending(conn: sqlite3.Connection) -> list[tuple[Question, str, str]]:
+        def pending(conn: sqlite3.Connection) -> list[tuple[Question, str, str, str]]:
             return [pending_from_row(row) for row in conn.execute(sql, params)]
 
         return await self.db.run(pending)
