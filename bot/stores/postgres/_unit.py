@@ -83,33 +83,24 @@ _ATTEMPTS = "SELECT attempt_json FROM cross_scope_attempts WHERE interrupt_id = 
 # A deliverer's pass (``Marks``), one statement, the simplest its marks allow: each is
 # planned afresh on every call (``Database.bookkeep``), and the pass that follows a
 # close's edit or an outcome's post, the commonest, leaves no reference at all.
-# The rows done, and nothing else:
+# The rows done, and nothing else; the others start from it, as their ``done``:
 _MARK_DONE = """
 UPDATE outbox SET state = $1, done_at = m.at
 FROM unnest($2::bigint[], $3::float8[]) AS m(id, at) WHERE outbox.id = m.id
 """
+_DONE_ROWS = f"WITH done AS ({_MARK_DONE} RETURNING outbox.id, outbox.interrupt_id)"
 # The rows done, and the references of first-route posts (a question's latest wins):
-_MARK_FIRST_POSTS = """
-WITH done AS (
-    UPDATE outbox SET state = $1, done_at = m.at
-    FROM unnest($2::bigint[], $3::float8[]) AS m(id, at) WHERE outbox.id = m.id
-    RETURNING outbox.id, outbox.interrupt_id
-), latest AS (
+_MARK_FIRST_POSTS = f"""{_DONE_ROWS}, latest AS (
     SELECT DISTINCT ON (done.interrupt_id) done.interrupt_id, r.ref
     FROM done JOIN unnest($4::bigint[], $5::text[]) AS r(id, ref) ON r.id = done.id
     ORDER BY done.interrupt_id, done.id DESC
 )
 UPDATE pauses SET message_ref = latest.ref FROM latest
 WHERE pauses.interrupt_id = latest.interrupt_id
-"""
+"""  # noqa: S608 - our own text
 # The rows done, then each post's message reference on its question, as its first
 # route's or in its place among the further posts:
-_MARK = """
-WITH done AS (
-    UPDATE outbox SET state = $1, done_at = m.at
-    FROM unnest($2::bigint[], $3::float8[]) AS m(id, at) WHERE outbox.id = m.id
-    RETURNING outbox.id, outbox.interrupt_id
-), posted AS (
+_MARK = f"""{_DONE_ROWS}, posted AS (
     SELECT done.id, done.interrupt_id, r.ref, r.post
     FROM done JOIN unnest($4::bigint[], $5::text[], $6::int[]) AS r(id, ref, post) ON r.id = done.id
 ), per AS (
@@ -125,7 +116,7 @@ UPDATE pauses SET message_ref = COALESCE(per.first_ref, pauses.message_ref),
             ELSE e.p END ORDER BY e.n), '[]'::jsonb)::text
         FROM jsonb_array_elements(pauses.posts::jsonb) WITH ORDINALITY AS e(p, n)) END
 FROM per WHERE pauses.interrupt_id = per.interrupt_id
-"""
+"""  # noqa: S608 - our own text
 _DONE = str(DeliveryState.DONE)
 
 
