@@ -313,16 +313,14 @@ def _listed(item: results.PendingItem) -> dict[str, Any]:
     of the question together under ``question``, as they have always been."""
     q = item.question
     listed = {
-        "interrupt_id": q.interrupt_id,
-        "run_id": q.run_id,
-        "scope": q.scope,
-        "name": q.name,
-        "payload": q.payload,
-        "issued_at": q.issued_at,
-        "expires_at": q.expires_at,
+        **{name: getattr(q, name) for name in _LISTED},
         "requester": item.requester,
         "surface": item.surface,
         "message_ref": q.message_ref,
         "cursor": item.cursor,
     }
     return {"question": listed, "may_answer": item.may_answer}
+
+
+# The fields of a question a ``pending`` item shows, in their order.
+_LISTED = ("interrupt_id", "run_id", "scope", "name", "payload", "issued_at", "expires_at")
