@@ -13,6 +13,8 @@ import aiohttp
 from aiohttp import web
 from standardwebhooks.webhooks import Webhook
 
+from tests.loopback import serving
+
 API_KEY = "k" * 40
 WEBHOOK_SECRET = "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
@@ -94,10 +96,5 @@ async def webhook_receiver(
 
     app = web.Application()
     app.router.add_post("/hook", hook)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
+    async with serving(app, port):
         yield receiver
-    finally:
-        await runner.cleanup()
