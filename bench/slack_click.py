@@ -47,6 +47,7 @@ from tests.fakes.slack_api import (  # noqa: E402
     BOT_TOKEN,
     SIGNING_SECRET,
     Call,
+    action_of,
     block_actions,
     buttons,
     event_callback,
@@ -172,13 +173,7 @@ async def clicks(url: str, bodies: list[str]) -> tuple[float, list[float]]:
 def click_bodies(questions: list[Call]) -> list[str]:
     bodies = []
     for question in questions:
-        button = buttons(question.args)[0]
-        action = {
-            "type": "button",
-            "action_id": button["action_id"],
-            "value": button["value"],
-            "text": button["text"],
-        }
+        action = action_of(buttons(question.args)[0])
         bodies.append(form_body(block_actions(action, user=USER, message=posted_message(question))))
     return bodies
 

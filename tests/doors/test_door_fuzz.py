@@ -30,6 +30,7 @@ from tests.doors._strategies import bent, form_fields, spiked
 from tests.doors.test_teams_door import TeamsDoor, teams_door
 from tests.e2e._teams import actions, card_of, execute, message
 from tests.fakes.slack_api import (
+    action_of,
     block_actions,
     buttons,
     event_callback,
@@ -139,8 +140,7 @@ async def test_fuzz_slack_events(
 @pytest.fixture
 async def slack_clicks(slack: SlackDoor) -> tuple[SlackDoor, dict[str, Any]]:
     question = await _slack_question(slack)
-    button = buttons(question.args)[0]
-    action = {k: button[k] for k in ("type", "action_id", "text", "value")}
+    action = action_of(buttons(question.args)[0])
     return slack, block_actions(action, user="U0BOB", message=posted_message(question))
 
 

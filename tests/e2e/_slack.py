@@ -13,6 +13,7 @@ from tests.fakes.slack_api import (
     SIGNING_SECRET,
     Call,
     FakeSlack,
+    action_of,
     block_actions,
     buttons,
     event_callback,
@@ -77,12 +78,9 @@ class SlackDriver:
         self, question: Call, label: str, *, user: str = ALICE, value: str | None = None
     ) -> tuple[int, str]:
         button = next(b for b in buttons(question.args) if b["text"]["text"] == label)
-        action = {
-            "type": "button",
-            "action_id": button["action_id"],
-            "text": button["text"],
-            "value": button["value"] if value is None else value,
-        }
+        action = action_of(button)
+        if value is not None:
+            action["value"] = value
         payload = block_actions(action, user=user, message=posted_message(question))
         return await self.interact(payload)
 

@@ -12,6 +12,7 @@ from tests.fakes.slack_api import (
     APP_TOKEN,
     BOT_TOKEN,
     FakeSlack,
+    action_of,
     block_actions,
     buttons,
     event_callback,
@@ -50,13 +51,7 @@ async def test_events_and_clicks_arrive_over_socket_mode_and_are_acked(
     assert set(ack) == {"envelope_id"} or not ack.get("payload")
     ask = (await fake.wait_for("chat.postMessage", where=lambda c: bool(buttons(c.args))))[0]
 
-    button = buttons(ask.args)[0]
-    action = {
-        "type": "button",
-        "action_id": button["action_id"],
-        "value": button["value"],
-        "text": button["text"],
-    }
+    action = action_of(buttons(ask.args)[0])
     click = await fake.send_envelope(
         "interactive", block_actions(action, user=ALICE, message=posted_message(ask))
     )

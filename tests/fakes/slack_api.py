@@ -481,6 +481,11 @@ def buttons(message_args: dict[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
+def action_of(button: dict[str, Any]) -> dict[str, Any]:
+    """What a block_actions payload carries for a click on ``button``."""
+    return {k: button[k] for k in ("type", "action_id", "text", "value")}
+
+
 def posted_message(call: Call) -> dict[str, Any]:
     """The message as a block_actions payload carries it back."""
     return {
