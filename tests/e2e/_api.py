@@ -50,6 +50,12 @@ class Api:
     async def ask(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         return await self.call("POST", "/v1/questions", body)
 
+    async def created(self, body: dict[str, Any]) -> dict[str, Any]:
+        """POST a question that must be new: the 201's body."""
+        status, created = await self.ask(body)
+        assert status == 201, created
+        return created
+
     async def get(self, question_id: str, wait: int = 0) -> tuple[int, dict[str, Any]]:
         return await self.call("GET", f"/v1/questions/{question_id}", wait=wait)
 
