@@ -18,6 +18,7 @@ from tests.fakes.slack_api import (
     buttons,
     event_callback,
     form_body,
+    mention,
     posted_message,
     sign,
     view_submission,
@@ -73,6 +74,13 @@ class SlackDriver:
             "chat.postMessage", count, where=lambda c: bool(buttons(c.args) and c.response)
         )
         return calls[count - 1]
+
+    async def approval(self) -> Call:
+        """Alice asks to deploy web and picks staging: the approval question posted next."""
+        await self.event(mention("deploy web", user=ALICE))
+        status, _ = await self.click(await self.question(), "staging")
+        assert status == 200
+        return await self.question(2)
 
     async def click(
         self, question: Call, label: str, *, user: str = ALICE, value: str | None = None
