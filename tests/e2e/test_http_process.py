@@ -34,8 +34,7 @@ async def test_a_token_in_a_url_referer_or_user_agent_reaches_no_log_field(
     """At DEBUG, a live token offered in a URL, a Referer and a User-Agent is in no log line."""
     server = await start_bot(BOT_LOG_LEVEL="DEBUG")
     api = ConsoleClient(http, server.url)
-    await api.send("ops", "deploy web")
-    ask = await api.outstanding("ops", "ask_user")
+    ask = await api.asked("ops")
     token = ask["token"]
     signature = token.rsplit(".", 1)[1]
 
@@ -264,8 +263,7 @@ async def test_a_rebound_host_reads_no_token(
     """The issue's reproduction: a foreign Host on a real bot gets 421 and no token, SSE too."""
     server = await start_bot()
     api = ConsoleClient(http, server.url)
-    await api.send("ops", "deploy web")
-    token = (await api.outstanding("ops", "ask_user"))["token"]
+    token = (await api.asked("ops"))["token"]
     evil = {"Host": f"evil.example:{server.port}"}
     for path in ["/api/conversations/ops", "/api/conversations", "/api/events", "/", "/metrics"]:
         async with http.get(f"{server.url}{path}", headers=evil) as response:
