@@ -47,13 +47,11 @@ from tests.fakes.slack_api import (  # noqa: E402
     BOT_TOKEN,
     SIGNING_SECRET,
     Call,
-    action_of,
-    block_actions,
     buttons,
     event_callback,
+    first_button_click,
     form_body,
     mention,
-    posted_message,
     sign,
 )
 
@@ -173,8 +171,7 @@ async def clicks(url: str, bodies: list[str]) -> tuple[float, list[float]]:
 def click_bodies(questions: list[Call]) -> list[str]:
     bodies = []
     for question in questions:
-        action = action_of(buttons(question.args)[0])
-        bodies.append(form_body(block_actions(action, user=USER, message=posted_message(question))))
+        bodies.append(form_body(first_button_click(question, user=USER)))
     return bodies
 
 

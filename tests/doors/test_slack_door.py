@@ -34,12 +34,11 @@ from tests.doors._slack_door import (
 )
 from tests.fakes.slack_api import (
     Call,
-    action_of,
     block_actions,
     buttons,
     event_callback,
+    first_button_click,
     mention,
-    posted_message,
 )
 
 BAD_SIGNATURE = "This request is not signed by Slack with this app's signing secret."
@@ -264,9 +263,7 @@ def _bridge(door: SlackDoor) -> SlackBridge:
 
 
 def _click_on(question: Call, *, user: str, channel: str = "C0CHAN") -> bytes:
-    action = action_of(buttons(question.args)[0])
-    payload = block_actions(action, user=user, message=posted_message(question), channel=channel)
-    return interaction(payload)
+    return interaction(first_button_click(question, user=user, channel=channel))
 
 
 async def _click(door: SlackDoor, *, user: str, channel: str, question: int) -> bytes:
