@@ -60,13 +60,6 @@ def structured(result: Any) -> dict[str, Any]:
     return dict(result.structured_content)
 
 
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeSlack]:
-    slack = await FakeSlack().start()
-    yield slack
-    await slack.close()
-
-
 async def test_a_pending_call_spans_a_sigkill_and_returns_the_slack_click(
     start_bot: StartBot, fake: FakeSlack, http: aiohttp.ClientSession
 ) -> None:
