@@ -155,17 +155,27 @@ async def expect(response: aiohttp.ClientResponse, *statuses: int) -> Any:
 
 
 @dataclass
-class Ours:
-    """The bridge: ``/v1`` with a key, answered on the console as its loopback operator."""
+class _Served:
+    """A contender's server: where it listens, its process, and the bearer token its API takes."""
 
     url: str
     pid: int
-    name: str = "ours"
-    health_path: str = "/healthz"
+    name: str
+    health_path: str
+    bearer: str
 
     @property
     def _auth(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {API_KEY}"}
+        return {"Authorization": f"Bearer {self.bearer}"}
+
+
+@dataclass
+class Ours(_Served):
+    """The bridge: ``/v1`` with a key, answered on the console as its loopback operator."""
+
+    name: str = "ours"
+    health_path: str = "/healthz"
+    bearer: str = API_KEY
 
     async def create(self, session: aiohttp.ClientSession, i: int, conversation: str = "") -> str:
         body = {
@@ -204,17 +214,12 @@ class Ours:
 
 
 @dataclass
-class Theirs:
+class Theirs(_Served):
     """awaithumans: tasks made with its admin token, completed by a signed-in operator."""
 
-    url: str
-    pid: int
     name: str = "awaithumans"
     health_path: str = "/api/health"
-
-    @property
-    def _auth(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    bearer: str = ADMIN_TOKEN
 
     async def create(self, session: aiohttp.ClientSession, i: int) -> str:
         # The body its SDK's await_human() posts, with a pydantic model's schemas.

@@ -47,12 +47,11 @@ from tests.fakes.slack_api import (  # noqa: E402
     BOT_TOKEN,
     SIGNING_SECRET,
     Call,
-    block_actions,
     buttons,
     event_callback,
+    first_button_click,
     form_body,
     mention,
-    posted_message,
     sign,
 )
 
@@ -172,14 +171,7 @@ async def clicks(url: str, bodies: list[str]) -> tuple[float, list[float]]:
 def click_bodies(questions: list[Call]) -> list[str]:
     bodies = []
     for question in questions:
-        button = buttons(question.args)[0]
-        action = {
-            "type": "button",
-            "action_id": button["action_id"],
-            "value": button["value"],
-            "text": button["text"],
-        }
-        bodies.append(form_body(block_actions(action, user=USER, message=posted_message(question))))
+        bodies.append(form_body(first_button_click(question, user=USER)))
     return bodies
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -155,6 +156,13 @@ def modules_loaded_by(module: str) -> list[str]:
     done = run_text([sys.executable, "-c", probe], env=None, check=True)
     loaded: list[str] = json.loads(done.stdout)
     return loaded
+
+
+def bot_command_env(database_url: str, data_dir: Path, **more: str) -> dict[str, str]:
+    """This process's environment without its own bot settings (``BOT_*``, ``DATABASE_URL``),
+    for a bot command whose store is ``database_url`` and whose files go in ``data_dir``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BOT_", "DATABASE_URL"))}
+    return env | {"DATABASE_URL": database_url, "BOT_DATA_DIR": str(data_dir), **more}
 
 
 def run_bot(

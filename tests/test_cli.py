@@ -18,6 +18,7 @@ from aiohttp import web
 
 from tests.e2e._server import free_port
 from tests.fakes.slack_api import APP_TOKEN, BOT_TOKEN, TEAM, FakeSlack
+from tests.loopback import serving
 from tests.support import run_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,12 +97,8 @@ async def token_endpoint() -> AsyncIterator[tuple[str, list[dict[str, str]]]]:
 
     app = web.Application()
     app.router.add_post("/{tenant}/oauth2/v2.0/token", token)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    yield f"http://127.0.0.1:{port}/{PLACEHOLDERS['<tenant id>']}", asked
-    await runner.cleanup()
+    async with serving(app, free_port()) as url:
+        yield f"{url}/{PLACEHOLDERS['<tenant id>']}", asked
 
 
 async def in_thread(*args: Any, **kwargs: Any) -> subprocess.CompletedProcess[str]:

@@ -41,6 +41,11 @@ class Setup:
         await self.h.start(where=where)
         return self.h.surface.questions[-1][1].interrupt_id
 
+    async def ask_with_token(self) -> tuple[str, str]:
+        """A question asked: its id and the token the surface was given for it."""
+        interrupt_id = await self.ask()
+        return interrupt_id, self.h.surface.last_token
+
     async def run(self, text: str, who: Responder = ROOT) -> Any:
         result = await self.admin.handle(text, who=who)
         await self.h.service.wait_idle()
@@ -186,8 +191,7 @@ async def test_cancel_revokes_the_token_edits_the_message_and_resumes_with_the_r
     setup: Setup,
 ) -> None:
     """The run resumes with a JSON observation naming the admin and the reason as values."""
-    interrupt_id = await setup.ask()
-    token = setup.h.surface.last_token
+    interrupt_id, token = await setup.ask_with_token()
     done = await setup.run(f"cancel {interrupt_id} wrong environment, ask again")
     # The actor as the audit records it: the id, not the display name.
     assert done == results.CancelDone(
@@ -207,8 +211,7 @@ async def test_resend_posts_again_points_the_old_message_to_the_new_and_allows_o
     setup: Setup,
 ) -> None:
     """Same ledger row, same token: the answer on the new message closes both."""
-    interrupt_id = await setup.ask()
-    old_token = setup.h.surface.last_token
+    interrupt_id, old_token = await setup.ask_with_token()
     assert await setup.run(f"resend {interrupt_id}") == results.Resent(
         interrupt_id, setup.h.surface.questions[0][0].run_id
     )
@@ -228,8 +231,7 @@ async def test_extend_moves_the_expiry_redraws_with_a_token_that_carries_it(
     setup: Setup,
 ) -> None:
     """The row's expiry decides; the redrawn token's exp follows it; the old one lapses."""
-    interrupt_id = await setup.ask()
-    old_token = setup.h.surface.last_token
+    interrupt_id, old_token = await setup.ask_with_token()
     row = await setup.stores.ledger.get(interrupt_id)
     assert row is not None
     extended = await setup.run(f"extend {interrupt_id} 2h")
@@ -304,8 +306,7 @@ async def test_a_cancel_racing_an_answer_has_exactly_one_winner_and_both_are_tol
     setup: Setup,
 ) -> None:
     """Whichever lands first wins; the other hears why nothing changed."""
-    interrupt_id = await setup.ask()
-    token = setup.h.surface.last_token
+    interrupt_id, token = await setup.ask_with_token()
     cancel, answer = await asyncio.gather(
         setup.admin.handle(f"cancel {interrupt_id}", who=ROOT),
         setup.h.service.redeem(token, PICK, responder=REQUESTER, scope=WHERE.scope),

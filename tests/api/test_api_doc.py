@@ -17,6 +17,7 @@ import pytest
 from tests import waiting
 from tests.e2e._client import APPROVE, OPERATOR, ConsoleClient
 from tests.e2e._server import ROOT, free_port
+from tests.support import bot_command_env
 
 pytestmark = pytest.mark.e2e
 
@@ -59,13 +60,9 @@ async def test_the_quick_start_works_as_pasted(tmp_path: Path) -> None:
     """make run with the doc's key; the doc's POST, its wait, then its api-key commands."""
     start, ask, wait, keys = BLOCKS
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("BOT_", "DATABASE_URL"))}
-    env |= {
-        "PORT": str(port),
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'bot.sqlite3'}",
-        "BOT_DATA_DIR": str(tmp_path / "var"),
-        **OPERATOR,
-    }
+    env = bot_command_env(
+        f"sqlite:///{tmp_path / 'bot.sqlite3'}", tmp_path / "var", PORT=str(port), **OPERATOR
+    )
     here = f"127.0.0.1:{port}"
     server = shell(start, env)
     try:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import subprocess
 from collections.abc import AsyncIterator
@@ -15,7 +14,7 @@ from bot.api._keys import keys_from_setting
 from tests.api.test_api_refusals import ask, call
 from tests.doors._doors import Door
 from tests.stores._postgres import fresh_schema
-from tests.support import run_bot
+from tests.support import bot_command_env, run_bot
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -29,8 +28,7 @@ async def database_url(request: pytest.FixtureRequest) -> AsyncIterator[str | No
 
 
 def api_key(db: Path, *words: str, url: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("BOT_", "DATABASE_URL"))}
-    env |= {"DATABASE_URL": url or f"sqlite:///{db}", "BOT_DATA_DIR": str(db.parent / "var")}
+    env = bot_command_env(url or f"sqlite:///{db}", db.parent / "var")
     if url is not None:
         env["BOT_SIGNING_KEYS"] = f"k1:{'s' * 48}"
     return run_bot("api-key", *words, env=env)

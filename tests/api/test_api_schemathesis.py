@@ -8,7 +8,6 @@ answer: no 5xx, a documented status, a body matching the documented schema.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import urllib.request
@@ -23,6 +22,7 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 from bot.api._openapi import openapi_document
 from tests import waiting
 from tests.e2e._server import ROOT, free_port
+from tests.support import bot_command_env
 
 pytestmark = pytest.mark.e2e
 
@@ -36,16 +36,14 @@ SCHEMA.config.generation.update(modes=list(schemathesis.GenerationMode))
 def bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     folder: Path = tmp_path_factory.mktemp("schemathesis")
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("BOT_", "DATABASE_URL"))}
-    env |= {
-        "PORT": str(port),
-        "DATABASE_URL": f"sqlite:///{folder / 'bot.sqlite3'}",
-        "BOT_DATA_DIR": str(folder / "var"),
-        # Far above what the run sends, so every generated create reaches the handler.
-        "BOT_API_KEYS": json.dumps(
-            [{"name": "st", "key": KEY, "routes": ["*"], "creates_per_minute": 100_000}]
-        ),
-    }
+    # Far above what the run sends, so every generated create reaches the handler.
+    keys = [{"name": "st", "key": KEY, "routes": ["*"], "creates_per_minute": 100_000}]
+    env = bot_command_env(
+        f"sqlite:///{folder / 'bot.sqlite3'}",
+        folder / "var",
+        PORT=str(port),
+        BOT_API_KEYS=json.dumps(keys),
+    )
     log = (folder / "server.log").open("wb")
     process = subprocess.Popen(
         [sys.executable, "-m", "bot"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT

@@ -130,6 +130,19 @@ class Door:
         return rows
 
 
+def assert_only_a_refusal_recorded(
+    before: dict[str, Any], after: dict[str, Any], reason: str
+) -> None:
+    """Between two ``Door.state()`` reads nothing was spent: what moved is the record of a
+    refusal for ``reason`` (its audit lines and its count)."""
+    kept = ("audit", "refusal_counts")
+    assert {k: v for k, v in after.items() if k not in kept} == {
+        k: v for k, v in before.items() if k not in kept
+    }
+    added = set(after["audit"]) - set(before["audit"])
+    assert added and all(f'"reason":"{reason}"' in row for row in added)
+
+
 async def _postgres_rows(url: str) -> dict[str, Any]:
     """Every row of every table in the URL's schema (its search_path), as ``state`` reads."""
     base, _, schema = url.partition("?search_path=")

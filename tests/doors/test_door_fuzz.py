@@ -30,11 +30,10 @@ from tests.doors._strategies import bent, form_fields, spiked
 from tests.doors.test_teams_door import TeamsDoor, teams_door
 from tests.e2e._teams import actions, card_of, execute, message
 from tests.fakes.slack_api import (
-    block_actions,
     buttons,
     event_callback,
+    first_button_click,
     mention,
-    posted_message,
     view_submission,
 )
 from tests.fuzz_counts import count
@@ -139,9 +138,7 @@ async def test_fuzz_slack_events(
 @pytest.fixture
 async def slack_clicks(slack: SlackDoor) -> tuple[SlackDoor, dict[str, Any]]:
     question = await _slack_question(slack)
-    button = buttons(question.args)[0]
-    action = {k: button[k] for k in ("type", "action_id", "text", "value")}
-    return slack, block_actions(action, user="U0BOB", message=posted_message(question))
+    return slack, first_button_click(question, user="U0BOB")
 
 
 @settings(FUZZ, max_examples=budget(100))

@@ -37,8 +37,8 @@ from tests.fakes.slack_api import (
     block_actions,
     buttons,
     event_callback,
+    first_button_click,
     mention,
-    posted_message,
 )
 
 BAD_SIGNATURE = "This request is not signed by Slack with this app's signing secret."
@@ -263,10 +263,7 @@ def _bridge(door: SlackDoor) -> SlackBridge:
 
 
 def _click_on(question: Call, *, user: str, channel: str = "C0CHAN") -> bytes:
-    button = buttons(question.args)[0]
-    action = {k: button[k] for k in ("type", "action_id", "text", "value")}
-    payload = block_actions(action, user=user, message=posted_message(question), channel=channel)
-    return interaction(payload)
+    return interaction(first_button_click(question, user=user, channel=channel))
 
 
 async def _click(door: SlackDoor, *, user: str, channel: str, question: int) -> bytes:
@@ -332,16 +329,8 @@ async def test_a_click_from_another_channel_is_refused_without_naming_a_workspac
     door: SlackDoor,
 ) -> None:
     """Same workspace, other channel: the refusal says "another conversation", nothing else."""
-    assert (await door.slack(json.dumps(_mention_body()).encode()))[0] == 200
-    question = (
-        await door.fake.wait_for("chat.postMessage", where=lambda c: bool(buttons(c.args)))
-    )[0]
-    button = buttons(question.args)[0]
-    action = {k: button[k] for k in ("type", "action_id", "text", "value")}
-    payload = block_actions(
-        action, user="U0ALICE", message=posted_message(question), channel="C0OTHER"
-    )
-    status, _ = await door.slack(interaction(payload), FORM)
+    click = await _click(door, user="U0ALICE", channel="C0OTHER", question=1)
+    status, _ = await door.slack(click, FORM)
     assert status == 200
     told = await door.fake.wait_for("chat.postEphemeral")
     text = str(told[0].args["text"])
@@ -371,14 +360,8 @@ async def test_an_answer_spent_after_the_ack_is_confirmed_to_the_person(
         return await redeem(*args, **kwargs)
 
     monkeypatch.setattr(service, "redeem", slow_redeem)
-    assert (await door.slack(json.dumps(_mention_body()).encode()))[0] == 200
-    question = (
-        await door.fake.wait_for("chat.postMessage", where=lambda c: bool(buttons(c.args)))
-    )[0]
-    button = buttons(question.args)[0]
-    action = {k: button[k] for k in ("type", "action_id", "text", "value")}
-    payload = block_actions(action, user="U0ALICE", message=posted_message(question))
-    assert (await door.slack(interaction(payload), FORM))[0] == 200
+    click = await _click(door, user="U0ALICE", channel="C0CHAN", question=1)
+    assert (await door.slack(click, FORM))[0] == 200
     acked.set()
     told = await door.fake.wait_for("chat.postEphemeral")
     assert told[0].args["text"] == LATE_ANSWER_RECORDED

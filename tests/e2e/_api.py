@@ -13,6 +13,8 @@ import aiohttp
 from aiohttp import web
 from standardwebhooks.webhooks import Webhook
 
+from tests.loopback import serving
+
 API_KEY = "k" * 40
 WEBHOOK_SECRET = "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
@@ -47,6 +49,12 @@ class Api:
 
     async def ask(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         return await self.call("POST", "/v1/questions", body)
+
+    async def created(self, body: dict[str, Any]) -> dict[str, Any]:
+        """POST a question that must be new: the 201's body."""
+        status, created = await self.ask(body)
+        assert status == 201, created
+        return created
 
     async def get(self, question_id: str, wait: int = 0) -> tuple[int, dict[str, Any]]:
         return await self.call("GET", f"/v1/questions/{question_id}", wait=wait)
@@ -94,10 +102,5 @@ async def webhook_receiver(
 
     app = web.Application()
     app.router.add_post("/hook", hook)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
+    async with serving(app, port):
         yield receiver
-    finally:
-        await runner.cleanup()

@@ -121,10 +121,14 @@ class ConsoleClient:
 
         return await self.wait(cid, check, what="final text", **wait)
 
+    async def asked(self, cid: str, text: str = "deploy web") -> dict[str, Any]:
+        """Send ``text`` in ``cid``: the ``ask_user`` question its run asks first."""
+        await self.send(cid, text)
+        return await self.outstanding(cid, "ask_user")
+
     async def approval(self, cid: str) -> tuple[dict[str, Any], dict[str, Any]]:
         """Deploy web, pick staging: the answered ``ask_user`` and the approval it leads to."""
-        await self.send(cid, "deploy web")
-        ask = await self.outstanding(cid, "ask_user")
+        ask = await self.asked(cid)
         await self.answer_ok(ask["token"], STAGING)
         return ask, await self.outstanding(cid, "approval")
 

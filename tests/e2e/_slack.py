@@ -13,10 +13,12 @@ from tests.fakes.slack_api import (
     SIGNING_SECRET,
     Call,
     FakeSlack,
+    action_of,
     block_actions,
     buttons,
     event_callback,
     form_body,
+    mention,
     posted_message,
     sign,
     view_submission,
@@ -73,16 +75,20 @@ class SlackDriver:
         )
         return calls[count - 1]
 
+    async def approval(self) -> Call:
+        """Alice asks to deploy web and picks staging: the approval question posted next."""
+        await self.event(mention("deploy web", user=ALICE))
+        status, _ = await self.click(await self.question(), "staging")
+        assert status == 200
+        return await self.question(2)
+
     async def click(
         self, question: Call, label: str, *, user: str = ALICE, value: str | None = None
     ) -> tuple[int, str]:
         button = next(b for b in buttons(question.args) if b["text"]["text"] == label)
-        action = {
-            "type": "button",
-            "action_id": button["action_id"],
-            "text": button["text"],
-            "value": button["value"] if value is None else value,
-        }
+        action = action_of(button)
+        if value is not None:
+            action["value"] = value
         payload = block_actions(action, user=user, message=posted_message(question))
         return await self.interact(payload)
 

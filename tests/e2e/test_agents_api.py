@@ -28,10 +28,9 @@ async def test_a_console_question_is_answered_and_its_waiter_and_webhook_told(
     async with webhook_receiver(free_port()) as receiver:
         server = await start_bot(**api_env("console:*"), **OPERATOR)
         api = Api(http, server.url)
-        body = approval("deploy-1", {"surface": "console", "conversation": "api-1"})
-        body["callback_url"] = receiver.url
-        status, created = await api.ask(body)
-        assert status == 201, created
+        route = {"surface": "console", "conversation": "api-1"}
+        body = approval("deploy-1", route, callback_url=receiver.url)
+        created = await api.created(body)
         assert created["status"] == "open" and created["answer"] is None
         assert "token" not in str(created)
         waiting = asyncio.create_task(api.get(created["id"], wait=30))
@@ -97,10 +96,9 @@ async def test_a_receiver_that_fails_twice_gets_the_same_event_a_third_time(
     async with webhook_receiver(free_port(), failures=[500, 500]) as receiver:
         server = await start_bot(**api_env("console:*"), **OPERATOR)
         api = Api(http, server.url)
-        body = approval("retried", {"surface": "console", "conversation": "api-2"})
-        body["callback_url"] = receiver.url
-        status, created = await api.ask(body)
-        assert status == 201, created
+        route = {"surface": "console", "conversation": "api-2"}
+        body = approval("retried", route, callback_url=receiver.url)
+        created = await api.created(body)
         cancelled = await api.call("POST", f"/v1/questions/{created['id']}/cancel", {})
         assert cancelled[0] == 200
         # Liveness, not speed: the schedule's third attempt comes 35 s after the first.
@@ -118,8 +116,7 @@ async def test_a_question_nobody_can_see_is_cancelled_at_once_with_the_reason(
     bot = await slack_bot(start_bot, fake, **api_env("slack:*"))
     api = Api(http, bot.url)
     body = approval("unseen", {"surface": "slack", "conversation": CHANNEL})
-    status, created = await api.ask(body)
-    assert status == 201, created
+    created = await api.created(body)
     status, closed = await api.get(created["id"], wait=30)
     assert status == 200, closed
     assert closed["status"] == "cancelled", closed
@@ -164,8 +161,7 @@ async def test_sigterm_answers_every_long_poll_at_once(
     server = await start_bot(**api_env("console:*"))
     api = Api(http, server.url)
     body = approval("stopping", {"surface": "console", "conversation": "api-3"})
-    status, created = await api.ask(body)
-    assert status == 201, created
+    created = await api.created(body)
     waits = [asyncio.create_task(api.get(created["id"], wait=30)) for _ in range(5)]
     await ConsoleClient(http, server.url).outstanding("api-3", "approval")
     console = ConsoleClient(http, server.url)

@@ -40,8 +40,7 @@ async def test_a_link_question_is_answered_through_two_links_and_says_which(
         answerers=["link:ticket-42", "link:pr-7"],
         policy={"quorum": 2},
     )
-    status, created = await api.ask(body)
-    assert status == 201, created
+    created = await api.created(body)
     links = created["links"]
     assert set(links) == {"ticket-42", "pr-7"}
     assert all(url.startswith(f"{server.url}/q/") for url in links.values())

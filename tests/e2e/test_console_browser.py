@@ -127,8 +127,7 @@ async def test_waiting_badge_and_first_load(
     api = ConsoleClient(http, server.url)
     await api.deploy_to_staging("done-1")
     for cid in ("wait-1", "wait-2"):
-        await api.send(cid, "deploy web")
-        await api.outstanding(cid, "ask_user")
+        await api.asked(cid)
     page = await new_page(DESKTOP)
     await page.goto(f"{server.url}/")
 
@@ -157,8 +156,7 @@ async def test_answer_from_the_phone_layout(
     """At 390 px the sidebar folds behind a menu; a question is answered and approved."""
     server = await start_bot()
     api = ConsoleClient(http, server.url)
-    await api.send("phone", "deploy web")
-    await api.outstanding("phone", "ask_user")
+    await api.asked("phone")
     page = await new_page(PHONE, is_mobile=True, has_touch=True)
     await page.goto(f"{server.url}/")
 
@@ -281,8 +279,7 @@ async def test_a_refusal_banner_shows_local_times_and_closes(
     """Answering a question someone else just answered: the banner says so in local time."""
     server = await start_bot()
     api = ConsoleClient(http, server.url)
-    await api.send("race", "deploy web")
-    ask = await api.outstanding("race", "ask_user")
+    ask = await api.asked("race")
     page = await new_page(DESKTOP)
     # No live updates, so the page still shows the question after it is answered elsewhere.
     await page.route("**/api/events", lambda route: route.abort())
@@ -312,8 +309,7 @@ async def test_the_admin_panel_extends_and_cancels(
     """
     server = await start_bot()
     api = ConsoleClient(http, server.url)
-    await api.send("adm", "deploy web")
-    asked = await api.outstanding("adm", "ask_user")
+    asked = await api.asked("adm")
     dialogs: list[str] = []
     page.on("dialog", lambda dialog: dialogs.append(dialog.message))
 
@@ -366,10 +362,8 @@ async def test_the_admin_panel_fits_a_phone(
     await page.screenshot(path=SHOTS / "41-admin-phone-empty.png")
 
     api = ConsoleClient(http, server.url)
-    await api.send("phone-1", "deploy web")
-    await api.outstanding("phone-1", "ask_user")
-    await api.send("phone-2", "deploy api")
-    await api.outstanding("phone-2", "ask_user")
+    await api.asked("phone-1")
+    await api.asked("phone-2", "deploy api")
     await page.reload()
     rows = page.locator("#pending tbody tr")
     await expect(rows).to_have_count(2, timeout=WAIT_MS)

@@ -84,6 +84,18 @@ async def until(check: Any, *, what: str, seconds: float = 15.0) -> None:
     await waiting.eventually(check, what=what, seconds=seconds)
 
 
+async def answered_and_held_in_deploy(client: ConsoleClient, env: dict[str, str], run: str) -> Path:
+    """``run`` sent in "c1", its question answered, and held once its deploy tool started:
+    the step log to read it from."""
+    log = Path(env["COUNTING_LOG"])
+    hold(env, run, "tool:deploy")
+    await client.send("c1", run)
+    question = await client.outstanding("c1", "ask_user")
+    await client.answer_ok(question["token"], STAGING)
+    await until(lambda: reached(log, run, "tool:deploy"), what="deploy started")
+    return log
+
+
 async def stable(client: ConsoleClient, cid: str, *, seconds: float) -> dict[str, Any]:
     """The run's first resting point: an open question, or its final text."""
 
@@ -252,12 +264,7 @@ async def test_sigterm_mid_tool_releases_the_run_to_the_next_start(
     )
     server = await start_bot(**env)
     client = ConsoleClient(http, server.url)
-    log = Path(env["COUNTING_LOG"])
-    hold(env, "long", "tool:deploy")
-    await client.send("c1", "long")
-    question = await client.outstanding("c1", "ask_user")
-    await client.answer_ok(question["token"], STAGING)
-    await until(lambda: reached(log, "long", "tool:deploy"), what="deploy started")
+    log = await answered_and_held_in_deploy(client, env, "long")
     assert await server.terminate(within=15) == 0
     release_all(env)
     await server.restart()
@@ -278,12 +285,7 @@ async def test_two_processes_on_one_file_take_over_once(
     first = await start_bot(**env)
     second = await start_bot(**env)
     client = ConsoleClient(http, first.url)
-    log = Path(env["COUNTING_LOG"])
-    hold(env, "shared", "tool:deploy")
-    await client.send("c1", "shared")
-    question = await client.outstanding("c1", "ask_user")
-    await client.answer_ok(question["token"], STAGING)
-    await until(lambda: reached(log, "shared", "tool:deploy"), what="deploy started")
+    log = await answered_and_held_in_deploy(client, env, "shared")
     first.kill()
     release_all(env)
     run = await ConsoleClient(http, second.url).finished("c1", seconds=4 * LEASE)

@@ -99,8 +99,7 @@ async def test_two_emailed_approvers_decide_a_quorum_of_two_through_their_links(
         policy={"quorum": 2},
     )
     del body["route"]
-    status, created = await api.ask(body)
-    assert status == 201, created
+    created = await api.created(body)
     qid = created["id"]
     messages = await _mailed(smtp, 2)
     by_to = {str(m["To"]): m for m in messages}
@@ -224,8 +223,7 @@ async def test_a_question_on_slack_and_email_closes_on_both_whichever_answers(
     async def ask(key: str, count: int) -> tuple[str, Any, EmailMessage]:
         body = {**approval(key, routes[0]), "routes": routes}
         del body["route"]
-        status, created = await api.ask(body)
-        assert status == 201, created
+        created = await api.created(body)
         return created["id"], await slack.question(count), (await _mailed(smtp, count))[-1]
 
     first, posted, mail = await ask("both-email", 1)

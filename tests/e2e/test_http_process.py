@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 import aiohttp
@@ -17,6 +18,7 @@ import pytest
 from tests import waiting
 from tests.e2e._client import STAGING, ConsoleClient
 from tests.e2e._server import ROOT, BotServer, StartBot, free_port, json_lines
+from tests.loopback import serving
 from tests.support import run_bot
 
 pytestmark = pytest.mark.e2e
@@ -32,8 +34,7 @@ async def test_a_token_in_a_url_referer_or_user_agent_reaches_no_log_field(
     """At DEBUG, a live token offered in a URL, a Referer and a User-Agent is in no log line."""
     server = await start_bot(BOT_LOG_LEVEL="DEBUG")
     api = ConsoleClient(http, server.url)
-    await api.send("ops", "deploy web")
-    ask = await api.outstanding("ops", "ask_user")
+    ask = await api.asked("ops")
     token = ask["token"]
     signature = token.rsplit(".", 1)[1]
 
@@ -227,19 +228,16 @@ async def test_check_validates_the_model_url(
     from aiohttp import web
 
     port = free_port()
-    runner = None
-    if answer_status is not None:
-        status = answer_status
+    async with AsyncExitStack() as model_server:
+        if answer_status is not None:
+            status = answer_status
 
-        async def models(_request: web.Request) -> web.Response:
-            return web.json_response({}, status=status)
+            async def models(_request: web.Request) -> web.Response:
+                return web.json_response({}, status=status)
 
-        app = web.Application()
-        app.router.add_get("/v1/models", models)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
+            app = web.Application()
+            app.router.add_get("/v1/models", models)
+            await model_server.enter_async_context(serving(app, port))
         result = await asyncio.to_thread(
             run_bot,
             "check",
@@ -252,9 +250,6 @@ async def test_check_validates_the_model_url(
                 "OPENAI_API_KEY": "sk-test-key-not-real",
             },
         )
-    finally:
-        if runner is not None:
-            await runner.cleanup()
     assert result.returncode == 2, result
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith("configuration error: OPENAI_BASE_URL: ")
@@ -268,8 +263,7 @@ async def test_a_rebound_host_reads_no_token(
     """The issue's reproduction: a foreign Host on a real bot gets 421 and no token, SSE too."""
     server = await start_bot()
     api = ConsoleClient(http, server.url)
-    await api.send("ops", "deploy web")
-    token = (await api.outstanding("ops", "ask_user"))["token"]
+    token = (await api.asked("ops"))["token"]
     evil = {"Host": f"evil.example:{server.port}"}
     for path in ["/api/conversations/ops", "/api/conversations", "/api/events", "/", "/metrics"]:
         async with http.get(f"{server.url}{path}", headers=evil) as response:

@@ -25,6 +25,7 @@ from aiohttp import web
 
 from tests.e2e._api import API_KEY, api_env
 from tests.e2e._server import ROOT, BotServer, StartBot, free_port
+from tests.loopback import serving
 
 pytestmark = pytest.mark.e2e
 
@@ -79,14 +80,11 @@ async def keyed_proxy(bot: BotServer) -> AsyncIterator[str]:
 
     app = web.Application()
     app.router.add_route("*", "/mcp", forward)
-    runner = web.AppRunner(app, access_log=None)
-    async with aiohttp.ClientSession(auto_decompress=False) as http:
-        await runner.setup()
-        try:
-            await web.TCPSite(runner, "127.0.0.1", port).start()
-            yield f"http://{ours}/mcp"
-        finally:
-            await runner.cleanup()
+    async with (
+        aiohttp.ClientSession(auto_decompress=False) as http,
+        serving(app, port, access_log=None) as url,
+    ):
+        yield f"{url}/mcp"
 
 
 async def _run(cli: Path, url: str, scenario: str, results: Path) -> tuple[int, str, list[Any]]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import Any
 
 import aiohttp
 import httpx2
@@ -18,8 +17,10 @@ from mcp import Client, ClientSession
 from mcp.client.client import ConnectMode
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.e2e import _mcp
 from tests.e2e._api import API_KEY, api_env
 from tests.e2e._client import APPROVE, OPERATOR, ConsoleClient
+from tests.e2e._mcp import structured
 from tests.e2e._server import BotServer, StartBot
 
 pytestmark = pytest.mark.e2e
@@ -32,13 +33,7 @@ ON = {
 }
 TOOLS = {"ask_human", "request_approval", "get_answer"}
 # The same request_key each time: every call is the one open question, handed back at once.
-DEPLOY = {
-    "action": "deploy",
-    "summary": "Deploy web 1.5 to prod",
-    "arguments": {"service": "web", "version": "1.5"},
-    "risk": "high",
-    "request_key": "clients",
-}
+DEPLOY = {**_mcp.DEPLOY, "request_key": "clients"}
 RUNS = 50
 
 
@@ -52,12 +47,6 @@ async def keyed() -> AsyncIterator[httpx2.AsyncClient]:
     """An httpx2 client carrying the bearer key, as the SDK's transport takes one."""
     async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {API_KEY}"}) as client:
         yield client
-
-
-def structured(result: Any) -> dict[str, Any]:
-    assert not result.is_error, result.content
-    assert result.structured_content is not None
-    return dict(result.structured_content)
 
 
 async def test_the_sdk_session_initializes_lists_and_calls_50_times_in_a_row(

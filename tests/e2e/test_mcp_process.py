@@ -7,7 +7,6 @@ import contextlib
 import os
 import sys
 from collections.abc import AsyncIterator
-from typing import Any
 
 import aiohttp
 import pytest
@@ -15,18 +14,12 @@ from mcp import Client, StdioServerParameters
 
 from tests.e2e._api import API_KEY, Api, api_env
 from tests.e2e._client import APPROVE, OPERATOR, ConsoleClient
+from tests.e2e._mcp import DEPLOY, structured
 from tests.e2e._server import ROOT, BotServer, StartBot
 from tests.e2e._slack import ALICE, CHANNEL, SlackDriver, slack_bot
 from tests.fakes.slack_api import FakeSlack, buttons
 
 pytestmark = pytest.mark.e2e
-
-DEPLOY = {
-    "action": "deploy",
-    "summary": "Deploy web 1.5 to prod",
-    "arguments": {"service": "web", "version": "1.5"},
-    "risk": "high",
-}
 
 
 @contextlib.asynccontextmanager
@@ -52,19 +45,6 @@ async def mcp_stdio(
     )
     async with Client(params) as client:
         yield client
-
-
-def structured(result: Any) -> dict[str, Any]:
-    assert not result.is_error, result.content
-    assert result.structured_content is not None
-    return dict(result.structured_content)
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeSlack]:
-    slack = await FakeSlack().start()
-    yield slack
-    await slack.close()
 
 
 async def test_a_pending_call_spans_a_sigkill_and_returns_the_slack_click(

@@ -154,8 +154,7 @@ async def test_sigkill_mid_resume_and_the_other_replica_finishes_without_rerunni
     a = await start_bot(**env)
     b = await start_bot(**env)
     api_a, api_b = ConsoleClient(http, a.url), ConsoleClient(http, b.url)
-    await api_a.send("ops", "go")
-    ask = await api_a.outstanding("ops", "ask_user")
+    ask = await api_a.asked("ops", "go")
     await api_a.answer_ok(ask["token"], {"answers": {"Go ahead?": "yes"}})  # A resumes
 
     async def slow_began() -> bool:
@@ -186,8 +185,7 @@ async def test_a_replica_cut_off_from_postgres_is_unhealthy_keeps_tokens_and_rec
         proxied = pg_url.replace("127.0.0.1:5432", f"127.0.0.1:{proxy.port}")
         server = await start_bot(DATABASE_URL=proxied, BOT_SIGNING_KEYS=KEYS)
         api = ConsoleClient(http, server.url)
-        await api.send("ops", "deploy web")
-        ask = await api.outstanding("ops", "ask_user")
+        ask = await api.asked("ops")
 
         proxy.cut()
         assert await api.healthz() == 503
@@ -233,8 +231,7 @@ async def test_a_postgres_restart_during_a_run_loses_nothing_and_service_resumes
     a = await start_bot(**replica_env)
     b = await start_bot(**replica_env)
     api_a, api_b = ConsoleClient(http, a.url), ConsoleClient(http, b.url)
-    await api_a.send("ops", "deploy web")
-    ask = await api_a.outstanding("ops", "ask_user")
+    ask = await api_a.asked("ops")
 
     await asyncio.to_thread(_restart_postgres)
 

@@ -32,8 +32,7 @@ async def deploy_asked(
     client of it, and the question the run asked first."""
     server = await start_bot(**env)
     api = ConsoleClient(http, server.url)
-    await api.send("ops", "deploy web")
-    return server, api, await api.outstanding("ops", "ask_user")
+    return server, api, await api.asked("ops")
 
 
 async def test_sigkill_with_open_question_resumes_after_restart(

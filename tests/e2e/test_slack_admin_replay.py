@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 
 import aiohttp
 import pytest
@@ -145,13 +144,6 @@ async def test_a_resend_replayed_to_the_restarted_process_posts_once(
     fresh = slash_command(f"resend {iid}", user=BOB, channel=CHANNEL, trigger_id="trig-2")
     assert (await slack.post(fresh, content_type=FORM))[0] == 200
     await slack.question(3)
-
-
-@pytest.fixture
-async def connector() -> AsyncIterator[FakeConnector]:
-    fake = await FakeConnector().start()
-    yield fake
-    await fake.close()
 
 
 async def test_teams_killed_between_the_effect_and_the_reply_the_replay_is_refused_as_done(

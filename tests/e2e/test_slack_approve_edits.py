@@ -11,7 +11,7 @@ import pytest
 from tests.e2e import _edits as edits
 from tests.e2e._server import StartBot
 from tests.e2e._slack import ALICE, SlackDriver, slack_bot, text_of
-from tests.fakes.slack_api import FakeSlack, buttons, mention
+from tests.fakes.slack_api import FakeSlack, buttons
 
 pytestmark = pytest.mark.e2e
 
@@ -24,9 +24,7 @@ async def driver(
 
 async def edit_modal(slack: SlackDriver, fake: FakeSlack) -> dict[str, object]:
     """Deploy web, pick staging, and open the approval's Edit… modal."""
-    await slack.event(mention("deploy web", user=ALICE))
-    await slack.click(await slack.question(), "staging")
-    approval = await slack.question(2)
+    approval = await slack.approval()
     labels = [b["text"]["text"] for b in buttons(approval.args)]
     assert labels == ["Approve", "Reject…", "Edit…", "Respond…"]
     status, _ = await slack.click(approval, "Edit…")
@@ -97,9 +95,7 @@ async def test_respond_is_read_by_the_model_and_nothing_deploys(
 ) -> None:
     """Respond… sends a message the agent reads in place of the deploy."""
     slack = await driver(start_bot, fake, http, BOT_ALLOW=edits.EVERY_WAY)
-    await slack.event(mention("deploy web", user=ALICE))
-    await slack.click(await slack.question(), "staging")
-    approval = await slack.question(2)
+    approval = await slack.approval()
     await slack.click(approval, "Respond…")
     view = (await fake.wait_for("views.open"))[0].args["view"]
     message = {"message": {"answer": {"type": "plain_text_input", "value": edits.WAIT}}}
@@ -115,9 +111,7 @@ async def test_a_decision_the_deployment_does_not_allow_is_refused(
     """By default there is no Edit…, and a forged edit on the Approve button is refused;
     the question stays open and a plain approve still works."""
     slack = await driver(start_bot, fake, http)
-    await slack.event(mention("deploy web", user=ALICE))
-    await slack.click(await slack.question(), "staging")
-    approval = await slack.question(2)
+    approval = await slack.approval()
     assert [b["text"]["text"] for b in buttons(approval.args)] == ["Approve", "Reject…"]
     approve = next(b for b in buttons(approval.args) if b["text"]["text"] == "Approve")
     token = json.loads(approve["value"])["t"]

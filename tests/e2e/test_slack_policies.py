@@ -11,7 +11,7 @@ import pytest
 from tests.e2e._server import StartBot
 from tests.e2e._slack import ALICE, BOB, SlackDriver, slack_bot, text_of
 from tests.e2e._store import all_delivered
-from tests.fakes.slack_api import Call, FakeSlack, buttons, mention
+from tests.fakes.slack_api import Call, FakeSlack, buttons
 
 pytestmark = pytest.mark.e2e
 
@@ -30,10 +30,7 @@ async def approval_of(
     start_bot: StartBot, fake: FakeSlack, http: aiohttp.ClientSession, **env: str
 ) -> tuple[SlackDriver, Call]:
     slack = SlackDriver(http, await slack_bot(start_bot, fake, **env), fake)
-    await slack.event(mention("deploy web", user=ALICE))
-    status, _ = await slack.click(await slack.question(), "staging")
-    assert status == 200
-    return slack, await slack.question(2)
+    return slack, await slack.approval()
 
 
 async def test_the_requester_cannot_approve_their_own_deploy(
@@ -53,11 +50,19 @@ async def test_the_requester_cannot_approve_their_own_deploy(
     await slack.reply(DEPLOYED)
 
 
+async def one_of_two_approved(
+    start_bot: StartBot, fake: FakeSlack, http: aiohttp.ClientSession
+) -> tuple[SlackDriver, Call]:
+    """An approval that needs two approvers, which Bob has approved."""
+    slack, approval = await approval_of(start_bot, fake, http, **policies(quorum=2))
+    await slack.click(approval, "Approve", user=BOB)
+    return slack, approval
+
+
 async def test_a_quorum_of_two_counts_each_person_once(
     start_bot: StartBot, fake: FakeSlack, http: aiohttp.ClientSession
 ) -> None:
-    slack, approval = await approval_of(start_bot, fake, http, **policies(quorum=2))
-    await slack.click(approval, "Approve", user=BOB)
+    slack, approval = await one_of_two_approved(start_bot, fake, http)
     assert "1 of 2 approved" in (await slack.ephemeral(BOB))[0].args["text"]
     redrawn = (await slack.edits_of(approval))[0]
     assert f"1 of 2 approved: <@{BOB}>" in text_of(redrawn) and buttons(redrawn.args)
@@ -74,8 +79,7 @@ async def test_a_quorum_of_two_counts_each_person_once(
 async def test_one_reject_rejects_a_quorum(
     start_bot: StartBot, fake: FakeSlack, http: aiohttp.ClientSession
 ) -> None:
-    slack, approval = await approval_of(start_bot, fake, http, **policies(quorum=2))
-    await slack.click(approval, "Approve", user=BOB)
+    slack, approval = await one_of_two_approved(start_bot, fake, http)
     await slack.edits_of(approval)  # the tally's redraw
     await slack.click(approval, "Reject…", user=CAROL)
     view = (await fake.wait_for("views.open"))[0].args["view"]
@@ -90,8 +94,7 @@ async def test_one_reject_rejects_a_quorum(
 async def test_a_kill_between_two_approvals_loses_neither_and_resumes_once(
     start_bot: StartBot, fake: FakeSlack, http: aiohttp.ClientSession
 ) -> None:
-    slack, approval = await approval_of(start_bot, fake, http, **policies(quorum=2))
-    await slack.click(approval, "Approve", user=BOB)
+    slack, approval = await one_of_two_approved(start_bot, fake, http)
     await slack.edits_of(approval)  # counted and committed: the redraw went out
     # ... and marked so: a kill before the mark redelivers it once the dead
     # process's claim lapses, which this test is not about.

@@ -188,9 +188,7 @@ async def test_an_approval_rejected_with_a_comment(
 ) -> None:
     """Reject (confirmed) opens a comment modal; the run hears the comment and stops."""
     slack = await driver(start_bot, fake, http)
-    await slack.event(mention("deploy web", user=ALICE))
-    await slack.click(await slack.question(), "staging")
-    approval = await slack.question(2)
+    approval = await slack.approval()
     reject = next(b for b in buttons(approval.args) if b["text"]["text"] == "Reject…")
     assert reject["confirm"]["confirm"]["text"] == "Reject"
     status, _ = await slack.click(approval, "Reject…")
@@ -355,9 +353,7 @@ async def test_sigterm_after_a_click_stops_cleanly(
 ) -> None:
     """SIGTERM with Slack on: the resume in flight finishes, sessions close, exit code 0."""
     slack = await driver(start_bot, fake, http)
-    await slack.event(mention("deploy web", user=ALICE))
-    await slack.click(await slack.question(), "staging")
-    await slack.question(2)
+    await slack.approval()
     assert await slack.bot.terminate() == 0
     log = slack.bot.log_text()
     assert "stopped cleanly" in log

@@ -12,11 +12,10 @@ from tests.fakes.slack_api import (
     APP_TOKEN,
     BOT_TOKEN,
     FakeSlack,
-    block_actions,
     buttons,
     event_callback,
+    first_button_click,
     mention,
-    posted_message,
 )
 
 pytestmark = pytest.mark.e2e
@@ -50,16 +49,7 @@ async def test_events_and_clicks_arrive_over_socket_mode_and_are_acked(
     assert set(ack) == {"envelope_id"} or not ack.get("payload")
     ask = (await fake.wait_for("chat.postMessage", where=lambda c: bool(buttons(c.args))))[0]
 
-    button = buttons(ask.args)[0]
-    action = {
-        "type": "button",
-        "action_id": button["action_id"],
-        "value": button["value"],
-        "text": button["text"],
-    }
-    click = await fake.send_envelope(
-        "interactive", block_actions(action, user=ALICE, message=posted_message(ask))
-    )
+    click = await fake.send_envelope("interactive", first_button_click(ask, user=ALICE))
     await fake.ack_for(click)
     edited = (await fake.wait_for("chat.update"))[0]
     assert f"Answered by <@{ALICE}>" in text_of(edited) and not buttons(edited.args)

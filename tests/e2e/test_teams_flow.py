@@ -79,13 +79,30 @@ async def _question(bot: TeamsBotApp, connector: FakeConnector, **where: Any) ->
     return calls[0]
 
 
-async def _approval(bot: TeamsBotApp, connector: FakeConnector) -> dict[str, Any]:
+async def _staging(bot: TeamsBotApp, connector: FakeConnector) -> dict[str, Any]:
+    """Alice asks for a deploy: the question card's first action, staging."""
     first = await _question(bot, connector)
-    staging = actions(card_of(first.body))[0]
+    staging: dict[str, Any] = actions(card_of(first.body))[0]
+    return staging
+
+
+async def _answered_staging(
+    bot: TeamsBotApp, connector: FakeConnector, staging: dict[str, Any]
+) -> None:
+    """Alice's own click on staging is taken."""
+    _, reply = await bot.post(execute(connector.url, _data(staging)))
+    assert any(t.startswith("Answered by Alice") for t in texts(reply["value"]))
+
+
+async def _approval_action(
+    bot: TeamsBotApp, connector: FakeConnector, title: str
+) -> dict[str, Any]:
+    """Alice picks staging: the action titled ``title`` on the approval card that follows."""
+    staging = await _staging(bot, connector)
     status, _ = await bot.post(execute(connector.url, _data(staging)))
     assert status == 200
     calls = await connector.wait_for(lambda: connector.cards()[1:], what="approval card")
-    return card_of(calls[0].body)
+    return next(a for a in actions(card_of(calls[0].body)) if a["title"] == title)
 
 
 async def test_invalid_answer_returns_the_card_with_the_error_beside_the_input(
@@ -93,8 +110,7 @@ async def test_invalid_answer_returns_the_card_with_the_error_beside_the_input(
 ) -> None:
     """An answer outside the options comes back as the same card with the error; nothing spent."""
     bot = await start_app()
-    first = await _question(bot, connector)
-    staging = actions(card_of(first.body))[0]
+    staging = await _staging(bot, connector)
 
     status, reply = await bot.post(execute(connector.url, _data(staging, q0="7")))
     assert status == 200
@@ -102,8 +118,7 @@ async def test_invalid_answer_returns_the_card_with_the_error_beside_the_input(
     assert any("'7' is not one of ['staging', 'production']" in t for t in shown), shown
     assert [a["title"] for a in actions(reply["value"])] == ["staging", "production"]
 
-    status, reply = await bot.post(execute(connector.url, _data(staging)))
-    assert any(t.startswith("Answered by Alice") for t in texts(reply["value"]))
+    await _answered_staging(bot, connector, staging)
 
 
 async def test_approval_rejected_with_a_comment(
@@ -111,8 +126,7 @@ async def test_approval_rejected_with_a_comment(
 ) -> None:
     """Reject with a comment: the card says so, and the run reports it did nothing."""
     bot = await start_app()
-    approval = await _approval(bot, connector)
-    reject = next(a for a in actions(approval) if a["title"] == "Reject")
+    reject = await _approval_action(bot, connector, "Reject")
 
     status, reply = await bot.post(execute(connector.url, _data(reject, comment="freeze week")))
     assert status == 200
@@ -127,8 +141,7 @@ async def test_approval_rejected_with_a_comment(
 async def test_double_submit_answers_once(start_app: StartApp, connector: FakeConnector) -> None:
     """Two clicks on one card: one answer, one 'already answered by Alice' refusal."""
     bot = await start_app()
-    first = await _question(bot, connector)
-    staging = actions(card_of(first.body))[0]
+    staging = await _staging(bot, connector)
 
     replies = [await bot.post(execute(connector.url, _data(staging))) for _ in range(2)]
     shown = [texts(body["value"]) for _, body in replies]
@@ -160,8 +173,7 @@ async def test_a_refused_submit_gets_its_sentence_and_spends_nothing(
     """Bob cannot answer Alice's question, nor can a token with one character changed;
     Alice's own answer still goes through afterwards."""
     bot = await start_app()
-    first = await _question(bot, connector)
-    staging = actions(card_of(first.body))[0]
+    staging = await _staging(bot, connector)
     if refused == "stranger":
         submit = execute(connector.url, _data(staging), who=BOB)
     else:
@@ -169,8 +181,7 @@ async def test_a_refused_submit_gets_its_sentence_and_spends_nothing(
     status, reply = await bot.post(submit)
     assert status == 200
     assert texts(reply["value"]) == [sentence]
-    status, reply = await bot.post(execute(connector.url, _data(staging)))
-    assert any(t.startswith("Answered by Alice") for t in texts(reply["value"]))
+    await _answered_staging(bot, connector, staging)
 
 
 async def test_channel_message_needs_a_mention_and_the_mention_is_stripped(
@@ -310,8 +321,7 @@ async def test_an_invalid_approval_comment_is_shown_beside_the_comment(
 ) -> None:
     """A 1,001-character comment: the approval card again, the error under the comment box."""
     bot = await start_app()
-    approval = await _approval(bot, connector)
-    approve = next(a for a in actions(approval) if a["title"] == "Approve")
+    approve = await _approval_action(bot, connector, "Approve")
 
     status, reply = await bot.post(execute(connector.url, _data(approve, comment="x" * 1001)))
     assert status == 200

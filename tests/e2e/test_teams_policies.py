@@ -38,17 +38,8 @@ async def test_a_quorum_of_two_on_teams(tmp_path: Path) -> None:
         BOT_POLICIES=json.dumps({"approval": {"quorum": 2}}),
     ).start()
     try:
-        status, _ = await bot.post(message(connector.url, "deploy web"))
-        assert status == 201
-        first = (await connector.wait_for(connector.cards, what="question card"))[0]
-        staging = actions(card_of(first.body))[0]
-        status, _ = await bot.post(execute(connector.url, {**staging["data"]}))
-        assert status == 200
-        calls = await connector.wait_for(lambda: connector.cards()[1:], what="approval card")
-        approval = card_of(calls[0].body)
-        assert "0 of 2 approved" in texts(approval)
-        approve = next(a for a in actions(approval) if a["title"] == "Approve")
-        data: dict[str, Any] = {**approve["data"], "comment": ""}
+        call, data = await approval_card(bot, connector)
+        assert "0 of 2 approved" in texts(card_of(call.body))
         status, reply = await bot.post(execute(connector.url, data, who=BOB))
         assert status == 200
         assert "1 of 2 approved: @Bob" in texts(reply["value"]) and "actions" in reply["value"]

@@ -40,6 +40,7 @@ from tests.adapters.temporal._workflows import Deploy, DeployAsk, Done, record_d
 from tests.e2e._api import API_KEY, WEBHOOK_SECRET, api_env
 from tests.e2e._client import APPROVE, OPERATOR, ConsoleClient
 from tests.e2e._server import StartBot, free_port
+from tests.loopback import serving
 
 pytestmark = pytest.mark.e2e
 # The fixtures, imported for pytest to find.
@@ -78,13 +79,8 @@ async def receiving_twice(client: Client, port: int) -> AsyncIterator[list[Recei
 
     app = web.Application()
     app.router.add_post(HOOK, hook)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
+    async with serving(app, port):
         yield receipts
-    finally:
-        await runner.cleanup()
 
 
 async def test_a_webhook_delivered_twice_is_one_answer_to_the_workflow(
@@ -128,11 +124,8 @@ async def test_an_answer_that_arrives_before_the_workflow_waits_is_used_at_once(
 
     app = web.Application()
     app.router.add_post(HOOK, hook)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    async with Bridge(bot.url, API_KEY) as bridge:
-        real = BridgeActivities(bridge, callback_url=f"http://127.0.0.1:{port}{HOOK}")
+    async with serving(app, port) as target, Bridge(bot.url, API_KEY) as bridge:
+        real = BridgeActivities(bridge, callback_url=f"{target}{HOOK}")
 
         @activity.defn(name=ASK_ACTIVITY)
         async def ask_and_answer_first(request: AskRequest) -> AskResult:
@@ -143,18 +136,15 @@ async def test_an_answer_that_arrives_before_the_workflow_waits_is_used_at_once(
             return asked
 
         queue = f"q-{uuid.uuid4()}"
-        try:
-            async with Worker(
-                client,
-                task_queue=queue,
-                workflows=[Deploy],
-                activities=[ask_and_answer_first, real.wait_closed, record_deploy],
-                workflow_failure_exception_types=[Outcome],
-            ):
-                handle = await start_deploy(client, queue, DeployAsk(conversation="tp-early"))
-                assert await asyncio.wait_for(handle.result(), 60) == "approved: "
-        finally:
-            await runner.cleanup()
+        async with Worker(
+            client,
+            task_queue=queue,
+            workflows=[Deploy],
+            activities=[ask_and_answer_first, real.wait_closed, record_deploy],
+            workflow_failure_exception_types=[Outcome],
+        ):
+            handle = await start_deploy(client, queue, DeployAsk(conversation="tp-early"))
+            assert await asyncio.wait_for(handle.result(), 60) == "approved: "
     events = await history_events(client, handle.id)
     accepted = events.index("WORKFLOW_EXECUTION_UPDATE_ACCEPTED")
     assert accepted < events.index("ACTIVITY_TASK_COMPLETED"), events

@@ -481,6 +481,17 @@ def buttons(message_args: dict[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
+def action_of(button: dict[str, Any]) -> dict[str, Any]:
+    """What a block_actions payload carries for a click on ``button``."""
+    return {k: button[k] for k in ("type", "action_id", "text", "value")}
+
+
+def first_button_click(call: Call, *, user: str, channel: str = "C0CHAN") -> dict[str, Any]:
+    """The block_actions payload of ``user`` clicking the first button of posted ``call``."""
+    action = action_of(buttons(call.args)[0])
+    return block_actions(action, user=user, message=posted_message(call), channel=channel)
+
+
 def posted_message(call: Call) -> dict[str, Any]:
     """The message as a block_actions payload carries it back."""
     return {

@@ -23,6 +23,9 @@ AppClient = TestClient[web.Request, web.Application]
 MakeClient = Callable[..., Awaitable[tuple[AppClient, web.Application]]]
 FOREIGN = ["evil.example", "evil.example:{port}", "127.0.0.1.evil.example:{port}", "", "[::1]:1"]
 PASSWORD = "a long enough password"
+# A bot set to bind beyond loopback at a public address: the settings under test (the
+# TestServer itself listens on loopback only).
+PUBLIC_BIND = {"BOT_HOST": "0.0.0.0", "BOT_PUBLIC_URL": "https://bot.example.com"}  # noqa: S104
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -93,8 +96,7 @@ async def test_loopback_names_with_the_port_are_served(make_client: MakeClient, 
 async def test_a_public_bind_serves_only_its_public_host(make_client: MakeClient) -> None:
     """With BOT_PUBLIC_URL, that host is served and loopback names are not."""
     client, _ = await make_client(
-        BOT_HOST="0.0.0.0",  # noqa: S104 - the setting under test, never bound here
-        BOT_PUBLIC_URL="https://bot.example.com",
+        **PUBLIC_BIND,
         BOT_CONSOLE_USERS=f"ana:{PASSWORD}",
     )
     ours = await client.get("/healthz", headers={"Host": "bot.example.com"})
@@ -122,8 +124,7 @@ async def test_origin_is_checked_against_the_list_not_the_host(make_client: Make
 async def test_metrics_need_sign_in_on_a_public_bind(make_client: MakeClient) -> None:
     """Beyond loopback /metrics is 401 without credentials and served with them."""
     client, _ = await make_client(
-        BOT_HOST="0.0.0.0",  # noqa: S104 - the setting under test, never bound here
-        BOT_PUBLIC_URL="https://bot.example.com",
+        **PUBLIC_BIND,
         BOT_CONSOLE_USERS=f"prom:{PASSWORD}",
     )
     host = {"Host": "bot.example.com"}
@@ -213,8 +214,7 @@ async def test_metrics_agree_with_admin_stats_after_a_cancel_from_the_shell(
 async def test_the_teams_packages_privacy_and_terms_links_answer(make_client: MakeClient) -> None:
     """The package links {website}/privacy and /terms; both are pages, public ones too."""
     client, _ = await make_client(
-        BOT_HOST="0.0.0.0",  # noqa: S104 - the setting under test, never bound here
-        BOT_PUBLIC_URL="https://bot.example.com",
+        **PUBLIC_BIND,
         BOT_CONSOLE="false",
     )
     manifest = build_manifest(

@@ -69,6 +69,13 @@ def pause(interrupt_id: str, run_id: str) -> Question:
     )
 
 
+async def asked(stores: Stores, count: int, **changes: Any) -> None:
+    """Runs r0, r1, ... each with its one question i0, i1, ... (with ``changes``)."""
+    for n in range(count):
+        await steps(stores).start(run(f"r{n}"))
+        await steps(stores).issue(dataclasses.replace(pause(f"i{n}", f"r{n}"), **changes))
+
+
 def answered(by: str) -> Closing:
     return Closing(QuestionStatus.ANSWERED, by=by, at=20.0, answer={"by": by}, lease_owner=by)
 
@@ -170,9 +177,7 @@ async def test_each_due_delivery_goes_to_exactly_one_replica(
 ) -> None:
     """Rows nobody holds, claimed by two replicas at once: every row once, none twice."""
     a, b = replicas
-    for n in range(40):
-        await steps(a).start(run(f"r{n}"))
-        await steps(a).issue(pause(f"i{n}", f"r{n}"))  # a PUBLISH row, born unclaimed
+    await asked(a, 40)  # each question a PUBLISH row, born unclaimed
 
     async def deliver_all(stores: Stores, owner: str) -> list[int]:
         """Claim and deliver until a pass finds nothing, as a replica's deliverer does."""
@@ -398,9 +403,7 @@ async def test_each_expiry_is_handled_by_exactly_one_replica(
 ) -> None:
     """Two replicas sweeping at once: every overdue question expires once, by one of them."""
     a, b = replicas
-    for n in range(30):
-        await steps(a).start(run(f"r{n}"))
-        await steps(a).issue(dataclasses.replace(pause(f"i{n}", f"r{n}"), expires_at=50.0))
+    await asked(a, 30, expires_at=50.0)
 
     async def sweep(stores: Stores, who: str) -> list[str]:
         expired = []

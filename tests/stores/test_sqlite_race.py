@@ -12,6 +12,7 @@ from pathlib import Path
 from bot.stores import AuditEvent, Question, SqliteStores
 from bot.stores.sqlite._migrations import MIGRATIONS
 from tests import waiting
+from tests.stores import test_store_contract as contract
 from tests.support import steps
 
 REPO = Path(__file__).resolve().parents[2]
@@ -76,17 +77,8 @@ conn.execute("COMMIT")
 
 
 def pause(interrupt_id: str) -> Question:
-    return Question(
-        interrupt_id=interrupt_id,
-        run_id="run-1",
-        scope="team-a",
-        name="approve",
-        tool_call_id=f"call-{interrupt_id}",
-        checkpoint_id="run-1:1",
-        payload={},
-        issued_at=0.0,
-        expires_at=1e12,
-    )
+    """The contract's question, named "approve", with no payload and no expiry to speak of."""
+    return contract.pause(interrupt_id, name="approve", payload={}, issued_at=0.0, expires_at=1e12)
 
 
 async def race(script: str, path: Path, *args: str) -> list[dict[str, int]]:

@@ -6,7 +6,8 @@ import asyncio
 import dataclasses
 import logging
 import sqlite3
-from contextlib import closing
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, closing, contextmanager
 from pathlib import Path
 
 import pytest
@@ -25,25 +26,27 @@ from bot.stores import (
 from bot.stores.sqlite import _db as _sqlite_db
 from bot.stores.sqlite._migrations import LATEST_VERSION, MIGRATIONS, migrate
 from tests.stores import _version_12 as version_12
+from tests.stores import test_store_contract as contract
 from tests.stores._version_12 import keys_carry_their_old_questions
 from tests.support import steps
 
 
 def pause(interrupt_id: str = "i1") -> Question:
-    return Question(
-        interrupt_id=interrupt_id,
-        run_id="run-1",
-        scope="team-a",
-        name="approve",
-        tool_call_id=f"call-{interrupt_id}",
-        checkpoint_id="run-1:1",
-        payload={"question": "Deploy?"},
-        issued_at=100.0,
-        expires_at=200.0,
-    )
+    """The contract's question, named "approve" and asking only "Deploy?"."""
+    return contract.pause(interrupt_id, name="approve", payload={"question": "Deploy?"})
 
 
 ANSWER = Closing(status=QuestionStatus.ANSWERED, by="alice", at=150.0, answer={"choice": "yes"})
+
+
+@asynccontextmanager
+async def opened(path: Path) -> AsyncIterator[SqliteStores]:
+    """The store on ``path``, closed when the block ends however it ends."""
+    stores = await SqliteStores.open(path)
+    try:
+        yield stores
+    finally:
+        await stores.close()
 
 
 def raw(path: Path) -> closing[sqlite3.Connection]:
@@ -51,11 +54,19 @@ def raw(path: Path) -> closing[sqlite3.Connection]:
     return closing(sqlite3.connect(path, isolation_level=None))
 
 
+@contextmanager
+def at_version(path: Path, version: int) -> Iterator[sqlite3.Connection]:
+    """A plain connection to a new file at ``path`` migrated only to ``version``, to fill
+    as a bot of that version would have."""
+    with raw(path) as conn:
+        assert migrate(conn, str(path), target=version) == version
+        yield conn
+
+
 async def test_data_survives_close_and_reopen(tmp_path: Path) -> None:
     """Everything written is there after the store is closed and the file reopened."""
     path = tmp_path / "bot.sqlite3"
-    stores = await SqliteStores.open(path)
-    try:
+    async with opened(path) as stores:
         await steps(stores).issue(pause("i1"))
         await steps(stores).issue(pause("i2"))
         assert await steps(stores).spend("i1", ANSWER)
@@ -64,11 +75,8 @@ async def test_data_survives_close_and_reopen(tmp_path: Path) -> None:
         )
         checkpoint_id = await stores.checkpoints.save("run-1", {"step": 3})
         await stores.audit.append(AuditEvent(at=1.0, kind="issued", run_id="run-1"))
-    finally:
-        await stores.close()
 
-    reopened = await SqliteStores.open(path)
-    try:
+    async with opened(path) as reopened:
         answered = await reopened.ledger.get("i1")
         assert answered is not None
         assert (answered.status, answered.closed_by) == (QuestionStatus.ANSWERED, "alice")
@@ -78,8 +86,6 @@ async def test_data_survives_close_and_reopen(tmp_path: Path) -> None:
         assert await reopened.checkpoints.load(checkpoint_id) == {"step": 3}
         kinds = [e.kind for e in await reopened.audit.recent()]
         assert kinds == ["issued", "started", "answered", "paused", "paused"]
-    finally:
-        await reopened.close()
 
 
 async def test_migrations_are_applied_once(tmp_path: Path) -> None:
@@ -100,8 +106,7 @@ async def test_a_version_1_file_gets_conversation_keys_backfilled(tmp_path: Path
         "r2": '{"channel":"X"}',
         "r3": '{"key":"C1"}',
     }
-    with raw(path) as conn:
-        assert migrate(conn, str(path), target=1) == 1
+    with at_version(path, 1) as conn:
         for n, (run_id, conversation) in enumerate(conversations.items()):
             conn.execute(
                 "INSERT INTO runs (run_id, scope, surface, requester, text, created_at,"
@@ -110,8 +115,7 @@ async def test_a_version_1_file_gets_conversation_keys_backfilled(tmp_path: Path
                 (run_id, f"text {run_id}", float(n), conversation),
             )
 
-    stores = await SqliteStores.open(path)
-    try:
+    async with opened(path) as stores:
         with raw(path) as conn:
             keys = dict(conn.execute("SELECT run_id, conversation_key FROM runs"))
             versions = [v for (v,) in conn.execute("SELECT version FROM schema_migrations")]
@@ -124,8 +128,6 @@ async def test_a_version_1_file_gets_conversation_keys_backfilled(tmp_path: Path
             ("C1", "text r1", 2),
             ("", "text r2", 1),
         ]
-    finally:
-        await stores.close()
 
 
 async def test_steady_writes_are_checkpointed_and_the_wal_reused(
@@ -134,8 +136,7 @@ async def test_steady_writes_are_checkpointed_and_the_wal_reused(
     """With autocheckpoint off, the store's own checkpoints still keep the WAL short."""
     monkeypatch.setattr("bot.stores.sqlite._db._CHECKPOINT_EVERY", 10)
     path = tmp_path / "bot.sqlite3"
-    stores = await SqliteStores.open(path)
-    try:
+    async with opened(path) as stores:
         for n in range(200):
             await stores.audit.append(AuditEvent(at=float(n), kind="tick"))
         with raw(path) as conn:
@@ -143,8 +144,6 @@ async def test_steady_writes_are_checkpointed_and_the_wal_reused(
         # 200 commits of 2+ pages each: without restarts the WAL would hold 400+ frames.
         assert frames < 100
         assert len(await stores.audit.recent(limit=1000)) == 200
-    finally:
-        await stores.close()
 
 
 async def test_writes_a_platform_waits_on_leave_the_checkpoint_to_other_writes(
@@ -161,8 +160,7 @@ async def test_writes_a_platform_waits_on_leave_the_checkpoint_to_other_writes(
 
     monkeypatch.setattr("bot.stores.sqlite._db._checkpoint", counted)
     foreground = Foreground()
-    stores = await SqliteStores.open(tmp_path / "bot.sqlite3")
-    try:
+    async with opened(tmp_path / "bot.sqlite3") as stores:
         with foreground.request():
             for n in range(25):
                 await stores.audit.append(AuditEvent(at=float(n), kind="acked"))
@@ -173,8 +171,6 @@ async def test_writes_a_platform_waits_on_leave_the_checkpoint_to_other_writes(
             for n in range(45):
                 await stores.audit.append(AuditEvent(at=float(n), kind="burst"))
         assert checkpoints == [1, 1]  # at 4 x 10 writes it could wait no longer
-    finally:
-        await stores.close()
 
 
 def test_a_checkpoint_skips_the_wal_restart_rather_than_wait_for_a_writer(tmp_path: Path) -> None:
@@ -207,11 +203,8 @@ async def test_checkpointing_after_every_write_keeps_every_write(
     await stores.close()
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
 
-    reopened = await SqliteStores.open(path)
-    try:
+    async with opened(path) as reopened:
         assert [e.kind for e in await reopened.audit.recent()] == ["last", "first"]
-    finally:
-        await reopened.close()
 
 
 async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
@@ -230,8 +223,7 @@ async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
 async def test_connections_use_wal_and_the_agreed_pragmas(tmp_path: Path) -> None:
     """WAL; only the worker's connection waits for locks; neither checkpoints on its own."""
     path = tmp_path / "bot.sqlite3"
-    stores = await SqliteStores.open(path)
-    try:
+    async with opened(path) as stores:
         with raw(path) as conn:
             assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
@@ -244,8 +236,6 @@ async def test_connections_use_wal_and_the_agreed_pragmas(tmp_path: Path) -> Non
         # synchronous 1 is NORMAL
         assert await stores._db.run(pragmas) == ["wal", 1, 0, 1, 0]
         assert await stores._db.run_in_worker(pragmas) == ["wal", 1, 5000, 1, 0]
-    finally:
-        await stores.close()
 
 
 async def test_open_creates_missing_folders(tmp_path: Path) -> None:
@@ -258,8 +248,7 @@ async def test_open_creates_missing_folders(tmp_path: Path) -> None:
 async def test_a_failing_spend_leaves_nothing_half_written(tmp_path: Path) -> None:
     """If closing the pause fails, the spend is rolled back too; once fixed, spend works."""
     path = tmp_path / "bot.sqlite3"
-    stores = await SqliteStores.open(path)
-    try:
+    async with opened(path) as stores:
         await steps(stores).issue(pause())
         with raw(path) as conn:
             conn.execute(
@@ -277,14 +266,11 @@ async def test_a_failing_spend_leaves_nothing_half_written(tmp_path: Path) -> No
         assert row is not None
         assert row.status is QuestionStatus.OUTSTANDING
         assert await steps(stores).spend("i1", ANSWER) is True
-    finally:
-        await stores.close()
 
 
 async def test_a_value_json_cannot_hold_is_refused_without_a_trace(tmp_path: Path) -> None:
     """A payload that is not JSON raises TypeError and leaves no row behind."""
-    stores = await SqliteStores.open(tmp_path / "bot.sqlite3")
-    try:
+    async with opened(tmp_path / "bot.sqlite3") as stores:
         bad = dataclasses.replace(pause(), payload={"when": object()})
         with pytest.raises(TypeError):
             await steps(stores).issue(bad)
@@ -292,33 +278,24 @@ async def test_a_value_json_cannot_hold_is_refused_without_a_trace(tmp_path: Pat
         with pytest.raises(TypeError):
             await stores.checkpoints.save("run-1", {"set": {1, 2}})
         assert await stores.checkpoints.load("run-1:1") is None
-    finally:
-        await stores.close()
 
 
 async def test_checkpoint_ids_count_up_per_run(tmp_path: Path) -> None:
     """Checkpoint ids are run_id:version, versions counting from 1 in each run."""
-    stores = await SqliteStores.open(tmp_path / "bot.sqlite3")
-    try:
+    async with opened(tmp_path / "bot.sqlite3") as stores:
         ids = [await stores.checkpoints.save(run_id, {}) for run_id in ("a", "a", "b", "a")]
         assert ids == ["a:1", "a:2", "b:1", "a:3"]
-    finally:
-        await stores.close()
 
 
 async def test_concurrent_spends_in_one_process_have_one_winner(tmp_path: Path) -> None:
     """Fifty spends gathered over two connections to one file: exactly one wins."""
     path = tmp_path / "bot.sqlite3"
-    first, second = await SqliteStores.open(path), await SqliteStores.open(path)
-    try:
+    async with opened(path) as first, opened(path) as second:
         await steps(first).issue(pause())
         results = await asyncio.gather(
             *(steps(s).spend("i1", ANSWER) for s in [first, second] * 25)
         )
         assert results.count(True) == 1
-    finally:
-        await first.close()
-        await second.close()
 
 
 async def test_a_closed_store_refuses_use_and_closes_twice(tmp_path: Path) -> None:
@@ -376,8 +353,7 @@ async def test_version_7_keeps_every_outbox_and_audit_row_and_their_order(
 ) -> None:
     """Rebuilt without AUTOINCREMENT: rows and ids kept, new rows count on from them."""
     path = tmp_path / "old.sqlite3"
-    with raw(path) as conn:
-        migrate(conn, target=6)
+    with at_version(path, 6) as conn:
         conn.execute(
             "INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail)"
             " VALUES (1, 'refused', '', '', 'x', '{\"reason\": \"ScopeMismatch\"}')"
@@ -391,8 +367,7 @@ async def test_version_7_keeps_every_outbox_and_audit_row_and_their_order(
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
         assert "spends" not in tables and "pauses_run" not in tables
         assert "outbox_due" in tables and "audit_run" in tables
-    stores = await SqliteStores.open(path)
-    try:
+    async with opened(path) as stores:
         await stores.audit.append(AuditEvent(at=2.0, kind="later"))
         assert [e.kind for e in await stores.audit.recent()] == ["later", "refused"]
         # The refusal counter's trigger came back with its table.
@@ -402,8 +377,6 @@ async def test_version_7_keeps_every_outbox_and_audit_row_and_their_order(
         assert (await stores.admin.stats()).refusals == {"ScopeMismatch": 2}
         (owed,) = await stores.outbox.of_run("r1")
         assert owed.delivery_id == 1
-    finally:
-        await stores.close()
 
 
 async def test_version_13_gives_each_old_question_to_the_key_its_name_named(
@@ -411,12 +384,8 @@ async def test_version_13_gives_each_old_question_to_the_key_its_name_named(
 ) -> None:
     """A stored key's questions get its new id; another name's wait for its BOT_API_KEYS entry."""
     path = tmp_path / "old.sqlite3"
-    with raw(path) as conn:
-        migrate(conn, target=12)
+    with at_version(path, 12) as conn:
         for statement, params in version_12.statements():
             conn.execute(statement, params)
-    stores = await SqliteStores.open(path)
-    try:
+    async with opened(path) as stores:
         await keys_carry_their_old_questions(stores)
-    finally:
-        await stores.close()

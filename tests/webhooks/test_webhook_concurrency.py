@@ -15,7 +15,7 @@ from aiohttp import web
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack._surface import SlackSurface
-from bot.api import API_QUESTIONS, ApiSettings, serve_api
+from bot.api import API_QUESTIONS, ApiQuestions, ApiSettings, serve_api
 from bot.client.models import CREATE_QUESTION
 from bot.service.policy import RequesterOrApprovers
 from bot.stores.ports import Stores
@@ -23,7 +23,7 @@ from bot.stores.records import ApiKey
 from bot.testing import FixedClock, RecordingSurface, Scheduled
 from bot.webhooks import WebhookSettings
 from tests.fakes.slack_api import BOT_TOKEN, TEAM, FakeSlack
-from tests.support import HarnessFactory
+from tests.support import Harness, HarnessFactory
 
 KEY = ApiKey("ci", "", ("*",), key_id="key_ci")
 RECEIVERS = 20
@@ -93,6 +93,24 @@ async def fake() -> AsyncIterator[FakeSlack]:
     await slack.close()
 
 
+@asynccontextmanager
+async def questions_api(
+    h: Harness, settings: WebhookSettings, hanging: list[Hanging], seen: Seen
+) -> AsyncIterator[ApiQuestions]:
+    """The agents API's questions on ``h``'s service; at the end ``seen`` stops listening,
+    the hanging receivers are let go, and the service is idle before the API stops."""
+    app = web.Application()
+    stop = serve_api(app, ApiSettings(), settings, service=h.service)
+    try:
+        yield app[API_QUESTIONS]
+    finally:
+        logging.getLogger("bot.service.delivery").removeHandler(seen)
+        for receiver in hanging:
+            receiver.release.set()
+        await h.service.wait_idle()
+        await stop()
+
+
 def approval(key: str, route: dict[str, str], callback_url: str | None = None) -> dict[str, Any]:
     raw: dict[str, Any] = {
         "idempotency_key": key,
@@ -123,10 +141,7 @@ async def test_a_slack_post_goes_out_before_any_webhook_to_a_dead_receiver_times
             return client
 
         h.service.add_surface(SlackSurface(client_for=client_for, policy=RequesterOrApprovers()))
-        app = web.Application()
-        stop = serve_api(app, ApiSettings(), settings, service=h.service)
-        questions = app[API_QUESTIONS]
-        try:
+        async with questions_api(h, settings, hanging, seen) as questions:
             for n, receiver in enumerate(hanging):
                 raw = approval(
                     f"hook-{n}", {"surface": "console", "conversation": "c1"}, receiver.url
@@ -140,12 +155,6 @@ async def test_a_slack_post_goes_out_before_any_webhook_to_a_dead_receiver_times
             # Long enough for every webhook to time out first, as each did before lanes.
             await fake.wait_for("chat.postMessage", seconds=300)
             assert posted_at_timeout == [] or posted_at_timeout[0] == 1
-        finally:
-            logging.getLogger("bot.service.delivery").removeHandler(seen)
-            for receiver in hanging:
-                receiver.release.set()
-            await h.service.wait_idle()
-            await stop()
 
 
 class WatchedClock(FixedClock):
@@ -173,31 +182,22 @@ async def test_a_webhook_retry_goes_out_once_due_while_other_receivers_hang(
     h.service.add_surface(RecordingSurface(name="console"))
     timeouts: list[int] = []
     seen = Seen(lambda: timeouts.append(1))
-    app = web.Application()
-    stop = serve_api(app, ApiSettings(), settings, service=h.service)
-    questions = app[API_QUESTIONS]
-    async with receivers(RECEIVERS + 1) as (flaky, *hanging):
-        try:
-            flaky.status = 503
-            flaky.release.set()
-            for n, receiver in enumerate([flaky, *hanging]):
-                raw = approval(
-                    f"hook-{n}", {"surface": "console", "conversation": "c1"}, receiver.url
-                )
-                created = await questions.create(KEY, CREATE_QUESTION.validate_python(raw), raw)
-                await questions.cancel(KEY, created.question["id"], "not needed")
-            for receiver in hanging:
-                await receiver.arrived.wait()  # every other webhook is stuck in its attempt
-            await clock.armed.wait()  # the 503 is counted, and its retry is due in 5 s
-            logging.getLogger("bot.service.delivery").addHandler(seen)
-            flaky.status = 200
-            flaky.arrived.clear()
-            clock.advance(5.0)
-            await flaky.arrived.wait()
-            assert (flaky.received, timeouts) == (2, [])
-        finally:
-            logging.getLogger("bot.service.delivery").removeHandler(seen)
-            for receiver in hanging:
-                receiver.release.set()
-            await h.service.wait_idle()
-            await stop()
+    async with (
+        receivers(RECEIVERS + 1) as (flaky, *hanging),
+        questions_api(h, settings, hanging, seen) as questions,
+    ):
+        flaky.status = 503
+        flaky.release.set()
+        for n, receiver in enumerate([flaky, *hanging]):
+            raw = approval(f"hook-{n}", {"surface": "console", "conversation": "c1"}, receiver.url)
+            created = await questions.create(KEY, CREATE_QUESTION.validate_python(raw), raw)
+            await questions.cancel(KEY, created.question["id"], "not needed")
+        for receiver in hanging:
+            await receiver.arrived.wait()  # every other webhook is stuck in its attempt
+        await clock.armed.wait()  # the 503 is counted, and its retry is due in 5 s
+        logging.getLogger("bot.service.delivery").addHandler(seen)
+        flaky.status = 200
+        flaky.arrived.clear()
+        clock.advance(5.0)
+        await flaky.arrived.wait()
+        assert (flaky.received, timeouts) == (2, [])
