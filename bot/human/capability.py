@@ -1,13 +1,20 @@
-"""The human-interaction capability: registrations, and the act of pausing."""
+"""The human-interaction capability: registrations, and the act of pausing.
+
+Below the class are the writes of one pause, in the order ``pause`` makes
+them so that it is all or nothing: the checkpoint first (the token names its
+id), then the token encoded and length-checked, then the audit event, and the
+ledger row last, because the row is what makes a question outstanding. A step
+that fails undoes the ones before it.
+"""
 
 from __future__ import annotations
 
+import logging
 import secrets
 import time
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, cast
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any, TypeVar, cast
 
-from bot.human import _issuing
 from bot.human.contribution import build_contribution
 from bot.human.errors import (
     AnswerValidationError,
@@ -17,10 +24,10 @@ from bot.human.errors import (
 from bot.human.pausing import PauseEvent, claims_for
 from bot.human.ports import Audit, Checkpoints, Consumption, IssuesWithTurn, Ledger
 from bot.human.registration import ASK_USER, CAPABILITY_NAME, InteractionRegistration
-from bot.human.tokens import MintedToken, TokenClaims, TokenSigner
+from bot.human.tokens import MAX_TOKEN_CHARS, MintedToken, TokenClaims, TokenError, TokenSigner
 from bot.human.ttl import DEFAULT_TTL, TTLPolicy
 from bot.kernel.contracts import CapabilityContribution, CapabilityRequest
-from bot.questions.records import Question
+from bot.questions.records import AuditEvent, Question
 
 __all__ = [
     "ASK_USER",
@@ -35,6 +42,8 @@ __all__ = [
 ]
 
 Clock = Callable[[], float]
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class HumanInteractionCapability:
@@ -183,7 +192,7 @@ class HumanInteractionCapability:
         if joint is not None:
             checkpoint, resumable = f"{run_id}:{secrets.token_hex(8)}", True
         else:
-            checkpoint, resumable = await _issuing.record_turn(
+            checkpoint, resumable = await _record_turn(
                 self.checkpoints, run_id, checkpoint_id, turn_state
             )
         try:
@@ -205,16 +214,14 @@ class HumanInteractionCapability:
                 policy=self.policies.get(name),
             )
             minted = self.signer.mint(claims_for(record))
-            token = _issuing.encoded(encode, minted)
+            token = _encoded(encode, minted)
             if joint is not None:
-                await _issuing.port_call(
-                    "issuance ledger", joint.issue_with_turn(record, turn_state)
-                )
+                await _port_call("issuance ledger", joint.issue_with_turn(record, turn_state))
             else:
-                await _issuing.issue(ledger, self.audit, record, now)
+                await _issue(ledger, self.audit, record, now)
         except BaseException:
             if resumable and joint is None:
-                await _issuing.discard(self.checkpoints, checkpoint)
+                await _discard(self.checkpoints, checkpoint)
             raise
         return PauseEvent(
             pause=minted,
@@ -227,3 +234,107 @@ class HumanInteractionCapability:
             token=token,
             record=record,
         )
+
+
+# A store having a bad minute is a refusal (the model is told, the turn goes
+# on); a port wired wrong is a bug that must crash the stage and be seen.
+_WIRING_BUGS = (TypeError, AttributeError)
+
+
+async def _port_call(port: str, call: Awaitable[T]) -> T:
+    """Await a store call; a store's bad minute becomes a refusal, a wiring bug stays a crash."""
+    try:
+        return await call
+    except _WIRING_BUGS:
+        raise
+    except Exception as error:
+        raise HumanInteractionError(
+            f"the {port} refused the pause ({type(error).__name__})"
+        ) from error
+
+
+async def _record_turn(
+    checkpoints: Checkpoints | None,
+    run_id: str,
+    checkpoint_id: str | None,
+    turn_state: dict[str, Any],
+) -> tuple[str, bool]:
+    """The checkpoint id the pause binds to, and whether our store acknowledged the state.
+
+    A bound id is used as given. With no store, the deployment's own saver
+    holds the state under that id and nothing here measured a write, so the
+    pause says ``resumable=False``. With a store, the state is saved under
+    the bound id (or a new one) and the store must answer with that id;
+    anything else is a refusal.
+    """
+    if checkpoints is None:
+        if checkpoint_id is None:
+            raise HumanInteractionError(
+                "no checkpoint id was bound and no checkpoint store is configured, "
+                "so the paused turn could never be continued"
+            )
+        return checkpoint_id, False
+    if checkpoint_id is None:
+        saving = checkpoints.save(run_id, turn_state)
+    else:
+        saving = checkpoints.save(run_id, turn_state, checkpoint_id=checkpoint_id)
+    saved = await _port_call("checkpoint store", saving)
+    if not saved or (checkpoint_id is not None and saved != checkpoint_id):
+        if saved:
+            await _discard(checkpoints, saved)
+        raise HumanInteractionError(
+            f"the checkpoint store did not acknowledge the turn state (it answered {saved!r})"
+        )
+    return saved, True
+
+
+async def _discard(checkpoints: Checkpoints | None, checkpoint_id: str) -> None:
+    """Undo a checkpoint write; best effort, because the pause is refused either way."""
+    if checkpoints is None:
+        return
+    try:
+        await checkpoints.discard(checkpoint_id)
+    except Exception:
+        # An unreferenced checkpoint is garbage, not a question anyone can see.
+        log.warning("could not discard checkpoint %s", checkpoint_id, exc_info=True)
+
+
+def _encoded(encode: Callable[[MintedToken], str], minted: MintedToken) -> str:
+    """Encode and length-check the token before anything outstanding exists."""
+    try:
+        token = encode(minted)
+    except TokenError as error:
+        raise HumanInteractionError(f"the resume token could not be encoded: {error}") from error
+    if not isinstance(token, str) or not token or len(token) >= MAX_TOKEN_CHARS:
+        size = len(token) if isinstance(token, str) else 0
+        raise HumanInteractionError(
+            f"the encoder returned no usable resume token ({size} characters; it must be "
+            f"non-empty and under {MAX_TOKEN_CHARS})"
+        )
+    return token
+
+
+async def _issue(ledger: Ledger | None, audit: Audit | None, record: Question, now: float) -> None:
+    """Audit, then write the row; a row that could not be written withdraws the audit event.
+
+    The audit log is append-only, so the undo is a second event rather than
+    a deletion; the ledger row, written last, needs no undo.
+    """
+    detail = {"name": record.name}
+    if audit is not None:
+        paused = AuditEvent(now, "paused", record.run_id, record.interrupt_id, detail=detail)
+        await _port_call("audit log", audit.append(paused))
+    if ledger is None:
+        return
+    try:
+        await _port_call("issuance ledger", ledger.issue(record))
+    except BaseException:
+        if audit is not None:
+            withdrawn = AuditEvent(
+                now, "pause-withdrawn", record.run_id, record.interrupt_id, detail=detail
+            )
+            try:
+                await audit.append(withdrawn)
+            except Exception:
+                log.warning("could not audit a withdrawn pause", exc_info=True)
+        raise
