@@ -29,10 +29,16 @@ from slack_sdk.socket_mode.aiohttp import SocketModeClient
 from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack._edge import NotAPayload, parse, verify
+from adapters.slack._edge import (
+    KEEP_SECONDS,
+    InProcessSignatures,
+    NotAPayload,
+    SeenSignatures,
+    parse,
+    verify,
+)
 from adapters.slack._installations import EncryptedInstallationStore, oauth_settings
 from adapters.slack._listeners import Listeners, is_click
-from adapters.slack._replays import KEEP_SECONDS, Answered, InProcessSignatures, SeenSignatures
 from adapters.slack._surface import SlackDirectory, SlackSurface
 from adapters.slack.settings import SlackSettings
 from bot.admin import ADMIN_SERVICE, AdminService
@@ -40,6 +46,7 @@ from bot.errors import BotError
 from bot.service.policy import RequesterOrApprovers
 from bot.service.runs import RunService
 from bot.stores.errors import is_outage
+from bot.stores.ports import Answered
 
 log = logging.getLogger(__name__)
 

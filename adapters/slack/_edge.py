@@ -7,21 +7,40 @@ a signature that is not ASCII hex: each is simply not signed, a 401).
 payloads Slack documents (Events API callbacks, interactivity payloads,
 slash commands): a wrong type is refused, not coerced, so a listener only
 ever sees the fields it reads in the types it reads them as.
+
+A signature covers the timestamp and the whole body, so a second request
+with one already seen is the same request sent again (a replay, or a
+proxy's retry): it is answered as the first was and changes nothing.
+Slack's own retries are signed afresh (new timestamp) and are deduplicated
+further in, by event id.
+
+``SeenSignatures`` is the port for the signatures seen inside the timestamp
+window, and how each was answered; ``InProcessSignatures`` keeps the record
+in this process, bounded and expiring: the first check, which also makes
+a replay arriving while the first is in flight wait for its answer. The
+record every replica shares is the store's (``bot.stores.ports.Replays``),
+consulted next by the bridge; an admin command's effect is further keyed
+(``AdminService``'s ``key``), so even a replay that finds no answer, because
+the first request's process died, applies nothing twice.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import re
+import time
 import urllib.parse
-from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from bot.errors import BotError
 from bot.serving._json import JsonRejected, loads_limited
+from bot.stores.ports import Answered
 
 TIMESTAMP_WINDOW_SECONDS = 300
 """Slack's own advice: refuse a request whose timestamp is more than five minutes off."""
@@ -46,6 +65,73 @@ def verify(secret: bytes, body: bytes, headers: Mapping[str, str], *, now: float
     base = b"v0:" + timestamp.encode("ascii") + b":" + body
     expected = "v0=" + hmac.new(secret, base, hashlib.sha256).hexdigest()
     return signature if hmac.compare_digest(expected, signature) else None
+
+
+# -- replays ----------------------------------------------------------------------
+
+# A signature is good for the timestamp window either way of its timestamp.
+KEEP_SECONDS = 2 * TIMESTAMP_WINDOW_SECONDS
+
+
+class SeenSignatures(Protocol):
+    def claim(self, signature: str) -> asyncio.Future[Answered] | None:
+        """None for a signature not seen before (now recorded; call ``settle``);
+        else the future of the first request's answer."""
+
+    def settle(self, signature: str, answered: Answered | None) -> None:
+        """The first request's answer; None if it failed and a resend may try again."""
+
+
+class InProcessSignatures:
+    """At most ``capacity`` signatures, each kept for the timestamp window (both ways)."""
+
+    def __init__(
+        self,
+        *,
+        capacity: int = 50_000,
+        keep_seconds: float = KEEP_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.capacity = capacity
+        self.keep_seconds = keep_seconds
+        self._clock = clock
+        self._seen: OrderedDict[str, tuple[float, asyncio.Future[Answered]]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._seen)
+
+    def claim(self, signature: str) -> asyncio.Future[Answered] | None:
+        now = self._clock()
+        self._expire(now)
+        found = self._seen.get(signature)
+        if found is not None:
+            return found[1]
+        while len(self._seen) >= self.capacity:
+            self._seen.popitem(last=False)
+        future: asyncio.Future[Answered] = asyncio.get_running_loop().create_future()
+        self._seen[signature] = (now + self.keep_seconds, future)
+        return None
+
+    def settle(self, signature: str, answered: Answered | None) -> None:
+        found = self._seen.get(signature)
+        if found is None:
+            return
+        _, future = found
+        if answered is None:
+            del self._seen[signature]
+            if not future.done():
+                future.cancel()
+            return
+        if not future.done():
+            future.set_result(answered)
+
+    def _expire(self, now: float) -> None:
+        # Entries are in insertion order, which is expiry order.
+        while self._seen:
+            signature, (expires, _) = next(iter(self._seen.items()))
+            if expires > now:
+                return
+            del self._seen[signature]
 
 
 # -- the payloads ------------------------------------------------------------------

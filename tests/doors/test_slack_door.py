@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from adapters.slack._bridge import SlackBridge
-from adapters.slack._replays import InProcessSignatures
+from adapters.slack._edge import InProcessSignatures
 from bot.service.runs import RUN_SERVICE
 from tests.doors._doors import Logs
 from tests.doors._slack_door import (

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from adapters.slack._replays import Answered, InProcessSignatures
+from adapters.slack._edge import InProcessSignatures
+from bot.stores.ports import Answered
 
 OK = Answered(200, b"{}", "application/json")
 
