@@ -14,7 +14,7 @@ import json
 from typing import Any, assert_never
 
 from adapters.slack._limits import MESSAGE_TEXT, clip, fit, text_length
-from adapters.slack._mentions import mention
+from adapters.slack._render import mention
 from bot.admin import (
     duration,
     event_line,

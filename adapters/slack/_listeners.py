@@ -25,7 +25,6 @@ from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext, AsyncResp
 from slack_bolt.request.async_request import AsyncBoltRequest
 
 from adapters.slack._admin import admin_message
-from adapters.slack._mentions import SURFACE, name_shown
 from adapters.slack._modals import (
     FormKind,
     Metadata,
@@ -37,7 +36,17 @@ from adapters.slack._modals import (
     reject_modal,
     respond_modal,
 )
-from adapters.slack._render import APPROVE, CHOOSE, EDIT, OPEN_FORM, REJECT, RESPOND, parse_value
+from adapters.slack._render import (
+    APPROVE,
+    CHOOSE,
+    EDIT,
+    OPEN_FORM,
+    REJECT,
+    RESPOND,
+    SURFACE,
+    name_shown,
+    parse_value,
+)
 from adapters.slack._surface import SlackSurface
 from adapters.slack._who import (
     click_key,

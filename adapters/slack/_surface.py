@@ -20,8 +20,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack._admin import message_link, moved_message
 from adapters.slack._errors import ErrorLog, delivery_error, error_code
-from adapters.slack._mentions import (
+from adapters.slack._render import (
     SURFACE,
+    closed_message,
     group_mention,
     is_slack,
     is_slack_person,
@@ -29,8 +30,9 @@ from adapters.slack._mentions import (
     name_shown,
     named,
     person,
+    question_message,
+    reply_message,
 )
-from adapters.slack._render import closed_message, question_message, reply_message
 from bot.display import display
 from bot.kernel.interrupts import PendingInterrupt
 from bot.questions.quorum import people_text, tally_text

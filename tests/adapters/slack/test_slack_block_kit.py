@@ -10,7 +10,6 @@ import pytest
 
 from adapters.slack._admin import admin_message, moved_message
 from adapters.slack._listeners import _shown
-from adapters.slack._mentions import named
 from adapters.slack._modals import (
     Metadata,
     answer_from_state,
@@ -22,6 +21,7 @@ from adapters.slack._modals import (
 )
 from adapters.slack._render import (
     closed_message,
+    named,
     parse_value,
     question_message,
     reply_message,
