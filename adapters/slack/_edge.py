@@ -39,7 +39,7 @@ from typing import Annotated, Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from bot.errors import BotError
-from bot.serving._json import JsonRejected, loads_limited
+from bot.serving import JsonRejected, loads_limited
 from bot.stores.ports import Answered
 
 TIMESTAMP_WINDOW_SECONDS = 300

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.errors import BotError
-from bot.serving._json import JsonRejected, loads_limited
+from bot.serving import JsonRejected, loads_limited
 
 MAX_DEPTH = 32
 """An Adaptive Card's submitted data is flat; the deepest activity field nests a few levels."""

@@ -34,8 +34,7 @@ from bot.api._openapi import openapi_document
 from bot.api._questions import MAX_WAIT_SECONDS, ApiQuestions
 from bot.api._waiters import Waiters
 from bot.client.models import CREATE_QUESTION, CancelRequest, validation_sentence
-from bot.serving import RateLimits
-from bot.serving._json import JsonRejected, loads_limited
+from bot.serving import JsonRejected, RateLimits, loads_limited
 from bot.stores.errors import is_outage
 from bot.stores.records import ApiKey
 from bot.stores.storable import Unstorable, first_unstorable

@@ -8,9 +8,8 @@ Surfaces use these; they never re-implement them.
 
 from bot.serving._access import AccessLog
 from bot.serving._auth import SignIn
-from bot.serving._guards import http_guards, refusal
+from bot.serving._guards import DEFAULT_MAX_DEPTH, JsonRejected, http_guards, loads_limited, refusal
 from bot.serving._hosts import LOOPBACK_NAMES, AllowedHosts
-from bot.serving._json import DEFAULT_MAX_DEPTH, JsonRejected, loads_limited
 from bot.serving._keys import ALLOWED_HOSTS, SIGN_IN
 from bot.serving._rates import RateLimits, Throttled, client_of
 from bot.serving._settings import (
