@@ -384,9 +384,7 @@ def test_every_admin_reply_is_a_message_slack_takes() -> None:
     every = [
         results.HelpShown(USAGES, admin=False),
         results.HelpShown(USAGES, admin=True),
-        results.PendingPage(
-            AT, tuple(open_question(n) for n in range(100)), "x"
-        ),
+        results.PendingPage(AT, tuple(open_question(n) for n in range(100)), "x"),
         results.PendingPage(AT, (), None),
         results.RecordShown(AT, record, run, (NASTY,) * 20, events, deliveries),
         results.RecordShown(AT, record, None, (), (), ()),
