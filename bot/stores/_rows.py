@@ -298,6 +298,17 @@ PENDING_SELECT = "SELECT " + ", ".join(
 )
 
 
+def pending_cursor(after: str | None) -> int:
+    """The position an admin's ``after=`` names (the cursor a ``pending`` page printed);
+    0 for none; ValueError, saying so, for text that is not one."""
+    if not after:
+        return 0
+    try:
+        return int(after)
+    except ValueError:
+        raise ValueError(f"{after!r} is not a page cursor; pass the one a page returned") from None
+
+
 def pending_from_row(row: Row) -> tuple[Question, str, str, str]:
     """A row of ``PENDING_SELECT``: the question (no attempts), its run's requester and
     surface, its cursor."""

@@ -62,6 +62,20 @@ POSTGRES = Dialect(
 CHECKPOINT_STATE = "SELECT state FROM checkpoints WHERE checkpoint_id = ?"
 JOURNAL_STEPS = "SELECT step, value FROM journal WHERE run_id = ?"
 
+# Admin ``stats`` reads, on counters triggers keep (migration 6); each backend reads the
+# per-status counts its own way (PostgreSQL sums their shards).
+REFUSAL_COUNTS = "SELECT reason, n FROM refusal_counts WHERE n > 0"
+ESCALATIONS = "SELECT COALESCE(SUM(level), 0) FROM pauses WHERE level > 0"
+# The first bucket whose running total passes the rank (0-based).
+ANSWER_RANK = (
+    "SELECT bucket FROM (SELECT bucket, SUM(n) OVER (ORDER BY bucket) AS upto"
+    " FROM answer_times WHERE n > 0) AS t WHERE upto > ? ORDER BY bucket LIMIT 1"
+)
+DELIVERY_COUNTS = (
+    "SELECT (SELECT COUNT(*) FROM outbox WHERE state = 'failed') AS failed,"
+    " (SELECT COUNT(*) FROM outbox WHERE state = 'pending' AND attempts > 0) AS retrying"
+)
+
 
 @functools.lru_cache(maxsize=512)
 def numbered(sql: str) -> str:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.stores._rows import PENDING_SELECT, pending_from_row
+from bot.stores._rows import PENDING_SELECT, pending_cursor, pending_from_row
+from bot.stores._sql import ANSWER_RANK, DELIVERY_COUNTS, ESCALATIONS, REFUSAL_COUNTS, numbered
 from bot.stores.postgres._db import Conn, Database
 from bot.stores.records import (
     PendingFilter,
@@ -38,16 +39,7 @@ def _pending_sql(where: PendingFilter) -> tuple[str, list[str]]:
 
 
 _COUNTS = "SELECT status, SUM(n)::BIGINT AS n FROM pause_counts GROUP BY status"
-_REFUSALS = "SELECT reason, n FROM refusal_counts WHERE n > 0"
-_ESCALATIONS = "SELECT COALESCE(SUM(level), 0) FROM pauses WHERE level > 0"
-_ANSWER_RANK = (
-    "SELECT bucket FROM (SELECT bucket, SUM(n) OVER (ORDER BY bucket) AS upto"
-    " FROM answer_times WHERE n > 0) AS t WHERE upto > $1 ORDER BY bucket LIMIT 1"
-)
-_DELIVERIES = (
-    "SELECT (SELECT COUNT(*) FROM outbox WHERE state = 'failed') AS failed,"
-    " (SELECT COUNT(*) FROM outbox WHERE state = 'pending' AND attempts > 0) AS retrying"
-)
+_ANSWER_RANK = numbered(ANSWER_RANK)
 
 
 @dataclass  # tests patch methods on the instance
@@ -59,12 +51,7 @@ class PostgresAdmin:
     async def pending(
         self, *, where: PendingFilter, after: str | None = None, limit: int = 20
     ) -> list[tuple[Question, str, str, str]]:
-        try:
-            start = int(after) if after else 0
-        except ValueError:
-            raise ValueError(
-                f"{after!r} is not a page cursor; pass the one a page returned"
-            ) from None
+        start = pending_cursor(after)
         sql, bound = _pending_sql(where)
         rows = await self.db.fetch(
             sql, start, *(getattr(where, name) for name in bound), max(limit, 0)
@@ -76,13 +63,13 @@ class PostgresAdmin:
             # Several reads under READ COMMITTED: a close landing between them can
             # shift a figure by one, which a dashboard of counts can live with.
             counts = {row["status"]: int(row["n"]) for row in await conn.fetch(_COUNTS)}
-            refusals = {str(r["reason"]): int(r["n"]) for r in await conn.fetch(_REFUSALS)}
+            refusals = {str(r["reason"]): int(r["n"]) for r in await conn.fetch(REFUSAL_COUNTS)}
             answered = counts.get("answered", 0)
             p50 = p90 = None
             if answered:
                 p50 = await conn.fetchval(_ANSWER_RANK, nearest_rank(answered, 0.5))
                 p90 = await conn.fetchval(_ANSWER_RANK, nearest_rank(answered, 0.9))
-            deliveries = await conn.fetchrow(_DELIVERIES) or {"failed": 0, "retrying": 0}
+            deliveries = await conn.fetchrow(DELIVERY_COUNTS) or {"failed": 0, "retrying": 0}
             return QuestionStats(
                 issued=sum(counts.values()),
                 outstanding=counts.get("outstanding", 0),
@@ -94,7 +81,7 @@ class PostgresAdmin:
                 answer_seconds_p90=None if p90 is None else float(p90),
                 deliveries_failed=int(deliveries["failed"]),
                 deliveries_retrying=int(deliveries["retrying"]),
-                escalations=int(await conn.fetchval(_ESCALATIONS)),
+                escalations=int(await conn.fetchval(ESCALATIONS)),
             )
 
         return await self.db.transaction(stats)

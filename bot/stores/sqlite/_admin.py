@@ -12,7 +12,8 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from bot.stores._rows import PENDING_SELECT, pending_from_row
+from bot.stores._rows import PENDING_SELECT, pending_cursor, pending_from_row
+from bot.stores._sql import ANSWER_RANK, DELIVERY_COUNTS, ESCALATIONS, REFUSAL_COUNTS
 from bot.stores.records import (
     PendingFilter,
     Question,
@@ -54,28 +55,8 @@ def _pending_params(where: PendingFilter, after: int, limit: int) -> tuple[Any, 
     return (after, *(value for value in given if value is not None), limit)
 
 
-def _cursor(after: str | None) -> int:
-    if after is None or after == "":
-        return 0
-    try:
-        return int(after)
-    except ValueError:
-        raise ValueError(f"{after!r} is not a page cursor; pass the one a page returned") from None
-
-
 # Kept by triggers (migration 6) in every transaction that writes the rows.
 _COUNTS = "SELECT status, n FROM pause_counts"
-_REFUSALS = "SELECT reason, n FROM refusal_counts WHERE n > 0"
-_ESCALATIONS = "SELECT COALESCE(SUM(level), 0) FROM pauses WHERE level > 0"
-# The first bucket whose running total passes the rank (0-based).
-_ANSWER_RANK = (
-    "SELECT bucket FROM (SELECT bucket, SUM(n) OVER (ORDER BY bucket) AS upto"
-    " FROM answer_times WHERE n > 0) WHERE upto > ? ORDER BY bucket LIMIT 1"
-)
-_DELIVERIES = (
-    "SELECT (SELECT COUNT(*) FROM outbox WHERE state = 'failed') AS failed,"
-    " (SELECT COUNT(*) FROM outbox WHERE state = 'pending' AND attempts > 0) AS retrying"
-)
 
 
 @dataclass  # tests patch methods on the instance
@@ -88,7 +69,7 @@ class SqliteAdmin:
         self, *, where: PendingFilter, after: str | None = None, limit: int = 20
     ) -> list[tuple[Question, str, str, str]]:
         sql = _pending_sql(where)
-        params = _pending_params(where, _cursor(after), max(limit, 0))
+        params = _pending_params(where, pending_cursor(after), max(limit, 0))
 
         def pending(conn: sqlite3.Connection) -> list[tuple[Question, str, str, str]]:
             return [pending_from_row(row) for row in conn.execute(sql, params)]
@@ -101,12 +82,14 @@ class SqliteAdmin:
             conn.execute("BEGIN")
             try:
                 counts = {row["status"]: row["n"] for row in conn.execute(_COUNTS)}
-                refusals = {str(row["reason"]): int(row["n"]) for row in conn.execute(_REFUSALS)}
+                refusals = {
+                    str(row["reason"]): int(row["n"]) for row in conn.execute(REFUSAL_COUNTS)
+                }
                 answered = int(counts.get("answered", 0))
                 p50 = _rank(conn, nearest_rank(answered, 0.5)) if answered else None
                 p90 = _rank(conn, nearest_rank(answered, 0.9)) if answered else None
-                failed, retrying = conn.execute(_DELIVERIES).fetchone()
-                (escalations,) = conn.execute(_ESCALATIONS).fetchone()
+                failed, retrying = conn.execute(DELIVERY_COUNTS).fetchone()
+                (escalations,) = conn.execute(ESCALATIONS).fetchone()
             finally:
                 conn.execute("COMMIT")
             return QuestionStats(
@@ -128,5 +111,5 @@ class SqliteAdmin:
 
 
 def _rank(conn: sqlite3.Connection, offset: int) -> float | None:
-    row = conn.execute(_ANSWER_RANK, (offset,)).fetchone()
+    row = conn.execute(ANSWER_RANK, (offset,)).fetchone()
     return None if row is None else float(row["bucket"])
