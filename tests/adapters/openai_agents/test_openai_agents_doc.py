@@ -7,9 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from agents.testing import ScriptedModel, assistant_message, function_call
+from agents.testing import ScriptedModel, assistant_message
 
-from tests.adapters.agent_docs import DB, WEB, load, restarted_on_slack
+from tests.adapters.agent_docs import load, restarted_on_slack
+from tests.adapters.openai_agents.test_openai_agents_approvals import outputs, two_deploys
 
 PAGE = "openai-agents.md"
 
@@ -18,23 +19,11 @@ async def test_the_example_pauses_restarts_and_finishes_with_one_question_per_ca
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Killed while waiting, run again: the saved state re-asks the same two questions."""
-    model = ScriptedModel(
-        [
-            [
-                function_call("deploy", WEB, call_id="call_web"),
-                function_call("deploy", DB, call_id="call_db"),
-            ],
-            [assistant_message("web is out; db was refused")],
-        ]
-    )
+    model = ScriptedModel([two_deploys(), [assistant_message("web is out; db was refused")]])
     example = load(PAGE, 'MODEL = "gpt-5.1"', model)
     await restarted_on_slack(example, tmp_path, monkeypatch, capsys, "STATE")
-    assert model.remaining_steps == 0 and model.last_call is not None
-    told = {
-        item["call_id"]: item["output"]
-        for item in model.last_call.input
-        if isinstance(item, dict) and item.get("type") == "function_call_output"
-    }
+    assert model.remaining_steps == 0
+    told = outputs(model)
     assert told == {
         "call_web": "deployed web 1.5.0",
         "call_db": "A person rejected this tool call: not during the freeze",

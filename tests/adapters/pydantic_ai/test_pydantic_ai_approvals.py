@@ -25,9 +25,10 @@ from tests.adapters.agent_bridge import DB, SURFACES, WEB, bridge_on
 
 
 class Script:
-    """A FunctionModel script: two approval-needing calls in one turn, then a text answer."""
+    """A FunctionModel script: two approval-needing calls in one turn, then ``summary``."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, summary: str = "done") -> None:
+        self.summary = summary
         self.seen: list[list[ModelMessage]] = []
 
     def __call__(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -39,7 +40,7 @@ class Script:
                     ToolCallPart("deploy", DB, tool_call_id="call_db"),
                 ]
             )
-        return ModelResponse(parts=[TextPart("done")])
+        return ModelResponse(parts=[TextPart(self.summary)])
 
     def returns(self) -> dict[str, ToolReturnPart]:
         """What the model was last told each call returned, by call id."""

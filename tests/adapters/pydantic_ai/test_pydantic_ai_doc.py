@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pydantic_ai import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
-from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.function import FunctionModel
 
-from tests.adapters.agent_docs import DB, WEB, load, restarted_on_slack
+from tests.adapters.agent_docs import load, restarted_on_slack
+from tests.adapters.pydantic_ai.test_pydantic_ai_approvals import Script
 
 PAGE = "pydantic-ai.md"
 
@@ -19,27 +19,11 @@ async def test_the_example_pauses_restarts_and_finishes_with_one_question_per_ca
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Killed while waiting, run again: the saved history re-asks the same two questions."""
-    seen: list[list[ModelMessage]] = []
-
-    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        seen.append(list(messages))
-        if len(seen) == 1:
-            return ModelResponse(
-                parts=[
-                    ToolCallPart("deploy", WEB, tool_call_id="call_web"),
-                    ToolCallPart("deploy", DB, tool_call_id="call_db"),
-                ]
-            )
-        return ModelResponse(parts=[TextPart("web is out; db was refused")])
-
-    example = load(PAGE, 'MODEL = "openai:gpt-5.1"', FunctionModel(respond))
+    script = Script(summary="web is out; db was refused")
+    example = load(PAGE, 'MODEL = "openai:gpt-5.1"', FunctionModel(script))
     await restarted_on_slack(example, tmp_path, monkeypatch, capsys, "HISTORY")
-    assert len(seen) == 2  # the restart called no model
-    told = {
-        part.tool_call_id: (part.content, part.outcome)
-        for part in getattr(seen[-1][-1], "parts", [])
-        if isinstance(part, ToolReturnPart)
-    }
+    assert len(script.seen) == 2  # the restart called no model
+    told = {call: (part.content, part.outcome) for call, part in script.returns().items()}
     assert told == {
         "call_web": ("deployed web 1.5.0", "success"),
         "call_db": ("A person rejected this tool call: not during the freeze", "denied"),
