@@ -54,6 +54,11 @@ class Parked:
     console: ConsoleClient
     question: dict[str, Any]
 
+    async def answered(self, answer: dict[str, Any]) -> Any:
+        """Give the console question ``answer``: what the resumed graph returns."""
+        await self.console.answer_ok(self.question["token"], answer)
+        return await self.running
+
 
 async def parked_in_console(
     door: Door,
@@ -84,8 +89,7 @@ async def test_an_approval_in_the_console_resumes_the_node_and_runs_its_side_eff
         assert record.done == []  # parked before the side effect
         state = await parked.graph.aget_state(parked.config)
         assert [i.value["question_id"] for i in state.interrupts] != []
-        await parked.console.answer_ok(parked.question["token"], APPROVE)
-        result = await parked.running
+        result = await parked.answered(APPROVE)
         assert result["outcomes"] == ["deploy:Approved:"]
         assert record.done == ["deploy"]
         assert record.runs == ["deploy", "deploy"]  # re-ran on resume, as LangGraph does
@@ -112,8 +116,7 @@ async def test_a_node_approval_allows_approve_and_reject_where_the_bridge_allows
         status, refused = await parked.console.answer(parked.question["token"], edit)
         assert status != 200 and "edit is not allowed here" in str(refused), refused
         assert record.done == []
-        await parked.console.answer_ok(parked.question["token"], APPROVE)
-        result = await parked.running
+        result = await parked.answered(APPROVE)
         assert result["outcomes"] == ["deploy:Approved:"]
         assert record.done == ["deploy"]
 
@@ -125,8 +128,7 @@ async def test_a_rejection_reaches_the_node_and_the_side_effect_does_not_run(
     record = Record()
     async with Bridge(url_of(door), API_KEY) as bridge:
         parked = await parked_in_console(door, http, bridge, record, cid="lg-2", thread="t-reject")
-        await parked.console.answer_ok(parked.question["token"], REJECT)
-        result = await parked.running
+        result = await parked.answered(REJECT)
         assert result["outcomes"] == ["deploy:Rejected:not on a Friday"]
         assert record.done == []
 
