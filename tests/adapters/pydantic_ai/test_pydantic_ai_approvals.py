@@ -21,7 +21,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 
 from adapters.pydantic_ai import pending_calls, results_for, run_with_approvals
-from tests.adapters.agent_bridge import DB, SURFACES, WEB, bridge_on
+from tests.adapters.agent_bridge import DB, SURFACES, WEB, bridge_on, ship_both_rejecting_db
 
 
 class Script:
@@ -74,12 +74,7 @@ async def test_two_calls_two_questions_only_the_approved_one_runs(
     ran: list[dict[str, Any]] = []
     script = Script()
     agent = deploy_agent(FunctionModel(script), ran)
-    saved: list[str] = []
-    async with bridge_on(surface, tmp_path) as desk:
-        running = run_with_approvals(
-            agent, "ship both", desk.approver(), run_id="run-1", save=saved.append
-        )
-        result, _ = await desk.reject_db_approve_web(running, "run-1")
+    result, _, saved = await ship_both_rejecting_db(surface, tmp_path, run_with_approvals, agent)
     assert result.output == "done"
     assert ran == [WEB]
     told = script.returns()
