@@ -267,6 +267,12 @@ TRIM_ATTEMPTS = (
     " (SELECT seq FROM cross_scope_attempts WHERE interrupt_id = ? ORDER BY seq DESC LIMIT ?)"
 )
 
+# The admin's delivery counters: owed messages given up on, and those being retried.
+DELIVERY_COUNTS = (
+    "SELECT (SELECT COUNT(*) FROM outbox WHERE state = 'failed') AS failed,"
+    " (SELECT COUNT(*) FROM outbox WHERE state = 'pending' AND attempts > 0) AS retrying"
+)
+
 
 class SqlLedger:
     """Issued questions as stored; cross-scope attempts live in their own table, in order."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.stores._rows import PENDING_SELECT, pending_from_row
+from bot.stores._shared import DELIVERY_COUNTS
 from bot.stores.postgres._db import Conn, Database
 from bot.stores.records import (
     PendingFilter,
@@ -43,10 +44,6 @@ _ESCALATIONS = "SELECT COALESCE(SUM(level), 0) FROM pauses WHERE level > 0"
 _ANSWER_RANK = (
     "SELECT bucket FROM (SELECT bucket, SUM(n) OVER (ORDER BY bucket) AS upto"
     " FROM answer_times WHERE n > 0) AS t WHERE upto > $1 ORDER BY bucket LIMIT 1"
-)
-_DELIVERIES = (
-    "SELECT (SELECT COUNT(*) FROM outbox WHERE state = 'failed') AS failed,"
-    " (SELECT COUNT(*) FROM outbox WHERE state = 'pending' AND attempts > 0) AS retrying"
 )
 
 
@@ -82,7 +79,7 @@ class PostgresAdmin:
             if answered:
                 p50 = await conn.fetchval(_ANSWER_RANK, nearest_rank(answered, 0.5))
                 p90 = await conn.fetchval(_ANSWER_RANK, nearest_rank(answered, 0.9))
-            deliveries = await conn.fetchrow(_DELIVERIES) or {"failed": 0, "retrying": 0}
+            deliveries = await conn.fetchrow(DELIVERY_COUNTS) or {"failed": 0, "retrying": 0}
             return QuestionStats(
                 issued=sum(counts.values()),
                 outstanding=counts.get("outstanding", 0),

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.stores._rows import PENDING_SELECT, pending_from_row
+from bot.stores._shared import DELIVERY_COUNTS
 from bot.stores.records import (
     PendingFilter,
     Question,
@@ -72,10 +73,6 @@ _ANSWER_RANK = (
     "SELECT bucket FROM (SELECT bucket, SUM(n) OVER (ORDER BY bucket) AS upto"
     " FROM answer_times WHERE n > 0) WHERE upto > ? ORDER BY bucket LIMIT 1"
 )
-_DELIVERIES = (
-    "SELECT (SELECT COUNT(*) FROM outbox WHERE state = 'failed') AS failed,"
-    " (SELECT COUNT(*) FROM outbox WHERE state = 'pending' AND attempts > 0) AS retrying"
-)
 
 
 @dataclass  # tests patch methods on the instance
@@ -105,7 +102,7 @@ class SqliteAdmin:
                 answered = int(counts.get("answered", 0))
                 p50 = _rank(conn, nearest_rank(answered, 0.5)) if answered else None
                 p90 = _rank(conn, nearest_rank(answered, 0.9)) if answered else None
-                failed, retrying = conn.execute(_DELIVERIES).fetchone()
+                failed, retrying = conn.execute(DELIVERY_COUNTS).fetchone()
                 (escalations,) = conn.execute(_ESCALATIONS).fetchone()
             finally:
                 conn.execute("COMMIT")
