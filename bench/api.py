@@ -54,7 +54,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.console import until_ready  # noqa: E402 (needs ROOT on the path)
-from tests.e2e._server import free_port  # noqa: E402
+from tests.e2e._server import free_port, logged_process  # noqa: E402
 
 CLIENTS = 50
 ROUNDS = 4
@@ -109,15 +109,7 @@ class Process:
 
     def __init__(self, args: list[str], env: dict[str, str], folder: Path, name: str) -> None:
         self.log_path = folder / f"{name}.log"
-        with self.log_path.open("wb") as log:
-            self.popen = subprocess.Popen(  # noqa: S603 (our interpreter, installed modules)
-                args,
-                cwd=folder,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
+        self.popen = logged_process(args, self.log_path, env=env, cwd=folder)
 
     async def ready(self, url: str) -> None:
         async with aiohttp.ClientSession() as session:

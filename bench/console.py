@@ -15,9 +15,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,6 +26,11 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+
+# This checkout's test helpers, whichever checkout's bot runs.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.e2e._server import free_port, logged_process
 
 # BENCH_ROOT runs another checkout's bot (e.g. the base of a branch) under this same load.
 ROOT = Path(os.environ.get("BENCH_ROOT") or Path(__file__).resolve().parents[1])
@@ -86,7 +89,7 @@ class Server:
 
     def __init__(self, folder: Path, *, database_url: str | None = None, **more: str) -> None:
         folder.mkdir(parents=True, exist_ok=True)
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = folder / "server.log"
         env = {k: v for k, v in os.environ.items() if not k.startswith(("BOT_", "OPENAI_"))}
@@ -103,15 +106,9 @@ class Server:
             BOT_CONSOLE_ANSWERS_PER_MINUTE="1000000",
             **more,
         )
-        with self.log_path.open("wb") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "bot"],
-                cwd=ROOT,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
+        self.process = logged_process(
+            [sys.executable, "-m", "bot"], self.log_path, env=env, cwd=ROOT
+        )
 
     async def wait_ready(self, session: aiohttp.ClientSession) -> None:
         await until_ready(session, f"{self.url}/healthz", exited=self.exited, tail=self.tail)
@@ -309,12 +306,6 @@ async def run(n: int) -> int:
         print(f"FAILED: {failures} responses were not 200")
         return 1
     return 0
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def run_from_argv(

@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.console import CLIENTS, Request, measure, run_from_argv, until_ready  # noqa: E402
-from tests.e2e._server import free_port  # noqa: E402
+from tests.e2e._server import free_port, logged_process  # noqa: E402
 from tests.e2e._teams import execute, message  # noqa: E402
 from tests.fakes.bf_connector import FakeConnector  # noqa: E402
 
@@ -61,15 +60,11 @@ class Process:
             for k, v in os.environ.items()
             if not k.startswith(("BOT_", "OPENAI_", "Microsoft", "TEAMS_", "TO_BOT_"))
         }
-        with self.log_path.open("wb") as log:
-            self.process = subprocess.Popen(  # noqa: S603  our interpreter, our arguments
-                [sys.executable, *args],
-                cwd=ROOT,
-                env={**inherited, "PORT": str(self.port), "BOT_HOST": "127.0.0.1", **env},
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
+        self.process = logged_process(
+            [sys.executable, *args],
+            self.log_path,
+            env={**inherited, "PORT": str(self.port), "BOT_HOST": "127.0.0.1", **env},
+        )
 
     async def wait_ready(self, session: aiohttp.ClientSession, path: str) -> None:
         url = f"{self.url}{path}"

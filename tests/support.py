@@ -165,6 +165,17 @@ def bot_command_env(database_url: str, data_dir: Path, **more: str) -> dict[str,
     return env | {"DATABASE_URL": database_url, "BOT_DATA_DIR": str(data_dir), **more}
 
 
+def bare_bot_env(folder: Path, **more: str) -> dict[str, str]:
+    """No setting of this process, only a PATH, a SQLite store and a data dir in ``folder``,
+    and ``more``: for a bot command whose output depends on its settings alone."""
+    return {
+        "PATH": "/usr/bin:/bin",
+        "DATABASE_URL": f"sqlite:///{folder}/bot.sqlite3",
+        "BOT_DATA_DIR": str(folder / "var"),
+        **more,
+    }
+
+
 def run_bot(
     *words: str,
     env: Mapping[str, str] | None,

@@ -15,7 +15,7 @@ from bot.component_settings import Hidden
 from bot.human.signing import KEY_FILE, signer_from
 from bot.human.tokens import SigningConfigError, TokenSigner
 from bot.logs import JsonFormatter, RedactingFilter
-from tests.support import clean_environment, refused_settings, run_bot
+from tests.support import bare_bot_env, clean_environment, refused_settings, run_bot
 
 
 @pytest.fixture(autouse=True)
@@ -103,11 +103,7 @@ def test_check_prints_the_enabled_store_and_surfaces(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parents[1]
     result = run_bot(
         "check",
-        env={
-            "PATH": "/usr/bin:/bin",
-            "DATABASE_URL": f"sqlite:///{tmp_path}/bot.sqlite3",
-            "BOT_DATA_DIR": str(tmp_path / "var"),
-        },
+        env=bare_bot_env(tmp_path),
         cwd=root,
     )
     assert result.returncode == 0, result.stderr

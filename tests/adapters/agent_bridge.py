@@ -9,7 +9,7 @@ loopback Slack Web API), found by the call's arguments.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -192,6 +192,21 @@ async def answer_about(
 
     question = await console.wait(conversation, check, what=f"an approval of {arguments}")
     await console.answer_ok(question["token"], answer)
+
+
+async def ship_both_rejecting_db(
+    surface: str, folder: Path, run_with_approvals: Callable[..., Awaitable[T]], agent: Any
+) -> tuple[T, list[QuestionObject], list[str]]:
+    """A framework's ``run_with_approvals`` of ``agent`` (whose model calls deploy for DB and
+    WEB), told "ship both" as run ``run-1`` asking on ``surface``, while DB is rejected and WEB
+    approved (``Desk.reject_db_approve_web``): its result, its questions, the states it saved."""
+    saved: list[str] = []
+    async with bridge_on(surface, folder) as desk:
+        running = run_with_approvals(
+            agent, "ship both", desk.approver(), run_id="run-1", save=saved.append
+        )
+        result, asked = await desk.reject_db_approve_web(running, "run-1")
+    return result, asked, saved
 
 
 @asynccontextmanager

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -14,10 +16,11 @@ from bot.service.messages import NOT_STARTED
 from bot.service.runs import RUN_SERVICE
 from tests.doors._doors import Door, Logs
 from tests.doors._slack_door import slack_door
-from tests.doors.test_teams_door import TeamsDoor
+from tests.doors.test_teams_door import teams_door
 from tests.e2e._teams import message
-from tests.fakes.bf_connector import FakeConnector
 from tests.fakes.slack_api import event_callback, mention
+
+D = TypeVar("D", bound=Door)
 
 
 def _fault(kind: str) -> sqlite3.OperationalError:
@@ -30,17 +33,23 @@ def _fault(kind: str) -> sqlite3.OperationalError:
     return error
 
 
-def _break_writes(door: Door, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
-    """The write that would start a run fails as the disk or the file would make it fail."""
-    unit = door.app[RUN_SERVICE].questions.unit
-    real = unit.apply
+@asynccontextmanager
+async def broken(
+    opening: AbstractAsyncContextManager[D], monkeypatch: pytest.MonkeyPatch, kind: str
+) -> AsyncIterator[D]:
+    """The door ``opening`` opens, where the write that would start a run fails as the disk
+    or the file would make it fail."""
+    async with opening as door:
+        unit = door.app[RUN_SERVICE].questions.unit
+        real = unit.apply
 
-    async def apply(write: Write) -> Any:
-        if write.new_run is not None:
-            raise _fault(kind)
-        return await real(write)
+        async def apply(write: Write) -> Any:
+            if write.new_run is not None:
+                raise _fault(kind)
+            return await real(write)
 
-    monkeypatch.setattr(unit, "apply", apply)
+        monkeypatch.setattr(unit, "apply", apply)
+        yield door
 
 
 FAULTS = ["full", "read-only"]
@@ -50,8 +59,7 @@ FAULTS = ["full", "read-only"]
 async def test_the_console_answers_503_with_a_sentence(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
 ) -> None:
-    async with Door(tmp_path) as door:
-        _break_writes(door, monkeypatch, kind)
+    async with broken(Door(tmp_path), monkeypatch, kind) as door:
         body = json.dumps({"text": "deploy web"}).encode()
         with Logs() as logs:
             status, text = await door.send(
@@ -68,8 +76,7 @@ async def test_the_console_answers_503_with_a_sentence(
 async def test_slack_acks_and_tells_the_person(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
 ) -> None:
-    async with slack_door(tmp_path) as door:
-        _break_writes(door, monkeypatch, kind)
+    async with broken(slack_door(tmp_path), monkeypatch, kind) as door:
         event = event_callback(mention("deploy web", user="U0ALICE"))
         with Logs() as logs:
             status, _ = await door.slack(json.dumps(event).encode())
@@ -83,14 +90,9 @@ async def test_slack_acks_and_tells_the_person(
 async def test_teams_tells_the_person(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
 ) -> None:
-    connector = await FakeConnector().start()
-    try:
-        async with TeamsDoor(tmp_path, BOT_CONSOLE=False) as door:
-            _break_writes(door, monkeypatch, kind)
-            with Logs() as logs:
-                status, _ = await door.activity(message(connector.url, "deploy web"))
-            assert status == 201
-            assert NOT_STARTED in connector.texts()
-            logs.assert_clean()
-    finally:
-        await connector.close()
+    async with broken(teams_door(tmp_path), monkeypatch, kind) as door:
+        with Logs() as logs:
+            status, _ = await door.activity(message(door.connector.url, "deploy web"))
+        assert status == 201
+        assert NOT_STARTED in door.connector.texts()
+        logs.assert_clean()

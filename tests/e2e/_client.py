@@ -141,14 +141,22 @@ class ConsoleClient:
         return run, [ask["token"], approval["token"]]
 
 
+def exited_zero(returncode: int | None, stderr: str) -> bool:
+    """A script ended well when it exited with status 0."""
+    return returncode == 0
+
+
 async def approve_while_it_waits(
     script: asyncio.subprocess.Process,
     console: ConsoleClient,
     conversation: str,
     answer: dict[str, Any],
+    *,
+    ended_well: Callable[[int | None, str], bool] = exited_zero,
 ) -> tuple[str, str]:
     """Answer the approval a docs example (``script``) asked in ``conversation``, and what it
-    printed once it ended (stdout, stderr); it is killed if the test fails first."""
+    printed once it ended (stdout, stderr); it is killed if the test fails first, and its
+    exit status and stderr must satisfy ``ended_well``."""
     try:
         question = await console.outstanding(conversation, "approval")
         assert question["payload"]["arguments"] == {"service": "web", "version": "1.5"}
@@ -158,7 +166,7 @@ async def approve_while_it_waits(
         if script.returncode is None:
             script.kill()
             await script.wait()
-    assert script.returncode == 0, err.decode()
+    assert ended_well(script.returncode, err.decode()), err.decode()
     return out.decode(), err.decode()
 
 

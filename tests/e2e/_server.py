@@ -15,7 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,31 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def logged_process(
+    command: Sequence[str],
+    log_path: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = ROOT,
+    append: bool = False,
+    own_group: bool = False,
+) -> subprocess.Popen[bytes]:
+    """``command`` started with no stdin and its stdout and stderr both in ``log_path``: kept
+    and added to with ``append`` (a restart's lines follow the earlier starts'); with
+    ``own_group`` in a process group of its own, as a terminal or supervisor would signal it."""
+    with log_path.open("ab" if append else "wb") as log:
+        # The child keeps its own copy of the descriptor after we close ours.
+        return subprocess.Popen(
+            command,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=own_group,
+        )
 
 
 def json_lines(log: str) -> list[dict[str, Any]]:
@@ -148,16 +173,8 @@ class BotServer:
         self.starts += 1
         with self.log_path.open("ab") as log:
             log.write(f"--- start {self.starts} on port {self.port} ---\n".encode())
-            log.flush()
-            # The child keeps its own copy of the descriptor after we close ours.
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "bot"],
-                cwd=ROOT,
-                env=self.env,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
+        command = [sys.executable, "-m", "bot"]
+        self.process = logged_process(command, self.log_path, env=self.env, append=True)
 
     def _require_process(self) -> subprocess.Popen[bytes]:
         if self.process is None:

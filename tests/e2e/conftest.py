@@ -9,11 +9,16 @@ from typing import Any
 import aiohttp
 import pytest
 
+from tests.adapters.temporal._temporal import client, deploying, temporal, workers
 from tests.card_library import card_problems
 from tests.e2e._server import BotServer, StartBot
 from tests.e2e._teams import StartApp, TeamsBotApp
 from tests.fakes.bf_connector import FakeConnector
 from tests.fakes.slack_api import FakeSlack
+
+# The Temporal fixtures (a dev server per module, its client, worker processes and the
+# deploy driver), for the e2e tests of the Temporal adapter.
+__all__ = ["client", "deploying", "temporal", "workers"]
 
 
 @pytest.fixture

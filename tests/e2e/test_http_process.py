@@ -17,7 +17,7 @@ import pytest
 
 from tests import waiting
 from tests.e2e._client import STAGING, ConsoleClient
-from tests.e2e._server import ROOT, BotServer, StartBot, free_port, json_lines
+from tests.e2e._server import ROOT, BotServer, StartBot, free_port, json_lines, logged_process
 from tests.loopback import serving
 from tests.support import run_bot
 
@@ -169,7 +169,7 @@ async def test_sigterm_twice_still_exits_0_cleanly(tmp_path: Path, via_make: boo
     env["PORT"] = str(free_port())
     command = ["make", "--no-print-directory", "run"] if via_make else [sys.executable, "-m", "bot"]
     log_path = folder / "run.log"
-    process = _launch_in_own_group(command, env, log_path)
+    process = logged_process(command, log_path, env=env, own_group=True)
     try:
         await _wait_healthy(f"http://127.0.0.1:{env['PORT']}", process)
         os.killpg(process.pid, signal.SIGTERM)
@@ -196,21 +196,6 @@ async def test_sigterm_twice_still_exits_0_cleanly(tmp_path: Path, via_make: boo
     assert "Traceback" not in text
     assert "Event loop stopped" not in text
     assert any(r.get("message") == "stopped cleanly" for r in json_lines(text)), text
-
-
-def _launch_in_own_group(
-    command: list[str], env: dict[str, str], log_path: Path
-) -> subprocess.Popen[bytes]:
-    with log_path.open("wb") as log:
-        return subprocess.Popen(
-            command,
-            cwd=ROOT,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own group, as a terminal or supervisor would signal
-        )
 
 
 async def _wait_healthy(url: str, process: subprocess.Popen[bytes]) -> None:

@@ -7,17 +7,17 @@ from typing import Any
 
 import aiohttp
 import pytest
-from agents import Agent, RunState, function_tool, set_tracing_disabled
-from agents.testing import ScriptedModel, assistant_message, function_call
+from agents import RunState, set_tracing_disabled
+from agents.testing import assistant_message, function_call
 
 from adapters.openai_agents import ToolCall, pending_calls, run_with_approvals
+from tests.adapters.agent_bridge import WEB
+from tests.adapters.openai_agents.test_openai_agents_approvals import deploy_agent
 from tests.e2e._agent_restart import approved_across_a_bridge_kill
 from tests.e2e._server import StartBot
 
 pytestmark = pytest.mark.e2e
 set_tracing_disabled(True)  # no trace export: nothing here may reach the network
-
-WEB = {"service": "web", "version": "1.5.0"}
 
 
 async def test_the_run_resumes_once_with_the_answer_across_a_bridge_kill(
@@ -26,16 +26,9 @@ async def test_the_run_resumes_once_with_the_answer_across_a_bridge_kill(
     """Ask, SIGKILL, restart; a re-ask from the saved state is the same question; one tool run."""
     ran: list[dict[str, Any]] = []
 
-    @function_tool(needs_approval=True)
-    def deploy(service: str, version: str) -> str:
-        """Deploy a service at a version."""
-        ran.append({"service": service, "version": version})
-        return f"deployed {service} {version}"
-
-    model = ScriptedModel(
-        [[function_call("deploy", WEB, call_id="call_web")], [assistant_message("web is out")]]
+    agent, model = deploy_agent(
+        ran, [function_call("deploy", WEB, call_id="call_web")], [assistant_message("web is out")]
     )
-    agent = Agent(name="ops", model=model, tools=[deploy])
 
     async def pending_in(saved: str) -> list[ToolCall]:
         state = await RunState.from_string(agent, saved)

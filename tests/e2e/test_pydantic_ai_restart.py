@@ -8,7 +8,6 @@ from typing import Any
 import aiohttp
 import pytest
 from pydantic_ai import (
-    Agent,
     DeferredToolRequests,
     ModelMessage,
     ModelMessagesTypeAdapter,
@@ -19,12 +18,12 @@ from pydantic_ai import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from adapters.pydantic_ai import ToolCall, pending_calls, run_with_approvals
+from tests.adapters.agent_bridge import WEB
+from tests.adapters.pydantic_ai.test_pydantic_ai_approvals import deploy_agent
 from tests.e2e._agent_restart import approved_across_a_bridge_kill
 from tests.e2e._server import StartBot
 
 pytestmark = pytest.mark.e2e
-
-WEB = {"service": "web", "version": "1.5.0"}
 
 
 async def test_the_run_resumes_once_with_the_answer_across_a_bridge_kill(
@@ -40,15 +39,7 @@ async def test_the_run_resumes_once_with_the_answer_across_a_bridge_kill(
             return ModelResponse(parts=[ToolCallPart("deploy", WEB, tool_call_id="call_web")])
         return ModelResponse(parts=[TextPart("web is out")])
 
-    agent: Agent[None, str | DeferredToolRequests] = Agent(
-        FunctionModel(respond), output_type=[str, DeferredToolRequests]
-    )
-
-    @agent.tool_plain(requires_approval=True)
-    def deploy(service: str, version: str) -> str:
-        """Deploy a service at a version."""
-        ran.append({"service": service, "version": version})
-        return f"deployed {service} {version}"
+    agent = deploy_agent(FunctionModel(respond), ran)
 
     async def pending_in(saved: str) -> list[ToolCall]:
         history = ModelMessagesTypeAdapter.validate_json(saved)

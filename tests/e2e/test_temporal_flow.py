@@ -28,13 +28,9 @@ from tests.adapters.temporal._temporal import (
     HOOK,
     Deploying,
     DevServer,
-    client,
-    deploying,
     deploys,
     history_events,
     start_deploy,
-    temporal,
-    workers,
 )
 from tests.adapters.temporal._workflows import Deploy, DeployAsk, Done, record_deploy
 from tests.e2e._api import API_KEY, WEBHOOK_SECRET, api_env
@@ -43,8 +39,6 @@ from tests.e2e._server import StartBot, free_port
 from tests.loopback import serving
 
 pytestmark = pytest.mark.e2e
-# The fixtures, imported for pytest to find.
-__all__ = ["client", "deploying", "temporal", "workers"]
 
 
 @pytest.mark.parametrize("push", [True, False], ids=["webhook", "long-poll"])
@@ -55,11 +49,7 @@ async def test_a_workflow_asks_is_approved_in_the_console_and_completes(
     bot, queue = await deploying.bridge_and_worker(push=push)
     handle, console, question = await deploying.asked(bot, queue, DeployAsk("tp-approve"))
     assert question["payload"]["arguments"] == {"service": "web", "version": "1.5"}
-    await console.answer_ok(question["token"], APPROVE)
-    assert await asyncio.wait_for(handle.result(), 60) == "approved: "
-    assert deploys(deploying.folder) == ["web 1.5"]
-    async with Bridge(bot.url, API_KEY) as bridge:
-        [asked] = (await bridge.list()).data
+    [asked] = await deploying.approved_once(bot, handle, console, question, seconds=60)
     assert asked.metadata is not None
     assert asked.metadata["temporal"]["workflow_id"] == handle.id
 

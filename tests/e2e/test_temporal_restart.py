@@ -9,26 +9,19 @@ import sys
 
 import pytest
 
-from bot.client import Bridge
 from tests import waiting
 from tests.adapters.temporal._temporal import (
     Deploying,
     another_worker,
-    client,
-    deploying,
     deploys,
     history_events,
-    temporal,
-    workers,
 )
 from tests.adapters.temporal._workflows import DeployAsk
-from tests.e2e._api import API_KEY, WEBHOOK_SECRET
+from tests.e2e._api import WEBHOOK_SECRET
 from tests.e2e._client import APPROVE
 from tests.e2e._server import ROOT, free_port
 
 pytestmark = pytest.mark.e2e
-# The fixtures, imported for pytest to find.
-__all__ = ["client", "deploying", "temporal", "workers"]
 
 
 @pytest.mark.parametrize("push", [True, False], ids=["webhook", "long-poll"])
@@ -40,11 +33,8 @@ async def test_the_worker_killed_while_the_workflow_waits_a_new_one_completes_it
     handle, console, question = await deploying.asked(bot, queue, DeployAsk("tp-worker"))
     await deploying.workers[-1].kill()
     await another_worker(deploying.workers, deploying.folder)
-    await console.answer_ok(question["token"], APPROVE)
-    assert await asyncio.wait_for(handle.result(), 90) == "approved: "
-    assert deploys(deploying.folder) == ["web 1.5"]
-    async with Bridge(bot.url, API_KEY) as bridge:
-        assert len((await bridge.list()).data) == 1, "the replayed workflow asked no second time"
+    asked = await deploying.approved_once(bot, handle, console, question, seconds=90)
+    assert len(asked) == 1, "the replayed workflow asked no second time"
 
 
 async def test_the_bridge_killed_between_the_answer_and_the_webhook_delivers_it_after_restart(
@@ -96,8 +86,4 @@ async def test_the_bridge_killed_while_the_workflow_long_polls_it_answers_after_
     await bot.restart()
     after = await console.outstanding("tp-poll", "approval")
     assert after["token"] == before["token"], "still the one question"
-    await console.answer_ok(after["token"], APPROVE)
-    assert await asyncio.wait_for(handle.result(), 90) == "approved: "
-    assert deploys(deploying.folder) == ["web 1.5"]
-    async with Bridge(bot.url, API_KEY) as bridge:
-        assert len((await bridge.list()).data) == 1
+    assert len(await deploying.approved_once(bot, handle, console, after, seconds=90)) == 1

@@ -43,29 +43,8 @@ from bot.service.outcomes import AlreadyAnswered, Redeemed
 from bot.stores import QuestionStatus, open_stores
 from bot.stores.ports import Stores
 from bot.testing import FixedClock, call, calls, question, say
+from tests.human._capability import ASK, REQUEST, capability_for
 from tests.support import HarnessFactory, bridge_ports
-
-ASK = call(ASK_USER, questions=[question("Which environment?", "staging", "production")])
-REQUEST = TurnRequest(text="go", scope="T1", run_id="run_1", root_run_id="run_1")
-
-
-def capability_for(
-    signer: TokenSigner,
-    stores: Stores,
-    *,
-    binding: Any = current_run_binding,
-    encode: Any = "signer",
-    **options: Any,
-) -> HumanInteractionCapability:
-    return human_interaction(
-        signer=signer,
-        binding=binding,
-        encode_token=signer.encode if encode == "signer" else encode,
-        consumption=bridge_ports(stores),
-        ledger=bridge_ports(stores),
-        checkpoints=options.pop("checkpoints", stores.checkpoints),
-        **options,
-    )
 
 
 def counting_tool(counter: list[str], name: str = "lookup") -> Any:

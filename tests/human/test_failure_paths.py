@@ -38,7 +38,6 @@ from bot.kernel import (
     StageDescriptor,
     TraceStatus,
     TurnCompleted,
-    TurnRequest,
     TurnSuspended,
     current_turn,
     function_tool,
@@ -51,26 +50,17 @@ from bot.stores import QuestionStatus
 from bot.stores.ports import Stores
 from bot.stores.records import AuditEvent, Closing
 from bot.testing import call, calls, question, say
-from tests.support import HarnessFactory, bridge_ports, steps
+from tests.human._capability import ASK, REQUEST, capability_for
+from tests.support import HarnessFactory, steps
 
-ASK = call(ASK_USER, questions=[question("Which environment?", "staging", "production")])
-REQUEST = TurnRequest(text="go", scope="T1", run_id="run_1", root_run_id="run_1")
 GOOD = {"answers": {"Which environment?": "staging"}}
 
 
-def capability_for(
+def audited_capability(
     signer: TokenSigner, stores: Stores, **options: Any
 ) -> HumanInteractionCapability:
-    arguments: dict[str, Any] = {
-        "binding": current_run_binding,
-        "encode_token": signer.encode,
-        "consumption": bridge_ports(stores),
-        "ledger": bridge_ports(stores),
-        "checkpoints": stores.checkpoints,
-        "audit": stores.audit,
-    }
-    arguments.update(options)
-    return human_interaction(signer=signer, **arguments)
+    """``capability_for`` with the store's audit trail too: these tests read what it recorded."""
+    return capability_for(signer, stores, **({"audit": stores.audit} | options))
 
 
 def ids_in(db_path: Path, table: str) -> list[str]:
@@ -137,7 +127,7 @@ async def test_a_crash_earlier_in_pre_tool_wins_over_a_later_pause(
     crasher = CrashingStage()
     agent = Agent(
         ScriptedProvider([calls(ASK), say("unreachable")]),
-        capabilities=[crasher, capability_for(signer, stores)],
+        capabilities=[crasher, audited_capability(signer, stores)],
     )
     with pytest.raises(ContractViolationError, match=r"crasher\.boom"):
         await agent.run_turn(REQUEST)
@@ -165,7 +155,7 @@ async def test_a_token_too_long_to_post_declines_before_any_row(
     outcome = await declined(
         Agent(
             ScriptedProvider([calls(ASK), say("carried on")]),
-            capabilities=[capability_for(signer, stores, binding=huge_scope)],
+            capabilities=[audited_capability(signer, stores, binding=huge_scope)],
         )
     )
     assert observations(outcome) == [REFUSAL]
@@ -198,7 +188,7 @@ async def test_a_token_the_encoder_cannot_deliver_is_a_decline(
     outcome = await declined(
         Agent(
             ScriptedProvider([calls(ASK), say("carried on")]),
-            capabilities=[capability_for(signer, stores, encode_token=encode)],
+            capabilities=[audited_capability(signer, stores, encode_token=encode)],
         )
     )
     assert observations(outcome) == [REFUSAL]
@@ -244,7 +234,7 @@ async def test_a_failing_port_leaves_no_outstanding_row_and_no_orphan_checkpoint
     outcome = await declined(
         Agent(
             ScriptedProvider([calls(ASK), say("carried on")]),
-            capabilities=[capability_for(signer, stores, **broken)],
+            capabilities=[audited_capability(signer, stores, **broken)],
         )
     )
     assert observations(outcome) == [REFUSAL]
@@ -268,7 +258,7 @@ async def test_a_miswired_port_still_crashes_but_leaves_no_checkpoint(
 
     agent = Agent(
         ScriptedProvider([calls(ASK)]),
-        capabilities=[capability_for(signer, stores, ledger=MiswiredLedger())],
+        capabilities=[audited_capability(signer, stores, ledger=MiswiredLedger())],
     )
     with pytest.raises(ContractViolationError, match="TypeError"):
         await agent.run_turn(REQUEST)
@@ -304,7 +294,7 @@ async def test_ask_user_declined_gives_the_refusal_whatever_the_model_wrote(
     outcome = await declined(
         Agent(
             ScriptedProvider([calls(call(ASK_USER, **arguments)), say("carried on")]),
-            capabilities=[capability_for(signer, stores, binding=binding)],
+            capabilities=[audited_capability(signer, stores, binding=binding)],
         )
     )
     assert observations(outcome) == [REFUSAL]
@@ -321,7 +311,9 @@ async def test_approval_declined_gives_its_refusal_whatever_the_model_wrote(
     outcome = await declined(
         Agent(
             ScriptedProvider([calls(call(APPROVAL, **arguments)), say("carried on")]),
-            capabilities=[capability_for(signer, stores, registrations=[approval_registration()])],
+            capabilities=[
+                audited_capability(signer, stores, registrations=[approval_registration()])
+            ],
             tools=[approval_tool()],
         )
     )
@@ -348,7 +340,7 @@ async def test_a_bound_checkpoint_id_is_used_as_given(
     stores = sqlite_stores
     outcome = await Agent(
         ScriptedProvider([calls(ASK)]),
-        capabilities=[capability_for(signer, stores, binding=bound_to("deploy-77"))],
+        capabilities=[audited_capability(signer, stores, binding=bound_to("deploy-77"))],
     ).run_turn(REQUEST)
     assert isinstance(outcome, TurnSuspended)
     row = (await stores.ledger.for_runs([REQUEST.run_id]))[0]
@@ -387,7 +379,7 @@ async def test_resumable_needs_the_checkpointer_to_acknowledge_the_write(
         Agent(
             ScriptedProvider([calls(ASK), say("carried on")]),
             capabilities=[
-                capability_for(
+                audited_capability(
                     signer, stores, binding=bound_to("deploy-77"), checkpoints=checkpoints
                 )
             ],
@@ -408,7 +400,7 @@ async def test_a_refusing_saver_declines_and_only_a_deployment_saver_publishes_f
     refused = await declined(
         Agent(
             ScriptedProvider([calls(ASK), say("carried on")]),
-            capabilities=[capability_for(signer, stores, checkpoints=FailingCheckpoints())],
+            capabilities=[audited_capability(signer, stores, checkpoints=FailingCheckpoints())],
         )
     )
     assert observations(refused) == [REFUSAL]
@@ -417,7 +409,7 @@ async def test_a_refusing_saver_declines_and_only_a_deployment_saver_publishes_f
     theirs = await Agent(
         ScriptedProvider([calls(ASK)]),
         capabilities=[
-            capability_for(signer, stores, binding=bound_to("their-saver-9"), checkpoints=None)
+            audited_capability(signer, stores, binding=bound_to("their-saver-9"), checkpoints=None)
         ],
     ).run_turn(REQUEST)
     assert isinstance(theirs, TurnSuspended)
@@ -449,14 +441,8 @@ async def test_a_failing_ledger_on_sqlite_leaves_no_checkpoint(
 ) -> None:
     """No outstanding ledger row for a question that is never asked -- and on the
     durable store, no checkpoint that no row refers to."""
-    capability = human_interaction(
-        signer=signer,
-        binding=bound_to("deploy-78"),
-        encode_token=signer.encode,
-        consumption=bridge_ports(sqlite_stores),
-        ledger=FailingLedger(),
-        checkpoints=sqlite_stores.checkpoints,
-        audit=sqlite_stores.audit,
+    capability = audited_capability(
+        signer, sqlite_stores, binding=bound_to("deploy-78"), ledger=FailingLedger()
     )
     outcome = await declined(
         Agent(ScriptedProvider([calls(ASK), say("carried on")]), capabilities=[capability])
@@ -491,7 +477,7 @@ async def test_the_pin_travels_with_the_pause_and_comes_back_at_resume(
 
     first = Agent(
         ScriptedProvider([calls(ASK, call("deploy"))]),
-        capabilities=[capability_for(signer, stores, binding=pinned)],
+        capabilities=[audited_capability(signer, stores, binding=pinned)],
         tools=[tool],
     )
     paused = await first.run_turn(REQUEST)
@@ -508,7 +494,7 @@ async def test_the_pin_travels_with_the_pause_and_comes_back_at_resume(
     assert answered is not None
     second = Agent(
         ScriptedProvider([say("done")]),
-        capabilities=[capability_for(signer, stores)],
+        capabilities=[audited_capability(signer, stores)],
         tools=[tool],
     )
     resumed = await resume_turn(second, stores.checkpoints, answered)

@@ -31,6 +31,15 @@ def _followed(row: str) -> str:
     )
 
 
+def _first_owed(row: str) -> str:
+    """No pending row of the run on ``row``'s surface was owed before ``row``."""
+    return (
+        "NOT EXISTS (SELECT 1 FROM outbox AS e"  # noqa: S608 - our own constants
+        f" WHERE e.run_id = {row}.run_id AND e.surface = {row}.surface"
+        f" AND e.state = '{PENDING}' AND e.id < {row}.id)"
+    )
+
+
 # The oldest pending row of each run on each surface only: a run's messages keep
 # their order there, and one that waits for a retry holds back the ones owed after
 # it (another surface's posts of a question on several routes go on).
@@ -38,11 +47,7 @@ _DUE = f"""
 SELECT o.*, (o.claimed_by = $1 AND o.claimed_until > $2) AS mine, {_followed("o")}
 FROM outbox AS o
 WHERE o.state = '{PENDING}' AND o.next_at <= $2 AND (o.claimed_until <= $2 OR o.claimed_by = $1)
-  AND o.surface = ANY($3::text[])
-  AND NOT EXISTS (
-      SELECT 1 FROM outbox AS e
-      WHERE e.run_id = o.run_id AND e.surface = o.surface AND e.state = '{PENDING}'
-        AND e.id < o.id)
+  AND o.surface = ANY($3::text[]) AND {_first_owed("o")}
 ORDER BY o.id LIMIT $4
 """  # noqa: S608 - our own constants
 # Claims due rows nobody holds, skipping those another replica is claiming
@@ -54,11 +59,7 @@ UPDATE outbox SET claimed_until = $1, claimed_by = $2
 WHERE id IN (
     SELECT o.id FROM outbox AS o
     WHERE o.state = '{PENDING}' AND o.next_at <= $3 AND o.claimed_until <= $3
-      AND o.surface = ANY($4::text[])
-      AND NOT EXISTS (
-          SELECT 1 FROM outbox AS e
-          WHERE e.run_id = o.run_id AND e.surface = o.surface AND e.state = '{PENDING}'
-            AND e.id < o.id)
+      AND o.surface = ANY($4::text[]) AND {_first_owed("o")}
     ORDER BY o.id LIMIT $5
     FOR UPDATE OF o SKIP LOCKED)
 RETURNING *, {_followed("outbox")}

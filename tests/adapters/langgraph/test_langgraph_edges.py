@@ -26,6 +26,7 @@ from tests.doors._doors import Door
 from tests.e2e._api import API_KEY, WEBHOOK_SECRET
 from tests.e2e._client import APPROVE, ConsoleClient
 from tests.e2e._server import free_port
+from tests.loopback import serving
 
 
 async def test_a_verified_webhook_resumes_the_thread_and_a_forged_one_is_refused(
@@ -58,22 +59,17 @@ async def test_a_verified_webhook_resumes_the_thread_and_a_forged_one_is_refused
 
         app = web.Application()
         app.router.add_post("/hook", hook)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", port).start()
-        try:
+        async with serving(app, port) as receiver:
             config: Any = {"configurable": {"thread_id": "t-hook"}}
             await graph.ainvoke({}, config)
             forged = {"webhook-id": "x", "webhook-timestamp": "1", "webhook-signature": "v1,x"}
-            async with http.post(f"http://127.0.0.1:{port}/hook", data=b"{}", headers=forged) as r:
+            async with http.post(f"{receiver}/hook", data=b"{}", headers=forged) as r:
                 assert r.status == 400
             assert record.done == []
             console = ConsoleClient(http, url)
             question = await console.outstanding("lg-hook", "approval")
             await console.answer_ok(question["token"], APPROVE)
             await asyncio.wait_for(arrived.wait(), 15)
-        finally:
-            await runner.cleanup()
         assert resumed[0]["outcomes"] == ["deploy:Approved:"]
         assert record.done == ["deploy"]
         assert (await graph.aget_state(config)).interrupts == ()

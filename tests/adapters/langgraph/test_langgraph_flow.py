@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -46,50 +48,53 @@ async def outstanding(console: ConsoleClient, cid: str, count: int) -> list[dict
 
 @dataclass
 class Parked:
-    """An approval node's graph resuming on a task of its own, parked on its console question."""
+    """An approval node's graph resuming on a task of its own, parked on its console question:
+    the bridge client it asks through, and the record of its side effects."""
 
+    bridge: Bridge
+    record: Record
     graph: Any
     config: Any
     running: asyncio.Task[Any]
     console: ConsoleClient
     question: dict[str, Any]
 
+    async def answered(self, answer: dict[str, Any]) -> Any:
+        """Give the console question ``answer``: what the resumed graph returns."""
+        await self.console.answer_ok(self.question["token"], answer)
+        return await self.running
 
+
+@asynccontextmanager
 async def parked_in_console(
-    door: Door,
-    http: aiohttp.ClientSession,
-    bridge: Bridge,
-    record: Record,
-    *,
-    cid: str,
-    thread: str,
-) -> Parked:
-    """``approval_graph`` asking in console conversation ``cid`` on thread ``thread``, run by a
-    ``Resumer`` until the question it asked is open on the console."""
-    graph = approval_graph(bridge, record, route=f"console:{cid}", answerers=["anyone"])
-    config: Any = {"configurable": {"thread_id": thread}}
-    running = asyncio.create_task(Resumer(graph, bridge).run({}, config))
-    console = ConsoleClient(http, url_of(door))
-    question = await console.outstanding(cid, "approval")
-    return Parked(graph, config, running, console, question)
+    door: Door, http: aiohttp.ClientSession, *, cid: str, thread: str
+) -> AsyncIterator[Parked]:
+    """``approval_graph`` asking in console conversation ``cid`` on thread ``thread`` through a
+    bridge client open for the block, run by a ``Resumer`` until the question it asked is
+    open on the console."""
+    record = Record()
+    async with Bridge(url_of(door), API_KEY) as bridge:
+        graph = approval_graph(bridge, record, route=f"console:{cid}", answerers=["anyone"])
+        config: Any = {"configurable": {"thread_id": thread}}
+        running = asyncio.create_task(Resumer(graph, bridge).run({}, config))
+        console = ConsoleClient(http, url_of(door))
+        question = await console.outstanding(cid, "approval")
+        yield Parked(bridge, record, graph, config, running, console, question)
 
 
 async def test_an_approval_in_the_console_resumes_the_node_and_runs_its_side_effect(
     door: Door, http: aiohttp.ClientSession
 ) -> None:
     """The node parks; approve in the console; it re-runs once, asks nothing new, and acts."""
-    record = Record()
-    async with Bridge(url_of(door), API_KEY) as bridge:
-        parked = await parked_in_console(door, http, bridge, record, cid="lg-1", thread="t-console")
-        assert record.done == []  # parked before the side effect
+    async with parked_in_console(door, http, cid="lg-1", thread="t-console") as parked:
+        assert parked.record.done == []  # parked before the side effect
         state = await parked.graph.aget_state(parked.config)
         assert [i.value["question_id"] for i in state.interrupts] != []
-        await parked.console.answer_ok(parked.question["token"], APPROVE)
-        result = await parked.running
+        result = await parked.answered(APPROVE)
         assert result["outcomes"] == ["deploy:Approved:"]
-        assert record.done == ["deploy"]
-        assert record.runs == ["deploy", "deploy"]  # re-ran on resume, as LangGraph does
-        page = await bridge.list()
+        assert parked.record.done == ["deploy"]
+        assert parked.record.runs == ["deploy", "deploy"]  # re-ran on resume, as LangGraph does
+        page = await parked.bridge.list()
         assert len(page.data) == 1, "the re-run asked no second question"
         assert page.data[0].metadata is not None
         assert page.data[0].metadata["langgraph"]["thread_id"] == "t-console"
@@ -103,32 +108,27 @@ async def test_a_node_approval_allows_approve_and_reject_where_the_bridge_allows
     question still allows approve and reject only; an edit is refused, an approval resumes."""
     assert "`request_approval` allows approve and reject only, whatever the" in PAGE
     env = api_env("console:*") | {"BOT_ALLOW": "approval=approve,reject,edit,respond"}
-    record = Record()
-    async with Door(tmp_path, **env) as door, Bridge(url_of(door), API_KEY) as bridge:
-        parked = await parked_in_console(
-            door, http, bridge, record, cid="lg-allow", thread="t-allow"
-        )
+    async with (
+        Door(tmp_path, **env) as door,
+        parked_in_console(door, http, cid="lg-allow", thread="t-allow") as parked,
+    ):
         edit = {"decision": "edit", "arguments": {"service": "web", "version": "1.4"}}
         status, refused = await parked.console.answer(parked.question["token"], edit)
         assert status != 200 and "edit is not allowed here" in str(refused), refused
-        assert record.done == []
-        await parked.console.answer_ok(parked.question["token"], APPROVE)
-        result = await parked.running
+        assert parked.record.done == []
+        result = await parked.answered(APPROVE)
         assert result["outcomes"] == ["deploy:Approved:"]
-        assert record.done == ["deploy"]
+        assert parked.record.done == ["deploy"]
 
 
 async def test_a_rejection_reaches_the_node_and_the_side_effect_does_not_run(
     door: Door, http: aiohttp.ClientSession
 ) -> None:
     """Reject with a comment: the node gets Rejected with that comment, and does nothing."""
-    record = Record()
-    async with Bridge(url_of(door), API_KEY) as bridge:
-        parked = await parked_in_console(door, http, bridge, record, cid="lg-2", thread="t-reject")
-        await parked.console.answer_ok(parked.question["token"], REJECT)
-        result = await parked.running
+    async with parked_in_console(door, http, cid="lg-2", thread="t-reject") as parked:
+        result = await parked.answered(REJECT)
         assert result["outcomes"] == ["deploy:Rejected:not on a Friday"]
-        assert record.done == []
+        assert parked.record.done == []
 
 
 async def test_two_approvals_in_one_step_are_two_questions_and_only_the_approved_runs(

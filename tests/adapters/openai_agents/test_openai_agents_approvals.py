@@ -13,7 +13,7 @@ from agents.testing import ScriptedModel, assistant_message, function_call
 from adapters.openai_agents import Approve, Reject, pending_calls, resolve, run_with_approvals
 from bot.client import WaitTimeout
 from tests import waiting
-from tests.adapters.agent_bridge import DB, SURFACES, WEB, bridge_on
+from tests.adapters.agent_bridge import DB, SURFACES, WEB, bridge_on, ship_both_rejecting_db
 
 
 def deploy_agent(ran: list[dict[str, Any]], *steps: Any) -> tuple[Agent[Any], ScriptedModel]:
@@ -53,12 +53,9 @@ async def test_two_calls_two_questions_only_the_approved_one_runs(
     """Two calls in one turn: web approved runs; db rejected never runs, and the model hears why."""
     ran: list[dict[str, Any]] = []
     agent, model = deploy_agent(ran, two_deploys(), [assistant_message("web is out")])
-    saved: list[str] = []
-    async with bridge_on(surface, tmp_path) as desk:
-        running = run_with_approvals(
-            agent, "ship both", desk.approver(), run_id="run-1", save=saved.append
-        )
-        result, asked = await desk.reject_db_approve_web(running, "run-1")
+    result, asked, saved = await ship_both_rejecting_db(
+        surface, tmp_path, run_with_approvals, agent
+    )
     assert result.final_output == "web is out"
     assert ran == [WEB]
     told = outputs(model)

@@ -21,13 +21,14 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 
 from adapters.pydantic_ai import pending_calls, results_for, run_with_approvals
-from tests.adapters.agent_bridge import DB, SURFACES, WEB, bridge_on
+from tests.adapters.agent_bridge import DB, SURFACES, WEB, bridge_on, ship_both_rejecting_db
 
 
 class Script:
-    """A FunctionModel script: two approval-needing calls in one turn, then a text answer."""
+    """A FunctionModel script: two approval-needing calls in one turn, then ``summary``."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, summary: str = "done") -> None:
+        self.summary = summary
         self.seen: list[list[ModelMessage]] = []
 
     def __call__(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -39,7 +40,7 @@ class Script:
                     ToolCallPart("deploy", DB, tool_call_id="call_db"),
                 ]
             )
-        return ModelResponse(parts=[TextPart("done")])
+        return ModelResponse(parts=[TextPart(self.summary)])
 
     def returns(self) -> dict[str, ToolReturnPart]:
         """What the model was last told each call returned, by call id."""
@@ -73,12 +74,7 @@ async def test_two_calls_two_questions_only_the_approved_one_runs(
     ran: list[dict[str, Any]] = []
     script = Script()
     agent = deploy_agent(FunctionModel(script), ran)
-    saved: list[str] = []
-    async with bridge_on(surface, tmp_path) as desk:
-        running = run_with_approvals(
-            agent, "ship both", desk.approver(), run_id="run-1", save=saved.append
-        )
-        result, _ = await desk.reject_db_approve_web(running, "run-1")
+    result, _, saved = await ship_both_rejecting_db(surface, tmp_path, run_with_approvals, agent)
     assert result.output == "done"
     assert ran == [WEB]
     told = script.returns()

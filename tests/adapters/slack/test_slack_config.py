@@ -8,7 +8,7 @@ import pytest
 
 from adapters.slack.settings import SlackSettings
 from bot.app.settings import SettingsError, load_settings
-from tests.support import ROOT, clean_environment, run_bot
+from tests.support import ROOT, bare_bot_env, clean_environment, run_bot
 
 # Every variable Slack's settings read, and who may answer there, as the settings name them.
 SLACK_VARIABLES = SlackSettings.variables() | {"SLACK_ANSWERERS"}
@@ -80,14 +80,12 @@ def test_check_asks_slack_and_says_when_it_cannot(tmp_path: Path) -> None:
     """
     result = run_bot(
         "check",
-        env={
-            "PATH": "/usr/bin:/bin",
-            "DATABASE_URL": f"sqlite:///{tmp_path}/bot.sqlite3",
-            "BOT_DATA_DIR": str(tmp_path / "var"),
-            "SLACK_BOT_TOKEN": "xoxb-1",
-            "SLACK_APP_TOKEN": "xapp-1",
-            "SLACK_API_URL": "http://127.0.0.1:9/api/",
-        },
+        env=bare_bot_env(
+            tmp_path,
+            SLACK_BOT_TOKEN="xoxb-1",
+            SLACK_APP_TOKEN="xapp-1",
+            SLACK_API_URL="http://127.0.0.1:9/api/",
+        ),
         cwd=ROOT,
     )
     assert result.returncode == 2, result.stderr

@@ -10,7 +10,7 @@ import pytest
 from adapters.teams.settings import TeamsSettings
 from bot.__main__ import main
 from bot.app.settings import load_settings
-from tests.support import ROOT, clean_environment, refused_settings, run_bot
+from tests.support import ROOT, bare_bot_env, clean_environment, refused_settings, run_bot
 
 # Every variable Teams' settings read (the Bot Framework's names and their TEAMS_ aliases), and
 # the bind address emulator mode depends on.
@@ -94,17 +94,15 @@ def test_check_says_whether_teams_is_configured(tmp_path: Path) -> None:
 
     (tests/test_cli.py answers that request: "bot token ok", and a refused secret.)
     """
-    base = {
-        "PATH": "/usr/bin:/bin",
-        "DATABASE_URL": f"sqlite:///{tmp_path}/bot.sqlite3",
-        "BOT_DATA_DIR": str(tmp_path / "var"),
-    }
     unreachable = {
         "MicrosoftAppId": "app-9",
         "MicrosoftAppPassword": "p-secret",
         "TO_CHANNEL_FROM_BOT_LOGIN_URL": "http://127.0.0.1:9/tenant",
     }
-    results = [run_bot("check", env={**base, **extra}, cwd=ROOT) for extra in ({}, unreachable)]
+    results = [
+        run_bot("check", env=bare_bot_env(tmp_path, **extra), cwd=ROOT)
+        for extra in ({}, unreachable)
+    ]
     emulator, configured = results
     assert emulator.returncode == 0, emulator.stderr
     assert (

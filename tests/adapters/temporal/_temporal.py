@@ -25,11 +25,13 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 
+from bot.client import Bridge
+from bot.client.models import QuestionObject
 from tests import waiting
 from tests.adapters.temporal._workflows import Deploy, DeployAsk
 from tests.e2e._api import API_KEY, WEBHOOK_SECRET, api_env
-from tests.e2e._client import OPERATOR, ConsoleClient
-from tests.e2e._server import ROOT, BotServer, StartBot, free_port
+from tests.e2e._client import APPROVE, OPERATOR, ConsoleClient
+from tests.e2e._server import ROOT, BotServer, StartBot, free_port, logged_process
 
 READY_SECONDS = 60.0
 
@@ -69,10 +71,7 @@ class DevServer:
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
-        with self.log_path.open("ab") as log:
-            self.process = subprocess.Popen(
-                self._argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
-            )
+        self.process = logged_process(self._argv, self.log_path, cwd=None, append=True)
         waiting.eventually_blocking(
             self._ready, what=f"Temporal on {self.address}", seconds=READY_SECONDS, every=0.2
         )
@@ -217,7 +216,7 @@ def deploys(folder: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def temporal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
-    """One dev server for the test module that imports this fixture."""
+    """One dev server per test module that uses it."""
     yield from dev_server(tmp_path_factory.mktemp("temporal"))
 
 
@@ -286,6 +285,23 @@ class Deploying:
         handle = await start_deploy(self.client, queue, ask)
         console = ConsoleClient(self.http, bot.url)
         return handle, console, await console.outstanding(ask.conversation, "approval")
+
+    async def approved_once(
+        self,
+        bot: BotServer,
+        handle: WorkflowHandle[Any, str],
+        console: ConsoleClient,
+        question: dict[str, Any],
+        *,
+        seconds: float,
+    ) -> list[QuestionObject]:
+        """Approve ``question`` in the console: the workflow ends approved within
+        ``seconds``, having deployed once; the questions the bridge holds after."""
+        await console.answer_ok(question["token"], APPROVE)
+        assert await asyncio.wait_for(handle.result(), seconds) == "approved: "
+        assert deploys(self.folder) == ["web 1.5"]
+        async with Bridge(bot.url, API_KEY) as bridge:
+            return (await bridge.list()).data
 
 
 @pytest.fixture

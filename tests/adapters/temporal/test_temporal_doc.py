@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import signal
 import sys
 from pathlib import Path
@@ -20,7 +19,7 @@ from tests.adapters.agent_docs import (
 )
 from tests.adapters.temporal._temporal import DevServer, temporal
 from tests.doors._doors import Door
-from tests.e2e._client import ConsoleClient
+from tests.e2e._client import ConsoleClient, approve_while_it_waits, exited_zero
 
 PAGE = "temporal.md"
 __all__ = ["temporal"]  # the fixture, imported for pytest to find
@@ -28,6 +27,11 @@ __all__ = ["temporal"]  # the fixture, imported for pytest to find
 # thread takes the GIL while Python finalizes, after the script has done and printed
 # everything. Only this abort, at exit, is let through.
 _EXIT_ABORT = "Fatal Python error: PyGILState_Release"
+
+
+def _exited_or_aborted_at_exit(returncode: int | None, stderr: str) -> bool:
+    at_exit = returncode == -signal.SIGABRT and stderr.startswith(_EXIT_ABORT)
+    return exited_zero(returncode, stderr) or at_exit
 
 
 def test_the_page_installs_the_extra_from_the_checkout() -> None:
@@ -52,18 +56,9 @@ async def test_the_offline_example_runs_as_pasted(
         url = f"http://127.0.0.1:{door.port}"
         env |= {"BRIDGE_URL": url, "BRIDGE_API_KEY": key}
         ran = await process([sys.executable, "-c", example(PAGE, "offline")], env)
-        try:
-            async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as http:
-                console = ConsoleClient(http, url)
-                question = await console.outstanding(CONVERSATION, "approval")
-                assert question["payload"]["arguments"] == {"service": "web", "version": "1.5"}
-                await console.answer_ok(question["token"], answer)
-            stdout, stderr = await asyncio.wait_for(ran.communicate(), 60)
-        finally:
-            if ran.returncode is None:
-                ran.kill()
-                await ran.wait()
-    said = stderr.decode()
-    at_exit = ran.returncode == -signal.SIGABRT and said.startswith(_EXIT_ABORT)
-    assert ran.returncode == 0 or at_exit, said
-    assert stdout.decode().strip() == printed
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as http:
+            console = ConsoleClient(http, url)
+            stdout, _ = await approve_while_it_waits(
+                ran, console, CONVERSATION, answer, ended_well=_exited_or_aborted_at_exit
+            )
+    assert stdout.strip() == printed
