@@ -11,7 +11,7 @@ from typing import Any
 
 from bot.human.capability import HumanInteractionCapability, InteractionRegistration
 from bot.human.factory import ask_user_registration, human_interaction
-from bot.human.pausing import current_run_binding
+from bot.human.live_binding import current_run_binding
 from bot.human.tokens import TokenSigner
 from bot.human.ttl import TTLPolicy
 from bot.kernel.tools import Tool

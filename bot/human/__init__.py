@@ -31,7 +31,8 @@ from bot.human.factory import (
     human_interaction,
     redemption_is_shared,
 )
-from bot.human.pausing import PauseBinding, current_run_binding, pause_handler
+from bot.human.live_binding import current_run_binding
+from bot.human.pausing import PauseBinding, pause_handler
 from bot.human.tokens import (
     MintedToken,
     SigningKey,

@@ -21,7 +21,7 @@ from bot.human.errors import (
     HumanInteractionError,
     InteractionConfigurationError,
 )
-from bot.human.pausing import PauseEvent, claims_for
+from bot.human.pause_event import PauseEvent, claims_for
 from bot.human.ports import Audit, Checkpoints, Consumption, IssuesWithTurn, Ledger
 from bot.human.registration import ASK_USER, CAPABILITY_NAME, InteractionRegistration
 from bot.human.tokens import MAX_TOKEN_CHARS, MintedToken, TokenClaims, TokenError, TokenSigner

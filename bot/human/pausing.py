@@ -1,16 +1,10 @@
-"""What a pause is bound to, what it reports, and the stage handler that pauses.
+"""What a pause is bound to, and the stage handler that pauses.
 
 Every refusal of a pause declines (``no_change``) rather than raising: a
 raise from ``pre-tool`` is a crashed stage and ends the turn, while a
 decline lets the tool body hand the model a refusal it can work around.
 Only ``HumanInteractionError`` is a refusal; anything else is a wiring bug
 and is allowed to crash the stage so it is seen.
-
-What a pause reports (``PauseEvent``) is built by the capability and turned
-here into the ``InvocationPaused`` the stage raises; the same ledger row is
-also seen as the interrupt a surface posts and as the token's claims. The
-stage depends on what a pause returns, never on the capability itself: it
-names what it needs of it as ``Pauser``.
 """
 
 from __future__ import annotations
@@ -18,76 +12,18 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from bot.human.errors import HumanInteractionError
-from bot.human.registration import ASK_USER, InteractionRegistration
-from bot.human.tokens import MintedToken, TokenClaims, arguments_digest
+from bot.human.pause_event import PauseEvent, pending_interrupt
+from bot.human.registration import InteractionRegistration
+from bot.human.tokens import MintedToken
 from bot.kernel.contracts import StageHandler, StageResult, no_change
-from bot.kernel.interrupts import InvocationPaused, PendingInterrupt
+from bot.kernel.interrupts import InvocationPaused
 from bot.kernel.state import snapshot
-from bot.kernel.turn import StageContext, current_turn
-from bot.questions.quorum import policy_of
-from bot.questions.records import Question
 
-
-@dataclass(frozen=True, slots=True)
-class PauseEvent:
-    """What ``pause`` reports: the envelope, its encoded token, and whether it can resume."""
-
-    pause: MintedToken
-    payload: dict[str, Any]
-    tool_call_id: str
-    interrupt_id: str
-    run_id: str
-    session_id: str
-    resumable: bool
-    token: str
-    # The ledger row the pause wrote.
-    record: Question | None = None
-
-
-def pending_interrupt(record: Question, *, token: str, resumable: bool) -> PendingInterrupt:
-    """A question as the pending interrupt a turn pauses with and a surface posts."""
-    return PendingInterrupt(
-        name=record.name,
-        kind="ask_user" if record.name == ASK_USER else "interrupt",
-        payload=record.payload,
-        token=token,
-        tool_call_id=record.tool_call_id,
-        interrupt_id=record.interrupt_id,
-        run_id=record.run_id,
-        session_id=record.session_id,
-        expires_at=record.expires_at,
-        resumable=resumable,
-        answerers=record.answerers,
-        tally=record.tally,
-        quorum=policy_of(record).quorum,
-        level=record.level,
-    )
-
-
-def claims_for(record: Question) -> TokenClaims:
-    """The token claims of a ledger row.
-
-    Signing is deterministic, so re-encoding an outstanding row yields the
-    very token first posted: tokens need never be stored at rest, and a
-    surface can show an open question again after a restart.
-    """
-    return TokenClaims(
-        jti=record.interrupt_id,
-        sub=record.run_id,
-        iat=int(record.issued_at),
-        exp=int(record.expires_at),
-        scope=record.scope,
-        thread=record.thread_id,
-        checkpoint=record.checkpoint_id,
-        call=record.tool_call_id,
-        name=record.name,
-        args=arguments_digest(arguments)
-        if isinstance(arguments := record.payload.get("arguments"), dict)
-        else "",
-    )
+if TYPE_CHECKING:
+    from bot.kernel.turn import StageContext
 
 
 class Pauser(Protocol):
@@ -130,32 +66,6 @@ class PauseBinding:
     session_id: str = ""
     thread_id: str = ""
     checkpoint_id: str | None = None
-
-
-def current_run_binding(
-    *,
-    scope: str | None = None,
-    session_id: str | None = None,
-    pin: str | None = None,
-    checkpoint_id: str | None = None,
-) -> PauseBinding | None:
-    """Fill the run's ids from the running turn; None outside a turn.
-
-    Reading the turn at call time, not at construction, is the point: a
-    binding captured once would bind every run to the first run's ids.
-    """
-    turn = current_turn()
-    if turn is None:
-        return None
-    return PauseBinding(
-        pin=pin if pin is not None else turn.pin,
-        scope=scope if scope is not None else turn.scope,
-        run_id=turn.run_id,
-        root_run_id=turn.root_run_id or turn.run_id,
-        session_id=session_id if session_id is not None else turn.session_id,
-        thread_id=turn.thread_id,
-        checkpoint_id=checkpoint_id,
-    )
 
 
 def pause_handler(

@@ -191,7 +191,7 @@ class Delivery:
     ``body`` carries what the state change knew (the outcome text); the rest
     is read from the ledger and the run at delivery time, so a redelivery
     always shows the current truth. A row handed over in memory
-    (``bot.service.delivery.OwedRows``) brings its question as the owing write left it
+    (``bot.service.owed``) brings its question as the owing write left it
     in ``pause``, so its first delivery reads nothing.
     """
 

@@ -21,7 +21,7 @@ from functools import partial
 from typing import Any
 
 from bot.human.capability import AnswerValidationError, HumanInteractionCapability
-from bot.human.pausing import claims_for
+from bot.human.pause_event import claims_for
 from bot.human.tokens import TokenClaims, TokenError, TokenExpiredError
 from bot.questions import posts, quorum
 from bot.questions.write import Ballot, TurnToResume

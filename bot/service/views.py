@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from bot.human.capability import HumanInteractionCapability, InteractionRegistration
-from bot.human.pausing import claims_for, pending_interrupt
+from bot.human.pause_event import claims_for, pending_interrupt
 from bot.human.tokens import MintedToken
 from bot.kernel.interrupts import PendingInterrupt
 from bot.stores.ports import Stores

@@ -10,7 +10,7 @@ import jwt
 import pytest
 
 from bot.api.links import AnswerLinks, LinkExpiredError, LinkInvalidError
-from bot.human.pausing import claims_for
+from bot.human.pause_event import claims_for
 from bot.human.tokens import MintedToken, SigningKey, TokenInvalidError, TokenSigner
 from bot.questions.records import Question, QuestionStatus
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.human import ASK_USER, HumanInteractionCapability, human_interaction
-from bot.human.pausing import current_run_binding
+from bot.human.live_binding import current_run_binding
 from bot.human.tokens import TokenSigner
 from bot.kernel import TurnRequest
 from bot.stores.ports import Stores

@@ -24,7 +24,7 @@ from bot.human import (
     redemption_is_shared,
 )
 from bot.human.factory import InMemoryConsumption
-from bot.human.pausing import current_run_binding
+from bot.human.live_binding import current_run_binding
 from bot.human.tokens import TokenSigner
 from bot.interactions.approval import APPROVAL, approval_registration, approval_tool
 from bot.kernel import (

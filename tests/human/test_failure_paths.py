@@ -21,7 +21,7 @@ from bot.human import (
     human_interaction,
 )
 from bot.human.factory import InMemoryConsumption
-from bot.human.pausing import current_run_binding
+from bot.human.live_binding import current_run_binding
 from bot.human.tokens import MintedToken, TokenError, TokenSigner
 from bot.interactions.approval import (
     APPROVAL,

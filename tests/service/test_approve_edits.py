@@ -297,7 +297,7 @@ async def test_a_token_for_other_arguments_is_refused(
     swapped = {**row.payload, "arguments": {**ASKED, "environment": "staging"}}
     from dataclasses import replace
 
-    from bot.human.pausing import claims_for
+    from bot.human.pause_event import claims_for
 
     assert claims_for(replace(row, payload=swapped)).args != claims.args
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.questions.write import Owed
-from bot.service.delivery import OwedRows
+from bot.service.owed import OwedRows
 from bot.stores.records import Delivery, DeliveryKind, Question
 
 

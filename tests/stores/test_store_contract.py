@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from bot.questions.write import Delivered
-from bot.service.delivery import OwedRows
+from bot.service.owed import OwedRows
 from bot.stores import (
     AuditEvent,
     Closing,

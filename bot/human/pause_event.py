@@ -1,0 +1,76 @@
+"""What a pause reports, and a ledger row seen as the interrupt and as the token's claims.
+
+The pause stage (``pausing``) turns the report into the ``InvocationPaused``
+it raises; the capability builds it. Standing apart, it lets the stage
+depend on what a pause returns without depending on the capability.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from bot.human.registration import ASK_USER
+from bot.human.tokens import MintedToken, TokenClaims, arguments_digest
+from bot.kernel.interrupts import PendingInterrupt
+from bot.questions.quorum import policy_of
+from bot.questions.records import Question
+
+
+@dataclass(frozen=True, slots=True)
+class PauseEvent:
+    """What ``pause`` reports: the envelope, its encoded token, and whether it can resume."""
+
+    pause: MintedToken
+    payload: dict[str, Any]
+    tool_call_id: str
+    interrupt_id: str
+    run_id: str
+    session_id: str
+    resumable: bool
+    token: str
+    # The ledger row the pause wrote.
+    record: Question | None = None
+
+
+def pending_interrupt(record: Question, *, token: str, resumable: bool) -> PendingInterrupt:
+    """A question as the pending interrupt a turn pauses with and a surface posts."""
+    return PendingInterrupt(
+        name=record.name,
+        kind="ask_user" if record.name == ASK_USER else "interrupt",
+        payload=record.payload,
+        token=token,
+        tool_call_id=record.tool_call_id,
+        interrupt_id=record.interrupt_id,
+        run_id=record.run_id,
+        session_id=record.session_id,
+        expires_at=record.expires_at,
+        resumable=resumable,
+        answerers=record.answerers,
+        tally=record.tally,
+        quorum=policy_of(record).quorum,
+        level=record.level,
+    )
+
+
+def claims_for(record: Question) -> TokenClaims:
+    """The token claims of a ledger row.
+
+    Signing is deterministic, so re-encoding an outstanding row yields the
+    very token first posted: tokens need never be stored at rest, and a
+    surface can show an open question again after a restart.
+    """
+    return TokenClaims(
+        jti=record.interrupt_id,
+        sub=record.run_id,
+        iat=int(record.issued_at),
+        exp=int(record.expires_at),
+        scope=record.scope,
+        thread=record.thread_id,
+        checkpoint=record.checkpoint_id,
+        call=record.tool_call_id,
+        name=record.name,
+        args=arguments_digest(arguments)
+        if isinstance(arguments := record.payload.get("arguments"), dict)
+        else "",
+    )
