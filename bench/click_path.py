@@ -15,6 +15,7 @@ Run: `.venv/bin/python bench/click_path.py`.
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import sys
 import tempfile
@@ -57,17 +58,29 @@ def profile(frame, event, arg):
                 calls.add(caller_file + " " + callee)
 def start(*_):
     seen.clear(); calls.clear(); sys.setprofile(profile); threading.setprofile(profile)
+    open(os.environ["CLICK_PATH_OUT"] + ".started", "w").close()
 def stop(*_):
     sys.setprofile(None); threading.setprofile(None)
     with open(os.environ["CLICK_PATH_OUT"] + ".calls", "w") as out:
         out.write("\\n".join(sorted(calls)))
     with open(os.environ["CLICK_PATH_OUT"], "w") as out:
         out.write("\\n".join(sorted(seen)))
+    open(os.environ["CLICK_PATH_OUT"] + ".stopped", "w").close()
 signal.signal(signal.SIGUSR1, start)
 signal.signal(signal.SIGUSR2, stop)
 sys.argv = ["bot"]
 runpy.run_module("bot", run_name="__main__", alter_sys=True)
 """
+
+
+async def _appeared(path: Path) -> None:
+    """Wait for the traced bot, another process, to create ``path`` (5 s at most): a file
+    is all it can signal with, so it is looked for every 10 ms."""
+    for _ in range(500):
+        if os.path.exists(path):  # noqa: ASYNC240 - one stat, not worth a thread
+            return
+        await asyncio.sleep(0.01)
+    raise SystemExit(f"the traced bot never wrote {path.name}")
 
 
 async def main() -> None:
@@ -88,16 +101,14 @@ async def main() -> None:
                 await signed_post(session, urls["ours"], first, form)
                 await recorded(session, urls["fake"], "chat.postMessage", 3)  # warm
                 bot.send_signal(signal.SIGUSR1)
-                await asyncio.sleep(0.2)  # the handler runs between two bytecodes
+                # The handler runs between two bytecodes of the bot's loop; it says when.
+                await _appeared(out.with_name(out.name + ".started"))
                 began = time.perf_counter()
                 await signed_post(session, urls["ours"], second, form)
                 await recorded(session, urls["fake"], "chat.postMessage", 4)
                 took = time.perf_counter() - began
                 bot.send_signal(signal.SIGUSR2)
-                for _ in range(100):
-                    if out.exists() and out.stat().st_size:
-                        break
-                    await asyncio.sleep(0.05)
+                await _appeared(out.with_name(out.name + ".stopped"))
         finally:
             for process in (bot, fake):
                 process.terminate()
