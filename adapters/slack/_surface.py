@@ -109,8 +109,7 @@ class SlackSurface:
         self, run: RunRecord, interrupt: PendingInterrupt, ref: dict[str, Any]
     ) -> None:
         """The question redrawn in place: its new expiry, and the token re-derived with it."""
-        if ref.get("ts"):
-            await self._edit(ref, self._question_message(run, interrupt))
+        await self._edit(ref, self._question_message(run, interrupt))
 
     async def show_moved(
         self, run: RunRecord, record: Question, previous_ref: dict[str, Any]

@@ -77,8 +77,7 @@ class TeamsSurface:
         self, run: RunRecord, interrupt: PendingInterrupt, ref: dict[str, Any]
     ) -> None:
         """The card redrawn in place: the new expiry, and the token re-derived with it."""
-        if ref.get("activity_id"):
-            await self._replace_card(ref, question_card(self.card_context(run, interrupt)))
+        await self._replace_card(ref, question_card(self.card_context(run, interrupt)))
 
     async def show_moved(
         self, run: RunRecord, record: Question, previous_ref: dict[str, Any]
