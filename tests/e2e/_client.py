@@ -166,8 +166,9 @@ async def approve_while_it_waits(
         if script.returncode is None:
             script.kill()
             await script.wait()
-    assert ended_well(script.returncode, err.decode()), err.decode()
-    return out.decode(), err.decode()
+    stdout, stderr = out.decode(), err.decode()
+    assert ended_well(script.returncode, stderr), (script.returncode, stdout, stderr)
+    return stdout, stderr
 
 
 def _latest_run(feed: dict[str, Any]) -> dict[str, Any]:
