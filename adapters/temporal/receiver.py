@@ -26,6 +26,7 @@ import asyncio
 import logging
 import os
 import signal
+import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -180,6 +181,14 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     asyncio.run(_serve(args))
+    # Stopped cleanly: everything is answered and the server closed. temporalio's core
+    # threads can still take the GIL while the interpreter finalizes and abort the
+    # process (sdk-python issue 300), which a process manager reports as a crash; with
+    # nothing left to run, leave without finalizing.
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
