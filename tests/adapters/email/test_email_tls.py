@@ -13,9 +13,10 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import pytest
+from aiosmtplib.protocol import SMTPProtocol
 
 from adapters.email import EmailSurface, parse_smtp_url
 from bot.app.probes import probe_smtp
@@ -42,15 +43,69 @@ def smtp(request: pytest.FixtureRequest, certificates: ServerCertificates) -> It
     fake.stop()
 
 
+class ClientConnections:
+    """The bot's SMTP connections in this test, and an event once all have closed.
+
+    A TLS connection closes in steps (close_notify each way, then the socket) that
+    the loop runs after ``quit()`` returns; a test that ended before them would
+    leave a socket for the collector to warn about in some later test. The
+    protocol hears ``connection_lost`` once its socket is closed.
+    """
+
+    def __init__(self) -> None:
+        self._open: set[SMTPProtocol] = set()
+        self.seen: set[SMTPProtocol] = set()
+        self._closed = asyncio.Event()
+        self._closed.set()
+
+    def made(self, protocol: SMTPProtocol) -> None:
+        # Twice for a STARTTLS connection (plain, then TLS): one protocol, one entry.
+        self._open.add(protocol)
+        self.seen.add(protocol)
+        self._closed.clear()
+
+    def lost(self, protocol: SMTPProtocol) -> None:
+        self._open.discard(protocol)
+        if not self._open:
+            self._closed.set()
+
+    async def all_closed(self) -> int:
+        """Once every connection opened so far has closed: how many were opened."""
+        await asyncio.wait_for(self._closed.wait(), 30)
+        return len(self.seen)
+
+
+@pytest.fixture
+def connections(monkeypatch: pytest.MonkeyPatch) -> ClientConnections:
+    """Every aiosmtplib connection this test opens, followed to its close."""
+    seen = ClientConnections()
+    made, lost = SMTPProtocol.connection_made, SMTPProtocol.connection_lost
+
+    def connection_made(protocol: SMTPProtocol, transport: Any) -> None:
+        seen.made(protocol)
+        made(protocol, transport)
+
+    def connection_lost(protocol: SMTPProtocol, error: Exception | None) -> None:
+        lost(protocol, error)
+        seen.lost(protocol)
+
+    monkeypatch.setattr(SMTPProtocol, "connection_made", connection_made)
+    monkeypatch.setattr(SMTPProtocol, "connection_lost", connection_lost)
+    return seen
+
+
 def _surface(fake: SmtpFake) -> EmailSurface:
     return EmailSurface(parse_smtp_url(fake.url), sender=SENDER, links=_links(), clock=lambda: 0.0)
 
 
 async def test_a_trusted_server_signs_in_after_tls_and_takes_the_question(
-    smtp: SmtpFake, certificates: ServerCertificates, monkeypatch: pytest.MonkeyPatch
+    smtp: SmtpFake,
+    certificates: ServerCertificates,
+    monkeypatch: pytest.MonkeyPatch,
+    connections: ClientConnections,
 ) -> None:
     """With the CA in SSL_CERT_FILE: check signs in (the server takes AUTH only over TLS),
-    and the question is mailed."""
+    and the question is mailed; both sessions close their connections."""
     monkeypatch.setenv("SSL_CERT_FILE", str(certificates.ca))
     settings = load_settings(BOT_SMTP_URL=smtp.url, BOT_EMAIL_FROM=SENDER)
     probe = await probe_smtp(settings.email)
@@ -58,6 +113,7 @@ async def test_a_trusted_server_signs_in_after_tls_and_takes_the_question(
     await _surface(smtp).publish_question(_run(), _approval())
     assert [m["Subject"] for m in smtp.taken()] == ["Approval needed: deploy"]
     assert smtp.logins == ["bridge", "bridge"]
+    assert await connections.all_closed() == 2  # check's session, then the mail's
 
 
 async def test_an_untrusted_certificate_is_one_sentence_and_nothing_is_sent(
