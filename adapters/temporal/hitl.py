@@ -14,7 +14,9 @@ makes of the bridge's webhook, or, when the worker has no callback URL,
 pulled by a long-polling activity. Either way it lands in the same state,
 keyed by question id: the first close of a question counts, a repeat is
 reported ``duplicate`` and changes nothing, and a close that arrives before
-the workflow waits for it is there when it looks.
+the workflow waits for it is there when it looks. The update takes only the
+close of a question this run asked (its idempotency key, and once known its
+id): any key holder can name a workflow in a question's metadata.
 
 How a question closed without the answer asked for is raised as the Python
 client raises it: ``Expired``, ``Cancelled``, ``Rejected`` (``bot.client``).
@@ -76,10 +78,39 @@ _STATE = "_bridge_hitl_state"
 
 @dataclass
 class _State:
-    """One workflow run's asks: how many so far, and every close that has arrived."""
+    """One workflow run's asks and every close that has arrived for them."""
 
-    asked: int = 0
+    # Each ask's idempotency key, in order, to the id of the question it made once the ask
+    # activity has said (None until then).
+    asks: dict[str, str | None] = field(default_factory=dict)
     closed: dict[str, QuestionObject] = field(default_factory=dict)
+
+    def next_origin(self) -> Origin:
+        """The next ask's origin: this run, at the position after the asks so far."""
+        info = workflow.info()
+        origin = Origin(info.namespace, info.workflow_id, info.run_id, len(self.asks))
+        self.asks[origin.idempotency_key] = None
+        return origin
+
+    def made(self, origin: Origin, question: QuestionObject) -> None:
+        self.asks[origin.idempotency_key] = question.id
+
+    def check(self, question: QuestionObject) -> None:
+        """Refuse a close that is not of a question this run asked.
+
+        Anyone with a key of the bridge can ask a question whose metadata names
+        this workflow, and the bridge signs its close like any other. Only this
+        run's asks carry its idempotency keys, and once the ask activity has
+        said which question a key made, only that question's close counts: a
+        key holder who copies the key gets a question of another id.
+        """
+        if not question.closed:
+            raise ValueError(f"Question {question.id} is still open.")
+        if question.idempotency_key not in self.asks:
+            raise ValueError(f"Question {question.id} is not one this workflow run asked.")
+        made = self.asks[question.idempotency_key]
+        if made is not None and made != question.id:
+            raise ValueError(f"Question {question.id} is not the one this workflow run asked.")
 
     def take(self, question: QuestionObject) -> str:
         if question.id in self.closed:
@@ -88,14 +119,12 @@ class _State:
         return ACCEPTED
 
 
-def _validate_close(event: dict[str, Any]) -> None:
-    # A refusal here is never written to the workflow's history.
+def _event(event: dict[str, Any]) -> QuestionObject:
+    """The question an update's argument closes; ValueError if it is no bridge event."""
     try:
-        parsed = WebhookEvent.model_validate(event)
+        return WebhookEvent.model_validate(event).data
     except ValidationError:
         raise ValueError("The update is not a question event from the bridge.") from None
-    if not parsed.data.closed:
-        raise ValueError(f"Question {parsed.data.id} is still open.")
 
 
 def _state() -> _State:
@@ -114,7 +143,11 @@ def _state() -> _State:
     def on_close(event: dict[str, Any]) -> str:
         return made.take(WebhookEvent.model_validate(event).data)
 
-    workflow.set_update_handler(CLOSE_UPDATE, on_close, validator=_validate_close)
+    def validate_close(event: dict[str, Any]) -> None:
+        # A refusal here is never written to the workflow's history.
+        made.check(_event(event))
+
+    workflow.set_update_handler(CLOSE_UPDATE, on_close, validator=validate_close)
     return made
 
 
@@ -142,16 +175,14 @@ async def _answered(
     """Ask, then wait durably for the close: the answered question, or how it closed
     without an answer raised (``Expired`` also when the timer saw the expiry first)."""
     state = _state()
-    position = state.asked
-    state.asked += 1
-    info = workflow.info()
+    origin = state.next_origin()
     routes, several = _routes(route)
     request = AskRequest(
         kind=kind,
         payload=payload,
         routes=routes,
         several=several,
-        origin=Origin(info.namespace, info.workflow_id, info.run_id, position),
+        origin=origin,
         answerers=None if answerers is None else list(answerers),
         ttl_seconds=ttl_seconds,
         metadata=None if metadata is None else dict(metadata),
@@ -171,6 +202,7 @@ async def _answered(
         summary=f"ask the bridge ({kind})",
     )
     question = QuestionObject.model_validate(asked.question)
+    state.made(origin, question)
     if question.closed:  # closed before a retried create read it back
         state.take(question)
     remaining = _expiry(question) - workflow.now()

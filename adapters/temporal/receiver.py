@@ -10,8 +10,10 @@ same way twice and seen once.
 Its statuses tell the bridge's outbox whether to try again: 2xx for
 everything that will never go better (delivered, a duplicate, a workflow
 that has ended or refused the update, a question that is not a workflow's),
-400 for a signature that does not verify, 503 while Temporal or the
-workflow's worker cannot take the update yet.
+400 for a signature that does not verify or a question its metadata's
+workflow run did not ask (no run id, or an idempotency key those
+coordinates do not give), 503 while Temporal or the workflow's worker cannot
+take the update yet.
 
 Run it inside the worker process (``serve_receiver``) or on its own::
 
@@ -42,7 +44,7 @@ from temporalio.client import (
 from temporalio.envconfig import ClientConfig
 from temporalio.service import RPCError, RPCStatusCode
 
-from adapters.temporal._wire import CLOSE_UPDATE, origin_of
+from adapters.temporal._wire import CLOSE_UPDATE, Origin, origin_of
 from bot.client import InvalidWebhook, verify_webhook
 
 log = logging.getLogger(__name__)
@@ -91,6 +93,11 @@ class Receiver:
         if origin is None or origin.namespace != self._client.namespace:
             # Not a workflow's question here: acknowledged, so it is not sent again.
             return Receipt(200, "ignored", f"question {question.id} names no workflow here")
+        foreign = _not_asked_by(origin, question.idempotency_key)
+        if foreign:
+            # Any key holder can write metadata: the coordinates count only as the ask made them.
+            log.warning("refused the close of %s: %s", question.id, foreign)
+            return Receipt(400, "invalid", f"Question {question.id} {foreign}")
         webhook_id = {k.lower(): v for k, v in headers.items()}["webhook-id"]
         handle = self._client.get_workflow_handle(origin.workflow_id, run_id=origin.run_id)
         try:
@@ -131,6 +138,20 @@ class Receiver:
         app.router.add_post(path, receive)
         app.router.add_get("/healthz", healthz)
         return app
+
+
+def _not_asked_by(origin: Origin, idempotency_key: str) -> str:
+    """Why a question was not asked by the workflow run its metadata names, or ``""``.
+
+    A workflow's ask names its own run and makes the idempotency key from the
+    same coordinates; without a run id the update would go to whichever run
+    is the latest.
+    """
+    if not origin.run_id:
+        return "names no run_id in metadata.temporal; only a workflow's own ask names its run."
+    if idempotency_key != origin.idempotency_key:
+        return "has an idempotency key that metadata.temporal does not give; no workflow asked it."
+    return ""
 
 
 @asynccontextmanager

@@ -46,6 +46,12 @@ def verify_webhook(
         signatures = lowered["webhook-signature"]
     except KeyError as missing:
         raise InvalidWebhook(f"The webhook has no {missing.args[0]} header.") from None
+    # Standard Webhooks headers are ASCII; anything else is no signature of ours, and
+    # comparing or encoding it (a server may decode stray bytes as surrogates) would raise.
+    named = {"webhook-id": msg_id, "webhook-timestamp": stamp, "webhook-signature": signatures}
+    for name, value in named.items():
+        if not value.isascii():
+            raise InvalidWebhook(f"The {name} header is not ASCII.")
     try:
         sent_at = int(stamp)
     except ValueError:

@@ -123,3 +123,14 @@ def test_a_malformed_secret_is_said_so() -> None:
     """A secret that is not base64 is named as the problem, not the signature."""
     with pytest.raises(InvalidWebhook, match="whsec_"):
         verify_webhook("whsec_!!!", _signed(), BODY)
+
+
+@pytest.mark.parametrize("header", ["Webhook-Id", "Webhook-Timestamp", "Webhook-Signature"])
+@pytest.mark.parametrize("stray", ["é", "\udcff", "\u0661"])
+def test_a_header_that_is_not_ascii_is_refused_by_name(header: str, stray: str) -> None:
+    """Non-ASCII text (a server's surrogate for an undecodable byte too, or a digit of another
+    script) in any signed header is refused naming the header, never a TypeError."""
+    headers = _signed()
+    headers[header] = headers[header] + stray
+    with pytest.raises(InvalidWebhook, match=f"The {header.lower()} header is not ASCII."):
+        verify_webhook(SECRET, headers, BODY)

@@ -22,7 +22,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from adapters.temporal import BridgeActivities, Receipt, Receiver
-from adapters.temporal._wire import ASK_ACTIVITY, AskRequest, AskResult
+from adapters.temporal._wire import ASK_ACTIVITY, AskRequest, AskResult, Origin
 from bot.client import Bridge, Outcome
 from tests.adapters.temporal._temporal import (
     HOOK,
@@ -32,7 +32,7 @@ from tests.adapters.temporal._temporal import (
     history_events,
     start_deploy,
 )
-from tests.adapters.temporal._workflows import Deploy, DeployAsk, Done, record_deploy
+from tests.adapters.temporal._workflows import Deploy, DeployAsk, Done, Renewed, record_deploy
 from tests.e2e._api import API_KEY, WEBHOOK_SECRET, api_env
 from tests.e2e._client import APPROVE, OPERATOR, ConsoleClient
 from tests.e2e._server import StartBot, free_port
@@ -52,6 +52,28 @@ async def test_a_workflow_asks_is_approved_in_the_console_and_completes(
     [asked] = await deploying.approved_once(bot, handle, console, question, seconds=60)
     assert asked.metadata is not None
     assert asked.metadata["temporal"]["workflow_id"] == handle.id
+
+
+async def test_a_workflow_that_continues_as_new_takes_each_runs_close_by_webhook(
+    deploying: Deploying,
+) -> None:
+    """Each run asks under its own run id, and the receiver delivers each close to that run."""
+    bot, queue = await deploying.bridge_and_worker(push=True)
+    handle = await deploying.client.start_workflow(
+        Renewed.run, args=[DeployAsk("tp-renew"), 2], id=f"renew-{uuid.uuid4()}", task_queue=queue
+    )
+    console = ConsoleClient(deploying.http, bot.url)
+    for runs in (2, 1):
+        question = await console.outstanding(f"tp-renew{runs}", "approval")
+        await console.answer_ok(question["token"], APPROVE)
+    assert await asyncio.wait_for(handle.result(), 60) == "approved in every run"
+    async with Bridge(bot.url, API_KEY) as bridge:
+        asked = (await bridge.list()).data
+    run_ids = {q.metadata["temporal"]["run_id"] for q in asked if q.metadata is not None}
+    last = await handle.describe()  # the handle names no run: the latest
+    assert run_ids == {handle.result_run_id, last.run_id} and len(run_ids) == 2, run_ids
+    events = await history_events(deploying.client, handle.id)  # the last run's
+    assert events.count("WORKFLOW_EXECUTION_UPDATE_ACCEPTED") == 1, events
 
 
 @asynccontextmanager
@@ -156,7 +178,7 @@ def signed(
     return headers, body
 
 
-def closed_event(metadata: dict[str, Any] | None) -> dict[str, Any]:
+def closed_event(metadata: dict[str, Any] | None, idempotency_key: str = "k") -> dict[str, Any]:
     """A ``question.answered`` event as the bridge sends it, with ``metadata``."""
     stamp = "2026-01-01T00:00:00Z"
     return {
@@ -175,7 +197,7 @@ def closed_event(metadata: dict[str, Any] | None) -> dict[str, Any]:
             "answer": APPROVE,
             "delivery": {"status": "posted"},
             "metadata": metadata,
-            "idempotency_key": "k",
+            "idempotency_key": idempotency_key,
         },
     }
 
@@ -189,14 +211,11 @@ async def test_the_receiver_acknowledges_what_a_retry_cannot_change(
         handle = await client.start_workflow(Done.run, id=f"done-{uuid.uuid4()}", task_queue=queue)
         assert await handle.result() == "done"
     receiver = Receiver(client, secret=WEBHOOK_SECRET)
-    origin = {
-        "namespace": client.namespace,
-        "workflow_id": handle.id,
-        "run_id": handle.result_run_id,
-        "position": 0,
-    }
+    assert handle.result_run_id is not None
+    asked = Origin(client.namespace, handle.id, handle.result_run_id, 0)
+    origin = asked.as_metadata()
     ended = await receiver.deliver(
-        *signed(closed_event({"temporal": origin}), webhook_id="msg_q_late")
+        *signed(closed_event({"temporal": origin}, asked.idempotency_key), webhook_id="msg_q_late")
     )
     assert (ended.status, ended.result) == (200, "ended"), ended
     foreign = await receiver.deliver(*signed(closed_event({"team": "ops"}), webhook_id="msg_q_x"))

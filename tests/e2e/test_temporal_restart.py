@@ -4,22 +4,19 @@ and completes once, by webhook and by long-poll."""
 from __future__ import annotations
 
 import asyncio
-import os
-import sys
 
 import pytest
 
-from tests import waiting
 from tests.adapters.temporal._temporal import (
     Deploying,
     another_worker,
     deploys,
     history_events,
+    receiver_process,
 )
 from tests.adapters.temporal._workflows import DeployAsk
-from tests.e2e._api import WEBHOOK_SECRET
 from tests.e2e._client import APPROVE
-from tests.e2e._server import ROOT, free_port
+from tests.e2e._server import free_port
 
 pytestmark = pytest.mark.e2e
 
@@ -46,31 +43,10 @@ async def test_the_bridge_killed_between_the_answer_and_the_webhook_delivers_it_
     handle, console, question = await deploying.asked(bot, queue, DeployAsk("tp-bridge"))
     await console.answer_ok(question["token"], APPROVE)
     bot.kill()  # the close is committed, the webhook owed and not delivered
-    receiver = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "adapters.temporal.receiver",
-        "--port",
-        str(port),
-        cwd=ROOT,
-        env={
-            **os.environ,
-            "TEMPORAL_ADDRESS": deploying.temporal.address,
-            "BOT_WEBHOOK_SECRET": WEBHOOK_SECRET,
-        },
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    try:
-        await waiting.healthy(f"http://127.0.0.1:{port}", alive=lambda: receiver.returncode is None)
+    async with receiver_process(deploying.temporal, deploying.folder, port) as receiver:
         await bot.restart()
         assert await asyncio.wait_for(handle.result(), 90) == "approved: "
-    finally:
-        receiver.terminate()
-        _, err = await receiver.communicate()
-        print(err.decode())
-    assert receiver.returncode == 0, err.decode()
+        assert await receiver.stop() == 0, receiver.log_text()
     events = await history_events(deploying.client, handle.id)
     assert events.count("WORKFLOW_EXECUTION_UPDATE_ACCEPTED") == 1, events
     assert deploys(deploying.folder) == ["web 1.5"]

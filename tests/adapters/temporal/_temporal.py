@@ -16,6 +16,7 @@ import subprocess
 import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -235,6 +236,56 @@ async def workers() -> AsyncIterator[list[WorkerProcess]]:
         print(f"--- {worker.log_path} ---\n{worker.log_tail()}")
 
 
+class ReceiverProcess:
+    """``python -m adapters.temporal.receiver`` on ``port``, its output in ``folder``'s
+    ``receiver.log``; ``stop`` is a SIGTERM, as a process manager stops it."""
+
+    def __init__(self, temporal: DevServer, folder: Path, port: int) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.log_path = folder / "receiver.log"
+        self.url = f"http://127.0.0.1:{port}"
+        self._argv = [sys.executable, "-m", "adapters.temporal.receiver", "--port", str(port)]
+        self._env = {
+            **os.environ,
+            "TEMPORAL_ADDRESS": temporal.address,
+            "BOT_WEBHOOK_SECRET": WEBHOOK_SECRET,
+        }
+        self.process: subprocess.Popen[bytes] | None = None
+
+    async def start(self) -> ReceiverProcess:
+        self.process = logged_process(self._argv, self.log_path, env=self._env, append=True)
+        process = self.process
+        await waiting.healthy(self.url, alive=lambda: process.poll() is None)
+        return self
+
+    async def stop(self) -> int:
+        """SIGTERM and its exit status."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGTERM)
+        return await asyncio.to_thread(self.process.wait, 30)
+
+    def close(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+@asynccontextmanager
+async def receiver_process(
+    temporal: DevServer, folder: Path, port: int
+) -> AsyncIterator[ReceiverProcess]:
+    """A receiver process while the block runs; killed if the block did not stop it."""
+    receiver = ReceiverProcess(temporal, folder, port)
+    try:
+        yield await receiver.start()
+    finally:
+        receiver.close()
+        print(f"--- {receiver.log_path} ---\n{receiver.log_text()}")
+
+
 async def history_events(client: Client, workflow_id: str) -> list[str]:
     """The workflow's history as event type names (``WORKFLOW_EXECUTION_UPDATE_ACCEPTED``...)."""
     history = await client.get_workflow_handle(workflow_id).fetch_history()
@@ -258,12 +309,13 @@ class Deploying:
     folder: Path
 
     async def bridge_and_worker(
-        self, *, push: bool, outside_receiver: int | None = None
+        self, *, push: bool, outside_receiver: int | None = None, **bot_env: str
     ) -> tuple[BotServer, str]:
-        """A bridge and a worker process, and the worker's task queue. With ``push`` a
-        close comes back by webhook: to the receiver inside the worker, or to one the test
-        serves itself on port ``outside_receiver``; without, by the long-poll."""
-        bot = await self.start_bot(**api_env("console:*"), **OPERATOR)
+        """A bridge (its settings over ``bot_env``) and a worker process, and the worker's
+        task queue. With ``push`` a close comes back by webhook: to the receiver inside the
+        worker, or to one the test serves on port ``outside_receiver``; without, by the
+        long-poll."""
+        bot = await self.start_bot(**{**api_env("console:*"), **OPERATOR, **bot_env})
         queue = f"q-{uuid.uuid4()}"
         port = outside_receiver or free_port()
         env = worker_env(

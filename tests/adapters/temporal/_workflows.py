@@ -67,6 +67,25 @@ class Deploy:
 
 
 @workflow.defn
+class Renewed:
+    """Asks approval in ``ask.conversation`` + ``runs``, then continues as new with one run
+    fewer, until the last run; returns its run count."""
+
+    @workflow.run
+    async def run(self, ask: DeployAsk, runs: int) -> str:
+        await hitl.request_approval(
+            "deploy",
+            f"Deploy {ask.service} {ask.version} to prod",
+            arguments={"service": ask.service, "version": ask.version},
+            route=f"console:{ask.conversation}{runs}",
+            answerers=["anyone"],
+        )
+        if runs > 1:
+            workflow.continue_as_new(args=[ask, runs - 1])
+        return "approved in every run"
+
+
+@workflow.defn
 class Done:
     """Ends at once: a workflow a late webhook finds already closed."""
 
@@ -75,4 +94,4 @@ class Done:
         return "done"
 
 
-WORKFLOWS = [Deploy, Done]
+WORKFLOWS = [Deploy, Renewed, Done]
