@@ -31,7 +31,16 @@ from tests.e2e._api import Api, api_env
 from tests.e2e._server import BotServer, json_lines
 from tests.e2e._slack import ALICE, CHANNEL, SlackDriver, checked_slack, slack_bot, text_of
 from tests.e2e._teams import ALICE as TEAMS_ALICE
-from tests.e2e._teams import TeamsDriver, actions, card_of, checked_connector, elements, texts
+from tests.e2e._teams import (
+    TeamsDriver,
+    actions,
+    card_of,
+    checked_connector,
+    elements,
+    message,
+    submitted,
+    texts,
+)
 from tests.fakes.bf_connector import Call as TeamsCall
 from tests.fakes.slack_api import Call as SlackCall
 from tests.fakes.slack_api import buttons
@@ -595,3 +604,23 @@ async def test_the_agent_reads_exactly_what_the_person_entered(
     assert not missing, f"filled in but not received: {missing}"
     assert answer == entered.answer
     await closed_everywhere(world, posted, ANSWERERS[platform])
+
+
+async def test_a_teams_client_without_universal_actions_answers_a_further_route(
+    world: World,
+) -> None:
+    """Action.Submit (a message carrying the card's data and inputs) on a card behind Slack:
+    the agent reads every field as entered and both posts show the question closed."""
+    kind = next(k for k in KINDS if k.name == "form all optional")
+    marker = f"case{next(_cases):03d}z"
+    posted = await asked(world, kind, [SLACK, TEAMS], marker)
+    entered = kind.entered(kind.payload(marker))
+    card = posted.teams[TEAMS]
+    data = submitted(card_of(card.body), entered.teams_press, entered.teams)
+    sent = message(world.teams.connector.url, "", conversation=TEAMS_CHANNEL, kind="channel")
+    status, _ = await world.teams.post({**sent, "value": data, "replyToId": card.activity_id})
+    assert status in (200, 201)
+
+    status, shown = await world.api.get(posted.id, wait=15)
+    assert status == 200 and shown["answer"] == entered.answer, shown
+    await closed_everywhere(world, posted, ANSWERERS["teams"])
