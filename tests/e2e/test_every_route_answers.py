@@ -100,6 +100,8 @@ async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World
             for channel in (TEAMS_CHANNEL, TEAMS_OTHER):
                 # Seen once, so the bot holds the conversation's reference and can post there.
                 await teams.say("hello", conversation=channel, kind="channel", mention=True)
+            # Both demo replies posted before any case, so no case waits behind them.
+            await connector.wait_for(lambda: len(connector.texts()) >= 2, what="the replies")
             yield World(bot, Api(http, bot.url), http, SlackDriver(http, bot, fake), teams, smtp)
             bot.close()
             assert "Traceback" not in bot.log_text()
