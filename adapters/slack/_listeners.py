@@ -250,7 +250,7 @@ class Listeners:
         question closed meanwhile is told instead."""
         token, _ = parse_value(str(action.get("value") or ""))
         team, channel, user = who_where(body)
-        question = await self._question(channel, _thread(body), token)
+        question = await self._question(token, team, channel)
         if question is None:
             await self._ephemeral(team, channel, user, QUESTION_CLOSED)
             return
@@ -273,7 +273,7 @@ class Listeners:
         payload: Mapping[str, Any] = {}
         schema: Mapping[str, Any] = {}
         if metadata.kind not in ("reject", "respond"):
-            question = await self._question(metadata.channel, metadata.thread, metadata.token)
+            question = await self._question(metadata.token, team, metadata.channel)
             if question is not None:
                 payload = question.payload
                 schema = self._schema(question.name)
@@ -402,15 +402,13 @@ class Listeners:
         except DeliveryError as error:
             log.warning("could not open the form: %s", error.reason)
 
-    async def _question(self, channel: str, thread: str, token: str) -> Question | None:
-        """The open question ``token`` answers, in the thread it was posted in."""
-        if not token:
-            return None
-        for run in reversed(await self.service().history(SURFACE, f"{channel}:{thread}")):
-            for question in run.questions:
-                if run.token_of(question) == token:
-                    return question
-        return None
+    async def _question(self, token: str, team: str, channel: str) -> Question | None:
+        """The open question ``token`` answers, posted in ``channel`` (threaded or not, on
+        its first route or a further one)."""
+        found = await self.service().posted_question(
+            token, surface=SURFACE, scope=f"{team}:{channel}"
+        )
+        return found.question if found is not None else None
 
     def _schema(self, name: str) -> dict[str, Any]:
         registration = self.service().views.registration(name)

@@ -33,7 +33,7 @@ from bot.service.messages import NOT_STARTED, refusal_text
 from bot.service.outcomes import NotStarted
 from bot.service.runs import RunService
 from bot.service.surfaces import DeliveryError
-from bot.stores.records import Question, QuestionStatus, RunRecord
+from bot.stores.records import Question, RunRecord
 
 log = logging.getLogger(__name__)
 
@@ -158,14 +158,14 @@ class TeamsBot:
             return card_reply(closed_card(outcome.closed))
         if isinstance(outcome, outcomes.Counted):
             # Counted toward a quorum: the voter sees the card again, with the tally.
-            counted = await self._question(self.service(), activity, str(data.get("iid", "")))
+            counted = await self._question(self.service(), activity, data)
             if counted is not None:
                 run, record = counted
                 token = str(data.get("token", ""))
                 context = self.surface.card_context(run, record, token=token)
                 return card_reply(question_card(context))
         if isinstance(outcome, outcomes.AnswerInvalid) and found is None:
-            found = await self._question(self.service(), activity, str(data.get("iid", "")))
+            found = await self._question(self.service(), activity, data)
         if isinstance(outcome, outcomes.AnswerInvalid) and found is not None:
             run, record = found
             errors = errors_for(record.name, record.payload, outcome.fields)
@@ -210,7 +210,7 @@ class TeamsBot:
             # A forged kind only shapes the answer wrongly, which validation refuses.
             answer = answer_from("approval", {}, data)
         else:
-            found = await self._question(service, activity, str(data.get("iid", "")))
+            found = await self._question(service, activity, data)
         if found is not None:
             _, record = found
             answer = answer_from(
@@ -226,19 +226,18 @@ class TeamsBot:
 
     @staticmethod
     async def _question(
-        service: RunService, activity: Json, interrupt_id: str
+        service: RunService, activity: Json, data: Mapping[str, Any]
     ) -> tuple[RunRecord, Question] | None:
-        """The open question the card belongs to, read the way every surface redraws.
+        """The open question the card's token answers, as the card's post shows it (its
+        first route or a further one); the card's ``iid`` must name the same question.
 
         Only its shape is taken from here (to turn inputs into an answer);
         whether the token is good is still decided by ``redeem``.
         """
-        key = str((activity.get("conversation") or {}).get("id", ""))
-        for view in reversed(await service.history(SURFACE, key)):
-            for record in view.questions:
-                if (
-                    record.interrupt_id == interrupt_id
-                    and record.status is QuestionStatus.OUTSTANDING
-                ):
-                    return view.run, record
-        return None
+        found = await service.posted_question(
+            str(data.get("token", "")),
+            surface=SURFACE,
+            scope=scope_of(activity),
+            interrupt_id=str(data.get("iid", "")),
+        )
+        return (found.run, found.question) if found is not None else None

@@ -40,6 +40,7 @@ from bot.service.metrics import Metrics
 from bot.service.nudges import Nudges
 from bot.service.outcomes import Counted, NotStarted, Redeemed, RedeemOutcome, Responder
 from bot.service.policy import AnswerPolicy, RequesterOrApprovers
+from bot.service.posted import PostedQuestion, PostedQuestions
 from bot.service.redeem import Redeemer
 from bot.service.requests import HISTORY_RUNS, run_id_for, turn_request
 from bot.service.resume import resume_turn
@@ -103,6 +104,7 @@ class RunService:
         self._tasks = OwnedTasks()
         self._spawn = self._tasks.spawn
         self.views = Redraws(capability, stores)
+        self._posted = PostedQuestions(capability, stores, self.known)
         # Runs this process is driving, and those asked for again meanwhile.
         self._driving: set[str] = set()
         self._again: set[str] = set()
@@ -258,6 +260,15 @@ class RunService:
     async def history(self, surface: str, key: str, *, limit: int = 50) -> list[RunWithQuestions]:
         """A conversation's runs with their questions, oldest first."""
         return await self.views.history(surface, key, limit=limit)
+
+    async def posted_question(
+        self, token: str, *, surface: str, scope: str, interrupt_id: str = ""
+    ) -> PostedQuestion | None:
+        """The open question an action on a posted message is for, read by the id its token
+        names and found on the post in ``scope`` (``bot.service.posted``)."""
+        return await self._posted.find(
+            token, surface=surface, scope=scope, interrupt_id=interrupt_id
+        )
 
     async def conversations(self, surface: str, *, limit: int = 50) -> list[ConversationSummary]:
         return await self.stores.runs.conversations(surface, limit=limit)

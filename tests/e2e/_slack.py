@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import aiohttp
@@ -27,6 +30,18 @@ from tests.fakes.slack_api import (
 ALICE = "U0ALICE"
 BOB = "U0BOB"
 CHANNEL = "C0CHAN"
+
+
+@asynccontextmanager
+async def checked_slack() -> AsyncIterator[FakeSlack]:
+    """The loopback Slack Web API, answering as Slack does; at the end, nothing the bot
+    sent may have been refused for its Block Kit (``FakeSlack.refused``)."""
+    slack = await FakeSlack().start()
+    try:
+        yield slack
+    finally:
+        await slack.close()
+    assert slack.refused == [], f"Slack would refuse what the bot sent: {slack.refused}"
 
 
 async def slack_bot(start_bot: StartBot, fake: FakeSlack, **env: str) -> BotServer:
@@ -83,14 +98,55 @@ class SlackDriver:
         return await self.question(2)
 
     async def click(
-        self, question: Call, label: str, *, user: str = ALICE, value: str | None = None
+        self,
+        question: Call,
+        label: str,
+        *,
+        user: str = ALICE,
+        value: str | None = None,
+        channel: str = CHANNEL,
     ) -> tuple[int, str]:
+        return await self.interact(
+            self.clicked(question, label, user=user, value=value, channel=channel)
+        )
+
+    @staticmethod
+    def clicked(
+        question: Call,
+        label: str,
+        *,
+        user: str = ALICE,
+        value: str | None = None,
+        channel: str = CHANNEL,
+    ) -> dict[str, Any]:
+        """The ``block_actions`` payload of ``user`` pressing ``label`` on the posted message."""
         button = next(b for b in buttons(question.args) if b["text"]["text"] == label)
         action = action_of(button)
         if value is not None:
             action["value"] = value
-        payload = block_actions(action, user=user, message=posted_message(question))
-        return await self.interact(payload)
+        return block_actions(action, user=user, message=posted_message(question), channel=channel)
+
+    async def opened(
+        self, question: Call, label: str, *, user: str = ALICE, channel: str = CHANNEL
+    ) -> dict[str, Any]:
+        """Press ``label`` (a button that opens a modal): the view the bot opened on that
+        click's trigger, as Slack holds it. Fails at once if the person is told something
+        instead."""
+        payload = self.clicked(question, label, user=user, channel=channel)
+        clicked_at = time.monotonic()
+        status, _ = await self.interact(payload)
+        assert status == 200
+
+        def outcome(call: Call) -> bool:
+            if call.method == "views.open":
+                return bool(call.args.get("trigger_id") == payload["trigger_id"])
+            told = call.args.get("user") == user and call.args.get("channel") == channel
+            return told and call.at >= clicked_at
+
+        call = (await self.fake.wait_for(("views.open", "chat.postEphemeral"), where=outcome))[0]
+        assert call.method == "views.open", f"no modal; {user} was told {call.args.get('text')!r}"
+        view: dict[str, Any] = call.args["view"]
+        return view
 
     async def submit(
         self, view: dict[str, Any], values: dict[str, Any], *, user: str = ALICE

@@ -5,7 +5,8 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from aiohttp.test_utils import TestServer
 
 from bot.app import create_app
 from bot.app.settings import load_settings
+from tests.card_library import card_problems
 from tests.e2e._server import BotServer, free_port
 from tests.fakes.bf_connector import Call, FakeConnector
 
@@ -28,6 +30,21 @@ QUESTION = "Which environment should I deploy web in?"
 DEPLOY_REPORT = "Deployed web 1.5.0 to staging (was 1.4.2). Health checks green."
 
 _ids = itertools.count(1)
+
+
+@asynccontextmanager
+async def checked_connector() -> AsyncIterator[FakeConnector]:
+    """The loopback Bot Framework connector (and its token and OpenID endpoints); at the end,
+    every card the bot sent must parse and validate in Microsoft's Adaptive Cards library."""
+    fake = await FakeConnector().start()
+    try:
+        yield fake
+    finally:
+        await fake.close()
+    problems = await card_problems(fake.sent_cards())
+    assert problems == {}, f"Teams would not read these cards as sent: {problems}"
+
+
 _ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
 
 
@@ -182,18 +199,34 @@ class TeamsDriver:
         typed: Mapping[str, str] | None = None,
         *,
         who: dict[str, str] = ALICE,
+        conversation: str = PERSONAL,
+        kind: str = "personal",
     ) -> dict[str, Any]:
         """Press ``title`` on the posted card, with ``typed`` in its inputs (by id): the card
         the invoke's answer puts in its place."""
-        return await self.invoke(posted, submitted(card_of(posted.body), title, typed), who=who)
+        data = submitted(card_of(posted.body), title, typed)
+        return await self.invoke(posted, data, who=who, conversation=conversation, kind=kind)
 
     async def invoke(
-        self, posted: Call, data: dict[str, Any], *, who: dict[str, str] = ALICE
+        self,
+        posted: Call,
+        data: dict[str, Any],
+        *,
+        who: dict[str, str] = ALICE,
+        conversation: str = PERSONAL,
+        kind: str = "personal",
     ) -> dict[str, Any]:
-        """An Action.Execute on the posted card carrying ``data``: the card in its place."""
-        status, reply = await self.post(
-            execute(self.connector.url, data, who=who, reply_to=posted.activity_id)
+        """An Action.Execute on the card posted in ``conversation`` carrying ``data``: the
+        card in its place."""
+        activity = execute(
+            self.connector.url,
+            data,
+            who=who,
+            conversation=conversation,
+            kind=kind,
+            reply_to=posted.activity_id,
         )
+        status, reply = await self.post(activity)
         assert status == 200, reply
         assert reply["type"] == "application/vnd.microsoft.card.adaptive", reply
         self.connector.replied.append(reply["value"])

@@ -10,9 +10,9 @@ import aiohttp
 import pytest
 
 from tests.adapters.temporal._temporal import client, deploying, temporal, workers
-from tests.card_library import card_problems
 from tests.e2e._server import BotServer, StartBot
-from tests.e2e._teams import StartApp, TeamsBotApp
+from tests.e2e._slack import checked_slack
+from tests.e2e._teams import StartApp, TeamsBotApp, checked_connector
 from tests.fakes.bf_connector import FakeConnector
 from tests.fakes.slack_api import FakeSlack
 
@@ -49,23 +49,16 @@ async def http() -> AsyncIterator[aiohttp.ClientSession]:
 
 @pytest.fixture
 async def fake() -> AsyncIterator[FakeSlack]:
-    """The loopback Slack Web API, answering as Slack does; at the end, nothing the bot
-    sent may have been refused for its Block Kit (``FakeSlack.refused``)."""
-    slack = await FakeSlack().start()
-    yield slack
-    await slack.close()
-    assert slack.refused == [], f"Slack would refuse what the bot sent: {slack.refused}"
+    """The loopback Slack Web API (``checked_slack``)."""
+    async with checked_slack() as slack:
+        yield slack
 
 
 @pytest.fixture
 async def connector() -> AsyncIterator[FakeConnector]:
-    """The loopback Bot Framework connector (and its token and OpenID endpoints); at the end,
-    every card the bot sent must parse and validate in Microsoft's Adaptive Cards library."""
-    fake = await FakeConnector().start()
-    yield fake
-    await fake.close()
-    problems = await card_problems(fake.sent_cards())
-    assert problems == {}, f"Teams would not read these cards as sent: {problems}"
+    """The loopback Bot Framework connector (``checked_connector``)."""
+    async with checked_connector() as fake:
+        yield fake
 
 
 @pytest.fixture

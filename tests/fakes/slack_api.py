@@ -130,13 +130,21 @@ class FakeSlack:
         gate = self.holds[method] = asyncio.Event()
         return gate
 
-    def of(self, method: str) -> list[Call]:
-        return [call for call in self.calls if call.method == method]
+    def of(self, method: str | tuple[str, ...]) -> list[Call]:
+        """The calls of ``method`` (of any of several), in the order they were made."""
+        methods = (method,) if isinstance(method, str) else method
+        return [call for call in self.calls if call.method in methods]
 
     async def wait_for(
-        self, method: str, count: int = 1, *, seconds: float = 15.0, where: Any = None
+        self,
+        method: str | tuple[str, ...],
+        count: int = 1,
+        *,
+        seconds: float = 15.0,
+        where: Any = None,
     ) -> list[Call]:
-        """Readiness wait: the first ``count`` recorded calls of ``method`` (matching ``where``)."""
+        """Readiness wait: the first ``count`` recorded calls of ``method`` (or of any of
+        several, so a wait for one outcome sees another at once) matching ``where``."""
         deadline = time.monotonic() + seconds
         while True:
             self._recorded.clear()
