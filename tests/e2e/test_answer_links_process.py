@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import aiohttp
@@ -108,3 +109,35 @@ async def test_the_python_client_routes_to_link_and_keeps_the_links(
         closed = await asked.wait(timeout=30)
     assert closed.status == "answered" and closed.answer == {"decision": "reject", "comment": ""}
     assert closed.answered_by is not None and closed.answered_by.id == "link:ticket-9"
+
+
+async def test_every_v1_answer_and_above_all_the_201_with_links_is_never_stored(
+    start_bot: StartBot, http: aiohttp.ClientSession
+) -> None:
+    """Cache-Control: no-store on the 201 that carries the links, on its replay, on a read,
+    on the list and on a refusal: no cache between the agent and the bridge keeps a link."""
+    server = await start_bot(**api_env("link:*"))
+    api = Api(http, server.url)
+    body = approval("cached", {"surface": "link", "conversation": "c"}, answerers=["link:t-1"])
+    headers = {**api.headers, "Content-Type": "application/json"}
+    seen: dict[str, tuple[int, str | None]] = {}
+    for name, method, path, sent in [
+        ("created", "POST", "/v1/questions", body),
+        ("replayed", "POST", "/v1/questions", body),
+        ("listed", "GET", "/v1/questions", None),
+        ("refused", "GET", "/v1/questions/int_nope", None),
+    ]:
+        data = None if sent is None else json.dumps(sent)
+        async with http.request(method, server.url + path, data=data, headers=headers) as answer:
+            seen[name] = (answer.status, answer.headers.get("Cache-Control"))
+            if name == "created":
+                question_id = (await answer.json())["id"]
+    async with http.get(f"{server.url}/v1/questions/{question_id}", headers=headers) as read:
+        seen["read"] = (read.status, read.headers.get("Cache-Control"))
+    assert seen == {
+        "created": (201, "no-store"),
+        "replayed": (200, "no-store"),
+        "listed": (200, "no-store"),
+        "refused": (404, "no-store"),
+        "read": (200, "no-store"),
+    }
