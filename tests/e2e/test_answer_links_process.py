@@ -141,3 +141,24 @@ async def test_every_v1_answer_and_above_all_the_201_with_links_is_never_stored(
         "refused": (404, "no-store"),
         "read": (200, "no-store"),
     }
+
+
+async def test_a_link_with_a_tracking_query_opens_and_answers_but_never_takes_a_token(
+    start_bot: StartBot, http: aiohttp.ClientSession
+) -> None:
+    """A mail rewriter's ?utm_source=x: the page opens and its form answers (the query is
+    ignored); a query naming a token, or holding a JWT, is still refused before the page."""
+    server = await start_bot(**api_env("link:*"))
+    api = Api(http, server.url)
+    body = approval("tracked", {"surface": "link", "conversation": "c"}, answerers=["link:t-1"])
+    created = await api.created(body)
+    link = created["links"]["t-1"]
+    tracked = f"{link}?utm_source=newsletter&utm_medium=email"
+    assert await answer_on_page(http, tracked, "approve") == 303
+    _, answered = await api.get(created["id"])
+    assert answered["status"] == "answered" and answered["answered_by"]["id"] == "link:t-1"
+    for query in ["?token=abc", f"?next={link.rsplit('/', 1)[-1]}"]:
+        async with http.get(link + query) as refused:
+            assert refused.status == 400
+            assert "never accepted in a URL" in (await refused.json())["error"]
+    server.assert_log_clean()
