@@ -208,7 +208,7 @@ class LinkPage:
             field_errors=field_errors or {},
             expired=expired,
         )
-        if expired and status == 200 and record.status is QuestionStatus.OUTSTANDING:
+        if expired and status == 200 and record.status in _GONE:
             status = 410
         return self._html(status, question_page(record, run, state))
 
@@ -252,6 +252,11 @@ def mount_link_page(
     page = LinkPage(settings, clock=clock)
     app.router.add_get(LINK_ROUTE, page.show)
     app.router.add_post(LINK_ROUTE, page.answer)
+
+
+# What an expired link's page answers 410 for: the question ran out, whether or not the
+# sweeper has closed its row yet; an answered or cancelled one says how it ended.
+_GONE = frozenset({QuestionStatus.OUTSTANDING, QuestionStatus.EXPIRED})
 
 
 def _status_of(outcome: outcomes.Refusal) -> int:

@@ -11,6 +11,7 @@ import pytest
 from bot.client import Bridge
 from tests.e2e._api import API_KEY, Api, api_env, approval
 from tests.e2e._server import StartBot
+from tests.e2e._store import overdue
 
 pytestmark = pytest.mark.e2e
 
@@ -161,4 +162,31 @@ async def test_a_link_with_a_tracking_query_opens_and_answers_but_never_takes_a_
         async with http.get(link + query) as refused:
             assert refused.status == 400
             assert "never accepted in a URL" in (await refused.json())["error"]
+    server.assert_log_clean()
+
+
+async def test_a_link_whose_question_the_sweeper_expired_is_gone(
+    store_env: dict[str, str], start_bot: StartBot, http: aiohttp.ClientSession
+) -> None:
+    """Expired by the sweeper before the link's own expiry: the page is a 410 saying the link
+    expired, and its form, drawn while open, is a 410 too; on SQLite and PostgreSQL."""
+    server = await start_bot(**api_env("link:*"), BOT_SWEEP_SECONDS="0.2", **store_env)
+    api = Api(http, server.url)
+    body = approval("swept", {"surface": "link", "conversation": "c"}, answerers=["link:t-1"])
+    created = await api.created(body)
+    link = created["links"]["t-1"]
+    async with http.get(link) as page:
+        found = CSRF.search(await page.text())
+    assert found is not None
+    await overdue(server, created["id"])
+    status, swept = await api.get(created["id"], wait=20)
+    assert (status, swept["status"]) == (200, "expired"), swept
+    async with http.get(link) as gone:
+        assert gone.status == 410
+        assert "This link has expired" in await gone.text()
+    form = {"csrf": found.group(1), "decision": "approve"}
+    async with http.post(link, data=form, allow_redirects=False) as late:
+        assert late.status == 410
+    _, still = await api.get(created["id"])
+    assert still["status"] == "expired" and still["answer"] is None
     server.assert_log_clean()
