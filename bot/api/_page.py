@@ -9,7 +9,8 @@ who may answer, the quorum, ``requester_may_answer``, the answer's
 schema), as the link's answerer and with the resume token re-derived from
 the row, so the token itself never leaves the bridge. The page value's
 nonce is the answer's idempotency key: the same form sent twice is one
-answer (``Replayed``).
+answer (``Replayed``), and a refused one sent again corrected is checked
+anew (the key is kept only with a recorded answer).
 
 Every response carries ``Referrer-Policy: no-referrer`` (the link is in
 the URL), a Content-Security-Policy that loads nothing and runs nothing
@@ -123,6 +124,8 @@ class LinkPage:
             responder=Responder(id=claims.answerer, name=_display_name(claims.answerer)),
             scope=record.scope,
             once_key=f"link-page:{nonce}",
+            # A person who corrects a refused answer sends this same form again.
+            retryable=True,
         )
         if isinstance(outcome, outcomes.Redeemed | outcomes.Counted | outcomes.Replayed):
             # Post, redirect, get: a reload shows the outcome and sends nothing again.

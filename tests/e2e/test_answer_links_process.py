@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 import aiohttp
 import pytest
@@ -189,4 +190,53 @@ async def test_a_link_whose_question_the_sweeper_expired_is_gone(
         assert late.status == 410
     _, still = await api.get(created["id"])
     assert still["status"] == "expired" and still["answer"] is None
+    server.assert_log_clean()
+
+
+def replicas_form(key: str) -> dict[str, Any]:
+    return {
+        "idempotency_key": key,
+        "kind": "form",
+        "payload": {
+            "title": "Scale web",
+            "message": "How many replicas?",
+            "schema": {
+                "type": "object",
+                "properties": {
+                    "replicas": {"type": "integer", "title": "Replicas", "minimum": 1, "maximum": 9}
+                },
+                "required": ["replicas"],
+            },
+        },
+        "route": {"surface": "link", "conversation": "scale"},
+        "answerers": ["link:ops"],
+    }
+
+
+async def test_an_answer_corrected_after_a_422_on_the_same_page_is_recorded(
+    store_env: dict[str, str], start_bot: StartBot, http: aiohttp.ClientSession
+) -> None:
+    """A typo refused (422), then the same page's form sent again corrected: 303 and the
+    corrected answer recorded; sent once more, that answer stands; SQLite and PostgreSQL."""
+    server = await start_bot(**api_env("link:*"), **store_env)
+    api = Api(http, server.url)
+    created = await api.created(replicas_form("typo"))
+    link = created["links"]["ops"]
+    async with http.get(link) as page:
+        found = CSRF.search(await page.text())
+    assert found is not None
+    csrf = found.group(1)
+    async with http.post(link, data={"csrf": csrf, "f0": "33"}, allow_redirects=False) as typo:
+        assert typo.status == 422
+        assert "replicas" in (await typo.text()).lower()
+    async with http.post(link, data={"csrf": csrf, "f0": "3"}, allow_redirects=False) as fixed:
+        assert fixed.status == 303
+    # Once recorded, the form sent again (with yet another value) changes nothing.
+    async with http.post(link, data={"csrf": csrf, "f0": "4"}, allow_redirects=False) as again:
+        assert again.status == 409
+    _, answered = await api.get(created["id"])
+    assert answered["status"] == "answered", answered
+    assert answered["answer"] == {"replicas": 3}
+    async with http.get(link) as shown:
+        assert "Your answer is recorded." in await shown.text()
     server.assert_log_clean()
