@@ -63,6 +63,7 @@ class Harness:
         who: Responder = REQUESTER,
         token: str | None = None,
         once_key: str = "",
+        retryable: bool = False,
     ) -> Any:
         outcome = await self.service.redeem(
             token or self.surface.last_token,
@@ -70,6 +71,7 @@ class Harness:
             responder=who,
             scope=WHERE.scope,
             once_key=once_key,
+            retryable=retryable,
         )
         await self.service.wait_idle()
         return outcome

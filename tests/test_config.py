@@ -42,7 +42,11 @@ def test_defaults_are_the_embedded_local_setup() -> None:
         ({"OPENAI_BASE_URL": "http://127.0.0.1:9"}, "without OPENAI_API_KEY"),
         ({"BOT_AGENT": "not a path"}, "BOT_AGENT: String should match pattern"),
         ({"BOT_CONSOLE_PASSWORD": "  "}, "BOT_CONSOLE_PASSWORD: is set but blank"),
-        ({"BOT_LINK_SIGNIN": "true"}, "BOT_LINK_SIGNIN=true asks answer links for a console"),
+        ({"BOT_LINK_SIGNIN": "true"}, "BOT_LINK_SIGNIN=true asks whoever opens an answer link"),
+        (
+            {"BOT_LINK_SIGNIN": "true", "BOT_CONSOLE_PASSWORD": "a shared password"},
+            "but BOT_CONSOLE_USERS names no one",
+        ),
         ({"BOT_LINK_FRAME_ANCESTORS": "*"}, "BOT_LINK_FRAME_ANCESTORS entry '*' is not an origin"),
     ],
 )

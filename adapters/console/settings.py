@@ -19,6 +19,18 @@ from bot.component_settings import ComponentSettings, Hidden, Secret
 MIN_PASSWORD = 12
 OPERATOR = "operator"
 _USER_NAME = re.compile(r"^[A-Za-z0-9._-]{1,40}$")
+# Or a plain address, the name of the person an email route's links are for: who signs in
+# as it is that recipient on an answer link's page under BOT_LINK_SIGNIN (``bot.api._page``).
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+_ADDRESS = re.compile(rf"^[A-Za-z0-9_+-]+(?:\.[A-Za-z0-9_+-]+)*@{_LABEL}(?:\.{_LABEL})+$")
+MAX_ADDRESS = 254
+
+
+def is_console_user_name(name: str) -> bool:
+    """Letters, digits, ``.``, ``_`` and ``-`` (at most 40), or a plain email address."""
+    if _USER_NAME.fullmatch(name):
+        return True
+    return len(name) <= MAX_ADDRESS and bool(_ADDRESS.fullmatch(name))
 
 
 def parse_console_users(text: str) -> dict[str, str]:
@@ -26,9 +38,10 @@ def parse_console_users(text: str) -> dict[str, str]:
     users: dict[str, str] = {}
     for entry in (item.strip() for item in text.split(",")):
         name, colon, password = entry.partition(":")
-        if not colon or not _USER_NAME.fullmatch(name):
+        if not colon or not is_console_user_name(name):
             raise ValueError(
-                "write name:password,name:password with names of letters, digits, . _ or -"
+                "write name:password,name:password with names of letters, digits, . _ or -, "
+                "or a plain email address such as ana@example.com"
             )
         if len(password) < MIN_PASSWORD:
             raise ValueError(f"the password of {name} must be at least {MIN_PASSWORD} characters")

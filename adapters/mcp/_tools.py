@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import BaseModel, Field, ValidationError
 
 from bot.client import (
@@ -99,9 +100,29 @@ class BridgeTools:
             self._generations[base] = max(self._generations.get(base, 0), int(generation) + 1)
 
 
+class _BridgeServer(MCPServer[Any]):
+    """The SDK's server, refusing arguments that do not fit a tool's parameters (one missing,
+    a value of the wrong type) in one sentence naming the argument, as every other refusal
+    of these tools is, instead of pydantic's report of several lines and links."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as error:
+            # Only the SDK's own check of the arguments fails with a ValidationError as its
+            # cause: the tools turn theirs into a sentence (``_call``) before raising.
+            invalid = error.__cause__
+            if isinstance(error, UnexpectedToolError) or not isinstance(invalid, ValidationError):
+                raise
+            sentence = validation_sentence(invalid)
+            raise ToolError(f"Error executing tool {name}: {sentence}") from invalid
+
+
 def build_server(asking: BridgeTools, *, name: str = "hitl-bridge") -> MCPServer[Any]:
     """An ``MCPServer`` whose tools ask people through the bridge."""
-    server: MCPServer[Any] = MCPServer(
+    server: MCPServer[Any] = _BridgeServer(
         name,
         instructions=(
             "Ask a person with ask_human; ask for approval before a consequential action with "

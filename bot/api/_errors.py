@@ -29,6 +29,11 @@ NO_LINKS = (
     "This bridge hands out no answer links; serve it with `python -m bot` (which sets "
     "BOT_PUBLIC_URL's links up), or name answerers other than link:<id>."
 )
+LINKS_NEED_SIGN_IN = (
+    "Here whoever opens an answer link must sign in as its answerer (BOT_LINK_SIGNIN), and "
+    "nobody can sign in as link:<id>; name people instead, such as email:<address> on an "
+    "email route."
+)
 NO_SUCH_PATH = "There is no such API path; see /v1/openapi.json."
 SAME_KEY_OTHER_BODY = (
     "The idempotency key {key!r} was used before with a different body; use a new key for a "

@@ -53,10 +53,15 @@ Handler = Callable[[web.Request, ApiKey], Awaitable[web.Response]]
 
 
 def envelope(error: ApiError) -> web.Response:
-    response = web.json_response(error.body(), status=error.status)
-    response.headers["Cache-Control"] = "no-store"
+    response = _not_stored(web.json_response(error.body(), status=error.status))
     if error.retry_after is not None:
         response.headers["Retry-After"] = str(error.retry_after)
+    return response
+
+
+def _not_stored(response: web.Response) -> web.Response:
+    """``response`` kept by no cache: each answer is one key's, and a 201 carries the links."""
+    response.headers["Cache-Control"] = "no-store"
     return response
 
 
@@ -67,7 +72,7 @@ def _authenticated(handler: Handler) -> Callable[[web.Request], Awaitable[web.Re
             # A parameter's name reaches no store: ``_only`` refuses a name it does not know.
             for name, value in [*request.query.items(), *request.match_info.items()]:
                 _storable({name: value})
-            return await handler(request, key)
+            return _not_stored(await handler(request, key))
         except ApiError as error:
             return envelope(error)
         except Exception as error:

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import math
 from typing import Any
 
 from bot.client.models import ANYONE, QuestionObject
 from bot.questions import posts, quorum
 from bot.stores.records import ApiView, QuestionStatus
+from bot.stores.storable import unstorable_character
 from bot.webhooks import rfc3339
 
 STATUS_NAMES = {
@@ -95,12 +97,21 @@ def cursor_for(view: ApiView) -> str:
 
 
 def position_of(cursor: str) -> tuple[float, str]:
-    """The (created_at, id) a cursor stands for; ValueError if it is not one of ours."""
+    """The (created_at, id) a cursor stands for; ValueError if it is not one of ours.
+
+    Checked as a request's text is before any store sees it: a cursor is
+    base64, so the check of the query string cannot see a NUL inside it
+    (which PostgreSQL refuses to compare with), and ``cursor_for`` writes only
+    a finite time.
+    """
     try:
         text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
         at, sep, interrupt_id = text.partition("|")
-        if not sep or not interrupt_id:
+        created_at = float(at)
+        if not sep or not interrupt_id or unstorable_character(interrupt_id) is not None:
             raise ValueError
-        return float(at), interrupt_id
+        if not math.isfinite(created_at):
+            raise ValueError
+        return created_at, interrupt_id
     except (ValueError, binascii.Error, UnicodeDecodeError):
         raise ValueError("cursor is not one this API gave out") from None

@@ -9,7 +9,8 @@ who may answer, the quorum, ``requester_may_answer``, the answer's
 schema), as the link's answerer and with the resume token re-derived from
 the row, so the token itself never leaves the bridge. The page value's
 nonce is the answer's idempotency key: the same form sent twice is one
-answer (``Replayed``).
+answer (``Replayed``), and a refused one sent again corrected is checked
+anew (the key is kept only with a recorded answer).
 
 Every response carries ``Referrer-Policy: no-referrer`` (the link is in
 the URL), a Content-Security-Policy that loads nothing and runs nothing
@@ -123,6 +124,8 @@ class LinkPage:
             responder=Responder(id=claims.answerer, name=_display_name(claims.answerer)),
             scope=record.scope,
             once_key=f"link-page:{nonce}",
+            # A person who corrects a refused answer sends this same form again.
+            retryable=True,
         )
         if isinstance(outcome, outcomes.Redeemed | outcomes.Counted | outcomes.Replayed):
             # Post, redirect, get: a reload shows the outcome and sends nothing again.
@@ -208,7 +211,7 @@ class LinkPage:
             field_errors=field_errors or {},
             expired=expired,
         )
-        if expired and status == 200 and record.status is QuestionStatus.OUTSTANDING:
+        if expired and status == 200 and record.status in _GONE:
             status = 410
         return self._html(status, question_page(record, run, state))
 
@@ -252,6 +255,11 @@ def mount_link_page(
     page = LinkPage(settings, clock=clock)
     app.router.add_get(LINK_ROUTE, page.show)
     app.router.add_post(LINK_ROUTE, page.answer)
+
+
+# What an expired link's page answers 410 for: the question ran out, whether or not the
+# sweeper has closed its row yet; an answered or cancelled one says how it ended.
+_GONE = frozenset({QuestionStatus.OUTSTANDING, QuestionStatus.EXPIRED})
 
 
 def _status_of(outcome: outcomes.Refusal) -> int:

@@ -23,6 +23,7 @@ from typing import Any
 
 from bot.api._errors import (
     ALREADY_CLOSED,
+    LINKS_NEED_SIGN_IN,
     NO_LINKS,
     NOT_FOUND,
     ROUTE_FORBIDDEN,
@@ -103,10 +104,14 @@ class ApiQuestions:
         waiters: Waiters,
         clock: Callable[[], float] = time.time,
         links: AnswerLinks | None = None,
+        link_signin: bool = False,
     ) -> None:
         """``links`` mints the answer links of ``link:<id>`` answerers; without it they are
-        refused (422), since nobody could reach the question."""
+        refused (422), since nobody could reach the question. So are they with
+        ``link_signin`` (``BOT_LINK_SIGNIN``): a link's page then asks for a console sign-in
+        as its answerer, and nobody signs in as ``link:<id>``."""
         self._links = links
+        self._link_signin = link_signin
         self._service = service
         self._capability = capability
         self._stores = service.stores
@@ -137,8 +142,11 @@ class ApiQuestions:
         except Unroutable as unroutable:
             raise ApiError("unprocessable", unroutable.sentence) from None
         where, route = places[0], routes[0]
-        if self._links is None and link_ids(request.answerers or ()):
-            raise ApiError("unprocessable", NO_LINKS)
+        if link_ids(request.answerers or ()):
+            if self._links is None:
+                raise ApiError("unprocessable", NO_LINKS)
+            if self._link_signin:
+                raise ApiError("unprocessable", LINKS_NEED_SIGN_IN)
         registration = self._capability.registration(request.kind)
         if registration is None:  # composition fault: the API accepts its three kinds
             raise ApiError(

@@ -37,12 +37,14 @@ def serve_api(
     service: RunService,
     approval_allow: Sequence[str] = DEFAULT_ALLOW,
     links: AnswerLinks | None = None,
+    link_signin: bool = False,
 ) -> Callable[[], Awaitable[None]]:
     """Make ``/v1`` answer through ``service``; the result stops what this started.
 
     ``approval_allow``: the deployment's decisions for an approval that names none.
     ``links`` (by default the app's ``ANSWER_LINKS``, when set) mints the links
-    of questions routed to ``link:<id>``, whose surface, posting nothing, is added here.
+    of questions routed to ``link:<id>``, whose surface, posting nothing, is added here;
+    ``link_signin`` (``BOT_LINK_SIGNIN``) refuses such questions, which nobody could answer.
     """
     # The API asks these kinds whatever the agent registered; the agent gets no tool for them.
     approval = approval_registration(allow=approval_allow)
@@ -86,6 +88,7 @@ def serve_api(
         waiters=waiters,
         clock=service.clock,
         links=links if links is not None else app.get(ANSWER_LINKS),
+        link_signin=link_signin,
     )
     if LINK_SURFACE not in service.surfaces:
         service.add_surface(LinkSurface())

@@ -73,12 +73,18 @@ class LinkClaims:
     preselect: str | None = None
 
     def expired(self, now: float, question: Question | None = None) -> bool:
-        """Past its expiry, unless ``question`` (the one it names) was extended and is open."""
-        if now < self.expires_at:
-            return False
+        """Past its expiry. Given ``question``, the one it names, the question's row decides
+        while it can: expired by the sweeper (though the link's own time may not have come),
+        or open until its expiry (which an admin may have extended)."""
         if question is None or question.interrupt_id != self.interrupt_id:
-            return True
-        return not (question.status is QuestionStatus.OUTSTANDING and now < question.expires_at)
+            return now >= self.expires_at
+        match question.status:
+            case QuestionStatus.EXPIRED:
+                return True
+            case QuestionStatus.OUTSTANDING:
+                return now >= question.expires_at
+            case _:
+                return now >= self.expires_at
 
 
 class AnswerLinks:

@@ -108,6 +108,7 @@ def create_app(settings: Settings) -> web.Application:
                 settings.webhooks,
                 service=service,
                 approval_allow=settings.policy.allowed(APPROVAL),
+                link_signin=settings.links.signin,
             )
             try:
                 yield

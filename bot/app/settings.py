@@ -102,10 +102,12 @@ class Settings(BaseModel):
                 f"activities on BOT_HOST={serving.host}; set MicrosoftAppId and "
                 "MicrosoftAppPassword, or bind 127.0.0.1 for emulator mode"
             )
-        if self.links.signin and not console.locked:
+        if self.links.signin and console.users is None:
+            # The shared password signs in as ``operator``, whom no link is for.
             raise ValueError(
-                "BOT_LINK_SIGNIN=true asks answer links for a console sign-in, but no one can "
-                "sign in; set BOT_CONSOLE_USERS (or BOT_CONSOLE_PASSWORD), or unset BOT_LINK_SIGNIN"
+                "BOT_LINK_SIGNIN=true asks whoever opens an answer link to sign in to the console "
+                "as its recipient, but BOT_CONSOLE_USERS names no one; list each email recipient "
+                "there by their address (ana@example.com:<password>), or unset BOT_LINK_SIGNIN"
             )
         return self
 

@@ -8,7 +8,10 @@ An answer may come with its request's idempotency key (``once_key``: a
 Slack click, whose replay may reach any replica): the key is written with
 whatever the request did, the spend, the vote or the refusal's audit, in
 that one write, and a request whose key is on record already is
-``Replayed``: nothing is written again and nobody is told twice.
+``Replayed``: nothing is written again and nobody is told twice. A
+``retryable`` request's key (the link page's form, which a person sends
+again after correcting a typo) is written only with the spend or the vote:
+its refusal is audited without it, so the corrected answer is checked anew.
 """
 
 from __future__ import annotations
@@ -81,10 +84,12 @@ class Redeemer:
         responder: Responder,
         scope: str,
         once_key: str = "",
+        retryable: bool = False,
     ) -> outcomes.RedeemOutcome:
         now = self._clock()
         once_key = once_key if self._quick else ""
-        refused = partial(self._refused, once_key=once_key)
+        keys = _Keys(once_key, retryable=retryable)
+        refused = partial(self._refused, keys=keys)
         decode = self._capability.decode_token
         if decode is None:
             # Composition fault: without the capability's reader no pause can
@@ -110,7 +115,7 @@ class Redeemer:
             )
             return await refused(outcomes.TokenInvalid(), None, responder)
         try:
-            return await self._redeem_claims(claims, answer, responder, scope, now, once_key)
+            return await self._redeem_claims(claims, answer, responder, scope, now, keys)
         except Exception:
             log.exception("redeem failed in the store", extra={"interrupt_id": claims.jti})
             return outcomes.StoreUnavailable()
@@ -122,18 +127,18 @@ class Redeemer:
         responder: Responder,
         scope: str,
         now: float,
-        once_key: str,
+        keys: _Keys,
     ) -> outcomes.RedeemOutcome:
         checked = partial(self._checked, claims=claims, answer=answer, responder=responder)
         asked = self.asked.get(claims.jti) if self._quick else None
         if asked is not None:
             # Checked as this process asked it; anything else reads the row below.
-            quick = await checked(asked, scope=scope, now=now, once_key=once_key, known=True)
+            quick = await checked(asked, scope=scope, now=now, keys=keys, known=True)
             if quick is not None:
                 return quick
             self.asked.forget(claims.jti)
         record = await self._stores.ledger.get(claims.jti)
-        outcome = await checked(record, scope=scope, now=now, once_key=once_key, known=False)
+        outcome = await checked(record, scope=scope, now=now, keys=keys, known=False)
         assert outcome is not None  # only a known question's checks give up
         return outcome
 
@@ -146,13 +151,14 @@ class Redeemer:
         responder: Responder,
         scope: str,
         now: float,
-        once_key: str,
+        keys: _Keys,
         known: bool,
     ) -> outcomes.RedeemOutcome | None:
         """Every check, then the spend. ``known``: ``record`` is as this process asked it
         (``KnownQuestions``), not read now: any refusal, or a refused spend, gives up (None)
         with nothing written, for the caller to read the row and check it again."""
-        refused = partial(self._refused, once_key=once_key)
+        once_key = keys.once_key
+        refused = partial(self._refused, keys=keys)
         refuse = _give_up if known else refused
         if record is None or record.run_id != claims.sub or record.tool_call_id != claims.call:
             return await refuse(outcomes.TokenInvalid(), None, responder)
@@ -276,10 +282,12 @@ class Redeemer:
         record: Question | None,
         responder: Responder,
         *,
-        once_key: str = "",
+        keys: _Keys,
     ) -> outcomes.Refusal:
         """Audit the refusal, with the request's key if it has one: the key on record
-        already means this request was dealt with before, and it is ``Replayed``."""
+        already means this request was dealt with before, and it is ``Replayed``. A
+        retryable request's key is only looked up: its refusal leaves the key unused."""
+        once_key = keys.once_key
         reason = type(refusal).__name__
         event = AuditEvent(
             at=self._clock(),
@@ -291,15 +299,25 @@ class Redeemer:
         )
         try:
             consumption = self._capability.consumption
-            if once_key and isinstance(consumption, LifecyclePorts):
+            if once_key and isinstance(consumption, LifecyclePorts) and not keys.retryable:
                 if not await consumption.lifecycle.note(event, once_key=once_key):
                     return _replayed(record)
+            elif once_key and keys.retryable and await self._stores.replays.applied(once_key):
+                return _replayed(record)
             else:
                 await self._stores.audit.append(event)
         except Exception:
             log.warning("could not audit a refusal", exc_info=True)
         run_events.refused(record, reason=reason, by=responder.id)
         return refusal
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Keys:
+    """A request's idempotency key (blank for none), and whether a refusal leaves it unused."""
+
+    once_key: str
+    retryable: bool = False
 
 
 async def _give_up(

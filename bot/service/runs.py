@@ -189,10 +189,13 @@ class RunService:
         responder: Responder,
         scope: str,
         once_key: str = "",
+        retryable: bool = False,
     ) -> RedeemOutcome:
-        """Check and spend; on success the resume is owed and scheduled."""
+        """Check and spend; on success the resume is owed and scheduled. ``once_key``: the
+        request's idempotency key; ``retryable``: a refusal leaves it unused, so the request
+        sent again corrected is checked anew (``bot.service.redeem``)."""
         outcome = await self._redeemer.redeem(
-            token, answer, responder=responder, scope=scope, once_key=once_key
+            token, answer, responder=responder, scope=scope, once_key=once_key, retryable=retryable
         )
         if isinstance(outcome, Counted):
             self.deliverer.kick()  # the tally's redraw

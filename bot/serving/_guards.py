@@ -114,9 +114,13 @@ async def _read_body(request: web.Request, deadline: float) -> web.Response | No
 
 
 def _carries_token(request: web.Request) -> bool:
+    """The query string names a token or holds one: the query is what proxies, browsers'
+    histories and link rewriters copy around. The path is not looked at: an answer link's
+    path is its token by design (``/q/...``, which the access log masks), and a rewriter
+    adding ``?utm_source=...`` to it must not make it unusable."""
     if any(key.lower() in _TOKEN_PARAMS for key in request.query):
         return True
-    return bool(_JWT_SHAPED.search(request.raw_path))
+    return bool(_JWT_SHAPED.search(request.query_string))
 
 
 def _is_v1(request: web.Request) -> bool:

@@ -138,3 +138,13 @@ def test_a_link_expires_with_its_question_unless_the_question_was_extended() -> 
     assert LINKS.read(token).expired(later, closed)
     other = dataclasses.replace(extended, interrupt_id="int_other")
     assert LINKS.read(token).expired(later, other)
+
+
+def test_a_link_whose_question_the_sweeper_expired_is_expired_at_once() -> None:
+    """The row says expired: so is the link, though its own time has not come."""
+    record = question()
+    token = LINKS.token_for(record, "link:a")
+    swept = dataclasses.replace(record, status=QuestionStatus.EXPIRED)
+    with pytest.raises(LinkExpiredError):
+        LINKS.read_live(token, now=NOW, question=swept)
+    assert not LINKS.read(token).expired(NOW, record)

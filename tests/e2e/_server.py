@@ -143,6 +143,13 @@ class BotServer:
     def log_text(self) -> str:
         return self.log_path.read_text(encoding="utf-8", errors="replace")
 
+    def assert_log_clean(self) -> None:
+        """Nothing went wrong on the server's side: no traceback, no ERROR line in its log."""
+        log = self.log_text()
+        assert "Traceback" not in log, self.log_tail()
+        errors = [r for r in json_lines(log) if r.get("level") in {"error", "critical"}]
+        assert not errors, errors
+
     def log_tail(self, lines: int = 40) -> str:
         if not self.log_path.exists():
             return "(no log)"

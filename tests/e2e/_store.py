@@ -1,8 +1,11 @@
-"""A bot process's SQLite file as a test reads it: rows, counts, an outbox all delivered."""
+"""A bot process's store as a test reads it: rows, counts, an outbox all delivered."""
 
 from __future__ import annotations
 
 import sqlite3
+import time
+
+import asyncpg
 
 from tests import waiting
 from tests.e2e._server import BotServer
@@ -34,3 +37,25 @@ async def all_delivered(bot: BotServer) -> None:
     except AssertionError as timed_out:
         rows = query(bot, "SELECT id, kind, state FROM outbox")
         raise AssertionError(f"deliveries still pending: {rows}") from timed_out
+
+
+async def overdue(bot: BotServer, interrupt_id: str) -> None:
+    """Bring a question's expiry to the past in the bot's own store, SQLite or PostgreSQL, as
+    its TTL running out would (the API's shortest is a minute); the sweeper expires it next."""
+    url = bot.env["DATABASE_URL"]
+    past = time.time() - 1
+    if url.startswith("sqlite"):
+        conn = sqlite3.connect(bot.folder / "bot.sqlite3")
+        try:
+            with conn:
+                sql = "UPDATE pauses SET expires_at = ? WHERE interrupt_id = ?"
+                conn.execute(sql, (past, interrupt_id))
+        finally:
+            conn.close()
+        return
+    pg = await asyncpg.connect(url)
+    try:
+        sql = "UPDATE pauses SET expires_at = $1 WHERE interrupt_id = $2"
+        await pg.execute(sql, past, interrupt_id)
+    finally:
+        await pg.close()

@@ -15,6 +15,7 @@ from tests.e2e._slack import checked_slack
 from tests.e2e._teams import StartApp, TeamsBotApp, checked_connector
 from tests.fakes.bf_connector import FakeConnector
 from tests.fakes.slack_api import FakeSlack
+from tests.stores._postgres import fresh_schema
 
 # The Temporal fixtures (a dev server per module, its client, worker processes and the
 # deploy driver), for the e2e tests of the Temporal adapter.
@@ -75,3 +76,14 @@ async def start_app(tmp_path: Path) -> AsyncIterator[StartApp]:
     yield start
     for app in apps:
         await app.close()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def store_env(request: pytest.FixtureRequest) -> AsyncIterator[dict[str, str]]:
+    """What a bot process needs to run on each backend: its own SQLite file (``start_bot``'s
+    default), or a fresh PostgreSQL schema with the signing keys a shared store requires."""
+    if request.param == "sqlite":
+        yield {}
+        return
+    async with fresh_schema() as url:
+        yield {"DATABASE_URL": url, "BOT_SIGNING_KEYS": "k1:" + "s" * 48}

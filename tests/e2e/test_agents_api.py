@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import time
 from typing import Any
 
@@ -173,3 +174,34 @@ async def test_sigterm_answers_every_long_poll_at_once(
     assert await server.terminate(within=15) == 0
     for status, still in await asyncio.gather(*waits):
         assert (status, still["status"]) == (200, "open")
+
+
+def _cursor(text: str) -> str:
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+# Cursors of our own shape that name no row we gave out: a NUL in the id (which
+# PostgreSQL cannot compare with), a time that is not a finite number, an empty id.
+FOREIGN_CURSORS = ["1700000000.0|q_\x00x", "1.0|\x00", "nan|q_x", "1e999|q_x", "1.0|"]
+
+
+async def test_a_cursor_the_api_never_gave_out_is_a_400_on_every_store(
+    store_env: dict[str, str], start_bot: StartBot, http: aiohttp.ClientSession
+) -> None:
+    """GET /v1/questions with a forged cursor, and the admin's pending with a forged ``after``:
+    a 4xx with the sentence on SQLite and PostgreSQL, no 5xx, nothing logged at ERROR."""
+    server = await start_bot(**api_env("console:*"), **OPERATOR, **store_env)
+    api = Api(http, server.url)
+    created = await api.created(approval("paged", {"surface": "console", "conversation": "p-1"}))
+    for text in FOREIGN_CURSORS:
+        status, refused = await api.call("GET", "/v1/questions", cursor=_cursor(text))
+        assert status == 400, (text, refused)
+        assert refused["error"]["message"] == "cursor is not one this API gave out.", refused
+    status, page = await api.call("GET", "/v1/questions", limit=1)
+    assert status == 200 and [q["id"] for q in page["data"]] == [created["id"]]
+    for after in ["\x00", "1\x00", "9" * 40, "-1", "x"]:
+        async with http.get(f"{server.url}/api/admin/pending", params={"after": after}) as shown:
+            body = await shown.json()
+            assert shown.status == 422, (after, body)
+            assert body["ok"] is False and body["message"].endswith("."), body
+    server.assert_log_clean()

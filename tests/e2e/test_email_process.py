@@ -260,3 +260,43 @@ async def test_a_question_on_slack_and_email_closes_on_both_whichever_answers(
 async def _answered(api: Api, question_id: str) -> dict[str, Any] | None:
     shown = await _state(api, question_id)
     return shown if shown["status"] == "answered" else None
+
+
+ANA_PASSWORD, BO_PASSWORD = "ana's long password", "bo's long password"
+
+
+async def test_with_link_signin_an_emailed_link_answers_only_for_its_recipient_signed_in(
+    start_bot: StartBot, http: aiohttp.ClientSession, smtp: SmtpFake
+) -> None:
+    """BOT_LINK_SIGNIN with Ana a console user named by her address: her link asks for a
+    sign-in (401), refuses Bo's (403), answers as email:ana@... with hers; a link:<id> route,
+    which no one can sign in as, is refused at create with the sentence (422)."""
+    users = f"{ANA}:{ANA_PASSWORD},bo:{BO_PASSWORD}"
+    bot = await start_bot(**_env(smtp), BOT_LINK_SIGNIN="true", BOT_CONSOLE_USERS=users)
+    api = Api(http, bot.url)
+    created = await api.created(approval("signed", _to(ANA), answerers=[f"email:{ANA}"]))
+    (message,) = await _mailed(smtp, 1)
+    link = _links(message)["Approve"]
+    ana = {"Authorization": aiohttp.encode_basic_auth(ANA, ANA_PASSWORD)}
+    bo = {"Authorization": aiohttp.encode_basic_auth("bo", BO_PASSWORD)}
+    async with http.get(link) as anonymous:
+        assert anonymous.status == 401 and "Basic" in anonymous.headers["WWW-Authenticate"]
+    async with http.get(link, headers=bo) as as_bo:
+        assert as_bo.status == 403
+    async with http.get(link, headers=ana) as as_ana:
+        assert as_ana.status == 200
+        value = CSRF.search(await as_ana.text())
+    assert value is not None
+    form = {"csrf": value.group(1), "decision": "approve"}
+    async with http.post(link, data=form, headers=bo, allow_redirects=False) as bo_sends:
+        assert bo_sends.status == 403
+    async with http.post(link, data=form, headers=ana, allow_redirects=False) as ana_sends:
+        assert ana_sends.status == 303
+    answered = await _state(api, created["id"])
+    assert answered["status"] == "answered" and answered["answered_by"]["id"] == f"email:{ANA}"
+    status, refused = await api.ask(
+        approval("unsigned", {"surface": "link", "conversation": "c"}, answerers=["link:t-1"])
+    )
+    assert status == 422, refused
+    assert "BOT_LINK_SIGNIN" in refused["error"]["message"]
+    bot.assert_log_clean()

@@ -73,3 +73,29 @@ async def test_a_vote_sent_again_with_its_key_is_replayed(
     assert isinstance(await h.answer(APPROVE, who=CAROL, once_key="click-3"), outcomes.Redeemed)
     assert await h.answer(APPROVE, who=CAROL, once_key="click-3") == outcomes.Replayed()
     assert (await _kinds(h)).count("answered") == 1 and _resumes(h) == 1
+
+
+async def test_a_retryable_request_refused_then_sent_again_corrected_is_recorded(
+    harness: HarnessFactory, stores: Stores
+) -> None:
+    """The link page's key: a refusal leaves it unused, so the corrected answer under the same
+    key counts, as a vote and as the deciding close; only then is a resend ``Replayed``."""
+    h = await paused(harness, stores, quorum=2)
+    typo = {"decision": "aprove", "comment": ""}
+    refused = await h.answer(typo, who=BOB, once_key="page-1", retryable=True)
+    assert isinstance(refused, outcomes.AnswerInvalid)
+    assert not await stores.replays.applied("page-1")
+    assert (await _kinds(h)).count("refused") == 1
+    counted = await h.answer(APPROVE, who=BOB, once_key="page-1", retryable=True)
+    assert counted == outcomes.Counted("approve", 1, 0, 2)
+    again = await h.answer(APPROVE, who=BOB, once_key="page-1", retryable=True)
+    assert again == outcomes.Replayed()
+    assert isinstance(
+        await h.answer(typo, who=CAROL, once_key="page-2", retryable=True), outcomes.AnswerInvalid
+    )
+    closed = await h.answer(APPROVE, who=CAROL, once_key="page-2", retryable=True)
+    assert isinstance(closed, outcomes.Redeemed)
+    assert await h.answer(APPROVE, who=CAROL, once_key="page-2", retryable=True) == (
+        outcomes.Replayed()
+    )
+    assert (await _kinds(h)).count("answered") == 1 and _resumes(h) == 1

@@ -95,6 +95,9 @@ async def test_open_sign_in_is_the_operator() -> None:
         ("ana:short", "at least 12"),
         ("a b:long enough password", "name:password"),
         ("ana:long enough password,ana:another long one", "listed twice"),
+        ('"ana"@example.com:long enough password', "a plain email address"),
+        ("ana@example.com.:long enough password", "a plain email address"),
+        ("<ana@example.com>:long enough password", "a plain email address"),
     ],
 )
 def test_console_users_are_checked_at_start(value: str, problem: str) -> None:
@@ -106,6 +109,17 @@ def test_console_users_are_checked_at_start(value: str, problem: str) -> None:
     assert problem in line
     password = value.split(":", 1)[1].split(",")[0] if ":" in value else ""
     assert not password or password not in line, "a password was echoed"
+
+
+def test_a_console_user_may_be_named_by_a_plain_email_address() -> None:
+    """ana@example.com:<password> signs in as that name (an emailed link's recipient)."""
+    settings = load_settings(
+        BOT_CONSOLE_USERS="ana@example.com:long enough password,bo:bo pass 1234"
+    )
+    assert settings.console.accounts() == {
+        "ana@example.com": "long enough password",
+        "bo": "bo pass 1234",
+    }
 
 
 @pytest.mark.parametrize("url", ["ftp://models.example", "api.openai.com/v1", "http://x/v1?key=1"])

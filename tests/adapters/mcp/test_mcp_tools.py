@@ -152,6 +152,11 @@ REFUSED_CALLS = [
         "summary: String should have at most 1000 characters",
     ),
     ("ask_human", {"questions": [{"question": "Which\x00 env?"}]}, "U+0000"),
+    # Refused by the SDK's own check of the arguments, before the tool runs.
+    ("ask_human", {}, "questions: Field required."),
+    ("request_approval", {"summary": "Deploy web"}, "action: Field required."),
+    ("request_approval", {**DEPLOY, "risk": "extreme"}, "risk: Input should be"),
+    ("get_answer", {"question_id": 7}, "question_id: Input should be a valid string."),
 ]
 
 
