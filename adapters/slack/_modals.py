@@ -474,15 +474,17 @@ def _modal(
     title: str, submit: str, blocks: list[dict[str, Any]], metadata: Metadata
 ) -> dict[str, Any]:
     """The view, within what the Slack door reads back when it is submitted (``_submissions``)."""
-    return within_reach({
-        "type": "modal",
-        "callback_id": "hitl_answer",
-        "title": _plain(clip(title, L.MODAL_TITLE)),
-        "submit": _plain(clip(submit, L.MODAL_BUTTON)),
-        "close": _plain("Cancel"),
-        "private_metadata": metadata.dump(),
-        "blocks": blocks,
-    })
+    return within_reach(
+        {
+            "type": "modal",
+            "callback_id": "hitl_answer",
+            "title": _plain(clip(title, L.MODAL_TITLE)),
+            "submit": _plain(clip(submit, L.MODAL_BUTTON)),
+            "close": _plain("Cancel"),
+            "private_metadata": metadata.dump(),
+            "blocks": blocks,
+        }
+    )
 
 
 def _note(text: str) -> dict[str, Any]:

@@ -44,9 +44,7 @@ class LargerBodies:
 LARGER_BODIES = web.AppKey("larger_bodies", LargerBodies)
 
 
-def allow_larger_bodies(
-    app: web.Application, path: str, limit: int, *, when: HeadersCheck
-) -> None:
+def allow_larger_bodies(app: web.Application, path: str, limit: int, *, when: HeadersCheck) -> None:
     """Let POSTs to ``path`` whose headers pass ``when`` carry up to ``limit`` bytes."""
     found = app.get(LARGER_BODIES)
     if found is None:
