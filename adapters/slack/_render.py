@@ -35,9 +35,11 @@ from adapters.slack._limits import clip, fit
 from bot.client.decisions import allowed
 from bot.display import display
 from bot.kernel.interrupts import PendingInterrupt
+from bot.questions.quorum import rejected_on_expiry
 from bot.questions.records import Question, QuestionStatus
 from bot.service.messages import (
     EXPIRED_LINE,
+    EXPIRED_REJECTED_LINE,
     answered_line,
     approval_line,
     asked_line,
@@ -153,7 +155,7 @@ def outcome_line(record: Question, *, by: str) -> str:
     at = slack_date(record.closed_at or time.time())
     answer = dict(record.answer or {})
     if record.status is QuestionStatus.EXPIRED:
-        return EXPIRED_LINE
+        return EXPIRED_REJECTED_LINE if rejected_on_expiry(record) else EXPIRED_LINE
     if record.status is QuestionStatus.CANCELLED:
         reason = answer.get("reason")
         shown = clip(_md(reason), 500) if isinstance(reason, str) else ""

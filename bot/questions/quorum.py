@@ -27,7 +27,7 @@ from bot.client.decisions import APPROVING
 from bot.client.edits import diff_text
 from bot.client.identity import names
 from bot.client.models import STORED, Policy
-from bot.questions.records import Question, RunRecord
+from bot.questions.records import Question, QuestionStatus, RunRecord
 from bot.questions.write import Ballot
 
 DEFAULT_POLICY = Policy()
@@ -176,6 +176,12 @@ def decided_by(decision: str, ballots: tuple[Ballot, ...]) -> str:
 def expired_answer(question: Question) -> dict[str, Any] | None:
     """What an expiry stores as the answer: a rejection when the policy fails closed."""
     return dict(EXPIRED_REJECTION) if policy_of(question).on_expire == "reject" else None
+
+
+def rejected_on_expiry(question: Question) -> bool:
+    """Whether ``question`` expired and its policy stored that as a rejection."""
+    answer = question.answer or {}
+    return question.status is QuestionStatus.EXPIRED and answer.get("decision") == "reject"
 
 
 def escalated_answerers(question: Question) -> tuple[str, ...]:

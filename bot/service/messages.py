@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any, assert_never
 
 from bot.client.edits import diff_text
+from bot.questions.quorum import rejected_on_expiry
 from bot.questions.records import Question, QuestionStatus
 from bot.service import outcomes
 
@@ -106,7 +107,10 @@ def answered_text(by: str, at: float) -> str:
     return f"Answered by {by} at {when(at)}."
 
 
-def expired_text(at: float) -> str:
+def expired_text(at: float, *, rejected: bool = False) -> str:
+    """An expiry, and the rejection it stood for when the question's policy fails closed."""
+    if rejected:
+        return f"Expired at {when(at)} without an answer: rejected, as its policy says."
     return f"Expired at {when(at)} without an answer."
 
 
@@ -124,7 +128,7 @@ def closed_text(record: Question, *, answered: Callable[[Question, float], str])
         case QuestionStatus.ANSWERED:
             return answered(record, at)
         case QuestionStatus.EXPIRED:
-            return expired_text(at)
+            return expired_text(at, rejected=rejected_on_expiry(record))
         case QuestionStatus.CANCELLED:
             return cancelled_text(record.closed_by, at, record.cancel_reason)
         case _:
@@ -162,6 +166,7 @@ def only_they_may_answer(who: str) -> str:
 
 
 EXPIRED_LINE = "Expired, no answer."
+EXPIRED_REJECTED_LINE = "Expired without an answer: rejected, as its policy says."
 QUESTION_CLOSED = "This question is no longer open; answer the latest one the bot posted."
 ANYONE_MAY_ANSWER = "Anyone here can answer this."
 RUN_FAILED = "The run stopped on an error; an admin can see the details in the audit log."

@@ -177,6 +177,28 @@ async def test_expiry_edits_both_messages_and_a_late_click_says_expired(both: Bo
     assert shown["status"] == "expired"
 
 
+async def test_an_expiry_that_rejects_by_policy_says_so_on_both_messages(both: Both) -> None:
+    """``on_expire: "reject"``: both messages say the expiry stood for a rejection, as the
+    agent reads it."""
+    created = await both.ask("fails-closed", policy={"on_expire": "reject"})
+    posted = await both.slack.question()
+    card = await both.teams_card()
+    with sqlite3.connect(both.bot.folder / "bot.sqlite3") as db:
+        db.execute(
+            "UPDATE pauses SET expires_at = ? WHERE interrupt_id = ?",
+            (time.time() - 1, created["id"]),
+        )
+    slack_edit = (await both.slack.edits_of(posted))[0]
+    assert "Expired without an answer: rejected, as its policy says." in text_of(slack_edit)
+    teams_edit = await both.connector.wait_for(
+        lambda: both.connector.updates(card.activity_id), what="the expired card"
+    )
+    (line,) = [t for t in texts(card_of(teams_edit[-1].body)) if t.startswith("Expired at ")]
+    assert line.endswith(" without an answer: rejected, as its policy says.")
+    status, shown = await both.api.get(created["id"])
+    assert shown["status"] == "expired" and shown["answer"]["decision"] == "reject"
+
+
 async def test_a_quorum_of_two_counts_one_slack_and_one_teams_approver(both: Both) -> None:
     created = await both.ask("quorum", policy={"quorum": 2})
     posted = await both.slack.question()

@@ -77,6 +77,17 @@ async def test_closed_questions_carry_their_sentence_and_no_token() -> None:
         )
 
 
+async def test_an_expiry_that_rejects_by_policy_reads_as_a_rejection() -> None:
+    """``on_expire: "reject"`` stores a rejection: the page says so, not "without an answer"."""
+    rejected = dataclasses.replace(
+        closed(QuestionStatus.EXPIRED), answer={"decision": "reject", "comment": "expired"}
+    )
+    shown = question_json(rejected, "stale-token")
+    assert shown["closed_text"] == (
+        "Expired at 1970-01-01 00:02 UTC without an answer: rejected, as its policy says."
+    )
+
+
 async def test_who_may_answer_follows_the_policy() -> None:
     """The page's "who may answer" and "yours" come from the service's own policy."""
     ana, bo = Responder("console:ana", "ana"), Responder("console:bo", "bo")
