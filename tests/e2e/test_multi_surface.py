@@ -196,7 +196,8 @@ async def test_an_expiry_that_rejects_by_policy_says_so_on_both_messages(both: B
     (line,) = [t for t in texts(card_of(teams_edit[-1].body)) if t.startswith("Expired at ")]
     assert line.endswith(" without an answer: rejected, as its policy says.")
     status, shown = await both.api.get(created["id"])
-    assert shown["status"] == "expired" and shown["answer"]["decision"] == "reject"
+    assert status == 200 and shown["status"] == "expired"
+    assert shown["answer"]["decision"] == "reject"
 
 
 async def test_a_quorum_of_two_counts_one_slack_and_one_teams_approver(both: Both) -> None:
