@@ -45,6 +45,7 @@ from bot.service.messages import (
     asked_line,
     cancelled_line,
     level_text,
+    person_text,
 )
 
 ASK_USER = "ask_user"
@@ -195,13 +196,14 @@ def mention(responder_id: str) -> str:
     return display(responder_id, markup="slack")
 
 
-def person(answerer: str) -> str:
+def person(answerer: str, names: Mapping[str, str] | None = None) -> str:
     """An answerer id as mrkdwn: a Slack person (``slack:T:U``, or a bare user id) as a
-    mention, anyone else by their id, as text."""
+    mention, anyone else as text: by the name ``names`` gives them, else by a short form of
+    their id (``person_text``)."""
     bare = answerer.split(":")[-1] if is_slack_person(answerer) else ""
     if SLACK_ID.match(bare):
         return f"<@{bare}>"
-    return display(answerer, markup="slack")
+    return display(person_text(answerer, names), markup="slack")
 
 
 def group_mention(group: str) -> str:

@@ -226,6 +226,12 @@ def tally_shown(question: Question) -> dict[str, list[str]]:
     return {"approve": list(tally.get("approve", ())), "reject": list(tally.get("reject", ()))}
 
 
+def voter_names(tally: Mapping[str, Any] | None) -> dict[str, str]:
+    """The display name each voter's surface gave, by id: the names a question has seen."""
+    names = (tally or {}).get("names")
+    return {str(k): str(v) for k, v in names.items() if v} if isinstance(names, Mapping) else {}
+
+
 def tally_line(question: Question, mention: Callable[[str, str], str] | None = None) -> str:
     """The question's tally as its message shows it (``tally_text``)."""
     return tally_text(question.tally, policy_of(question).quorum, mention)

@@ -160,6 +160,26 @@ def asked_line(requester: str, audience: str, expires: str) -> str:
     return f"Asked for {requester}. {audience} Expires {expires}."
 
 
+def person_text(person: str, names: Mapping[str, str] | None = None) -> str:
+    """A person as a question names them: the name their surface gave, where the bridge has
+    seen one (``names``, by id); else their id, shortened where it is long: a Teams person
+    by the first eight characters of their object id ("Teams user 3f2a9c1e…"), a Slack
+    person by their user id, a console or email person by their name or address."""
+    known = (names or {}).get(person)
+    if known:
+        return known
+    surface, _, rest = person.partition(":")
+    own = rest.rpartition(":")[2]
+    match surface:
+        case "teams" if own:
+            return f"Teams user {own[:8]}…" if len(own) > 8 else f"Teams user {own}"
+        case "slack" if own:
+            return f"Slack user {own}"
+        case "console" | "email" if rest:
+            return rest
+    return person
+
+
 def only_they_may_answer(who: str) -> str:
     """Who may answer, as a question shows it and as a refused person is told."""
     return f"Only {who} can answer this."

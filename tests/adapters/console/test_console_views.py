@@ -103,6 +103,19 @@ async def test_who_may_answer_follows_the_policy() -> None:
     assert Viewer(bo, anyone).answerers(RUN) == "Anyone signed in to the console"
 
 
+async def test_named_answerers_of_other_surfaces_show_by_name_or_a_short_id() -> None:
+    """An API question's answerers: a console person by name, a voter by the name their vote
+    gave, a Teams person never seen by the start of their object id, not by raw GUIDs."""
+    guid = "3f2a9c1e-5a6b-4c8d-9e0f-123456789abc"
+    asked = dataclasses.replace(
+        OPEN,
+        answerers=("console:ana", f"teams:t:{guid}", "teams:t:aad-cy"),
+        tally={"approve": ["teams:t:aad-cy"], "reject": [], "names": {"teams:t:aad-cy": "Cy"}},
+    )
+    viewer = Viewer(Responder("console:ana", "ana"), RequesterOrApprovers())
+    assert viewer.answerers(RUN, asked) == "ana, Teams user 3f2a9c1e…, Cy"
+
+
 async def test_a_conversation_an_agent_named_is_titled_by_that_name() -> None:
     """`console:agents` lists as "agents", as the docs say; others keep their first words."""
     summaries = [
