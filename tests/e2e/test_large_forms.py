@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -163,6 +164,41 @@ async def test_only_a_request_shaped_as_slacks_interactions_is_read_past_the_bod
     assert "Traceback" not in slack.bot.log_text()
 
 
+async def test_the_largest_form_answered_on_its_link_page_reaches_the_agent_as_entered(
+    surfaces: Surfaces,
+) -> None:
+    """Every field drawn; the page's form comes back within its 1,000 fields as entered, and
+    one past them (every box ticked) is a 413 that stores nothing."""
+    body = {
+        "idempotency_key": "largest-on-a-link",
+        "kind": "form",
+        "payload": PAYLOAD,
+        "route": {"surface": "link", "conversation": "forms"},
+        "answerers": ["link:ops"],
+    }
+    created = await surfaces.api.created(body)
+    link = created["links"]["ops"]
+    async with surfaces.http.get(link) as page:
+        assert page.status == 200
+        html = await page.text()
+    csrf = re.search(r'name="csrf" value="([^"]+)"', html)
+    assert csrf is not None
+    every, expected = _filled_in_page(html)
+    too_many = [("csrf", csrf.group(1)), *every]
+    assert len(too_many) > 1000
+    async with surfaces.http.post(link, data=too_many, allow_redirects=False) as sent:
+        assert sent.status == 413
+    status, shown = await surfaces.api.get(created["id"])
+    assert status == 200 and shown["status"] == "open"
+    # Nine of the ten multi-selects with every box ticked, the tenth left empty: within.
+    last_many = next(f"f{i}" for i, n in enumerate(_names()) if n == "many_9")
+    fields = [("csrf", csrf.group(1)), *[(k, v) for k, v in every if k != last_many]]
+    del expected["many_9"]
+    async with surfaces.http.post(link, data=fields, allow_redirects=False) as sent:
+        assert sent.status == 303, await sent.text()
+    assert await surfaces.answer_of(created["id"]) == expected
+
+
 # -- what a person enters ---------------------------------------------------------------
 
 
@@ -214,6 +250,35 @@ def _filled_in_slack(view: dict[str, Any]) -> tuple[dict[str, Any], dict[str, An
             state["value"] = str(entered)
         values[block["block_id"]] = {element["action_id"]: state}
     return values, expected
+
+
+def _names() -> list[str]:
+    return list(PAYLOAD["schema"]["properties"])
+
+
+def _filled_in_page(html: str) -> tuple[list[tuple[str, str]], dict[str, Any]]:
+    """The answer page's form with every field filled (``f<index>``, choices by position), as
+    a browser posts it, and the answer it makes; the page must draw each field."""
+    fields: list[tuple[str, str]] = []
+    expected: dict[str, Any] = {}
+    for index, name in enumerate(_names()):
+        field, spec = f"f{index}", _spec(name)
+        assert f'name="{field}"' in html, name
+        entered = expected[name] = _entered(name)
+        if spec["type"] == "array":
+            fields += [(field, str(i)) for i in range(len(entered))]
+        elif "enum" in spec:
+            fields.append((field, str(len(spec["enum"]) - 1)))
+        elif spec["type"] == "boolean":
+            fields.append((field, "true"))
+        elif spec.get("format") == "date-time":
+            fields.append((field, "2026-12-01T16:00"))  # a datetime-local input, read as UTC
+        else:
+            # Twenty long answers would pass the page's 64 KiB once URL-encoded: shorter here.
+            text = TYPED[:100] if entered == TYPED else str(entered)
+            expected[name] = text if entered == TYPED else entered
+            fields.append((field, text))
+    return fields, expected
 
 
 def _filled_in_teams(card: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
