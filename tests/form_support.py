@@ -73,3 +73,49 @@ def largest_form() -> dict[str, Any]:
         "message": "M" * 3000,
         "schema": {"type": "object", "properties": properties},
     }
+
+
+API_BODY_BYTES = 64 * 1024  # what ``/v1`` reads of a request (``bot.app.root``)
+
+
+def largest_api_form(*, room: int = 1024) -> dict[str, Any]:
+    """The largest ``form`` payload ``/v1`` accepts, with ``room`` bytes of its request left for
+    the rest: fifty properties of every kind (ten choices and ten multi-selects of a hundred
+    values, twenty strings at the longest answer, numbers, booleans), some required, each
+    described at the longest the request's size leaves."""
+
+    def payload(described: int) -> dict[str, Any]:
+        properties: dict[str, Any] = {}
+        for i in range(10):
+            properties[f"choice_{i}"] = {"type": "string", "enum": [f"c{j}" for j in range(100)]}
+            properties[f"many_{i}"] = {
+                "type": "array",
+                "items": {"type": "string", "enum": [f"m{j}" for j in range(100)]},
+            }
+        formats = ["email", "uri", "date", "date-time"]
+        for i in range(20):
+            text: dict[str, Any] = {"type": "string", "maxLength": MAX_ANSWER}
+            if i < len(formats):
+                text = {"type": "string", "format": formats[i]}
+            properties[f"text_{i}"] = text
+        for i in range(5):
+            properties[f"count_{i}"] = {"type": "integer", "minimum": 0, "maximum": 10**9}
+            properties[f"flag_{i}"] = {"type": "boolean"}
+        for name, spec in properties.items():
+            spec["title"] = name.replace("_", " ").capitalize()
+            spec["description"] = f"About {name}: " + "d" * described
+        schema = {"type": "object", "properties": properties}
+        schema["required"] = ["text_4", "choice_0", "many_0", "count_0", "flag_0"]
+        return {"title": "The largest form", "message": "Fill in what you know.", "schema": schema}
+
+    low, high = 0, API_BODY_BYTES
+    while low < high:  # the longest description that leaves ``room``, by bisection
+        middle = (low + high + 1) // 2
+        if len(json.dumps(payload(middle))) + room <= API_BODY_BYTES:
+            low = middle
+        else:
+            high = middle - 1
+    return payload(low)
+
+
+MAX_ANSWER = 2000  # bot.client.form_schema.MAX_STRING, written out so a change is caught

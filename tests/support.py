@@ -408,6 +408,7 @@ def closed_question(
     *,
     closed_at: float = 1.8e9,
     closed_by: str = "",
+    policy: dict[str, Any] | None = None,
 ) -> Question:
     """A question as it closed (``status``: answered, expired or cancelled), to redraw."""
     return Question(
@@ -424,6 +425,7 @@ def closed_question(
         answer=answer,
         closed_by=closed_by,
         closed_at=closed_at,
+        policy=policy,
     )
 
 

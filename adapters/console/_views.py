@@ -18,11 +18,12 @@ from adapters.console._wording import may_answer_text
 from bot.human.capability import ASK_USER
 from bot.interactions.approval import APPROVAL
 from bot.interactions.form import FORM
-from bot.questions.quorum import tally_line
+from bot.questions.quorum import tally_line, voter_names
 from bot.service.messages import (
     answered_text,
     approval_line,
     closed_text,
+    person_text,
     when,
 )
 from bot.service.outcomes import Responder
@@ -59,7 +60,8 @@ class Viewer:
         if record is not None and record.answerers:
             # An API question names its own answerers.
             named = record.answerers
-            people = ", ".join(person_name(n) for n in named if n != "anyone")
+            seen = voter_names(record.tally)
+            people = ", ".join(person_text(n, seen) for n in named if n != "anyone")
             return may_answer_text(people, anyone="anyone" in named, approvers=False)
         if isinstance(policy, RequesterOrApprovers):
             return may_answer_text(

@@ -3,7 +3,9 @@
 HTTP requests are verified here, once, before bolt sees them (bolt's own
 check is switched off so the HMAC is not computed twice): a bad signature
 or stale timestamp gets 401, a body that does not parse gets 400, and
-neither ever shows a traceback. With ``SLACK_APP_TOKEN`` set the same bolt
+neither ever shows a traceback. An interaction may be as large as a modal's
+submission can be (``_submissions``), read before its signature can be
+checked; every other request keeps the app's body limit. With ``SLACK_APP_TOKEN`` set the same bolt
 app also takes events over Socket Mode, so a laptop needs no public URL.
 """
 
@@ -30,21 +32,25 @@ from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack._edge import (
+    FORM,
     KEEP_SECONDS,
     InProcessSignatures,
     NotAPayload,
     SeenSignatures,
+    may_be_signed,
     parse,
     verify,
 )
 from adapters.slack._installations import EncryptedInstallationStore, oauth_settings
 from adapters.slack._listeners import Listeners, is_click
+from adapters.slack._submissions import INTERACTION_BYTES
 from adapters.slack._surface import SlackDirectory, SlackSurface
 from adapters.slack.settings import SlackSettings
 from bot.admin import ADMIN_SERVICE, AdminService
 from bot.errors import BotError
 from bot.service.policy import RequesterOrApprovers
 from bot.service.runs import RunService
+from bot.serving import allow_larger_bodies
 from bot.stores.errors import is_outage
 from bot.stores.ports import Answered
 
@@ -88,6 +94,9 @@ class SlackBridge:
     def mount(self, app: web.Application) -> None:
         self._app = app
         app.router.add_post(EVENTS_PATH, self._events)
+        # A modal's submission carries the whole view back: more than the app's limit, so
+        # an interaction (form-encoded, headers shaped as Slack signs) may be this large.
+        allow_larger_bodies(app, EVENTS_PATH, INTERACTION_BYTES, when=_may_be_interaction)
         if self.bolt.oauth_flow is not None:
             app.router.add_get(INSTALL_PATH, self._install)
             app.router.add_get(REDIRECT_PATH, self._redirect)
@@ -286,6 +295,11 @@ class SlackBridge:
         flow = self.bolt.oauth_flow
         assert flow is not None
         return flow
+
+
+def _may_be_interaction(request: web.Request) -> bool:
+    """An interactivity payload as Slack sends it, as far as its headers tell."""
+    return request.content_type == FORM and may_be_signed(request.headers, now=time.time())
 
 
 def _oauth_request(request: web.Request) -> AsyncBoltRequest:

@@ -56,15 +56,23 @@ FORM = "application/x-www-form-urlencoded"
 
 def verify(secret: bytes, body: bytes, headers: Mapping[str, str], *, now: float) -> str | None:
     """The request's signature if it is Slack's for ``body`` and current, else None."""
-    timestamp = headers.get("X-Slack-Request-Timestamp", "")
-    signature = headers.get("X-Slack-Signature", "")
-    if not _TIMESTAMP.fullmatch(timestamp) or not _SIGNATURE.fullmatch(signature):
+    if not may_be_signed(headers, now=now):
         return None
-    if abs(now - int(timestamp)) > TIMESTAMP_WINDOW_SECONDS:
-        return None
+    timestamp = headers["X-Slack-Request-Timestamp"]
+    signature = headers["X-Slack-Signature"]
     base = b"v0:" + timestamp.encode("ascii") + b":" + body
     expected = "v0=" + hmac.new(secret, base, hashlib.sha256).hexdigest()
     return signature if hmac.compare_digest(expected, signature) else None
+
+
+def may_be_signed(headers: Mapping[str, str], *, now: float) -> bool:
+    """Whether a request's headers are shaped as Slack signs them, with a current timestamp:
+    all that can be known of it before its body is read (the signature covers the body)."""
+    timestamp = headers.get("X-Slack-Request-Timestamp", "")
+    signature = headers.get("X-Slack-Signature", "")
+    if not _TIMESTAMP.fullmatch(timestamp) or not _SIGNATURE.fullmatch(signature):
+        return False
+    return abs(now - int(timestamp)) <= TIMESTAMP_WINDOW_SECONDS
 
 
 # -- replays ----------------------------------------------------------------------

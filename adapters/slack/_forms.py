@@ -24,6 +24,7 @@ from typing import Any
 from adapters._form_input import typed_number
 from adapters.slack import _limits as L
 from adapters.slack._limits import clip
+from bot.client.form_schema import MAX_STRING
 from bot.display import display
 
 ANSWER = "answer"  # every input's action_id, as in ``_modals``
@@ -169,8 +170,9 @@ def _text(spec: Mapping[str, Any], default: Any) -> dict[str, Any]:
         element = {"type": "email_text_input" if fmt == "email" else "url_text_input"}
         element["action_id"] = ANSWER
     else:
+        # No answer longer than MAX_STRING fits the form, so the input takes no more.
         most = spec.get("maxLength")
-        limit = min(most, L.TEXT_INPUT_MAX) if isinstance(most, int) else L.TEXT_INPUT_MAX
+        limit = min(most, MAX_STRING) if isinstance(most, int) else MAX_STRING
         element = {"type": "plain_text_input", "action_id": ANSWER, "max_length": max(limit, 1)}
         if isinstance(spec.get("minLength"), int) and spec["minLength"] > 0:
             element["min_length"] = min(spec["minLength"], element["max_length"])

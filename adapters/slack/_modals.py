@@ -24,6 +24,7 @@ from adapters.slack import _forms
 from adapters.slack import _limits as L
 from adapters.slack._limits import clip
 from adapters.slack._render import APPROVAL, ASK_USER, FORM
+from adapters.slack._submissions import within_reach
 from bot.client.decisions import MAX_MESSAGE
 from bot.client.edits import edit_schema, field_text
 from bot.client.form_schema import is_json_field
@@ -472,15 +473,18 @@ def _questions(payload: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 def _modal(
     title: str, submit: str, blocks: list[dict[str, Any]], metadata: Metadata
 ) -> dict[str, Any]:
-    return {
-        "type": "modal",
-        "callback_id": "hitl_answer",
-        "title": _plain(clip(title, L.MODAL_TITLE)),
-        "submit": _plain(clip(submit, L.MODAL_BUTTON)),
-        "close": _plain("Cancel"),
-        "private_metadata": metadata.dump(),
-        "blocks": blocks,
-    }
+    """The view, within what the Slack door reads back when it is submitted (``_submissions``)."""
+    return within_reach(
+        {
+            "type": "modal",
+            "callback_id": "hitl_answer",
+            "title": _plain(clip(title, L.MODAL_TITLE)),
+            "submit": _plain(clip(submit, L.MODAL_BUTTON)),
+            "close": _plain("Cancel"),
+            "private_metadata": metadata.dump(),
+            "blocks": blocks,
+        }
+    )
 
 
 def _note(text: str) -> dict[str, Any]:

@@ -35,14 +35,17 @@ from adapters.slack._limits import clip, fit
 from bot.client.decisions import allowed
 from bot.display import display
 from bot.kernel.interrupts import PendingInterrupt
+from bot.questions.quorum import rejected_on_expiry
 from bot.questions.records import Question, QuestionStatus
 from bot.service.messages import (
     EXPIRED_LINE,
+    EXPIRED_REJECTED_LINE,
     answered_line,
     approval_line,
     asked_line,
     cancelled_line,
     level_text,
+    person_text,
 )
 
 ASK_USER = "ask_user"
@@ -153,7 +156,7 @@ def outcome_line(record: Question, *, by: str) -> str:
     at = slack_date(record.closed_at or time.time())
     answer = dict(record.answer or {})
     if record.status is QuestionStatus.EXPIRED:
-        return EXPIRED_LINE
+        return EXPIRED_REJECTED_LINE if rejected_on_expiry(record) else EXPIRED_LINE
     if record.status is QuestionStatus.CANCELLED:
         reason = answer.get("reason")
         shown = clip(_md(reason), 500) if isinstance(reason, str) else ""
@@ -193,13 +196,14 @@ def mention(responder_id: str) -> str:
     return display(responder_id, markup="slack")
 
 
-def person(answerer: str) -> str:
+def person(answerer: str, names: Mapping[str, str] | None = None) -> str:
     """An answerer id as mrkdwn: a Slack person (``slack:T:U``, or a bare user id) as a
-    mention, anyone else by their id, as text."""
+    mention, anyone else as text: by the name ``names`` gives them, else by a short form of
+    their id (``person_text``)."""
     bare = answerer.split(":")[-1] if is_slack_person(answerer) else ""
     if SLACK_ID.match(bare):
         return f"<@{bare}>"
-    return display(answerer, markup="slack")
+    return display(person_text(answerer, names), markup="slack")
 
 
 def group_mention(group: str) -> str:

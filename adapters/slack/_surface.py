@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import aiohttp
@@ -35,7 +35,7 @@ from adapters.slack._render import (
 )
 from bot.display import display
 from bot.kernel.interrupts import PendingInterrupt
-from bot.questions.quorum import people_text, tally_text
+from bot.questions.quorum import people_text, tally_text, voter_names
 from bot.service.messages import ANYONE_MAY_ANSWER, nudge_text, only_they_may_answer
 from bot.service.outcomes import Responder
 from bot.service.policy import Answerers, RequesterOrApprovers
@@ -94,7 +94,9 @@ class SlackSurface:
             interrupt,
             requester=mention(run.requester),
             audience=audience(
-                self.policy.rule_for(interrupt.name, interrupt.answerers), run.requester
+                self.policy.rule_for(interrupt.name, interrupt.answerers),
+                run.requester,
+                voter_names(interrupt.tally),
             ),
             # Each Slack voter as Slack renders the person, whatever name the answer recorded.
             tally=tally_text(interrupt.tally, interrupt.quorum, named),
@@ -232,11 +234,12 @@ def closed_by(record: Question) -> str:
     return name_shown(record.closed_by)
 
 
-def audience(rule: Answerers, requester: str) -> str:
-    """Who may answer, as the question shows it (and a refused person is told)."""
+def audience(rule: Answerers, requester: str, seen: Mapping[str, str] | None = None) -> str:
+    """Who may answer, as the question shows it (and a refused person is told); a person of
+    another surface by the name ``seen`` gives them, else a short form of their id."""
     if rule.anyone:
         return ANYONE_MAY_ANSWER
     names = [mention(requester)] if rule.requester else []
-    names += [person(p) for p in sorted(rule.people)]
+    names += [person(p, seen) for p in sorted(rule.people)]
     names += [group_mention(g) for g in sorted(rule.groups)]
     return only_they_may_answer(" or ".join(names) if names else "an admin")

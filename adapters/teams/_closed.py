@@ -21,6 +21,7 @@ from adapters.teams._card_kit import (
     title,
 )
 from adapters.teams._form_card import answered_facts, properties
+from bot.questions.quorum import rejected_on_expiry
 from bot.service.messages import (
     answered_text,
     approval_line,
@@ -61,7 +62,7 @@ def outcome_line(record: Question) -> str:
                 return approval_line(answer, record.closed_by, when(at), str)
             return answered_text(record.closed_by, at)
         case QuestionStatus.EXPIRED:
-            return expired_text(at)
+            return expired_text(at, rejected=rejected_on_expiry(record))
         case QuestionStatus.CANCELLED:
             return cancelled_text(record.closed_by, at, record.cancel_reason)
         case QuestionStatus.OUTSTANDING:

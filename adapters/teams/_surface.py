@@ -9,7 +9,7 @@ whoever closes the question can edit the card.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from adapters.teams._admin import message_link, moved_card
@@ -17,9 +17,10 @@ from adapters.teams._card_kit import Json, attachment
 from adapters.teams._cards import CardContext, question_card
 from adapters.teams._closed import closed_card
 from adapters.teams._connector import Connector, with_retries
+from bot.client.identity import teams_id
 from bot.kernel.interrupts import PendingInterrupt
-from bot.questions.quorum import tally_line, tally_text
-from bot.service.messages import nudge_text, who_may_answer_text
+from bot.questions.quorum import tally_line, tally_text, voter_names
+from bot.service.messages import nudge_text, person_text, who_may_answer_text
 from bot.service.surfaces import DeliveryError
 from bot.stores.records import Question, RunRecord
 
@@ -126,21 +127,25 @@ class TeamsSurface:
     ) -> CardContext:
         """What a question card shows besides the question: a fresh pause or a ledger row."""
         requester = str(_reference(run).get("user", {}).get("name") or "")
+        seen = {**voter_names(question.tally), **_reference_names(run)}
         return CardContext(
             question=question,
             token=token or getattr(question, "token", ""),
             asked_for=requester,
-            who_may_answer=self._who_may_answer(requester, question.answerers),
+            who_may_answer=self._who_may_answer(requester, question.answerers, seen),
             response_schema=self.schema_of(question.name),
             errors=errors or {},
             values=values or {},
             tally=_tally(question),
         )
 
-    def _who_may_answer(self, requester: str, named: tuple[str, ...]) -> str:
+    def _who_may_answer(
+        self, requester: str, named: tuple[str, ...], seen: Mapping[str, str]
+    ) -> str:
         # An API question names its own answerers; "anyone" opens it to the conversation.
+        # Each by the name the bridge has seen them by, else a short form of their id.
         if named:
-            people = ", ".join(n for n in named if n != "anyone")
+            people = ", ".join(person_text(n, seen) for n in named if n != "anyone")
             return who_may_answer_text(people, anyone="anyone" in named)
         return who_may_answer_text(requester, anyone=self.anyone_may_answer)
 
@@ -169,6 +174,15 @@ def _reference(run: RunRecord) -> dict[str, Any]:
     if not isinstance(reference, dict) or not reference.get("serviceUrl"):
         raise DeliveryError(NO_REFERENCE, permanent=True)
     return reference
+
+
+def _reference_names(run: RunRecord) -> dict[str, str]:
+    """The person whose message the run's conversation reference came from, by their id: who
+    started the run, or for an agent's question the last person the bot saw there."""
+    user = _reference(run).get("user") or {}
+    aad, name = str(user.get("aadObjectId") or ""), str(user.get("name") or "")
+    tenant = run.scope.partition("/")[0]
+    return {teams_id(tenant, aad): name} if aad and name and tenant else {}
 
 
 def _mentions(reference: Json, people: Any) -> tuple[list[Json], int]:

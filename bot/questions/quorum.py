@@ -27,7 +27,7 @@ from bot.client.decisions import APPROVING
 from bot.client.edits import diff_text
 from bot.client.identity import names
 from bot.client.models import STORED, Policy
-from bot.questions.records import Question, RunRecord
+from bot.questions.records import Question, QuestionStatus, RunRecord
 from bot.questions.write import Ballot
 
 DEFAULT_POLICY = Policy()
@@ -178,6 +178,12 @@ def expired_answer(question: Question) -> dict[str, Any] | None:
     return dict(EXPIRED_REJECTION) if policy_of(question).on_expire == "reject" else None
 
 
+def rejected_on_expiry(question: Question) -> bool:
+    """Whether ``question`` expired and its policy stored that as a rejection."""
+    answer = question.answer or {}
+    return question.status is QuestionStatus.EXPIRED and answer.get("decision") == "reject"
+
+
 def escalated_answerers(question: Question) -> tuple[str, ...]:
     """The answerers the escalation steps taken so far have added."""
     steps = policy_of(question).escalate[: question.level]
@@ -218,6 +224,12 @@ def tally_shown(question: Question) -> dict[str, list[str]]:
     """The tally: ids per decision (empty lists before any vote, and without a quorum)."""
     tally = question.tally or {}
     return {"approve": list(tally.get("approve", ())), "reject": list(tally.get("reject", ()))}
+
+
+def voter_names(tally: Mapping[str, Any] | None) -> dict[str, str]:
+    """The display name each voter's surface gave, by id: the names a question has seen."""
+    names = (tally or {}).get("names")
+    return {str(k): str(v) for k, v in names.items() if v} if isinstance(names, Mapping) else {}
 
 
 def tally_line(question: Question, mention: Callable[[str, str], str] | None = None) -> str:

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any, assert_never
 
 from bot.client.edits import diff_text
+from bot.questions.quorum import rejected_on_expiry
 from bot.questions.records import Question, QuestionStatus
 from bot.service import outcomes
 
@@ -106,7 +107,10 @@ def answered_text(by: str, at: float) -> str:
     return f"Answered by {by} at {when(at)}."
 
 
-def expired_text(at: float) -> str:
+def expired_text(at: float, *, rejected: bool = False) -> str:
+    """An expiry, and the rejection it stood for when the question's policy fails closed."""
+    if rejected:
+        return f"Expired at {when(at)} without an answer: rejected, as its policy says."
     return f"Expired at {when(at)} without an answer."
 
 
@@ -124,7 +128,7 @@ def closed_text(record: Question, *, answered: Callable[[Question, float], str])
         case QuestionStatus.ANSWERED:
             return answered(record, at)
         case QuestionStatus.EXPIRED:
-            return expired_text(at)
+            return expired_text(at, rejected=rejected_on_expiry(record))
         case QuestionStatus.CANCELLED:
             return cancelled_text(record.closed_by, at, record.cancel_reason)
         case _:
@@ -156,12 +160,33 @@ def asked_line(requester: str, audience: str, expires: str) -> str:
     return f"Asked for {requester}. {audience} Expires {expires}."
 
 
+def person_text(person: str, names: Mapping[str, str] | None = None) -> str:
+    """A person as a question names them: the name their surface gave, where the bridge has
+    seen one (``names``, by id); else their id, shortened where it is long: a Teams person
+    by the first eight characters of their object id ("Teams user 3f2a9c1e…"), a Slack
+    person by their user id, a console or email person by their name or address."""
+    known = (names or {}).get(person)
+    if known:
+        return known
+    surface, _, rest = person.partition(":")
+    own = rest.rpartition(":")[2]
+    match surface:
+        case "teams" if own:
+            return f"Teams user {own[:8]}…" if len(own) > 8 else f"Teams user {own}"
+        case "slack" if own:
+            return f"Slack user {own}"
+        case "console" | "email" if rest:
+            return rest
+    return person
+
+
 def only_they_may_answer(who: str) -> str:
     """Who may answer, as a question shows it and as a refused person is told."""
     return f"Only {who} can answer this."
 
 
 EXPIRED_LINE = "Expired, no answer."
+EXPIRED_REJECTED_LINE = "Expired without an answer: rejected, as its policy says."
 QUESTION_CLOSED = "This question is no longer open; answer the latest one the bot posted."
 ANYONE_MAY_ANSWER = "Anyone here can answer this."
 RUN_FAILED = "The run stopped on an error; an admin can see the details in the audit log."

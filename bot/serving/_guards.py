@@ -1,8 +1,9 @@
 """App-wide middlewares: every route (console, Slack, Teams, /healthz, /metrics) passes them.
 
 In order: the host check and tokens in URLs (the request line and
-headers), then the body read with its deadline, then the JSON shape of
-errors under ``/api``.
+headers), then the body read with its deadline and its limit (the app's, or
+a larger one a door allowed its own requests, ``_bodies``), then the JSON
+shape of errors under ``/api``.
 
 A body a handler reads as JSON is parsed with ``loads_limited``, which adds
 the nesting limit the standard parser lacks: ``json.loads`` recurses per
@@ -30,6 +31,7 @@ from bot.service.messages import (
     WRONG_HOST,
     WRONG_METHOD,
 )
+from bot.serving._bodies import LARGER_BODIES
 from bot.serving._hosts import AllowedHosts
 
 log = logging.getLogger(__name__)
@@ -76,6 +78,11 @@ def http_guards(*, allowed: AllowedHosts, body_timeout: float) -> list[Middlewar
         # Refused before any handler (and the access log) sees the query.
         if request.query_string and _carries_token(request):
             return refusal_to(request, 400, TOKEN_IN_URL)
+        larger = request.app.get(LARGER_BODIES)
+        limit = larger.limit_for(request) if larger is not None else None
+        if limit is not None:
+            # Only a door's own requests, with the headers it names, read past the app's limit.
+            request = request.clone(client_max_size=limit)
         # Most bodies have fully arrived with their headers; only a partial one
         # is read here, once, under the deadline (handlers then get the bytes).
         if request.body_exists and not request.content.is_eof():
@@ -84,6 +91,9 @@ def http_guards(*, allowed: AllowedHosts, body_timeout: float) -> list[Middlewar
                 return refused
         try:
             return await handler(request)
+        except web.HTTPRequestEntityTooLarge:
+            # A body that had fully arrived with its headers, read past its limit by a handler.
+            return refusal_to(request, 413, BODY_TOO_LARGE)
         except web.HTTPNotFound:
             if not _is_api(request) and not _is_v1(request):
                 raise

@@ -340,6 +340,21 @@ async def test_an_expired_link_says_it_expired_and_answers_nothing(make_page: Pa
     assert "Expired at" in swept and display(LINK_EXPIRED, markup="html") in swept
 
 
+async def test_an_expiry_that_rejects_by_policy_says_it_was_rejected(
+    make_page: PageFactory,
+) -> None:
+    """``on_expire: "reject"``: once swept, the page says the expiry stood for a rejection."""
+    page = await make_page()
+    asked = approval("fails-closed")
+    asked["policy"] = {"on_expire": "reject"}
+    question = await page.ask(asked)
+    path = page.path(question, ANA)
+    page.clock.advance(601)
+    assert await page.service.sweep() == 1
+    swept = await (await page.client.get(path)).text()
+    assert "without an answer: rejected, as its policy says." in swept
+
+
 async def test_a_form_question_is_answered_with_typed_values(make_page: PageFactory) -> None:
     """Text, integer, boolean, enum and multi-select fields come back in the schema's types."""
     page = await make_page()

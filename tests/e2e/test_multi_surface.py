@@ -179,6 +179,51 @@ async def test_expiry_edits_both_messages_and_a_late_click_says_expired(both: Bo
     assert shown["status"] == "expired"
 
 
+async def test_an_expiry_that_rejects_by_policy_says_so_on_both_messages(both: Both) -> None:
+    """``on_expire: "reject"``: both messages say the expiry stood for a rejection, as the
+    agent reads it."""
+    created = await both.ask("fails-closed", policy={"on_expire": "reject"})
+    posted = await both.slack.question()
+    card = await both.teams_card()
+    with sqlite3.connect(both.bot.folder / "bot.sqlite3") as db:
+        db.execute(
+            "UPDATE pauses SET expires_at = ? WHERE interrupt_id = ?",
+            (time.time() - 1, created["id"]),
+        )
+    slack_edit = (await both.slack.edits_of(posted))[0]
+    assert "Expired without an answer: rejected, as its policy says." in text_of(slack_edit)
+    teams_edit = await both.connector.wait_for(
+        lambda: both.connector.updates(card.activity_id), what="the expired card"
+    )
+    (line,) = [t for t in texts(card_of(teams_edit[-1].body)) if t.startswith("Expired at ")]
+    assert line.endswith(" without an answer: rejected, as its policy says.")
+    status, shown = await both.api.get(created["id"])
+    assert status == 200 and shown["status"] == "expired"
+    assert shown["answer"]["decision"] == "reject"
+
+
+async def test_teams_answerers_are_named_as_seen_or_by_a_short_id_on_both_surfaces(
+    both: Both,
+) -> None:
+    """Alice wrote in the Teams channel: the card names her; a Teams person the bot never saw
+    shows by the start of their object id; Slack, which has seen neither, shows both so, and
+    tells a Slack person who may not answer the same; no GUID pair anywhere."""
+    guid = "3f2a9c1e-5a6b-4c8d-9e0f-123456789abc"
+    alice = f"teams:{TENANT}:{TEAMS_ALICE['aadObjectId']}"
+    await both.ask("teams-people", answerers=[alice, f"teams:{TENANT}:{guid}"])
+    posted = await both.slack.question()
+    card = await both.teams_card()
+    audience = "Only Teams user 3f2a9c1e… or Teams user aad-alic… can answer this."
+    assert audience in text_of(posted) and guid not in text_of(posted)
+    footer = [t for t in texts(card_of(card.body)) if "may answer" in t]
+    assert footer and footer[0].startswith(
+        "Asked for Alice. Alice, Teams user 3f2a9c1e… (or an approver) may answer."
+    )
+    status, _ = await both.slack.click(posted, "Approve", user=ALICE)
+    assert status == 200
+    assert (await both.slack.ephemeral(ALICE))[0].args["text"] == audience
+
+
 async def test_a_quorum_of_two_counts_one_slack_and_one_teams_approver(both: Both) -> None:
     created = await both.ask("quorum", policy={"quorum": 2})
     posted = await both.slack.question()

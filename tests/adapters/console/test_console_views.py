@@ -77,6 +77,17 @@ async def test_closed_questions_carry_their_sentence_and_no_token() -> None:
         )
 
 
+async def test_an_expiry_that_rejects_by_policy_reads_as_a_rejection() -> None:
+    """``on_expire: "reject"`` stores a rejection: the page says so, not "without an answer"."""
+    rejected = dataclasses.replace(
+        closed(QuestionStatus.EXPIRED), answer={"decision": "reject", "comment": "expired"}
+    )
+    shown = question_json(rejected, "stale-token")
+    assert shown["closed_text"] == (
+        "Expired at 1970-01-01 00:02 UTC without an answer: rejected, as its policy says."
+    )
+
+
 async def test_who_may_answer_follows_the_policy() -> None:
     """The page's "who may answer" and "yours" come from the service's own policy."""
     ana, bo = Responder("console:ana", "ana"), Responder("console:bo", "bo")
@@ -90,6 +101,19 @@ async def test_who_may_answer_follows_the_policy() -> None:
     assert (await viewer_for(bo, approvers, views)).may_answer(OPEN, RUN)
     anyone = RequesterOrApprovers(anyone=True)
     assert Viewer(bo, anyone).answerers(RUN) == "Anyone signed in to the console"
+
+
+async def test_named_answerers_of_other_surfaces_show_by_name_or_a_short_id() -> None:
+    """An API question's answerers: a console person by name, a voter by the name their vote
+    gave, a Teams person never seen by the start of their object id, not by raw GUIDs."""
+    guid = "3f2a9c1e-5a6b-4c8d-9e0f-123456789abc"
+    asked = dataclasses.replace(
+        OPEN,
+        answerers=("console:ana", f"teams:t:{guid}", "teams:t:aad-cy"),
+        tally={"approve": ["teams:t:aad-cy"], "reject": [], "names": {"teams:t:aad-cy": "Cy"}},
+    )
+    viewer = Viewer(Responder("console:ana", "ana"), RequesterOrApprovers())
+    assert viewer.answerers(RUN, asked) == "ana, Teams user 3f2a9c1e…, Cy"
 
 
 async def test_a_conversation_an_agent_named_is_titled_by_that_name() -> None:

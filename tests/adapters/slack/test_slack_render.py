@@ -19,6 +19,7 @@ from adapters.slack._render import (
     question_message,
 )
 from bot.interactions.approval import ApprovalResponse
+from bot.questions.quorum import expired_answer
 from tests.support import closed_question, pending_interrupt
 
 TOKEN = "h." + "p" * 900 + ".s"  # as long as a real token may get (under 1,000)
@@ -205,6 +206,23 @@ def test_closed_messages_say_who_and_have_no_buttons() -> None:
         assert expected in json.dumps(message)
         assert not [b for b in message["blocks"] if b["type"] == "actions"]
         assert_message_within_limits(message)
+
+
+def test_an_expiry_that_rejects_by_policy_says_it_was_rejected() -> None:
+    """``on_expire: "reject"`` stores a rejection: the closed message says so, not "no answer"."""
+    payload = {"action": "deploy web", "summary": "ship it"}
+    rejection = expired_answer(
+        closed_question("approval", payload, "expired", policy={"on_expire": "reject"})
+    )
+    message = closed_message(
+        closed_question("approval", payload, "expired", rejection, closed_at=1.8e9),
+        requester="<@U1>",
+        by="",
+    )
+    assert message["blocks"][-1]["elements"][0]["text"] == (
+        "Expired without an answer: rejected, as its policy says."
+    )
+    assert_message_within_limits(message)
 
 
 def test_a_cancel_shows_its_reason_as_text() -> None:

@@ -128,9 +128,23 @@ def test_ids_that_are_not_slacks_are_shown_as_text_never_as_mentions() -> None:
     )
     shown = audience(rule, "slack:T1:U1")
     assert shown == (
-        "Only <@U1> or &lt;!channel&gt; or console:ana or x|@everyone or S9|@here can answer this."
+        "Only <@U1> or &lt;!channel&gt; or ana or x|@everyone or S9|@here can answer this."
     )
     assert mention("teams:t:<https://evil.example|ok>") == "teams:t:&lt;https://evil.example|ok&gt;"
+
+
+def test_a_teams_answerer_is_named_as_seen_else_by_a_short_id_never_by_guids() -> None:
+    """A Teams person shows by the name a vote gave, else by the start of their object id."""
+    guid = "3f2a9c1e-5a6b-4c8d-9e0f-123456789abc"
+    seen = f"teams:72f988bf-86f1-41af-91ab-2d7cd011db47:{guid}"
+    unseen = "teams:72f988bf-86f1-41af-91ab-2d7cd011db47:aad-bob"
+    rule = Answerers(requester=False, people=frozenset({seen, unseen}))
+    assert audience(rule, "slack:T1:U1", {seen: "Bo <Lind>"}) == (
+        "Only Bo &lt;Lind&gt; or Teams user aad-bob can answer this."
+    )
+    assert audience(rule, "slack:T1:U1") == (
+        "Only Teams user 3f2a9c1e… or Teams user aad-bob can answer this."
+    )
 
 
 async def test_a_quorums_closing_edit_names_every_approver(

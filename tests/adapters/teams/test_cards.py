@@ -184,6 +184,16 @@ def test_closed_cards_say_how_the_question_ended_and_offer_no_actions() -> None:
         assert "actions" not in card
 
 
+def test_an_expiry_that_rejects_by_policy_says_it_was_rejected() -> None:
+    """``on_expire: "reject"`` stores a rejection: the closed card says so, not "no answer"."""
+    rejection = {"decision": "reject", "comment": "expired without an answer"}
+    card = closed_card(_record("approval", QuestionStatus.EXPIRED, rejection))
+    assert texts(card)[-1] == (
+        "Expired at 2027-01-15 08:02 UTC without an answer: rejected, as its policy says."
+    )
+    assert "actions" not in card
+
+
 def test_a_cancelled_card_shows_the_reason_given() -> None:
     record = _record("approval", QuestionStatus.CANCELLED, {"reason": "wrong service"})
     assert texts(closed_card(record))[-1] == (

@@ -66,6 +66,28 @@ async def test_a_huge_question_posts_within_teams_message_limit(
     assert len(json.dumps(call.body).encode()) < TEAMS_MESSAGE_LIMIT
 
 
+def test_a_cards_answerers_are_named_as_the_bot_saw_them_else_by_a_short_id(
+    surface: TeamsSurface,
+) -> None:
+    """Ana, whose message the conversation came from, by her name; a voter by the name their
+    vote gave; anyone else by the start of their object id, never by tenant and object GUIDs."""
+    guid = "3f2a9c1e-5a6b-4c8d-9e0f-123456789abc"
+    run = _run("http://connector.invalid")
+    reference = {
+        **run.conversation["reference"],
+        "user": {"id": "29:a", "name": "Ana", "aadObjectId": "aad-ana"},
+    }
+    run = dataclasses.replace(run, conversation={**run.conversation, "reference": reference})
+    voter = "teams:t:aad-cy"
+    asked = dataclasses.replace(
+        pending_interrupt("approval", {"action": "deploy", "summary": "ship"}),
+        answerers=("teams:t:aad-ana", f"teams:t:{guid}", voter),
+        tally={"approve": [voter], "reject": [], "names": {voter: "Cy"}},
+    )
+    context = surface.card_context(run, asked)
+    assert context.who_may_answer == ("Ana, Teams user 3f2a9c1e…, Cy (or an approver) may answer.")
+
+
 async def test_show_closed_edits_the_posted_card_and_a_401_is_permanent(
     fake: FakeConnector, surface: TeamsSurface
 ) -> None:
