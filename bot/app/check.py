@@ -55,6 +55,8 @@ async def check(settings: Settings) -> int:
     keys = "BOT_SIGNING_KEYS" if signing.keys else f"generated key in {signing.data_dir}"
     configured = settings.provider
     model = "scripted" if spec.provider else f"model {configured.model}"
+    if not settings.run.chats:
+        model = "agents only: a chat message gets one sentence; agents ask through /v1 and MCP"
     if spec.provider is None and configured.base_url and configured.api_key:
         problem = await _probe_model(configured.base_url, configured.api_key)
         if problem:

@@ -38,7 +38,7 @@ from bot.service.lease_keeper import LeaseKeeper
 from bot.service.messages import RUN_FAILED
 from bot.service.metrics import Metrics
 from bot.service.nudges import Nudges
-from bot.service.outcomes import Counted, NotStarted, Redeemed, RedeemOutcome, Responder
+from bot.service.outcomes import ChatsOff, Counted, NotStarted, Redeemed, RedeemOutcome, Responder
 from bot.service.policy import AnswerPolicy, RequesterOrApprovers
 from bot.service.redeem import Redeemer
 from bot.service.requests import HISTORY_RUNS, run_id_for, turn_request
@@ -76,8 +76,12 @@ class RunService:
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
         foreground: Foreground | None = None,
         timers: Timers | None = None,
+        chats: bool = True,
     ) -> None:
         self.agent = agent
+        # False (BOT_AGENT=none): the bridge serves agents' questions; a chat message starts
+        # no run, and its surface tells the person so (``ChatsOff``).
+        self.chats = chats
         self.capability = capability
         self.stores = stores
         self.surfaces: dict[str, Surface] = dict(surfaces or {})
@@ -148,8 +152,11 @@ class RunService:
         ``key`` is the platform's id for the message (a Slack ``event_id``,
         a Teams activity id): the run id is derived from it, so a retried or
         duplicated delivery finds the run already there and starts nothing
-        (None), in this process or any other sharing the store.
+        (None), in this process or any other sharing the store. ``ChatsOff``
+        when this bridge runs no chat agent: nothing is stored.
         """
+        if not self.chats:
+            raise ChatsOff("BOT_AGENT=none")
         now = self.clock()
         run = RunRecord(
             run_id=run_id_for(where, key),
