@@ -200,12 +200,22 @@ def _store_fault(error: BaseException) -> int:
 
 def _serve(settings: Settings) -> int:
     from bot.logs import configure_logging
+    from bot.tracing.setup import configure
 
     configure_logging(
         level=settings.logs.level, fmt=settings.logs.format, secrets=settings.secrets()
     )
     for line in settings.warnings():
         logging.getLogger("bot.app.settings").warning("configuration: %s", line)
+    traces = configure()
+    logging.getLogger("bot.tracing").info("traces: %s", traces.state)
+    try:
+        return _bound(settings)
+    finally:
+        traces.shutdown()  # the last spans exported before the process ends
+
+
+def _bound(settings: Settings) -> int:
     host, port = settings.serving.host, settings.serving.port
     try:
         # Bound before anything starts, so a busy port is one line, not a half-started bot.

@@ -103,6 +103,11 @@ async def check(settings: Settings) -> int:
         print(f"configuration error: BOT_MCP_HTTP: {mcp[7:]}", file=sys.stderr)
         return 2
     print(f"mcp:      {mcp}")
+    from bot.tracing.setup import configure
+
+    traces = configure()
+    traces.shutdown()
+    print(f"traces:   {traces.state}")
     return 0
 
 

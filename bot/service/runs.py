@@ -24,6 +24,7 @@ from typing import Any, assert_never
 
 from aiohttp import web
 
+from bot import tracing
 from bot.human.capability import HumanInteractionCapability
 from bot.kernel.turn import Agent, TurnCompleted, TurnSuspended
 from bot.questions.quorum import expired_answer
@@ -379,7 +380,11 @@ class RunService:
             run_events.resumed(run.run_id, resume_from.interrupt_id)
         try:
             if resume_from is not None:
-                outcome = await resume_turn(self.agent, self.stores.checkpoints, resume_from, turn)
+                attributes = tracing.ids(resume_from)
+                with tracing.step("run.resumed", resume_from.trace_parent, attributes):
+                    outcome = await resume_turn(
+                        self.agent, self.stores.checkpoints, resume_from, turn
+                    )
             else:
                 request = await turn_request(self.stores.runs, run, earlier)
                 outcome = await self.agent.run_turn(request, fresh=fresh)
