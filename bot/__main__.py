@@ -208,7 +208,8 @@ def _serve(settings: Settings) -> int:
     for line in settings.warnings():
         logging.getLogger("bot.app.settings").warning("configuration: %s", line)
     traces = configure()
-    logging.getLogger("bot.tracing").info("traces: %s", traces.state)
+    if traces.exporting:  # off is the default, said by `check` only
+        logging.getLogger("bot.tracing").info("traces: %s", traces.state)
     try:
         return _bound(settings)
     finally:

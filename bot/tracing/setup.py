@@ -33,6 +33,7 @@ class Traces:
 
     state: str
     shutdown: Callable[[], None] = lambda: None
+    exporting: bool = False
 
 
 def configure(environ: Mapping[str, str] | None = None) -> Traces:
@@ -57,7 +58,7 @@ def configure(environ: Mapping[str, str] | None = None) -> Traces:
             "use http/protobuf (and the collector's HTTP port, 4318)"
         )
     if tracing_on():
-        return Traces("on (the tracer provider this process was started with)")
+        return Traces("on (the tracer provider this process was started with)", exporting=True)
     return _install(exporter, endpoint, environ)
 
 
@@ -95,4 +96,4 @@ def _install(exporter: str, endpoint: str, environ: Mapping[str, str]) -> Traces
     provider = TracerProvider(resource=resource)
     provider.add_span_processor(BatchSpanProcessor(sink))
     trace.set_tracer_provider(provider)
-    return Traces(f"on ({where})", provider.shutdown)
+    return Traces(f"on ({where})", provider.shutdown, exporting=True)
