@@ -158,7 +158,8 @@ class Lifecycle:
         journal: Mapping[str, Any] | None = None,
     ) -> Written | None:
         """Open ``question`` (None if its id exists already: nothing is written twice)."""
-        with tracing.asked(question) as trace_parent:
+        # A chat agent's question: one trace of its own, even when asked during a resume.
+        with tracing.asked(question, own_trace=True) as trace_parent:
             question = dataclasses.replace(question, trace_parent=trace_parent)
             return await self._ask(question, turn_state, journal)
 

@@ -53,12 +53,16 @@ def incoming(headers: Mapping[str, str]) -> Iterator[None]:
 
 
 @contextmanager
-def asked(question: Question, *, route: str = "") -> Iterator[str]:
-    """``question.asked``, a child of the current context; yields the traceparent to keep
-    on the row ('' when tracing is off)."""
+def asked(question: Question, *, route: str = "", own_trace: bool = False) -> Iterator[str]:
+    """``question.asked``, a child of the current context (an agent's request), or with
+    ``own_trace`` the root of a trace of its own; yields the traceparent to keep on the row
+    ('' when tracing is off)."""
     tracer = trace.get_tracer(TRACER)
     attributes = ids(question, route=route)
-    with tracer.start_as_current_span("question.asked", kind=SpanKind.SERVER) as span:
+    parent = context.Context() if own_trace else None
+    with tracer.start_as_current_span(
+        "question.asked", context=parent, kind=SpanKind.SERVER
+    ) as span:
         span.set_attributes(attributes)
         carrier: dict[str, str] = {}
         _W3C.inject(carrier)

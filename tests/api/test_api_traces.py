@@ -128,12 +128,13 @@ async def test_an_approval_is_one_trace_from_the_agents_request_to_the_webhook(
 async def test_a_chat_run_resumes_in_its_question_s_trace(
     spans: InMemorySpanExporter, bridge: str
 ) -> None:
-    """The demo's question, answered in the console: run.resumed is a child of its asked span."""
+    """The demo's question, answered in the console: run.resumed is a child of its asked span;
+    the approval the resumed run asks next is a trace of its own."""
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=20)) as http:
         console = ConsoleClient(http, bridge)
         ask = await console.asked("ops")
         await console.answer_ok(ask["token"], STAGING)
-        await console.outstanding("ops", "approval")
+        second = await console.outstanding("ops", "approval")
 
     def resumed() -> bool:
         return bool(named(list(spans.get_finished_spans()), "run.resumed"))
@@ -145,6 +146,8 @@ async def test_a_chat_run_resumes_in_its_question_s_trace(
     assert resume.parent is not None and resume.parent.span_id == first.context.span_id
     assert resume.context.trace_id == first.context.trace_id
     assert _id(resume) == ask["interrupt_id"]
+    after = next(s for s in named(found, "question.asked") if _id(s) == second["interrupt_id"])
+    assert after.parent is None and after.context.trace_id != first.context.trace_id
 
 
 def _id(span: ReadableSpan) -> Any:
