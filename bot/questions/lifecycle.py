@@ -200,7 +200,7 @@ class Lifecycle:
         """Start ``run`` (status REMOTE) and open its one question, owing the post;
         None (nothing written) if the question's id, derived from the idempotency
         key, exists already. Its trace is the current context's (the request's)."""
-        route = f"{run.surface}:{run.conversation.get('key', '')}"
+        route = tracing.route_of(run.surface, run.conversation)
         with tracing.asked(question, route=route) as trace_parent:
             question = dataclasses.replace(question, trace_parent=trace_parent)
             return await self._ask_remote(run, question, api)

@@ -491,13 +491,7 @@ class Deliverer:
             record = await self._stores.ledger.get(interrupt_id)
         if record is None:
             return contextlib.nullcontext()
-        route = run.conversation.get("route")
-        where = (
-            f"{route.get('surface')}:{route.get('conversation')}"
-            if isinstance(route, dict)
-            else f"{run.surface}:{run.conversation.get('key', '')}"
-        )
-        attributes = tracing.ids(record, route=where)
+        attributes = tracing.ids(record, route=tracing.route_of(run.surface, run.conversation))
         return tracing.step("question.posted", record.trace_parent, attributes)
 
     async def _webhook(self, delivery: Delivery) -> dict[str, Any] | None:

@@ -28,6 +28,7 @@ from bot.tracing._spans import (
     on,
     outgoing,
     record,
+    route_of,
     step,
 )
 
@@ -42,5 +43,6 @@ __all__ = [
     "on",
     "outgoing",
     "record",
+    "route_of",
     "step",
 ]

@@ -121,6 +121,14 @@ def ids(question: Question, *, route: str = "") -> dict[str, str | int | bool]:
     return attributes
 
 
+def route_of(surface: str, conversation: Mapping[str, object]) -> str:
+    """``surface:conversation``: the route an agent named, else the chat's own conversation."""
+    route = conversation.get("route")
+    if isinstance(route, Mapping):
+        return f"{route.get('surface')}:{route.get('conversation')}"
+    return f"{surface}:{conversation.get('key', '')}"
+
+
 def _named(more: Mapping[str, str | int | bool]) -> dict[str, str | int | bool]:
     return {f"hitl.{name.replace('_', '.')}": value for name, value in more.items()}
 
