@@ -303,7 +303,7 @@ class Lifecycle:
             question = voted.written.question
             if question is not None:
                 closed = question.status is not QuestionStatus.OUTSTANDING
-                tracing.record("question.vote", question, started, decided=closed)
+                tracing.record("question.vote", question, started, vote_decided=closed)
                 if closed:
                     _traced_close(question, started)
         return voted
