@@ -1,4 +1,5 @@
-"""`python -m bot` serves; `check` validates configuration; `keygen` prints a signing key;
+"""`python -m bot` serves; `check` validates configuration; `keygen` prints a signing key
+(`keygen --webhook`: a webhook secret);
 `teams-package` writes the Teams app package (manifest and icons, zipped);
 `admin <command>` runs an admin command (`admin help`) against the configured store;
 `api-key create|list|revoke` manages the agents API's keys;
@@ -35,7 +36,7 @@ except ModuleNotFoundError as missing:  # pragma: no cover - exercised by a subp
 COMMANDS = {
     "serve": "serve the bot (the default)",
     "check": "validate the settings, open the store, probe what is reachable",
-    "keygen": "print a new signing key for BOT_SIGNING_KEYS",
+    "keygen": "print a new signing key for BOT_SIGNING_KEYS (--webhook: BOT_WEBHOOK_SECRET)",
     "teams-package": "write the Teams app package (manifest and icons, zipped)",
     "admin": "run an admin command against the configured store (`admin help`)",
     "api-key": "make, list or revoke keys for the agents API (/v1)",
@@ -60,6 +61,12 @@ def _parser() -> argparse.ArgumentParser:
         command = sub.add_parser(name, help=summary, description=summary)
         if name == "teams-package":
             _package_flags(command)
+        if name == "keygen":
+            command.add_argument(
+                "--webhook",
+                action="store_true",
+                help="print a webhook signing secret (whsec_..., Standard Webhooks) instead",
+            )
         if name == "api-key":
             from bot.cli.api_keys import add_arguments
 
@@ -106,7 +113,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     if command == "keygen":
-        print(f"k{secrets.token_hex(3)}:{secrets.token_urlsafe(48)}")
+        if args.webhook:
+            from bot.webhooks import random_webhook_secret
+
+            print(random_webhook_secret())
+        else:
+            print(f"k{secrets.token_hex(3)}:{secrets.token_urlsafe(48)}")
         return 0
     if command == "teams-package":
         # The package holds the app id only: no secret, no store, no other setting needed.
@@ -188,12 +200,23 @@ def _store_fault(error: BaseException) -> int:
 
 def _serve(settings: Settings) -> int:
     from bot.logs import configure_logging
+    from bot.tracing.setup import configure
 
     configure_logging(
         level=settings.logs.level, fmt=settings.logs.format, secrets=settings.secrets()
     )
     for line in settings.warnings():
         logging.getLogger("bot.app.settings").warning("configuration: %s", line)
+    traces = configure()
+    if traces.exporting:  # off is the default, said by `check` only
+        logging.getLogger("bot.tracing").info("traces: %s", traces.state)
+    try:
+        return _bound(settings)
+    finally:
+        traces.shutdown()  # the last spans exported before the process ends
+
+
+def _bound(settings: Settings) -> int:
     host, port = settings.serving.host, settings.serving.port
     try:
         # Bound before anything starts, so a busy port is one line, not a half-started bot.

@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import zipfile
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -387,3 +388,20 @@ def test_a_key_name_both_in_bot_api_keys_and_the_store_refuses_to_start(tmp_path
         "configuration error: BOT_API_KEYS and the store both hold a key named 'ci'; remove it "
         "from BOT_API_KEYS or revoke the stored one (python -m bot api-key revoke ci)"
     )
+
+
+def test_keygen_webhook_prints_a_secret_the_bridge_loads_and_signs_with(tmp_path: Path) -> None:
+    """``keygen --webhook``: a new ``whsec_`` secret each time, loaded and used to sign."""
+    from standardwebhooks.webhooks import Webhook
+
+    from bot.app.settings import load_settings
+    from bot.webhooks._signing import signed_headers
+
+    printed = [bot(tmp_path, "keygen", "--webhook") for _ in range(2)]
+    assert [done.returncode for done in printed] == [0, 0], printed[0].stderr
+    first, second = (done.stdout.strip() for done in printed)
+    assert first.startswith("whsec_") and first != second
+    assert load_settings(BOT_WEBHOOK_SECRET=first).webhooks.enabled
+    body = b'{"type": "question.answered"}'
+    headers = signed_headers(first, message_id="msg_1", timestamp=time.time(), body=body)
+    assert Webhook(first).verify(body, headers) == {"type": "question.answered"}

@@ -58,12 +58,13 @@ def test_the_deployment_runs_two_probed_replicas_on_an_external_database() -> No
     [container] = deployment["spec"]["template"]["spec"]["containers"]
     env = {item["name"]: item.get("value") for item in container["env"]}
     public_host = env["BOT_PUBLIC_URL"].split("://")[1]
-    for probe in ("readinessProbe", "livenessProbe"):
+    for probe, path in (("readinessProbe", "/readyz"), ("livenessProbe", "/livez")):
         check = container[probe]["httpGet"]
-        assert check["path"] == "/healthz"
+        assert check["path"] == path
         # The bot answers only its own host names (README, "Allowed hosts").
         assert {"name": "Host", "value": public_host} in check["httpHeaders"]
     assert "DATABASE_URL" not in env  # from the Secret, never in the manifest's env
+    assert env["BOT_AGENT"] == "none"  # agents only: no demo in production
     assert container["envFrom"] == [{"secretRef": {"name": secret["metadata"]["name"]}}]
     assert secret["stringData"]["DATABASE_URL"].startswith("postgresql://")
     assert "BOT_SIGNING_KEYS" in secret["stringData"]
@@ -80,6 +81,7 @@ def test_the_containerfile_takes_its_base_as_an_argument_and_runs_unprivileged()
     assert users and users[-1] not in ("root", "0")
     assert re.search(r"^HEALTHCHECK .*\n?.*healthcheck\.py", text, re.M)
     assert re.search(r"^\s+PORT=3978", text, re.M)  # a default; the bot reads PORT
+    assert re.search(r"^\s+BOT_AGENT=none", text, re.M)  # agents only: no demo in production
     assert "python3 python3-venv ca-certificates" in text
 
 
@@ -93,19 +95,21 @@ def test_compose_runs_postgresql_and_two_replicas_behind_one_port() -> None:
         assert bot["build"]["dockerfile"] == "deploy/Containerfile"
         assert bot["environment"]["DATABASE_URL"].startswith("postgresql://")
         assert "ports" not in bot
+        assert bot["environment"]["BOT_AGENT"] == "none"
     published = [p for s in services.values() for p in s.get("ports", [])]
     assert published == ["8080:8080"]
 
 
 @pytest.fixture
 def healthz() -> Iterator[tuple[int, list[str]]]:
-    """A stand-in bot: 200 on /healthz for the Host it expects, 421 otherwise."""
+    """A stand-in bot: 200 on /readyz and /livez for the Host it expects, 421 otherwise;
+    the hosts and paths asked are listed."""
     hosts: list[str] = []
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            hosts.append(self.headers["Host"])
-            ok = self.path == "/healthz" and self.headers["Host"] == "bot.example.com"
+            hosts.append(f"{self.headers['Host']}{self.path}")
+            ok = self.path in ("/readyz", "/livez") and self.headers["Host"] == "bot.example.com"
             self.send_response(200 if ok else 421)
             self.end_headers()
 
@@ -121,11 +125,12 @@ def healthz() -> Iterator[tuple[int, list[str]]]:
 
 
 def test_the_healthcheck_names_the_public_host(healthz: tuple[int, list[str]]) -> None:
+    """The probe asks /readyz (or the path given) with the public host as its Host."""
     port, hosts = healthz
 
-    def probe(**env: str) -> int:
+    def probe(*path: str, **env: str) -> int:
         return subprocess.run(
-            [sys.executable, str(DEPLOY / "healthcheck.py")],
+            [sys.executable, str(DEPLOY / "healthcheck.py"), *path],
             env={"PATH": os.environ.get("PATH", ""), "PORT": str(port), **env},
             capture_output=True,
             timeout=30,
@@ -134,4 +139,10 @@ def test_the_healthcheck_names_the_public_host(healthz: tuple[int, list[str]]) -
 
     assert probe(BOT_PUBLIC_URL="https://bot.example.com") == 0
     assert probe() == 1  # 127.0.0.1:<port> is refused by a public bind
-    assert hosts == ["bot.example.com", f"127.0.0.1:{port}"]
+    # Readiness by default; liveness when asked (docs/operations.md, under Swarm).
+    assert probe("/livez", BOT_PUBLIC_URL="https://bot.example.com") == 0
+    assert hosts == [
+        "bot.example.com/readyz",
+        f"127.0.0.1:{port}/readyz",
+        "bot.example.com/livez",
+    ]

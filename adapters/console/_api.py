@@ -36,8 +36,8 @@ from adapters.console._wording import (
 )
 from bot.client.identity import console_id
 from bot.service import outcomes
-from bot.service.messages import NOT_STARTED, refusal_text
-from bot.service.outcomes import NotStarted, Responder
+from bot.service.messages import AGENTS_ONLY, NOT_STARTED, refusal_text
+from bot.service.outcomes import ChatsOff, NotStarted, Responder
 from bot.service.policy import AnswerPolicy
 from bot.service.runs import RUN_SERVICE
 from bot.service.surfaces import Conversation
@@ -104,6 +104,8 @@ class ConsoleApi:
         where = Conversation(surface=SURFACE, scope=SCOPE, key=key)
         try:
             run = await request.app[RUN_SERVICE].start(where, _responder(request), text)
+        except ChatsOff:
+            raise ConsoleError(403, AGENTS_ONLY) from None
         except NotStarted:
             raise ConsoleError(503, NOT_STARTED) from None
         assert run is not None  # no key given, so never a duplicate

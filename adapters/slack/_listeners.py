@@ -62,13 +62,14 @@ from bot.questions.records import Question
 from bot.service import outcomes
 from bot.service.messages import (
     ADMIN_COMMANDS_UNAVAILABLE,
+    AGENTS_ONLY,
     LATE_ANSWER_RECORDED,
     NOT_STARTED,
     QUESTION_CLOSED,
     WORKING_ON_IT,
     refusal_text,
 )
-from bot.service.outcomes import NotStarted, Responder
+from bot.service.outcomes import ChatsOff, NotStarted, Responder
 from bot.service.policy import Directory
 from bot.service.runs import RunService
 from bot.service.surfaces import Conversation, DeliveryError
@@ -190,6 +191,8 @@ class Listeners:
         key = str(body.get("event_id") or f"{channel}:{event['ts']}")
         try:
             await self.service().start(where, responder(team, user), text, key=key)
+        except ChatsOff:
+            self.later(self._ephemeral(team, channel, user, AGENTS_ONLY))
         except NotStarted:
             self.later(self._ephemeral(team, channel, user, NOT_STARTED))
 

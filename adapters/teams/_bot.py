@@ -29,8 +29,8 @@ from adapters.teams._closed import closed_card, refusal_card
 from adapters.teams._surface import TeamsSurface
 from bot.admin import AdminService
 from bot.service import outcomes
-from bot.service.messages import NOT_STARTED, refusal_text
-from bot.service.outcomes import NotStarted
+from bot.service.messages import AGENTS_ONLY, NOT_STARTED, refusal_text
+from bot.service.outcomes import ChatsOff, NotStarted
 from bot.service.runs import RunService
 from bot.service.surfaces import DeliveryError
 from bot.stores.records import Question, RunRecord
@@ -111,6 +111,9 @@ class TeamsBot:
                 run = await self.service().start(
                     start.where, start.who, start.text, key=start.key or None
                 )
+            except ChatsOff:
+                await self._say(activity, AGENTS_ONLY)
+                return None
             except NotStarted:
                 await self._say(activity, NOT_STARTED)
                 return None

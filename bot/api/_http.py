@@ -14,6 +14,7 @@ from typing import Any
 from aiohttp import web
 from pydantic import ValidationError
 
+from bot import tracing
 from bot.api._errors import (
     BAD_LIMIT,
     BAD_PARAMETER,
@@ -157,7 +158,9 @@ async def create_question(request: web.Request, key: ApiKey) -> web.Response:
         asked = CREATE_QUESTION.validate_json(raw)
     except ValidationError as invalid:
         raise ApiError("invalid_request", validation_sentence(invalid)) from None
-    created = await request.app[API_QUESTIONS].create(key, asked, body)
+    # An agent's traceparent: the question's trace continues the agent's (bot.tracing).
+    with tracing.incoming(request.headers):
+        created = await request.app[API_QUESTIONS].create(key, asked, body)
     question = created.question
     if not created.created:
         return web.json_response(question, status=200)

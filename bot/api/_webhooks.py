@@ -7,6 +7,7 @@ repeat. The object is read when sending, so it shows the close's outcome.
 
 from __future__ import annotations
 
+from bot import tracing
 from bot.api._objects import checked_object
 from bot.service.surfaces import DeliveryError
 from bot.stores.ports import ApiRecords
@@ -35,20 +36,26 @@ class ApiWebhooks:
         kind = EVENTS.get(question.status)
         if kind is None:
             return  # not closed: no close to announce
-        result = await self._sender.post(
-            view.request.callback_url,
-            message_id=f"msg_{question.interrupt_id}",
-            kind=kind,
-            data=checked_object(view),
-            at=question.closed_at or question.issued_at,
-        )
-        match result:
-            case Sent():
-                return
-            case Retry(reason=reason):
-                raise DeliveryError(reason)
-            case Refused(reason=reason):
-                raise DeliveryError(reason, permanent=True)
+        attributes = {**tracing.ids(question), "hitl.webhook.attempt": delivery.attempts + 1}
+        with tracing.step("webhook.delivered", question.trace_parent, attributes) as span:
+            result = await self._sender.post(
+                view.request.callback_url,
+                message_id=f"msg_{question.interrupt_id}",
+                kind=kind,
+                data=checked_object(view),
+                at=question.closed_at or question.issued_at,
+                # The receiver's handler (an agent resuming) continues the question's trace.
+                headers=tracing.outgoing(),
+            )
+            match result:
+                case Sent():
+                    return
+                case Retry(reason=reason):
+                    tracing.failed(span, "retry")
+                    raise DeliveryError(reason)
+                case Refused(reason=reason):
+                    tracing.failed(span, "refused")
+                    raise DeliveryError(reason, permanent=True)
 
     def retry_delay(self, attempt: int) -> float | None:
         return retry_delay(attempt)

@@ -55,6 +55,8 @@ async def check(settings: Settings) -> int:
     keys = "BOT_SIGNING_KEYS" if signing.keys else f"generated key in {signing.data_dir}"
     configured = settings.provider
     model = "scripted" if spec.provider else f"model {configured.model}"
+    if not settings.run.chats:
+        model = "agents only: a chat message gets one sentence; agents ask through /v1 and MCP"
     if spec.provider is None and configured.base_url and configured.api_key:
         problem = await _probe_model(configured.base_url, configured.api_key)
         if problem:
@@ -101,6 +103,11 @@ async def check(settings: Settings) -> int:
         print(f"configuration error: BOT_MCP_HTTP: {mcp[7:]}", file=sys.stderr)
         return 2
     print(f"mcp:      {mcp}")
+    from bot.tracing.setup import configure
+
+    traces = configure()
+    traces.shutdown()
+    print(f"traces:   {traces.state}")
     return 0
 
 

@@ -18,6 +18,7 @@ from bot.admin import ADMIN_SERVICE, AdminService
 from bot.api import mount_api, mount_link_page, serve_api, settle_keys
 from bot.api.links import ANSWER_LINKS, AnswerLinks
 from bot.app.agent_spec import AgentSpec, load_factory
+from bot.app.agents_only import agents_only
 from bot.app.compose import build_agent
 from bot.app.legal import mount_legal
 from bot.app.settings import Settings
@@ -92,7 +93,9 @@ def create_app(settings: Settings) -> web.Application:
     mount_link_page(app, settings.links)
     if settings.mcp.http:
         _mount_mcp(app, settings)
-    app.router.add_get("/healthz", _healthz)
+    app.router.add_get("/healthz", _ready)
+    app.router.add_get("/readyz", _ready)
+    app.router.add_get("/livez", _live)
     app.router.add_get("/metrics", _metrics)
     mount_legal(app)
 
@@ -192,6 +195,7 @@ async def _running_service(
             policy=policy,
             metrics=Metrics(),
             lease_seconds=settings.run.lease_seconds,
+            chats=settings.run.chats,
         )
         for surface in (console, teams, email):
             if surface is not None:
@@ -202,11 +206,12 @@ async def _running_service(
         if recovered:
             log.info("resuming %d runs answered before the last stop", recovered)
         log.info(
-            "serving on http://%s:%d/ (store %s, console %s)",
+            "serving on http://%s:%d/ (store %s, console %s, agent %s)",
             settings.serving.host,
             settings.serving.port,
             settings.store.backend,
             "on" if console is not None else "off",
+            spec.name,
         )
         run = settings.run
         sweeper = asyncio.get_running_loop().create_task(
@@ -261,6 +266,8 @@ DEMO_AGENT = "bot.demo:demo_agent"
 
 
 def agent_spec(settings: Settings) -> AgentSpec:
+    if not settings.run.chats:
+        return agents_only(settings)
     return load_factory(settings.run.agent or DEMO_AGENT)(settings)
 
 
@@ -278,14 +285,27 @@ async def _sweep_forever(service: RunService, interval: float) -> None:
             log.info("expired %d questions, recovered %d runs", expired, recovered)
 
 
-async def _healthz(request: web.Request) -> web.Response:
+async def _live(request: web.Request) -> web.Response:
+    """Liveness: this answer is the process and its event loop answering; no store is read,
+    so a database outage never has a pod restarted (it comes back by itself)."""
+    return web.json_response({"ok": True})
+
+
+async def _ready(request: web.Request) -> web.Response:
+    """Readiness (``/readyz``, and ``/healthz`` as before): started, and the store answers.
+
+    The surfaces' credentials are checked once, at start (a refused token stops the
+    start) and by ``check``: asked on every probe, they would spend the platforms' rate
+    limits, and a Slack outage would take /v1 and the console out of service too.
+    """
     service = request.app.get(RUN_SERVICE)
     if service is None:
         return web.json_response({"ok": False, "error": "starting"}, status=503)
     try:
         await service.stores.ping()
-    except Exception:
-        log.exception("health check: store unreachable")
+    except Exception as error:  # noqa: BLE001  any failure is "not ready", said in one line
+        # A warning, not a traceback: during an outage every probe lands here.
+        log.warning("readiness: the store is unreachable (%s)", type(error).__name__)
         return web.json_response({"ok": False, "error": "store unreachable"}, status=503)
     return web.json_response({"ok": True})
 

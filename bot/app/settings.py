@@ -45,13 +45,22 @@ class SettingsError(BotError):
         self.lines = lines
 
 
+AGENTS_ONLY = "none"
+
+
 class RunSettings(ComponentSettings):
     """How runs are served: which agent, how often questions are swept, leases, the stop."""
 
-    agent: str | None = Field(None, alias="BOT_AGENT", pattern=r"^[\w.]+:\w+$")
+    # ``package.module:factory``, or ``none``: agents only, no chat agent (bot.app.agents_only).
+    agent: str | None = Field(None, alias="BOT_AGENT", pattern=r"^(none|[\w.]+:\w+)$")
     sweep_seconds: float = Field(5.0, alias="BOT_SWEEP_SECONDS", gt=0)
     shutdown_grace_seconds: float = Field(25.0, alias="BOT_SHUTDOWN_GRACE_SECONDS", ge=0, le=30)
     lease_seconds: float = Field(30.0, alias="BOT_LEASE_SECONDS", ge=1, le=3600)
+
+    @property
+    def chats(self) -> bool:
+        """An agent reads chat messages: every setting of BOT_AGENT but ``none``."""
+        return self.agent != AGENTS_ONLY
 
 
 class Settings(BaseModel):

@@ -52,6 +52,7 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from bot import tracing
 from bot.questions import posts, quorum
 from bot.questions.records import (
     MAX_CROSS_SCOPE_KEPT,
@@ -157,6 +158,17 @@ class Lifecycle:
         journal: Mapping[str, Any] | None = None,
     ) -> Written | None:
         """Open ``question`` (None if its id exists already: nothing is written twice)."""
+        # A chat agent's question: one trace of its own, even when asked during a resume.
+        with tracing.asked(question, own_trace=True) as trace_parent:
+            question = dataclasses.replace(question, trace_parent=trace_parent)
+            return await self._ask(question, turn_state, journal)
+
+    async def _ask(
+        self,
+        question: Question,
+        turn_state: Mapping[str, Any] | None,
+        journal: Mapping[str, Any] | None,
+    ) -> Written | None:
         at = question.issued_at
         checkpoint = (
             None
@@ -187,7 +199,15 @@ class Lifecycle:
     ) -> Written | None:
         """Start ``run`` (status REMOTE) and open its one question, owing the post;
         None (nothing written) if the question's id, derived from the idempotency
-        key, exists already."""
+        key, exists already. Its trace is the current context's (the request's)."""
+        route = tracing.route_of(run.surface, run.conversation)
+        with tracing.asked(question, route=route) as trace_parent:
+            question = dataclasses.replace(question, trace_parent=trace_parent)
+            return await self._ask_remote(run, question, api)
+
+    async def _ask_remote(
+        self, run: RunRecord, question: Question, api: ApiRequest
+    ) -> Written | None:
         at = question.issued_at
         asked = AuditEvent(
             at,
@@ -227,7 +247,11 @@ class Lifecycle:
         if asked is None:
             asked = await self.unit.question(interrupt_id)
         write = self._close_write(interrupt_id, closing, once_key, asked, unexpired=unexpired)
-        return await self._apply(write)
+        started = tracing.now()
+        written = await self._apply(write)
+        if written is not None and written.question is not None:
+            _traced_close(written.question, started)
+        return written
 
     async def vote(self, ballot: Ballot, closing: Closing, *, once_key: str = "") -> Voted:
         """Count ``ballot`` on its outstanding question; the ballot that decides it closes it
@@ -272,9 +296,16 @@ class Lifecycle:
             closed = dataclasses.replace(close.question, tally=tally)
             return dataclasses.replace(close, question=closed, audit=(voted, *close.audit))
 
+        started = tracing.now()
         voted = await self.unit.vote(ballot, decide)
         if voted.written is not None:
             self._told(voted.written)
+            question = voted.written.question
+            if question is not None:
+                closed = question.status is not QuestionStatus.OUTSTANDING
+                tracing.record("question.vote", question, started, vote_decided=closed)
+                if closed:
+                    _traced_close(question, started)
         return voted
 
     def _close_write(
@@ -502,6 +533,13 @@ class Lifecycle:
             self._sink(written.owed)
         for observer in self._observers:
             observer(written)
+
+
+def _traced_close(question: Question, started: int) -> None:
+    """An answer's span (when a person's answer closed it), then the close's."""
+    if question.status is QuestionStatus.ANSWERED and not question.tally:
+        tracing.record("question.answer", question, started)
+    tracing.record("question.closed", question, started)
 
 
 def _decision_detail(answer: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -78,6 +78,9 @@ class Question:
     reminders: int = 0
     # Its further posts when it was asked on several routes (``bot.questions.posts``).
     posts: tuple[dict[str, Any], ...] = ()
+    # The W3C traceparent of the span that asked it (``bot.tracing``): each later step
+    # is a span of that trace. '' when it was asked with tracing off.
+    trace_parent: str = ""
 
     @property
     def cancel_reason(self) -> str:

@@ -19,12 +19,15 @@ per receiver and in all (``bot.webhooks``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractContextManager
 from typing import Any, Protocol, assert_never
 
+from bot import tracing
 from bot.kernel.interrupts import PendingInterrupt
 from bot.logs import scrub
 from bot.questions import posts
@@ -453,11 +456,13 @@ class Deliverer:
                 fresh = delivery.followed or post is not None
                 asked = None if fresh else self._just_asked(delivery.interrupt_id)
                 if asked is not None:
-                    return await surface.publish_question(run, asked)
+                    with await self._posting(run, delivery.interrupt_id, None):
+                        return await surface.publish_question(run, asked)
                 record = await self._question(delivery)
                 if record is None or record.status is not QuestionStatus.OUTSTANDING:
                     return None  # closed before it could be posted; its close is owed next
-                return await surface.publish_question(run, self._interrupt_for(record))
+                with await self._posting(run, delivery.interrupt_id, record):
+                    return await surface.publish_question(run, self._interrupt_for(record))
             case DeliveryKind.CLOSED:
                 record = await self._question(delivery)
                 if record is not None:
@@ -477,6 +482,17 @@ class Deliverer:
                 return await self._webhook(delivery)  # never reached: _deliver sends it
             case _:
                 assert_never(delivery.kind)
+
+    async def _posting(
+        self, run: RunRecord, interrupt_id: str, record: Question | None
+    ) -> AbstractContextManager[object]:
+        """The ``question.posted`` span of one route's post; read for its trace only when on."""
+        if record is None and tracing.on():
+            record = await self._stores.ledger.get(interrupt_id)
+        if record is None:
+            return contextlib.nullcontext()
+        attributes = tracing.ids(record, route=tracing.route_of(run.surface, run.conversation))
+        return tracing.step("question.posted", record.trace_parent, attributes)
 
     async def _webhook(self, delivery: Delivery) -> dict[str, Any] | None:
         if self.webhooks is None:

@@ -13,6 +13,11 @@ from bot.service import outcomes
 
 LATE_ANSWER_RECORDED = "Your answer was recorded; it took longer than usual, nothing else to do."
 NOT_STARTED = "The bot could not record your message just now; nothing was started, try again."
+# BOT_AGENT=none: no agent reads chat messages; agents ask their questions over /v1 or MCP.
+AGENTS_ONLY = (
+    "This bridge takes questions from agents, not chat messages: nothing was started, but "
+    "the questions your agents ask still reach you here."
+)
 
 
 def when(at: float) -> str:

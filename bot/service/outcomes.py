@@ -18,6 +18,10 @@ class NotStarted(BotError):
     """A new message's run could not be stored (full disk, read-only store): nothing started."""
 
 
+class ChatsOff(NotStarted):
+    """The bridge runs no chat agent (``BOT_AGENT=none``): a chat message starts nothing."""
+
+
 @dataclass(frozen=True, slots=True)
 class TokenInvalid:
     """Forged, tampered, truncated, unknown key, or not a token at all."""

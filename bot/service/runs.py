@@ -24,6 +24,7 @@ from typing import Any, assert_never
 
 from aiohttp import web
 
+from bot import tracing
 from bot.human.capability import HumanInteractionCapability
 from bot.kernel.turn import Agent, TurnCompleted, TurnSuspended
 from bot.questions.quorum import expired_answer
@@ -38,7 +39,7 @@ from bot.service.lease_keeper import LeaseKeeper
 from bot.service.messages import RUN_FAILED
 from bot.service.metrics import Metrics
 from bot.service.nudges import Nudges
-from bot.service.outcomes import Counted, NotStarted, Redeemed, RedeemOutcome, Responder
+from bot.service.outcomes import ChatsOff, Counted, NotStarted, Redeemed, RedeemOutcome, Responder
 from bot.service.policy import AnswerPolicy, RequesterOrApprovers
 from bot.service.posted import PostedQuestion, PostedQuestions
 from bot.service.redeem import Redeemer
@@ -77,8 +78,12 @@ class RunService:
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
         foreground: Foreground | None = None,
         timers: Timers | None = None,
+        chats: bool = True,
     ) -> None:
         self.agent = agent
+        # False (BOT_AGENT=none): the bridge serves agents' questions; a chat message starts
+        # no run, and its surface tells the person so (``ChatsOff``).
+        self.chats = chats
         self.capability = capability
         self.stores = stores
         self.surfaces: dict[str, Surface] = dict(surfaces or {})
@@ -150,8 +155,11 @@ class RunService:
         ``key`` is the platform's id for the message (a Slack ``event_id``,
         a Teams activity id): the run id is derived from it, so a retried or
         duplicated delivery finds the run already there and starts nothing
-        (None), in this process or any other sharing the store.
+        (None), in this process or any other sharing the store. ``ChatsOff``
+        when this bridge runs no chat agent: nothing is stored.
         """
+        if not self.chats:
+            raise ChatsOff("BOT_AGENT=none")
         now = self.clock()
         run = RunRecord(
             run_id=run_id_for(where, key),
@@ -386,7 +394,11 @@ class RunService:
             run_events.resumed(run.run_id, resume_from.interrupt_id)
         try:
             if resume_from is not None:
-                outcome = await resume_turn(self.agent, self.stores.checkpoints, resume_from, turn)
+                attributes = tracing.ids(resume_from)
+                with tracing.step("run.resumed", resume_from.trace_parent, attributes):
+                    outcome = await resume_turn(
+                        self.agent, self.stores.checkpoints, resume_from, turn
+                    )
             else:
                 request = await turn_request(self.stores.runs, run, earlier)
                 outcome = await self.agent.run_turn(request, fresh=fresh)

@@ -58,3 +58,9 @@ MULTI_ROUTE = ("ALTER TABLE pauses ADD COLUMN posts TEXT NOT NULL DEFAULT '[]'",
 # A key's own rate limit (``bot.api``): questions it may create a minute, NULL for the
 # deployment's default. Text PostgreSQL reuses.
 KEY_RATES = ("ALTER TABLE api_keys ADD COLUMN creates_per_minute INTEGER",)
+
+
+# Traces (``bot.tracing``): the W3C traceparent of the span that asked the question, so
+# each later step, in whichever process and whenever, is a span of the same trace; ''
+# when it was asked untraced. Text PostgreSQL reuses.
+TRACES = ("ALTER TABLE pauses ADD COLUMN trace_parent TEXT NOT NULL DEFAULT ''",)

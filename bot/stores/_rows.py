@@ -78,6 +78,7 @@ PAUSE_COLUMNS = (
     "level",
     "reminders",
     "posts",
+    "trace_parent",
 )
 API_COLUMNS = (
     "interrupt_id",

@@ -99,23 +99,29 @@ class WebhookSender:
         kind: EventType,
         data: Mapping[str, Any],
         at: float,
+        headers: Mapping[str, str] | None = None,
     ) -> SendResult:
-        """One attempt to post the ``kind`` event about ``data`` (closed at ``at``) to ``url``."""
+        """One attempt to post the ``kind`` event about ``data`` (closed at ``at``) to ``url``;
+        ``headers``: more to send (a ``traceparent``), never one the signature sets."""
         problem = shape_problem(url, allow_private=self._allow_private)
         if problem is not None:
             return Refused(problem)
         body = event_body(kind, data, at=at)
-        headers = signed_headers(
-            self._secret, message_id=message_id, timestamp=self._clock(), body=body
-        )
-        headers |= {"content-type": "application/json", "user-agent": USER_AGENT}
+        sent = {
+            **(headers or {}),
+            **signed_headers(
+                self._secret, message_id=message_id, timestamp=self._clock(), body=body
+            ),
+            "content-type": "application/json",
+            "user-agent": USER_AGENT,
+        }
         # The reason names the host only: a URL's path or query may carry the receiver's token.
         where = URL(url).host or "the host"
         try:
             async with (
                 self._turn(url),
                 self._open().post(
-                    url, data=body, headers=headers, allow_redirects=False, timeout=self._timeout
+                    url, data=body, headers=sent, allow_redirects=False, timeout=self._timeout
                 ) as response,
             ):
                 status = response.status

@@ -20,10 +20,7 @@ from bot.component_settings import NOT_BLANK, ComponentSettings, Hidden
 PREFIX = "whsec_"
 # The Standard Webhooks specification asks for keys of 24 to 64 bytes.
 MIN_KEY_BYTES = 24
-GENERATE = (
-    'python -c "import base64, secrets; '
-    "print('whsec_' + base64.b64encode(secrets.token_bytes(32)).decode())\""
-)
+GENERATE = "python -m bot keygen --webhook"
 
 
 def random_webhook_secret() -> str:

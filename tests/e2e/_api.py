@@ -80,6 +80,8 @@ class Receiver:
     failures: list[int] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
     ids: list[str] = field(default_factory=list)
+    # Each request's traceparent header ('' without one): the trace the bridge carried on.
+    traceparents: list[str] = field(default_factory=list)
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -94,6 +96,7 @@ async def webhook_receiver(
         body = await request.read()
         event = verifier.verify(body, dict(request.headers))  # raises if forged
         receiver.ids.append(request.headers["webhook-id"])
+        receiver.traceparents.append(request.headers.get("traceparent", ""))
         if receiver.failures:
             return web.Response(status=receiver.failures.pop(0))
         receiver.events.append(dict(event))

@@ -21,6 +21,7 @@ installs both) or the process is not root.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import secrets
@@ -35,9 +36,19 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from bot.service.messages import AGENTS_ONLY
 from tests import waiting
-from tests.e2e._client import APPROVE, DEPLOYED, STAGING, ConsoleClient
+from tests.e2e._api import Api, api_env, approval
+from tests.e2e._client import APPROVE, ConsoleClient
 from tests.e2e._server import ROOT, free_port
+from tests.fakes.slack_api import (
+    BOT_TOKEN,
+    SIGNING_SECRET,
+    FakeSlack,
+    event_callback,
+    mention,
+    sign,
+)
 from tests.stores._postgres import fresh_schema
 
 pytestmark = [pytest.mark.e2e, pytest.mark.container, pytest.mark.postgres]
@@ -232,10 +243,27 @@ async def database() -> AsyncIterator[str]:
         yield url
 
 
+def slack_env(fake: FakeSlack) -> dict[str, str]:
+    return {
+        "SLACK_BOT_TOKEN": BOT_TOKEN,
+        "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+        "SLACK_API_URL": fake.api_url,
+    }
+
+
+@pytest.fixture
+async def slack() -> AsyncIterator[FakeSlack]:
+    """The loopback Slack Web API (the containers share the host's network)."""
+    fake = await FakeSlack().start()
+    yield fake
+    await fake.close()
+
+
 async def test_two_containers_share_one_postgresql(
-    docker: Docker, image: str, database: str
+    docker: Docker, image: str, database: str, slack: FakeSlack
 ) -> None:
-    """Both healthy; a question asked through one is answered through the other."""
+    """Both healthy and agents only: a mention gets the sentence; an agent's question asked
+    through one is answered through the other."""
     ports = [free_port(), free_port()]
     common = {
         "DATABASE_URL": database,
@@ -243,6 +271,8 @@ async def test_two_containers_share_one_postgresql(
         "BOT_CONSOLE_USERS": f"ana:{PASSWORD}",
         "BOT_ALLOWED_HOSTS": ",".join(f"127.0.0.1:{p}" for p in ports),
         "BOT_LOG_LEVEL": "WARNING",
+        **slack_env(slack),
+        **api_env("console:*"),
     }
     user = docker("run", "--rm", "--network=none", "--entrypoint=id", image, "-u").stdout.strip()
     assert user != "0", "the image runs as root"
@@ -253,14 +283,24 @@ async def test_two_containers_share_one_postgresql(
         await healthy(docker, [a, b])
         auth = {"Authorization": aiohttp.encode_basic_auth("ana", PASSWORD)}
         async with aiohttp.ClientSession(headers=auth) as http:
-            one = ConsoleClient(http, f"http://127.0.0.1:{ports[0]}")
+            # The image's BOT_AGENT=none: a mention starts nothing and is told so.
+            body = json.dumps(event_callback(mention("deploy web", user="U0ALICE")))
+            headers = {"Content-Type": "application/json", **sign(body)}
+            url = f"http://127.0.0.1:{ports[0]}/slack/events"
+            async with http.post(url, data=body.encode(), headers=headers) as response:
+                assert response.status == 200
+            told = await slack.wait_for("chat.postEphemeral")
+            assert told[0].args["text"] == AGENTS_ONLY
+            # An agent's question, asked through one and answered through the other.
+            # The key's bearer header replaces the session's console sign-in.
+            api = Api(http, f"http://127.0.0.1:{ports[0]}")
+            created = await api.created(
+                approval("container", {"surface": "console", "conversation": "c1"})
+            )
             other = ConsoleClient(http, f"http://127.0.0.1:{ports[1]}")
-            await one.send("c1", "deploy web")
-            asked = await other.outstanding("c1", "ask_user", seconds=30)
-            await other.answer_ok(asked["token"], STAGING)
-            approval = await one.outstanding("c1", "approval", seconds=30)
-            await one.answer_ok(approval["token"], APPROVE)
-            done = await other.finished("c1", seconds=30)
-            assert done["final_text"].startswith(DEPLOYED), done
+            asked = await other.outstanding("c1", "approval", seconds=30)
+            await other.answer_ok(asked["token"], APPROVE)
+            status, answered = await api.get(created["id"], wait=20)
+            assert status == 200 and answered["answer"]["decision"] == "approve", answered
         stopped = docker("stop", "--time=30", a, b, timeout=90)
         assert stopped.returncode == 0

@@ -30,7 +30,7 @@ def test_a_malformed_secret_is_refused_at_load_in_one_line(malformed: str) -> No
         load_settings(BOT_WEBHOOK_SECRET=malformed)
     [line] = raised.value.lines
     assert line.startswith("BOT_WEBHOOK_SECRET: is whsec_ followed by the base64 of")
-    assert "generate one with python -c" in line
+    assert line.endswith("generate one with python -m bot keygen --webhook")
     key = malformed.removeprefix("whsec_")
     assert not key or key not in line
 

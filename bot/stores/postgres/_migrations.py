@@ -145,6 +145,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _as_in_sqlite(11),
     _as_in_sqlite(12),
     Migration(13, SQLITE_MIGRATIONS[12].description, _KEY_IDS),
+    _as_in_sqlite(14),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

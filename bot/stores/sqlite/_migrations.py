@@ -18,7 +18,7 @@ import sqlite3
 import time
 from typing import NamedTuple
 
-from bot.stores._migration_texts import AGENTS_API, KEY_RATES, MULTI_ROUTE, POLICIES
+from bot.stores._migration_texts import AGENTS_API, KEY_RATES, MULTI_ROUTE, POLICIES, TRACES
 from bot.stores.errors import StoreError
 from bot.stores.sqlite._db import transaction
 
@@ -366,6 +366,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(11, "one question on several routes: its further posts", MULTI_ROUTE),
     Migration(12, "API keys: questions each may create a minute", KEY_RATES),
     Migration(13, "API keys: an id per key, and each question belongs to its key's id", _KEY_IDS),
+    Migration(14, "traces: the traceparent each question was asked under", TRACES),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
