@@ -100,8 +100,6 @@ def create_app(settings: Settings) -> web.Application:
         async with _running_service(settings, policy, console, teams, slack, email) as service:
             app[RUN_SERVICE] = service
             app[ADMIN_SERVICE] = admin_service(settings, service, policy)
-            # Before any request: a name in both places refuses to start.
-            await settle_keys(settings.api.configured_keys(), service.stores.api)
             stop_api = serve_api(
                 app,
                 settings.api,
@@ -160,6 +158,12 @@ async def _running_service(
     email: EmailSurface | None = None,
 ) -> AsyncIterator[RunService]:
     stores = await settings.store.open()
+    try:
+        # Before anything runs or "serving on" is said: a name in both places refuses to start.
+        await settle_keys(settings.api.configured_keys(), stores.api)
+    except BaseException:
+        await stores.close()
+        raise
     # Changes other replicas make (a question answered through them) redraw our pages too.
     unsubscribe = changes_of(stores).subscribe(_redraw_on(console)) if console is not None else None
     provider: Provider | None = None

@@ -128,6 +128,14 @@ class Settings(BaseModel):
         """
         return [value for part in self._parts() for value in part.secret_values()]
 
+    def whereabouts(self) -> str:
+        """The store and the data folder this process uses, as absolute paths: started from
+        another folder, relative defaults would point at a new, empty ``var/``."""
+        return (
+            f"store {self.store.location}; data folder {self.signing.data_dir.resolve()} "
+            f"(started in {Path.cwd()})"
+        )
+
     def warnings(
         self, environ: Mapping[str, str] | None = None, env_file: Path = Path(".env")
     ) -> list[str]:
