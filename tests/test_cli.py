@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import os
 import re
@@ -287,6 +288,33 @@ def test_a_misspelt_variable_gets_one_warning_naming_the_closest(tmp_path: Path)
         "warning: TEAMS_APP_PASWORD is not a setting this bot reads, so it is ignored; "
         "did you mean TEAMS_APP_PASSWORD?",
     ]
+
+
+def test_a_near_miss_of_an_unprefixed_setting_gets_one_warning(tmp_path: Path) -> None:
+    """DATABASE_ULR (in .env) and POTR are warned about, naming the setting meant; other
+    unprefixed names in the environment are not."""
+    (tmp_path / ".env").write_text("DATABASE_ULR=sqlite:///elsewhere.sqlite3\n")
+    done = bot(tmp_path, "check", env={"POTR": "8080", "PGPORT": "5432", "DATABASE": "x"})
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        "warning: DATABASE_ULR is not a setting this bot reads, so it is ignored; "
+        "did you mean DATABASE_URL?",
+        "warning: POTR is not a setting this bot reads, so it is ignored; did you mean PORT?",
+    ]
+
+
+@pytest.mark.parametrize("script", ["cycle.py", "api.py"])
+def test_a_bench_without_the_bench_extra_says_to_run_make_bench(
+    script: str, tmp_path: Path
+) -> None:
+    """A bench that compares against the bench extra's baselines, run without it: one
+    sentence naming `make bench`, no traceback."""
+    if importlib.util.find_spec("langgraph.checkpoint.sqlite") is not None:
+        pytest.skip("the bench extra is installed here (`make bench` was run)")
+    done = run_text([sys.executable, str(ROOT / "bench" / script)], cwd=tmp_path, env=None)
+    assert done.returncode == 1
+    [line] = done.stderr.splitlines()
+    assert line.endswith("is not installed: `make bench` installs the bench extra"), line
 
 
 def test_make_help_lists_the_targets_and_the_first_install_says_what_it_does(
