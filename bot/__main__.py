@@ -192,7 +192,6 @@ def _serve(settings: Settings) -> int:
     configure_logging(
         level=settings.logs.level, fmt=settings.logs.format, secrets=settings.secrets()
     )
-    logging.getLogger("bot").info("using the %s", settings.whereabouts())
     for line in settings.warnings():
         logging.getLogger("bot.app.settings").warning("configuration: %s", line)
     host, port = settings.serving.host, settings.serving.port

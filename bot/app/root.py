@@ -56,6 +56,9 @@ def create_app(settings: Settings) -> web.Application:
     tokens.
     """
     signer_from(settings.signing, shared_store=settings.store.shared)
+    # The first line the app logs: started from another folder, relative defaults would
+    # mean a new, empty store and a new signing key, and this line shows which were used.
+    log.info("using the %s", settings.whereabouts())
     quiet_malformed_requests()
     serving = settings.serving
     allowed = allowed_hosts_for(serving)
