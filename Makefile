@@ -83,5 +83,5 @@ $(FUZZ_STAMP): $(STAMP) pyproject.toml
 fuzz: $(FUZZ_STAMP) ## fuzz the token decoder and the renderers (FUZZ_SECONDS each)
 	$(BIN)/python -m tests.fuzz.run --seconds $(FUZZ_SECONDS)
 
-clean: ## remove .venv and the tools' caches
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache $(CONFORMANCE)/node_modules
+clean: ## remove .venv, the npm tools and the caches
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache $(addsuffix /node_modules,$(NPM_TOOLS))

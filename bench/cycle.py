@@ -210,7 +210,12 @@ async def compare(
 
 async def main() -> None:
     # Imported here: bench/cycle_sql.py imports this module without the bench extra.
-    import _langgraph
+    try:
+        import _langgraph
+    except ModuleNotFoundError as missing:
+        raise SystemExit(
+            f"{missing.name} is not installed: `make bench` installs the bench extra"
+        ) from None
 
     iterations = int(sys.argv[1]) if len(sys.argv) > 1 else 500
     print(f"pause + answer + resume in process, ours and LangGraph's in {ROUNDS} rounds")

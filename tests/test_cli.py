@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import os
 import re
@@ -290,6 +291,33 @@ def test_a_misspelt_variable_gets_one_warning_naming_the_closest(tmp_path: Path)
     ]
 
 
+def test_a_near_miss_of_an_unprefixed_setting_gets_one_warning(tmp_path: Path) -> None:
+    """DATABASE_ULR (in .env) and POTR are warned about, naming the setting meant; other
+    unprefixed names in the environment are not."""
+    (tmp_path / ".env").write_text("DATABASE_ULR=sqlite:///elsewhere.sqlite3\n")
+    done = bot(tmp_path, "check", env={"POTR": "8080", "PGPORT": "5432", "DATABASE": "x"})
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        "warning: DATABASE_ULR is not a setting this bot reads, so it is ignored; "
+        "did you mean DATABASE_URL?",
+        "warning: POTR is not a setting this bot reads, so it is ignored; did you mean PORT?",
+    ]
+
+
+@pytest.mark.parametrize("script", ["cycle.py", "api.py"])
+def test_a_bench_without_the_bench_extra_says_to_run_make_bench(
+    script: str, tmp_path: Path
+) -> None:
+    """A bench that compares against the bench extra's baselines, run without it: one
+    sentence naming `make bench`, no traceback."""
+    if importlib.util.find_spec("langgraph.checkpoint.sqlite") is not None:
+        pytest.skip("the bench extra is installed here (`make bench` was run)")
+    done = run_text([sys.executable, str(ROOT / "bench" / script)], cwd=tmp_path, env=None)
+    assert done.returncode == 1
+    [line] = done.stderr.splitlines()
+    assert line.endswith("is not installed: `make bench` installs the bench extra"), line
+
+
 def test_make_help_lists_the_targets_and_the_first_install_says_what_it_does(
     tmp_path: Path,
 ) -> None:
@@ -311,6 +339,30 @@ def test_make_help_lists_the_targets_and_the_first_install_says_what_it_does(
     assert "first run only, about a minute" in fresh.stdout
     install = next(line for line in fresh.stdout.splitlines() if "-e '.[dev]'" in line)
     assert "--quiet" not in install
+
+
+def test_make_clean_removes_each_npm_tools_node_modules() -> None:
+    """`make clean` removes the venv and every npm tool's node_modules, and nothing at the root."""
+    dry = subprocess.run(
+        ["make", "-n", "clean"], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert dry.returncode == 0, dry.stderr
+    removed = dry.stdout.split()
+    assert "tests/conformance/node_modules" in removed
+    assert "tests/adaptivecards/node_modules" in removed
+    assert "/node_modules" not in removed
+
+
+def test_check_from_another_folder_names_the_store_and_data_folder_it_uses(
+    tmp_path: Path,
+) -> None:
+    """`check` on the default (relative) settings names the store file and the data folder
+    as absolute paths, and the folder it was started in."""
+    done = bot(tmp_path, "check")
+    assert done.returncode == 0, done.stderr
+    var = tmp_path / "var"
+    assert f"store:    SQLite file {var / 'bot.sqlite3'} (spends" in done.stdout
+    assert f"data:     {var} (started in {tmp_path})" in done.stdout
 
 
 def test_check_says_which_missing_folders_it_created(tmp_path: Path) -> None:
@@ -371,11 +423,13 @@ def test_teams_package_refuses_an_app_id_that_is_not_a_guid(tmp_path: Path, give
 
 
 def test_a_key_name_both_in_bot_api_keys_and_the_store_refuses_to_start(tmp_path: Path) -> None:
-    """`serve` with a BOT_API_KEYS entry named as a stored key is one line, exit 2."""
+    """`serve` with a BOT_API_KEYS entry named as a stored key refuses before it says it
+    serves: one line, exit 2."""
     env = {
         "DATABASE_URL": f"sqlite:///{tmp_path / 'bot.sqlite3'}",
         "BOT_DATA_DIR": str(tmp_path / "var"),
-        "BOT_LOG_LEVEL": "ERROR",
+        "BOT_LOG_LEVEL": "INFO",
+        "BOT_LOG_FORMAT": "text",
         "PORT": str(free_port()),
     }
     made = bot(tmp_path, "api-key", "create", "ci", "--route", "console:*", env=env)
@@ -383,7 +437,8 @@ def test_a_key_name_both_in_bot_api_keys_and_the_store_refuses_to_start(tmp_path
     listed = json.dumps([{"name": "ci", "key": "c" * 40, "routes": ["console:*"]}])
     done = bot(tmp_path, "serve", env={**env, "BOT_API_KEYS": listed})
     assert done.returncode == 2, done.stderr
-    [line] = done.stderr.splitlines()
+    assert "serving on" not in done.stderr
+    line = done.stderr.splitlines()[-1]
     assert line == (
         "configuration error: BOT_API_KEYS and the store both hold a key named 'ci'; remove it "
         "from BOT_API_KEYS or revoke the stored one (python -m bot api-key revoke ci)"

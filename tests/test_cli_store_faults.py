@@ -82,3 +82,12 @@ def test_no_server_at_the_address_says_to_start_one(tmp_path: Path) -> None:
         f"configuration error: nothing answers for PostgreSQL at 127.0.0.1:{port}: "
         "start the server, or fix the host and port in DATABASE_URL"
     )
+
+
+def test_a_host_that_does_not_resolve_says_so(tmp_path: Path) -> None:
+    """A typo in the database host: the line says the host does not resolve, not gaierror."""
+    [line] = _check(tmp_path, "postgresql://bot:a-secret@db.no-such-host.invalid:5432/bot")
+    assert line == (
+        "configuration error: the PostgreSQL host 'db.no-such-host.invalid' in DATABASE_URL "
+        "does not resolve: check its spelling (or that this machine's DNS knows it)"
+    )

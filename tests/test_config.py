@@ -111,7 +111,8 @@ def test_check_prints_the_enabled_store_and_surfaces(tmp_path: Path) -> None:
         cwd=root,
     )
     assert result.returncode == 0, result.stderr
-    assert "store:    sqlite (spends shared across processes: True)" in result.stdout
+    store = tmp_path / "bot.sqlite3"
+    assert f"store:    SQLite file {store} (spends shared across processes: True)" in result.stdout
     assert "console:  http://127.0.0.1:3978/" in result.stdout
 
 

@@ -67,12 +67,30 @@ async def test_an_unanswered_question_expires_into_no_action(
 ) -> None:
     """Expiry resumes the run with 'no answer', and the demo does nothing."""
     h = demo(harness, sqlite_stores)
-    await h.start("rollback worker")
+    await h.start("roll back worker")
     clock.advance(25 * 3600)
     assert await h.service.sweep() == 1
     await h.service.wait_idle()
     final = h.surface.outcomes[-1][1]
-    assert final == "No decision arrived, so I did not rollback worker: it expired unanswered."
+    assert final == "No decision arrived, so I did not roll back worker: it expired unanswered."
+
+
+async def test_roll_back_is_said_as_a_verb_and_rolls_back(
+    harness: HarnessFactory, sqlite_stores: Stores
+) -> None:
+    """ "rollback web" is read as "roll back web": the questions say the verb, the tool runs."""
+    fleet = Fleet()
+    fleet.previous[("web", "staging")] = "1.4.0"
+    h = demo(harness, sqlite_stores, fleet)
+    await h.start("rollback web")
+    question = h.surface.questions[-1][1].payload["questions"][0]["question"]
+    assert question == "Which environment should I roll back web in?"
+    await h.answer({"answers": {question: "staging"}})
+    approval = h.surface.questions[-1][1]
+    assert approval.payload["action"] == "roll back web"
+    await h.answer({"decision": "approve", "comment": ""})
+    assert h.surface.outcomes[-1][1] == "Rolled web on staging back to 1.4.0."
+    assert fleet.running["web"]["staging"] == "1.4.0"
 
 
 async def test_status_and_unknown_requests(harness: HarnessFactory, sqlite_stores: Stores) -> None:

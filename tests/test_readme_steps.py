@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bot.stores.settings import StoreSettings
 from tests.e2e._server import free_port
 from tests.fakes.slack_api import APP_TOKEN, BOT_TOKEN, FakeSlack
 from tests.stores._postgres import fresh_schema
@@ -100,6 +101,9 @@ async def test_the_postgresql_steps_run_as_written(tmp_path: Path) -> None:
         keys = commented(keys_line)[0]
         done = await asyncio.to_thread(bash, f"{ours}\n{keys}\n{check}\n", tmp_path, env)
         assert done.returncode == 0, done.stderr
+        # The promised store is the README's database; this one is where it is here.
+        here = StoreSettings(DATABASE_URL=database_url).location
+        promised = promised.replace("PostgreSQL db.internal:5432/bot", here)
         assert promised in done.stdout, (promised, done.stdout)
         # Without the keys the same check refuses: one line, exit 2.
         keyless = await asyncio.to_thread(bash, f"{ours}\n{check}\n", tmp_path, env)

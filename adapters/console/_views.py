@@ -15,6 +15,7 @@ from typing import Any
 from adapters.console._shown import page_payload, shown
 from adapters.console._surface import SURFACE
 from adapters.console._wording import may_answer_text
+from bot.client.edits import diff_text
 from bot.human.capability import ASK_USER
 from bot.interactions.approval import APPROVAL
 from bot.interactions.form import FORM
@@ -178,6 +179,9 @@ def question_json(record: Question, token: str = "") -> dict[str, Any]:
         "answer": shown(record.answer),
         "token": token if outstanding and token else None,
         "closed_text": shown(closed_text(record, answered=_answered_text)),
+        # What an approval's edit changed, or the reply given instead, without who and when
+        # (the page's closed line says those): "" for any other answer.
+        "decision_detail": shown(decision_detail(record)),
         # Under a quorum, the votes so far ("1 of 2 approved: @ana"); "" otherwise.
         "tally": shown(tally_line(record)) if outstanding else "",
     }
@@ -186,6 +190,22 @@ def question_json(record: Question, token: str = "") -> dict[str, Any]:
 def question_kind(name: str) -> str:
     """Which form the page draws: the three it knows, or a generic JSON one."""
     return name if name in (ASK_USER, APPROVAL, FORM) else "other"
+
+
+def decision_detail(record: Question) -> str:
+    """An approval answered with changes: the short diff; answered instead of run: the reply."""
+    answer = record.answer or {}
+    if record.name != APPROVAL or record.status is not QuestionStatus.ANSWERED:
+        return ""
+    if answer.get("decision") == "edit":
+        original, edited = answer.get("original_arguments"), answer.get("arguments")
+        return diff_text(
+            original if isinstance(original, Mapping) else {},
+            edited if isinstance(edited, Mapping) else {},
+        )
+    if answer.get("decision") == "respond":
+        return str(answer.get("message", ""))
+    return ""
 
 
 def _answered_text(record: Question, at: float) -> str:

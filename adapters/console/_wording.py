@@ -87,6 +87,8 @@ PAGE = {
     "respond_send": "Send instead",
     "approved_changes_by": "Approved with changes by {name}",
     "responded_by": "Answered instead by {name}",
+    "changes": "Changes",
+    "said_instead": "Said instead",
     "approve_title": "Approve: {action}",
     "risk": "{risk} risk",
     "asked_by": "Asked by {name}",

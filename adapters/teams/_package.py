@@ -27,7 +27,7 @@ SCOPES = ["personal", "team", "groupChat"]
 # The demo agent's commands; Teams suggests them in the compose box.
 DEFAULT_COMMANDS = (
     ("deploy web", "Deploy a service; asks which environment, then for approval."),
-    ("rollback api", "Roll a service back to its previous release, after approval."),
+    ("roll back api", "Roll a service back to its previous release, after approval."),
     ("status worker", "Show a service's versions and health."),
 )
 

@@ -17,7 +17,7 @@ with needs_extra("adapters.temporal", "temporal", "temporalio"):
     with workflow.unsafe.imports_passed_through():
         from adapters.temporal import hitl
         from adapters.temporal._activities import BridgeActivities
-        from adapters.temporal.receiver import Receipt, Receiver, serve_receiver
+        from adapters.temporal._receiver import Receipt, Receiver, serve_receiver
 
 __all__ = [
     "BridgeActivities",

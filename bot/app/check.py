@@ -70,7 +70,8 @@ async def check(settings: Settings) -> int:
     if settings.slack.mode:
         slack = await probe_slack(settings.slack)
         if slack.problem:
-            print(f"configuration error: {slack.variable}: {slack.problem}", file=sys.stderr)
+            named = f"{slack.variable}: " if slack.variable else ""
+            print(f"configuration error: {named}{slack.problem}", file=sys.stderr)
             return 2
         slack_line += f"; {slack.detail}" if slack.detail else ""
     if settings.teams_enabled:
@@ -89,7 +90,8 @@ async def check(settings: Settings) -> int:
         email_line = f"from {settings.email.sender} through {server.shown}; {smtp.detail}"
     for folder in dict.fromkeys(f for f in missing if f.exists()):
         print(f"created:  {folder}/ (it did not exist)")
-    print(f"store:    {settings.store.backend} (spends shared across processes: {shared})")
+    print(f"store:    {settings.store.location} (spends shared across processes: {shared})")
+    print(f"data:     {settings.signing.data_dir.resolve()} (started in {Path.cwd()})")
     print(f"signing:  {keys}")
     print(f"agent:    {spec.name} ({model})")
     print(f"console:  {console}")

@@ -40,7 +40,7 @@ async def probe_slack(slack: SlackSettings) -> Probe:
     if slack.bot_token is not None:
         answer = await _slack_call(slack.api_url, "auth.test", slack.bot_token.get_secret_value())
         if isinstance(answer, str):
-            return Probe(variable="SLACK_API_URL", problem=answer)
+            return slack_unreachable(slack, answer)
         if not answer.get("ok"):
             error = str(answer.get("error", "unknown"))
             fix = (
@@ -56,7 +56,7 @@ async def probe_slack(slack: SlackSettings) -> Probe:
         token = slack.app_token.get_secret_value()
         answer = await _slack_call(slack.api_url, "apps.connections.open", token)
         if isinstance(answer, str):
-            return Probe(variable="SLACK_API_URL", problem=answer)
+            return slack_unreachable(slack, answer)
         if not answer.get("ok"):
             error = str(answer.get("error", "unknown"))
             return Probe(
@@ -66,6 +66,13 @@ async def probe_slack(slack: SlackSettings) -> Probe:
             )
         details.append("apps.connections.open ok")
     return Probe(detail="; ".join(details))
+
+
+def slack_unreachable(slack: SlackSettings, problem: str) -> Probe:
+    """No answer from Slack: SLACK_API_URL is named only when the person set it, since
+    the default address is not theirs to fix (the network is)."""
+    chosen = "api_url" in slack.model_fields_set
+    return Probe(variable="SLACK_API_URL" if chosen else "", problem=problem)
 
 
 async def _slack_call(api_url: str, method: str, token: str) -> dict[str, Any] | str:
@@ -78,12 +85,12 @@ async def _slack_call(api_url: str, method: str, token: str) -> dict[str, Any] |
             ) as response,
         ):
             if response.status == 429:
-                return f"{api_url} rate-limited {method} (HTTP 429); try again in a minute"
+                return f"Slack at {api_url} rate-limited {method} (HTTP 429); try again in a minute"
             answer = await response.json(content_type=None)
     except (aiohttp.ClientError, TimeoutError, OSError, ValueError) as error:
         reason = type(error).__name__ if isinstance(error, TimeoutError) else str(error)
-        return f"cannot reach {api_url} for {method} ({reason}); check the network"
-    return answer if isinstance(answer, dict) else f"{api_url}{method} did not answer JSON"
+        return f"cannot reach Slack at {api_url} for {method} ({reason}); check the network"
+    return answer if isinstance(answer, dict) else f"Slack at {api_url}{method} did not answer JSON"
 
 
 async def probe_teams(teams: TeamsSettings) -> Probe:

@@ -57,6 +57,9 @@ def create_app(settings: Settings) -> web.Application:
     tokens.
     """
     signer_from(settings.signing, shared_store=settings.store.shared)
+    # The first line the app logs: started from another folder, relative defaults would
+    # mean a new, empty store and a new signing key, and this line shows which were used.
+    log.info("using the %s", settings.whereabouts())
     quiet_malformed_requests()
     serving = settings.serving
     allowed = allowed_hosts_for(serving)
@@ -103,8 +106,6 @@ def create_app(settings: Settings) -> web.Application:
         async with _running_service(settings, policy, console, teams, slack, email) as service:
             app[RUN_SERVICE] = service
             app[ADMIN_SERVICE] = admin_service(settings, service, policy)
-            # Before any request: a name in both places refuses to start.
-            await settle_keys(settings.api.configured_keys(), service.stores.api)
             stop_api = serve_api(
                 app,
                 settings.api,
@@ -164,6 +165,12 @@ async def _running_service(
     email: EmailSurface | None = None,
 ) -> AsyncIterator[RunService]:
     stores = await settings.store.open()
+    try:
+        # Before anything runs or "serving on" is said: a name in both places refuses to start.
+        await settle_keys(settings.api.configured_keys(), stores.api)
+    except BaseException:
+        await stores.close()
+        raise
     # Changes other replicas make (a question answered through them) redraw our pages too.
     unsubscribe = changes_of(stores).subscribe(_redraw_on(console)) if console is not None else None
     provider: Provider | None = None

@@ -139,6 +139,14 @@ class Settings(BaseModel):
         """
         return [value for part in self._parts() for value in part.secret_values()]
 
+    def whereabouts(self) -> str:
+        """The store and the data folder this process uses, as absolute paths: started from
+        another folder, relative defaults would point at a new, empty ``var/``."""
+        return (
+            f"store {self.store.location}; data folder {self.signing.data_dir.resolve()} "
+            f"(started in {Path.cwd()})"
+        )
+
     def warnings(
         self, environ: Mapping[str, str] | None = None, env_file: Path = Path(".env")
     ) -> list[str]:
@@ -184,24 +192,48 @@ NOT_SETTINGS = frozenset({"BOT_TEST_POSTGRES_URL", "BOT_BENCH_POSTGRES_URL", "BO
 PREFIXES = ("BOT_", "SLACK_", "TEAMS_")
 
 
+# The settings read without a family prefix. A typo in one (DATABASE_ULR) has no prefix to
+# catch it by, and the environment holds many unrelated names, so only a near miss in both
+# spelling and length is warned about.
+BARE_SETTINGS = ("DATABASE_URL", "PORT")
+
+
 def known_variables() -> frozenset[str]:
     """Every environment variable some component reads."""
     return frozenset(name for kind in _components().values() for name in kind.variables())
 
 
 def unknown_variables(names: Iterable[str]) -> list[str]:
-    """One line per ``BOT_*``/``SLACK_*``/``TEAMS_*`` name no setting reads, with the nearest."""
+    """One line per ``BOT_*``/``SLACK_*``/``TEAMS_*`` name no setting reads, with the nearest,
+    and per near miss of a setting read without a prefix."""
     known = known_variables()
     lines = []
     for name in sorted(set(names)):
-        if not name.upper().startswith(PREFIXES) or name in known or name in NOT_SETTINGS:
+        if name in known or name in NOT_SETTINGS:
             continue
-        near = _unprefixed(name, known) or difflib.get_close_matches(
-            name.upper(), sorted(known), n=1, cutoff=0.6
-        )
+        if name.upper().startswith(PREFIXES):
+            near = _unprefixed(name, known) or difflib.get_close_matches(
+                name.upper(), sorted(known), n=1, cutoff=0.6
+            )
+        else:
+            near = _bare_near_miss(name)
+            if not near:
+                continue
         hint = f"; did you mean {near[0]}?" if near else ""
         lines.append(f"{name} is not a setting this bot reads, so it is ignored{hint}")
     return lines
+
+
+def _bare_near_miss(name: str) -> list[str]:
+    """DATABASE_ULR means DATABASE_URL, POTR means PORT: one of ``BARE_SETTINGS`` misspelt."""
+    upper = name.upper()
+    return [
+        bare
+        for bare in BARE_SETTINGS
+        if upper != bare
+        and abs(len(upper) - len(bare)) <= 1
+        and difflib.SequenceMatcher(None, upper, bare).ratio() >= 0.75
+    ]
 
 
 def _unprefixed(name: str, known: frozenset[str]) -> list[str]:

@@ -44,6 +44,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="questions it may create a minute (default: BOT_API_CREATES_PER_MINUTE)",
     )
+    create.add_argument(
+        "--replace",
+        action="store_true",
+        help="revoke a stored key of the same name first (a setup that is run again)",
+    )
     actions.add_parser("list", help="list the keys (names, routes and ids, never the keys)")
     revoke = actions.add_parser("revoke", help="forget a key: its requests get 401 at once")
     revoke.add_argument("name")
@@ -77,6 +82,7 @@ async def run_api_key(
                         f"api-key: {args.name!r} is a key in BOT_API_KEYS already", file=sys.stderr
                     )
                     return 1
+                replaced = args.replace and await records.revoke_key(args.name)
                 key = new_key()
                 kept = ApiKey(
                     args.name,
@@ -88,11 +94,18 @@ async def run_api_key(
                 )
                 if not await records.add_key(kept):
                     print(
-                        f"api-key: a key named {args.name!r} exists; revoke it first",
+                        f"api-key: a key named {args.name!r} exists; revoke it first "
+                        "(or pass --replace)",
                         file=sys.stderr,
                     )
                     return 1
                 print(key, file=out)
+                if replaced:
+                    print(
+                        f"# revoked the earlier key named {args.name}: requests with it get "
+                        "401 now",
+                        file=sys.stderr,
+                    )
                 per_minute = settings.api.creates_per_minute if rate is None else rate
                 print(
                     f"# {args.name} ({kept.key_id}): routes {' '.join(routes)}; questions at "

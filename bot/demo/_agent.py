@@ -25,7 +25,7 @@ from bot.kernel.tools import Tool, function_tool
 
 ENVIRONMENTS = ("staging", "production")
 HELP = (
-    "I'm the ops assistant demo. Try `deploy web`, `rollback api` or `status worker` "
+    "I'm the ops assistant demo. Try `deploy web`, `roll back api` or `status worker` "
     "(services: web, api, worker)."
 )
 SYSTEM_PROMPT = (
@@ -33,6 +33,8 @@ SYSTEM_PROMPT = (
     "or rolling back, ask which environment with ask_user (options staging, production) "
     "unless the person named it, then request approval and act only on 'approve'."
 )
+# What the person types (and reads back) and the tool that does it.
+TOOL_FOR_VERB = {"deploy": "deploy", "roll back": "rollback"}
 
 
 @dataclass
@@ -125,10 +127,13 @@ def demo_script(messages: Sequence[Message], tools: Sequence[ToolDefinition]) ->
     start = max(i for i, m in enumerate(messages) if m.role == "user")
     request = messages[start].content.strip().lower()
     results = _results(messages[start + 1 :])
-    intent = re.match(r"(deploy|rollback|status)\s+(\w+)", request)
+    # "rollback api" (the noun typed as a verb) is read as "roll back api" too.
+    intent = re.match(r"(deploy|roll ?back|status)\s+(\w+)", request)
     if intent is None:
         return ModelReply(text=HELP)
     verb, service = intent.groups()
+    if verb == "rollback":
+        verb = "roll back"
     if service not in Fleet().running:
         return ModelReply(text=f"I don't know a service called {service!r}. {HELP}")
     if verb == "status":
@@ -139,6 +144,7 @@ def demo_script(messages: Sequence[Message], tools: Sequence[ToolDefinition]) ->
 
 
 def _change_step(verb: str, service: str, results: list[tuple[str, str]]) -> ModelReply:
+    tool = TOOL_FOR_VERB[verb]
     if not results:
         return _call(
             ASK_USER,
@@ -179,7 +185,7 @@ def _change_step(verb: str, service: str, results: list[tuple[str, str]]) -> Mod
         if decision.get("decision") == "edit":
             # Approved with changes: the call runs with the approver's arguments.
             edited = decision.get("arguments") or {}
-            return _call(verb, **edited)
+            return _call(tool, **edited)
         if decision.get("decision") == "respond":
             return ModelReply(
                 text=f"I did not {verb} {service}; you said: {decision.get('message')}"
@@ -187,7 +193,7 @@ def _change_step(verb: str, service: str, results: list[tuple[str, str]]) -> Mod
         if decision.get("decision") != "approve":
             comment = decision.get("comment") or "no reason given"
             return ModelReply(text=f"Rejected ({comment}); I did not {verb} {service}.")
-        return _call(verb, service=service, environment=_environment_from(results))
+        return _call(tool, service=service, environment=_environment_from(results))
     return ModelReply(text=observation)
 
 

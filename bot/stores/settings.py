@@ -6,6 +6,9 @@ the URL, which may carry a password.
 
 from __future__ import annotations
 
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
 from pydantic import Field, field_validator
 
 from bot.component_settings import ComponentSettings
@@ -38,6 +41,21 @@ class StoreSettings(ComponentSettings):
     def backend(self) -> str:
         """The URL's scheme alone (``sqlite``), safe to print."""
         return self.url.split("://")[0]
+
+    @property
+    def location(self) -> str:
+        """Where the store is, safe to print: a SQLite file's absolute path, or PostgreSQL's
+        host, port and database without the role or password."""
+        prefix = "sqlite:///"
+        if self.url.startswith(prefix):
+            return f"SQLite file {Path(self.url[len(prefix) :]).resolve()}"
+        parts = urlsplit(self.url)
+        database = unquote(parts.path.lstrip("/")) or unquote(parts.username or "")
+        try:
+            port = parts.port or 5432
+        except ValueError:  # not a number: the driver says so when it connects
+            port = 5432
+        return f"PostgreSQL {parts.hostname or 'localhost'}:{port}/{database}"
 
     @property
     def shared(self) -> bool:

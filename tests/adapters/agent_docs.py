@@ -116,27 +116,35 @@ async def run_offline(
     *,
     then: Sequence[tuple[dict[str, Any], dict[str, Any]]] = (),
 ) -> str:
-    """The page's offline example as pasted: its key made by its api-key line against a real
-    bridge, run with no OpenAI key in a process of its own, ``answer`` given on the console
-    page (and each later question about the arguments in ``then`` its answer there); what
-    it printed."""
-    async with Door(tmp_path) as door:
+    """The page's offline example as pasted, twice in a row against one real bridge with the
+    key its api-key line made (a person trying another answer): each run with no OpenAI key
+    in a process of its own, ``answer`` given on the console page (and each later question
+    about the arguments in ``then`` its answer there); what it printed, the same both times.
+    The api-key line, run again, makes a new key."""
+    printed = []
+    async with (
+        Door(tmp_path) as door,
+        aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as http,
+    ):
+        url = f"http://127.0.0.1:{door.port}"
+        console = ConsoleClient(http, url)
         env = page_env(tmp_path, door.db, "OPENAI_")
         key = await page_key(page, env)
-        url = f"http://127.0.0.1:{door.port}"
-        env |= {"BRIDGE_URL": url, "BRIDGE_API_KEY": key}
-        code = example(page, "offline")
-        ran = await process([sys.executable, "-c", code], env)
-        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as http:
-            console = ConsoleClient(http, url)
+        for _ in range(2):
+            env |= {"BRIDGE_URL": url, "BRIDGE_API_KEY": key}
+            ran = await process([sys.executable, "-c", example(page, "offline")], env)
             later = asyncio.create_task(_answer_each(console, then))
             try:
-                printed, _ = await approve_while_it_waits(ran, console, CONVERSATION, answer)
+                out, _ = await approve_while_it_waits(ran, console, CONVERSATION, answer)
             finally:
                 if not later.done():
                     later.cancel()
             await later
-    return printed
+            printed.append(out)
+        assert await page_key(page, page_env(tmp_path, door.db, "OPENAI_")) != key
+    first, again = printed
+    assert again == first, printed
+    return first
 
 
 async def _answer_each(

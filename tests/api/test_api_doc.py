@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
@@ -51,9 +52,28 @@ def python(script: str, env: dict[str, str]) -> subprocess.Popen[str]:
 
 
 async def finished(process: subprocess.Popen[str]) -> str:
+    """Its stdout, once it exits 0 with nothing left open (aiohttp warns of a session left
+    open, "Unclosed client session", on stderr)."""
     out, err = await asyncio.to_thread(process.communicate, timeout=60)
     assert process.returncode == 0, err
+    assert "Unclosed" not in err, err
     return out
+
+
+async def answered_on_console(
+    script: str, env: dict[str, str], console: ConsoleClient, kind: str, answer: dict[str, Any]
+) -> str:
+    """``script`` run while its question (``kind`` in ``agents``) is answered on the console
+    page: what it printed."""
+    client = python(script, env)
+    try:
+        asked = await console.outstanding("agents", kind)
+        await console.answer_ok(asked["token"], answer)
+        return await finished(client)
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.communicate()
 
 
 async def test_the_quick_start_works_as_pasted(tmp_path: Path) -> None:
@@ -78,18 +98,16 @@ async def test_the_quick_start_works_as_pasted(tmp_path: Path) -> None:
             assert answered["status"] == "answered"
             assert answered["answer"] == {"decision": "approve", "comment": ""}
             # The Python client's quick start, as pasted, answered on the console page.
+            answer = {"answers": {"Which environment?": "staging"}}
             script = PYTHON[0].replace(DEFAULT, here)
-            client = python(script, env)
-            try:
-                asked = await console.outstanding("agents", "ask_user")
-                answer = {"answers": {"Which environment?": "staging"}}
-                await console.answer_ok(asked["token"], answer)
-                printed = await finished(client)
-            finally:
-                if client.poll() is None:
-                    client.kill()
-                    client.communicate()
+            printed = await answered_on_console(script, env, console, "ask_user", answer)
             assert printed.startswith("answered") and "staging" in printed, printed
+            # The require_approval example, rejected: the function does not run.
+            [guarded] = [block for block in PYTHON if "@require_approval" in block]
+            rejected = {"decision": "reject", "comment": "not today"}
+            script = guarded.replace(DEFAULT, here)
+            printed = await answered_on_console(script, env, console, "approval", rejected)
+            assert printed == "not approved: not today\n"
             made = await finished(shell(keys.replace(DEFAULT, here), env))
             assert made.startswith("hitl_") and "revoked ci" in made
     finally:

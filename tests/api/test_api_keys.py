@@ -57,6 +57,28 @@ async def test_a_created_key_works_until_revoked_and_is_never_stored(tmp_path: P
         assert api_key(door.db, "revoke", "ci").returncode == 1
 
 
+async def test_create_with_replace_revokes_the_earlier_key_and_makes_a_new_one(
+    tmp_path: Path,
+) -> None:
+    """`create --replace` run twice (a setup pasted again): both succeed, the first key gets
+    401 and the second works."""
+    async with Door(tmp_path) as door:
+        words = ("create", "agents", "--route", "console:*", "--replace")
+        first = api_key(door.db, *words)
+        assert first.returncode == 0, first.stderr
+        assert "revoked" not in first.stderr
+        again = api_key(door.db, *words)
+        assert again.returncode == 0, again.stderr
+        assert "# revoked the earlier key named agents: requests with it get 401 now" in (
+            again.stderr
+        )
+        old, new = first.stdout.strip(), again.stdout.strip()
+        assert (await call(door, "GET", "/v1/questions", key=old))[0] == 401
+        assert (await call(door, "GET", "/v1/questions", key=new))[0] == 200
+        listed = api_key(door.db, "list")
+        assert len(listed.stdout.splitlines()) == 1
+
+
 def test_a_key_without_routes_is_refused_where_it_is_made(tmp_path: Path) -> None:
     """No --route: refused in one line naming how to give routes, and no key is made."""
     (tmp_path / "var").mkdir()

@@ -104,6 +104,9 @@ class BotServer:
         }
         self.process: subprocess.Popen[bytes] | None = None
         self.starts = 0
+        # The folder the process starts in (a relative DATABASE_URL or BOT_DATA_DIR is read
+        # from it).
+        self.cwd = ROOT
 
     @property
     def running(self) -> bool:
@@ -181,7 +184,9 @@ class BotServer:
         with self.log_path.open("ab") as log:
             log.write(f"--- start {self.starts} on port {self.port} ---\n".encode())
         command = [sys.executable, "-m", "bot"]
-        self.process = logged_process(command, self.log_path, env=self.env, append=True)
+        self.process = logged_process(
+            command, self.log_path, env=self.env, cwd=self.cwd, append=True
+        )
 
     def _require_process(self) -> subprocess.Popen[bytes]:
         if self.process is None:

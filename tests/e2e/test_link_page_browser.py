@@ -2,13 +2,12 @@
 
 A real ``python -m bot`` hands out the link over /v1; the browser opens it,
 fills the form in and sends it, as a person would. Screenshots land in
-test-artifacts/browser/; with BOT_WRITE_PICTURES=1 they are also written to
-docs/pictures/link/, the pictures docs/pictures.md shows.
+test-artifacts/browser/. The pictures docs/pictures.md shows are drawn on a
+fixed clock by tests/api/test_link_pictures.py: this process runs on today's.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -23,8 +22,6 @@ from tests.e2e._server import ROOT, StartBot
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
 SHOTS = ROOT / "test-artifacts" / "browser"
-PICTURES = ROOT / "docs" / "pictures" / "link"
-WRITE = os.environ.get("BOT_WRITE_PICTURES") == "1"
 WAIT_MS = 15_000
 VIEWPORTS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 800}}
 
@@ -117,6 +114,3 @@ async def test_a_form_question_is_answered_on_its_page(
 
 async def shoot(page: Any, name: str) -> None:
     await page.screenshot(path=SHOTS / f"link-{name}", full_page=True)
-    if WRITE:
-        PICTURES.mkdir(parents=True, exist_ok=True)
-        await page.screenshot(path=PICTURES / name, full_page=True)

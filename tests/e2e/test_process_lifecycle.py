@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -18,7 +19,7 @@ from tests.e2e._client import (
     STAGING,
     ConsoleClient,
 )
-from tests.e2e._server import BotServer, StartBot, json_lines
+from tests.e2e._server import ROOT, BotServer, StartBot, json_lines
 
 pytestmark = pytest.mark.e2e
 
@@ -33,6 +34,28 @@ async def deploy_asked(
     server = await start_bot(**env)
     api = ConsoleClient(http, server.url)
     return server, api, await api.asked("ops")
+
+
+async def test_started_from_another_folder_the_first_line_names_the_store_and_data_folder(
+    tmp_path: Path,
+) -> None:
+    """Started elsewhere on the default (relative) settings, the first log line names the
+    store file and the data folder it uses, as absolute paths, and the folder it started in."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    server = BotServer(tmp_path / "bot", PYTHONPATH=str(ROOT))
+    del server.env["DATABASE_URL"], server.env["BOT_DATA_DIR"]
+    server.cwd = elsewhere
+    try:
+        await server.start()
+    finally:
+        server.close()
+    first = json_lines(server.log_text())[0]["message"]
+    var = elsewhere / "var"
+    assert first == (
+        f"using the store SQLite file {var / 'bot.sqlite3'}; data folder {var} "
+        f"(started in {elsewhere})"
+    )
 
 
 async def test_sigkill_with_open_question_resumes_after_restart(

@@ -338,8 +338,11 @@ function render(runs) {
   if (atBottom) feed.scrollTop = feed.scrollHeight;
 }
 
+// What started the run: a person's message on the right, as in a chat; an agent's
+// request (asked over the agents API) on the left, beside the bot's side of the feed.
 function userMessage(run) {
-  return el("div", { class: "user-message" }, run.text,
+  const from = run.status === "remote" ? "agent-message" : "user-message";
+  return el("div", { class: from }, run.text,
     el("span", { class: "meta" }, `${run.asked_by} · `, timeNode(run.created_at)));
 }
 
@@ -585,9 +588,12 @@ function closedSummary(q) {
           el("strong", { text: say(decision === "approve" ? "approved" : "rejected") }),
           answer.comment ? `: ${answer.comment}` : "")
       : null;
-    // Approved with changes, or answered instead: the closed line says how (with the diff).
-    const other = answer.decision === "edit" || answer.decision === "respond"
-      ? el("p", { class: `decision decision-${answer.decision}`, text: q.closed_text || "" })
+    // Approved with changes, or answered instead: what changed, or what was said; the
+    // closed line under it says who and when, once.
+    const label = { edit: "changes", respond: "said_instead" }[answer.decision];
+    const other = label
+      ? el("p", { class: `decision decision-${answer.decision}` },
+          el("strong", { text: say(label) }), `: ${q.decision_detail || ""}`)
       : null;
     return [...approvalHead(q), verdict, other];
   }

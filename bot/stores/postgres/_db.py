@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
 from typing import Any, TypeAlias, TypeVar
@@ -334,6 +335,13 @@ def _cannot_connect(error: BaseException, url: str) -> str:
         return (
             "PostgreSQL refused the role or password in DATABASE_URL: check the user name "
             "and password (or create the role: createuser NAME)"
+        )
+    if isinstance(error, socket.gaierror):
+        # A name the resolver does not know: almost always a typo in the host.
+        host = urlsplit(url).hostname or "localhost"
+        return (
+            f"the PostgreSQL host {host!r} in DATABASE_URL does not resolve: check its "
+            "spelling (or that this machine's DNS knows it)"
         )
     if isinstance(error, ConnectionRefusedError):
         parts = urlsplit(url)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 import pytest
@@ -11,6 +11,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from adapters.console import ConsoleLimits, ConsoleSurface, mount_console
 from bot.admin import ADMIN_SERVICE, AdminService
+from bot.api import ApiSettings, serve_api
 from bot.app.agent_spec import AgentSpec
 from bot.app.compose import build_agent
 from bot.demo import Fleet, demo_script
@@ -23,6 +24,7 @@ from bot.service.runs import RUN_SERVICE, RunService
 from bot.serving import ALLOWED_HOSTS, SIGN_IN, AllowedHosts, SignIn, http_guards
 from bot.stores.ports import Stores
 from bot.testing import FixedClock
+from bot.webhooks import WebhookSettings
 from tests.adapters.console.console_support import Console, ConsoleFactory
 from tests.e2e._server import free_port
 
@@ -32,6 +34,7 @@ async def make_console(
     sqlite_stores: Stores, clock: FixedClock, signer: TokenSigner
 ) -> AsyncIterator[ConsoleFactory]:
     opened: list[Console] = []
+    stops: list[Callable[[], Awaitable[None]]] = []
 
     async def make(
         *,
@@ -44,9 +47,11 @@ async def make_console(
         policies: dict[str, dict[str, Any]] | None = None,
         admin: bool = False,
         admins: Sequence[str] = (),
+        api: bool = False,
     ) -> Console:
         """The demo agent, or ``spec``'s tools, interactions and provider; ``admin``
-        mounts the admin commands as create_app does, ``admins`` the ones allowed them."""
+        mounts the admin commands as create_app does, ``admins`` the ones allowed them;
+        ``api`` serves the agents API (``/v1``), for questions an agent asks."""
         agent, capability = build_agent(
             provider=spec.provider if spec and spec.provider else ScriptedProvider(demo_script),
             stores=sqlite_stores,
@@ -81,6 +86,8 @@ async def make_console(
                 policy=policy,
                 clock=clock,
             )
+        if api:
+            stops.append(serve_api(app, ApiSettings(), WebhookSettings(), service=service))
         client = TestClient(TestServer(app, host="127.0.0.1", port=port))
         await client.start_server()
         console = Console(client, service, surface, clock)
@@ -88,6 +95,8 @@ async def make_console(
         return console
 
     yield make
+    for stop in stops:
+        await stop()
     for console in opened:
         await console.client.close()
         await console.service.drain(5.0)

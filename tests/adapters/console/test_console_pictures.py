@@ -25,6 +25,7 @@ import pytest
 from bot.service.outcomes import Counted, Responder
 from bot.service.policy import RequesterOrApprovers
 from tests.adapters.console.console_support import CID, Console, ConsoleFactory
+from tests.adapters.console.test_console_states_browser import STATES
 from tests.asking_support import asking_agent
 from tests.browser import chromium
 
@@ -140,12 +141,14 @@ async def draw(console: Console, path: Path) -> None:
 
 
 def test_the_folder_holds_exactly_the_pictures_and_the_docs_show_each() -> None:
-    """No stray picture or sidecar, and docs/pictures.md shows every one."""
+    """No stray picture or sidecar, and docs/pictures.md shows every one (with the browser
+    states' pictures, which have no sidecar: the browser test checks what they show)."""
     names = {p.name for p in PICTURES}
     on_disk = {f.name for f in FOLDER.iterdir()}
-    assert on_disk == {f"{n}.{ext}" for n in names for ext in ("png", "json")}, (
+    expected = {f"{n}.{ext}" for n in names for ext in ("png", "json")}
+    assert on_disk == expected | {f"{n}.png" for n in STATES}, (
         f"docs/pictures/console/ is out of step; redraw the pictures with: {REWRITE}"
     )
     page = PAGE.read_text()
-    for name in sorted(names):
+    for name in sorted(names | set(STATES)):
         assert f"(pictures/console/{name}.png)" in page, name

@@ -29,8 +29,11 @@ from tests.e2e._client import APPROVE, ConsoleClient, approve_while_it_waits
 ROOT = Path(__file__).resolve().parents[3]
 PAGE = ROOT / "docs" / "agents" / "mcp.md"
 TEXT = PAGE.read_text()
-SH = re.findall(r"```sh\n(.*?)```", TEXT, re.S)[0]
-PYTHON = re.findall(r"```python\n(.*?)```", TEXT, re.S)[0]
+SH, HTTP_BRIDGE = re.findall(r"```sh\n(.*?)```", TEXT, re.S)
+[PYTHON] = [b for b in re.findall(r"```python\n(.*?)```", TEXT, re.S) if "Stdio" in b]
+[HTTP_PYTHON] = [
+    b for b in re.findall(r"```python\n(.*?)```", TEXT, re.S) if "streamable_http" in b
+]
 PAGE_URL = "http://127.0.0.1:3978"
 PAGE_KEY = "hitl_..."
 PAGE_PYTHON = ".venv/bin/python"
@@ -170,3 +173,34 @@ async def test_a_refused_call_ends_the_example_with_the_bridges_sentence(
     assert door.session is not None
     feed = await ConsoleClient(door.session, url).feed(CONVERSATION)
     assert not [q for run in feed["runs"] for q in run["questions"]]
+
+
+def _http_bridge_settings() -> dict[str, str]:
+    """The settings the page starts the bridge with for /mcp (its `... make run` line)."""
+    *assignments, command, target = HTTP_BRIDGE.split()
+    assert (command, target) == ("make", "run"), HTTP_BRIDGE
+    return dict(a.split("=", 1) for a in assignments)
+
+
+async def test_the_http_example_sends_the_key_as_a_bearer_header_twice_in_a_row(
+    tmp_path: Path,
+) -> None:
+    """The page's Streamable HTTP example, on a bridge started with the page's settings and
+    the page's key: run twice in a row, Approve then Reject on the console, it prints each."""
+    settings = _http_bridge_settings()
+    assert not unknown_variables(settings)
+    async with Door(tmp_path, **settings) as door:
+        key = await _key_from_the_page(door, tmp_path)
+        url = f"http://127.0.0.1:{door.port}"
+        code = HTTP_PYTHON
+        for literal, value in ((PAGE_URL, url), (PAGE_KEY, key)):
+            assert code.count(literal) == 1, literal
+            code = code.replace(literal, value)
+        assert door.session is not None
+        console = ConsoleClient(door.session, url)
+        printed = []
+        for answer in (APPROVE, {"decision": "reject", "comment": "wrong window"}):
+            script = await process([sys.executable, "-c", code], page_env(tmp_path, door.db))
+            out, _ = await approve_while_it_waits(script, console, CONVERSATION, answer)
+            printed.append(out)
+    assert printed == ["approved\n", "not approved: wrong window\n"]

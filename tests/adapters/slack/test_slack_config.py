@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from adapters.slack.settings import SlackSettings
+from bot.app.probes import Probe, slack_unreachable
 from bot.app.settings import SettingsError, load_settings
 from tests.support import ROOT, bare_bot_env, clean_environment, run_bot
 
@@ -90,5 +91,18 @@ def test_check_asks_slack_and_says_when_it_cannot(tmp_path: Path) -> None:
     )
     assert result.returncode == 2, result.stderr
     [line] = result.stderr.splitlines()
-    assert line.startswith("configuration error: SLACK_API_URL: cannot reach ")
+    assert line.startswith(
+        "configuration error: SLACK_API_URL: cannot reach Slack at http://127.0.0.1:9/api/ "
+        "for auth.test ("
+    ), line
     assert "xoxb-1" not in result.stdout + result.stderr
+
+
+def test_slack_unreachable_at_its_default_address_blames_no_setting() -> None:
+    """No answer from Slack's default address names no setting; a set SLACK_API_URL is named."""
+    said = "cannot reach Slack at https://slack.com/api/ for auth.test (x); check the network"
+    tokens = {"SLACK_BOT_TOKEN": "xoxb-your-token", "SLACK_APP_TOKEN": "xapp-your-token"}
+    default = load_settings(**tokens).slack
+    assert slack_unreachable(default, said) == Probe(problem=said)
+    chosen = load_settings(**tokens, SLACK_API_URL="http://127.0.0.1:9/api/").slack
+    assert slack_unreachable(chosen, said).variable == "SLACK_API_URL"

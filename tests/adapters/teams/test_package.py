@@ -55,11 +55,11 @@ def test_package_holds_a_1_17_manifest_with_the_bot_and_its_commands(tmp_path: P
     assert bot["botId"] == APP_ID
     assert bot["scopes"] == ["personal", "team", "groupChat"]
     lists = {tuple(c["scopes"]): [m["title"] for m in c["commands"]] for c in bot["commandLists"]}
-    assert lists[("team", "groupChat")] == ["deploy web", "rollback api", "status worker"]
+    assert lists[("team", "groupChat")] == ["deploy web", "roll back api", "status worker"]
     # Admin commands are listed where they work: in a personal chat.
     assert lists[("personal",)] == [
         "deploy web",
-        "rollback api",
+        "roll back api",
         "status worker",
         *("pending", "show", "cancel", "resend", "extend", "stats", "audit"),
     ]
