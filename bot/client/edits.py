@@ -55,6 +55,13 @@ def _json_type(value: Any) -> str:
     return "object"
 
 
+def unlisted(payload: Mapping[str, Any]) -> list[str]:
+    """The original arguments ``edit_schema(payload)`` does not list, in their order: not the
+    approver's to change, so an edit keeps them as asked, and a form shows them as such."""
+    properties = edit_schema(payload).get("properties", {})
+    return [name for name in _arguments(payload) if name not in properties]
+
+
 def field_text(value: Any) -> str:
     """A value as an edit input shows it: text as is, anything else as its JSON."""
     if isinstance(value, str):
@@ -113,7 +120,7 @@ def check_edit(payload: Mapping[str, Any], edited: Any) -> dict[str, Any]:
             problems.update({f"arguments.{k}": v for k, v in wrong.fields.items()})
     if problems:
         raise FormAnswerError(problems)
-    kept = {name: value for name, value in original.items() if name not in properties}
+    kept = {name: original[name] for name in unlisted(payload)}
     # In the original's order, then the schema's, so the same edit from any surface is the
     # same JSON, and an argument the approver did not touch stays where the agent put it.
     result = {

@@ -123,6 +123,10 @@ async def test_an_edit_keeps_the_arguments_its_schema_does_not_list(
     body = approval("unlisted", ASKED, payload={"arguments_schema": LISTED})
     created = await api.created(body)
     ana = people["ana"]
+    # The console's edit panel has inputs for the listed arguments and names the rest.
+    (shown,) = [q for q in await ana.questions() if q["status"] == "outstanding"]
+    assert [field["key"] for field in shown["payload"]["edit_fields"]] == ["service", "env"]
+    assert shown["payload"]["edit_kept"] == ["command", "dry_run"]
     # As Slack and Teams send it: every argument, the unlisted ones as asked.
     changed = {**ASKED, "command": "rm -rf /"}
     status, refused = await ana.answer({"decision": "edit", "arguments": changed})
