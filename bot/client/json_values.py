@@ -117,7 +117,8 @@ def depth(value: Any) -> int:
 
 def canonical(value: Any) -> str:
     """``value``'s one spelling: sorted keys, no whitespace, integral floats as integers;
-    ``ValueError`` for a number that is not finite as a double."""
+    ``ValueError`` for a number that is not finite as a double. ``value`` nests as deep as
+    a question's arguments may, at most (the spelling recurses)."""
     return json.dumps(
         _spelled(value),
         sort_keys=True,
@@ -130,11 +131,14 @@ def canonical(value: Any) -> str:
 def same_json(one: Any, other: Any) -> bool:
     """``one`` and ``other`` are the same JSON value (``canonical``): ``true`` is not ``1``,
     ``2`` is ``2.0``, and key order does not matter."""
+    # Told apart by depth first, without recursing: so a value as deep as a request may be
+    # is compared with one a question carries (bounded) without spelling it out.
+    if depth(one) != depth(other):
+        return False
     return canonical(one) == canonical(other)
 
 
 def _spelled(value: Any) -> Any:
-    # Recursion is bounded: every value compared has passed the depth limits already.
     if isinstance(value, dict):
         return {str(key): _spelled(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
