@@ -234,10 +234,12 @@ class Lifecycle:
         with ``closing`` (its answer replaced by the decision and who made it), any other
         owes a redraw with the new tally. Refused (``written`` None) if the question is
         not outstanding, ``once_key`` is on record, or the voter has answered it already
-        (``again``)."""
+        (``again``), under this id or another of the same person's (``quorum.cast_before``)."""
         at = ballot.at
 
-        def decide(question: Question, ballots: tuple[Ballot, ...]) -> Write:
+        def decide(question: Question, ballots: tuple[Ballot, ...]) -> Write | None:
+            if quorum.cast_before(ballot, ballots):
+                return None
             decision = quorum.decided(question, ballots)
             tally = quorum.tally_of(ballots, question)
             voted = AuditEvent(

@@ -25,7 +25,7 @@ from typing import Any
 
 from bot.client.decisions import APPROVING
 from bot.client.edits import diff_text
-from bot.client.identity import names
+from bot.client.identity import same_person
 from bot.client.models import STORED, Policy
 from bot.questions.records import Question, RunRecord
 from bot.questions.write import Ballot
@@ -70,9 +70,17 @@ def is_self_answer(question: Question, run: RunRecord | None, who: str) -> bool:
     if policy_of(question).requester_may_answer:
         return False
     requester = requester_of(question, run)
-    # Compared as one identity: no spelling of the requester (case, spaces,
-    # ``slack:`` or bare) gets them past this check.
-    return bool(requester) and names(who, requester)
+    # Compared as one person: no spelling of the requester (case, spaces, ``slack:`` or
+    # bare, another workspace) gets them past this check.
+    return same_person(who, requester)
+
+
+def cast_before(ballot: Ballot, ballots: tuple[Ballot, ...]) -> bool:
+    """Another of ``ballots`` is the same person's as ``ballot``, under another id (the same
+    Slack user clicking in another workspace): one person, one vote."""
+    return any(
+        other.voter != ballot.voter and same_person(other.voter, ballot.voter) for other in ballots
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -304,8 +304,9 @@ class Ballot:
 
 # Given the question (locked, outstanding) and every ballot on it, this one included,
 # in the order cast: the write the vote makes (a ``Close``, or a ``Tallied`` redraw),
-# the tally included.
-Decide = Callable[[Question, tuple[Ballot, ...]], Write]
+# the tally included; None when the ballot is refused as the voter's second (an earlier
+# ballot is the same person's under another id), and is rolled back.
+Decide = Callable[[Question, tuple[Ballot, ...]], Write | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,5 +332,6 @@ class UnitOfWork(Protocol):
     async def vote(self, ballot: Ballot, decide: Decide) -> Voted:
         """In one transaction serialized per question: the question locked (refused unless
         outstanding), the ballot inserted (refused, ``again``, if the voter has one), the
-        question's ballots read in the order cast, and ``decide``'s write applied."""
+        question's ballots read in the order cast, and ``decide``'s write applied (the ballot
+        rolled back and refused, ``again``, if ``decide`` gives none)."""
         ...

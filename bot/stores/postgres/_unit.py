@@ -124,6 +124,10 @@ class _Refused(Exception):
     """A keyed write's guard refused it: its key is rolled back with it."""
 
 
+class _Again(Exception):
+    """The voter had voted under another id: the ballot is rolled back with it."""
+
+
 class _Params:
     """Positional parameters, numbered as they are added."""
 
@@ -456,6 +460,8 @@ class PostgresUnit:
                 for r in await conn.fetch(_VOTES, key)
             )
             write = decide(_rows.pause_from_row(locked, []), ballots)
+            if write is None:
+                raise _Again
             sql, params = _statement(write, _rows.write_texts(write))
             if (
                 write.once_key is not None
@@ -470,6 +476,8 @@ class PostgresUnit:
             return await self.db.transaction(vote)
         except _Refused:
             return Voted(None)
+        except _Again:
+            return Voted(None, again=True)
 
     async def question(self, interrupt_id: str) -> Question | None:
         rows = _rows.pauses_from_rows(await self.db.fetch(_GET, interrupt_id, None))

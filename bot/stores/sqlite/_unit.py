@@ -146,6 +146,10 @@ class _Refused(Exception):
     """A guard failed inside the transaction, which then rolls back."""
 
 
+class _Again(Exception):
+    """The voter had voted under another id: the ballot is rolled back."""
+
+
 def _attempts(conn: sqlite3.Connection, interrupt_id: str) -> list[Any]:
     return [_rows.load(text) for (text,) in conn.execute(_ATTEMPTS, (interrupt_id,))]
 
@@ -378,9 +382,13 @@ class SqliteUnit:
                     )
                     question = _rows.pause_from_row(row, [])
                     write = decide(question, ballots)
+                    if write is None:
+                        raise _Again
                     return Voted(_apply(conn, write, _rows.write_texts(write)))
             except _Refused:
                 return Voted(None)
+            except _Again:
+                return Voted(None, again=True)
 
         return await self.db.run(vote)
 
