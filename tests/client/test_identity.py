@@ -168,6 +168,4 @@ def test_a_teams_id_no_click_can_carry_is_refused(spelt: str) -> None:
     """Braces, no dashes, a suffix, a tenant or a user that is not a GUID: refused, saying how."""
     with pytest.raises(IdentityError) as refused:
         canonical(spelt)
-    assert "is not a Teams user id; write teams:<tenant id>:<aad object id>" in str(
-        refused.value
-    )
+    assert "is not a Teams user id; write teams:<tenant id>:<aad object id>" in str(refused.value)

@@ -133,9 +133,7 @@ async def test_the_requester_is_the_requester_in_every_workspace(
     harness: HarnessFactory, stores: Stores
 ) -> None:
     """A requester named in one workspace clicking in another is refused as the requester."""
-    h = await paused(
-        harness, stores, requester="slack:T0TEST:U0ALICE", requester_may_answer=False
-    )
+    h = await paused(harness, stores, requester="slack:T0TEST:U0ALICE", requester_may_answer=False)
     there = Responder("slack:T0OTHER:U0ALICE", "alice")
     assert isinstance(await h.answer(APPROVE, who=there), outcomes.SelfApproval)
     row = await h.last_row()
