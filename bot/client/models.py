@@ -74,9 +74,9 @@ def _canonical(value: str, info: ValidationInfo) -> str:
 
 _ANSWERER = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_canonical)]
 _ANSWERERS_HELP = (
-    "Canonical ids (slack:<team>:<user>, teams:<tenant>:<aad id>, console:<name>, "
-    "email:<address>, link:<id> for an answer link, or a bare Slack user id), groups, "
-    "or 'anyone'."
+    "Canonical ids (slack:<team>:<user>, teams:<tenant>:<aad id> with both GUIDs, "
+    "console:<name>, email:<address> with one plain address, link:<id> for an answer link, "
+    "or a bare Slack user id), groups, or 'anyone'."
 )
 MAX_ESCALATION_STEPS = 10
 
