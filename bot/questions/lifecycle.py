@@ -258,7 +258,8 @@ class Lifecycle:
         with ``closing`` (its answer replaced by the decision and who made it), any other
         owes a redraw with the new tally. Refused (``written`` None) if the question is
         not outstanding, ``once_key`` is on record, or the voter's ballot on record still
-        counts (``again``; an approval an edit set aside is replaced, ``quorum.cast``)."""
+        counts or was cast under another of the same person's ids (``again``; an approval an
+        edit set aside is replaced, ``quorum.cast``)."""
         at = ballot.at
 
         def decide(question: Question, before: tuple[Ballot, ...]) -> Write | None:

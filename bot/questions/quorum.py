@@ -30,7 +30,7 @@ from typing import Any
 
 from bot.client.decisions import APPROVING
 from bot.client.edits import diff_text
-from bot.client.identity import names
+from bot.client.identity import same_person
 from bot.client.json_values import canonical
 from bot.client.models import STORED, Policy
 from bot.questions.records import Question, QuestionStatus, RunRecord
@@ -76,9 +76,17 @@ def is_self_answer(question: Question, run: RunRecord | None, who: str) -> bool:
     if policy_of(question).requester_may_answer:
         return False
     requester = requester_of(question, run)
-    # Compared as one identity: no spelling of the requester (case, spaces,
-    # ``slack:`` or bare) gets them past this check.
-    return bool(requester) and names(who, requester)
+    # Compared as one person: no spelling of the requester (case, spaces, ``slack:`` or
+    # bare, another workspace) gets them past this check.
+    return same_person(who, requester)
+
+
+def cast_before(ballot: Ballot, ballots: tuple[Ballot, ...]) -> bool:
+    """Another of ``ballots`` is the same person's as ``ballot``, under another id (the same
+    Slack user clicking in another workspace): one person, one vote."""
+    return any(
+        other.voter != ballot.voter and same_person(other.voter, ballot.voter) for other in ballots
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +144,10 @@ def _spelling(arguments: Mapping[str, Any] | None) -> str | None:
 def cast(ballots: tuple[Ballot, ...], ballot: Ballot) -> tuple[Ballot, ...] | None:
     """The ballots once ``ballot`` is cast: its voter's earlier ballot replaced when it is an
     approval of other arguments than the proposal (``superseded``); None when the voter's
-    ballot on record still counts, and this one is refused."""
+    ballot on record still counts, or an earlier ballot is the same person's under another id
+    (``cast_before``: that one is never replaced), and this one is refused."""
+    if cast_before(ballot, ballots):
+        return None
     voted = any(b.voter == ballot.voter for b in ballots)
     if voted and ballot.voter not in {b.voter for b in count(ballots).superseded}:
         return None

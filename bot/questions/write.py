@@ -305,7 +305,8 @@ class Ballot:
 
 # Given the question (locked, outstanding) and the ballots on record before this one, in the
 # order cast: the write the vote makes (a ``Close``, or a ``Tallied`` redraw), the tally
-# included; None when the voter's ballot on record stands and this one is refused.
+# included; None when the voter's ballot on record stands (under this id or another of the
+# same person's) and this one is refused.
 Decide = Callable[[Question, tuple[Ballot, ...]], Write | None]
 
 

@@ -59,6 +59,18 @@ def test_only_a_set_aside_approval_may_be_cast_again() -> None:
     assert cast(before, ballot("dan")) is not None
 
 
+def test_a_set_aside_approval_is_cast_again_only_under_the_id_it_was_cast_with() -> None:
+    """Ana's set-aside approval may be replaced from her own workspace, never from another:
+    there her ballot would be a second row, and one person counts once."""
+    before = (
+        ballot("slack:T0TEST:U0ANA"),
+        ballot("slack:T0TEST:U0BO", "edit", {"env": "prod "}),
+    )
+    assert cast(before, ballot("slack:T0OTHER:U0ANA", "edit", {"env": "prod "})) is None
+    again = cast(before, ballot("slack:T0TEST:U0ANA", "edit", {"env": "prod "}))
+    assert again is not None and len(count(again).approvals) == 2
+
+
 def test_the_tally_line_names_who_may_answer_again() -> None:
     """Under a quorum the message says whose approval an edit set aside."""
     tally = {
