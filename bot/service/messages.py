@@ -236,10 +236,18 @@ def approval_line(answer: Mapping[str, Any], by: str, at: str, shown: Callable[[
     return rejected_line(by, at, shown(str(answer.get("comment", ""))))
 
 
-def who_may_answer_text(requester: str, *, anyone: bool) -> str:
+def who_may_answer_text(names: Sequence[str], *, anyone: bool) -> str:
+    """Who may answer a question, on every surface and in a refusal: ``names`` are the
+    requester, people and groups as the surface draws them (admins and approvers always
+    may, and are not named)."""
     if anyone:
-        return "Anyone here may answer."
-    return f"{requester or 'The requester'} (or an approver) may answer."
+        return ANYONE_MAY_ANSWER
+    return only_they_may_answer(" or ".join(names) if names else "an admin")
+
+
+def group_text(group: str) -> str:
+    """A group of people (a Slack user group) on a surface that cannot mention it."""
+    return f"group {group}"
 
 
 def expires_text(at: float) -> str:

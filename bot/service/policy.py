@@ -5,8 +5,10 @@ approver). Per interaction a deployment may open a question to anyone in
 the scope (the channel), to named people, or to the members of a group;
 group membership comes from a ``Directory`` the surface provides (Slack's
 user groups), but the decision is made here, the same for every surface.
-``RequesterOrApprovers.may_answer`` states the rule once: the check admits
-whom it names, and admin commands show it.
+``RequesterOrApprovers.who_may_answer`` decides it once per question (its
+own answerers, its interaction's rule, the escalation steps taken, whether
+the requester may answer): the check admits whom it names, every surface
+draws its sentence (``MayAnswer.sentence``) and admin commands list it.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from bot.client.identity import canonical, compared, same_person
 from bot.client.models import Policy, validation_sentence
 from bot.component_settings import ComponentSettings, CsvList
 from bot.errors import BotError
-from bot.questions.quorum import escalated_answerers
+from bot.questions.quorum import Asked, escalated_answerers, policy_of
+from bot.service.messages import group_text, who_may_answer_text
 from bot.service.outcomes import Responder
 from bot.stores.records import Question, RunRecord
 
@@ -57,8 +60,9 @@ class Answerers:
 class MayAnswer:
     """Who may answer one question besides admins and the members of ``groups``.
 
-    ``requester`` is empty when the rule leaves the requester out, or no
-    run is known. Sorted, so admin commands can show it as it is.
+    ``requester`` is empty when the rule leaves the requester out, the
+    question's policy keeps them out, or no run is known. Sorted, so admin
+    commands can show it as it is.
     """
 
     anyone: bool = False
@@ -75,6 +79,21 @@ class MayAnswer:
             or same_person(who, self.requester)
             or any(same_person(who, person) for person in self.people)
         )
+
+    def named(self) -> tuple[str, ...]:
+        """The requester, people and groups by id, as admin commands list them."""
+        requester = (self.requester,) if self.requester else ()
+        return (*requester, *self.people, *self.groups)
+
+    def sentence(
+        self, person: Callable[[str], str], group: Callable[[str], str] = group_text
+    ) -> str:
+        """The one sentence every surface shows: each person and group drawn by the
+        surface's own markup (a Slack mention, a Teams name), the words the same."""
+        names = [person(self.requester)] if self.requester else []
+        names += [person(p) for p in self.people]
+        names += [group(g) for g in self.groups]
+        return who_may_answer_text(names, anyone=self.anyone)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +114,7 @@ class RequesterOrApprovers:
         """The rule for one interaction, for deciding and for showing who may answer."""
         return self.rules.get(interaction) or Answerers(anyone=self.anyone)
 
-    def answerers_for(self, record: Question) -> Answerers:
+    def answerers_for(self, record: Asked) -> Answerers:
         """The question's own answerers when its asker named them, else its interaction's rule."""
         return self.rule_for(record.name, record.answerers)
 
@@ -103,39 +122,45 @@ class RequesterOrApprovers:
         """``named`` answerers (an API question's) as a rule, else the interaction's."""
         return answerers_from(named) if named else self.answerers(interaction)
 
-    def may_answer(
-        self, interaction: str, *, requester: str, rule: Answerers | None = None
-    ) -> MayAnswer:
-        """Who may answer a question of ``interaction`` in a run ``requester`` started."""
-        rule = rule or self.answerers(interaction)
+    def who_may_answer(self, record: Asked, requester: str) -> MayAnswer:
+        """Who may answer ``record`` in a run ``requester`` started: its own answerers (an
+        API question's) or its interaction's rule, plus those the escalation steps taken
+        so far added, less the requester where its policy keeps them out. The redeem's
+        check and every surface (and admin command) read this one value."""
+        rule = self.answerers_for(record)
+        anyone, people, groups = rule.anyone, set(rule.people), set(rule.groups)
+        named_requester = rule.requester
+        escalated = escalated_answerers(record)
+        if escalated:
+            # An escalation step adds its answerers to whoever could answer before.
+            added = answerers_from(escalated)
+            anyone |= added.anyone
+            people |= added.people
+            groups |= added.groups
+            named_requester |= any(compared(word) == "requester" for word in escalated)
+        asker = requester if named_requester else ""
+        policy = policy_of(record)
+        if not policy.requester_may_answer:
+            # The one who asked for the action is named by no spelling (``is_self_answer``).
+            asked_by = policy.requester or requester
+            people = {p for p in people if not same_person(p, asked_by)}
+            asker = "" if same_person(asker, asked_by) else asker
         return MayAnswer(
-            anyone=rule.anyone,
-            requester=requester if rule.requester else "",
-            people=tuple(sorted(rule.people)),
-            groups=tuple(sorted(rule.groups)),
+            anyone=anyone,
+            requester=asker,
+            people=tuple(sorted(people)),
+            groups=tuple(sorted(groups)),
             approvers=tuple(sorted(self.approvers)),
         )
 
     async def __call__(self, record: Question, run: RunRecord | None, who: Responder) -> bool:
         if who.is_admin:
             return True
-        may = self.may_answer(
-            record.name,
-            requester=run.requester if run is not None else "",
-            rule=self.answerers_for(record),
-        )
+        may = self.who_may_answer(record, run.requester if run is not None else "")
         if may.names(who.id):
             return True
-        groups = list(may.groups)
-        escalated = escalated_answerers(record)
-        if escalated:
-            # An escalation step adds its answerers to whoever could answer before.
-            added = answerers_from(escalated)
-            if added.anyone or added.names(who.id):
-                return True
-            groups += sorted(added.groups)
         if self.directory is not None:
-            for group in groups:
+            for group in may.groups:
                 if await self.directory.is_member(group, who):
                     return True
         return False
@@ -183,13 +208,22 @@ def answerers_from(words: Collection[str]) -> Answerers:
     )
 
 
+OLD_ANSWERERS_NAME = (
+    "SLACK_ANSWERERS is the old name of BOT_ANSWERERS, which governs every surface; "
+    "rename it (BOT_ANSWERERS wins when both are set)"
+)
+
+
 class PolicySettings(ComponentSettings):
     """Who may answer besides the requester and admins: approvers, anyone, or rules."""
 
     approvers: CsvList = Field(default_factory=list, alias="BOT_APPROVERS")
     anyone: bool = Field(False, alias="BOT_ANYONE_MAY_ANSWER")
-    # Per interaction (``approval=U1 S2;ask_user=anyone``); groups are Slack user groups.
-    rules: str = Field("", alias="SLACK_ANSWERERS")
+    # Per interaction (``approval=U1 S2;ask_user=anyone``), on every surface; groups are
+    # Slack user groups.
+    rules: str = Field("", alias="BOT_ANSWERERS")
+    # The old name, from when the rule looked Slack's own: still read, with a warning.
+    old_rules: str = Field("", alias="SLACK_ANSWERERS")
 
     # Per interaction, the approval policy of its questions, as JSON:
     # ``{"approval": {"quorum": 2, "requester_may_answer": false}}`` (``bot.questions.quorum``).
@@ -214,7 +248,7 @@ class PolicySettings(ComponentSettings):
     def _approvers_canonical(cls, value: list[str]) -> list[str]:
         return [canonical(approver) for approver in value]
 
-    @field_validator("rules")
+    @field_validator("rules", "old_rules")
     @classmethod
     def _rules_parse(cls, value: str) -> str:
         parse_rules(value)
@@ -237,9 +271,14 @@ class PolicySettings(ComponentSettings):
         return RequesterOrApprovers(
             approvers=frozenset(compared(a) for a in admins) | frozenset(self.approvers),
             anyone=self.anyone,
-            rules=parse_rules(self.rules),
+            rules=parse_rules(self.rules or self.old_rules),
             directory=directory,
         )
+
+    def warnings(self) -> list[str]:
+        if self.old_rules:
+            return [OLD_ANSWERERS_NAME]
+        return []
 
 
 def parse_allow(text: str) -> dict[str, list[str]]:
