@@ -5,8 +5,8 @@ Four kinds of question: a chat question under a per-interaction rule
 an API question naming its answerers, one asked of ``anyone``, and one an
 escalation step has opened to one more person. Each surface shows the
 sentence of ``RequesterOrApprovers.who_may_answer``, each person in its own
-markup; the redeem's check admits exactly the people it names
-(``tests/test_policy.py``).
+markup, and the admin's ``pending`` and ``show`` list the same people; the
+redeem's check admits exactly those (``tests/test_policy.py``).
 """
 
 from __future__ import annotations
@@ -23,12 +23,15 @@ from adapters.console._views import Viewer
 from adapters.slack._surface import SlackSurface
 from adapters.teams import TeamsSurface
 from adapters.teams._connector import Connector
+from bot.admin import AdminService, results
 from bot.human.pause_event import pending_interrupt
 from bot.service.outcomes import Responder
 from bot.service.policy import RequesterOrApprovers, parse_rules
-from bot.stores.records import Question, RunRecord
+from bot.stores import Stores
+from bot.stores.records import ApiRequest, Question, RunRecord, RunStatus
 from tests.fakes.bf_connector import FakeConnector
 from tests.fakes.slack_api import BOT_TOKEN, FakeSlack
+from tests.support import steps
 
 APPROVAL = {"action": "deploy", "summary": "ship web 1.5"}
 
@@ -187,3 +190,41 @@ def test_the_console_page_shows_who_may_answer_as_decided() -> None:
         "anyone": "Anyone here can answer this.",
         "escalated": "Only bo or dan can answer this.",
     }
+
+
+# The admin's pending and show -----------------------------------------------------------
+
+
+async def test_admin_pending_and_show_list_who_may_answer_as_decided(
+    sqlite_stores: Stores,
+) -> None:
+    """`pending` and `show` list whom the policy admits for each kind, then "admins"."""
+    admin = AdminService(
+        stores=sqlite_stores,
+        admins={"console:root"},
+        max_ttl_seconds=86_400.0,
+        policy=policy(*CONSOLE_PEOPLE[1:3]),
+    )
+    for number, record in enumerate(kinds(*CONSOLE_PEOPLE).values()):
+        asked = dataclasses.replace(
+            record, interrupt_id=f"int_{number}", run_id=f"r{number}", scope="console"
+        )
+        run = dataclasses.replace(CONSOLE_RUN, run_id=asked.run_id, status=RunStatus.REMOTE)
+        request = ApiRequest(
+            asked.interrupt_id, "ana", f"k{number}", "hash", "approval", 0.0, key_id="key_ana"
+        )
+        assert await steps(sqlite_stores).lifecycle.ask_remote(run, asked, request) is not None
+    root = Responder("console:root", "root", is_admin=True)
+    page = await admin.handle("pending", who=root)
+    assert isinstance(page, results.PendingPage)
+    listed = {item.question.interrupt_id: item.may_answer for item in page.items}
+    expected = {
+        "int_0": ("console:bo", "console:cy", "admins"),
+        "int_1": ("console:bo", "console:cy", "admins"),
+        "int_2": ("anyone in console",),
+        "int_3": ("console:bo", "console:dan", "admins"),
+    }
+    assert listed == expected
+    for interrupt_id, may_answer in expected.items():
+        shown = await admin.handle(f"show {interrupt_id}", who=root)
+        assert isinstance(shown, results.RecordShown) and shown.may_answer == may_answer
