@@ -6,9 +6,10 @@ from dataclasses import replace
 
 import pytest
 
-from bot.questions.quorum import is_self_answer
+from bot.questions.quorum import MayAnswer, is_self_answer
+from bot.service.messages import who_may_answer_text
 from bot.service.outcomes import Responder
-from bot.service.policy import Answerers, MayAnswer, RequesterOrApprovers, parse_rules
+from bot.service.policy import Answerers, RequesterOrApprovers, parse_rules
 from bot.stores.records import Question, RunRecord
 
 ALICE = Responder("slack:T1:UALICE", "<@UALICE>")
@@ -102,7 +103,7 @@ async def test_every_kind_of_question_is_shown_as_the_check_decides() -> None:
     """For each kind of question, the sentence names exactly whom the redeem's check admits."""
     policy = RequesterOrApprovers(rules=parse_rules("approval=UALICE UBOB requester"))
     shown = {
-        kind: policy.who_may_answer(q, RUN.requester).sentence(lambda who: who)
+        kind: who_may_answer_text(policy.who_may_answer(q, RUN.requester), lambda who: who)
         for kind, q in KINDS.items()
     }
     assert shown == {

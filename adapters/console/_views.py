@@ -25,6 +25,7 @@ from bot.service.messages import (
     closed_text,
     person_text,
     when,
+    who_may_answer_text,
 )
 from bot.service.outcomes import Responder
 from bot.service.policy import RequesterOrApprovers
@@ -60,7 +61,7 @@ class Viewer:
         a voter by the name their vote gave, anyone else by a short form of their id."""
         seen = voter_names(record.tally)
         may = self.policy.who_may_answer(record, run.requester)
-        return may.sentence(lambda who: person_text(who, seen))
+        return who_may_answer_text(may, lambda who: person_text(who, seen))
 
 
 async def viewer_for(

@@ -35,10 +35,10 @@ from adapters.slack._render import (
 )
 from bot.display import display
 from bot.kernel.interrupts import PendingInterrupt
-from bot.questions.quorum import people_text, tally_text, voter_names
-from bot.service.messages import nudge_text
+from bot.questions.quorum import MayAnswer, people_text, tally_text, voter_names
+from bot.service.messages import nudge_text, who_may_answer_text
 from bot.service.outcomes import Responder
-from bot.service.policy import MayAnswer, RequesterOrApprovers
+from bot.service.policy import RequesterOrApprovers
 from bot.service.surfaces import DeliveryError
 from bot.stores.records import Question, RunRecord
 
@@ -235,4 +235,4 @@ def audience(may: MayAnswer, seen: Mapping[str, str] | None = None) -> str:
     """Who may answer, as the question shows it (and a refused person is told): a Slack
     person or group as a mention, a person of another surface by the name ``seen`` gives
     them, else a short form of their id."""
-    return may.sentence(lambda who: person(who, seen), group_mention)
+    return who_may_answer_text(may, lambda who: person(who, seen), group_mention)

@@ -20,7 +20,7 @@ from adapters.teams._connector import Connector, with_retries
 from bot.client.identity import teams_id
 from bot.kernel.interrupts import PendingInterrupt
 from bot.questions.quorum import tally_line, tally_text, voter_names
-from bot.service.messages import nudge_text, person_text
+from bot.service.messages import nudge_text, person_text, who_may_answer_text
 from bot.service.policy import RequesterOrApprovers
 from bot.service.surfaces import DeliveryError
 from bot.stores.records import Question, RunRecord
@@ -146,7 +146,7 @@ class TeamsSurface:
     ) -> str:
         # Each person by the name the bridge has seen them by, else a short form of their id.
         may = self.policy.who_may_answer(question, run.requester)
-        return may.sentence(lambda who: person_text(who, seen))
+        return who_may_answer_text(may, lambda who: person_text(who, seen))
 
     async def _replace_card(self, ref: dict[str, Any], content: Json) -> None:
         """Edit the card a stored message reference names; one never posted is left alone."""

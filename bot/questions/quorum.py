@@ -95,6 +95,37 @@ def is_self_answer(question: Asked, run: RunRecord | None, who: str) -> bool:
     return same_person(who, requester)
 
 
+@dataclass(frozen=True, slots=True)
+class MayAnswer:
+    """Who may answer one question besides admins and the members of ``groups``, as
+    ``bot.service.policy.RequesterOrApprovers.who_may_answer`` decides it.
+
+    ``requester`` is empty when the rule leaves the requester out, the
+    question's policy keeps them out, or no run is known. Sorted, so admin
+    commands can show it as it is.
+    """
+
+    anyone: bool = False
+    requester: str = ""
+    people: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
+    approvers: tuple[str, ...] = ()
+
+    def names(self, who: str) -> bool:
+        """``who`` is admitted by id alone; group membership needs a ``Directory``."""
+        return (
+            self.anyone
+            or any(same_person(who, approver) for approver in self.approvers)
+            or same_person(who, self.requester)
+            or any(same_person(who, person) for person in self.people)
+        )
+
+    def named(self) -> tuple[str, ...]:
+        """The requester, people and groups by id, as admin commands list them."""
+        requester = (self.requester,) if self.requester else ()
+        return (*requester, *self.people, *self.groups)
+
+
 def cast_before(ballot: Ballot, ballots: tuple[Ballot, ...]) -> bool:
     """Another of ``ballots`` is the same person's as ``ballot``, under another id (the same
     Slack user clicking in another workspace): one person, one vote."""

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any, assert_never
 
 from bot.client.edits import diff_text
-from bot.questions.quorum import rejected_on_expiry
+from bot.questions.quorum import MayAnswer, rejected_on_expiry
 from bot.questions.records import Question, QuestionStatus
 from bot.service import outcomes
 
@@ -236,12 +236,18 @@ def approval_line(answer: Mapping[str, Any], by: str, at: str, shown: Callable[[
     return rejected_line(by, at, shown(str(answer.get("comment", ""))))
 
 
-def who_may_answer_text(names: Sequence[str], *, anyone: bool) -> str:
-    """Who may answer a question, on every surface and in a refusal: ``names`` are the
-    requester, people and groups as the surface draws them (admins and approvers always
-    may, and are not named)."""
-    if anyone:
+def who_may_answer_text(
+    may: MayAnswer, person: Callable[[str], str], group: Callable[[str], str] | None = None
+) -> str:
+    """Who may answer a question, on every surface and in a refusal: the requester, people
+    and groups each drawn in the surface's own markup (``person``, ``group``: a Slack
+    mention, a name seen on Teams); admins and approvers always may, and are not named."""
+    if may.anyone:
         return ANYONE_MAY_ANSWER
+    group = group or group_text
+    names = [person(may.requester)] if may.requester else []
+    names += [person(p) for p in may.people]
+    names += [group(g) for g in may.groups]
     return only_they_may_answer(" or ".join(names) if names else "an admin")
 
 

@@ -7,8 +7,9 @@ group membership comes from a ``Directory`` the surface provides (Slack's
 user groups), but the decision is made here, the same for every surface.
 ``RequesterOrApprovers.who_may_answer`` decides it once per question (its
 own answerers, its interaction's rule, the escalation steps taken, whether
-the requester may answer): the check admits whom it names, every surface
-draws its sentence (``MayAnswer.sentence``) and admin commands list it.
+the requester may answer), as a ``MayAnswer``: the redeem admits whom it
+names (and tells a refused person so), every surface draws its sentence
+(``bot.service.messages.who_may_answer_text``) and admin commands list it.
 """
 
 from __future__ import annotations
@@ -25,8 +26,7 @@ from bot.client.identity import canonical, compared, same_person
 from bot.client.models import Policy, validation_sentence
 from bot.component_settings import ComponentSettings, CsvList
 from bot.errors import BotError
-from bot.questions.quorum import Asked, escalated_answerers, policy_of
-from bot.service.messages import group_text, who_may_answer_text
+from bot.questions.quorum import Asked, MayAnswer, escalated_answerers, policy_of
 from bot.service.outcomes import Responder
 from bot.stores.records import Question, RunRecord
 
@@ -54,46 +54,6 @@ class Answerers:
 
     def names(self, who: str) -> bool:
         return any(same_person(who, person) for person in self.people)
-
-
-@dataclass(frozen=True, slots=True)
-class MayAnswer:
-    """Who may answer one question besides admins and the members of ``groups``.
-
-    ``requester`` is empty when the rule leaves the requester out, the
-    question's policy keeps them out, or no run is known. Sorted, so admin
-    commands can show it as it is.
-    """
-
-    anyone: bool = False
-    requester: str = ""
-    people: tuple[str, ...] = ()
-    groups: tuple[str, ...] = ()
-    approvers: tuple[str, ...] = ()
-
-    def names(self, who: str) -> bool:
-        """``who`` is admitted by id alone; group membership needs a ``Directory``."""
-        return (
-            self.anyone
-            or any(same_person(who, approver) for approver in self.approvers)
-            or same_person(who, self.requester)
-            or any(same_person(who, person) for person in self.people)
-        )
-
-    def named(self) -> tuple[str, ...]:
-        """The requester, people and groups by id, as admin commands list them."""
-        requester = (self.requester,) if self.requester else ()
-        return (*requester, *self.people, *self.groups)
-
-    def sentence(
-        self, person: Callable[[str], str], group: Callable[[str], str] = group_text
-    ) -> str:
-        """The one sentence every surface shows: each person and group drawn by the
-        surface's own markup (a Slack mention, a Teams name), the words the same."""
-        names = [person(self.requester)] if self.requester else []
-        names += [person(p) for p in self.people]
-        names += [group(g) for g in self.groups]
-        return who_may_answer_text(names, anyone=self.anyone)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,9 +114,12 @@ class RequesterOrApprovers:
         )
 
     async def __call__(self, record: Question, run: RunRecord | None, who: Responder) -> bool:
+        return await self.admits(self.who_may_answer(record, requester_of_run(run)), who)
+
+    async def admits(self, may: MayAnswer, who: Responder) -> bool:
+        """Whether ``who`` is among ``may`` (a group's members asked of the directory)."""
         if who.is_admin:
             return True
-        may = self.who_may_answer(record, run.requester if run is not None else "")
         if may.names(who.id):
             return True
         if self.directory is not None:
@@ -164,6 +127,11 @@ class RequesterOrApprovers:
                 if await self.directory.is_member(group, who):
                     return True
         return False
+
+
+def requester_of_run(run: RunRecord | None) -> str:
+    """Who started ``run``; "" when no run is known (no requester is admitted then)."""
+    return run.requester if run is not None else ""
 
 
 def parse_rules(text: str) -> dict[str, Answerers]:

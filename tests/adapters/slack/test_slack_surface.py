@@ -11,7 +11,8 @@ import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack._surface import SlackSurface, audience, mention
-from bot.service.policy import MayAnswer, RequesterOrApprovers
+from bot.questions.quorum import MayAnswer
+from bot.service.policy import RequesterOrApprovers
 from bot.service.surfaces import DeliveryError
 from bot.stores.records import Question, QuestionStatus, RunRecord
 from tests.fakes.slack_api import BOT_TOKEN, FakeSlack
