@@ -102,10 +102,7 @@ KINDS = {
 async def test_every_kind_of_question_is_shown_as_the_check_decides() -> None:
     """For each kind of question, the sentence names exactly whom the redeem's check admits."""
     policy = RequesterOrApprovers(rules=parse_rules("approval=UALICE UBOB requester"))
-    shown = {
-        kind: who_may_answer_text(policy.who_may_answer(q, RUN.requester), lambda who: who)
-        for kind, q in KINDS.items()
-    }
+    shown = {kind: text_of(policy.who_may_answer(q, RUN.requester)) for kind, q in KINDS.items()}
     assert shown == {
         "rule": "Only UBOB can answer this.",
         "named": "Only slack:T1:UBOB or slack:T1:UCAROL can answer this.",
@@ -144,3 +141,8 @@ async def test_a_slack_person_named_in_one_workspace_answers_from_any() -> None:
     assert await policy(pause("approval"), RUN, Responder("slack:T2:UCAROL"))
     assert not await policy(pause("approval"), RUN, Responder("slack:T2:UDAN"))
     assert not await policy(pause("approval"), RUN, Responder("console:UBOB"))
+
+
+def text_of(may: MayAnswer) -> str:
+    """The sentence with each person and group by id."""
+    return who_may_answer_text(may, may.named())

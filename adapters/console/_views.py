@@ -23,6 +23,7 @@ from bot.service.messages import (
     answered_text,
     approval_line,
     closed_text,
+    group_text,
     person_text,
     when,
     who_may_answer_text,
@@ -61,7 +62,8 @@ class Viewer:
         a voter by the name their vote gave, anyone else by a short form of their id."""
         seen = voter_names(record.tally)
         may = self.policy.who_may_answer(record, run.requester)
-        return who_may_answer_text(may, lambda who: person_text(who, seen))
+        names = [person_text(who, seen) for who in may.persons()]
+        return who_may_answer_text(may, names + [group_text(g) for g in may.groups])
 
 
 async def viewer_for(

@@ -235,4 +235,5 @@ def audience(may: MayAnswer, seen: Mapping[str, str] | None = None) -> str:
     """Who may answer, as the question shows it (and a refused person is told): a Slack
     person or group as a mention, a person of another surface by the name ``seen`` gives
     them, else a short form of their id."""
-    return who_may_answer_text(may, lambda who: person(who, seen), group_mention)
+    names = [person(who, seen) for who in may.persons()]
+    return who_may_answer_text(may, names + [group_mention(g) for g in may.groups])

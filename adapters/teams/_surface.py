@@ -20,7 +20,7 @@ from adapters.teams._connector import Connector, with_retries
 from bot.client.identity import teams_id
 from bot.kernel.interrupts import PendingInterrupt
 from bot.questions.quorum import tally_line, tally_text, voter_names
-from bot.service.messages import nudge_text, person_text, who_may_answer_text
+from bot.service.messages import group_text, nudge_text, person_text, who_may_answer_text
 from bot.service.policy import RequesterOrApprovers
 from bot.service.surfaces import DeliveryError
 from bot.stores.records import Question, RunRecord
@@ -146,7 +146,8 @@ class TeamsSurface:
     ) -> str:
         # Each person by the name the bridge has seen them by, else a short form of their id.
         may = self.policy.who_may_answer(question, run.requester)
-        return who_may_answer_text(may, lambda who: person_text(who, seen))
+        names = [person_text(who, seen) for who in may.persons()]
+        return who_may_answer_text(may, names + [group_text(g) for g in may.groups])
 
     async def _replace_card(self, ref: dict[str, Any], content: Json) -> None:
         """Edit the card a stored message reference names; one never posted is left alone."""

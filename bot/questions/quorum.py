@@ -120,10 +120,14 @@ class MayAnswer:
             or any(same_person(who, person) for person in self.people)
         )
 
+    def persons(self) -> tuple[str, ...]:
+        """The requester (when admitted) and the people named, in the order shown."""
+        requester = (self.requester,) if self.requester else ()
+        return (*requester, *self.people)
+
     def named(self) -> tuple[str, ...]:
         """The requester, people and groups by id, as admin commands list them."""
-        requester = (self.requester,) if self.requester else ()
-        return (*requester, *self.people, *self.groups)
+        return (*self.persons(), *self.groups)
 
 
 def cast_before(ballot: Ballot, ballots: tuple[Ballot, ...]) -> bool:

@@ -236,18 +236,12 @@ def approval_line(answer: Mapping[str, Any], by: str, at: str, shown: Callable[[
     return rejected_line(by, at, shown(str(answer.get("comment", ""))))
 
 
-def who_may_answer_text(
-    may: MayAnswer, person: Callable[[str], str], group: Callable[[str], str] | None = None
-) -> str:
-    """Who may answer a question, on every surface and in a refusal: the requester, people
-    and groups each drawn in the surface's own markup (``person``, ``group``: a Slack
+def who_may_answer_text(may: MayAnswer, names: Sequence[str]) -> str:
+    """Who may answer a question, on every surface and in a refusal: ``names`` are ``may``'s
+    people (``MayAnswer.persons``) and groups, each as the surface draws them (a Slack
     mention, a name seen on Teams); admins and approvers always may, and are not named."""
     if may.anyone:
         return ANYONE_MAY_ANSWER
-    group = group or group_text
-    names = [person(may.requester)] if may.requester else []
-    names += [person(p) for p in may.people]
-    names += [group(g) for g in may.groups]
     return only_they_may_answer(" or ".join(names) if names else "an admin")
 
 
