@@ -15,7 +15,7 @@ names (and tells a refused person so), every surface draws its sentence
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -29,8 +29,6 @@ from bot.errors import BotError
 from bot.questions.quorum import Asked, MayAnswer, escalated_answerers, policy_of
 from bot.service.outcomes import Responder
 from bot.stores.records import Question, RunRecord
-
-AnswerPolicy = Callable[[Question, RunRecord | None, Responder], Awaitable[bool]]
 
 
 class Directory(Protocol):
