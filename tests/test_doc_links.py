@@ -45,7 +45,16 @@ def test_the_link_check_reads_both_kinds_of_link() -> None:
 
 # docs/production.md, "Allowed hosts": a page, then the words of the section it means.
 POINTER = re.compile(r'\b(README|docs/[\w/-]+\.md)\b[\s,(]*"(\w[^"]*)"')
-POINTING = ["Makefile", "manifest.yml", ".env.example", "bot", "adapters", "deploy", "tests", "docs"]
+POINTING = [
+    "Makefile",
+    "manifest.yml",
+    ".env.example",
+    "bot",
+    "adapters",
+    "deploy",
+    "tests",
+    "docs",
+]
 
 
 def test_every_page_the_code_points_at_has_the_section_it_names() -> None:

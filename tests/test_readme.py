@@ -1,4 +1,4 @@
-"""What docs/production.md promises about metrics, and docs/development.md about the test suite, matches the code."""
+"""The metrics docs/production.md lists and the suite docs/development.md describes are real."""
 
 from __future__ import annotations
 

@@ -156,8 +156,8 @@ def _unmount_below(folder: Path) -> None:
             subprocess.run(["umount", "-l", point], check=False, capture_output=True)
 
 
-def _readme_build_lines() -> list[str]:
-    """docs/production.md's "Without a registry" block, one command per line (continuations joined)."""
+def _page_build_lines() -> list[str]:
+    """docs/production.md's "Without a registry" block, a command a line (continuations joined)."""
     page = (ROOT / "docs" / "production.md").read_text()
     section = page[page.index("**Without a registry**") :]
     block = re.search(r"```sh\n(.*?)```", section, re.S)
@@ -169,7 +169,7 @@ def _readme_build_lines() -> list[str]:
 @pytest.fixture(scope="module")
 def image(docker: Docker, tmp_path_factory: pytest.TempPathFactory) -> str:
     """docs/production.md's build-without-a-registry lines, run by bash against our dockerd."""
-    lines = _readme_build_lines()
+    lines = _page_build_lines()
     [build] = [line for line in lines if line.startswith("docker build ")]
     assert f"--build-arg BASE_IMAGE={BASE}" in build and f"-t {IMAGE} ." in build, build
     rootfs, done_mark = CACHE / "rootfs", CACHE / "rootfs.complete"
