@@ -406,6 +406,46 @@ def test_a_policy_for_no_interaction_or_a_bad_one_is_one_line(
         assert line.count("BOT_POLICIES") == 1
 
 
+TENANT = "72f988bf-86f1-41af-91ab-2d7cd011db47"
+AAD = "6b0f1e9a-4c2d-4e1f-8a3b-5d6e7f809a1b"
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "said"),
+    [
+        (
+            "BOT_POLICIES",
+            json.dumps({"approval": {"requester": 'email:"ana"@example.com'}}),
+            "BOT_POLICIES: the policy of 'approval': requester: "
+            "'email:\"ana\"@example.com' is not one plain email address; write email:",
+        ),
+        (
+            "BOT_ADMINS",
+            f"teams:contoso:{AAD}",
+            f"BOT_ADMINS: 'teams:contoso:{AAD}' is not a Teams user id; write teams:",
+        ),
+        (
+            "BOT_APPROVERS",
+            "email:<ana@example.com>",
+            "BOT_APPROVERS: 'email:<ana@example.com>' is not one plain email address",
+        ),
+        (
+            "SLACK_ANSWERERS",
+            f"approval=teams:{TENANT}:{{{AAD}}}",
+            f"SLACK_ANSWERERS: 'teams:{TENANT}:{{{AAD}}}' is not a Teams user id",
+        ),
+    ],
+)
+def test_a_setting_naming_a_person_no_surface_signs_is_one_line(
+    tmp_path: Path, variable: str, value: str, said: str
+) -> None:
+    """An email or Teams id with no one spelling in a setting stops the start, saying how."""
+    done = bot(tmp_path, "check", env={variable: value, "PORT": str(free_port())})
+    assert done.returncode == 2, done.stderr
+    line = done.stderr.splitlines()[-1]
+    assert line.startswith(f"configuration error: {said}"), line
+
+
 @pytest.mark.parametrize("given", ["--app-id", "MicrosoftAppId"])
 def test_teams_package_refuses_an_app_id_that_is_not_a_guid(tmp_path: Path, given: str) -> None:
     """`teams-package` with an app id Teams would refuse at upload is one line, exit 2."""

@@ -90,3 +90,15 @@ def test_a_stored_requester_in_another_spelling_still_cannot_answer() -> None:
         )
         assert is_self_answer(stored, None, "slack:T1:U0ALICE"), spelt
         assert not is_self_answer(stored, None, "slack:T1:U0BOB"), spelt
+
+
+async def test_a_slack_person_named_in_one_workspace_answers_from_any() -> None:
+    """Slack user ids are unique across workspaces: the same user id elsewhere is that
+    person, admitted as named or as an approver; another user is not."""
+    policy = RequesterOrApprovers(
+        approvers={"slack:T1:UCAROL"}, rules=parse_rules("approval=slack:T1:UBOB")
+    )
+    assert await policy(pause("approval"), RUN, Responder("slack:T2:UBOB"))
+    assert await policy(pause("approval"), RUN, Responder("slack:T2:UCAROL"))
+    assert not await policy(pause("approval"), RUN, Responder("slack:T2:UDAN"))
+    assert not await policy(pause("approval"), RUN, Responder("console:UBOB"))

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.client.decisions import allowed
-from bot.client.edits import edit_schema, field_text
+from bot.client.edits import edit_schema, field_text, unlisted
 from bot.client.form_schema import is_json_field
 from bot.display import display
 from bot.human.capability import ASK_USER
@@ -50,6 +50,8 @@ def page_payload(name: str, payload: dict[str, Any]) -> dict[str, Any]:
     elif name == APPROVAL and "edit" in allowed(payload):
         # ``allow`` itself is in the payload whenever it allows more than approve and reject.
         page["edit_fields"] = _edit_fields(payload)
+        # Arguments the question's schema does not list: shown, kept as asked, never sent.
+        page["edit_kept"] = [shown(name) for name in unlisted(payload)]
     return page
 
 

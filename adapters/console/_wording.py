@@ -82,6 +82,7 @@ PAGE = {
     "reject": "Reject",
     "edit": "Edit…",
     "approve_changes": "Approve with changes",
+    "edit_kept": "Kept as asked (not editable here): {names}",
     "respond": "Respond…",
     "respond_label": "Message to the agent (the action does not run)",
     "respond_send": "Send instead",

@@ -30,7 +30,7 @@ from adapters.email._message import (
     question_message,
 )
 from adapters.email.settings import SmtpServer, untrusted_certificate
-from bot.client.identity import ANYONE, IdentityError, canonical, names
+from bot.client.identity import ANYONE, IdentityError, canonical, same_person
 from bot.kernel.interrupts import PendingInterrupt
 from bot.questions.quorum import tally_line
 from bot.service.messages import nudge_text
@@ -195,7 +195,7 @@ def _asked_by(run: RunRecord, question: Question) -> str:
 def _voted(record: Question, recipient: str) -> bool:
     tally = record.tally or {}
     voters = [*tally.get("approve", ()), *tally.get("reject", ())]
-    return any(names(f"email:{recipient}", str(voter)) for voter in voters if voter != ANYONE)
+    return any(same_person(f"email:{recipient}", str(voter)) for voter in voters if voter != ANYONE)
 
 
 def _as_question(run: RunRecord, interrupt: PendingInterrupt) -> Question:

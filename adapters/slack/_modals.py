@@ -26,7 +26,7 @@ from adapters.slack._limits import clip
 from adapters.slack._render import APPROVAL, ASK_USER, FORM
 from adapters.slack._submissions import within_reach
 from bot.client.decisions import MAX_MESSAGE
-from bot.client.edits import edit_schema, field_text
+from bot.client.edits import edit_schema, field_text, unlisted
 from bot.client.form_schema import is_json_field
 from bot.display import display
 
@@ -122,11 +122,12 @@ def edit_modal(payload: Mapping[str, Any], metadata: Metadata) -> dict[str, Any]
     """Approve with changes: one input per argument, prefilled with the value asked.
 
     An argument whose text cannot be shown as typed (longer than an input holds, or with
-    hidden controls, which an input would hide) gets no input and keeps its value."""
+    hidden controls, which an input would hide), or that the question's schema does not
+    list, gets no input and keeps its value; the modal names them."""
     blocks = [_note("*Approve with changes.* The action runs with the arguments below.")]
     original = payload.get("arguments")
     original = original if isinstance(original, Mapping) else {}
-    kept: list[str] = []
+    kept: list[str] = unlisted(payload)
     for name, spec in edit_schema(payload).get("properties", {}).items():
         if len(blocks) >= L.MODAL_BLOCKS - 1:
             kept.append(name)

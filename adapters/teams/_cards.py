@@ -36,7 +36,7 @@ from adapters.teams._card_kit import (
 )
 from adapters.teams._form_card import form_inputs, kept_fields, properties
 from bot.client.decisions import MAX_MESSAGE, allowed
-from bot.client.edits import edit_schema, field_text
+from bot.client.edits import edit_schema, field_text, unlisted
 from bot.client.form_schema import is_json_field
 from bot.kernel.interrupts import PendingInterrupt
 from bot.questions.records import Question
@@ -247,12 +247,12 @@ def _edit_inputs(
 ) -> tuple[list[Json], list[str]]:
     """Approve with changes: one input per argument (``a<index>``), prefilled with its value;
     a choice for an enum; and the ids of the inputs drawn. An argument an input cannot hold
-    as typed (too long, or hidden controls it would hide) gets none and keeps its value
-    (``answer_from``)."""
+    as typed (too long, or hidden controls it would hide), or that the question's schema
+    does not list, gets none and keeps its value (``answer_from``); the card names them."""
     original = asked.question.payload.get("arguments")
     original = original if isinstance(original, dict) else {}
     inputs: list[Json] = [note("Approve with changes: edit the arguments below.")]
-    kept: list[str] = []
+    kept: list[str] = unlisted(asked.question.payload)
     drawn: list[str] = []
     for index, (name, spec) in enumerate(
         edit_schema(asked.question.payload).get("properties", {}).items()

@@ -45,7 +45,7 @@ from bot.admin._commands import (
     parse,
     verb_of,
 )
-from bot.client.identity import compared
+from bot.client.identity import compared, same_person
 from bot.questions.lifecycle import Lifecycle
 from bot.service.messages import question_not_found, run_not_found
 from bot.service.outcomes import Responder
@@ -79,8 +79,8 @@ class AdminService:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._stores = stores
-        # Compared as canonical identities, so an admin is who the surface signed, however
-        # the id was spelt where it was configured.
+        # Compared as people, so an admin is who the surface signed, however the id was spelt
+        # where it was configured (a bare Slack id, or another workspace's).
         self._admins = frozenset(compared(admin) for admin in admins)
         self._max_ttl = max_ttl_seconds
         self._runs = runs
@@ -91,7 +91,7 @@ class AdminService:
         self._clock = clock
 
     def is_admin(self, who: Responder) -> bool:
-        return who.is_admin or compared(who.id) in self._admins
+        return who.is_admin or any(same_person(who.id, admin) for admin in self._admins)
 
     async def handle(
         self, words: str | Sequence[str], *, who: Responder, key: str = ""

@@ -25,6 +25,7 @@ from bot.api._errors import (
     RATE_LIMITED,
     STORE_BUSY,
     TOO_LARGE,
+    UNKEPT_NUMBER,
     UNSTORABLE,
     WRONG_KEY,
     ApiError,
@@ -34,6 +35,7 @@ from bot.api._objects import STATUS_OF_NAME
 from bot.api._openapi import openapi_document
 from bot.api._questions import MAX_WAIT_SECONDS, ApiQuestions
 from bot.api._waiters import Waiters
+from bot.client.json_values import first_unkept_number
 from bot.client.models import CREATE_QUESTION, CancelRequest, validation_sentence
 from bot.serving import JsonRejected, RateLimits, loads_limited
 from bot.stores.errors import is_outage
@@ -111,6 +113,11 @@ async def _json_object(request: web.Request, *, optional: bool = False) -> tuple
     if not isinstance(body, dict):
         raise ApiError("invalid_request", NOT_JSON)
     _storable(body)
+    # Before the wire models read it: the parsers take NaN, Infinity and integers of any
+    # length, which no store gives back as sent.
+    unkept = first_unkept_number(body)
+    if unkept is not None:
+        raise ApiError("invalid_request", UNKEPT_NUMBER.format(field=unkept or "body"))
     return raw, body
 
 

@@ -19,6 +19,7 @@ import secrets
 from collections.abc import Sequence
 from typing import Any
 
+from bot.client.identity import PLAIN_ADDRESS, email_address
 from bot.errors import BotError
 from bot.stores.ports import ApiRecords
 from bot.stores.records import ApiKey
@@ -72,8 +73,17 @@ def check_name(name: str) -> str:
 
 
 def check_route(route: str) -> str:
-    """``route`` if it is ``*``, ``surface:*`` or ``surface:conversation``, else ValueError."""
+    """``route`` if it is ``*``, ``surface:*`` or ``surface:conversation`` (an email route's
+    address in its one spelling, lowercased), else ValueError."""
     surface, sep, conversation = route.partition(":")
+    if surface == "email" and conversation != "*":
+        address = email_address(conversation)
+        if address is None:
+            raise ValueError(
+                f"{route!r} is not a route: give an email route one plain address, such as "
+                f"email:ana@example.com ({PLAIN_ADDRESS}), or email:*"
+            )
+        return f"email:{address}"
     if route == "*" or (sep and surface in SURFACES and conversation):
         return route
     raise ValueError(

@@ -40,7 +40,7 @@ from bot.api._page_html import (
 )
 from bot.api._settings import LinkSettings
 from bot.api.links import ANSWER_LINKS, LinkClaims, LinkInvalidError
-from bot.client.identity import console_id, names
+from bot.client.identity import console_id, same_person
 from bot.questions.records import Question, QuestionStatus
 from bot.service import outcomes
 from bot.service.messages import SIGN_IN_NEEDED, SIGN_IN_THROTTLED, refusal_text
@@ -290,11 +290,11 @@ def _status_of(outcome: outcomes.Refusal) -> int:
 
 def _voted(record: Question, answerer: str) -> bool:
     """Whether the link's answerer has a vote in the question's tally, or closed it."""
-    if record.closed_by_id and names(record.closed_by_id, answerer):
+    if record.closed_by_id and same_person(record.closed_by_id, answerer):
         return True
     tally = record.tally or {}
     return any(
-        names(voter, answerer)
+        same_person(voter, answerer)
         for side in ("approve", "reject")
         for voter in tally.get(side, ())
         if isinstance(voter, str)
@@ -304,9 +304,9 @@ def _voted(record: Question, answerer: str) -> bool:
 def _same_person(signed_in: str, answerer: str) -> bool:
     """A console sign-in is the link's answerer: ``console:<name>``, or ``email:<name>``
     for a console user named by their address."""
-    if names(console_id(signed_in), answerer):
+    if same_person(console_id(signed_in), answerer):
         return True
-    return "@" in signed_in and names(f"email:{signed_in.lower()}", answerer)
+    return "@" in signed_in and same_person(f"email:{signed_in.lower()}", answerer)
 
 
 def _display_name(answerer: str) -> str:

@@ -34,3 +34,15 @@ class FormAnswerError(FormSchemaError):
         name, problem = next(iter(fields.items()))
         joined = " " if problem.startswith("is ") else ": "
         super().__init__(f"property {name!r}{joined}{problem}.")
+
+
+class JsonTextError(BridgeError, ValueError):
+    """Text that is not JSON the bridge keeps; ``message`` is a phrase for beside the field,
+    and ``syntax`` says the text is not JSON at all (rather than JSON holding NaN, Infinity, a
+    number past a double, or nesting too deep)."""
+
+    code = "invalid_request"
+
+    def __init__(self, problem: str, *, syntax: bool = False) -> None:
+        super().__init__(problem)
+        self.syntax = syntax

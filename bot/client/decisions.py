@@ -13,6 +13,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from bot.client.json_values import FINITE, depth, first_unkept_number
+
 Decision = Literal["approve", "reject", "edit", "respond"]
 DECISIONS: tuple[Decision, ...] = ("approve", "reject", "edit", "respond")
 # What a caller that can only act on a yes or a no asks with (a LangGraph node's
@@ -49,20 +51,13 @@ def check_allow(allow: Sequence[str]) -> list[Decision]:
 
 
 def check_arguments(arguments: Any, *, what: str = "arguments") -> None:
-    """Refuse arguments past the size or depth a question may carry."""
-    if _depth(arguments) > MAX_ARGUMENTS_DEPTH:
+    """Refuse arguments past the size or depth a question may carry, or holding a number
+    JSON cannot carry (``bot/client/json_values.py``)."""
+    if depth(arguments) > MAX_ARGUMENTS_DEPTH:
         raise ValueError(f"{what} may nest at most {MAX_ARGUMENTS_DEPTH} levels deep")
+    unkept = first_unkept_number(arguments)
+    if unkept is not None:
+        raise ValueError(f"{unkept} in {what} {FINITE}; NaN and Infinity are not JSON")
     size = len(json.dumps(arguments, separators=(",", ":"), ensure_ascii=False).encode())
     if size > MAX_ARGUMENTS_BYTES:
         raise ValueError(f"{what} must be at most {MAX_ARGUMENTS_BYTES} bytes as JSON")
-
-
-def _depth(value: Any) -> int:
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict | list):
-            deepest = max(deepest, depth)
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, depth + 1) for child in children)
-    return deepest

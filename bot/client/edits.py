@@ -21,9 +21,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from bot.client.decisions import check_arguments
-from bot.client.errors import FormAnswerError
+from bot.client.decisions import MAX_ARGUMENTS_DEPTH, check_arguments
+from bot.client.errors import FormAnswerError, JsonTextError
 from bot.client.form_schema import _JSON_TYPES, check_form_answer, is_json_field
+from bot.client.json_values import FINITE, first_unkept_number, read_json_text, same_json
 
 
 def edit_schema(payload: Mapping[str, Any]) -> dict[str, Any]:
@@ -54,6 +55,13 @@ def _json_type(value: Any) -> str:
     return "object"
 
 
+def unlisted(payload: Mapping[str, Any]) -> list[str]:
+    """The original arguments ``edit_schema(payload)`` does not list, in their order: not the
+    approver's to change, so an edit keeps them as asked, and a form shows them as such."""
+    properties = edit_schema(payload).get("properties", {})
+    return [name for name in _arguments(payload) if name not in properties]
+
+
 def field_text(value: Any) -> str:
     """A value as an edit input shows it: text as is, anything else as its JSON."""
     if isinstance(value, str):
@@ -63,14 +71,25 @@ def field_text(value: Any) -> str:
 
 def check_edit(payload: Mapping[str, Any], edited: Any) -> dict[str, Any]:
     """The edited arguments, checked against ``edit_schema(payload)`` and normalised;
-    ``FormAnswerError`` names each field that does not fit."""
+    ``FormAnswerError`` names each field that does not fit.
+
+    An argument of the original that the schema does not list is not the approver's to
+    change: it is kept as asked, whether the edit sends it back unchanged (as Slack and
+    Teams do) or leaves it out (as the console does); sent back changed, it is refused."""
     if not isinstance(edited, dict):
         raise FormAnswerError({"arguments": "must be a JSON object of the action's arguments"})
     schema = edit_schema(payload)
     properties: dict[str, Any] = schema.get("properties", {})
     required = set(schema.get("required", []))
-    problems = {f"arguments.{name}": "is not an argument of this action" for name in edited}
-    problems = {k: v for k, v in problems.items() if k.removeprefix("arguments.") not in properties}
+    original = _arguments(payload)
+    problems: dict[str, str] = {}
+    for name, value in edited.items():
+        if name in properties:
+            continue
+        if name not in original:
+            problems[f"arguments.{name}"] = "is not an argument of this action"
+        elif not _unchanged(value, original[name]):
+            problems[f"arguments.{name}"] = "is not editable here; it is kept as asked"
     checked: dict[str, Any] = {}
     flat: dict[str, Any] = {}
     for name, spec in properties.items():
@@ -101,34 +120,67 @@ def check_edit(payload: Mapping[str, Any], edited: Any) -> dict[str, Any]:
             problems.update({f"arguments.{k}": v for k, v in wrong.fields.items()})
     if problems:
         raise FormAnswerError(problems)
+    kept = {name: original[name] for name in unlisted(payload)}
+    # In the original's order, then the schema's, so the same edit from any surface is the
+    # same JSON, and an argument the approver did not touch stays where the agent put it.
+    result = {
+        name: checked.get(name, kept.get(name))
+        for name in original
+        if name in checked or name in kept
+    }
+    result.update({name: checked[name] for name in properties if name in checked})
     try:
-        check_arguments(checked, what="the edited arguments")
+        check_arguments(result, what="the edited arguments")
     except ValueError as too_big:
         raise FormAnswerError({"arguments": str(too_big)}) from None
-    # In the schema's order, so the same edit from any surface is the same JSON.
-    return {name: checked[name] for name in properties if name in checked}
+    return result
+
+
+def _arguments(payload: Mapping[str, Any]) -> dict[str, Any]:
+    original = payload.get("arguments")
+    return dict(original) if isinstance(original, Mapping) else {}
+
+
+def _unchanged(given: Any, asked: Any) -> bool:
+    try:
+        return same_json(given, asked)
+    except ValueError:  # a number JSON cannot carry is no value asked
+        return False
 
 
 def _json_value(given: Any, kind: str | None) -> tuple[str, Any]:
-    """A field shown as JSON: (problem, value), its JSON text parsed. A field whose original
-    was null takes any JSON value (text that is not JSON stays text)."""
+    """A field shown as JSON: (problem, value), its JSON text read as the bridge keeps JSON
+    (``bot/client/json_values.py``). A field whose original was null takes any JSON value
+    (text that is not JSON stays text)."""
     if kind in _JSON_TYPES:
         value = given
         if isinstance(given, str):
             try:
-                value = json.loads(given)
-            except ValueError:
-                return "must be JSON", None
+                value = read_json_text(given, max_depth=MAX_ARGUMENTS_DEPTH)
+            except JsonTextError as wrong:
+                return wrong.message, None
         expected = dict if kind == "object" else list
         if not isinstance(value, expected):
             return f"must be a JSON {kind}", None
-        return "", value
+        return _kept_numbers(value)
     if isinstance(given, str):
+        if not given.strip():
+            return "", None
         try:
-            return "", json.loads(given) if given.strip() else None
-        except ValueError:
-            return "", given
-    return "", given
+            return _kept_numbers(read_json_text(given, max_depth=MAX_ARGUMENTS_DEPTH))
+        except JsonTextError as wrong:
+            return ("", given) if wrong.syntax else (wrong.message, None)
+    return _kept_numbers(given)
+
+
+def _kept_numbers(value: Any) -> tuple[str, Any]:
+    """A value sent as JSON rather than typed: (problem, value), its numbers held to what
+    typed text is held to."""
+    where = first_unkept_number(value)
+    if where is None:
+        return "", value
+    subject = f"its {where!r}" if where else "it"
+    return f"{subject} {FINITE}; NaN and Infinity are not JSON", None
 
 
 def changes(original: Mapping[str, Any], edited: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
@@ -138,14 +190,18 @@ def changes(original: Mapping[str, Any], edited: Mapping[str, Any]) -> list[tupl
     return [
         (name, original.get(name), edited.get(name))
         for name in names
-        if original.get(name) != edited.get(name) or (name in original) != (name in edited)
+        if (name in original) != (name in edited)
+        or not _unchanged(edited.get(name), original.get(name))
     ]
 
 
 def diff_text(original: Mapping[str, Any], edited: Mapping[str, Any], *, most: int = 5) -> str:
-    """``"env prod → staging, replicas 2 → 3"``: what an edit changed, short."""
+    """``"env prod → staging, replicas 2 → 3"``: what an edit changed, short. Text is shown
+    in quotes where it would otherwise hide the change (``env "prod" → "prod "``, or a
+    ``"1"`` that replaced a ``1``)."""
     parts = [
-        f"{name} {_short(before)} → {_short(after)}"
+        f"{name} {_short(before, quoted=_hidden(before, after))} → "
+        f"{_short(after, quoted=_hidden(before, after))}"
         for name, before, after in changes(original, edited)
     ]
     if len(parts) > most:
@@ -153,6 +209,18 @@ def diff_text(original: Mapping[str, Any], edited: Mapping[str, Any], *, most: i
     return ", ".join(parts) or "none"
 
 
-def _short(value: Any, *, width: int = 40) -> str:
-    text = "(none)" if value is None else field_text(value)
+def _hidden(before: Any, after: Any) -> bool:
+    """Shown as plain text, the change would not show: the two read alike, or text starts or
+    ends with a space a reader cannot see."""
+    edged = any(isinstance(v, str) and (not v or v != v.strip()) for v in (before, after))
+    return edged or _short(before, quoted=False) == _short(after, quoted=False)
+
+
+def _short(value: Any, *, quoted: bool, width: int = 40) -> str:
+    if value is None:
+        text = "(none)"
+    elif quoted:
+        text = json.dumps(value, ensure_ascii=False)
+    else:
+        text = field_text(value)
     return text if len(text) <= width else text[: width - 1] + "…"

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from bot.client._error_base import BridgeError as BridgeError
 from bot.client._error_base import FormAnswerError as FormAnswerError
 from bot.client._error_base import FormSchemaError as FormSchemaError
+from bot.client._error_base import JsonTextError as JsonTextError
 
 if TYPE_CHECKING:
     from bot.client.models import QuestionObject

@@ -17,7 +17,6 @@ subset, plus ``object`` and ``array`` properties a surface shows as JSON.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from datetime import date, datetime
@@ -25,6 +24,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from bot.client._error_base import FormAnswerError, FormSchemaError
+from bot.client.json_values import FINITE, is_number
 
 MAX_PROPERTIES = 50
 MAX_OPTIONS = 100
@@ -45,6 +45,8 @@ _NUMBER_KEYS = _COMMON | {"minimum", "maximum"}
 _ARRAY_KEYS = _COMMON | {"items", "minItems", "maxItems"}
 _ALLOWED = "use string, number, integer, boolean or an enum"
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+_WHOLE = re.compile(r"[+-]?[0-9]+")
+_MOST_DIGITS = 400
 
 
 def check_form_schema(schema: Any) -> None:
@@ -122,7 +124,7 @@ def _check_property(name: str, prop: Any) -> None:
         if least is not None and most is not None and least > most:
             raise FormSchemaError(f"{where}: minimum is above maximum.")
         if "default" in prop:
-            if not _is_number(prop["default"]):
+            if not _is_numeric(prop["default"]):
                 raise FormSchemaError(f"{where}: its default must be a number.")
             _check_magnitude(where, "its default", prop["default"])
             _check_number(name, prop, prop["default"], what="its default")
@@ -214,19 +216,20 @@ def _check_bound(where: str, prop: dict[str, Any], key: str) -> float | None:
     if key not in prop:
         return None
     value = prop[key]
-    if not _is_number(value):
+    if not _is_numeric(value):
         raise FormSchemaError(f"{where}: {key} must be a number.")
     _check_magnitude(where, key, value)
     return float(value)
 
 
 def _check_magnitude(where: str, key: str, value: float) -> None:
-    if abs(value) > MAX_MAGNITUDE:
+    # NaN, Infinity and an integer past a double first: none of them compares as a size.
+    if not is_number(value) or abs(value) > MAX_MAGNITUDE:
         raise FormSchemaError(f"{where}: {key} must be between -1e15 and 1e15.")
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+def _is_numeric(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def check_form_answer(schema: dict[str, Any], value: Any) -> dict[str, Any]:
@@ -327,14 +330,11 @@ def _fits_format(fmt: str, text: str) -> bool:
 
 def _check_number(name: str, prop: dict[str, Any], given: Any, *, what: str) -> int | float:
     where = f"property {name!r}"
-    number: Any = given
-    if isinstance(given, str):
-        try:
-            number = float(given.strip())
-        except ValueError:
-            raise FormSchemaError(f"{where}: {what} must be a number.") from None
-    if not _is_number(number):
+    number: Any = _number_of(given.strip()) if isinstance(given, str) else given
+    if not _is_numeric(number):
         raise FormSchemaError(f"{where}: {what} must be a number.")
+    if not is_number(number):
+        raise FormSchemaError(f"{where}: {what} {FINITE}.")
     if prop["type"] == "integer":
         if number != int(number):
             raise FormSchemaError(f"{where}: {what} must be a whole number.")
@@ -344,6 +344,18 @@ def _check_number(name: str, prop: dict[str, Any], given: Any, *, what: str) -> 
     if "maximum" in prop and number > prop["maximum"]:
         raise FormSchemaError(f"{where}: {what} must be at most {prop['maximum']}.")
     return number  # type: ignore[no-any-return]
+
+
+def _number_of(text: str) -> Any:
+    """Typed text as the number it spells (a whole number exactly, however long, never
+    through a float), or None when it spells none."""
+    if _WHOLE.fullmatch(text):
+        # Python reads at most a few thousand digits; past a double it is refused anyway.
+        return int(text) if len(text) <= _MOST_DIGITS else float("inf")
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 def _check_selection(name: str, prop: dict[str, Any], given: Any) -> list[str]:

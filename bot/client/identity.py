@@ -5,9 +5,15 @@ A person is named from the platform's own id, one spelling each:
 - ``slack:<team>:<user>``, both as Slack writes them (uppercase); a bare user
   id (``U0123ABCD``, or ``W...`` under Enterprise Grid) names that user in any
   workspace, since Slack user ids are unique across workspaces;
-- ``teams:<tenant>:<aad object id>``, GUIDs lowercased;
+- ``teams:<tenant>:<aad object id>``, both GUIDs as Teams sends them (lowercase,
+  dashed): an uppercase GUID is the same GUID and is lowercased, anything else
+  (braces, no dashes, a suffix, a tenant that is not a GUID) is refused, since no
+  click can carry it and it would name no one;
 - ``console:<name>``, the console sign-in's name as written;
-- ``email:<address>``, lowercased;
+- ``email:<address>``, lowercased, and only a plain ``local@domain``: the
+  address a mail goes to is the identity, so a quoted, commented, bracketed or
+  listed spelling (which a mail server reads as that same inbox, or as several)
+  is refused rather than taken as someone else;
 - ``link:<id>``, an answer link an agent handed out (``/q/...``), the id the
   agent chose (letters, digits, ``.``, ``_``, ``-``; at most 100), as written;
 - ``test:<name>``, the fake surface ``bot.testing`` ships, as written.
@@ -16,7 +22,8 @@ Answerer lists also take ``anyone``, ``requester`` and Slack user groups
 (``group:S...``, or a bare ``S...``). Surfaces build who clicked through
 ``slack_id``, ``teams_id`` and ``console_id``, and requests, settings and stored
 questions go through ``canonical``, so both sides of every comparison are
-spelt the same.
+spelt the same, and ``same_person`` is the one comparison of two of them: a
+Slack user is one person in every workspace, by user id.
 
 Anything that is not plain printable ASCII after trimming is refused rather
 than normalized: NFKC would take a fullwidth U (U+FF35) for ``U`` (a look-alike
@@ -45,9 +52,29 @@ _SLACK_ID = re.compile(r"[A-Z0-9]+")
 _SLACK_USER = re.compile(r"[UW][A-Z0-9]+")
 _SLACK_GROUP = re.compile(r"S[A-Z0-9]+")
 _GUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+# RFC 5322's dot-atom: what a mail server reads as one mailbox with no quoting, comment or
+# display name around it. Lowercase only: the address is lowercased before it is matched.
+_ATOM = r"[a-z0-9!#$%&'*+/=?^_`{|}~-]+"
+_EMAIL_LOCAL = re.compile(rf"{_ATOM}(?:\.{_ATOM})*")
+# A host name DNS can hold: labels of letters, digits and inner hyphens, at most 63 each.
+_DOMAIN_LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
+_MAX_LOCAL = 64
+_MAX_DOMAIN = 253
 _PRINTABLE = re.compile(r"[!-~]+")
 LINK_ID = re.compile(r"[A-Za-z0-9._-]{1,100}")
 _MENTION = re.compile(r"<@([A-Za-z0-9]+)(?:\|[^>]*)?>")
+
+# What makes an address plain, for the sentences that refuse one that is not.
+PLAIN_ADDRESS = (
+    "no quotes, comments, angle brackets, mailto:, spaces, commas or backslashes, no empty "
+    "or trailing dot, and a domain of letters, digits and hyphens"
+)
+EMAIL_HOW = f"write email: and one plain address, such as email:ana@example.com ({PLAIN_ADDRESS})"
+TEAMS_HOW = (
+    "write teams:<tenant id>:<aad object id>, both GUIDs as Teams sends them, such as "
+    "teams:72f988bf-86f1-41af-91ab-2d7cd011db47:6b0f1e9a-4c2d-4e1f-8a3b-5d6e7f809a1b "
+    "(no braces, no suffix)"
+)
 
 
 class IdentityError(BridgeError, ValueError):
@@ -98,8 +125,15 @@ def canonical(text: str) -> str:
     parse = _SURFACES.get(surface.lower())
     spelt = parse(rest) if parse is not None else None
     if spelt is None:
-        raise IdentityError(f"{word!r} is not an id the bridge knows; {HOW}")
+        how = _SURFACE_HOW.get(surface.lower(), f"is not an id the bridge knows; {HOW}")
+        raise IdentityError(f"{word!r} {how}")
     return spelt
+
+
+def email_address(text: str) -> str | None:
+    """``text`` as the one plain address it is (lowercased), or None if it is not one."""
+    spelt = _email(text.strip())
+    return spelt.partition(":")[2] if spelt is not None else None
 
 
 def compared(text: str) -> str:
@@ -116,17 +150,22 @@ def compared(text: str) -> str:
         return upper if _SLACK_USER.fullmatch(upper) else text.strip()
 
 
-def names(who: str, person: str) -> bool:
-    """``person`` (an answerer or requester, any spelling) names ``who`` (as a surface built it)."""
-    who, person = compared(who), compared(person)
-    if who == person:
-        return True
-    # A bare Slack user id names that user in any workspace.
-    return bool(_SLACK_USER.fullmatch(person)) and _slack_user(who) == person
+def same_person(one: str, other: str) -> bool:
+    """Whether two ids (any spelling: configured, stored, or as a surface built them) name one
+    person; the only comparison of people, for who may answer, the requester, admins and a
+    quorum's count.
+
+    A Slack user is one person in every workspace: Slack user ids are unique across
+    workspaces (Enterprise Grid's ``W`` ids span an organization's), so a click from
+    ``U0ALICE`` in another workspace is Alice, and is refused as the requester and counted
+    once, as she would be in her own. An empty id names no one.
+    """
+    return bool(one.strip() and other.strip()) and person_of(one) == person_of(other)
 
 
 def person_of(spelt: str) -> str:
-    """What tells people apart, for counting them: a Slack id's user, else the id itself."""
+    """What tells people apart: a Slack id's user (``U0ALICE`` for any workspace's), else the
+    id in its one spelling; two ids are one person when this is the same for both."""
     spelt = compared(spelt)
     return _slack_user(spelt) or spelt
 
@@ -144,8 +183,12 @@ def _slack(rest: str) -> str | None:
 
 
 def _teams(rest: str) -> str | None:
-    tenant, _, person = rest.partition(":")
-    return teams_id(tenant, person) if tenant and person else None
+    # What a click carries is lowercase and dashed; an uppercase GUID is the same GUID
+    # (RFC 9562 reads hex digits in either case), anything else names no one.
+    tenant, _, person = rest.lower().partition(":")
+    if _GUID.fullmatch(tenant) and _GUID.fullmatch(person):
+        return teams_id(tenant, person)
+    return None
 
 
 def _console(rest: str) -> str | None:
@@ -157,8 +200,15 @@ def _test(rest: str) -> str | None:
 
 
 def _email(rest: str) -> str | None:
-    local, at, domain = rest.lower().rpartition("@")
-    return f"email:{local}@{domain}" if at and local and "." in domain else None
+    local, at, domain = rest.lower().partition("@")
+    if not (at and _EMAIL_LOCAL.fullmatch(local) and len(local) <= _MAX_LOCAL):
+        return None
+    labels = domain.split(".")
+    if len(domain) > _MAX_DOMAIN or len(labels) < 2 or labels[-1].isdigit():
+        return None
+    if not all(_DOMAIN_LABEL.fullmatch(label) for label in labels):
+        return None
+    return f"email:{local}@{domain}"
 
 
 def _link(rest: str) -> str | None:
@@ -175,6 +225,12 @@ def _guid_case(person: str) -> str:
     # ``id:...`` (for a sender without one) is kept as the channel wrote it.
     return person.lower() if _GUID.fullmatch(person.lower()) else person
 
+
+# Why an id of these surfaces has no spelling, and how to write one; others get ``HOW``.
+_SURFACE_HOW = {
+    "email": f"is not one plain email address; {EMAIL_HOW}",
+    "teams": f"is not a Teams user id; {TEAMS_HOW}",
+}
 
 _SURFACES = {
     "slack": _slack,

@@ -26,7 +26,7 @@ from pydantic import (
 )
 
 from bot.client.decisions import Decision
-from bot.client.identity import canonical, compared, person_of
+from bot.client.identity import PLAIN_ADDRESS, canonical, compared, email_address, person_of
 from bot.client.payloads import Allow
 
 # Re-exported: the payloads are wire models too (``bot.client.payloads``).
@@ -74,9 +74,9 @@ def _canonical(value: str, info: ValidationInfo) -> str:
 
 _ANSWERER = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_canonical)]
 _ANSWERERS_HELP = (
-    "Canonical ids (slack:<team>:<user>, teams:<tenant>:<aad id>, console:<name>, "
-    "email:<address>, link:<id> for an answer link, or a bare Slack user id), groups, "
-    "or 'anyone'."
+    "Canonical ids (slack:<team>:<user>, teams:<tenant>:<aad id> with both GUIDs, "
+    "console:<name>, email:<address> with one plain address, link:<id> for an answer link, "
+    "or a bare Slack user id), groups, or 'anyone'."
 )
 MAX_ESCALATION_STEPS = 10
 
@@ -207,6 +207,19 @@ class _CreateBase(BaseModel):
     def posted_on(self) -> list[Route]:
         """Every route the question is posted on, the first first."""
         return list(self.routes or ()) if self.route is None else [self.route]
+
+    @field_validator("route", "routes")
+    @classmethod
+    def _one_recipient(cls, value: Route | list[Route] | None) -> Route | list[Route] | None:
+        # A mail goes to the address its route names and its links answer as that address,
+        # so a route is one plain address: a list would mail one link to several inboxes.
+        for route in [value] if isinstance(value, Route) else value or ():
+            if route.surface == "email" and email_address(route.conversation) is None:
+                raise ValueError(
+                    f"the email route {route.conversation!r} is not one plain address; give "
+                    f"each recipient a route of its own, such as ana@example.com ({PLAIN_ADDRESS})"
+                )
+        return value
 
     @field_validator("callback_url")
     @classmethod

@@ -106,8 +106,8 @@ class ApprovalPayload(BaseModel):
         default=None,
         description=(
             "The arguments' JSON Schema, which an edit must fit: the form subset, plus object "
-            "and array properties shown as JSON. Without it an edit keeps the original keys "
-            "and JSON types."
+            "and array properties shown as JSON. Arguments it does not list are not editable "
+            "and are kept as asked. Without it an edit keeps the original keys and JSON types."
         ),
     )
     allow: Allow | None = Field(

@@ -22,7 +22,7 @@ class Route(BaseModel):
         max_length=200,
         description=(
             "A Slack channel id, a Teams conversation id, a console conversation, or for "
-            "email the recipient's address, or for link any id the agent chooses (the "
+            "email one recipient's plain address, or for link any id the agent chooses (the "
             "questions it groups)."
         ),
     )

@@ -23,6 +23,7 @@ from bot.client.decisions import (
 )
 from bot.client.edits import check_edit
 from bot.client.errors import FormAnswerError
+from bot.client.json_values import same_json
 
 # The payload is defined once, with the client, for every door.
 from bot.client.payloads import ApprovalPayload as ApprovalPayload
@@ -102,13 +103,16 @@ class ApprovalRegistration(InteractionRegistration):
         clean = InteractionRegistration.validate_answer(self, answer, payload)
         decision = clean["decision"]
         if decision == "edit":
+            # The arguments as sent, not as the model dumped them: JSON mode writes a NaN
+            # or an Infinity as null, which the edit must refuse rather than pass on.
             try:
-                edited = check_edit(payload, clean["arguments"])
+                edited = check_edit(payload, answer["arguments"])
             except FormAnswerError as wrong:
                 raise AnswerValidationError(wrong.fields) from wrong
             original = dict(payload.get("arguments") or {})
-            if edited == original:
-                # Nothing changed: the original runs, and is recorded as approved.
+            if same_json(edited, original):
+                # Nothing changed (as JSON: a true edited to 1 is a change): the original
+                # runs, and is recorded as approved.
                 return {"decision": "approve", "comment": clean["comment"]}
             return {
                 "decision": "edit",

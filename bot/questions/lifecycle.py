@@ -257,11 +257,15 @@ class Lifecycle:
         """Count ``ballot`` on its outstanding question; the ballot that decides it closes it
         with ``closing`` (its answer replaced by the decision and who made it), any other
         owes a redraw with the new tally. Refused (``written`` None) if the question is
-        not outstanding, ``once_key`` is on record, or the voter has answered it already
-        (``again``)."""
+        not outstanding, ``once_key`` is on record, or the voter's ballot on record still
+        counts or was cast under another of the same person's ids (``again``; an approval an
+        edit set aside is replaced, ``quorum.cast``)."""
         at = ballot.at
 
-        def decide(question: Question, ballots: tuple[Ballot, ...]) -> Write:
+        def decide(question: Question, before: tuple[Ballot, ...]) -> Write | None:
+            ballots = quorum.cast(before, ballot)
+            if ballots is None:
+                return None
             decision = quorum.decided(question, ballots)
             tally = quorum.tally_of(ballots, question)
             voted = AuditEvent(

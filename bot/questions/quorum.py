@@ -10,22 +10,28 @@ the quorum when ``reject`` is ``"quorum"``.
 
 An approval may be approved with changes (``edit``). Each approving ballot
 votes for one set of arguments: ``approve`` for the original, ``edit`` for
-its own. The count is of the ballots since the proposal last changed that
-carry the same arguments: an approving ballot for other arguments is a new
-proposal, and the count starts again from it (each person still votes once;
-an approval of an earlier proposal no longer counts). A ``respond`` means
-the action does not run: it counts as a rejection. docs/api.md states the rule.
+its own, compared as canonical JSON (``bot/client/json_values.py``: ``true``
+is not ``1``, key order does not matter). Each person's latest ballot is
+their vote. The proposal is what the latest approving ballot voted for, and
+the approvals that count are those for the same arguments: the question
+closes once ``quorum`` people approve one set of arguments. An approval of
+other arguments is set aside (``superseded``), and that person may vote
+again, their new ballot replacing the old; an approval that counts, or a
+rejection, is cast once. A ``respond`` means the action does not run: it
+counts as a rejection. docs/api.md states the rule.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from bot.client.decisions import APPROVING
 from bot.client.edits import diff_text
-from bot.client.identity import names
+from bot.client.identity import same_person
+from bot.client.json_values import canonical
 from bot.client.models import STORED, Policy
 from bot.questions.records import Question, QuestionStatus, RunRecord
 from bot.questions.write import Ballot
@@ -70,16 +76,24 @@ def is_self_answer(question: Question, run: RunRecord | None, who: str) -> bool:
     if policy_of(question).requester_may_answer:
         return False
     requester = requester_of(question, run)
-    # Compared as one identity: no spelling of the requester (case, spaces,
-    # ``slack:`` or bare) gets them past this check.
-    return bool(requester) and names(who, requester)
+    # Compared as one person: no spelling of the requester (case, spaces, ``slack:`` or
+    # bare, another workspace) gets them past this check.
+    return same_person(who, requester)
+
+
+def cast_before(ballot: Ballot, ballots: tuple[Ballot, ...]) -> bool:
+    """Another of ``ballots`` is the same person's as ``ballot``, under another id (the same
+    Slack user clicking in another workspace): one person, one vote."""
+    return any(
+        other.voter != ballot.voter and same_person(other.voter, ballot.voter) for other in ballots
+    )
 
 
 @dataclass(frozen=True, slots=True)
 class Count:
     """Where the ballots stand: the proposal approvals count for (None: the arguments as
-    asked), the approvals that count for it, every rejection, and the approvals that no
-    longer count because another proposal came after them."""
+    asked), the approvals that count for it, every rejection, and the approvals of other
+    arguments, which no longer count and whose voters may vote again."""
 
     proposal: Mapping[str, Any] | None
     approvals: tuple[Ballot, ...]
@@ -90,23 +104,54 @@ class Count:
 
 
 def count(ballots: tuple[Ballot, ...]) -> Count:
-    """The ballots in the order cast, counted by the rule in the module's docstring."""
-    proposal: Mapping[str, Any] | None = None
-    approvals: list[Ballot] = []
-    superseded: list[Ballot] = []
-    restarted = False
-    for ballot in ballots:
-        restarted = False
-        if ballot.decision not in APPROVING:
-            continue
-        voted_for = ballot.answer.get("arguments") if ballot.decision == "edit" else None
-        if voted_for != proposal:
-            restarted = bool(approvals)
-            superseded.extend(approvals)
-            proposal, approvals = voted_for, []
-        approvals.append(ballot)
+    """The ballots (each person's latest, in the order cast), counted by the rule in the
+    module's docstring."""
+    approving = [b for b in ballots if b.decision in APPROVING]
     rejections = tuple(b for b in ballots if b.decision not in APPROVING)
-    return Count(proposal, tuple(approvals), rejections, tuple(superseded), restarted)
+    if not approving:
+        return Count(None, (), rejections, (), restarted=False)
+    latest = approving[-1]
+    proposal = _voted_for(latest)
+    wanted = _spelling(proposal)
+    approvals = tuple(b for b in approving if _spelling(_voted_for(b)) == wanted)
+    superseded = tuple(b for b in approving if _spelling(_voted_for(b)) != wanted)
+    restarted = (
+        ballots[-1] is latest
+        and len(approving) > 1
+        and _spelling(_voted_for(approving[-2])) != wanted
+    )
+    return Count(proposal, approvals, rejections, superseded, restarted)
+
+
+def _voted_for(ballot: Ballot) -> Mapping[str, Any] | None:
+    """The arguments an approving ballot approves: its edit's, or None for those asked."""
+    if ballot.decision != "edit":
+        return None
+    arguments = ballot.answer.get("arguments")
+    return arguments if isinstance(arguments, Mapping) else None
+
+
+def _spelling(arguments: Mapping[str, Any] | None) -> str | None:
+    if arguments is None:
+        return None
+    try:
+        return canonical(arguments)
+    except ValueError:
+        # A ballot stored before such numbers were refused: compared as it was written.
+        return json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def cast(ballots: tuple[Ballot, ...], ballot: Ballot) -> tuple[Ballot, ...] | None:
+    """The ballots once ``ballot`` is cast: its voter's earlier ballot replaced when it is an
+    approval of other arguments than the proposal (``superseded``); None when the voter's
+    ballot on record still counts, or an earlier ballot is the same person's under another id
+    (``cast_before``: that one is never replaced), and this one is refused."""
+    if cast_before(ballot, ballots):
+        return None
+    voted = any(b.voter == ballot.voter for b in ballots)
+    if voted and ballot.voter not in {b.voter for b in count(ballots).superseded}:
+        return None
+    return (*(b for b in ballots if b.voter != ballot.voter), ballot)
 
 
 def decided(question: Question, ballots: tuple[Ballot, ...]) -> str | None:
@@ -209,8 +254,10 @@ def reminder_due(question: Question, now: float) -> bool:
 
 
 def voters(question: Question) -> set[str]:
+    """Who has a ballot that counts: not those whose approval an edit set aside, who may
+    answer again."""
     tally = question.tally or {}
-    return {*tally.get("approve", ()), *tally.get("reject", ()), *tally.get("superseded", ())}
+    return {*tally.get("approve", ()), *tally.get("reject", ())}
 
 
 def tally_object(question: Question) -> dict[str, list[str]] | None:
@@ -265,6 +312,9 @@ def tally_text(
     rejections = list(tally.get("reject", ()))
     if rejections:
         line += "; rejected by " + ", ".join(who(v) for v in rejections)
-    if tally.get("restarted"):
-        line += "; an edit made a new proposal, so the count started again"
+    superseded = list(tally.get("superseded", ()))
+    if superseded:
+        line += "; approved other arguments, may answer again: " + ", ".join(
+            who(v) for v in superseded
+        )
     return line

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from bot.client.identity import email_address
+
 
 class QuestionStatus(StrEnum):
     """Where a question stands; only OUTSTANDING can still be answered."""
@@ -256,7 +258,19 @@ class ApiKey:
 
     def may_use(self, surface: str, conversation: str) -> bool:
         wanted = {"*", f"{surface}:*", f"{surface}:{conversation}"}
+        if surface == "email":
+            # One inbox, one spelling: a key's address and a request's compare as addresses.
+            wanted.add(f"email:{email_address(conversation) or conversation}")
+            return any(_as_address(route) in wanted for route in self.routes)
         return any(route in wanted for route in self.routes)
+
+
+def _as_address(route: str) -> str:
+    """An ``email:<address>`` route in its one spelling (a key made before keys were
+    checked may hold another); any other route as it is."""
+    surface, _, conversation = route.partition(":")
+    address = email_address(conversation) if surface == "email" else None
+    return f"email:{address}" if address is not None else route
 
 
 @dataclass(frozen=True, slots=True)

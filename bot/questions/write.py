@@ -292,7 +292,8 @@ class Written:
 
 @dataclass(frozen=True, slots=True)
 class Ballot:
-    """One person's answer to a question under a quorum: counted once per (question, voter)."""
+    """One person's answer to a question under a quorum: one on record per (question, voter),
+    a later one replacing it only when the quorum's rule lets that person vote again."""
 
     interrupt_id: str
     voter: str
@@ -302,10 +303,11 @@ class Ballot:
     at: float
 
 
-# Given the question (locked, outstanding) and every ballot on it, this one included,
-# in the order cast: the write the vote makes (a ``Close``, or a ``Tallied`` redraw),
-# the tally included.
-Decide = Callable[[Question, tuple[Ballot, ...]], Write]
+# Given the question (locked, outstanding) and the ballots on record before this one, in the
+# order cast: the write the vote makes (a ``Close``, or a ``Tallied`` redraw), the tally
+# included; None when the voter's ballot on record stands (under this id or another of the
+# same person's) and this one is refused.
+Decide = Callable[[Question, tuple[Ballot, ...]], Write | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,6 +332,7 @@ class UnitOfWork(Protocol):
 
     async def vote(self, ballot: Ballot, decide: Decide) -> Voted:
         """In one transaction serialized per question: the question locked (refused unless
-        outstanding), the ballot inserted (refused, ``again``, if the voter has one), the
-        question's ballots read in the order cast, and ``decide``'s write applied."""
+        outstanding), its ballots read in the order cast, ``decide`` asked (None: refused,
+        ``again``), the ballot written over the voter's earlier one if any, and ``decide``'s
+        write applied."""
         ...

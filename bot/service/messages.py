@@ -58,8 +58,9 @@ def refusal_text(refusal: outcomes.Refusal) -> str:
         ):
             if decision == "edit" and refusal.restarted:
                 return (
-                    f"Your edit ({refusal.changes}) is a new proposal, so the count started "
-                    f"again: {approvals} of {k} approved it; it needs {k}."
+                    f"Your edit ({refusal.changes}) is a new proposal: {approvals} of {k} "
+                    f"approved it; it needs {k}. Those who approved other arguments may "
+                    "answer again."
                 )
             if decision == "edit":
                 return (
@@ -68,8 +69,9 @@ def refusal_text(refusal: outcomes.Refusal) -> str:
                 )
             if decision == "approve" and refusal.restarted:
                 return (
-                    "Your approval is of the arguments as asked, a new proposal after an edit, "
-                    f"so the count started again: {approvals} of {k} approved; it needs {k}."
+                    "Your approval is of the arguments as asked, a new proposal after an "
+                    f"edit: {approvals} of {k} approved them; it needs {k}. Those who "
+                    "approved other arguments may answer again."
                 )
             if decision == "approve":
                 return f"Your approval is counted: {approvals} of {k} approved; it needs {k}."

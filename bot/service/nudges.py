@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from bot.client.identity import same_person
 from bot.questions import quorum
 from bot.questions.lifecycle import Lifecycle
 from bot.questions.records import Question, RunRecord
@@ -74,9 +75,7 @@ class Nudges:
 
 
 def _named(words: Sequence[str], *, skip: set[str]) -> dict[str, Any]:
-    """People (less those who answered: a bare id names its user anywhere), groups, anyone."""
+    """People (less those who answered, compared as people), groups, anyone."""
     rule = answerers_from(list(words))
-    people = [
-        p for p in sorted(rule.people) if not any(v == p or v.endswith(f":{p}") for v in skip)
-    ]
+    people = [p for p in sorted(rule.people) if not any(same_person(v, p) for v in skip)]
     return {"people": people, "groups": sorted(rule.groups), "anyone": rule.anyone}

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from pydantic import Field, ValidationError, field_validator
 
 from bot.client.decisions import DEFAULT_ALLOW, check_allow
-from bot.client.identity import canonical, compared, names
+from bot.client.identity import canonical, compared, same_person
 from bot.client.models import Policy, validation_sentence
 from bot.component_settings import ComponentSettings, CsvList
 from bot.errors import BotError
@@ -50,7 +50,7 @@ class Answerers:
     groups: frozenset[str] = frozenset()
 
     def names(self, who: str) -> bool:
-        return any(names(who, person) for person in self.people)
+        return any(same_person(who, person) for person in self.people)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,9 +71,9 @@ class MayAnswer:
         """``who`` is admitted by id alone; group membership needs a ``Directory``."""
         return (
             self.anyone
-            or any(names(who, approver) for approver in self.approvers)
-            or (bool(self.requester) and names(who, self.requester))
-            or any(names(who, person) for person in self.people)
+            or any(same_person(who, approver) for approver in self.approvers)
+            or same_person(who, self.requester)
+            or any(same_person(who, person) for person in self.people)
         )
 
 

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
+from bot.client.json_values import FINITE, first_unkept_number
 from bot.human.capability import AnswerValidationError, HumanInteractionCapability
 from bot.human.pause_event import claims_for
 from bot.human.tokens import TokenClaims, TokenError, TokenExpiredError
@@ -200,6 +201,11 @@ class Redeemer:
             clean = registration.validate_answer(answer, record.payload)
         except AnswerValidationError as invalid:
             return await refuse(outcomes.AnswerInvalid(invalid.fields), record, responder)
+        unkept = first_unkept_number(answer)
+        if unkept is not None:
+            # Taken by an interaction's model, whose JSON dump would store null in its place.
+            fields = {unkept or "answer": FINITE}
+            return await refuse(outcomes.AnswerInvalid(fields), record, responder)
         closing = Closing(
             QuestionStatus.ANSWERED,
             by=responder.display,

@@ -100,6 +100,18 @@ async def test_admins_are_configured_ids_or_marked_by_their_surface(setup: Setup
     assert {u.name for u in shown.usages} >= {"pending", "cancel", "resend", "extend", "audit"}
 
 
+def test_an_admin_is_an_admin_in_every_slack_workspace_and_however_the_id_is_spelt(
+    stores: Stores,
+) -> None:
+    """A configured Slack admin is that person in any workspace, named bare or in full."""
+    for configured in ("slack:T0TEST:U0ROOT", "U0ROOT"):
+        admin = AdminService(stores=stores, admins={configured}, max_ttl_seconds=MAX_TTL)
+        for clicked in ("slack:T0TEST:U0ROOT", "slack:T0OTHER:U0ROOT"):
+            assert admin.is_admin(Responder(clicked, "root")), (configured, clicked)
+        assert not admin.is_admin(Responder("slack:T0TEST:U0EVE", "eve"))
+        assert not admin.is_admin(Responder("console:U0ROOT", "root"))
+
+
 async def test_pending_lists_who_asked_who_may_answer_age_expiry_and_the_link(
     setup: Setup,
 ) -> None:

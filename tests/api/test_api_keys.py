@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.api._keys import keys_from_setting
+from bot.api._keys import check_route, keys_from_setting
+from bot.stores.records import ApiKey
 from tests.api.test_api_refusals import ask, call
 from tests.doors._doors import Door
 from tests.stores._postgres import fresh_schema
@@ -137,3 +138,18 @@ async def test_a_key_made_again_under_a_revoked_name_sees_nothing_of_the_old_one
         # Its idempotency key is its own too: the same one asks a new question.
         status, again = await call(door, "POST", "/v1/questions", ask(), key=key)
         assert status == 201 and again["id"] != asked["id"], again
+
+
+def test_a_keys_email_route_is_one_plain_address_in_one_spelling() -> None:
+    """A key's email route is refused unless one plain address, is kept lowercased, and
+    allows the request's route to that inbox however its case is spelt."""
+    assert check_route("email:Ana@Example.com") == "email:ana@example.com"
+    assert check_route("email:*") == "email:*"
+    for bad in ('email:"ana"@example.com', "email:ana@example.com,eve@evil.example"):
+        with pytest.raises(ValueError, match="give an email route one plain address"):
+            check_route(bad)
+    key = ApiKey("ci", "", ("email:ana@example.com",), key_id="key_ci")
+    assert key.may_use("email", "Ana@Example.COM") and not key.may_use("email", "bo@example.com")
+    # A key stored before its routes were checked still names the one inbox.
+    older = ApiKey("ci", "", ("email:Ana@Example.com",), key_id="key_ci")
+    assert older.may_use("email", "ana@example.com")

@@ -19,7 +19,7 @@ from bot.stores.ports import Stores
 from bot.stores.records import ApiKey
 from bot.testing import FixedClock, RecordingSurface
 from bot.webhooks import WebhookSettings
-from tests.doors._doors import Door
+from tests.doors._doors import BACKENDS, Door, Logs, door_on
 from tests.support import HarnessFactory
 
 KEY = ApiKey("ci", "", ("*",), key_id="key_ci")
@@ -236,6 +236,67 @@ async def test_an_id_the_bridge_cannot_canonicalize_is_a_400_saying_how_to_write
             assert "write" in message and message.endswith("."), message
 
 
+# Every spelling of Ana's inbox that is not her one plain address, and addresses no mail
+# can reach: each would have been another person (or several inboxes) before.
+EMAILS_REFUSED = [
+    "<ana@example.com>",
+    '"ana"@example.com',
+    "ana(x)@example.com",
+    "mailto:ana@example.com",
+    "ana@example.com\\",
+    "ana@example.com,eve@evil.example",
+    "ana@example.com.",
+    "ana@example..com",
+]
+TENANT = "72f988bf-86f1-41af-91ab-2d7cd011db47"
+AAD = "6b0f1e9a-4c2d-4e1f-8a3b-5d6e7f809a1b"
+TEAMS_REFUSED = [
+    f"teams:{{{TENANT}}}:{AAD}",
+    f"teams:{TENANT}:{AAD.replace('-', '')}",
+    f"teams:{TENANT}:{AAD}:x",
+    f"teams:contoso:{AAD}",
+]
+
+
+def _refusals(spelt: str, n: int) -> list[tuple[str, dict[str, Any]]]:
+    """Each door of a ``/v1`` create that takes a person, given ``spelt``: (field, body)."""
+    ladder = {"escalate": [{"after_seconds": 5, "answerers": [spelt]}]}
+    return [
+        ("answerers.0", approval(f"a{n}", answerers=[spelt, "console:bo"])),
+        ("policy.requester", approval(f"r{n}", {"requester": spelt})),
+        ("policy.escalate.0.answerers.0", approval(f"e{n}", ladder)),
+    ]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_an_email_or_teams_id_with_no_one_spelling_is_a_400_naming_the_field(
+    tmp_path: Path, backend: str
+) -> None:
+    """Answerers, requester and escalation refuse each such id saying how to write it; an
+    email route refuses all but one plain address; nothing is stored, nothing logged."""
+    keys = json.dumps([{"name": "ci", "key": SECRET, "routes": ["*"]}])
+    async with door_on(backend, tmp_path, BOT_API_KEYS=keys) as door:
+        before = await door.state()
+        with Logs() as logs:
+            for n, spelt in enumerate([*(f"email:{a}" for a in EMAILS_REFUSED), *TEAMS_REFUSED]):
+                for field, body in _refusals(spelt, n):
+                    status, refused = await _post(door, body)
+                    assert status == 400, (spelt, field, refused)
+                    message = refused["error"]["message"]
+                    assert message.startswith(f"{field}: "), message
+                    how = "write email: and one plain address" if "email" in spelt else "GUIDs"
+                    assert how in message and message.endswith("."), message
+            for n, address in enumerate(EMAILS_REFUSED):
+                body = approval(f"m{n}", route={"surface": "email", "conversation": address})
+                status, refused = await _post(door, body)
+                assert status == 400, (address, refused)
+                message = refused["error"]["message"]
+                assert message.startswith("route: the email route"), message
+                assert "a route of its own, such as ana@example.com" in message
+        logs.assert_clean()
+        assert await door.state() == before
+
+
 async def test_answerers_naming_one_person_twice_are_a_400(door: Door) -> None:
     """Duplicates after canonicalizing are refused, so a quorum cannot need one person twice."""
     twice = [
@@ -243,6 +304,8 @@ async def test_answerers_naming_one_person_twice_are_a_400(door: Door) -> None:
         ["U0ALICE", " U0ALICE"],
         ["slack:t0test:u0alice", "SLACK:T0TEST:U0ALICE"],
         ["console:ana", " console:ana "],
+        ["slack:T0TEST:U0ALICE", "slack:T0OTHER:U0ALICE"],
+        ["email:Ana@Example.com", "email:ana@example.com"],
     ]
     for n, answerers in enumerate(twice):
         status, body = await _post(door, approval(f"t{n}", {"quorum": 2}, answerers=answerers))

@@ -129,6 +129,18 @@ OUT_OF_BOUNDS: list[tuple[dict[str, Any], str]] = [
         "property 'p': its default must be between -1e15 and 1e15.",
     ),
     (
+        {"type": "integer", "minimum": int("9" * 400)},
+        "property 'p': minimum must be between -1e15 and 1e15.",
+    ),
+    (
+        {"type": "number", "maximum": float("nan")},
+        "property 'p': maximum must be between -1e15 and 1e15.",
+    ),
+    (
+        {"type": "integer", "default": -int("9" * 400)},
+        "property 'p': its default must be between -1e15 and 1e15.",
+    ),
+    (
         {"type": "array", "items": _TAGS, "maxItems": 10**12},
         "property 'p': maxItems must be at most 100,000.",
     ),
@@ -247,6 +259,12 @@ BAD_ANSWERS: list[tuple[dict[str, Any], str]] = [
     ({"email": "a@b.co", "age": 1, "tags": ["a", "b", "c"]}, "property 'tags'"),
     ({"email": "a@b.co", "age": 1, "tags": ["a", "a"]}, "property 'tags'"),
     ({"email": "a@b.co", "age": 1, "extra": 1}, "property 'extra' is not in the form"),
+    ({"email": "a@b.co", "age": int("9" * 400)}, "'age': must be a finite number within ±1e308"),
+    ({"email": "a@b.co", "age": "9" * 400}, "'age': must be a finite number within ±1e308"),
+    ({"email": "a@b.co", "age": "9" * 5000}, "'age': must be a finite number within ±1e308"),
+    ({"email": "a@b.co", "age": 1, "score": float("nan")}, "'score': must be a finite number"),
+    ({"email": "a@b.co", "age": 1, "score": "-inf"}, "'score': must be a finite number"),
+    ({"email": "a@b.co", "age": 1, "score": "1e999"}, "'score': must be a finite number"),
 ]
 
 
@@ -262,3 +280,10 @@ def test_an_answer_must_be_an_object() -> None:
     """A list or a string is not a form's answer."""
     with pytest.raises(FormSchemaError, match="JSON object"):
         check_form_answer(FORM, ["a@b.co"])
+
+
+def test_typed_whole_numbers_keep_every_digit() -> None:
+    """Text of a whole number is read as one, never through a float, so nothing rounds."""
+    schema = _schema(id={"type": "integer"}, size={"type": "number"})
+    answer = check_form_answer(schema, {"id": "12345678901234567891", "size": "3"})
+    assert answer == {"id": 12345678901234567891, "size": 3}

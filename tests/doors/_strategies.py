@@ -3,7 +3,11 @@
 ``bent(base)`` starts from a payload the platform really sends and
 replaces or deletes a few fields anywhere in it with any JSON value, so
 most examples get past the first checks and reach deeper code; with no
-change drawn it is the real payload, which must keep working.
+change drawn it is the real payload, which must keep working. Any JSON value
+includes numbers no double holds (NaN, Infinity, integers of hundreds of
+digits), JSON text holding them or nested 20,000 deep, and values nested past
+every door's limit; ``numbered(base)`` puts one of those where ``base`` has a
+number, so a schema's bounds, an edit's arguments and a form's answers get them.
 """
 
 from __future__ import annotations
@@ -15,6 +19,27 @@ from hypothesis import strategies as st
 
 Path = tuple[Any, ...]
 
+# Numbers no double holds: Python's json reads and writes them all (``NaN``, ``Infinity``,
+# an integer of any length), and 1e999 arrives as infinity.
+WILD_NUMBERS = st.sampled_from(
+    [int("9" * 400), -int("9" * 400), 2**1024, 10**309]
+) | st.sampled_from([float("nan"), float("inf"), float("-inf")])
+# JSON text as a person might type it into a field shown as JSON: holding what JSON cannot
+# carry, or nested far past any limit.
+DEEP_TEXT = "[" * 20_000 + "]" * 20_000
+WILD_TEXT = st.sampled_from(
+    [
+        '{"limit": NaN}',
+        "[Infinity, -Infinity]",
+        '{"limit": 1e999}',
+        "9" * 400,
+        "-" + "9" * 5000,
+        DEEP_TEXT,
+        '{"a": ' + DEEP_TEXT + "}",
+    ]
+)
+# A value nested deeper than any door allows (as JSON, not text).
+DEEP = st.integers(30, 300).map(lambda levels: _nested(levels))
 LEAVES = (
     st.none()
     | st.booleans()
@@ -22,6 +47,9 @@ LEAVES = (
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=12)
     | st.sampled_from(["", "²", "9" * 5000, "[" * 3000, "\x00", "é", "<@U1>", "1.5", "-1"])
+    | WILD_NUMBERS
+    | WILD_TEXT
+    | DEEP
 )
 JSON = st.recursive(
     LEAVES,
@@ -30,6 +58,13 @@ JSON = st.recursive(
     ),
     max_leaves=6,
 )
+
+
+def _nested(levels: int) -> Any:
+    value: Any = 1
+    for level in range(levels):
+        value = [value] if level % 2 else {"a": value}
+    return value
 
 
 def paths(value: Any, prefix: Path = ()) -> list[Path]:
@@ -81,6 +116,20 @@ def form_fields(draw: st.DrawFn, base: dict[str, str]) -> list[tuple[str, str]]:
     if pairs and draw(st.integers(0, 9)) == 0:
         pairs.append(pairs[0])
     return pairs
+
+
+@st.composite
+def numbered(draw: st.DrawFn, base: Any) -> Any:
+    """``base`` with one of its numbers (or, having none, one of its values) replaced by a
+    number no double holds, or by text holding one, or by nesting past every limit."""
+    value = copy.deepcopy(base)
+    everything = paths(value)
+    numbers = [p for p in everything if isinstance(_at(value, p), int | float)]
+    if not everything:
+        return value
+    path = draw(st.sampled_from(numbers or everything))
+    _at(value, path[:-1])[path[-1]] = draw(WILD_NUMBERS | WILD_TEXT | DEEP)
+    return value
 
 
 # What PostgreSQL cannot store (NUL) or no store can encode (a lone surrogate).

@@ -11,6 +11,7 @@ printed at the end of the session.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -24,9 +25,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from adapters.slack._modals import Metadata
+from bot.client.json_values import first_unkept_number
 from tests.doors._doors import BACKENDS, Door, Logs, door_on
 from tests.doors._slack_door import FORM, JSON, SlackDoor, command_form, signed, slack_door
-from tests.doors._strategies import bent, form_fields, spiked
+from tests.doors._strategies import bent, form_fields, numbered, spiked
 from tests.doors.test_teams_door import TeamsDoor, teams_door
 from tests.e2e._teams import actions, card_of, execute, message
 from tests.fakes.slack_api import (
@@ -62,15 +64,22 @@ def _kept(state: dict[str, Any]) -> dict[str, Any]:
 
 
 async def holds(
-    door: Door, name: str, send: Callable[[], Awaitable[tuple[int, str]]], *, strict: bool = False
+    door: Door,
+    name: str,
+    send: Callable[[], Awaitable[tuple[int, str]]],
+    *,
+    strict: bool = False,
+    refused: bool = False,
 ) -> int:
-    """Send once; assert the door held. ``strict``: a 4xx may not even record a refusal."""
+    """Send once; assert the door held. ``strict``: a 4xx may not even record a refusal;
+    ``refused``: the request must be a 4xx (it holds a number no store keeps as sent)."""
     count(name)
     before = await door.state()
     with Logs() as logs:
         status, text = await send()
         after = await door.state()  # background work the request caused, logged too
     assert status < 500, (status, text)
+    assert not refused or status >= 400, (status, text)
     logs.assert_clean()
     if 400 <= status < 500:
         assert (after if strict else _kept(after)) == (before if strict else _kept(before))
@@ -386,10 +395,123 @@ async def test_fuzz_agents_api(agents_api: tuple[Door, str], data: st.DataObject
         return
     if kind == "create":
         path = "/v1/questions"
-        base = data.draw(st.sampled_from([_ASK, _APPROVAL, _FORM]))
-        value = data.draw(bent(base) | spiked(base))
+        base = data.draw(st.sampled_from([_ASK, _APPROVAL, _FORM, _EDITABLE]))
+        value = data.draw(bent(base) | spiked(base) | numbered(base))
     else:
         path = f"/v1/questions/{target}/cancel"
         value = data.draw(bent({"reason": "not needed"}) | spiked({"reason": "not needed"}))
     body = data.draw(st.just(json.dumps(value).encode()) | st.binary(max_size=30))
-    await holds(door, "agents api", lambda: door.send(path, body, headers=headers))
+    unkept = body == json.dumps(value).encode() and first_unkept_number(value) is not None
+    await holds(door, "agents api", lambda: door.send(path, body, headers=headers), refused=unkept)
+
+
+# -- approve with changes and forms, answered on the console ---------------------------
+
+_ARGUMENTS = {"service": "web", "replicas": 2, "options": {"limit": 1}, "note": None, "on": True}
+_EDITABLE = {
+    "idempotency_key": "fuzz-edit",
+    "kind": "approval",
+    "payload": {
+        "action": "deploy",
+        "summary": "Deploy web",
+        "arguments": _ARGUMENTS,
+        "arguments_schema": {
+            "type": "object",
+            "properties": {
+                "service": {"type": "string"},
+                "replicas": {"type": "integer", "minimum": 0, "maximum": 50},
+                "ratio": {"type": "number"},
+                "options": {"type": "object"},
+            },
+            "required": ["service"],
+        },
+    },
+    "allow": ["approve", "reject", "edit", "respond"],
+    "route": {"surface": "console", "conversation": "edits"},
+    "answerers": ["anyone"],
+    # One person answers: a quorum never reached keeps it open, so every edit is checked.
+    "policy": {"quorum": 50},
+}
+_FORM_ANSWER = {"name": "ada", "n": "3", "ratio": 0.5, "ok": "true"}
+_FORM_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "n": {"type": "integer", "minimum": 0},
+        "ratio": {"type": "number"},
+        "ok": {"type": "boolean"},
+    },
+    "required": ["name"],
+}
+_FORMS = itertools.count()
+
+
+async def _console_token(door: Door, conversation: str) -> str:
+    _, text = await door.send(f"/api/conversations/{conversation}", method="GET")
+    (token,) = [q["token"] for r in json.loads(text)["runs"] for q in r["questions"]]
+    return str(token)
+
+
+@pytest.fixture(params=BACKENDS)
+async def answering(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[tuple[Door, str]]:
+    """The console with the agents API on each backend, and the token of an approval that
+    allows edits (under a quorum one person never reaches, so it stays open)."""
+    async with door_on(
+        request.param, tmp_path, BOT_API_KEYS=_API_KEYS, BOT_API_CREATES_PER_MINUTE=100_000
+    ) as door:
+        await _asked(door, _EDITABLE)
+        yield door, await _console_token(door, "edits")
+
+
+async def _asked(door: Door, body: dict[str, Any]) -> None:
+    headers = {"Authorization": f"Bearer {API_KEY}", "Content-Type": "application/json"}
+    status, text = await door.send("/v1/questions", json.dumps(body).encode(), headers=headers)
+    assert status == 201, text
+
+
+@settings(FUZZ, max_examples=budget(80))
+@given(data=st.data())
+async def test_fuzz_console_edits(answering: tuple[Door, str], data: st.DataObject) -> None:
+    """Edits holding huge integers, NaN, Infinity, deep JSON text or deep JSON, of arguments
+    the schema lists and of those it does not: a 4xx naming them, or counted."""
+    door, token = answering
+    base = {"token": token, "answer": {"decision": "edit", "arguments": dict(_ARGUMENTS)}}
+    value = data.draw(numbered(base) | bent(base))
+    body = json.dumps(value).encode()
+    headers = {"Content-Type": "application/json"}
+    unkept = first_unkept_number(value) is not None
+    await holds(
+        door,
+        "console edits",
+        lambda: door.send("/api/answer", body, headers=headers),
+        refused=unkept,
+    )
+
+
+@settings(FUZZ, max_examples=budget(60))
+@given(data=st.data())
+async def test_fuzz_console_form_answers(answering: tuple[Door, str], data: st.DataObject) -> None:
+    """A form's answer holding huge integers (as JSON or typed), NaN or Infinity: a 4xx
+    naming the field, or the form answered; each example answers a form of its own."""
+    door, _ = answering
+    conversation = f"form-{next(_FORMS)}"
+    asked = {
+        "idempotency_key": conversation,
+        "kind": "form",
+        "payload": {"title": "Who?", "message": "Tell us.", "schema": _FORM_SCHEMA},
+        "route": {"surface": "console", "conversation": conversation},
+    }
+    await _asked(door, asked)
+    token = await _console_token(door, conversation)
+    value = data.draw(numbered(_FORM_ANSWER) | bent(_FORM_ANSWER))
+    body = json.dumps({"token": token, "answer": value}).encode()
+    headers = {"Content-Type": "application/json"}
+    unkept = first_unkept_number(value) is not None
+    await holds(
+        door,
+        "console forms",
+        lambda: door.send("/api/answer", body, headers=headers),
+        refused=unkept,
+    )

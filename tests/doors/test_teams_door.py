@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.doors._doors import Door, Logs, assert_only_a_refusal_recorded
-from tests.e2e._teams import actions, card_of, execute, message
+from tests.e2e._teams import ALICE, TENANT, actions, card_of, execute, message
 from tests.fakes.bf_connector import FakeConnector
 
 NOT_ACTIVITY = (
@@ -153,7 +153,7 @@ async def test_a_replayed_admin_command_applies_once(tmp_path: Path) -> None:
     """The same signed activity (same id) sent twice: one extension, one reply."""
     connector = await FakeConnector().start()
     try:
-        admin = "teams:72f988bf-tenant:aad-alice"
+        admin = f"teams:{TENANT}:{ALICE['aadObjectId']}"
         async with TeamsDoor(tmp_path, BOT_CONSOLE=False, BOT_ADMINS=admin) as door:
             assert (await door.activity(message(connector.url, "deploy web")))[0] == 201
             cards = await connector.wait_for(connector.cards, what="question card")

@@ -21,9 +21,10 @@ from tests.e2e._server import BotServer, free_port
 from tests.fakes.bf_connector import Call, FakeConnector
 
 BOT = {"id": "28:bot-app-id", "name": "Ops bot"}
-TENANT = "72f988bf-tenant"
-ALICE = {"id": "29:alice", "name": "Alice", "aadObjectId": "aad-alice"}
-BOB = {"id": "29:bob", "name": "Bob", "aadObjectId": "aad-bob"}
+# As Teams sends them: the tenant and each person's AAD object id are lowercase dashed GUIDs.
+TENANT = "72f988bf-86f1-41af-91ab-2d7cd011db47"
+ALICE = {"id": "29:alice", "name": "Alice", "aadObjectId": "a11ce000-0000-4000-8000-000000000001"}
+BOB = {"id": "29:bob", "name": "Bob", "aadObjectId": "b0b00000-0000-4000-8000-000000000002"}
 PERSONAL = "a:1personal-alice"
 CHANNEL = "19:ops-channel@thread.tacv2"
 QUESTION = "Which environment should I deploy web in?"

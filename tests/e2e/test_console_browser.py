@@ -478,3 +478,32 @@ async def test_a_slow_load_reads_as_loading_not_empty(start_bot: StartBot, page:
     await expect(page.locator("#feed .empty")).to_have_text(
         "Nothing here yet. Ask the bot something, e.g. deploy web."
     )
+
+
+async def test_the_edit_panel_names_the_arguments_it_keeps_and_sends_only_its_own(
+    start_bot: StartBot, page: Page, http: aiohttp.ClientSession
+) -> None:
+    """An approval whose schema lists env alone: the panel edits env, says command and
+    dry_run are kept as asked, and the agent gets them with the edited env."""
+    server = await start_bot(**api_env("console:*"))
+    api = Api(http, server.url)
+    arguments = {"service": "web", "env": "prod", "command": "deploy --all", "dry_run": True}
+    schema = {"type": "object", "properties": {"env": {"type": "string"}}}
+    body = approval("kept", {"surface": "console", "conversation": "agents"})
+    body["payload"] |= {"arguments": arguments, "arguments_schema": schema}
+    body["allow"] = ["approve", "reject", "edit"]
+    status, asked = await api.ask(body)
+    assert status == 201, asked
+    await page.goto(f"{server.url}/#agents")
+    edit = page.get_by_role("button", name="Edit…", exact=True)
+    await expect(edit).to_be_visible(timeout=WAIT_MS)
+    await edit.click()
+    await expect(page.locator(".edit-kept")).to_have_text(
+        "Kept as asked (not editable here): service, command, dry_run"
+    )
+    await page.get_by_label("env", exact=True).fill("staging")
+    await page.screenshot(path=SHOTS / "52-edit-panel-kept-arguments.png")
+    await page.get_by_role("button", name="Approve with changes", exact=True).click()
+    status, answered = await api.get(asked["id"], wait=10)
+    assert answered["status"] == "answered", answered
+    assert answered["answer"]["arguments"] == {**arguments, "env": "staging"}

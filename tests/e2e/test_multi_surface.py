@@ -32,7 +32,7 @@ from tests.fakes.slack_api import Call as SlackCall
 pytestmark = pytest.mark.e2e
 
 TEAMS_CHANNEL = "19:ops-channel@thread.tacv2"
-CAROL = {"id": "29:carol", "name": "Carol", "aadObjectId": "aad-carol"}
+CAROL = {"id": "29:carol", "name": "Carol", "aadObjectId": "ca701000-0000-4000-8000-000000000003"}
 SUMMARY = "Deploy web 1.5 to prod"
 ROUTES = [
     {"surface": "slack", "conversation": CHANNEL},

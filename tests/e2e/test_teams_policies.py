@@ -27,7 +27,7 @@ from tests.fakes.bf_connector import Call, FakeConnector
 
 pytestmark = pytest.mark.e2e
 
-CAROL = {"id": "29:carol", "name": "Carol", "aadObjectId": "aad-carol"}
+CAROL = {"id": "29:carol", "name": "Carol", "aadObjectId": "ca701000-0000-4000-8000-000000000003"}
 
 
 async def test_a_quorum_of_two_on_teams(tmp_path: Path) -> None:
@@ -57,7 +57,7 @@ async def test_a_quorum_of_two_on_teams(tmp_path: Path) -> None:
         await connector.close()
 
 
-DAN = {"id": "29:dan", "name": "Dan", "aadObjectId": "aad-dan"}
+DAN = {"id": "29:dan", "name": "Dan", "aadObjectId": "da400000-0000-4000-8000-000000000004"}
 DAN_ID = f"teams:{TENANT}:{DAN['aadObjectId']}"
 APPROVE = "Approve"
 

@@ -7,6 +7,11 @@ contract names; any other exception is a crash (atheris saves the input).
 - ``block_kit``, ``adaptive_card``, ``console_json``: a JSON payload that the
   interaction's own schema accepts (as every payload a surface draws has been),
   drawn as a Slack message, a Teams card and the console's JSON.
+- ``edits``, ``form_answers``, ``schemas``: JSON read as leniently as a request
+  body is (NaN, Infinity, integers of any length), checked as an approval's
+  edit, a form's answer and a form's or an approval's schema: only the
+  checker's own error may come out, and what an edit or an answer is turned
+  into holds only numbers JSON carries, nested no deeper than allowed.
 """
 
 from __future__ import annotations
@@ -19,6 +24,11 @@ from typing import Any
 from adapters.console._views import question_json
 from adapters.slack._render import question_message
 from adapters.teams._cards import CardContext, question_card
+from bot.client.decisions import MAX_ARGUMENTS_DEPTH
+from bot.client.edits import check_edit
+from bot.client.errors import FormAnswerError, FormSchemaError
+from bot.client.form_schema import check_arguments_schema, check_form_answer, check_form_schema
+from bot.client.json_values import canonical, depth, first_unkept_number
 from bot.human.capability import ASK_USER, HumanInteractionError
 from bot.human.factory import ask_user_registration
 from bot.human.tokens import SigningKey, TokenError, TokenSigner
@@ -83,9 +93,90 @@ def console_json(data: bytes) -> None:
         json.dumps(question_json(record, TOKEN))
 
 
+# Approvals to edit: one whose schema lists some of its arguments (two of them edited as
+# JSON), and one whose edits are shaped by its arguments alone.
+EDITED: tuple[dict[str, Any], ...] = (
+    {
+        "arguments": {"service": "web", "replicas": 2, "options": {"limit": 1}, "dry_run": True},
+        "arguments_schema": {
+            "type": "object",
+            "properties": {
+                "service": {"type": "string", "enum": ["web", "api"]},
+                "replicas": {"type": "integer", "minimum": 0, "maximum": 50},
+                "ratio": {"type": "number"},
+                "options": {"type": "object"},
+                "hosts": {"type": "array"},
+            },
+            "required": ["service"],
+        },
+    },
+    {"arguments": {"env": "prod", "replicas": 2, "labels": ["a"], "note": None, "ok": False}},
+)
+FORM = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "maxLength": 20},
+        "age": {"type": "integer", "minimum": 0},
+        "score": {"type": "number"},
+        "ok": {"type": "boolean"},
+        "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}},
+    },
+    "required": ["name"],
+}
+
+
+def _lenient(raw: bytes) -> tuple[Any] | None:
+    """``raw`` as a request body's JSON (a 1-tuple), or None when it is none."""
+    try:
+        return (json.loads(raw.decode("utf-8", "replace")),)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _carried(value: Any) -> None:
+    """What a checker let through is JSON the bridge keeps, and has one spelling."""
+    assert first_unkept_number(value) is None, value
+    assert depth(value) <= MAX_ARGUMENTS_DEPTH + 1
+    canonical(value)
+
+
+def edits(data: bytes) -> None:
+    sent = _lenient(data[1:]) if data else None
+    if sent is None:
+        return
+    try:
+        edited = check_edit(EDITED[data[0] % len(EDITED)], sent[0])
+    except FormAnswerError:
+        return
+    _carried(edited)
+
+
+def form_answers(data: bytes) -> None:
+    sent = _lenient(data)
+    if sent is None:
+        return
+    try:
+        answer = check_form_answer(FORM, sent[0])
+    except FormAnswerError:
+        return
+    _carried(answer)
+
+
+def schemas(data: bytes) -> None:
+    sent = _lenient(data[1:]) if data else None
+    if sent is None:
+        return
+    check = (check_form_schema, check_arguments_schema)[data[0] % 2]
+    with contextlib.suppress(FormSchemaError):
+        check(sent[0])
+
+
 TARGETS: dict[str, Callable[[bytes], None]] = {
     "tokens": tokens,
     "block_kit": block_kit,
     "adaptive_card": adaptive_card,
     "console_json": console_json,
+    "edits": edits,
+    "form_answers": form_answers,
+    "schemas": schemas,
 }

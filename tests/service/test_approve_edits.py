@@ -13,7 +13,14 @@ from bot.interactions.approval import APPROVAL, approval_registration, approval_
 from bot.kernel.messages import Message, ModelReply, ToolDefinition
 from bot.kernel.tools import Tool, function_tool
 from bot.service.messages import approval_line, refusal_text
-from bot.service.outcomes import AnswerInvalid, Counted, Redeemed, Responder, TokenInvalid
+from bot.service.outcomes import (
+    AlreadyVoted,
+    AnswerInvalid,
+    Counted,
+    Redeemed,
+    Responder,
+    TokenInvalid,
+)
 from bot.service.policy import RequesterOrApprovers
 from bot.service.redeem import Redeemer
 from bot.stores import QuestionStatus, open_stores
@@ -327,6 +334,57 @@ async def test_a_quorum_counts_an_edit_only_with_the_same_arguments(
         "test:dan",
     ]
     assert ran == [staging]
+
+
+async def test_an_approval_an_edit_set_aside_may_be_cast_again_for_the_edit(
+    harness: HarnessFactory, stores: Stores
+) -> None:
+    """Bob's approval of the arguments as asked no longer counts once Carol edits; Bob may
+    vote again, his new ballot replacing the old, and the two close it with Carol's edit."""
+    ran: list[dict[str, Any]] = []
+    h = await paused(harness, stores, ran, quorum=2)
+    assert isinstance(await h.answer({"decision": "approve"}, who=BOB), Counted)
+    staging = {**ASKED, "environment": "staging"}
+    carol = await h.answer({"decision": "edit", "arguments": staging}, who=CAROL)
+    assert isinstance(carol, Counted) and "may answer again" in refusal_text(carol)
+    closed = await h.answer({"decision": "edit", "arguments": staging}, who=BOB)
+    assert isinstance(closed, Redeemed)
+    await h.service.wait_idle()
+    row = await h.last_row()
+    assert row.answer["decision"] == "edit" and row.answer["arguments"] == staging
+    assert row.answer["approved_by"] == ["test:carol", "test:bob"]
+    assert row.tally["approve"] == ["test:carol", "test:bob"] and "superseded" not in row.tally
+    assert ran == [staging]
+
+
+async def test_a_ballot_that_counts_is_cast_once(harness: HarnessFactory, stores: Stores) -> None:
+    """An approval of the proposal, or a rejection, stays: a second ballot is refused."""
+    ran: list[dict[str, Any]] = []
+    h = await paused(harness, stores, ran, quorum=2)
+    assert isinstance(await h.answer({"decision": "approve"}, who=BOB), Counted)
+    assert isinstance(await h.answer({"decision": "reject"}, who=BOB), AlreadyVoted)
+    staging = {**ASKED, "environment": "staging"}
+    edit = {"decision": "edit", "arguments": staging}
+    assert isinstance(await h.answer(edit, who=BOB), AlreadyVoted)
+    row = await h.last_row()
+    assert row.status is QuestionStatus.OUTSTANDING and row.tally["approve"] == ["test:bob"]
+
+
+async def test_approvals_count_for_the_arguments_they_approved(
+    harness: HarnessFactory, stores: Stores
+) -> None:
+    """Bob approves as asked, Carol edits, Dan approves as asked: two people approved the
+    arguments as asked, which run; Carol's edit did not."""
+    ran: list[dict[str, Any]] = []
+    h = await paused(harness, stores, ran, quorum=2)
+    await h.answer({"decision": "approve"}, who=BOB)
+    await h.answer({"decision": "edit", "arguments": {**ASKED, "replicas": 3}}, who=CAROL)
+    assert isinstance(await h.answer({"decision": "approve"}, who=DAN), Redeemed)
+    await h.service.wait_idle()
+    row = await h.last_row()
+    assert row.answer["decision"] == "approve"
+    assert row.answer["approved_by"] == ["test:bob", "test:dan"]
+    assert ran == [ASKED]
 
 
 async def test_an_unchanged_edit_is_an_approval(harness: HarnessFactory, stores: Stores) -> None:

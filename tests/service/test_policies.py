@@ -113,6 +113,33 @@ async def test_a_quorum_of_two_needs_two_people(harness: HarnessFactory, stores:
     assert _resumes(h) == 1
 
 
+async def test_a_slack_user_votes_once_in_every_workspace(
+    harness: HarnessFactory, stores: Stores
+) -> None:
+    """The same Slack user id clicking in another workspace is the same voter: refused."""
+    h = await paused(harness, stores, quorum=2)
+    bo_here, bo_there = Responder("slack:T0TEST:U0BO", "bo"), Responder("slack:T0OTHER:U0BO", "bo")
+    assert isinstance(await h.answer(APPROVE, who=bo_here), outcomes.Counted)
+    tallied = await h.last_row()
+    assert isinstance(await h.answer(APPROVE, who=bo_there), outcomes.AlreadyVoted)
+    row = await h.last_row()
+    assert row.status is QuestionStatus.OUTSTANDING and row.tally == tallied.tally
+    assert row.tally["approve"] == ["slack:T0TEST:U0BO"] and _resumes(h) == 0
+    assert isinstance(await h.answer(APPROVE, who=CAROL), outcomes.Redeemed)
+    assert (await h.last_row()).answer["approved_by"] == ["slack:T0TEST:U0BO", "test:carol"]
+
+
+async def test_the_requester_is_the_requester_in_every_workspace(
+    harness: HarnessFactory, stores: Stores
+) -> None:
+    """A requester named in one workspace clicking in another is refused as the requester."""
+    h = await paused(harness, stores, requester="slack:T0TEST:U0ALICE", requester_may_answer=False)
+    there = Responder("slack:T0OTHER:U0ALICE", "alice")
+    assert isinstance(await h.answer(APPROVE, who=there), outcomes.SelfApproval)
+    row = await h.last_row()
+    assert row.status is QuestionStatus.OUTSTANDING and row.answer is None
+
+
 def test_several_deciders_are_named_together() -> None:
     """One name as it is, two joined by "and", three or more listed with a final "and"."""
     assert people_text([]) == "" and people_text(["@ana"]) == "@ana"

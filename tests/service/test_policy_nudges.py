@@ -59,6 +59,20 @@ async def test_reminders_repeat_up_to_the_maximum_and_skip_who_answered(
     assert await sweep(h) == []
 
 
+async def test_a_reminder_skips_a_slack_voter_who_answered_from_another_workspace(
+    harness: HarnessFactory, stores: Stores, clock: FixedClock
+) -> None:
+    """Named in one workspace, Bo approved from another: he is not reminded; Cy is."""
+    rule = "approval=anyone slack:T0TEST:U0BO slack:T0TEST:U0CY"
+    only = RequesterOrApprovers(rules=parse_rules(rule))
+    policy = {"remind_after_seconds": 60, "quorum": 2}
+    h = await paused_on_approval(harness, stores, policy, answerers=only)
+    bo_there = Responder("slack:T0OTHER:U0BO", "bo")
+    assert isinstance(await h.answer(APPROVE, who=bo_there), Counted)
+    clock.advance(61)
+    assert [n["people"] for n in await sweep(h)] == [["slack:T0TEST:U0CY"]]
+
+
 async def test_no_reminder_once_closed(
     harness: HarnessFactory, stores: Stores, clock: FixedClock
 ) -> None:

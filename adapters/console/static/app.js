@@ -513,8 +513,12 @@ function editPanel(p, comment, submit) {
     const read = () => (input.value === field.text ? field.original : input.value);
     return [field.key, el("label", { class: "edit-field" }, el("span", { text: field.label }), input), read];
   });
+  const kept = Array.isArray(p.edit_kept) && p.edit_kept.length
+    ? el("p", { class: "edit-kept", text: say("edit_kept", { names: p.edit_kept.join(", ") }) })
+    : null;
   const panel = el("form", { class: "edit-panel", hidden: true },
     ...readers.map(([, label]) => label),
+    kept,
     el("div", { class: "actions" }, el("button", { type: "submit", class: "approve", text: say("approve_changes") })));
   panel.addEventListener("submit", (event) => {
     event.preventDefault();

@@ -63,9 +63,12 @@ _EARLIER = RUNS_IN_CONVERSATION.format(key_is_text=POSTGRES.key_is_text)
 
 # A quorum's votes (``vote``): the question row locked first, so votes queue per question.
 _LOCK_OPEN = f"SELECT * FROM pauses WHERE interrupt_id = $1 AND status = '{OUTSTANDING}' FOR UPDATE"  # noqa: S608 - our own text
-_INSERT_VOTE = (
+# A voter's ballot, written over their earlier one (the lifecycle decided it may be).
+_CAST_VOTE = (
     "INSERT INTO votes (interrupt_id, voter, display, decision, answer, at)"
-    " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (interrupt_id, voter) DO NOTHING RETURNING 1"
+    " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (interrupt_id, voter) DO UPDATE SET"
+    " display = excluded.display, decision = excluded.decision, answer = excluded.answer,"
+    " at = excluded.at"
 )
 _VOTES = (
     "SELECT voter, display, decision, answer, at FROM votes WHERE interrupt_id = $1"
@@ -445,17 +448,18 @@ class PostgresUnit:
             locked = await conn.fetchrow(_LOCK_OPEN, key)
             if locked is None:
                 return Voted(None)
-            answer = _rows.dump(dict(ballot.answer))
-            cast = (ballot.voter, ballot.display, ballot.decision, answer, ballot.at)
-            if await conn.fetchval(_INSERT_VOTE, key, *cast) is None:
-                return Voted(None, again=True)
-            ballots = tuple(
+            before = tuple(
                 Ballot(
                     key, r["voter"], r["display"], r["decision"], _rows.load(r["answer"]), r["at"]
                 )
                 for r in await conn.fetch(_VOTES, key)
             )
-            write = decide(_rows.pause_from_row(locked, []), ballots)
+            write = decide(_rows.pause_from_row(locked, []), before)
+            if write is None:
+                return Voted(None, again=True)
+            answer = _rows.dump(dict(ballot.answer))
+            cast = (ballot.voter, ballot.display, ballot.decision, answer, ballot.at)
+            await conn.execute(_CAST_VOTE, key, *cast)
             sql, params = _statement(write, _rows.write_texts(write))
             if (
                 write.once_key is not None

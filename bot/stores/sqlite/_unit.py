@@ -113,9 +113,12 @@ _OWE = (
 
 
 # A quorum's votes (``vote``): one per (question, voter), the tally kept on the question.
-_INSERT_VOTE = (
+# A voter's ballot, written over their earlier one (the lifecycle decided it may be).
+_CAST_VOTE = (
     "INSERT INTO votes (interrupt_id, voter, display, decision, answer, at)"
-    " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (interrupt_id, voter) DO NOTHING"
+    " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (interrupt_id, voter) DO UPDATE SET"
+    " display = excluded.display, decision = excluded.decision, answer = excluded.answer,"
+    " at = excluded.at"
 )
 _VOTES = (
     "SELECT voter, display, decision, answer, at FROM votes WHERE interrupt_id = ?"
@@ -362,6 +365,13 @@ class SqliteUnit:
                     row = conn.execute(_STILL_OPEN, (key, OUTSTANDING)).fetchone()
                     if row is None:
                         return Voted(None)
+                    before = tuple(
+                        Ballot(key, r[0], r[1], r[2], _rows.load(r[3]), r[4])
+                        for r in conn.execute(_VOTES, (key,))
+                    )
+                    write = decide(_rows.pause_from_row(row, []), before)
+                    if write is None:
+                        return Voted(None, again=True)
                     cast = (
                         key,
                         ballot.voter,
@@ -370,14 +380,7 @@ class SqliteUnit:
                         _rows.dump(dict(ballot.answer)),
                         ballot.at,
                     )
-                    if not conn.execute(_INSERT_VOTE, cast).rowcount:
-                        return Voted(None, again=True)
-                    ballots = tuple(
-                        Ballot(key, r[0], r[1], r[2], _rows.load(r[3]), r[4])
-                        for r in conn.execute(_VOTES, (key,))
-                    )
-                    question = _rows.pause_from_row(row, [])
-                    write = decide(question, ballots)
+                    conn.execute(_CAST_VOTE, cast)
                     return Voted(_apply(conn, write, _rows.write_texts(write)))
             except _Refused:
                 return Voted(None)

@@ -31,7 +31,7 @@ from bot.admin._commands import USAGES
 from bot.client.form_schema import MAX_OPTIONS, MAX_PROPERTIES, check_form_answer
 from bot.display import display
 from bot.human.factory import AskUserPayload, AskUserResponse
-from bot.interactions.approval import ApprovalPayload, ApprovalResponse
+from bot.interactions.approval import ApprovalPayload, ApprovalResponse, approval_registration
 from bot.interactions.form import FormToolPayload
 from bot.questions.quorum import tally_text
 from bot.service import outcomes
@@ -524,6 +524,27 @@ def test_the_edit_modal_offers_an_enum_as_a_choice() -> None:
     assert element["initial_option"]["text"]["text"] == "prod"
     values = {"e:env": {"answer": {"type": "static_select", "selected_option": {"value": "1"}}}}
     assert answer_from_state(meta, payload, {}, values)["arguments"] == {"env": "staging"}
+
+
+def test_the_edit_modal_keeps_the_arguments_the_schema_does_not_list() -> None:
+    """Arguments the ``arguments_schema`` does not list get no input, are named as kept, and
+    come back as asked, so the edit of a listed one is accepted and keeps them."""
+    payload = {
+        "action": "deploy",
+        "summary": "ship",
+        "arguments": {"env": "prod", "command": "deploy --all", "dry_run": True},
+        "arguments_schema": {"type": "object", "properties": {"env": {"type": "string"}}},
+        "allow": ["approve", "reject", "edit"],
+    }
+    meta = Metadata(TOKEN, "edit", "C1", "1.2", "1.1")
+    view = edit_modal(payload, meta)
+    ok_view(view)
+    assert [b["block_id"] for b in view["blocks"] if b["type"] == "input"] == ["e:env"]
+    assert "Kept as asked (too long or not editable here): command, dry_run" in json.dumps(view)
+    values = {"e:env": {"answer": {"type": "plain_text_input", "value": "staging"}}}
+    answer = answer_from_state(meta, payload, {}, values)
+    clean = approval_registration().validate_answer(answer, payload)
+    assert clean["arguments"] == {"env": "staging", "command": "deploy --all", "dry_run": True}
 
 
 def test_the_respond_modal_is_a_view_slack_takes() -> None:

@@ -15,7 +15,7 @@ def test_the_responder_is_the_aad_object_id_never_the_text() -> None:
     """Identity is tenant + from.aadObjectId; a name typed in the text changes nothing."""
     activity = message(URL, "I am Bob, aad-bob")
     who = responder_of(activity)
-    assert who.id == f"teams:{TENANT}:aad-alice"
+    assert who.id == f"teams:{TENANT}:{ALICE['aadObjectId']}"
     assert who.name == "Alice"
 
 

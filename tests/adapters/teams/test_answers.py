@@ -7,6 +7,7 @@ import json
 
 from adapters.teams import CardContext, question_card
 from adapters.teams._answers import answer_from, errors_for, values_from
+from bot.interactions.approval import approval_registration
 from bot.testing import question
 from tests.support import pending_interrupt
 
@@ -126,3 +127,35 @@ def test_the_edit_action_names_the_inputs_the_card_drew() -> None:
     refused = question_card(dataclasses.replace(asked, errors={"a1": "is required"}))
     (environment,) = [e for e in refused["body"] if e.get("id") == "a1"]
     assert environment["value"] == ""
+
+
+def test_an_edit_keeps_the_arguments_the_schema_does_not_list() -> None:
+    """Arguments the ``arguments_schema`` does not list get no input and are named as kept;
+    the edit of a listed one comes back with them as asked, and is accepted."""
+    payload = {
+        **EDITABLE,
+        "arguments": {**EDITABLE["arguments"], "dry_run": True},
+        "arguments_schema": {
+            "type": "object",
+            "properties": {"environment": {"type": "string"}},
+        },
+    }
+    asked = CardContext(
+        question=pending_interrupt("approval", payload, token="t.o.k", expires_at=1_800_000_000.0),
+        token="t.o.k",
+        asked_for="Ana",
+        who_may_answer="Anyone",
+    )
+    card = question_card(asked)
+    assert [e["id"] for e in card["body"] if str(e.get("id", "")).startswith("a")] == ["a0"]
+    notes = [str(e.get("text")) for e in card["body"] if "Kept as asked" in str(e.get("text"))]
+    # The names as markdown shows them: an underscore escaped.
+    assert notes == ["Kept as asked (not editable here): service, replicas, dry\\_run"]
+    answer = answer_from("approval", payload, {"decision": "edit", "edits": "a0", "a0": "staging"})
+    clean = approval_registration().validate_answer(answer, payload)
+    assert clean["arguments"] == {
+        "service": "web",
+        "environment": "staging",
+        "replicas": 2,
+        "dry_run": True,
+    }
