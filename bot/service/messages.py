@@ -253,8 +253,8 @@ TOKEN_IN_URL = "Answer tokens are never accepted in a URL; answer from the messa
 BODY_TOO_SLOW = "The request body did not arrive in time; send it again."
 BODY_TOO_LARGE = "That request is too large; send a shorter one."
 JSON_TOO_DEEP = "That JSON is nested too deeply; send a flatter object."
-NO_SUCH_ROUTE = "There is no such API route; check the path against the README."
-WRONG_METHOD = "That API route does not take this method; check the README for how to call it."
+NO_SUCH_ROUTE = "There is no such API route; check the path against docs/api.md."
+WRONG_METHOD = "That API route does not take this method; check docs/api.md for how to call it."
 SIGN_IN_NEEDED = "Sign in with your console user name and password."
 SIGN_IN_THROTTLED = (
     "Too many failed sign-ins came from your address; try again in {seconds} seconds."
