@@ -15,7 +15,7 @@ from typing import Any
 from adapters.console._shown import page_payload, shown
 from adapters.console._surface import SURFACE
 from adapters.console._wording import may_answer_text
-from bot.client.edits import diff_text
+from bot.contract.edits import diff_text
 from bot.human.capability import ASK_USER
 from bot.interactions.approval import APPROVAL
 from bot.interactions.form import FORM

@@ -45,7 +45,7 @@ from bot.admin._commands import (
     parse,
     verb_of,
 )
-from bot.client.identity import compared, same_person
+from bot.contract.identity import compared, same_person
 from bot.questions.lifecycle import Lifecycle
 from bot.service.messages import question_not_found, run_not_found
 from bot.service.outcomes import Responder

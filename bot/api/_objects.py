@@ -11,7 +11,7 @@ import binascii
 import math
 from typing import Any
 
-from bot.client.models import ANYONE, QuestionObject
+from bot.contract.models import ANYONE, QuestionObject
 from bot.questions import posts, quorum
 from bot.stores.records import ApiView, QuestionStatus
 from bot.stores.storable import unstorable_character

@@ -40,7 +40,7 @@ from bot.api._page_html import (
 )
 from bot.api._settings import LinkSettings
 from bot.api.links import ANSWER_LINKS, LinkClaims, LinkInvalidError
-from bot.client.identity import console_id, same_person
+from bot.contract.identity import console_id, same_person
 from bot.questions.records import Question, QuestionStatus
 from bot.service import outcomes
 from bot.service.messages import SIGN_IN_NEEDED, SIGN_IN_THROTTLED, refusal_text

@@ -14,7 +14,7 @@ from bot.api._settings import ApiSettings
 from bot.api._waiters import Waiters
 from bot.api._webhooks import ApiWebhooks
 from bot.api.links import ANSWER_LINKS, LINK_SURFACE, AnswerLinks, LinkSurface
-from bot.client.decisions import DEFAULT_ALLOW
+from bot.contract.decisions import DEFAULT_ALLOW
 from bot.human.factory import ask_user_registration
 from bot.interactions.approval import approval_registration
 from bot.interactions.form import form_registration

@@ -14,7 +14,7 @@ from bot.client._forms import form_schema_of
 from bot.client._http import Http
 from bot.client._question import Question, identity, into, transient
 from bot.client.errors import BridgeError, RateLimited
-from bot.client.models import (
+from bot.contract.models import (
     ApprovalPayload,
     AskUserItem,
     AskUserPayload,

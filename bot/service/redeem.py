@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
-from bot.client.json_values import FINITE, first_unkept_number
+from bot.contract.json_values import FINITE, first_unkept_number
 from bot.human.capability import AnswerValidationError, HumanInteractionCapability
 from bot.human.pause_event import claims_for
 from bot.human.tokens import TokenClaims, TokenError, TokenExpiredError

@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.client.edits import changes
+from bot.contract.edits import changes
 from bot.errors import BotError
 from bot.human.capability import ASK_USER
 from bot.kernel.state import restore

@@ -9,7 +9,7 @@ from aiohttp import web
 
 from bot.admin import AdminService
 from bot.api import API_QUESTIONS, ApiSettings, serve_api
-from bot.client.models import CREATE_QUESTION
+from bot.contract.models import CREATE_QUESTION
 from bot.service.outcomes import Responder
 from bot.stores.ports import Stores
 from bot.stores.records import ApiKey, RunStatus

@@ -12,7 +12,7 @@ from aiohttp import web
 
 from bot.api import API_QUESTIONS, ApiSettings, serve_api
 from bot.api._objects import question_object
-from bot.client.models import CREATE_QUESTION, QuestionObject
+from bot.contract.models import CREATE_QUESTION, QuestionObject
 from bot.questions.quorum import EXPIRED_REJECTION
 from bot.service.outcomes import AlreadyVoted, Counted, Redeemed, Responder, SelfApproval
 from bot.stores.ports import Stores

@@ -16,7 +16,7 @@ from bot.api import API_QUESTIONS, ApiSettings, LinkSettings, mount_link_page, s
 from bot.api._page import OTHER_SITE, PAGE_STALE, YOUR_ANSWER_COUNTED
 from bot.api._page_html import LINK_EXPIRED, LINK_INVALID, STYLE_HASH
 from bot.api.links import ANSWER_LINKS, AnswerLinks
-from bot.client.models import CREATE_QUESTION
+from bot.contract.models import CREATE_QUESTION
 from bot.display import display
 from bot.human.factory import ask_user_registration
 from bot.human.tokens import SigningKey

@@ -16,7 +16,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack._surface import SlackSurface
 from bot.api import API_QUESTIONS, ApiQuestions, ApiSettings, serve_api
-from bot.client.models import CREATE_QUESTION
+from bot.contract.models import CREATE_QUESTION
 from bot.service.policy import RequesterOrApprovers
 from bot.stores.ports import Stores
 from bot.stores.records import ApiKey

@@ -7,7 +7,7 @@ from typing import Any
 from aiohttp import web
 
 from bot.api import API_QUESTIONS, ApiSettings, serve_api
-from bot.client.models import CREATE_QUESTION
+from bot.contract.models import CREATE_QUESTION
 from bot.service.outcomes import Redeemed, Responder
 from bot.service.surfaces import DeliveryError
 from bot.stores.ports import Stores

@@ -21,7 +21,7 @@ from playwright.async_api import Browser, Locator, Page, expect
 
 from bot.api import API_QUESTIONS
 from bot.app.agent_spec import AgentSpec
-from bot.client.models import CREATE_QUESTION
+from bot.contract.models import CREATE_QUESTION
 from bot.human.factory import ask_user_registration
 from bot.interactions.approval import approval_registration, approval_tool
 from bot.interactions.form import form_registration, form_tool

@@ -28,7 +28,7 @@ from adapters.slack._render import (
 )
 from bot.admin import results
 from bot.admin._commands import USAGES
-from bot.client.form_schema import MAX_OPTIONS, MAX_PROPERTIES, check_form_answer
+from bot.contract.form_schema import MAX_OPTIONS, MAX_PROPERTIES, check_form_answer
 from bot.display import display
 from bot.human.factory import AskUserPayload, AskUserResponse
 from bot.interactions.approval import ApprovalPayload, ApprovalResponse, approval_registration

@@ -4,7 +4,7 @@ An approval's answer is ``approve``, ``reject``, ``edit`` (the full edited
 ``arguments``) or ``respond`` (a ``message`` the model reads in place of the
 tool's result); a question's ``allow`` lists the ones it takes, ``approve``
 and ``reject`` by default. The wire models check these with plain
-``ValueError``s; what an edit may be is ``bot/client/edits.py``.
+``ValueError``s; what an edit may be is ``bot/contract/edits.py``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from bot.client.json_values import FINITE, depth, first_unkept_number
+from bot.contract.json_values import FINITE, depth, first_unkept_number
 
 Decision = Literal["approve", "reject", "edit", "respond"]
 DECISIONS: tuple[Decision, ...] = ("approve", "reject", "edit", "respond")
@@ -52,7 +52,7 @@ def check_allow(allow: Sequence[str]) -> list[Decision]:
 
 def check_arguments(arguments: Any, *, what: str = "arguments") -> None:
     """Refuse arguments past the size or depth a question may carry, or holding a number
-    JSON cannot carry (``bot/client/json_values.py``)."""
+    JSON cannot carry (``bot/contract/json_values.py``)."""
     if depth(arguments) > MAX_ARGUMENTS_DEPTH:
         raise ValueError(f"{what} may nest at most {MAX_ARGUMENTS_DEPTH} levels deep")
     unkept = first_unkept_number(arguments)

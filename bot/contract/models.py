@@ -4,7 +4,7 @@ The bridge validates request bodies with these very models and builds its
 OpenAPI document from them, so the client and the server cannot drift.
 Requests forbid unknown fields and coerce nothing; responses ignore fields
 they do not know, so a newer bridge can add one without breaking an older
-client. The payload models are the server's own (``bot/client/payloads.py``,
+client. The payload models are the server's own (``bot/contract/payloads.py``,
 which the server imports): this package must load without the server.
 """
 
@@ -25,20 +25,20 @@ from pydantic import (
     model_validator,
 )
 
-from bot.client.decisions import Decision
-from bot.client.identity import PLAIN_ADDRESS, canonical, compared, email_address, person_of
-from bot.client.payloads import Allow
+from bot.contract.decisions import Decision
+from bot.contract.identity import PLAIN_ADDRESS, canonical, compared, email_address, person_of
+from bot.contract.payloads import Allow
 
-# Re-exported: the payloads are wire models too (``bot.client.payloads``).
-from bot.client.payloads import ApprovalPayload as ApprovalPayload
-from bot.client.payloads import AskUserItem as AskUserItem
-from bot.client.payloads import AskUserOption as AskUserOption
-from bot.client.payloads import AskUserPayload as AskUserPayload
-from bot.client.payloads import FormPayload as FormPayload
-from bot.client.routes import MAX_ROUTES as MAX_ROUTES
-from bot.client.routes import Route as Route
-from bot.client.routes import Surface as Surface
-from bot.client.routes import one_route
+# Re-exported: the payloads are wire models too (``bot.contract.payloads``).
+from bot.contract.payloads import ApprovalPayload as ApprovalPayload
+from bot.contract.payloads import AskUserItem as AskUserItem
+from bot.contract.payloads import AskUserOption as AskUserOption
+from bot.contract.payloads import AskUserPayload as AskUserPayload
+from bot.contract.payloads import FormPayload as FormPayload
+from bot.contract.routes import MAX_ROUTES as MAX_ROUTES
+from bot.contract.routes import Route as Route
+from bot.contract.routes import Surface as Surface
+from bot.contract.routes import one_route
 
 MAX_METADATA_BYTES = 4096
 MIN_TTL_SECONDS = 60

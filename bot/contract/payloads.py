@@ -20,8 +20,8 @@ from typing import Annotated, Any, Literal, Self, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
-from bot.client.decisions import Decision, check_allow, check_arguments
-from bot.client.form_schema import check_arguments_schema, check_form_schema
+from bot.contract.decisions import Decision, check_allow, check_arguments
+from bot.contract.form_schema import check_arguments_schema, check_form_schema
 
 _PAYLOAD = ConfigDict(extra="forbid", strict=True)
 V = TypeVar("V")

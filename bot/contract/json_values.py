@@ -23,7 +23,7 @@ import json
 import math
 from typing import Any
 
-from bot.client._error_base import JsonTextError
+from bot.contract.errors import JsonTextError
 
 # What a refusal says a number must be: the double's range, rounded down to a round figure
 # (a number between it and the double's largest is still kept).

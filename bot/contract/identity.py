@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 
-from bot.client._error_base import BridgeError
+from bot.contract.errors import BridgeError
 
 ANYONE = "anyone"
 REQUESTER = "requester"

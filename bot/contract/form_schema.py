@@ -23,8 +23,8 @@ from datetime import date, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from bot.client._error_base import FormAnswerError, FormSchemaError
-from bot.client.json_values import FINITE, is_number
+from bot.contract.errors import FormAnswerError, FormSchemaError
+from bot.contract.json_values import FINITE, is_number
 
 MAX_PROPERTIES = 50
 MAX_OPTIONS = 100

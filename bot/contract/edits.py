@@ -1,9 +1,9 @@
 """Approve with changes: what an edit of an approval's arguments may be, and what it changed.
 
-Which decisions a question allows is ``bot/client/decisions.py``. An edit is
+Which decisions a question allows is ``bot/contract/decisions.py``. An edit is
 checked against the shape the question gives its arguments, its
 ``edit_schema``: the payload's ``arguments_schema`` when it carries one (the
-``form`` subset of ``bot/client/form_schema.py``, plus ``object`` and
+``form`` subset of ``bot/contract/form_schema.py``, plus ``object`` and
 ``array`` properties that a surface shows as a JSON box), else a shape drawn
 from the original arguments themselves (the same keys, each value's JSON
 type). Surfaces hand back text; ``check_edit`` turns numeric text into
@@ -21,10 +21,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from bot.client.decisions import MAX_ARGUMENTS_DEPTH, check_arguments
-from bot.client.errors import FormAnswerError, JsonTextError
-from bot.client.form_schema import _JSON_TYPES, check_form_answer, is_json_field
-from bot.client.json_values import FINITE, first_unkept_number, read_json_text, same_json
+from bot.contract.decisions import MAX_ARGUMENTS_DEPTH, check_arguments
+from bot.contract.errors import FormAnswerError, JsonTextError
+from bot.contract.form_schema import _JSON_TYPES, check_form_answer, is_json_field
+from bot.contract.json_values import FINITE, first_unkept_number, read_json_text, same_json
 
 
 def edit_schema(payload: Mapping[str, Any]) -> dict[str, Any]:
@@ -150,7 +150,7 @@ def _unchanged(given: Any, asked: Any) -> bool:
 
 def _json_value(given: Any, kind: str | None) -> tuple[str, Any]:
     """A field shown as JSON: (problem, value), its JSON text read as the bridge keeps JSON
-    (``bot/client/json_values.py``). A field whose original was null takes any JSON value
+    (``bot/contract/json_values.py``). A field whose original was null takes any JSON value
     (text that is not JSON stays text)."""
     if kind in _JSON_TYPES:
         value = given
