@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
+import inspect
+
 import pytest
 
 import bot.client
@@ -28,6 +31,24 @@ def test_public_names_are_sorted_and_exported() -> None:
     assert list(bot.client.__all__) == sorted(bot.client.__all__)
     for name in bot.client.__all__:
         assert getattr(bot.client, name) is not None
+
+
+_MOVED = ("decisions", "edits", "form_schema", "identity", "json_values", "models", "payloads")
+
+
+def test_the_clients_old_module_paths_name_the_contracts_objects() -> None:
+    """Code importing ``bot.client.models`` (and the other moved modules) gets the very
+    objects ``bot.contract`` defines, so no user import broke with the move."""
+    for name in (*_MOVED, "routes"):
+        old = importlib.import_module(f"bot.client.{name}")
+        new = importlib.import_module(f"bot.contract.{name}")
+        public = [
+            attr
+            for attr, value in vars(new).items()
+            if not attr.startswith("_") and not inspect.ismodule(value)
+        ]
+        assert public, name
+        assert [attr for attr in public if getattr(old, attr, None) is not vars(new)[attr]] == []
 
 
 def test_the_contracts_errors_share_the_servers_root() -> None:

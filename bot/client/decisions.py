@@ -1,0 +1,4 @@
+"""``bot.contract.decisions``, where the server and the client share it; kept importable from
+here so code written against the client's old module path still runs."""
+
+from bot.contract.decisions import *  # noqa: F403

@@ -1,0 +1,4 @@
+"""``bot.contract.form_schema``, where the server and the client share it; kept importable from
+here so code written against the client's old module path still runs."""
+
+from bot.contract.form_schema import *  # noqa: F403

@@ -1,0 +1,4 @@
+"""``bot.contract.json_values``, where the server and the client share it; kept importable from
+here so code written against the client's old module path still runs."""
+
+from bot.contract.json_values import *  # noqa: F403
