@@ -20,6 +20,13 @@ from bot.human.capability import ASK_USER
 from bot.interactions.approval import APPROVAL
 from bot.interactions.form import FORM
 from bot.questions.quorum import tally_line, voter_names
+from bot.questions.records import (
+    ConversationSummary,
+    Question,
+    QuestionStatus,
+    RunRecord,
+    RunStatus,
+)
 from bot.service.messages import (
     answered_text,
     approval_line,
@@ -30,13 +37,6 @@ from bot.service.messages import (
 from bot.service.outcomes import Responder
 from bot.service.policy import AnswerPolicy, RequesterOrApprovers
 from bot.service.views import RunWithQuestions
-from bot.stores.records import (
-    ConversationSummary,
-    Question,
-    QuestionStatus,
-    RunRecord,
-    RunStatus,
-)
 
 
 @dataclass(frozen=True, slots=True)

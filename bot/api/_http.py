@@ -37,9 +37,9 @@ from bot.api._questions import MAX_WAIT_SECONDS, ApiQuestions
 from bot.api._waiters import Waiters
 from bot.contract.json_values import first_unkept_number
 from bot.contract.models import CREATE_QUESTION, CancelRequest, validation_sentence
+from bot.questions.records import ApiKey
 from bot.serving import JsonRejected, RateLimits, loads_limited
 from bot.stores.errors import is_outage
-from bot.stores.records import ApiKey
 from bot.stores.storable import Unstorable, first_unstorable
 
 log = logging.getLogger(__name__)

@@ -19,10 +19,10 @@ from bot.human.factory import ask_user_registration
 from bot.interactions.approval import approval_registration
 from bot.interactions.form import form_registration
 from bot.questions import posts
+from bot.questions.records import Delivery, DeliveryKind, DeliveryState
 from bot.service.outcomes import Responder
 from bot.service.runs import RunService
 from bot.stores.ports import changes_of
-from bot.stores.records import Delivery, DeliveryKind, DeliveryState
 from bot.webhooks import WebhookSender, WebhookSettings, check_target
 
 # Who cancels a question that could not be posted, as its audit and the chat show it.

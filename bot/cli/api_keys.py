@@ -21,7 +21,7 @@ from bot.api._keys import (
     new_key_id,
 )
 from bot.app.settings import Settings
-from bot.stores.records import ApiKey
+from bot.questions.records import ApiKey
 
 NO_KEYS = "no keys: make one with api-key create NAME --route ROUTE, or list them in BOT_API_KEYS"
 

@@ -24,8 +24,8 @@ from bot.contract.identity import canonical, compared, same_person
 from bot.contract.models import Policy, validation_sentence
 from bot.errors import BotError
 from bot.questions.quorum import escalated_answerers
+from bot.questions.records import Question, RunRecord
 from bot.service.outcomes import Responder
-from bot.stores.records import Question, RunRecord
 
 AnswerPolicy = Callable[[Question, RunRecord | None, Responder], Awaitable[bool]]
 

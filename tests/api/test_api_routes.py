@@ -8,10 +8,10 @@ import pytest
 
 from bot.api._routes import SLACK_NO_TEAM, TEAMS_UNSEEN, Unroutable, conversation_for
 from bot.contract.models import Route
+from bot.questions.records import RunRecord
 from bot.questions.write import Write
 from bot.service.surfaces import DeliveryError
 from bot.stores.ports import Stores
-from bot.stores.records import RunRecord
 from bot.testing import RecordingSurface
 
 

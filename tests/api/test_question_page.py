@@ -22,14 +22,13 @@ from bot.human.factory import ask_user_registration
 from bot.human.tokens import SigningKey
 from bot.interactions.approval import approval_registration
 from bot.interactions.form import form_registration
-from bot.questions.records import Question, QuestionStatus
+from bot.questions.records import ApiKey, Question, QuestionStatus
 from bot.service.messages import refusal_text
 from bot.service.outcomes import NotAllowedToAnswer
 from bot.service.runs import RUN_SERVICE, RunService
 from bot.serving import ALLOWED_HOSTS, SIGN_IN, AllowedHosts, SignIn, http_guards
 from bot.serving._access import logged_path
 from bot.stores.ports import Stores
-from bot.stores.records import ApiKey
 from bot.testing import FixedClock, RecordingSurface
 from bot.webhooks import WebhookSettings
 from tests.e2e._server import free_port

@@ -33,7 +33,7 @@ from bot.human.capability import ASK_USER, HumanInteractionError
 from bot.human.factory import ask_user_registration
 from bot.human.tokens import SigningKey, TokenError, TokenSigner
 from bot.interactions.approval import APPROVAL, approval_registration
-from bot.stores.records import Question
+from bot.questions.records import Question
 from tests.support import pending_interrupt
 
 SECRET = "fuzz-secret-" + "x" * 40
