@@ -46,8 +46,7 @@ from bot.service import outcomes
 from bot.service.messages import SIGN_IN_NEEDED, SIGN_IN_THROTTLED, refusal_text
 from bot.service.outcomes import Responder
 from bot.service.runs import RUN_SERVICE
-from bot.serving import ALLOWED_HOSTS, SIGN_IN, RateLimits, Throttled, client_of
-from bot.serving._settings import CHALLENGE
+from bot.serving import ALLOWED_HOSTS, CHALLENGE, SIGN_IN, RateLimits, Throttled, client_of
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ import sys
 import time
 from typing import TextIO
 
-from bot.api._keys import (
+from bot.api import (
     NO_ROUTES,
     check_creates_per_minute,
     check_name,

@@ -10,8 +10,16 @@ imports it.
 """
 
 from bot.client._approval import require_approval
-from bot.client._bridge import Bridge
-from bot.client._question import Question
+from bot.client._bridge import (
+    Bridge,
+    QuestionsLike,
+    RouteLike,
+    RoutesLike,
+    questions_of,
+    route_of,
+)
+from bot.client._forms import form_schema_of
+from bot.client._question import Question, outcome_error, transient
 from bot.client._sync import SyncBridge, SyncQuestion
 from bot.client.errors import (
     ApiError,
@@ -82,9 +90,12 @@ __all__ = [
     "Question",
     "QuestionObject",
     "QuestionPage",
+    "QuestionsLike",
     "RateLimited",
     "Rejected",
     "Route",
+    "RouteLike",
+    "RoutesLike",
     "SyncBridge",
     "SyncQuestion",
     "TransportError",
@@ -95,6 +106,11 @@ __all__ = [
     "WebhookEvent",
     "check_form_answer",
     "check_form_schema",
+    "form_schema_of",
+    "outcome_error",
+    "questions_of",
     "require_approval",
+    "route_of",
+    "transient",
     "verify_webhook",
 ]
