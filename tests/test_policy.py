@@ -7,9 +7,9 @@ from dataclasses import replace
 import pytest
 
 from bot.questions.quorum import is_self_answer
+from bot.questions.records import Question, RunRecord
 from bot.service.outcomes import Responder
 from bot.service.policy import Answerers, MayAnswer, RequesterOrApprovers, parse_rules
-from bot.stores.records import Question, RunRecord
 
 ALICE = Responder("slack:T1:UALICE", "<@UALICE>")
 BOB = Responder("slack:T1:UBOB", "<@UBOB>")

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, assert_never
 
-from bot.client.edits import diff_text
+from bot.contract.edits import diff_text
 from bot.questions.quorum import rejected_on_expiry
 from bot.questions.records import Question, QuestionStatus
 from bot.service import outcomes
@@ -207,7 +207,7 @@ def decided_text(decision: str, by: str, at: float, comment: str = "") -> str:
 
 
 def edited_line(by: str, at: str, changes: str) -> str:
-    """An approval approved with changes: ``changes`` as ``bot.client.edits.diff_text``."""
+    """An approval approved with changes: ``changes`` as ``bot.contract.edits.diff_text``."""
     return f"Approved by {by} with changes at {at}: {changes}"
 
 

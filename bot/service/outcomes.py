@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.errors import BotError
+from bot.questions.records import Question, RunRecord
 from bot.questions.write import TurnToResume
-from bot.stores.records import Question, RunRecord
 
 
 class NotStarted(BotError):
