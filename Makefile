@@ -48,7 +48,7 @@ tests/%/node_modules/.installed: tests/%/package.json tests/%/package-lock.json
 		echo ">>> npm not found: the tests that need tests/$* will skip"; \
 	fi
 
-test: $(STAMP) $(NPM_STAMPS) ## run the test suite (README "Tests": wants a local PostgreSQL)
+test: $(STAMP) $(NPM_STAMPS) ## run the test suite (docs/development.md "Tests": wants a local PostgreSQL)
 	$(BIN)/python -m pytest
 
 lint: $(STAMP) ## ruff and mypy (strict)

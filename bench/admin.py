@@ -31,9 +31,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bot.questions.records import PendingFilter
 from bot.stores import SqliteStores
 from bot.stores.ports import AdminStore
-from bot.stores.records import PendingFilter
 
 SCOPES = [f"T1:C{n}" for n in range(50)]
 NAMES = ["ask_user", "approval", "rollback_approval"]

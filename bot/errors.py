@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-
-class BotError(Exception):
-    """Base of every error this package raises on purpose."""
+# Defined in the contract, whose errors (and so the client's) derive from it too.
+from bot.contract.errors import BotError as BotError
 
 
 def install_extra(extra: str) -> str:

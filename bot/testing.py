@@ -12,7 +12,7 @@ from typing import Any
 
 from bot.kernel.interrupts import PendingInterrupt
 from bot.kernel.messages import ModelReply, RequestedCall
-from bot.stores.records import Question, RunRecord
+from bot.questions.records import Question, RunRecord
 
 
 @dataclass(eq=False)  # kept in sets by whoever may cancel it

@@ -1,7 +1,7 @@
 """The container's HEALTHCHECK: GET /readyz on this container's own port, stdlib only.
 
-On a public bind the bot accepts only its own host names (README, "Allowed
-hosts"), so the probe names the host of BOT_PUBLIC_URL, as a browser would.
+On a public bind the bot accepts only its own host names (docs/production.md,
+"Allowed hosts"), so the probe names the host of BOT_PUBLIC_URL, as a browser would.
 Exit 0 when the bot answers 200 (the store answers too), 1 otherwise.
 
 Readiness, not liveness: Docker and Compose only report the state (Compose's

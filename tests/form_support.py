@@ -118,4 +118,4 @@ def largest_api_form(*, room: int = 1024) -> dict[str, Any]:
     return payload(low)
 
 
-MAX_ANSWER = 2000  # bot.client.form_schema.MAX_STRING, written out so a change is caught
+MAX_ANSWER = 2000  # bot.contract.form_schema.MAX_STRING, written out so a change is caught

@@ -18,7 +18,7 @@ import pytest
 
 from bot.admin import results
 from bot.app.settings import SettingsError, load_settings
-from bot.client.models import Policy
+from bot.contract.models import Policy
 from bot.human.capability import HumanInteractionCapability
 from bot.human.tokens import MintedToken, TokenClaims, TokenSigner, random_signing_key
 from bot.interactions.approval import approval_registration, approval_tool

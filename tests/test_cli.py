@@ -24,7 +24,7 @@ from tests.loopback import serving
 from tests.support import run_text
 
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text()
+TEAMS_PAGE = (ROOT / "docs" / "teams.md").read_text()
 PLACEHOLDERS = {
     "<app id>": "00000000-0000-4000-8000-000000000001",
     "<client secret>": "not-a-real-client-secret",
@@ -77,9 +77,9 @@ def test_admin_help_flags_show_the_admin_commands(tmp_path: Path) -> None:
         assert "pending" in done.stdout and "cancel <question-id>" in done.stdout
 
 
-def readme_block(after: str) -> str:
-    """The first ```sh block after the heading or text ``after``."""
-    rest = README[README.index(after) :]
+def teams_block(after: str) -> str:
+    """The first ```sh block after the heading or text ``after`` on docs/teams.md."""
+    rest = TEAMS_PAGE[TEAMS_PAGE.index(after) :]
     match = re.search(r"```sh\n(.*?)```", rest, re.S)
     assert match is not None
     return "\n".join(line.strip() for line in match.group(1).splitlines())
@@ -87,7 +87,7 @@ def readme_block(after: str) -> str:
 
 @pytest.fixture
 async def token_endpoint() -> AsyncIterator[tuple[str, list[dict[str, str]]]]:
-    """A loopback Bot Framework token endpoint: a token for the README's id and secret."""
+    """A loopback Bot Framework token endpoint: a token for docs/teams.md's id and secret."""
     asked: list[dict[str, str]] = []
 
     async def token(request: web.Request) -> web.Response:
@@ -107,12 +107,12 @@ async def in_thread(*args: Any, **kwargs: Any) -> subprocess.CompletedProcess[st
     return await asyncio.to_thread(bot, *args, **kwargs)
 
 
-async def test_the_readmes_teams_steps_work_as_pasted(
+async def test_the_teams_pages_steps_work_as_pasted(
     tmp_path: Path, token_endpoint: tuple[str, list[dict[str, str]]]
 ) -> None:
     """Step 5's .env, then `check` (which asks for a bot token), then the package command."""
     login, asked = token_endpoint
-    step5 = readme_block("### Register the bot in Azure")
+    step5 = teams_block("## Register the bot in Azure")
     heredoc = re.search(r"<<'ENV'\n(.*?)\nENV\n", step5, re.S)
     assert heredoc is not None
     (tmp_path / ".env").write_text(filled(heredoc.group(1)) + "\n")
@@ -126,7 +126,7 @@ async def test_the_readmes_teams_steps_work_as_pasted(
     assert f"teams:    app {app_id} (SingleTenant) on /api/messages; bot token ok" in checked.stdout
     assert [a["client_id"] for a in asked] == [app_id]
 
-    package_line = filled(readme_block("### Upload the app")).split()
+    package_line = filled(teams_block("## Upload the app")).split()
     assert package_line[:3] == [".venv/bin/python", "-m", "bot"]
     (tmp_path / ".env").write_text(f"MicrosoftAppId={app_id}\n")  # the id alone: no secret
     packaged = await in_thread(tmp_path, *package_line[3:])

@@ -1,8 +1,8 @@
 """deploy/: the Containerfile, compose.yaml and the Kubernetes manifests, checked offline.
 
 ``kubernetes-validate --strict`` checks the manifests against the API's
-schemas (no cluster); the rest reads each file for what the README's
-"Run it in production" promises.
+schemas (no cluster); the rest reads each file for what docs/production.md
+("Run it in production") promises.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def test_the_deployment_runs_two_probed_replicas_on_an_external_database() -> No
     for probe, path in (("readinessProbe", "/readyz"), ("livenessProbe", "/livez")):
         check = container[probe]["httpGet"]
         assert check["path"] == path
-        # The bot answers only its own host names (README, "Allowed hosts").
+        # The bot answers only its own host names (docs/production.md, "Allowed hosts").
         assert {"name": "Host", "value": public_host} in check["httpHeaders"]
     assert "DATABASE_URL" not in env  # from the Secret, never in the manifest's env
     assert env["BOT_AGENT"] == "none"  # agents only: no demo in production

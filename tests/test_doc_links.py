@@ -37,9 +37,43 @@ def test_every_relative_link_in_the_readme_and_docs_exists() -> None:
 
 
 def test_the_link_check_reads_both_kinds_of_link() -> None:
-    """It finds the README's Markdown links and its quoted paths: a pass means something."""
+    """It finds the README's Markdown links and a page's quoted paths: a pass means something."""
     readme = [written for written, _ in _targets(ROOT / "README.md")]
-    assert "docs/api.md" in readme and "deploy/Containerfile" in readme, readme
+    production = [written for written, _ in _targets(ROOT / "docs" / "production.md")]
+    assert "docs/api.md" in readme and "deploy/Containerfile" in production, readme
+
+
+# docs/production.md, "Allowed hosts": a page, then the words of the section it means.
+POINTER = re.compile(r'\b(README|docs/[\w/-]+\.md)\b[\s,(]*"(\w[^"]*)"')
+POINTING = [
+    "Makefile",
+    "manifest.yml",
+    ".env.example",
+    "bot",
+    "adapters",
+    "deploy",
+    "tests",
+    "docs",
+]
+
+
+def test_every_page_the_code_points_at_has_the_section_it_names() -> None:
+    """A comment, message or setting that sends a person to a page names one with that section."""
+    files = [
+        path
+        for name in POINTING
+        for path in ([ROOT / name] if (ROOT / name).is_file() else (ROOT / name).rglob("*"))
+        if path.is_file() and path.suffix in {"", ".py", ".md", ".yml", ".yaml", ".example"}
+    ]
+    wrong = []
+    for path in files:
+        text = path.read_text()
+        for page, words in POINTER.findall(text):
+            target = ROOT / ("README.md" if page == "README" else page)
+            here = target.read_text() if target.exists() else ""
+            if re.sub(r"\s+", " ", words) not in re.sub(r"\s+", " ", here):
+                wrong.append(f"{path.relative_to(ROOT)}: {page} {words!r}")
+    assert not wrong, wrong
 
 
 def test_every_install_of_this_project_is_from_the_checkout() -> None:

@@ -1,7 +1,8 @@
-"""Every error the project raises to a caller derives from BotError (bot/errors.py).
+"""Every error the project raises to a caller derives from BotError, the one root
+(bot/contract/errors.py, re-exported by bot/errors.py).
 
-The agents API client, which must import nothing else of bot, has its own
-base instead: BridgeError (bot/client/errors.py), which the framework adapters
+The agents API client and the contract it shares with the server raise
+BridgeError, the client's branch of that root, which the framework adapters
 built on the client (adapters/langgraph) share.
 """
 
@@ -42,15 +43,15 @@ def public_errors() -> list[type[BaseException]]:
     return found
 
 
-# Clients of /v1: the client itself, and the framework adapters built on it,
-# whose errors join the client's so an agent catches both in one place.
-_CLIENT_SIDE = ("bot.client", "adapters.langgraph")
+# Clients of /v1: the client itself, the contract it validates with, and the
+# framework adapters built on it, whose errors join the client's so an agent
+# catches them all in one place.
+_CLIENT_SIDE = ("bot.client", "bot.contract", "adapters.langgraph")
 
 
 def _base_for(error: type[BaseException]) -> type[BaseException]:
-    # The client stands alone (it may not import bot.errors), so its one
-    # hierarchy has a base of its own, bot.client.errors.BridgeError.
-    if error.__module__.startswith(_CLIENT_SIDE):
+    # BridgeError, the client's branch of the one root; the root itself sits beside it.
+    if error.__module__.startswith(_CLIENT_SIDE) and error is not BotError:
         return BridgeError
     return BotError
 
@@ -58,8 +59,8 @@ def _base_for(error: type[BaseException]) -> type[BaseException]:
 def test_every_public_error_class_derives_from_bot_error() -> None:
     """Walk the modules: any public exception class not under its base error is named."""
     errors = public_errors()
-    assert BotError in errors  # the walk reached bot/errors.py
-    assert BridgeError in errors  # ... and bot/client/errors.py
+    assert BotError in errors  # the walk reached bot/contract/errors.py
+    assert issubclass(BridgeError, BotError)  # one root for the server and the client
     strays = sorted(
         f"{error.__module__}.{error.__qualname__}"
         for error in errors

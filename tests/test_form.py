@@ -15,7 +15,7 @@ def _schema(**properties: Any) -> dict[str, Any]:
     return {"type": "object", "properties": properties}
 
 
-# The subset itself is checked by the one checker (bot/client/form_schema.py) and
+# The subset itself is checked by the one checker (bot/contract/form_schema.py) and
 # tested beside it (tests/client/test_form_schema.py); here, what the form
 # interaction makes of it: each answer checked against its own question's schema.
 @pytest.mark.parametrize(

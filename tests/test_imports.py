@@ -1,4 +1,6 @@
-"""The packages show the design: no import cycle, and few modules loose in ``bot/``.
+"""The packages show the design: no import cycle, imports only as the layer table in
+``docs/architecture.md`` allows, no reach into another package's private module, and few
+modules loose in ``bot/``.
 
 The imports are read from the source (``ast``), every one of them: at module
 level, inside functions and under ``TYPE_CHECKING``, since each is a
@@ -8,12 +10,39 @@ dependency of the design whether or not it runs at import time.
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_LOOSE_MODULES = 8
+LAYERS = ROOT / "docs" / "architecture.md"
+
+# Imports the layer table does not allow yet, each kept for a reason; the test fails
+# too when one of them is gone, so the list shrinks as they are fixed.
+EXCEPTIONS: dict[tuple[str, str], str] = {
+    ("bot.human.capability", "bot.questions.records"): (
+        "the capability writes the bridge's Question row itself (issue 40 item 1 gives the "
+        "capability a pause value of its own, which bot/service turns into the row)"
+    ),
+    ("bot.human.ports", "bot.questions.records"): (
+        "the ledger and consumption ports take the bridge's Question and Closing (item 1)"
+    ),
+    ("bot.human.pause_event", "bot.questions.records"): (
+        "a pause reports the Question it wrote, and the PendingInterrupt is drawn from it (item 1)"
+    ),
+    ("bot.human.pause_event", "bot.questions.quorum"): (
+        "the PendingInterrupt still carries the quorum, which item 1 takes back out of it"
+    ),
+    ("bot.demo._agent", "bot.app.agent_spec"): (
+        "the demo is a deployment's agent factory (BOT_AGENT's default) and returns the "
+        "AgentSpec the README documents at bot.app.agent_spec, as every deployment does"
+    ),
+    ("bot.demo._agent", "bot.app.settings"): (
+        "a deployment's agent factory is called with the Settings (bot.app.settings)"
+    ),
+}
 
 
 def _modules() -> dict[str, Path]:
@@ -102,6 +131,83 @@ def _package(module: str) -> str:
     a module loose in ``bot/`` is a package of its own."""
     parts = module.split(".")
     return ".".join(parts[:2]) if len(parts) > 1 else module
+
+
+def _layer_table(text: str) -> dict[str, set[str]]:
+    """Each package of the table's first column and the packages it may import (``*``: any)."""
+    section = text.split("\n## Layers\n", 1)[1].split("\n## ", 1)[0]
+    table: dict[str, set[str]] = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) != 2 or not cells[0].startswith("`"):
+            continue
+        allowed = set(re.findall(r"`([^`]+)`", cells[1]))
+        for package in re.findall(r"`([^`]+)`", cells[0]):
+            assert package not in table, f"{package} has two rows"
+            table[package] = allowed
+    return table
+
+
+def _against_the_table(
+    edges: Mapping[str, set[str]], table: Mapping[str, set[str]]
+) -> set[tuple[str, str]]:
+    """The module imports whose packages the table does not let meet."""
+    found = set()
+    for source, targets in edges.items():
+        for target in targets:
+            a, b = _package(source), _package(target)
+            if a != b and not ({b, "*"} & table.get(a, set())):
+                found.add((source, target))
+    return found
+
+
+def _private_reaches(modules: Mapping[str, Path], edges: Mapping[str, set[str]]) -> set[str]:
+    """Imports of a ``_private`` module from outside the package that holds it."""
+    found = set()
+    for source, targets in edges.items():
+        home = source if modules[source].name == "__init__.py" else source.rpartition(".")[0]
+        for target in targets:
+            owner, _, name = target.rpartition(".")
+            private = name.startswith("_") and not name.startswith("__")
+            if private and not f"{home}.".startswith(f"{owner}."):
+                found.add(f"{source} -> {target}")
+    return found
+
+
+def test_every_package_has_a_row_in_the_layer_table() -> None:
+    """A package new to bot/ or adapters/ is placed in docs/architecture.md's layer table."""
+    table = _layer_table(LAYERS.read_text())
+    assert sorted({_package(m) for m in _modules()} - table.keys()) == []
+    assert sorted(table.keys() - {_package(m) for m in _modules()}) == []
+
+
+def test_imports_keep_to_the_layer_table() -> None:
+    """Every import between packages is one the table allows, or a listed exception."""
+    modules = _modules()
+    against = _against_the_table(_imports(modules), _layer_table(LAYERS.read_text()))
+    assert sorted(against - EXCEPTIONS.keys()) == []
+    assert sorted(EXCEPTIONS.keys() - against) == []  # an exception fixed leaves the list
+
+
+def test_no_import_reaches_into_another_packages_private_module() -> None:
+    """A package's ``_private`` modules are imported only from inside it."""
+    modules = _modules()
+    assert sorted(_private_reaches(modules, _imports(modules))) == []
+
+
+def test_the_layer_checks_find_what_they_are_shown() -> None:
+    """The checks themselves: an upward import, a reach into a private module, a table row."""
+    table = _layer_table(
+        "x\n## Layers\n| package | may import |\n| --- | --- |\n"
+        "| `bot.a`, `bot.b` | `bot.c` |\n| `bot.c` | nothing |\n| `bot.d` | `*` |\n"
+    )
+    assert table == {"bot.a": {"bot.c"}, "bot.b": {"bot.c"}, "bot.c": set(), "bot.d": {"*"}}
+    edges = {"bot.a.x": {"bot.c.y"}, "bot.c.y": {"bot.a.x"}, "bot.d": {"bot.a.x"}}
+    assert _against_the_table(edges, table) == {("bot.c.y", "bot.a.x")}
+    here = Path(__file__)
+    modules = {"bot.a.x": here, "bot.a._p": here, "bot.c.y": here, "bot.a.sub.z": here}
+    reaches = {"bot.c.y": {"bot.a._p"}, "bot.a.x": {"bot.a._p"}, "bot.a.sub.z": {"bot.a._p"}}
+    assert _private_reaches(modules, reaches) == {"bot.c.y -> bot.a._p"}
 
 
 def test_no_module_imports_itself_around_a_circle() -> None:

@@ -7,10 +7,10 @@ from dataclasses import replace
 import pytest
 
 from bot.questions.quorum import MayAnswer, is_self_answer
+from bot.questions.records import Question, RunRecord
 from bot.service.messages import who_may_answer_text
 from bot.service.outcomes import Responder
 from bot.service.policy import Answerers, RequesterOrApprovers, parse_rules
-from bot.stores.records import Question, RunRecord
 
 ALICE = Responder("slack:T1:UALICE", "<@UALICE>")
 BOB = Responder("slack:T1:UBOB", "<@UBOB>")

@@ -1,4 +1,4 @@
-"""What the README promises about metrics and the test suite matches the code."""
+"""The metrics docs/production.md lists and the suite docs/development.md describes are real."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from bot.questions.records import QuestionStats
 from bot.service.metrics import Metrics
 
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text()
+PRODUCTION = (ROOT / "docs" / "production.md").read_text()
+DEVELOPMENT = (ROOT / "docs" / "development.md").read_text()
 
 
 def test_each_metric_is_listed_once_and_every_listed_one_exists() -> None:
@@ -29,7 +30,7 @@ def test_each_metric_is_listed_once_and_every_listed_one_exists() -> None:
     )
     text = metrics.render().decode()
     names = set(re.findall(r"^# TYPE (\w+) ", text, re.M))
-    section = README[README.index("- `GET /metrics`") :].split("\n- ")[0]
+    section = PRODUCTION[PRODUCTION.index("- `GET /metrics`") :].split("\n- ")[0]
     listed = re.findall(r"`(bot_\w+)", section)
     assert sorted(listed) == sorted(set(listed)), "a metric is listed twice"
     assert set(listed) == names, (sorted(listed), sorted(names))
@@ -38,7 +39,7 @@ def test_each_metric_is_listed_once_and_every_listed_one_exists() -> None:
 def test_the_test_section_names_postgresql_and_its_variable() -> None:
     from tests.stores._postgres import BASE_URL
 
-    section = README[README.index("### Tests") : README.index("### CI")]
+    section = DEVELOPMENT[DEVELOPMENT.index("## Tests") : DEVELOPMENT.index("## CI")]
     assert "PostgreSQL" in section and "BOT_TEST_POSTGRES_URL" in section
     default = "postgresql://postgres@127.0.0.1:5432/test"
     assert f"`{default}`" in section

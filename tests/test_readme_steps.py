@@ -1,9 +1,11 @@
-"""The README's shell blocks, run as written in a clean folder.
+"""The set-up pages' shell blocks (``docs/slack.md``, ``docs/replicas.md``), run as written
+in a clean folder.
 
 Only what cannot exist here is filled in: a placeholder becomes a value that
 works on this machine (the local PostgreSQL, the loopback Slack Web API), and
 ``.venv/bin/python`` is this checkout's interpreter. The Teams steps are run
-the same way in ``tests/test_cli.py``; the container in ``tests/e2e/test_container.py``.
+the same way in ``tests/test_cli.py``; email's in ``tests/adapters/email/test_email_readme.py``;
+the container in ``tests/e2e/test_container.py``.
 """
 
 from __future__ import annotations
@@ -24,12 +26,12 @@ from tests.support import run_text
 from tests.waiting import healthy
 
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text()
 
 
-def readme_block(after: str) -> list[str]:
-    """The lines of the first ```sh block after ``after``, without comments."""
-    rest = README[README.index(after) :]
+def page_block(page: str, after: str) -> list[str]:
+    """The lines of the first ```sh block after ``after`` on ``page`` (from the root)."""
+    text = (ROOT / page).read_text()
+    rest = text[text.index(after) :]
     match = re.search(r"```sh\n(.*?)```", rest, re.S)
     assert match is not None
     return [line.strip() for line in match.group(1).splitlines()]
@@ -57,7 +59,7 @@ def commented(line: str) -> tuple[str, str]:
 
 async def test_the_slack_steps_check_the_tokens_with_slack(tmp_path: Path) -> None:
     """Step 4: the .env heredoc, then `make check` says what its comment says."""
-    lines = readme_block("4. Put them in `.env` and start:")
+    lines = page_block("docs/slack.md", "4. Put them in `.env` and start:")
     heredoc_end = lines.index("ENV", 1)
     assert lines[0] == "cat >> .env <<'ENV'"
     values = {"xoxb-...": BOT_TOKEN, "xapp-...": APP_TOKEN, "...": "a-signing-secret"}
@@ -88,7 +90,7 @@ async def test_the_slack_steps_check_the_tokens_with_slack(tmp_path: Path) -> No
 
 async def test_the_postgresql_steps_run_as_written(tmp_path: Path) -> None:
     """Several replicas: the exports, `check` saying what its comment says, then the server."""
-    lines = readme_block("## Several replicas (PostgreSQL)")
+    lines = page_block("docs/replicas.md", "# Several replicas (PostgreSQL)")
     url_line, keys_line, check_line, serve_line = lines
     assert url_line.startswith("export DATABASE_URL=postgresql://")
     assert keys_line.startswith('export BOT_SIGNING_KEYS="$(.venv/bin/python -m bot keygen)"')
@@ -101,7 +103,7 @@ async def test_the_postgresql_steps_run_as_written(tmp_path: Path) -> None:
         keys = commented(keys_line)[0]
         done = await asyncio.to_thread(bash, f"{ours}\n{keys}\n{check}\n", tmp_path, env)
         assert done.returncode == 0, done.stderr
-        # The promised store is the README's database; this one is where it is here.
+        # The promised store is the page's database; this one is where it is here.
         here = StoreSettings(DATABASE_URL=database_url).location
         promised = promised.replace("PostgreSQL db.internal:5432/bot", here)
         assert promised in done.stdout, (promised, done.stdout)

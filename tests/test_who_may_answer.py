@@ -25,10 +25,10 @@ from adapters.teams import TeamsSurface
 from adapters.teams._connector import Connector
 from bot.admin import AdminService, results
 from bot.human.pause_event import pending_interrupt
+from bot.questions.records import ApiRequest, Question, RunRecord, RunStatus
 from bot.service.outcomes import Responder
 from bot.service.policy import RequesterOrApprovers, parse_rules
 from bot.stores import Stores
-from bot.stores.records import ApiRequest, Question, RunRecord, RunStatus
 from tests.fakes.bf_connector import FakeConnector
 from tests.fakes.slack_api import BOT_TOKEN, FakeSlack
 from tests.support import steps

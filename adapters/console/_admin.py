@@ -19,7 +19,7 @@ from aiohttp import web
 from adapters.console._http import ConsoleError, Handler, read_json, signed_in, text_field
 from adapters.console._shown import shown
 from bot.admin import ADMIN_SERVICE, json_of, results
-from bot.client.identity import console_id
+from bot.contract.identity import console_id
 from bot.service.outcomes import Responder
 from bot.serving import SIGN_IN
 

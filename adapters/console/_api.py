@@ -34,7 +34,7 @@ from adapters.console._wording import (
     TEXT_TOO_LONG,
     TOO_MANY_ANSWERS,
 )
-from bot.client.identity import console_id
+from bot.contract.identity import console_id
 from bot.service import outcomes
 from bot.service.messages import AGENTS_ONLY, NOT_STARTED, refusal_text
 from bot.service.outcomes import ChatsOff, NotStarted, Responder

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.client.decisions import allowed
-from bot.client.edits import edit_schema, field_text, unlisted
-from bot.client.form_schema import is_json_field
+from bot.contract.decisions import allowed
+from bot.contract.edits import edit_schema, field_text, unlisted
+from bot.contract.form_schema import is_json_field
 from bot.display import display
 from bot.human.capability import ASK_USER
 from bot.interactions.approval import APPROVAL

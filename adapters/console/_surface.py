@@ -10,7 +10,7 @@ from typing import Any
 
 from adapters.console._hub import EventHub, Subscription
 from bot.kernel.interrupts import PendingInterrupt
-from bot.stores.records import Question, RunRecord
+from bot.questions.records import Question, RunRecord
 
 SURFACE = "console"
 HEARTBEAT_SECONDS = 15.0

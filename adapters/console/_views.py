@@ -14,11 +14,18 @@ from typing import Any
 
 from adapters.console._shown import page_payload, shown
 from adapters.console._surface import SURFACE
-from bot.client.edits import diff_text
+from bot.contract.edits import diff_text
 from bot.human.capability import ASK_USER
 from bot.interactions.approval import APPROVAL
 from bot.interactions.form import FORM
 from bot.questions.quorum import tally_line, voter_names
+from bot.questions.records import (
+    ConversationSummary,
+    Question,
+    QuestionStatus,
+    RunRecord,
+    RunStatus,
+)
 from bot.service.messages import (
     answered_text,
     approval_line,
@@ -31,13 +38,6 @@ from bot.service.messages import (
 from bot.service.outcomes import Responder
 from bot.service.policy import RequesterOrApprovers
 from bot.service.views import RunWithQuestions
-from bot.stores.records import (
-    ConversationSummary,
-    Question,
-    QuestionStatus,
-    RunRecord,
-    RunStatus,
-)
 
 
 @dataclass(frozen=True, slots=True)

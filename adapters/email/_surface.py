@@ -30,12 +30,12 @@ from adapters.email._message import (
     question_message,
 )
 from adapters.email.settings import SmtpServer, untrusted_certificate
-from bot.client.identity import ANYONE, IdentityError, canonical, same_person
+from bot.contract.identity import ANYONE, IdentityError, canonical, same_person
 from bot.kernel.interrupts import PendingInterrupt
 from bot.questions.quorum import tally_line
+from bot.questions.records import Question, RunRecord
 from bot.service.messages import nudge_text
 from bot.service.surfaces import DeliveryError
-from bot.stores.records import Question, RunRecord
 
 log = logging.getLogger(__name__)
 

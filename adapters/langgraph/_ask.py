@@ -22,9 +22,8 @@ from pydantic import ValidationError
 from adapters.langgraph._keys import idempotency_key, with_origin
 from adapters.langgraph._outcomes import Decision, Reply, decision_of, reply_of
 from adapters.langgraph.errors import LangGraphError, NotInNode, QuestionChanged
-from bot.client import Bridge, Conflict, Question, QuestionObject
-from bot.client._bridge import QuestionsLike, RouteLike
-from bot.client.decisions import APPROVE_OR_REJECT
+from bot.client import Bridge, Conflict, Question, QuestionObject, QuestionsLike, RouteLike
+from bot.contract.decisions import APPROVE_OR_REJECT
 
 # The ``type`` of the interrupt value our calls raise; the resumer looks for it.
 BRIDGE_INTERRUPT = "bridge_question"

@@ -26,8 +26,8 @@ from typing import Any, Literal
 from adapters.langgraph._keys import idempotency_key
 from adapters.langgraph._outcomes import Approved, Decision, Rejected, Unanswered
 from adapters.langgraph.errors import UnsupportedReview
-from bot.client.decisions import DECISIONS
-from bot.client.models import QuestionObject
+from bot.contract.decisions import DECISIONS
+from bot.contract.models import QuestionObject
 
 _MAX_ACTION = 100
 _MAX_SUMMARY = 1000

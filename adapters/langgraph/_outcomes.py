@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from bot.client.models import AnsweredBy, QuestionObject
+from bot.contract.models import AnsweredBy, QuestionObject
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,7 @@ from adapters.langgraph._ask import BRIDGE_INTERRUPT
 from adapters.langgraph._keys import thread_of, with_origin
 from adapters.langgraph._outcomes import decision_of
 from adapters.langgraph.errors import ForeignInterrupt, LangGraphError
-from bot.client import Bridge, Question, QuestionObject, verify_webhook
-from bot.client._bridge import RouteLike
+from bot.client import Bridge, Question, QuestionObject, RouteLike, verify_webhook
 
 
 class ResumableGraph(Protocol):

@@ -19,8 +19,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from adapters.mcp._asgi import AsgiApp, call_asgi
 from adapters.mcp._tools import BridgeTools, build_server
 from adapters.mcp.settings import McpSettings
-from bot.api._errors import NO_KEY, OTHER_ORIGIN, TOO_LARGE, WRONG_KEY, ApiError
-from bot.api._http import API_KEYS, envelope
+from bot.api import API_KEYS, NO_KEY, OTHER_ORIGIN, TOO_LARGE, WRONG_KEY, ApiError, envelope
 from bot.client import Bridge
 from bot.serving import ALLOWED_HOSTS
 

@@ -29,7 +29,7 @@ from bot.client import (
     TransportError,
     WaitTimeout,
 )
-from bot.client.models import validation_sentence
+from bot.contract.models import validation_sentence
 
 # Gives the tools a ``Bridge`` for one call: stdio has one, ``/mcp`` one per caller's key.
 BridgeFor = Callable[[Context], AbstractAsyncContextManager[Bridge]]

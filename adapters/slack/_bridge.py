@@ -347,7 +347,7 @@ async def _check_app_token(client: AsyncWebClient, token: str) -> None:
         ):
             raise BotError(
                 f"SLACK_APP_TOKEN was refused by Slack ({code}): generate an app-level "
-                "token with the connections:write scope (README, Slack section)"
+                "token with the connections:write scope (docs/slack.md, step 2)"
             ) from None
     except aiohttp.ClientError:
         pass

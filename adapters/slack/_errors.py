@@ -21,7 +21,7 @@ TRANSIENT = frozenset(
     {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
 )
 DEFAULT_RETRY_SECONDS = 1.0
-REINSTALL = "reinstall the app to the workspace (README, Slack section) and update SLACK_BOT_TOKEN"
+REINSTALL = "reinstall the app to the workspace (docs/slack.md) and update SLACK_BOT_TOKEN"
 FIXES = {
     "invalid_auth": f"the bot token is not valid: {REINSTALL}",
     "not_authed": "no bot token was sent: set SLACK_BOT_TOKEN, or install the app through OAuth",

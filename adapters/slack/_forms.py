@@ -24,7 +24,7 @@ from typing import Any
 from adapters._form_input import typed_number
 from adapters.slack import _limits as L
 from adapters.slack._limits import clip
-from bot.client.form_schema import MAX_STRING
+from bot.contract.form_schema import MAX_STRING
 from bot.display import display
 
 ANSWER = "answer"  # every input's action_id, as in ``_modals``
@@ -103,7 +103,7 @@ def _element(spec: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _enum(spec: Mapping[str, Any]) -> list[str]:
-    """The choices' values, however the schema spells them (``bot.client.form_schema``)."""
+    """The choices' values, however the schema spells them (``bot.contract.form_schema``)."""
     return [value for value, _ in _titled(spec)]
 
 

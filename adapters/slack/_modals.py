@@ -25,9 +25,9 @@ from adapters.slack import _limits as L
 from adapters.slack._limits import clip
 from adapters.slack._render import APPROVAL, ASK_USER, FORM
 from adapters.slack._submissions import within_reach
-from bot.client.decisions import MAX_MESSAGE
-from bot.client.edits import edit_schema, field_text, unlisted
-from bot.client.form_schema import is_json_field
+from bot.contract.decisions import MAX_MESSAGE
+from bot.contract.edits import edit_schema, field_text, unlisted
+from bot.contract.form_schema import is_json_field
 from bot.display import display
 
 FormKind = Literal["ask", "schema", "reject", "form", "edit", "respond"]

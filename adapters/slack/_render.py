@@ -32,7 +32,7 @@ from typing import Any, Literal
 from adapters.slack import _limits as L
 from adapters.slack._forms import label_of, properties
 from adapters.slack._limits import clip, fit
-from bot.client.decisions import allowed
+from bot.contract.decisions import allowed
 from bot.display import display
 from bot.kernel.interrupts import PendingInterrupt
 from bot.questions.quorum import rejected_on_expiry

@@ -36,11 +36,11 @@ from adapters.slack._render import (
 from bot.display import display
 from bot.kernel.interrupts import PendingInterrupt
 from bot.questions.quorum import MayAnswer, people_text, tally_text, voter_names
+from bot.questions.records import Question, RunRecord
 from bot.service.messages import nudge_text, who_may_answer_text
 from bot.service.outcomes import Responder
 from bot.service.policy import RequesterOrApprovers
 from bot.service.surfaces import DeliveryError
-from bot.stores.records import Question, RunRecord
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from slack_bolt.request.async_request import AsyncBoltRequest
 
-from bot.client.identity import slack_id
+from bot.contract.identity import slack_id
 from bot.service.outcomes import Responder
 
 USER_MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")

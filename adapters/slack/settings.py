@@ -2,7 +2,7 @@
 
 Events arrive over HTTP when a signing secret is set, over Socket Mode
 when an app token is; the combinations that cannot work are refused at
-start, each in one line naming what to set (see README, "Slack").
+start, each in one line naming what to set (see docs/slack.md).
 """
 
 from __future__ import annotations

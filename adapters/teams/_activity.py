@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from bot.client.identity import teams_id
+from bot.contract.identity import teams_id
 from bot.service.outcomes import Responder
 from bot.service.surfaces import Conversation
 

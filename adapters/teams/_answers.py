@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from adapters.teams._form_card import field_id, form_answer, properties
-from bot.client.edits import edit_schema
+from bot.contract.edits import edit_schema
 
 Json = dict[str, Any]
 

@@ -35,9 +35,9 @@ from adapters.teams._card_kit import (
     title,
 )
 from adapters.teams._form_card import form_inputs, kept_fields, properties
-from bot.client.decisions import MAX_MESSAGE, allowed
-from bot.client.edits import edit_schema, field_text, unlisted
-from bot.client.form_schema import is_json_field
+from bot.contract.decisions import MAX_MESSAGE, allowed
+from bot.contract.edits import edit_schema, field_text, unlisted
+from bot.contract.form_schema import is_json_field
 from bot.kernel.interrupts import PendingInterrupt
 from bot.questions.records import Question
 from bot.service.messages import expires_text, level_text

@@ -22,6 +22,7 @@ from adapters.teams._card_kit import (
 )
 from adapters.teams._form_card import answered_facts, properties
 from bot.questions.quorum import rejected_on_expiry
+from bot.questions.records import Question, QuestionStatus
 from bot.service.messages import (
     answered_text,
     approval_line,
@@ -29,7 +30,6 @@ from bot.service.messages import (
     expired_text,
     when,
 )
-from bot.stores.records import Question, QuestionStatus
 
 ANSWERS_LEFT_OUT = "The whole answer went to the agent."
 

@@ -17,13 +17,13 @@ from adapters.teams._card_kit import Json, attachment
 from adapters.teams._cards import CardContext, question_card
 from adapters.teams._closed import closed_card
 from adapters.teams._connector import Connector, with_retries
-from bot.client.identity import teams_id
+from bot.contract.identity import teams_id
 from bot.kernel.interrupts import PendingInterrupt
 from bot.questions.quorum import tally_line, tally_text, voter_names
+from bot.questions.records import Question, RunRecord
 from bot.service.messages import group_text, nudge_text, person_text, who_may_answer_text
 from bot.service.policy import RequesterOrApprovers
 from bot.service.surfaces import DeliveryError
-from bot.stores.records import Question, RunRecord
 
 log = logging.getLogger(__name__)
 

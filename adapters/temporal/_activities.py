@@ -17,9 +17,8 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from adapters.temporal._wire import ASK_ACTIVITY, METADATA_KEY, WAIT_ACTIVITY, AskRequest, AskResult
-from bot.client import Bridge, BridgeError, Question, QuestionObject
-from bot.client._question import transient
-from bot.client.decisions import APPROVE_OR_REJECT
+from bot.client import Bridge, BridgeError, Question, QuestionObject, transient
+from bot.contract.decisions import APPROVE_OR_REJECT
 
 # The bridge holds one long-poll this long at most.
 POLL_SECONDS = 30

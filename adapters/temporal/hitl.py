@@ -53,12 +53,15 @@ with workflow.unsafe.imports_passed_through():
         AskUserAnswer,
         Policy,
         QuestionObject,
+        QuestionsLike,
         Rejected,
+        RoutesLike,
         WebhookEvent,
+        form_schema_of,
+        outcome_error,
+        questions_of,
+        route_of,
     )
-    from bot.client._bridge import QuestionsLike, RoutesLike, _questions_of, route_of
-    from bot.client._forms import form_schema_of
-    from bot.client._question import outcome_error
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -258,7 +261,7 @@ async def ask_human(
     """
     answered = await _answered(
         "ask_user",
-        _questions_of(questions).model_dump(mode="json", exclude_none=True),
+        questions_of(questions).model_dump(mode="json", exclude_none=True),
         route=route,
         answerers=answerers,
         ttl_seconds=ttl_seconds,

@@ -21,6 +21,7 @@ from typing import Any, assert_never
 from bot.admin import results
 from bot.display import display, has_hidden, visible
 from bot.questions.quorum import shown, tally_shown
+from bot.questions.records import AuditEvent, Delivery, DeliveryState, Question, QuestionStats
 from bot.service.messages import (
     ADMINS_ONLY,
     NOT_AN_ADMIN,
@@ -32,7 +33,6 @@ from bot.service.messages import (
     resent_question,
     when,
 )
-from bot.stores.records import AuditEvent, Delivery, DeliveryState, Question, QuestionStats
 
 MAX_TITLE = 80
 # A ⟨U+XXXX⟩ marker that a clip would cut: from its opening bracket to the end.

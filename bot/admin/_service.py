@@ -45,20 +45,20 @@ from bot.admin._commands import (
     parse,
     verb_of,
 )
-from bot.client.identity import compared, same_person
+from bot.contract.identity import compared, same_person
 from bot.questions.lifecycle import Lifecycle
-from bot.service.messages import question_not_found, run_not_found
-from bot.service.outcomes import Responder
-from bot.service.policy import RequesterOrApprovers
-from bot.service.runs import RunService
-from bot.stores.ports import Stores
-from bot.stores.records import (
+from bot.questions.records import (
     AuditEvent,
     Closing,
     PendingFilter,
     Question,
     QuestionStatus,
 )
+from bot.service.messages import question_not_found, run_not_found
+from bot.service.outcomes import Responder
+from bot.service.policy import RequesterOrApprovers
+from bot.service.runs import RunService
+from bot.stores.ports import Stores
 
 log = logging.getLogger(__name__)
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
-from bot.client.identity import canonical
 from bot.component_settings import ComponentSettings, CsvList
+from bot.contract.identity import canonical
 
 
 class AdminSettings(ComponentSettings):
@@ -22,5 +22,5 @@ class AdminSettings(ComponentSettings):
     @field_validator("ids")
     @classmethod
     def _canonical(cls, value: list[str]) -> list[str]:
-        # One spelling per person (``bot.client.identity``); an id no surface builds is refused.
+        # One spelling per person (``bot.contract.identity``); an id no surface builds is refused.
         return [canonical(admin) for admin in value]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.admin._commands import Usage
-from bot.stores.records import (
+from bot.questions.records import (
     AuditEvent,
     Delivery,
     Question,

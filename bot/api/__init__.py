@@ -5,9 +5,19 @@ asks goes through the one lifecycle (``bot.questions``) like any other, so
 posting, answering, expiry, admin commands and the outbox are not repeated.
 """
 
-from bot.api._errors import ApiError
-from bot.api._http import API_KEYS, API_QUESTIONS, mount_api
-from bot.api._keys import KeyRing, hash_key, new_key, settle_keys
+from bot.api._errors import NO_KEY, OTHER_ORIGIN, TOO_LARGE, WRONG_KEY, ApiError
+from bot.api._http import API_KEYS, API_QUESTIONS, envelope, mount_api
+from bot.api._keys import (
+    NO_ROUTES,
+    KeyRing,
+    check_creates_per_minute,
+    check_name,
+    check_route,
+    hash_key,
+    new_key,
+    new_key_id,
+    settle_keys,
+)
 from bot.api._page import mount_link_page
 from bot.api._questions import ApiQuestions
 from bot.api._settings import ApiSettings, LinkSettings
@@ -17,16 +27,26 @@ from bot.api._wiring import serve_api
 __all__ = [
     "API_KEYS",
     "API_QUESTIONS",
+    "NO_KEY",
+    "NO_ROUTES",
+    "OTHER_ORIGIN",
+    "TOO_LARGE",
+    "WRONG_KEY",
     "ApiError",
     "ApiQuestions",
     "ApiSettings",
     "KeyRing",
     "LinkSettings",
     "Waiters",
+    "check_creates_per_minute",
+    "check_name",
+    "check_route",
+    "envelope",
     "hash_key",
     "mount_api",
     "mount_link_page",
     "new_key",
+    "new_key_id",
     "serve_api",
     "settle_keys",
 ]

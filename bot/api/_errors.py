@@ -53,7 +53,7 @@ UNSIGNABLE_CALLBACK = (
 )
 # The field and the character (as U+0000): the character itself would carry on into logs.
 UNSTORABLE = "{field} contains the character {code}, which the bridge does not store; remove it."
-# A number JSON cannot carry (``bot/client/json_values.py``), named by where it is.
+# A number JSON cannot carry (``bot/contract/json_values.py``), named by where it is.
 UNKEPT_NUMBER = (
     "{field} must be a finite number within ±1e308 (NaN and Infinity are not JSON); "
     "send one that is."

@@ -1,7 +1,7 @@
 """``/v1``: the agents API over HTTP; every refusal is the error envelope, never a 5xx.
 
 Handlers parse and authenticate, then ``ApiQuestions`` acts. Bodies are
-validated with the wire models (``bot.client.models``), the same ones the
+validated with the wire models (``bot.contract.models``), the same ones the
 OpenAPI document is generated from.
 """
 
@@ -35,11 +35,11 @@ from bot.api._objects import STATUS_OF_NAME
 from bot.api._openapi import openapi_document
 from bot.api._questions import MAX_WAIT_SECONDS, ApiQuestions
 from bot.api._waiters import Waiters
-from bot.client.json_values import first_unkept_number
-from bot.client.models import CREATE_QUESTION, CancelRequest, validation_sentence
+from bot.contract.json_values import first_unkept_number
+from bot.contract.models import CREATE_QUESTION, CancelRequest, validation_sentence
+from bot.questions.records import ApiKey
 from bot.serving import JsonRejected, RateLimits, loads_limited
 from bot.stores.errors import is_outage
-from bot.stores.records import ApiKey
 from bot.stores.storable import Unstorable, first_unstorable
 
 log = logging.getLogger(__name__)

@@ -19,10 +19,10 @@ import secrets
 from collections.abc import Sequence
 from typing import Any
 
-from bot.client.identity import PLAIN_ADDRESS, email_address
+from bot.contract.identity import PLAIN_ADDRESS, email_address
 from bot.errors import BotError
+from bot.questions.records import ApiKey
 from bot.stores.ports import ApiRecords
-from bot.stores.records import ApiKey
 
 MIN_KEY_CHARS = 32
 KEY_PREFIX = "hitl_"

@@ -11,9 +11,9 @@ import binascii
 import math
 from typing import Any
 
-from bot.client.models import ANYONE, QuestionObject
+from bot.contract.models import ANYONE, QuestionObject
 from bot.questions import posts, quorum
-from bot.stores.records import ApiView, QuestionStatus
+from bot.questions.records import ApiView, QuestionStatus
 from bot.stores.storable import unstorable_character
 from bot.webhooks import rfc3339
 

@@ -1,6 +1,6 @@
 """The OpenAPI 3.1 document of ``/v1``, generated from the wire models the handlers use.
 
-Nothing here restates a field: schemas come from ``bot.client.models``
+Nothing here restates a field: schemas come from ``bot.contract.models``
 (pydantic's JSON Schema, which OpenAPI 3.1 takes as it is); only the paths,
 their parameters and which status answers with which model are written.
 """
@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic.json_schema import models_json_schema
 
-from bot.client.models import (
+from bot.contract.models import (
     ApprovalAnswer,
     CancelRequest,
     CreateApproval,

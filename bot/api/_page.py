@@ -40,14 +40,13 @@ from bot.api._page_html import (
 )
 from bot.api._settings import LinkSettings
 from bot.api.links import ANSWER_LINKS, LinkClaims, LinkInvalidError
-from bot.client.identity import console_id, same_person
+from bot.contract.identity import console_id, same_person
 from bot.questions.records import Question, QuestionStatus
 from bot.service import outcomes
 from bot.service.messages import SIGN_IN_NEEDED, SIGN_IN_THROTTLED, refusal_text
 from bot.service.outcomes import Responder
 from bot.service.runs import RUN_SERVICE
-from bot.serving import ALLOWED_HOSTS, SIGN_IN, RateLimits, Throttled, client_of
-from bot.serving._settings import CHALLENGE
+from bot.serving import ALLOWED_HOSTS, CHALLENGE, SIGN_IN, RateLimits, Throttled, client_of
 
 log = logging.getLogger(__name__)
 

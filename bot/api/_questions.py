@@ -35,12 +35,10 @@ from bot.api._objects import checked_object, cursor_for, position_of
 from bot.api._routes import Unroutable, check_further, conversation_for
 from bot.api._waiters import Waiters
 from bot.api.links import LINK_PREFIX, AnswerLinks, link_ids
-from bot.client.models import ANYONE, CreateApproval, CreateAskUser, CreateForm, Route
+from bot.contract.models import ANYONE, CreateApproval, CreateAskUser, CreateForm, Route
 from bot.human.capability import HumanInteractionCapability
 from bot.questions import posts, quorum
-from bot.service.outcomes import Responder
-from bot.service.runs import RunService
-from bot.stores.records import (
+from bot.questions.records import (
     ApiKey,
     ApiRequest,
     ApiView,
@@ -49,6 +47,8 @@ from bot.stores.records import (
     RunRecord,
     RunStatus,
 )
+from bot.service.outcomes import Responder
+from bot.service.runs import RunService
 
 log = logging.getLogger(__name__)
 

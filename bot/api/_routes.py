@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from bot.client.identity import IdentityError, canonical
-from bot.client.models import Route
+from bot.contract.identity import IdentityError, canonical
+from bot.contract.models import Route
 from bot.errors import BotError
 from bot.service.surfaces import Conversation, DeliveryError, Surface
 from bot.stores.ports import Runs

@@ -9,7 +9,7 @@ from pydantic import Field, SecretStr, field_validator
 
 from bot.api._keys import DEFAULT_CREATES_PER_MINUTE, keys_from_setting, secrets_in_setting
 from bot.component_settings import NOT_BLANK, ComponentSettings, Hidden
-from bot.stores.records import ApiKey
+from bot.questions.records import ApiKey
 
 # Each key in the list is a secret of its own for the log filter.
 ApiKeysSetting = Annotated[SecretStr | None, NOT_BLANK, Hidden(parts=secrets_in_setting)]

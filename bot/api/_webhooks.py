@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from bot import tracing
 from bot.api._objects import checked_object
+from bot.questions.records import Delivery, QuestionStatus
 from bot.service.surfaces import DeliveryError
 from bot.stores.ports import ApiRecords
-from bot.stores.records import Delivery, QuestionStatus
 from bot.webhooks import EventType, Refused, Retry, Sent, WebhookSender, retry_delay
 
 EVENTS: dict[QuestionStatus, EventType] = {

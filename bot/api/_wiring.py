@@ -14,15 +14,15 @@ from bot.api._settings import ApiSettings
 from bot.api._waiters import Waiters
 from bot.api._webhooks import ApiWebhooks
 from bot.api.links import ANSWER_LINKS, LINK_SURFACE, AnswerLinks, LinkSurface
-from bot.client.decisions import DEFAULT_ALLOW
+from bot.contract.decisions import DEFAULT_ALLOW
 from bot.human.factory import ask_user_registration
 from bot.interactions.approval import approval_registration
 from bot.interactions.form import form_registration
 from bot.questions import posts
+from bot.questions.records import Delivery, DeliveryKind, DeliveryState
 from bot.service.outcomes import Responder
 from bot.service.runs import RunService
 from bot.stores.ports import changes_of
-from bot.stores.records import Delivery, DeliveryKind, DeliveryState
 from bot.webhooks import WebhookSender, WebhookSettings, check_target
 
 # Who cancels a question that could not be posted, as its audit and the chat show it.

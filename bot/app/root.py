@@ -34,10 +34,10 @@ from bot.serving import (
     SIGN_IN,
     allowed_hosts_for,
     http_guards,
+    quiet_malformed_requests,
     refuse_unless_signed_in,
     sign_in_for,
 )
-from bot.serving._malformed import quiet_malformed_requests
 from bot.stores.ports import Change, changes_of
 
 log = logging.getLogger(__name__)

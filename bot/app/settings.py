@@ -24,7 +24,7 @@ from adapters.mcp.settings import McpSettings
 from adapters.slack.settings import SlackSettings
 from adapters.teams.settings import TeamsSettings
 from bot.admin import AdminSettings
-from bot.api._settings import ApiSettings, LinkSettings
+from bot.api import ApiSettings, LinkSettings
 from bot.component_settings import ComponentSettings
 from bot.errors import BotError
 from bot.human.signing import SigningSettings

@@ -14,8 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from bot.admin._render import json_text, ok, text_of
-from bot.admin._service import AdminService
+from bot.admin import AdminService, json_text, ok, text_of
 from bot.app.settings import Settings
 from bot.service.outcomes import Responder
 

@@ -11,7 +11,7 @@ import sys
 import time
 from typing import TextIO
 
-from bot.api._keys import (
+from bot.api import (
     NO_ROUTES,
     check_creates_per_minute,
     check_name,
@@ -21,7 +21,7 @@ from bot.api._keys import (
     new_key_id,
 )
 from bot.app.settings import Settings
-from bot.stores.records import ApiKey
+from bot.questions.records import ApiKey
 
 NO_KEYS = "no keys: make one with api-key create NAME --route ROUTE, or list them in BOT_API_KEYS"
 

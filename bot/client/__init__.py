@@ -1,15 +1,25 @@
 """The agents API client: ask a person through the bridge from any agent or script.
 
-The boundary: this package imports neither the server nor anything else under
-``bot`` outside ``bot.client``, and depends only on aiohttp and pydantic, so an
-agent can install and import it alone. The bridge imports its wire models
-(``bot.client.models``) and form checks (``bot.client.form_schema``) from here,
-never the reverse.
+The boundary: this package imports nothing of the server, only itself and the
+contract it shares with the server (``bot.contract``: the wire models, form
+checks, identities, decisions and edits), and depends only on aiohttp and
+pydantic, so an agent can install and import it alone. It re-exports the
+contract's names its users import (here, and from ``bot.client.models``,
+``bot.client.form_schema`` and its other submodules of old); no server module
+imports it.
 """
 
 from bot.client._approval import require_approval
-from bot.client._bridge import Bridge
-from bot.client._question import Question
+from bot.client._bridge import (
+    Bridge,
+    QuestionsLike,
+    RouteLike,
+    RoutesLike,
+    questions_of,
+    route_of,
+)
+from bot.client._forms import form_schema_of
+from bot.client._question import Question, outcome_error, transient
 from bot.client._sync import SyncBridge, SyncQuestion
 from bot.client.errors import (
     ApiError,
@@ -33,8 +43,9 @@ from bot.client.errors import (
     Unprocessable,
     WaitTimeout,
 )
-from bot.client.form_schema import check_form_answer, check_form_schema
-from bot.client.models import (
+from bot.client.webhooks import verify_webhook
+from bot.contract.form_schema import check_form_answer, check_form_schema
+from bot.contract.models import (
     AnsweredBy,
     ApprovalAnswer,
     ApprovalPayload,
@@ -50,7 +61,6 @@ from bot.client.models import (
     Route,
     WebhookEvent,
 )
-from bot.client.webhooks import verify_webhook
 
 __all__ = [
     "AnsweredBy",
@@ -80,9 +90,12 @@ __all__ = [
     "Question",
     "QuestionObject",
     "QuestionPage",
+    "QuestionsLike",
     "RateLimited",
     "Rejected",
     "Route",
+    "RouteLike",
+    "RoutesLike",
     "SyncBridge",
     "SyncQuestion",
     "TransportError",
@@ -93,6 +106,11 @@ __all__ = [
     "WebhookEvent",
     "check_form_answer",
     "check_form_schema",
+    "form_schema_of",
+    "outcome_error",
+    "questions_of",
     "require_approval",
+    "route_of",
+    "transient",
     "verify_webhook",
 ]

@@ -12,7 +12,7 @@ from bot.client._bridge import Bridge, RoutesLike
 from bot.client._question import outcome_error
 from bot.client._sync import SyncBridge
 from bot.client.errors import Rejected
-from bot.client.models import QuestionObject
+from bot.contract.models import QuestionObject
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -14,7 +14,7 @@ from bot.client._forms import form_schema_of
 from bot.client._http import Http
 from bot.client._question import Question, identity, into, transient
 from bot.client.errors import BridgeError, RateLimited
-from bot.client.models import (
+from bot.contract.models import (
     ApprovalPayload,
     AskUserItem,
     AskUserPayload,
@@ -60,7 +60,8 @@ def route_of(route: RouteLike) -> Route:
     return Route.model_validate(dict(route))
 
 
-def _questions_of(questions: QuestionsLike) -> AskUserPayload:
+def questions_of(questions: QuestionsLike) -> AskUserPayload:
+    """The ``ask_user`` payload a question, a list of them or a payload stands for."""
     if isinstance(questions, AskUserPayload):
         return questions
     if isinstance(questions, str):
@@ -115,7 +116,7 @@ class Bridge:
         body = CreateAskUser.model_validate(
             _create_fields(
                 "ask_user",
-                _questions_of(questions).model_dump(mode="json"),
+                questions_of(questions).model_dump(mode="json"),
                 route=route,
                 idempotency_key=idempotency_key,
                 answerers=answerers,

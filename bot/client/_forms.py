@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bot.client.form_schema import check_form_schema
+from bot.contract.form_schema import check_form_schema
 
 _TOP = ("type", "properties", "required", "title", "description")
 

@@ -13,7 +13,7 @@ import aiohttp
 from pydantic import ValidationError
 
 from bot.client.errors import BY_CODE, ApiError, RateLimited, TransportError, UnexpectedStatus
-from bot.client.models import ErrorEnvelope
+from bot.contract.models import ErrorEnvelope
 
 # Any of these means the bridge is (for now) out of reach: restarting, or a
 # proxy in front of it that has no upstream yet.

@@ -22,7 +22,7 @@ from bot.client.errors import (
     TransportError,
     WaitTimeout,
 )
-from bot.client.models import QuestionObject
+from bot.contract.models import QuestionObject
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)

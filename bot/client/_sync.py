@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from bot.client._bridge import Bridge, QuestionsLike, RoutesLike
 from bot.client._question import Question
-from bot.client.models import QuestionObject, QuestionPage
+from bot.contract.models import QuestionObject, QuestionPage
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-# Defined in a leaf the models can raise from; public here, with the rest.
-from bot.client._error_base import BridgeError as BridgeError
-from bot.client._error_base import FormAnswerError as FormAnswerError
-from bot.client._error_base import FormSchemaError as FormSchemaError
-from bot.client._error_base import JsonTextError as JsonTextError
+# Defined in the contract, whose models raise them; public here, with the rest.
+from bot.contract.errors import BridgeError as BridgeError
+from bot.contract.errors import FormAnswerError as FormAnswerError
+from bot.contract.errors import FormSchemaError as FormSchemaError
+from bot.contract.errors import JsonTextError as JsonTextError
 
 if TYPE_CHECKING:
-    from bot.client.models import QuestionObject
+    from bot.contract.models import QuestionObject
 
 
 class InvalidWebhook(BridgeError):

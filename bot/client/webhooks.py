@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pydantic import ValidationError
 
 from bot.client.errors import InvalidWebhook
-from bot.client.models import WebhookEvent
+from bot.contract.models import WebhookEvent
 
 TOLERANCE_SECONDS = 5 * 60
 _PREFIX = "whsec_"

@@ -13,10 +13,10 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo, model_validator
 
-# The payload is defined once, with the client (``bot/client/payloads.py``), for every door.
-from bot.client.payloads import AskUserItem as AskUserItem
-from bot.client.payloads import AskUserOption as AskUserOption
-from bot.client.payloads import AskUserPayload as AskUserPayload
+# The payload is defined once, with the client (``bot/contract/payloads.py``), for every door.
+from bot.contract.payloads import AskUserItem as AskUserItem
+from bot.contract.payloads import AskUserOption as AskUserOption
+from bot.contract.payloads import AskUserPayload as AskUserPayload
 from bot.human.capability import (
     HumanInteractionCapability,
     InteractionConfigurationError,

@@ -13,7 +13,7 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
 
-from bot.client.decisions import (
+from bot.contract.decisions import (
     DECISIONS,
     DEFAULT_ALLOW,
     MAX_MESSAGE,
@@ -21,12 +21,12 @@ from bot.client.decisions import (
     allowed,
     check_allow,
 )
-from bot.client.edits import check_edit
-from bot.client.errors import FormAnswerError
-from bot.client.json_values import same_json
+from bot.contract.edits import check_edit
+from bot.contract.errors import FormAnswerError
+from bot.contract.json_values import same_json
 
 # The payload is defined once, with the client, for every door.
-from bot.client.payloads import ApprovalPayload as ApprovalPayload
+from bot.contract.payloads import ApprovalPayload as ApprovalPayload
 from bot.human.capability import InteractionRegistration
 from bot.human.contribution import refusing_tool_spec
 from bot.human.errors import AnswerValidationError
@@ -71,7 +71,7 @@ class ApprovalResponse(BaseModel):
 @dataclass(frozen=True, slots=True)
 class ApprovalRegistration(InteractionRegistration):
     """``approval``'s registration: the deployment's ``allow`` for questions that name none,
-    and each edit checked against its own question's arguments (``bot/client/edits.py``)."""
+    and each edit checked against its own question's arguments (``bot/contract/edits.py``)."""
 
     allow: tuple[str, ...] = field(default=DEFAULT_ALLOW)
 

@@ -1,7 +1,7 @@
 """``form``: a person fills in a form drawn from a flat JSON Schema; the answer is its object.
 
 The payload is ``{"title", "message", "schema"}``, the schema in the subset
-MCP elicitation allows (``bot/client/form_schema.py``, the one checker the
+MCP elicitation allows (``bot/contract/form_schema.py``, the one checker the
 agents API and its client use too). Unlike ``ask_user`` and
 ``approval`` the answer's shape is not fixed by the registration: it is the
 schema the question carries, so the registration checks each answer against
@@ -17,11 +17,11 @@ from typing import Any
 
 from pydantic import RootModel
 
-from bot.client.errors import FormAnswerError
-from bot.client.form_schema import check_form_answer
+from bot.contract.errors import FormAnswerError
+from bot.contract.form_schema import check_form_answer
 
 # The payload is defined once, with the client; ``/v1`` narrows it (``FormPayload``).
-from bot.client.payloads import FormToolPayload as FormToolPayload
+from bot.contract.payloads import FormToolPayload as FormToolPayload
 from bot.human.capability import InteractionRegistration
 from bot.human.contribution import refusing_tool_spec
 from bot.human.errors import AnswerValidationError

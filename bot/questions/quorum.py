@@ -1,6 +1,6 @@
 """A question's approval policy, applied: who is its requester, when ballots decide it.
 
-The policy is the wire model (``bot.client.models.Policy``), stored on the
+The policy is the wire model (``bot.contract.models.Policy``), stored on the
 question as a dict with its defaults filled in, so every door and every
 replica applies the same one. A question without one has the default:
 the first answer decides, anyone admitted may answer, an expiry stores no
@@ -10,7 +10,7 @@ the quorum when ``reject`` is ``"quorum"``.
 
 An approval may be approved with changes (``edit``). Each approving ballot
 votes for one set of arguments: ``approve`` for the original, ``edit`` for
-its own, compared as canonical JSON (``bot/client/json_values.py``: ``true``
+its own, compared as canonical JSON (``bot/contract/json_values.py``: ``true``
 is not ``1``, key order does not matter). Each person's latest ballot is
 their vote. The proposal is what the latest approving ballot voted for, and
 the approvals that count are those for the same arguments: the question
@@ -28,11 +28,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from bot.client.decisions import APPROVING
-from bot.client.edits import diff_text
-from bot.client.identity import same_person
-from bot.client.json_values import canonical
-from bot.client.models import STORED, Policy
+from bot.contract.decisions import APPROVING
+from bot.contract.edits import diff_text
+from bot.contract.identity import same_person
+from bot.contract.json_values import canonical
+from bot.contract.models import STORED, Policy
 from bot.questions.records import Question, QuestionStatus, RunRecord
 from bot.questions.write import Ballot
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from bot.client.identity import email_address
+from bot.contract.identity import email_address
 
 
 class QuestionStatus(StrEnum):
@@ -69,7 +69,7 @@ class Question:
     # Who may answer, when the asker named them (an API question's ``answerers``);
     # empty: the deployment's rule for the interaction (``bot.service.policy``).
     answerers: tuple[str, ...] = ()
-    # The question's policy (``bot.client.models.Policy`` as a dict, defaults filled);
+    # The question's policy (``bot.contract.models.Policy`` as a dict, defaults filled);
     # None: the default, one answer decides.
     policy: dict[str, Any] | None = None
     # The votes counted so far under a quorum: {"approve": [ids], "reject": [ids],

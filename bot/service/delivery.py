@@ -32,12 +32,18 @@ from bot.kernel.interrupts import PendingInterrupt
 from bot.logs import scrub
 from bot.questions import posts
 from bot.questions.lifecycle import Lifecycle
-from bot.questions.records import WEBHOOK_LANE
+from bot.questions.records import (
+    WEBHOOK_LANE,
+    Delivery,
+    DeliveryKind,
+    Question,
+    QuestionStatus,
+    RunRecord,
+)
 from bot.service.known import KnownRuns
 from bot.service.owed import OwedRows
 from bot.service.surfaces import DeliveryError, NudgesQuestions, RedrawsQuestions, Surface
 from bot.stores.ports import Delivered, Stores
-from bot.stores.records import Delivery, DeliveryKind, Question, QuestionStatus, RunRecord
 
 log = logging.getLogger(__name__)
 

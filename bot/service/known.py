@@ -19,9 +19,9 @@ Both are bounded maps that drop their oldest entry first.
 
 from __future__ import annotations
 
+from bot.questions.records import Question, QuestionStatus, RunRecord
 from bot.questions.write import Written
 from bot.stores.ports import Runs
-from bot.stores.records import Question, QuestionStatus, RunRecord
 
 # Enough for every run a busy process has in flight, and every question it has
 # open; the oldest go first.

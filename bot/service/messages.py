@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, assert_never
 
-from bot.client.edits import diff_text
+from bot.contract.edits import diff_text
 from bot.questions.quorum import MayAnswer, rejected_on_expiry
 from bot.questions.records import Question, QuestionStatus
 from bot.service import outcomes
@@ -207,7 +207,7 @@ def decided_text(decision: str, by: str, at: float, comment: str = "") -> str:
 
 
 def edited_line(by: str, at: str, changes: str) -> str:
-    """An approval approved with changes: ``changes`` as ``bot.client.edits.diff_text``."""
+    """An approval approved with changes: ``changes`` as ``bot.contract.edits.diff_text``."""
     return f"Approved by {by} with changes at {at}: {changes}"
 
 
@@ -261,8 +261,8 @@ TOKEN_IN_URL = "Answer tokens are never accepted in a URL; answer from the messa
 BODY_TOO_SLOW = "The request body did not arrive in time; send it again."
 BODY_TOO_LARGE = "That request is too large; send a shorter one."
 JSON_TOO_DEEP = "That JSON is nested too deeply; send a flatter object."
-NO_SUCH_ROUTE = "There is no such API route; check the path against the README."
-WRONG_METHOD = "That API route does not take this method; check the README for how to call it."
+NO_SUCH_ROUTE = "There is no such API route; check the path against docs/api.md."
+WRONG_METHOD = "That API route does not take this method; check docs/api.md for how to call it."
 SIGN_IN_NEEDED = "Sign in with your console user name and password."
 SIGN_IN_THROTTLED = (
     "Too many failed sign-ins came from your address; try again in {seconds} seconds."

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from bot.client.identity import same_person
+from bot.contract.identity import same_person
 from bot.questions import quorum
 from bot.questions.lifecycle import Lifecycle
 from bot.questions.records import Question, RunRecord

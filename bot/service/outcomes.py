@@ -11,8 +11,8 @@ from typing import Any
 
 from bot.errors import BotError
 from bot.questions.quorum import MayAnswer
+from bot.questions.records import Question, RunRecord
 from bot.questions.write import TurnToResume
-from bot.stores.records import Question, RunRecord
 
 
 class NotStarted(BotError):

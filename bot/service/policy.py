@@ -21,14 +21,14 @@ from typing import Any, Protocol
 
 from pydantic import Field, ValidationError, field_validator
 
-from bot.client.decisions import DEFAULT_ALLOW, check_allow
-from bot.client.identity import canonical, compared, same_person
-from bot.client.models import Policy, validation_sentence
 from bot.component_settings import ComponentSettings, CsvList
+from bot.contract.decisions import DEFAULT_ALLOW, check_allow
+from bot.contract.identity import canonical, compared, same_person
+from bot.contract.models import Policy, validation_sentence
 from bot.errors import BotError
 from bot.questions.quorum import Asked, MayAnswer, escalated_answerers, policy_of
+from bot.questions.records import Question, RunRecord
 from bot.service.outcomes import Responder
-from bot.stores.records import Question, RunRecord
 
 
 class Directory(Protocol):
@@ -41,7 +41,7 @@ class Directory(Protocol):
 class Answerers:
     """Who may answer one interaction's questions, besides admins and approvers.
 
-    ``people`` are compared as canonical identities (``bot.client.identity``):
+    ``people`` are compared as canonical identities (``bot.contract.identity``):
     a bare Slack user id (``U123``) names that user in any workspace.
     """
 
@@ -196,7 +196,7 @@ class PolicySettings(ComponentSettings):
     policies: str = Field("", alias="BOT_POLICIES")
 
     # Per interaction, the decisions its questions allow unless they name their own
-    # (``approval=approve,reject,edit,respond``; ``bot/client/edits.py``).
+    # (``approval=approve,reject,edit,respond``; ``bot/contract/edits.py``).
     allow: str = Field("", alias="BOT_ALLOW")
 
     @field_validator("allow")

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from bot.human.capability import HumanInteractionCapability
 from bot.human.tokens import TokenClaims, TokenError
 from bot.questions import posts
+from bot.questions.records import Question, QuestionStatus, RunRecord
 from bot.service.known import KnownRuns
 from bot.stores.ports import Stores
-from bot.stores.records import Question, QuestionStatus, RunRecord
 
 log = logging.getLogger(__name__)
 

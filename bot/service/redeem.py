@@ -23,11 +23,12 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
-from bot.client.json_values import FINITE, first_unkept_number
+from bot.contract.json_values import FINITE, first_unkept_number
 from bot.human.capability import AnswerValidationError, HumanInteractionCapability
 from bot.human.pause_event import claims_for
 from bot.human.tokens import TokenClaims, TokenError, TokenExpiredError
 from bot.questions import posts, quorum
+from bot.questions.records import AuditEvent, Closing, Question, QuestionStatus
 from bot.questions.write import Ballot, TurnToResume
 from bot.service import outcomes, run_events
 from bot.service.capability_ports import LifecyclePorts, lifecycle_of
@@ -35,7 +36,6 @@ from bot.service.known import KnownQuestions, KnownRuns
 from bot.service.outcomes import Responder
 from bot.service.policy import RequesterOrApprovers, requester_of_run
 from bot.stores.ports import Stores
-from bot.stores.records import AuditEvent, Closing, Question, QuestionStatus
 
 log = logging.getLogger(__name__)
 

@@ -6,14 +6,14 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.client.edits import changes
+from bot.contract.edits import changes
 from bot.errors import BotError
 from bot.human.capability import ASK_USER
 from bot.kernel.state import restore
 from bot.kernel.turn import Agent, TurnOutcome
+from bot.questions.records import Question, QuestionStatus
 from bot.questions.write import TurnToResume
 from bot.stores.ports import Checkpoints
-from bot.stores.records import Question, QuestionStatus
 
 
 class CheckpointMissingError(BotError, LookupError):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from bot.stores.records import Question
+from bot.questions.records import Question
 
 log = logging.getLogger("bot.run_events")
 

@@ -28,7 +28,14 @@ from bot import tracing
 from bot.human.capability import HumanInteractionCapability
 from bot.kernel.turn import Agent, TurnCompleted, TurnSuspended
 from bot.questions.quorum import expired_answer
-from bot.questions.records import Closing, Question, QuestionStatus, RunRecord, RunStatus
+from bot.questions.records import (
+    Closing,
+    ConversationSummary,
+    Question,
+    QuestionStatus,
+    RunRecord,
+    RunStatus,
+)
 from bot.questions.write import TurnToResume
 from bot.service import run_events
 from bot.service.capability_ports import lifecycle_of
@@ -50,7 +57,6 @@ from bot.service.tasks import OwnedTasks
 from bot.service.views import Redraws, RunWithQuestions
 from bot.stores.errors import is_outage
 from bot.stores.ports import Stores
-from bot.stores.records import ConversationSummary
 from bot.stores.storable import storable_text
 
 log = logging.getLogger(__name__)

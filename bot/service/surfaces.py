@@ -11,7 +11,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from bot.errors import BotError
 from bot.kernel.interrupts import PendingInterrupt
-from bot.stores.records import Question, RunRecord
+from bot.questions.records import Question, RunRecord
 
 
 class DeliveryError(BotError):

@@ -14,8 +14,8 @@ from bot.human.capability import HumanInteractionCapability, InteractionRegistra
 from bot.human.pause_event import claims_for, pending_interrupt
 from bot.human.tokens import MintedToken
 from bot.kernel.interrupts import PendingInterrupt
+from bot.questions.records import Question, QuestionStatus, RunRecord
 from bot.stores.ports import Stores
-from bot.stores.records import Question, QuestionStatus, RunRecord
 
 # Questions kept between a pause and its first post, at most.
 ASKED_KEPT = 256

@@ -12,8 +12,10 @@ from bot.serving._bodies import LARGER_BODIES, LargerBodies, allow_larger_bodies
 from bot.serving._guards import DEFAULT_MAX_DEPTH, JsonRejected, http_guards, loads_limited, refusal
 from bot.serving._hosts import LOOPBACK_NAMES, AllowedHosts
 from bot.serving._keys import ALLOWED_HOSTS, SIGN_IN
+from bot.serving._malformed import quiet_malformed_requests
 from bot.serving._rates import RateLimits, Throttled, client_of
 from bot.serving._settings import (
+    CHALLENGE,
     ServingSettings,
     allowed_hosts_for,
     refuse_unless_signed_in,
@@ -22,6 +24,7 @@ from bot.serving._settings import (
 
 __all__ = [
     "ALLOWED_HOSTS",
+    "CHALLENGE",
     "DEFAULT_MAX_DEPTH",
     "LARGER_BODIES",
     "LOOPBACK_NAMES",
@@ -39,6 +42,7 @@ __all__ = [
     "client_of",
     "http_guards",
     "loads_limited",
+    "quiet_malformed_requests",
     "refusal",
     "refuse_unless_signed_in",
     "sign_in_for",

@@ -1,8 +1,6 @@
 """Store ports and their backends; ``open_stores`` picks one from a URL."""
 
-from bot.stores.errors import StoreError
-from bot.stores.ports import Audit, Checkpoints, Ledger, Runs, Stores
-from bot.stores.records import (
+from bot.questions.records import (
     AuditEvent,
     Closing,
     ConversationSummary,
@@ -11,6 +9,8 @@ from bot.stores.records import (
     RunRecord,
     RunStatus,
 )
+from bot.stores.errors import StoreError
+from bot.stores.ports import Audit, Checkpoints, Ledger, Runs, Stores
 from bot.stores.sqlite import SqliteStores
 from bot.stores.url import open_stores
 

@@ -12,10 +12,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from bot.questions.records import ApiKey, ApiView, QuestionStatus
 from bot.stores import _rows
 from bot.stores._rows import Row
 from bot.stores._sql import Statements
-from bot.stores.records import ApiKey, ApiView, QuestionStatus
 
 _SELECT = (
     "SELECT "  # noqa: S608 - our own identifiers

@@ -13,8 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any, Protocol
 
-from bot.questions.write import Owe, Owed, TurnToResume, Write
-from bot.stores.records import (
+from bot.questions.records import (
     ApiRequest,
     AuditEvent,
     Delivery,
@@ -25,6 +24,7 @@ from bot.stores.records import (
     RunRecord,
     RunStatus,
 )
+from bot.questions.write import Owe, Owed, TurnToResume, Write
 
 
 class Row(Protocol):

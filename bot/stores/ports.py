@@ -16,9 +16,7 @@ from typing import Protocol
 
 from bot.human.ports import Checkpoints as Checkpoints  # the capability defines it
 from bot.kernel.journal import Journal
-from bot.questions.write import Delivered as Delivered  # the lifecycle's ``delivered`` takes it
-from bot.questions.write import UnitOfWork
-from bot.stores.records import (
+from bot.questions.records import (
     ApiKey,
     ApiView,
     AuditEvent,
@@ -30,6 +28,8 @@ from bot.stores.records import (
     QuestionStatus,
     RunRecord,
 )
+from bot.questions.write import Delivered as Delivered  # the lifecycle's ``delivered`` takes it
+from bot.questions.write import UnitOfWork
 
 
 class Ledger(Protocol):

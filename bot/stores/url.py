@@ -59,7 +59,7 @@ async def open_stores(
                 f"{missing.name}; use .venv/bin/python (`make run` creates it) or "
                 "pip install asyncpg"
             ) from None
-        from bot.stores.postgres._stores import DEFAULT_POOL_SIZE, DEFAULT_STATEMENT_TIMEOUT
+        from bot.stores.postgres import DEFAULT_POOL_SIZE, DEFAULT_STATEMENT_TIMEOUT
 
         return await PostgresStores.open(
             url,

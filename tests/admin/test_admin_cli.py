@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from bot.human import ASK_USER
+from bot.questions.records import ApiRequest
 from bot.stores import Question, QuestionStatus, RunRecord, RunStatus, Stores, open_stores
-from bot.stores.records import ApiRequest
 from bot.testing import call, calls, question, say
 from tests.support import HarnessFactory, run_bot, steps
 

@@ -14,12 +14,12 @@ import pytest
 from bot.admin import AdminService, results, text_of
 from bot.human import ASK_USER
 from bot.kernel.messages import Message, ModelReply, ToolDefinition
+from bot.questions.records import DeliveryKind
 from bot.service.outcomes import AlreadyAnswered, Cancelled, Redeemed, Responder, TokenExpired
 from bot.service.policy import RequesterOrApprovers, parse_rules
 from bot.service.surfaces import Conversation
 from bot.stores import QuestionStatus, RunStatus
 from bot.stores.ports import Stores
-from bot.stores.records import DeliveryKind
 from bot.testing import FixedClock, call, calls, question, say
 from tests.support import REQUESTER, WHERE, Harness, HarnessFactory
 

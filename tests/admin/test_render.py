@@ -6,7 +6,7 @@ import dataclasses
 
 from bot.admin import event_line, link_of
 from bot.admin._render import closed_line, delivery_line
-from bot.stores.records import (
+from bot.questions.records import (
     AuditEvent,
     Delivery,
     DeliveryKind,

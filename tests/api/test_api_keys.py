@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bot.api._keys import check_route, keys_from_setting
-from bot.stores.records import ApiKey
+from bot.questions.records import ApiKey
 from tests.api.test_api_refusals import ask, call
 from tests.doors._doors import Door
 from tests.stores._postgres import fresh_schema

@@ -9,10 +9,10 @@ from aiohttp import web
 
 from bot.admin import AdminService
 from bot.api import API_QUESTIONS, ApiSettings, serve_api
-from bot.client.models import CREATE_QUESTION
+from bot.contract.models import CREATE_QUESTION
+from bot.questions.records import ApiKey, RunStatus
 from bot.service.outcomes import Responder
 from bot.stores.ports import Stores
-from bot.stores.records import ApiKey, RunStatus
 from bot.testing import FixedClock, RecordingSurface
 from bot.webhooks import WebhookSettings
 from tests.support import HarnessFactory

@@ -12,11 +12,11 @@ from aiohttp import web
 
 from bot.api import API_QUESTIONS, ApiSettings, serve_api
 from bot.api._objects import question_object
-from bot.client.models import CREATE_QUESTION, QuestionObject
+from bot.contract.models import CREATE_QUESTION, QuestionObject
 from bot.questions.quorum import EXPIRED_REJECTION
+from bot.questions.records import ApiKey
 from bot.service.outcomes import AlreadyVoted, Counted, Redeemed, Responder, SelfApproval
 from bot.stores.ports import Stores
-from bot.stores.records import ApiKey
 from bot.testing import FixedClock, RecordingSurface
 from bot.webhooks import WebhookSettings
 from tests.doors._doors import BACKENDS, Door, Logs, door_on

@@ -11,9 +11,9 @@ import pytest
 from bot.api._http import API_CREATES
 from bot.api._keys import keys_from_setting
 from bot.client import Bridge, RateLimited
+from bot.questions.records import ApiKey
 from bot.serving import RateLimits
 from bot.stores.ports import Stores
-from bot.stores.records import ApiKey
 from bot.testing import FixedClock
 from tests.api.test_api_keys import api_key
 from tests.api.test_api_refusals import KEY, OTHER_KEY, ask, call, code

@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 
 from bot.api._routes import SLACK_NO_TEAM, TEAMS_UNSEEN, Unroutable, conversation_for
-from bot.client.models import Route
+from bot.contract.models import Route
+from bot.questions.records import RunRecord
 from bot.questions.write import Write
 from bot.service.surfaces import DeliveryError
 from bot.stores.ports import Stores
-from bot.stores.records import RunRecord
 from bot.testing import RecordingSurface
 
 

@@ -16,20 +16,19 @@ from bot.api import API_QUESTIONS, ApiSettings, LinkSettings, mount_link_page, s
 from bot.api._page import OTHER_SITE, PAGE_STALE, YOUR_ANSWER_COUNTED
 from bot.api._page_html import LINK_EXPIRED, LINK_INVALID, STYLE_HASH
 from bot.api.links import ANSWER_LINKS, AnswerLinks
-from bot.client.models import CREATE_QUESTION
+from bot.contract.models import CREATE_QUESTION
 from bot.display import display
 from bot.human.factory import ask_user_registration
 from bot.human.tokens import SigningKey
 from bot.interactions.approval import approval_registration
 from bot.interactions.form import form_registration
-from bot.questions.records import Question, QuestionStatus
+from bot.questions.records import ApiKey, Question, QuestionStatus
 from bot.service.messages import refusal_text
 from bot.service.outcomes import NotAllowedToAnswer
 from bot.service.runs import RUN_SERVICE, RunService
 from bot.serving import ALLOWED_HOSTS, SIGN_IN, AllowedHosts, SignIn, http_guards
 from bot.serving._access import logged_path
 from bot.stores.ports import Stores
-from bot.stores.records import ApiKey
 from bot.testing import FixedClock, RecordingSurface
 from bot.webhooks import WebhookSettings
 from tests.e2e._server import free_port

@@ -19,7 +19,7 @@ from typing import Any
 from aiohttp import web
 from pydantic import ValidationError
 
-from bot.client.models import CREATE_QUESTION, CancelRequest, validation_sentence
+from bot.contract.models import CREATE_QUESTION, CancelRequest, validation_sentence
 
 MAX_WAIT = 30
 KEY_NAME = web.RequestKey("key_name", str)

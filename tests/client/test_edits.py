@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from bot.client.edits import changes, check_edit, diff_text, unlisted
 from bot.client.errors import FormAnswerError
+from bot.contract.edits import changes, check_edit, diff_text, unlisted
 
 ASKED = {"service": "web", "env": "prod", "command": "deploy --all", "dry_run": True}
 LISTED: dict[str, Any] = {

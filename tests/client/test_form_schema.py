@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from bot.client.form_schema import FormSchemaError, check_form_answer, check_form_schema
+from bot.contract.form_schema import FormSchemaError, check_form_answer, check_form_schema
 
 
 def _schema(**properties: Any) -> dict[str, Any]:

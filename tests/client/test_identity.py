@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.client.identity import IdentityError, canonical, compared, person_of, same_person
+from bot.contract.identity import IdentityError, canonical, compared, person_of, same_person
 
 ALICE = "slack:T0TEST:U0ALICE"
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from bot.client.errors import JsonTextError
-from bot.client.json_values import (
+from bot.contract.json_values import (
     canonical,
     first_unkept_number,
     is_number,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from bot.client.models import (
+from bot.contract.models import (
     CREATE_QUESTION,
     CancelRequest,
     CreateApproval,

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from adapters.slack._modals import Metadata
-from bot.client.json_values import first_unkept_number
+from bot.contract.json_values import first_unkept_number
 from tests.doors._doors import BACKENDS, Door, Logs, door_on
 from tests.doors._slack_door import FORM, JSON, SlackDoor, command_form, signed, slack_door
 from tests.doors._strategies import bent, form_fields, numbered, spiked

@@ -1,6 +1,6 @@
 """deploy/Containerfile built and run here: two containers, one PostgreSQL, one question.
 
-No container registry is reachable, so the image is built as the README's
+No container registry is reachable, so the image is built as docs/production.md's
 "Without a registry" block says, and its lines are what runs: the base image
 made by ``debootstrap --variant=minbase bookworm`` from the mirror apt
 already uses, with the host's extra CA certificates (so pip in the build
@@ -56,7 +56,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.container, pytest.mark.postgres]
 CACHE = Path(os.environ.get("BOT_CONTAINER_CACHE", "/var/cache/hitl-bridge-test"))
 DOCKER = Path("/usr/bin/docker")  # docker.io's client, talking to our dockerd only
 BASE = "localhost/debian-base:bookworm"
-# The README's tag: the image is built by its own lines.
+# docs/production.md's tag: the image is built by its own lines.
 IMAGE = "hitl-bridge"
 PASSWORD = "container test password"
 
@@ -122,7 +122,7 @@ def docker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Docker]:
             )
         return done
 
-    call.env = env  # type: ignore[attr-defined] # the README's lines run with it too
+    call.env = env  # type: ignore[attr-defined] # the page's lines run with it too
     try:
 
         def answers() -> bool:
@@ -156,10 +156,10 @@ def _unmount_below(folder: Path) -> None:
             subprocess.run(["umount", "-l", point], check=False, capture_output=True)
 
 
-def _readme_build_lines() -> list[str]:
-    """The README's "Without a registry" block, one command per line (continuations joined)."""
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("**Without a registry**") :]
+def _page_build_lines() -> list[str]:
+    """docs/production.md's "Without a registry" block, a command a line (continuations joined)."""
+    page = (ROOT / "docs" / "production.md").read_text()
+    section = page[page.index("**Without a registry**") :]
     block = re.search(r"```sh\n(.*?)```", section, re.S)
     assert block is not None, "no shell block after **Without a registry**"
     text = re.sub(r"\\\n\s*", "", textwrap.dedent(block.group(1)))
@@ -168,8 +168,8 @@ def _readme_build_lines() -> list[str]:
 
 @pytest.fixture(scope="module")
 def image(docker: Docker, tmp_path_factory: pytest.TempPathFactory) -> str:
-    """The README's build-without-a-registry lines, run by bash against our dockerd."""
-    lines = _readme_build_lines()
+    """docs/production.md's build-without-a-registry lines, run by bash against our dockerd."""
+    lines = _page_build_lines()
     [build] = [line for line in lines if line.startswith("docker build ")]
     assert f"--build-arg BASE_IMAGE={BASE}" in build and f"-t {IMAGE} ." in build, build
     rootfs, done_mark = CACHE / "rootfs", CACHE / "rootfs.complete"
@@ -201,7 +201,7 @@ def image(docker: Docker, tmp_path_factory: pytest.TempPathFactory) -> str:
         timeout=2400,
         check=False,
     )
-    failed = f"the README's build failed: {done.stdout[-2000:]}{done.stderr[-2000:]}"
+    failed = f"docs/production.md's build failed: {done.stdout[-2000:]}{done.stderr[-2000:]}"
     assert done.returncode == 0, failed
     if not cached:
         done_mark.touch()

@@ -213,7 +213,7 @@ async def test_teams_answerers_are_named_as_seen_or_by_a_short_id_on_both_surfac
     await both.ask("teams-people", answerers=[alice, f"teams:{TENANT}:{guid}"])
     posted = await both.slack.question()
     card = await both.teams_card()
-    audience = "Only Teams user 3f2a9c1e… or Teams user aad-alic… can answer this."
+    audience = "Only Teams user 3f2a9c1e… or Teams user a11ce000… can answer this."
     assert audience in text_of(posted) and guid not in text_of(posted)
     footer = [t for t in texts(card_of(card.body)) if "may answer" in t]
     assert footer and footer[0].startswith(

@@ -24,16 +24,16 @@ from typing import Any
 from adapters.console._views import question_json
 from adapters.slack._render import question_message
 from adapters.teams._cards import CardContext, question_card
-from bot.client.decisions import MAX_ARGUMENTS_DEPTH
-from bot.client.edits import check_edit
 from bot.client.errors import FormAnswerError, FormSchemaError
-from bot.client.form_schema import check_arguments_schema, check_form_answer, check_form_schema
-from bot.client.json_values import canonical, depth, first_unkept_number
+from bot.contract.decisions import MAX_ARGUMENTS_DEPTH
+from bot.contract.edits import check_edit
+from bot.contract.form_schema import check_arguments_schema, check_form_answer, check_form_schema
+from bot.contract.json_values import canonical, depth, first_unkept_number
 from bot.human.capability import ASK_USER, HumanInteractionError
 from bot.human.factory import ask_user_registration
 from bot.human.tokens import SigningKey, TokenError, TokenSigner
 from bot.interactions.approval import APPROVAL, approval_registration
-from bot.stores.records import Question
+from bot.questions.records import Question
 from tests.support import pending_interrupt
 
 SECRET = "fuzz-secret-" + "x" * 40

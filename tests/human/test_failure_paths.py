@@ -44,11 +44,11 @@ from bot.kernel import (
     restore,
 )
 from bot.providers.scripted import ScriptedProvider
+from bot.questions.records import AuditEvent, Closing
 from bot.service.outcomes import Redeemed, Responder
 from bot.service.resume import resume_turn
 from bot.stores import QuestionStatus
 from bot.stores.ports import Stores
-from bot.stores.records import AuditEvent, Closing
 from bot.testing import call, calls, question, say
 from tests.human._capability import ASK, REQUEST, capability_for
 from tests.support import HarnessFactory, steps

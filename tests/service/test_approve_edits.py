@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bot.client.models import Policy
+from bot.contract.models import Policy
 from bot.interactions.approval import APPROVAL, approval_registration, approval_tool
 from bot.kernel.messages import Message, ModelReply, ToolDefinition
 from bot.kernel.tools import Tool, function_tool

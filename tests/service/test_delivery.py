@@ -9,11 +9,7 @@ import pytest
 
 from bot.human import ASK_USER
 from bot.kernel.interrupts import PendingInterrupt
-from bot.service.delivery import MAX_ATTEMPTS
-from bot.service.surfaces import DeliveryError
-from bot.stores import RunStatus
-from bot.stores.ports import Stores
-from bot.stores.records import (
+from bot.questions.records import (
     Closing,
     Delivery,
     DeliveryKind,
@@ -22,6 +18,10 @@ from bot.stores.records import (
     QuestionStatus,
     RunRecord,
 )
+from bot.service.delivery import MAX_ATTEMPTS
+from bot.service.surfaces import DeliveryError
+from bot.stores import RunStatus
+from bot.stores.ports import Stores
 from bot.testing import FixedClock, RecordingSurface, call, calls, question, say
 from tests.support import HarnessFactory, steps
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from bot.questions.records import Delivery, DeliveryKind, Question
 from bot.questions.write import Owed
 from bot.service.owed import OwedRows
-from bot.stores.records import Delivery, DeliveryKind, Question
 
 
 def owed(

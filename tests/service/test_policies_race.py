@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bot.client.models import Policy
+from bot.contract.models import Policy
 from bot.interactions.approval import approval_registration, approval_tool
 from bot.service.outcomes import AlreadyAnswered, Counted, Redeemed, Responder
 from bot.service.policy import RequesterOrApprovers

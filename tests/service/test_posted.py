@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from bot.human import ASK_USER, AskUserPayload, AskUserResponse, InteractionRegistration
 from bot.questions.posts import post_of
+from bot.questions.records import ApiRequest
 from bot.stores import Question, RunRecord, RunStatus
 from bot.stores.ports import Delivered, Stores
-from bot.stores.records import ApiRequest
 from bot.testing import call, calls, question, say
 from tests.support import WHERE, Harness, HarnessFactory, forgeries, steps
 

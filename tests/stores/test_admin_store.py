@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from bot.questions.records import DeliveryKind, PendingFilter, answer_bucket
 from bot.stores import AuditEvent, Closing, Question, QuestionStatus, RunRecord, Stores, open_stores
-from bot.stores.records import DeliveryKind, PendingFilter, answer_bucket
 from bot.stores.sqlite._admin import _pending_sql
 from bot.stores.sqlite._migrations import LATEST_VERSION, migrate
 from tests.support import steps

@@ -14,12 +14,12 @@ from typing import Any, TypeVar
 import asyncpg
 import pytest
 
+from bot.questions.records import DeliveryKind
 from bot.service.outcomes import Redeemed, StoreUnavailable
 from bot.stores import Closing, Question, QuestionStatus, RunRecord, RunStatus, StoreError
 from bot.stores.ports import Change, Stores, changes_of
 from bot.stores.postgres import PostgresStores
 from bot.stores.postgres._migrations import LATEST_VERSION, MIGRATIONS, migrate
-from bot.stores.records import DeliveryKind
 from bot.stores.sqlite._migrations import MIGRATIONS as SQLITE_MIGRATIONS
 from bot.stores.url import open_stores
 from tests import waiting

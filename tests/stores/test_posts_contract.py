@@ -9,10 +9,10 @@ import dataclasses
 import pytest
 
 from bot.questions.posts import post_of
+from bot.questions.records import ApiRequest, DeliveryKind
 from bot.questions.write import Ballot
 from bot.stores import Closing, Question, QuestionStatus, RunRecord, RunStatus, Stores
 from bot.stores.ports import Delivered
-from bot.stores.records import ApiRequest, DeliveryKind
 from tests.support import steps
 
 TEAMS_CONVERSATION = {"key": "19:ops", "reference": {"serviceUrl": "http://teams"}}

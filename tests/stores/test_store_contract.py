@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from bot.questions.records import MAX_CROSS_SCOPE_KEPT, DeliveryKind, DeliveryState
 from bot.questions.write import Delivered
 from bot.service.owed import OwedRows
 from bot.stores import (
@@ -19,7 +20,6 @@ from bot.stores import (
     RunStatus,
     Stores,
 )
-from bot.stores.records import MAX_CROSS_SCOPE_KEPT, DeliveryKind, DeliveryState
 from tests.support import Steps, steps
 
 

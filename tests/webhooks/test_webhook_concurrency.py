@@ -16,10 +16,10 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack._surface import SlackSurface
 from bot.api import API_QUESTIONS, ApiQuestions, ApiSettings, serve_api
-from bot.client.models import CREATE_QUESTION
+from bot.contract.models import CREATE_QUESTION
+from bot.questions.records import ApiKey
 from bot.service.policy import RequesterOrApprovers
 from bot.stores.ports import Stores
-from bot.stores.records import ApiKey
 from bot.testing import FixedClock, RecordingSurface, Scheduled
 from bot.webhooks import WebhookSettings
 from tests.fakes.slack_api import BOT_TOKEN, TEAM, FakeSlack

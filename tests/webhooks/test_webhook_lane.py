@@ -7,11 +7,11 @@ from typing import Any
 from aiohttp import web
 
 from bot.api import API_QUESTIONS, ApiSettings, serve_api
-from bot.client.models import CREATE_QUESTION
+from bot.contract.models import CREATE_QUESTION
+from bot.questions.records import ApiKey, Question, RunRecord
 from bot.service.outcomes import Redeemed, Responder
 from bot.service.surfaces import DeliveryError
 from bot.stores.ports import Stores
-from bot.stores.records import ApiKey, Question, RunRecord
 from bot.testing import RecordingSurface
 from bot.webhooks import WebhookSettings
 from tests.support import HarnessFactory

@@ -9,6 +9,15 @@ of every change (``changes``, over LISTEN/NOTIFY).
 """
 
 from bot.stores.postgres._changes import PostgresChanges
-from bot.stores.postgres._stores import PostgresStores
+from bot.stores.postgres._stores import (
+    DEFAULT_POOL_SIZE,
+    DEFAULT_STATEMENT_TIMEOUT,
+    PostgresStores,
+)
 
-__all__ = ["PostgresChanges", "PostgresStores"]
+__all__ = [
+    "DEFAULT_POOL_SIZE",
+    "DEFAULT_STATEMENT_TIMEOUT",
+    "PostgresChanges",
+    "PostgresStores",
+]

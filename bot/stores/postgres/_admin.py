@@ -11,15 +11,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.stores._rows import PENDING_SELECT, pending_cursor, pending_from_row
-from bot.stores._sql import ANSWER_RANK, DELIVERY_COUNTS, ESCALATIONS, REFUSAL_COUNTS, numbered
-from bot.stores.postgres._db import Conn, Database
-from bot.stores.records import (
+from bot.questions.records import (
     PendingFilter,
     Question,
     QuestionStats,
     nearest_rank,
 )
+from bot.stores._rows import PENDING_SELECT, pending_cursor, pending_from_row
+from bot.stores._sql import ANSWER_RANK, DELIVERY_COUNTS, ESCALATIONS, REFUSAL_COUNTS, numbered
+from bot.stores.postgres._db import Conn, Database
 
 
 def _pending_sql(where: PendingFilter) -> tuple[str, list[str]]:

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from bot.questions.records import Delivery, DeliveryState
 from bot.stores._rows import PENDING, delivery_from_row
 from bot.stores.postgres._db import Database
-from bot.stores.records import Delivery, DeliveryState
 
 
 # Taken over only when free, lapsed or already ours.

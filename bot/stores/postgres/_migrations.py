@@ -18,8 +18,8 @@ import time
 
 from bot.stores.errors import StoreError
 from bot.stores.postgres._db import Conn
-from bot.stores.sqlite._migrations import MIGRATIONS as SQLITE_MIGRATIONS
-from bot.stores.sqlite._migrations import Migration
+from bot.stores.sqlite import MIGRATIONS as SQLITE_MIGRATIONS
+from bot.stores.sqlite import Migration
 
 # Migration 6's counters: a close updates one of 16 rows per status (shards
 # 0-15), so replicas closing questions at once rarely wait on the same row.

@@ -12,14 +12,14 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from bot.stores._rows import PENDING_SELECT, pending_cursor, pending_from_row
-from bot.stores._sql import ANSWER_RANK, DELIVERY_COUNTS, ESCALATIONS, REFUSAL_COUNTS
-from bot.stores.records import (
+from bot.questions.records import (
     PendingFilter,
     Question,
     QuestionStats,
     nearest_rank,
 )
+from bot.stores._rows import PENDING_SELECT, pending_cursor, pending_from_row
+from bot.stores._sql import ANSWER_RANK, DELIVERY_COUNTS, ESCALATIONS, REFUSAL_COUNTS
 from bot.stores.sqlite._db import Database
 
 

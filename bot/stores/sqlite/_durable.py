@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.stores._rows import PENDING, delivery_from_row
-from bot.stores.records import (
+from bot.questions.records import (
     Delivery,
     DeliveryState,
 )
+from bot.stores._rows import PENDING, delivery_from_row
 from bot.stores.sqlite._db import Database, transaction
 
 # The oldest pending row of each run on each surface (one lane per surface: another

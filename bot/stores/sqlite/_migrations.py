@@ -29,7 +29,7 @@ class Migration(NamedTuple):
     sql: tuple[str, ...]
 
 
-# bot.stores.records.answer_bucket in SQL, for the time-to-answer histogram.
+# bot.questions.records.answer_bucket in SQL, for the time-to-answer histogram.
 _TOOK = "MAX(COALESCE(ROW.closed_at, ROW.issued_at) - ROW.issued_at, 0)"
 _BUCKET = (
     "(CASE WHEN <took> < 3600 THEN CAST(<took> AS INTEGER)"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import encode_basic_auth
 
-from bot.client.models import Policy
+from bot.contract.models import Policy
 from bot.service.policy import RequesterOrApprovers
 from tests.adapters.console.console_support import WHICH_ENV, Console, ConsoleFactory
 

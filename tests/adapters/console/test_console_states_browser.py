@@ -21,12 +21,12 @@ from playwright.async_api import Browser, Locator, Page, expect
 
 from bot.api import API_QUESTIONS
 from bot.app.agent_spec import AgentSpec
-from bot.client.models import CREATE_QUESTION
+from bot.contract.models import CREATE_QUESTION
 from bot.human.factory import ask_user_registration
 from bot.interactions.approval import approval_registration, approval_tool
 from bot.interactions.form import form_registration, form_tool
 from bot.providers.scripted import ScriptedProvider
-from bot.stores.records import ApiKey
+from bot.questions.records import ApiKey
 from tests.adapters.console.console_support import CID, Console, ConsoleFactory
 from tests.asking_support import asking_script
 from tests.browser import chromium

@@ -11,17 +11,17 @@ from adapters.console._views import (
     question_json,
     viewer_for,
 )
-from bot.service.messages import answered_text, cancelled_text, expired_text
-from bot.service.outcomes import Responder
-from bot.service.policy import RequesterOrApprovers
-from bot.service.views import RunWithQuestions
-from bot.stores.records import (
+from bot.questions.records import (
     ConversationSummary,
     Question,
     QuestionStatus,
     RunRecord,
     RunStatus,
 )
+from bot.service.messages import answered_text, cancelled_text, expired_text
+from bot.service.outcomes import Responder
+from bot.service.policy import RequesterOrApprovers
+from bot.service.views import RunWithQuestions
 
 OPEN = Question(
     interrupt_id="i1",

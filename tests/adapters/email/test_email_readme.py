@@ -1,4 +1,4 @@
-"""The README's email section, run as written: a local aiosmtpd, then ``check`` against it."""
+"""docs/email.md's offline steps, run as written: a local aiosmtpd, then ``check`` against it."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tests import waiting
 from tests.e2e._server import free_port
-from tests.test_readme_steps import bash, checkout_folder, readme_block
+from tests.test_readme_steps import bash, checkout_folder, page_block
 
 
 def _listening(port: int) -> bool:
@@ -23,7 +23,7 @@ async def test_the_offline_email_steps_check_a_session_with_a_local_aiosmtpd(
     tmp_path: Path,
 ) -> None:
     """The relay is started as written (on a free port), and ``check`` opens a session on it."""
-    serve, check = readme_block("Offline, a local aiosmtpd")
+    serve, check = page_block("docs/email.md", "Offline, a local aiosmtpd")
     assert serve.endswith(" &") and "-m aiosmtpd" in serve and "-m bot check" in check
     port = str(free_port())
     env = checkout_folder(tmp_path)

@@ -28,15 +28,13 @@ from adapters.slack._render import (
 )
 from bot.admin import results
 from bot.admin._commands import USAGES
-from bot.client.form_schema import MAX_OPTIONS, MAX_PROPERTIES, check_form_answer
+from bot.contract.form_schema import MAX_OPTIONS, MAX_PROPERTIES, check_form_answer
 from bot.display import display
 from bot.human.factory import AskUserPayload, AskUserResponse
 from bot.interactions.approval import ApprovalPayload, ApprovalResponse, approval_registration
 from bot.interactions.form import FormToolPayload
 from bot.questions.quorum import tally_text
-from bot.service import outcomes
-from bot.service.messages import nudge_text, refusal_text
-from bot.stores.records import (
+from bot.questions.records import (
     AuditEvent,
     Delivery,
     DeliveryKind,
@@ -46,6 +44,8 @@ from bot.stores.records import (
     QuestionStatus,
     RunRecord,
 )
+from bot.service import outcomes
+from bot.service.messages import nudge_text, refusal_text
 from tests.fakes.block_kit import message_problems, view_problems
 from tests.support import closed_question, pending_interrupt, pending_item
 

@@ -9,7 +9,7 @@ import pytest
 
 from adapters.slack._modals import Metadata, answer_modal, edit_modal
 from adapters.slack._submissions import INTERACTION_BYTES, submission_bytes
-from bot.client.payloads import FormPayload
+from bot.contract.payloads import FormPayload
 from bot.interactions.approval import ApprovalPayload
 from tests.fakes.block_kit import view_problems
 from tests.fakes.slack_api import form_body, refusal_of, view_submission

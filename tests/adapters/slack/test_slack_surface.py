@@ -12,9 +12,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack._surface import SlackSurface, audience, mention
 from bot.questions.quorum import MayAnswer
+from bot.questions.records import Question, QuestionStatus, RunRecord
 from bot.service.policy import RequesterOrApprovers
 from bot.service.surfaces import DeliveryError
-from bot.stores.records import Question, QuestionStatus, RunRecord
 from tests.fakes.slack_api import BOT_TOKEN, FakeSlack
 
 RUN = RunRecord(

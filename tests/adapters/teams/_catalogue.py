@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from adapters.teams import CardContext, closed_card, question_card, refusal_card
 from adapters.teams._admin import admin_card, moved_card
 from bot.admin import USAGES, results
-from bot.client.form_schema import MAX_OPTIONS, MAX_PROPERTIES, MAX_STRING
+from bot.contract.form_schema import MAX_OPTIONS, MAX_PROPERTIES, MAX_STRING
 from bot.questions.records import (
     AuditEvent,
     Delivery,

@@ -7,7 +7,7 @@ from typing import Any
 
 from adapters.teams import CardContext, closed_card, question_card
 from adapters.teams._card_kit import MAX_CARD_BYTES, attachment, size
-from bot.stores.records import Question, QuestionStatus
+from bot.questions.records import Question, QuestionStatus
 from bot.testing import question
 from tests.adapters.teams import _catalogue as catalogue
 from tests.e2e._teams import texts

@@ -13,7 +13,7 @@ import pytest
 from adapters.teams import closed_card, question_card
 from adapters.teams._answers import answer_from, errors_for, values_from
 from adapters.teams._card_kit import MAX_CARD_BYTES
-from bot.stores.records import QuestionStatus
+from bot.questions.records import QuestionStatus
 from tests.adapters.teams.test_cards import (
     TOKEN,
     _asked,

@@ -10,8 +10,8 @@ import pytest
 
 from adapters.teams import TeamsSurface
 from adapters.teams._connector import Connector
+from bot.questions.records import RunRecord
 from bot.service.surfaces import DeliveryError
-from bot.stores.records import RunRecord
 from bot.testing import question
 from tests.fakes.bf_connector import FakeConnector
 from tests.support import closed_question, pending_interrupt

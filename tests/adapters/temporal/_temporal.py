@@ -27,7 +27,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 
 from bot.client import Bridge
-from bot.client.models import QuestionObject
+from bot.contract.models import QuestionObject
 from tests import waiting
 from tests.adapters.temporal._workflows import Deploy, DeployAsk
 from tests.e2e._api import API_KEY, WEBHOOK_SECRET, api_env

@@ -1,15 +1,22 @@
-"""The client's error base, and the errors its models raise while checking a request.
+"""The project's one error root, and the errors the contract raises while checking a request.
 
-A leaf, so that the modules the wire models are built from (``identity``,
-``form_schema``) can raise them without importing ``bot.client.errors``,
-whose API and outcome errors carry a ``QuestionObject`` of ``models``.
-``bot.client.errors`` re-exports them with the rest: import them from there.
+``BotError`` is the base of every error the server and the client raise on
+purpose; ``BridgeError`` is the client's branch of it, which the contract's
+own errors join so an agent catches them with the client's. They live here,
+a leaf the contract's modules raise from, because the contract imports
+neither the server (whose ``bot.errors`` re-exports ``BotError``) nor the
+client (whose ``bot.client.errors`` re-exports the rest with its API and
+outcome errors).
 """
 
 from __future__ import annotations
 
 
-class BridgeError(Exception):
+class BotError(Exception):
+    """Base of every error this package raises on purpose."""
+
+
+class BridgeError(BotError):
     """Base of the client's errors; ``message`` is the API's one sentence."""
 
     status: int | None = None
