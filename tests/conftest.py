@@ -16,7 +16,7 @@ from bot.kernel.tools import Tool
 from bot.providers.scripted import Script, ScriptedProvider
 from bot.service.delivery import Timers
 from bot.service.foreground import Foreground
-from bot.service.policy import AnswerPolicy
+from bot.service.policy import RequesterOrApprovers
 from bot.service.runs import RunService
 from bot.stores import open_stores
 from bot.stores.ports import Stores
@@ -94,7 +94,7 @@ def harness(clock: FixedClock, signer: TokenSigner) -> HarnessFactory:
         tools: Sequence[Tool] = (),
         registrations: Sequence[InteractionRegistration] | None = None,
         ttl: TTLPolicy | None = None,
-        policy: AnswerPolicy | None = None,
+        policy: RequesterOrApprovers | None = None,
         foreground: Foreground | None = None,
         policies: dict[str, dict[str, Any]] | None = None,
         timers: Timers | None = None,

@@ -30,7 +30,7 @@ from bot.questions.records import Closing, Question, QuestionStatus, RunRecord, 
 from bot.questions.write import Delivered, Owed, Write
 from bot.service.capability_ports import LifecyclePorts
 from bot.service.outcomes import Responder
-from bot.service.policy import AnswerPolicy, RequesterOrApprovers
+from bot.service.policy import RequesterOrApprovers
 from bot.service.runs import RunService
 from bot.service.surfaces import Conversation
 from bot.stores.ports import Stores
@@ -93,7 +93,7 @@ async def paused_on_approval(
     stores: Stores,
     policy: Mapping[str, Any],
     *,
-    answerers: AnswerPolicy | None = None,
+    answerers: RequesterOrApprovers | None = None,
 ) -> Harness:
     """A run paused on its deploy approval under ``policy`` (``Policy`` fields); ``answerers``
     decides who may answer (anyone, unless given)."""

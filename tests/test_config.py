@@ -195,3 +195,22 @@ def test_a_prefixed_name_of_an_unprefixed_setting_is_pointed_at_it() -> None:
 
 def _signer(settings: Settings) -> TokenSigner:
     return signer_from(settings.signing, shared_store=settings.store.shared)
+
+
+def test_the_old_name_of_bot_answerers_still_works_with_a_warning(tmp_path: Path) -> None:
+    """SLACK_ANSWERERS is read as BOT_ANSWERERS (which wins), with one line saying to rename."""
+    from bot.service.outcomes import Responder
+
+    env = tmp_path / "none.env"
+    old = load_settings(SLACK_ANSWERERS="approval=anyone")
+    assert old.policy.build(admins=()).answerers("approval").anyone
+    assert [line for line in old.warnings({}, env) if "ANSWERERS" in line] == [
+        "SLACK_ANSWERERS is the old name of BOT_ANSWERERS, which governs every surface; "
+        "rename it (BOT_ANSWERERS wins when both are set)"
+    ]
+    new = load_settings(BOT_ANSWERERS="approval=UBO")
+    policy = new.policy.build(admins=())
+    assert policy.answerers("approval").names(Responder("slack:T1:UBO").id)
+    assert [line for line in new.warnings({}, env) if "ANSWERERS" in line] == []
+    both = load_settings(BOT_ANSWERERS="approval=UBO", SLACK_ANSWERERS="approval=anyone")
+    assert not both.policy.build(admins=()).answerers("approval").anyone

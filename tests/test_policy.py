@@ -6,10 +6,11 @@ from dataclasses import replace
 
 import pytest
 
-from bot.questions.quorum import is_self_answer
+from bot.questions.quorum import MayAnswer, is_self_answer
 from bot.questions.records import Question, RunRecord
+from bot.service.messages import who_may_answer_text
 from bot.service.outcomes import Responder
-from bot.service.policy import Answerers, MayAnswer, RequesterOrApprovers, parse_rules
+from bot.service.policy import Answerers, RequesterOrApprovers, parse_rules
 
 ALICE = Responder("slack:T1:UALICE", "<@UALICE>")
 BOB = Responder("slack:T1:UBOB", "<@UBOB>")
@@ -68,18 +69,56 @@ def test_rules_parse_every_form_and_refuse_nonsense() -> None:
 
 
 async def test_who_may_answer_is_what_the_check_admits() -> None:
-    """``may_answer`` is the rule itself: the check admits the ids it names, and no others."""
+    """``who_may_answer`` is the rule itself: the check admits the ids it names, and no others."""
     policy = RequesterOrApprovers(
         approvers={CAROL.id}, rules=parse_rules("approval=UBOB S1;ask_user=anyone")
     )
-    approval = policy.may_answer("approval", requester=ALICE.id)
+    approval = policy.who_may_answer(pause("approval"), ALICE.id)
     assert approval == MayAnswer(people=("UBOB",), groups=("S1",), approvers=(CAROL.id,))
-    default = policy.may_answer("other", requester=ALICE.id)
+    default = policy.who_may_answer(pause("other"), ALICE.id)
     assert default == MayAnswer(requester=ALICE.id, approvers=(CAROL.id,))
-    assert policy.may_answer("ask_user", requester=ALICE.id).anyone
+    assert policy.who_may_answer(pause("ask_user"), ALICE.id).anyone
     for name, shown in (("approval", approval), ("other", default)):
         for who in (ALICE, BOB, CAROL):
             assert await policy(pause(name), RUN, who) == shown.names(who.id)
+
+
+# The four kinds of question every surface shows who may answer of: a chat question under a
+# per-interaction rule and a policy keeping the requester out, an API question naming its
+# answerers, one open to anyone, and one an escalation step has opened to more people.
+UDAN = Responder("slack:T1:UDAN", "<@UDAN>")
+KINDS = {
+    "rule": replace(pause("approval"), policy={"requester_may_answer": False}),
+    "named": replace(pause("approval"), answerers=("slack:T1:UBOB", "slack:T1:UCAROL")),
+    "anyone": replace(pause("approval"), answerers=("anyone",)),
+    "escalated": replace(
+        pause("ask_user"),
+        policy={"escalate": [{"after_seconds": 60, "answerers": ["slack:T1:UDAN"]}]},
+        level=1,
+    ),
+}
+
+
+async def test_every_kind_of_question_is_shown_as_the_check_decides() -> None:
+    """For each kind of question, the sentence names exactly whom the redeem's check admits."""
+    policy = RequesterOrApprovers(rules=parse_rules("approval=UALICE UBOB requester"))
+    shown = {kind: text_of(policy.who_may_answer(q, RUN.requester)) for kind, q in KINDS.items()}
+    assert shown == {
+        "rule": "Only UBOB can answer this.",
+        "named": "Only slack:T1:UBOB or slack:T1:UCAROL can answer this.",
+        "anyone": "Anyone here can answer this.",
+        "escalated": f"Only {ALICE.id} or slack:T1:UDAN can answer this.",
+    }
+    admitted = {
+        kind: [who.id for who in (ALICE, BOB, CAROL, UDAN) if await policy(q, RUN, who)]
+        for kind, q in KINDS.items()
+    }
+    assert admitted == {
+        "rule": [BOB.id],
+        "named": [BOB.id, CAROL.id],
+        "anyone": [ALICE.id, BOB.id, CAROL.id, UDAN.id],
+        "escalated": [ALICE.id, UDAN.id],
+    }
 
 
 def test_a_stored_requester_in_another_spelling_still_cannot_answer() -> None:
@@ -102,3 +141,8 @@ async def test_a_slack_person_named_in_one_workspace_answers_from_any() -> None:
     assert await policy(pause("approval"), RUN, Responder("slack:T2:UCAROL"))
     assert not await policy(pause("approval"), RUN, Responder("slack:T2:UDAN"))
     assert not await policy(pause("approval"), RUN, Responder("console:UBOB"))
+
+
+def text_of(may: MayAnswer) -> str:
+    """The sentence with each person and group by id."""
+    return who_may_answer_text(may, may.named())

@@ -38,7 +38,7 @@ from bot.contract.identity import console_id
 from bot.service import outcomes
 from bot.service.messages import AGENTS_ONLY, NOT_STARTED, refusal_text
 from bot.service.outcomes import ChatsOff, NotStarted, Responder
-from bot.service.policy import AnswerPolicy
+from bot.service.policy import RequesterOrApprovers
 from bot.service.runs import RUN_SERVICE
 from bot.service.surfaces import Conversation
 from bot.serving import SIGN_IN, RateLimits, client_of
@@ -54,7 +54,7 @@ class ConsoleApi:
         self,
         surface: ConsoleSurface,
         *,
-        policy: AnswerPolicy,
+        policy: RequesterOrApprovers,
         limits: ConsoleLimits | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:

@@ -14,7 +14,6 @@ from typing import Any
 
 from adapters.console._shown import page_payload, shown
 from adapters.console._surface import SURFACE
-from adapters.console._wording import may_answer_text
 from bot.contract.edits import diff_text
 from bot.human.capability import ASK_USER
 from bot.interactions.approval import APPROVAL
@@ -31,11 +30,13 @@ from bot.service.messages import (
     answered_text,
     approval_line,
     closed_text,
+    group_text,
     person_text,
     when,
+    who_may_answer_text,
 )
 from bot.service.outcomes import Responder
-from bot.service.policy import AnswerPolicy, RequesterOrApprovers
+from bot.service.policy import RequesterOrApprovers
 from bot.service.views import RunWithQuestions
 
 
@@ -49,30 +50,24 @@ class Viewer:
     """
 
     who: Responder
-    policy: AnswerPolicy
+    policy: RequesterOrApprovers
     yours: frozenset[str] = frozenset()
 
     def may_answer(self, record: Question, run: RunRecord | None) -> bool:
         del run
         return record.interrupt_id in self.yours
 
-    def answerers(self, run: RunRecord, record: Question | None = None) -> str:
-        policy = self.policy
-        if record is not None and record.answerers:
-            # An API question names its own answerers.
-            named = record.answerers
-            seen = voter_names(record.tally)
-            people = ", ".join(person_text(n, seen) for n in named if n != "anyone")
-            return may_answer_text(people, anyone="anyone" in named, approvers=False)
-        if isinstance(policy, RequesterOrApprovers):
-            return may_answer_text(
-                person_name(run.requester), anyone=policy.anyone, approvers=bool(policy.approvers)
-            )
-        return may_answer_text(person_name(run.requester), anyone=False, approvers=True)
+    def answerers(self, run: RunRecord, record: Question) -> str:
+        """Who may answer ``record``, as the policy decides it: a console person by name,
+        a voter by the name their vote gave, anyone else by a short form of their id."""
+        seen = voter_names(record.tally)
+        may = self.policy.who_may_answer(record, run.requester)
+        names = [person_text(who, seen) for who in may.persons()]
+        return who_may_answer_text(may, names + [group_text(g) for g in may.groups])
 
 
 async def viewer_for(
-    who: Responder, policy: AnswerPolicy, views: Sequence[RunWithQuestions]
+    who: Responder, policy: RequesterOrApprovers, views: Sequence[RunWithQuestions]
 ) -> Viewer:
     """Ask the policy, once per open question, what ``who`` may answer."""
     yours = {

@@ -39,15 +39,6 @@ TOO_MANY_STREAMS_HERE = (
 )
 
 
-def may_answer_text(asker: str, *, anyone: bool, approvers: bool) -> str:
-    """Who may answer a question, as the page shows it."""
-    if anyone:
-        return "Anyone signed in to the console"
-    if approvers:
-        return f"{asker}, or an approver"
-    return asker
-
-
 # What the page itself writes; served inside index.html so the script holds no sentences.
 PAGE = {
     "title": "Bot console",
@@ -93,9 +84,9 @@ PAGE = {
     "approve_title": "Approve: {action}",
     "risk": "{risk} risk",
     "asked_by": "Asked by {name}",
-    "may_answer": "Who may answer: {who}",
+    "may_answer": "{who}",
     "expires": "Expires {when}",
-    "not_yours": "Waiting on {who}; you can read this question but not answer it.",
+    "not_yours": "{who} You can read this question but not answer it.",
     "answered_by": "Answered by {name}",
     "approved_by": "Approved by {name}",
     "rejected_by": "Rejected by {name}",

@@ -47,7 +47,7 @@ from adapters.slack._render import (
     name_shown,
     parse_value,
 )
-from adapters.slack._surface import SlackSurface
+from adapters.slack._surface import SlackSurface, audience
 from adapters.slack._who import (
     click_key,
     command_key,
@@ -77,7 +77,6 @@ from bot.service.surfaces import Conversation, DeliveryError
 log = logging.getLogger(__name__)
 
 ACK_BUDGET_SECONDS = 2.0
-AUDIENCE = re.compile(r"(Only .+? can answer this\.)")
 # The action ids of the buttons that answer a question (``Listeners.click``).
 CLICK = re.compile(f"^({CHOOSE}|{APPROVE}):")
 
@@ -214,7 +213,7 @@ class Listeners:
         )
         await ack()
         if outcome is not None and not isinstance(outcome, outcomes.Redeemed | outcomes.Replayed):
-            self.later(self._report(outcome, team, channel, user, body))
+            self.later(self._report(outcome, team, channel, user))
 
     async def reject(self, ack: AsyncAck, body: dict[str, Any], action: dict[str, Any]) -> None:
         await self._open_at_once(ack, body, action, "reject", reject_modal)
@@ -289,7 +288,7 @@ class Listeners:
             return
         await ack()
         if outcome is not None and not isinstance(outcome, outcomes.Redeemed):
-            self.later(self._report(outcome, team, metadata.channel, user, body))
+            self.later(self._report(outcome, team, metadata.channel, user))
 
     async def command(
         self,
@@ -364,7 +363,7 @@ class Listeners:
         if done:
             return task.result()
         log.warning("redeem is slow; acking before it finishes")
-        self.later(self._report_when_done(task, team, channel, user, body))
+        self.later(self._report_when_done(task, team, channel, user))
         return None
 
     async def _report_when_done(
@@ -373,21 +372,20 @@ class Listeners:
         team: str,
         channel: str,
         user: str,
-        body: dict[str, Any],
     ) -> None:
         outcome = await task
         if isinstance(outcome, outcomes.Redeemed):
             # Acked before the spend: say it landed, or the person is left guessing.
             await self._ephemeral(team, channel, user, LATE_ANSWER_RECORDED)
         elif not isinstance(outcome, outcomes.Replayed):
-            await self._report(outcome, team, channel, user, body)
+            await self._report(outcome, team, channel, user)
 
-    async def _report(
-        self, outcome: outcomes.Refusal, team: str, channel: str, user: str, body: dict[str, Any]
-    ) -> None:
+    async def _report(self, outcome: outcomes.Refusal, team: str, channel: str, user: str) -> None:
         text = refusal_text(_shown(outcome))
-        if isinstance(outcome, outcomes.NotAllowedToAnswer):
-            text = _audience_of(body) or text
+        if isinstance(outcome, outcomes.NotAllowedToAnswer) and outcome.may is not None:
+            # Who may answer now, as the redeem decided it (an escalation step may have
+            # added people since the message was drawn).
+            text = audience(outcome.may)
         await self._ephemeral(team, channel, user, text)
 
     async def _ephemeral(self, team: str, channel: str, user: str, text: str) -> None:
@@ -442,13 +440,3 @@ def _message_ts(body: Mapping[str, Any]) -> str:
 def _thread(body: Mapping[str, Any]) -> str:
     message = body.get("message") or {}
     return str(message.get("thread_ts") or message.get("ts") or "")
-
-
-def _audience_of(body: Mapping[str, Any]) -> str:
-    """The "Only @x can answer this." line of the clicked message, if it has one."""
-    for block in (body.get("message") or {}).get("blocks") or []:
-        for element in block.get("elements") or []:
-            found = AUDIENCE.search(str(element.get("text") or ""))
-            if found:
-                return found.group(1)
-    return ""

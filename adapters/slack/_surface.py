@@ -35,11 +35,11 @@ from adapters.slack._render import (
 )
 from bot.display import display
 from bot.kernel.interrupts import PendingInterrupt
-from bot.questions.quorum import people_text, tally_text, voter_names
+from bot.questions.quorum import MayAnswer, people_text, tally_text, voter_names
 from bot.questions.records import Question, RunRecord
-from bot.service.messages import ANYONE_MAY_ANSWER, nudge_text, only_they_may_answer
+from bot.service.messages import nudge_text, who_may_answer_text
 from bot.service.outcomes import Responder
-from bot.service.policy import Answerers, RequesterOrApprovers
+from bot.service.policy import RequesterOrApprovers
 from bot.service.surfaces import DeliveryError
 
 log = logging.getLogger(__name__)
@@ -90,14 +90,11 @@ class SlackSurface:
         return self._team
 
     def _question_message(self, run: RunRecord, interrupt: PendingInterrupt) -> dict[str, Any]:
+        seen = voter_names(interrupt.tally)
         return question_message(
             interrupt,
             requester=mention(run.requester),
-            audience=audience(
-                self.policy.rule_for(interrupt.name, interrupt.answerers),
-                run.requester,
-                voter_names(interrupt.tally),
-            ),
+            audience=audience(self.policy.who_may_answer(interrupt, run.requester), seen),
             # Each Slack voter as Slack renders the person, whatever name the answer recorded.
             tally=tally_text(interrupt.tally, interrupt.quorum, named),
         )
@@ -234,12 +231,9 @@ def closed_by(record: Question) -> str:
     return name_shown(record.closed_by)
 
 
-def audience(rule: Answerers, requester: str, seen: Mapping[str, str] | None = None) -> str:
-    """Who may answer, as the question shows it (and a refused person is told); a person of
-    another surface by the name ``seen`` gives them, else a short form of their id."""
-    if rule.anyone:
-        return ANYONE_MAY_ANSWER
-    names = [mention(requester)] if rule.requester else []
-    names += [person(p, seen) for p in sorted(rule.people)]
-    names += [group_mention(g) for g in sorted(rule.groups)]
-    return only_they_may_answer(" or ".join(names) if names else "an admin")
+def audience(may: MayAnswer, seen: Mapping[str, str] | None = None) -> str:
+    """Who may answer, as the question shows it (and a refused person is told): a Slack
+    person or group as a mention, a person of another surface by the name ``seen`` gives
+    them, else a short form of their id."""
+    names = [person(who, seen) for who in may.persons()]
+    return who_may_answer_text(may, names + [group_mention(g) for g in may.groups])

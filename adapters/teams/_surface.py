@@ -21,7 +21,8 @@ from bot.contract.identity import teams_id
 from bot.kernel.interrupts import PendingInterrupt
 from bot.questions.quorum import tally_line, tally_text, voter_names
 from bot.questions.records import Question, RunRecord
-from bot.service.messages import nudge_text, person_text, who_may_answer_text
+from bot.service.messages import group_text, nudge_text, person_text, who_may_answer_text
+from bot.service.policy import RequesterOrApprovers
 from bot.service.surfaces import DeliveryError
 
 log = logging.getLogger(__name__)
@@ -46,12 +47,13 @@ class TeamsSurface:
         connector: Connector,
         *,
         schema_of: SchemaOf,
-        anyone_may_answer: bool = False,
+        policy: RequesterOrApprovers | None = None,
         attempts: int = ATTEMPTS,
     ) -> None:
         self.connector = connector
         self.schema_of = schema_of
-        self.anyone_may_answer = anyone_may_answer
+        # Who may answer is the policy's to decide; the card only draws it.
+        self.policy = policy or RequesterOrApprovers()
         self.attempts = attempts
 
     async def publish_question(
@@ -132,7 +134,7 @@ class TeamsSurface:
             question=question,
             token=token or getattr(question, "token", ""),
             asked_for=requester,
-            who_may_answer=self._who_may_answer(requester, question.answerers, seen),
+            who_may_answer=self._who_may_answer(run, question, seen),
             response_schema=self.schema_of(question.name),
             errors=errors or {},
             values=values or {},
@@ -140,14 +142,12 @@ class TeamsSurface:
         )
 
     def _who_may_answer(
-        self, requester: str, named: tuple[str, ...], seen: Mapping[str, str]
+        self, run: RunRecord, question: PendingInterrupt | Question, seen: Mapping[str, str]
     ) -> str:
-        # An API question names its own answerers; "anyone" opens it to the conversation.
-        # Each by the name the bridge has seen them by, else a short form of their id.
-        if named:
-            people = ", ".join(person_text(n, seen) for n in named if n != "anyone")
-            return who_may_answer_text(people, anyone="anyone" in named)
-        return who_may_answer_text(requester, anyone=self.anyone_may_answer)
+        # Each person by the name the bridge has seen them by, else a short form of their id.
+        may = self.policy.who_may_answer(question, run.requester)
+        names = [person_text(who, seen) for who in may.persons()]
+        return who_may_answer_text(may, names + [group_text(g) for g in may.groups])
 
     async def _replace_card(self, ref: dict[str, Any], content: Json) -> None:
         """Edit the card a stored message reference names; one never posted is left alone."""

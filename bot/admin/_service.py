@@ -173,9 +173,7 @@ class AdminService:
         )
         page = found[: command.limit]
         items = tuple(
-            results.PendingItem(
-                q, requester, surface, self._may_answer(q.name, requester, q.scope), cursor
-            )
+            results.PendingItem(q, requester, surface, self._may_answer(q, requester), cursor)
             for q, requester, surface, cursor in page
         )
         more = len(found) > command.limit
@@ -194,7 +192,7 @@ class AdminService:
             at=self._clock(),
             record=record,
             run=run,
-            may_answer=self._may_answer(record.name, run.requester if run else "", record.scope),
+            may_answer=self._may_answer(record, run.requester if run else ""),
             history=history,
             deliveries=tuple(d for d in deliveries if d.interrupt_id in ("", interrupt_id)),
         )
@@ -262,14 +260,14 @@ class AdminService:
             return results.NotFound(question_not_found(interrupt_id))
         return results.NotOpen(interrupt_id, str(record.status))
 
-    def _may_answer(self, interaction: str, requester: str, scope: str) -> tuple[str, ...]:
-        may = self._policy.may_answer(interaction, requester=requester)
+    def _may_answer(self, record: Question, requester: str) -> tuple[str, ...]:
+        # The value the redeem's check and every surface read (``who_may_answer``).
+        may = self._policy.who_may_answer(record, requester)
         if may.anyone:
-            return (f"anyone in {scope}",)
-        named = (may.requester,) if may.requester else ()
+            return (f"anyone in {record.scope}",)
         # Admins are listed once, as "admins", though the policy counts them as approvers.
         approvers = tuple(a for a in may.approvers if a not in self._admins)
-        return (*named, *may.people, *may.groups, *approvers, "admins")
+        return (*may.named(), *approvers, "admins")
 
     def _count(self, command: str, result: str) -> None:
         # The serving process's metrics (the shell has none to publish).

@@ -86,9 +86,7 @@ def create_app(settings: Settings) -> web.Application:
     console = ConsoleSurface() if settings.console.enabled else None
     if console is not None:
         mount_console(app, console, policy=policy, limits=settings.console.limits)
-    teams = mount_teams(
-        app, settings.teams, local=serving.is_local, anyone_may_answer=settings.policy.anyone
-    )
+    teams = mount_teams(app, settings.teams, local=serving.is_local, policy=policy)
     if slack is not None:
         slack.mount(app)
     email = email_surface(settings, app[ANSWER_LINKS])

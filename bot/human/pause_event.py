@@ -50,6 +50,7 @@ def pending_interrupt(record: Question, *, token: str, resumable: bool) -> Pendi
         tally=record.tally,
         quorum=policy_of(record).quorum,
         level=record.level,
+        policy=record.policy,
     )
 
 

@@ -35,6 +35,9 @@ class PendingInterrupt:
     tally: Mapping[str, Any] | None = None
     quorum: int = 1
     level: int = 0
+    # The question's policy as stored (``bot.questions.quorum.policy_of`` reads it), so
+    # a surface draws who may answer as the redeem decides it.
+    policy: Mapping[str, Any] | None = None
 
 
 class InvocationPaused(BotError):

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from bot.contract.decisions import APPROVING
 from bot.contract.edits import diff_text
@@ -41,7 +41,21 @@ EXPIRED_REJECTION = {"decision": "reject", "comment": "expired without an answer
 DECISIONS = ("approve", "reject", "edit", "respond")
 
 
-def policy_of(question: Question) -> Policy:
+class Asked(Protocol):
+    """What deciding who may answer reads of a question: a stored ``Question`` or the
+    pending interrupt a surface posts."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def answerers(self) -> tuple[str, ...]: ...
+    @property
+    def level(self) -> int: ...
+    @property
+    def policy(self) -> Mapping[str, Any] | None: ...
+
+
+def policy_of(question: Asked) -> Policy:
     """The policy in force on ``question``."""
     if not question.policy:
         return DEFAULT_POLICY
@@ -63,7 +77,7 @@ def counts_votes(question: Question, answer: Mapping[str, Any]) -> bool:
     return policy_of(question).quorum > 1 and answer.get("decision") in DECISIONS
 
 
-def requester_of(question: Question, run: RunRecord | None) -> str:
+def requester_of(question: Asked, run: RunRecord | None) -> str:
     """Who asked: the id the policy names, else the person who started the run."""
     named = policy_of(question).requester
     if named:
@@ -71,7 +85,7 @@ def requester_of(question: Question, run: RunRecord | None) -> str:
     return run.requester if run is not None else ""
 
 
-def is_self_answer(question: Question, run: RunRecord | None, who: str) -> bool:
+def is_self_answer(question: Asked, run: RunRecord | None, who: str) -> bool:
     """``who`` may not answer: the policy keeps the requester out and ``who`` is them."""
     if policy_of(question).requester_may_answer:
         return False
@@ -79,6 +93,41 @@ def is_self_answer(question: Question, run: RunRecord | None, who: str) -> bool:
     # Compared as one person: no spelling of the requester (case, spaces, ``slack:`` or
     # bare, another workspace) gets them past this check.
     return same_person(who, requester)
+
+
+@dataclass(frozen=True, slots=True)
+class MayAnswer:
+    """Who may answer one question besides admins and the members of ``groups``, as
+    ``bot.service.policy.RequesterOrApprovers.who_may_answer`` decides it.
+
+    ``requester`` is empty when the rule leaves the requester out, the
+    question's policy keeps them out, or no run is known. Sorted, so admin
+    commands can show it as it is.
+    """
+
+    anyone: bool = False
+    requester: str = ""
+    people: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
+    approvers: tuple[str, ...] = ()
+
+    def names(self, who: str) -> bool:
+        """``who`` is admitted by id alone; group membership needs a ``Directory``."""
+        return (
+            self.anyone
+            or any(same_person(who, approver) for approver in self.approvers)
+            or same_person(who, self.requester)
+            or any(same_person(who, person) for person in self.people)
+        )
+
+    def persons(self) -> tuple[str, ...]:
+        """The requester (when admitted) and the people named, in the order shown."""
+        requester = (self.requester,) if self.requester else ()
+        return (*requester, *self.people)
+
+    def named(self) -> tuple[str, ...]:
+        """The requester, people and groups by id, as admin commands list them."""
+        return (*self.persons(), *self.groups)
 
 
 def cast_before(ballot: Ballot, ballots: tuple[Ballot, ...]) -> bool:
@@ -229,7 +278,7 @@ def rejected_on_expiry(question: Question) -> bool:
     return question.status is QuestionStatus.EXPIRED and answer.get("decision") == "reject"
 
 
-def escalated_answerers(question: Question) -> tuple[str, ...]:
+def escalated_answerers(question: Asked) -> tuple[str, ...]:
     """The answerers the escalation steps taken so far have added."""
     steps = policy_of(question).escalate[: question.level]
     return tuple(dict.fromkeys(who for step in steps for who in step.answerers))

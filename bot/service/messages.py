@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any, assert_never
 
 from bot.contract.edits import diff_text
-from bot.questions.quorum import rejected_on_expiry
+from bot.questions.quorum import MayAnswer, rejected_on_expiry
 from bot.questions.records import Question, QuestionStatus
 from bot.service import outcomes
 
@@ -236,10 +236,18 @@ def approval_line(answer: Mapping[str, Any], by: str, at: str, shown: Callable[[
     return rejected_line(by, at, shown(str(answer.get("comment", ""))))
 
 
-def who_may_answer_text(requester: str, *, anyone: bool) -> str:
-    if anyone:
-        return "Anyone here may answer."
-    return f"{requester or 'The requester'} (or an approver) may answer."
+def who_may_answer_text(may: MayAnswer, names: Sequence[str]) -> str:
+    """Who may answer a question, on every surface and in a refusal: ``names`` are ``may``'s
+    people (``MayAnswer.persons``) and groups, each as the surface draws them (a Slack
+    mention, a name seen on Teams); admins and approvers always may, and are not named."""
+    if may.anyone:
+        return ANYONE_MAY_ANSWER
+    return only_they_may_answer(" or ".join(names) if names else "an admin")
+
+
+def group_text(group: str) -> str:
+    """A group of people (a Slack user group) on a surface that cannot mention it."""
+    return f"group {group}"
 
 
 def expires_text(at: float) -> str:

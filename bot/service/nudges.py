@@ -59,16 +59,9 @@ class Nudges:
 
     def _waiting_on(self, question: Question, run: RunRecord | None) -> dict[str, Any]:
         """Who may answer and has not, as the reminder mentions them."""
-        may = self._policy.may_answer(
-            question.name,
-            requester=run.requester if run is not None else "",
-            rule=self._policy.answerers_for(question),
-        )
+        may = self._policy.who_may_answer(question, run.requester if run is not None else "")
         requester = [may.requester] if may.requester else []
-        if requester and quorum.is_self_answer(question, run, may.requester):
-            requester = []
         words = [*requester, *may.people, *(f"group:{g}" for g in may.groups)]
-        words += quorum.escalated_answerers(question)
         if may.anyone:
             words.append("anyone")
         return _named(words, skip=quorum.voters(question))

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.errors import BotError
+from bot.questions.quorum import MayAnswer
 from bot.questions.records import Question, RunRecord
 from bot.questions.write import TurnToResume
 
@@ -51,7 +52,10 @@ class ScopeMismatch:
 
 @dataclass(frozen=True, slots=True)
 class NotAllowedToAnswer:
-    """The person is not among those who may answer this question."""
+    """The person is not among those who may answer this question: ``may`` says who may
+    (None where a surface refuses before the policy is asked)."""
+
+    may: MayAnswer | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,14 +5,17 @@ approver). Per interaction a deployment may open a question to anyone in
 the scope (the channel), to named people, or to the members of a group;
 group membership comes from a ``Directory`` the surface provides (Slack's
 user groups), but the decision is made here, the same for every surface.
-``RequesterOrApprovers.may_answer`` states the rule once: the check admits
-whom it names, and admin commands show it.
+``RequesterOrApprovers.who_may_answer`` decides it once per question (its
+own answerers, its interaction's rule, the escalation steps taken, whether
+the requester may answer), as a ``MayAnswer``: the redeem admits whom it
+names (and tells a refused person so), every surface draws its sentence
+(``bot.service.messages.who_may_answer_text``) and admin commands list it.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -23,11 +26,9 @@ from bot.contract.decisions import DEFAULT_ALLOW, check_allow
 from bot.contract.identity import canonical, compared, same_person
 from bot.contract.models import Policy, validation_sentence
 from bot.errors import BotError
-from bot.questions.quorum import escalated_answerers
+from bot.questions.quorum import Asked, MayAnswer, escalated_answerers, policy_of
 from bot.questions.records import Question, RunRecord
 from bot.service.outcomes import Responder
-
-AnswerPolicy = Callable[[Question, RunRecord | None, Responder], Awaitable[bool]]
 
 
 class Directory(Protocol):
@@ -54,30 +55,6 @@ class Answerers:
 
 
 @dataclass(frozen=True, slots=True)
-class MayAnswer:
-    """Who may answer one question besides admins and the members of ``groups``.
-
-    ``requester`` is empty when the rule leaves the requester out, or no
-    run is known. Sorted, so admin commands can show it as it is.
-    """
-
-    anyone: bool = False
-    requester: str = ""
-    people: tuple[str, ...] = ()
-    groups: tuple[str, ...] = ()
-    approvers: tuple[str, ...] = ()
-
-    def names(self, who: str) -> bool:
-        """``who`` is admitted by id alone; group membership needs a ``Directory``."""
-        return (
-            self.anyone
-            or any(same_person(who, approver) for approver in self.approvers)
-            or same_person(who, self.requester)
-            or any(same_person(who, person) for person in self.people)
-        )
-
-
-@dataclass(frozen=True, slots=True)
 class RequesterOrApprovers:
     """The person who started the run, admins, any named approver, and ``rules``.
 
@@ -95,7 +72,7 @@ class RequesterOrApprovers:
         """The rule for one interaction, for deciding and for showing who may answer."""
         return self.rules.get(interaction) or Answerers(anyone=self.anyone)
 
-    def answerers_for(self, record: Question) -> Answerers:
+    def answerers_for(self, record: Asked) -> Answerers:
         """The question's own answerers when its asker named them, else its interaction's rule."""
         return self.rule_for(record.name, record.answerers)
 
@@ -103,42 +80,56 @@ class RequesterOrApprovers:
         """``named`` answerers (an API question's) as a rule, else the interaction's."""
         return answerers_from(named) if named else self.answerers(interaction)
 
-    def may_answer(
-        self, interaction: str, *, requester: str, rule: Answerers | None = None
-    ) -> MayAnswer:
-        """Who may answer a question of ``interaction`` in a run ``requester`` started."""
-        rule = rule or self.answerers(interaction)
-        return MayAnswer(
-            anyone=rule.anyone,
-            requester=requester if rule.requester else "",
-            people=tuple(sorted(rule.people)),
-            groups=tuple(sorted(rule.groups)),
-            approvers=tuple(sorted(self.approvers)),
-        )
-
-    async def __call__(self, record: Question, run: RunRecord | None, who: Responder) -> bool:
-        if who.is_admin:
-            return True
-        may = self.may_answer(
-            record.name,
-            requester=run.requester if run is not None else "",
-            rule=self.answerers_for(record),
-        )
-        if may.names(who.id):
-            return True
-        groups = list(may.groups)
+    def who_may_answer(self, record: Asked, requester: str) -> MayAnswer:
+        """Who may answer ``record`` in a run ``requester`` started: its own answerers (an
+        API question's) or its interaction's rule, plus those the escalation steps taken
+        so far added, less the requester where its policy keeps them out. The redeem's
+        check and every surface (and admin command) read this one value."""
+        rule = self.answerers_for(record)
+        anyone, people, groups = rule.anyone, set(rule.people), set(rule.groups)
+        named_requester = rule.requester
         escalated = escalated_answerers(record)
         if escalated:
             # An escalation step adds its answerers to whoever could answer before.
             added = answerers_from(escalated)
-            if added.anyone or added.names(who.id):
-                return True
-            groups += sorted(added.groups)
+            anyone |= added.anyone
+            people |= added.people
+            groups |= added.groups
+            named_requester |= any(compared(word) == "requester" for word in escalated)
+        asker = requester if named_requester else ""
+        policy = policy_of(record)
+        if not policy.requester_may_answer:
+            # The one who asked for the action is named by no spelling (``is_self_answer``).
+            asked_by = policy.requester or requester
+            people = {p for p in people if not same_person(p, asked_by)}
+            asker = "" if same_person(asker, asked_by) else asker
+        return MayAnswer(
+            anyone=anyone,
+            requester=asker,
+            people=tuple(sorted(people)),
+            groups=tuple(sorted(groups)),
+            approvers=tuple(sorted(self.approvers)),
+        )
+
+    async def __call__(self, record: Question, run: RunRecord | None, who: Responder) -> bool:
+        return await self.admits(self.who_may_answer(record, requester_of_run(run)), who)
+
+    async def admits(self, may: MayAnswer, who: Responder) -> bool:
+        """Whether ``who`` is among ``may`` (a group's members asked of the directory)."""
+        if who.is_admin:
+            return True
+        if may.names(who.id):
+            return True
         if self.directory is not None:
-            for group in groups:
+            for group in may.groups:
                 if await self.directory.is_member(group, who):
                     return True
         return False
+
+
+def requester_of_run(run: RunRecord | None) -> str:
+    """Who started ``run``; "" when no run is known (no requester is admitted then)."""
+    return run.requester if run is not None else ""
 
 
 def parse_rules(text: str) -> dict[str, Answerers]:
@@ -183,13 +174,22 @@ def answerers_from(words: Collection[str]) -> Answerers:
     )
 
 
+OLD_ANSWERERS_NAME = (
+    "SLACK_ANSWERERS is the old name of BOT_ANSWERERS, which governs every surface; "
+    "rename it (BOT_ANSWERERS wins when both are set)"
+)
+
+
 class PolicySettings(ComponentSettings):
     """Who may answer besides the requester and admins: approvers, anyone, or rules."""
 
     approvers: CsvList = Field(default_factory=list, alias="BOT_APPROVERS")
     anyone: bool = Field(False, alias="BOT_ANYONE_MAY_ANSWER")
-    # Per interaction (``approval=U1 S2;ask_user=anyone``); groups are Slack user groups.
-    rules: str = Field("", alias="SLACK_ANSWERERS")
+    # Per interaction (``approval=U1 S2;ask_user=anyone``), on every surface; groups are
+    # Slack user groups.
+    rules: str = Field("", alias="BOT_ANSWERERS")
+    # The old name, from when the rule looked Slack's own: still read, with a warning.
+    old_rules: str = Field("", alias="SLACK_ANSWERERS")
 
     # Per interaction, the approval policy of its questions, as JSON:
     # ``{"approval": {"quorum": 2, "requester_may_answer": false}}`` (``bot.questions.quorum``).
@@ -214,7 +214,7 @@ class PolicySettings(ComponentSettings):
     def _approvers_canonical(cls, value: list[str]) -> list[str]:
         return [canonical(approver) for approver in value]
 
-    @field_validator("rules")
+    @field_validator("rules", "old_rules")
     @classmethod
     def _rules_parse(cls, value: str) -> str:
         parse_rules(value)
@@ -237,9 +237,14 @@ class PolicySettings(ComponentSettings):
         return RequesterOrApprovers(
             approvers=frozenset(compared(a) for a in admins) | frozenset(self.approvers),
             anyone=self.anyone,
-            rules=parse_rules(self.rules),
+            rules=parse_rules(self.rules or self.old_rules),
             directory=directory,
         )
+
+    def warnings(self) -> list[str]:
+        if self.old_rules:
+            return [OLD_ANSWERERS_NAME]
+        return []
 
 
 def parse_allow(text: str) -> dict[str, list[str]]:

@@ -34,7 +34,7 @@ from bot.service import outcomes, run_events
 from bot.service.capability_ports import LifecyclePorts, lifecycle_of
 from bot.service.known import KnownQuestions, KnownRuns
 from bot.service.outcomes import Responder
-from bot.service.policy import AnswerPolicy
+from bot.service.policy import RequesterOrApprovers, requester_of_run
 from bot.stores.ports import Stores
 
 log = logging.getLogger(__name__)
@@ -48,7 +48,7 @@ class Redeemer:
         *,
         capability: HumanInteractionCapability,
         stores: Stores,
-        policy: AnswerPolicy,
+        policy: RequesterOrApprovers,
         clock: Callable[[], float],
         lease_owner: str = "",
         lease_seconds: float = 0.0,
@@ -195,8 +195,9 @@ class Redeemer:
         # Before the answerers' rule: an admin who asked is still the one who asked.
         if quorum.is_self_answer(record, run, responder.id):
             return await refuse(outcomes.SelfApproval(), record, responder)
-        if not await self._policy(record, run, responder):
-            return await refuse(outcomes.NotAllowedToAnswer(), record, responder)
+        may = self._policy.who_may_answer(record, requester_of_run(run))
+        if not await self._policy.admits(may, responder):
+            return await refuse(outcomes.NotAllowedToAnswer(may), record, responder)
         try:
             clean = registration.validate_answer(answer, record.payload)
         except AnswerValidationError as invalid:

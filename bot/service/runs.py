@@ -47,7 +47,7 @@ from bot.service.messages import RUN_FAILED
 from bot.service.metrics import Metrics
 from bot.service.nudges import Nudges
 from bot.service.outcomes import ChatsOff, Counted, NotStarted, Redeemed, RedeemOutcome, Responder
-from bot.service.policy import AnswerPolicy, RequesterOrApprovers
+from bot.service.policy import RequesterOrApprovers
 from bot.service.posted import PostedQuestion, PostedQuestions
 from bot.service.redeem import Redeemer
 from bot.service.requests import HISTORY_RUNS, run_id_for, turn_request
@@ -78,7 +78,7 @@ class RunService:
         capability: HumanInteractionCapability,
         stores: Stores,
         surfaces: Mapping[str, Surface] | None = None,
-        policy: AnswerPolicy | None = None,
+        policy: RequesterOrApprovers | None = None,
         metrics: Metrics | None = None,
         clock: Callable[[], float] = time.time,
         lease_seconds: float = DEFAULT_LEASE_SECONDS,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import getpass
 import json
 import os
@@ -9,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from bot.human import ASK_USER
-from bot.stores import QuestionStatus, RunStatus, open_stores
+from bot.questions.records import ApiRequest
+from bot.stores import Question, QuestionStatus, RunRecord, RunStatus, Stores, open_stores
 from bot.testing import call, calls, question, say
-from tests.support import HarnessFactory, run_bot
+from tests.support import HarnessFactory, run_bot, steps
 
 ASK = call(ASK_USER, questions=[question("Which environment?", "staging", "production")])
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,3 +102,58 @@ async def test_the_shell_lists_shows_and_cancels_and_the_server_resumes_the_run(
     code, out = admin_cli(db_path, "frobnicate")
     assert code == 1 and "help" in out
     await stores.close()
+
+
+async def test_pending_and_show_say_who_may_answer_an_api_question_as_the_check_decides(
+    sqlite_stores: Stores, db_path: Path
+) -> None:
+    """A `/v1` question asked of anyone, and one naming its answerers, list those (not the
+    API key's name) under may_answer, in `--json pending`, `pending` and `show`."""
+    run = RunRecord(
+        "run_api_1",
+        "console",
+        "console",
+        "api:door",
+        "Deploy?",
+        100.0,
+        conversation={"key": "agents"},
+        status=RunStatus.REMOTE,
+    )
+    for number, answerers in ((1, ("anyone",)), (2, ("console:bo", "console:cy"))):
+        asked = Question(
+            f"int_{number}",
+            f"run_api_{number}",
+            "console",
+            "approval",
+            f"api_{number}",
+            "",
+            {"action": "deploy", "summary": "Deploy?"},
+            100.0 + number,
+            4.0e9,
+            answerers=answerers,
+        )
+        request = ApiRequest(
+            asked.interrupt_id,
+            "door",
+            f"key-{number}",
+            "hash",
+            "approval",
+            100.0,
+            key_id="key_door",
+        )
+        one = dataclasses.replace(run, run_id=asked.run_id)
+        assert await steps(sqlite_stores).lifecycle.ask_remote(one, asked, request) is not None
+
+    code, out = admin_cli(db_path, "--json", "pending")
+    assert code == 0, out
+    listed = {i["question"]["interrupt_id"]: i["may_answer"] for i in as_json(out)["items"]}
+    assert listed == {
+        "int_1": ["anyone in console"],
+        "int_2": ["console:bo", "console:cy", "admins"],
+    }
+    code, out = admin_cli(db_path, "pending")
+    assert code == 0 and "may answer: console:bo, console:cy, admins" in out
+    code, out = admin_cli(db_path, "--json", "show", "int_1")
+    assert code == 0 and as_json(out)["may_answer"] == ["anyone in console"]
+    code, out = admin_cli(db_path, "show", "int_2")
+    assert code == 0 and "may answer: console:bo, console:cy, admins" in out

@@ -255,7 +255,7 @@ async def test_signed_in_name_is_who_answered(start_bot: StartBot, new_page: New
     staging = page.get_by_role("button", name="staging", exact=True)
     await expect(staging).to_be_visible(timeout=WAIT_MS)
     await expect(page.locator(".question .facts")).to_contain_text("Asked by ana")
-    await expect(page.locator(".question .facts")).to_contain_text("Who may answer: ana")
+    await expect(page.locator(".question .facts")).to_contain_text("Only ana can answer this.")
     await staging.click()
     reject = page.get_by_role("button", name="Reject", exact=True)
     await expect(reject).to_be_visible(timeout=WAIT_MS)

@@ -132,7 +132,7 @@ async def test_one_reminder_in_the_thread_then_an_escalation_ping_and_none_after
                 }
             }
         ),
-        "SLACK_ANSWERERS": f"approval={BOB}",
+        "BOT_ANSWERERS": f"approval={BOB}",
         "BOT_SWEEP_SECONDS": "0.2",
     }
     slack, approval = await approval_of(start_bot, fake, http, **env)
@@ -150,6 +150,11 @@ async def test_one_reminder_in_the_thread_then_an_escalation_ping_and_none_after
     # The step redraws the question with its level, buttons kept.
     leveled = (await slack.edits_of(approval))[0]
     assert "Escalated to level 1." in text_of(leveled) and buttons(leveled.args)
+    # It says who may answer now, and a stranger who clicks is told the same.
+    assert f"Only <@{BOB}> or <@U0DAN> can answer this." in text_of(leveled)
+    await slack.click(approval, "Approve", user=CAROL)
+    told = (await slack.ephemeral(CAROL))[0]
+    assert told.args["text"] == f"Only <@{BOB}> or <@U0DAN> can answer this."
     status, _ = await slack.click(approval, "Approve", user="U0DAN")  # the step admitted Dan
     assert status == 200
     assert "Approved by <@U0DAN>" in text_of((await slack.edits_of(approval, 2))[1])

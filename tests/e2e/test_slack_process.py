@@ -333,9 +333,9 @@ async def test_thread_replies_continue_and_direct_messages_start_runs(
 async def test_a_user_group_may_answer_and_its_membership_is_cached(
     start_bot: StartBot, fake: FakeSlack, http: aiohttp.ClientSession
 ) -> None:
-    """SLACK_ANSWERERS names a group: members answer, others (the requester too) are told who."""
+    """BOT_ANSWERERS names a group: members answer, others (the requester too) are told who."""
     fake.group_members["S0ONCALL"] = [BOB]
-    slack = await driver(start_bot, fake, http, SLACK_ANSWERERS="ask_user=S0ONCALL")
+    slack = await driver(start_bot, fake, http, BOT_ANSWERERS="ask_user=S0ONCALL")
     await slack.event(mention("deploy web", user=ALICE))
     ask = await slack.question()
     assert "Only <!subteam^S0ONCALL> can answer this." in text_of(ask)

@@ -169,6 +169,10 @@ async def test_the_first_escalation_step_pings_once_and_raises_the_level(
     # The card is redrawn with the level, as the Slack message is.
     redrawn = await connector.wait_for(lambda: connector.updates(call.activity_id), what="redraw")
     assert "Escalated to level 1." in texts(card_of(redrawn[-1].body))
+    # It names who may answer now: the requester, and the one the step added.
+    footer = " ".join(texts(card_of(redrawn[-1].body)))
+    assert "Only Alice or Teams user da400000… can answer this." in footer
+    assert "Only Alice can answer this." in " ".join(texts(card_of(call.body)))
     assert stored(bot.folder, "SELECT level FROM pauses WHERE name = 'approval'") == (1,)
     assert stored(bot.folder, "SELECT COUNT(*) FROM audit WHERE kind = 'escalated'") == (1,)
     # No second step: a sweep an hour on owes nothing more.

@@ -183,7 +183,7 @@ async def test_who_answered_is_who_signed_in(locked: Console) -> None:
     ana = basic("ana", PASSWORD)
     await locked.send("deploy web", headers=ana)
     (asked,) = [q for run in (await locked.feed(headers=ana))["runs"] for q in run["questions"]]
-    assert (asked["yours"], asked["may_answer"]) == (True, "ana")
+    assert (asked["yours"], asked["may_answer"]) == (True, "Only ana can answer this.")
     response = await locked.client.post(
         "/api/answer",
         json={"token": asked["token"], "answer": {"answers": {WHICH_ENV: "staging"}}, "name": "bo"},

@@ -93,14 +93,14 @@ async def test_who_may_answer_follows_the_policy() -> None:
     ana, bo = Responder("console:ana", "ana"), Responder("console:bo", "bo")
     views = [RunWithQuestions(RUN, (OPEN,), {OPEN.interrupt_id: "t"})]
     plain = RequesterOrApprovers()
-    assert Viewer(ana, plain).answerers(RUN) == "ana"
+    assert Viewer(ana, plain).answerers(RUN, OPEN) == "Only ana can answer this."
     assert (await viewer_for(ana, plain, views)).may_answer(OPEN, RUN)
     assert not (await viewer_for(bo, plain, views)).may_answer(OPEN, RUN)
     approvers = RequesterOrApprovers(approvers=frozenset({"console:bo"}))
-    assert Viewer(ana, approvers).answerers(RUN) == "ana, or an approver"
+    assert Viewer(ana, approvers).answerers(RUN, OPEN) == "Only ana can answer this."
     assert (await viewer_for(bo, approvers, views)).may_answer(OPEN, RUN)
     anyone = RequesterOrApprovers(anyone=True)
-    assert Viewer(bo, anyone).answerers(RUN) == "Anyone signed in to the console"
+    assert Viewer(bo, anyone).answerers(RUN, OPEN) == "Anyone here can answer this."
 
 
 async def test_named_answerers_of_other_surfaces_show_by_name_or_a_short_id() -> None:
@@ -113,7 +113,9 @@ async def test_named_answerers_of_other_surfaces_show_by_name_or_a_short_id() ->
         tally={"approve": ["teams:t:aad-cy"], "reject": [], "names": {"teams:t:aad-cy": "Cy"}},
     )
     viewer = Viewer(Responder("console:ana", "ana"), RequesterOrApprovers())
-    assert viewer.answerers(RUN, asked) == "ana, Teams user 3f2a9c1e…, Cy"
+    assert viewer.answerers(RUN, asked) == (
+        "Only ana or Teams user 3f2a9c1e… or Cy can answer this."
+    )
 
 
 async def test_a_conversation_an_agent_named_is_titled_by_that_name() -> None:

@@ -12,7 +12,7 @@ from bot.app.settings import SettingsError, load_settings
 from tests.support import ROOT, bare_bot_env, clean_environment, run_bot
 
 # Every variable Slack's settings read, and who may answer there, as the settings name them.
-SLACK_VARIABLES = SlackSettings.variables() | {"SLACK_ANSWERERS"}
+SLACK_VARIABLES = SlackSettings.variables() | {"SLACK_ANSWERERS", "BOT_ANSWERERS"}
 
 
 @pytest.fixture(autouse=True)
@@ -58,6 +58,7 @@ def test_the_three_ways_to_run_slack(given: dict[str, str], mode: str) -> None:
         ),
         ({"SLACK_API_URL": "slack.com/api"}, "SLACK_API_URL"),
         ({"SLACK_ANSWERERS": "approval"}, "SLACK_ANSWERERS"),
+        ({"BOT_ANSWERERS": "approval"}, "BOT_ANSWERERS"),
         ({"SLACK_BOT_TOKEN": " "}, "SLACK_BOT_TOKEN"),
     ],
 )

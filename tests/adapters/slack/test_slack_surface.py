@@ -11,8 +11,9 @@ import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack._surface import SlackSurface, audience, mention
+from bot.questions.quorum import MayAnswer
 from bot.questions.records import Question, QuestionStatus, RunRecord
-from bot.service.policy import Answerers, RequesterOrApprovers
+from bot.service.policy import RequesterOrApprovers
 from bot.service.surfaces import DeliveryError
 from tests.fakes.slack_api import BOT_TOKEN, FakeSlack
 
@@ -115,18 +116,21 @@ async def test_a_revoked_token_is_permanent(fake: FakeSlack, surface: SlackSurfa
 
 def test_who_may_answer_is_spelled_as_slack_mentions() -> None:
     assert mention("slack:T1:U1") == "<@U1>" and mention("console:operator") == "console:operator"
-    rule = Answerers(requester=True, people=frozenset({"U7"}), groups=frozenset({"S9"}))
-    assert audience(rule, "slack:T1:U1") == "Only <@U1> or <@U7> or <!subteam^S9> can answer this."
-    assert audience(Answerers(anyone=True), "slack:T1:U1") == "Anyone here can answer this."
+    may = MayAnswer(requester="slack:T1:U1", people=("U7",), groups=("S9",))
+    assert audience(may) == "Only <@U1> or <@U7> or <!subteam^S9> can answer this."
+    assert audience(MayAnswer(anyone=True, requester="slack:T1:U1")) == (
+        "Anyone here can answer this."
+    )
 
 
 def test_ids_that_are_not_slacks_are_shown_as_text_never_as_mentions() -> None:
     """Another surface's person, or an id a request named, cannot become a mention or a link."""
-    rule = Answerers(
-        people=frozenset({"console:ana", "<!channel>", "x|@everyone"}),
-        groups=frozenset({"S9|@here"}),
+    may = MayAnswer(
+        requester="slack:T1:U1",
+        people=("<!channel>", "console:ana", "x|@everyone"),
+        groups=("S9|@here",),
     )
-    shown = audience(rule, "slack:T1:U1")
+    shown = audience(may)
     assert shown == (
         "Only <@U1> or &lt;!channel&gt; or ana or x|@everyone or S9|@here can answer this."
     )
@@ -138,13 +142,11 @@ def test_a_teams_answerer_is_named_as_seen_else_by_a_short_id_never_by_guids() -
     guid = "3f2a9c1e-5a6b-4c8d-9e0f-123456789abc"
     seen = f"teams:72f988bf-86f1-41af-91ab-2d7cd011db47:{guid}"
     unseen = "teams:72f988bf-86f1-41af-91ab-2d7cd011db47:aad-bob"
-    rule = Answerers(requester=False, people=frozenset({seen, unseen}))
-    assert audience(rule, "slack:T1:U1", {seen: "Bo <Lind>"}) == (
+    may = MayAnswer(people=(seen, unseen))
+    assert audience(may, {seen: "Bo <Lind>"}) == (
         "Only Bo &lt;Lind&gt; or Teams user aad-bob can answer this."
     )
-    assert audience(rule, "slack:T1:U1") == (
-        "Only Teams user 3f2a9c1e… or Teams user aad-bob can answer this."
-    )
+    assert audience(may) == ("Only Teams user 3f2a9c1e… or Teams user aad-bob can answer this.")
 
 
 async def test_a_quorums_closing_edit_names_every_approver(

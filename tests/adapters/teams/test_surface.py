@@ -85,7 +85,7 @@ def test_a_cards_answerers_are_named_as_the_bot_saw_them_else_by_a_short_id(
         tally={"approve": [voter], "reject": [], "names": {voter: "Cy"}},
     )
     context = surface.card_context(run, asked)
-    assert context.who_may_answer == ("Ana, Teams user 3f2a9c1e…, Cy (or an approver) may answer.")
+    assert context.who_may_answer == ("Only Teams user 3f2a9c1e… or Ana or Cy can answer this.")
 
 
 async def test_show_closed_edits_the_posted_card_and_a_401_is_permanent(
