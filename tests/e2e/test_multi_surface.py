@@ -215,9 +215,9 @@ async def test_teams_answerers_are_named_as_seen_or_by_a_short_id_on_both_surfac
     card = await both.teams_card()
     audience = "Only Teams user 3f2a9c1e… or Teams user a11ce000… can answer this."
     assert audience in text_of(posted) and guid not in text_of(posted)
-    footer = [t for t in texts(card_of(card.body)) if "may answer" in t]
+    footer = [t for t in texts(card_of(card.body)) if "can answer this" in t]
     assert footer and footer[0].startswith(
-        "Asked for Alice. Alice, Teams user 3f2a9c1e… (or an approver) may answer."
+        "Asked for Alice. Only Teams user 3f2a9c1e… or Alice can answer this."
     )
     status, _ = await both.slack.click(posted, "Approve", user=ALICE)
     assert status == 200
