@@ -16,6 +16,8 @@ import pytest
 from playwright.async_api import Browser, async_playwright
 
 CHROMIUM = Path("/usr/bin/chromium")
+# Where browser tests leave their screenshots (kept by CI as artifacts, never in docs/).
+SHOTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "browser"
 CHROMIUM_ARGS = [
     "--headless=new",
     "--no-sandbox",
@@ -49,3 +51,11 @@ async def chromium() -> AsyncIterator[Browser]:
             yield browser
         finally:
             await browser.close()
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    """A browser per test, with the screenshot folder made (``tests/conftest.py`` offers it)."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    async with chromium() as launched:
+        yield launched

@@ -22,6 +22,7 @@ from bot.stores import open_stores
 from bot.stores.ports import Stores
 from bot.stores.postgres import PostgresStores
 from bot.testing import FixedClock, RecordingSurface
+from tests.browser import browser as browser  # the browser tests' one fixture
 from tests.stores._postgres import fresh_schema
 from tests.support import Harness, HarnessFactory
 

@@ -13,7 +13,6 @@ another day leaves them byte for byte the same. The browser test
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -21,7 +20,6 @@ import pytest
 from playwright.async_api import Browser, Page, expect
 
 from tests.api.test_question_page import PageFactory, make_page
-from tests.browser import chromium
 from tests.e2e.test_link_page_browser import VIEWPORTS, release_form
 
 __all__ = ["make_page"]  # the fixture, shared with the page's own tests
@@ -33,13 +31,6 @@ PICTURES = ROOT / "docs" / "pictures" / "link"
 SHOTS = ROOT / "test-artifacts" / "browser"
 WRITE = os.environ.get("BOT_WRITE_PICTURES") == "1"
 ANSWERER = "link:release-ticket"
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    async with chromium() as launched:
-        yield launched
 
 
 @pytest.mark.parametrize("size", sorted(VIEWPORTS))

@@ -14,7 +14,6 @@ import aiohttp
 import pytest
 from playwright.async_api import Browser, Locator, Page, Route, expect
 
-from tests.browser import chromium
 from tests.e2e._api import Api, api_env, approval
 from tests.e2e._client import DEPLOY_REPORT, NO_DECISION, ConsoleClient
 from tests.e2e._server import ROOT, StartBot
@@ -27,13 +26,6 @@ DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 ANA_PASSWORD = "ana's long password"
 BO_PASSWORD = "bo's long password!"
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    async with chromium() as launched:
-        yield launched
 
 
 NewPage = Callable[..., Awaitable[Page]]

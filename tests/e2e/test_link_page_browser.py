@@ -8,14 +8,12 @@ fixed clock by tests/api/test_link_pictures.py: this process runs on today's.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
 import pytest
 from playwright.async_api import Browser, expect
 
-from tests.browser import chromium
 from tests.e2e._api import Api, api_env
 from tests.e2e._server import ROOT, StartBot
 
@@ -58,13 +56,6 @@ def release_form(key: str) -> dict[str, Any]:
         "answerers": ["link:release-ticket"],
         "ttl_seconds": 3600,
     }
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    async with chromium() as launched:
-        yield launched
 
 
 @pytest.mark.parametrize("size", sorted(VIEWPORTS))

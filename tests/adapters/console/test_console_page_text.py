@@ -11,17 +11,10 @@ from playwright.async_api import Browser, Locator, Page, expect
 from bot.display import has_hidden
 from tests.adapters.console.console_support import Console, ConsoleFactory
 from tests.asking_support import MARKUP, RLO, TROJAN_LABEL, TROJAN_QUESTION, asking_agent
-from tests.browser import chromium
 
 pytestmark = pytest.mark.browser
 
 WAIT_MS = 15_000
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    async with chromium() as launched:
-        yield launched
 
 
 @pytest.fixture

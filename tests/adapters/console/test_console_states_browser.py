@@ -11,7 +11,6 @@ differ by one step from one drawing to the next, so a redraw may change a few pi
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,6 @@ from bot.providers.scripted import ScriptedProvider
 from bot.questions.records import ApiKey
 from tests.adapters.console.console_support import CID, Console, ConsoleFactory
 from tests.asking_support import asking_script
-from tests.browser import chromium
 
 pytestmark = pytest.mark.browser
 
@@ -56,13 +54,6 @@ def editing_agent() -> AgentSpec:
         provider=ScriptedProvider(asking_script),
         name="editing-test",
     )
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    async with chromium() as launched:
-        yield launched
 
 
 async def opened(browser: Browser, console: Console, path: str) -> Page:
