@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.kernel.interrupts import PendingInterrupt
 from bot.kernel.messages import ModelReply, RequestedCall
+from bot.questions.quorum import MayAnswer
 from bot.questions.records import Question, RunRecord
 
 
@@ -80,20 +80,28 @@ def question(
 
 @dataclass
 class RecordingSurface:
-    """A surface that remembers what it was asked to show."""
+    """A surface that remembers what it was asked to show.
+
+    ``questions`` holds each post (its run and question), ``refreshed`` each redraw
+    (the question and the message it redrew); ``tokens`` and ``audiences`` the token and
+    who may answer each question was last drawn with, by interrupt id.
+    """
 
     name: str = "test"
-    questions: list[tuple[RunRecord, PendingInterrupt]] = field(default_factory=list)
+    questions: list[tuple[RunRecord, Question]] = field(default_factory=list)
     closed: list[Question] = field(default_factory=list)
     outcomes: list[tuple[str, str, bool]] = field(default_factory=list)
-    refreshed: list[tuple[PendingInterrupt, dict[str, Any]]] = field(default_factory=list)
+    refreshed: list[tuple[Question, dict[str, Any]]] = field(default_factory=list)
     moved: list[tuple[Question, dict[str, Any]]] = field(default_factory=list)
     nudges: list[tuple[Question, dict[str, Any]]] = field(default_factory=list)
+    tokens: dict[str, str] = field(default_factory=dict)
+    audiences: dict[str, MayAnswer] = field(default_factory=dict)
 
     async def publish_question(
-        self, run: RunRecord, interrupt: PendingInterrupt
+        self, run: RunRecord, question: Question, *, token: str, may: MayAnswer
     ) -> dict[str, Any] | None:
-        self.questions.append((run, interrupt))
+        self.questions.append((run, question))
+        self._drawn(question, token, may)
         return {"surface": self.name, "message": f"m{len(self.questions)}"}
 
     async def show_closed(self, run: RunRecord, record: Question) -> None:
@@ -103,9 +111,16 @@ class RecordingSurface:
         self.outcomes.append((run.run_id, text, failed))
 
     async def refresh_question(
-        self, run: RunRecord, interrupt: PendingInterrupt, ref: dict[str, Any]
+        self,
+        run: RunRecord,
+        question: Question,
+        ref: dict[str, Any],
+        *,
+        token: str,
+        may: MayAnswer,
     ) -> None:
-        self.refreshed.append((interrupt, ref))
+        self.refreshed.append((question, ref))
+        self._drawn(question, token, may)
 
     async def show_moved(
         self, run: RunRecord, record: Question, previous_ref: dict[str, Any]
@@ -115,6 +130,11 @@ class RecordingSurface:
     async def post_nudge(self, run: RunRecord, record: Question, nudge: dict[str, Any]) -> None:
         self.nudges.append((record, nudge))
 
+    def _drawn(self, question: Question, token: str, may: MayAnswer) -> None:
+        self.tokens[question.interrupt_id] = token
+        self.audiences[question.interrupt_id] = may
+
     @property
     def last_token(self) -> str:
-        return self.questions[-1][1].token
+        """The token the last question posted was last drawn with."""
+        return self.tokens[self.questions[-1][1].interrupt_id]

@@ -22,7 +22,6 @@ from bot.contract.models import Policy
 from bot.human.capability import HumanInteractionCapability
 from bot.human.tokens import MintedToken, TokenClaims, TokenSigner, random_signing_key
 from bot.interactions.approval import approval_registration, approval_tool
-from bot.kernel.interrupts import PendingInterrupt
 from bot.kernel.turn import Agent
 from bot.providers.scripted import ScriptedProvider
 from bot.questions.lifecycle import Lifecycle
@@ -375,27 +374,25 @@ class FakeTimers:
 DRAWN_TOKEN = "tok"
 
 
-def pending_interrupt(
+def open_question(
     name: str,
     payload: dict[str, Any],
     *,
-    token: str = DRAWN_TOKEN,
     expires_at: float = 1.8e9,
     interrupt_id: str = "int_1",
     level: int = 0,
-) -> PendingInterrupt:
-    """A question waiting for an answer as a surface draws it: the kernel's pending interrupt."""
-    return PendingInterrupt(
-        name=name,
-        kind=name,
-        payload=payload,
-        token=token,
-        tool_call_id="call_1",
+) -> Question:
+    """A question waiting for an answer, as a surface draws it (with a token, ``DRAWN_TOKEN``)."""
+    return Question(
         interrupt_id=interrupt_id,
         run_id="run_1",
-        session_id="",
+        scope="T1",
+        name=name,
+        tool_call_id="call_1",
+        checkpoint_id="",
+        payload=payload,
+        issued_at=expires_at - 3600,
         expires_at=expires_at,
-        resumable=True,
         level=level,
     )
 

@@ -30,10 +30,8 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
         "the ledger and consumption ports take the bridge's Question and Closing (item 1)"
     ),
     ("bot.human.pause_event", "bot.questions.records"): (
-        "a pause reports the Question it wrote, and the PendingInterrupt is drawn from it (item 1)"
-    ),
-    ("bot.human.pause_event", "bot.questions.quorum"): (
-        "the PendingInterrupt still carries the quorum, which item 1 takes back out of it"
+        "a pause reports the Question the capability wrote, and its PendingInterrupt and "
+        "token claims are read off that row (as long as the capability writes the row)"
     ),
     ("bot.demo._agent", "bot.app.agent_spec"): (
         "the demo is a deployment's agent factory (BOT_AGENT's default) and returns the "

@@ -24,7 +24,6 @@ from adapters.slack._surface import SlackSurface
 from adapters.teams import TeamsSurface
 from adapters.teams._connector import Connector
 from bot.admin import AdminService, results
-from bot.human.pause_event import pending_interrupt
 from bot.questions.records import ApiRequest, Question, RunRecord, RunStatus
 from bot.service.outcomes import Responder
 from bot.service.policy import RequesterOrApprovers, parse_rules
@@ -81,7 +80,7 @@ async def slack() -> AsyncIterator[tuple[FakeSlack, SlackSurface]]:
         async def client_for(team: str) -> AsyncWebClient:
             return client
 
-        yield fake, SlackSurface(client_for=client_for, policy=policy(*SLACK_PEOPLE[1:3]))
+        yield fake, SlackSurface(client_for=client_for)
     await fake.close()
 
 
@@ -91,10 +90,10 @@ async def test_slack_shows_who_may_answer_as_decided(
     """The posted blocks say who the policy admits, as mentions: the rule less the
     requester, the named answerers, anyone, and those an escalation step added."""
     fake, surface = slack
+    decides = policy(*SLACK_PEOPLE[1:3])
     for record in kinds(*SLACK_PEOPLE).values():
-        await surface.publish_question(
-            SLACK_RUN, pending_interrupt(record, token="t", resumable=True)
-        )
+        may = decides.who_may_answer(record, SLACK_RUN.requester)
+        await surface.publish_question(SLACK_RUN, record, token="t", may=may)
     shown = [json.dumps(call.args["blocks"]) for call in fake.of("chat.postMessage")]
     said = [
         "Only <@U0BO> or <@U0CY> can answer this.",
@@ -144,9 +143,7 @@ async def teams() -> AsyncIterator[tuple[FakeConnector, TeamsSurface]]:
     connector = Connector(token=no_token)
     yield (
         fake,
-        TeamsSurface(
-            connector, schema_of=lambda _name: None, policy=policy(*TEAMS_PEOPLE[1:3]), attempts=1
-        ),
+        TeamsSurface(connector, schema_of=lambda _name: None, attempts=1),
     )
     await connector.close()
     await fake.close()
@@ -159,8 +156,10 @@ async def test_teams_cards_show_who_may_answer_as_decided(
     deployment's rule and the question's policy are not overridden by one flag."""
     fake, surface = teams
     run = teams_run(fake.url)
+    decides = policy(*TEAMS_PEOPLE[1:3])
     for record in kinds(*TEAMS_PEOPLE).values():
-        await surface.publish_question(run, pending_interrupt(record, token="t", resumable=True))
+        may = decides.who_may_answer(record, run.requester)
+        await surface.publish_question(run, record, token="t", may=may)
     cards = [json.dumps(call.body) for call in fake.posted()]
     said = [
         "Only Teams user 0b0b0b0b\\u2026 or Teams user 0c0c0c0c\\u2026 can answer this.",

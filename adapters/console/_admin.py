@@ -44,7 +44,7 @@ class ConsoleAdmin:
         return await _handle(request, ["stats"])
 
     async def show(self, request: web.Request) -> web.Response:
-        return await _handle(request, ["show", request.match_info["qid"]])
+        return await _handle(request, ["show", request.match_info["interrupt_id"]])
 
     async def audit(self, request: web.Request) -> web.Response:
         return await _handle(request, ["audit", request.match_info["rid"]])
@@ -52,19 +52,19 @@ class ConsoleAdmin:
     async def cancel(self, request: web.Request) -> web.Response:
         body = await read_json(request, expected=SEND_REASON)
         reason = text_field(body, "reason", expected=SEND_REASON).strip()
-        words = ["cancel", request.match_info["qid"], *([reason] if reason else [])]
+        words = ["cancel", request.match_info["interrupt_id"], *([reason] if reason else [])]
         return await _handle(request, words)
 
     async def resend(self, request: web.Request) -> web.Response:
         await read_json(request, expected="Send an empty JSON object: {}.")
-        return await _handle(request, ["resend", request.match_info["qid"]])
+        return await _handle(request, ["resend", request.match_info["interrupt_id"]])
 
     async def extend(self, request: web.Request) -> web.Response:
         body = await read_json(request, expected=SEND_DURATION)
         duration = text_field(body, "duration", expected=SEND_DURATION).strip()
         if not duration:
             raise ConsoleError(400, SEND_DURATION)
-        return await _handle(request, ["extend", request.match_info["qid"], duration])
+        return await _handle(request, ["extend", request.match_info["interrupt_id"], duration])
 
 
 async def _handle(request: web.Request, words: list[str]) -> web.Response:
@@ -108,8 +108,8 @@ def add_admin_routes(app: web.Application, wrap: Callable[[Handler], Handler]) -
     admin = ConsoleAdmin()
     app.router.add_get("/api/admin/pending", wrap(admin.pending))
     app.router.add_get("/api/admin/stats", wrap(admin.stats))
-    app.router.add_get("/api/admin/questions/{qid}", wrap(admin.show))
+    app.router.add_get("/api/admin/questions/{interrupt_id}", wrap(admin.show))
     app.router.add_get("/api/admin/runs/{rid}/audit", wrap(admin.audit))
-    app.router.add_post("/api/admin/questions/{qid}/cancel", wrap(admin.cancel))
-    app.router.add_post("/api/admin/questions/{qid}/resend", wrap(admin.resend))
-    app.router.add_post("/api/admin/questions/{qid}/extend", wrap(admin.extend))
+    app.router.add_post("/api/admin/questions/{interrupt_id}/cancel", wrap(admin.cancel))
+    app.router.add_post("/api/admin/questions/{interrupt_id}/resend", wrap(admin.resend))
+    app.router.add_post("/api/admin/questions/{interrupt_id}/extend", wrap(admin.extend))

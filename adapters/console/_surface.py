@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from adapters.console._hub import EventHub, Subscription
-from bot.kernel.interrupts import PendingInterrupt
+from bot.questions.quorum import MayAnswer
 from bot.questions.records import Question, RunRecord
 
 SURFACE = "console"
@@ -30,7 +30,7 @@ class ConsoleSurface:
         self.heartbeat_seconds = heartbeat_seconds
 
     async def publish_question(
-        self, run: RunRecord, interrupt: PendingInterrupt
+        self, run: RunRecord, question: Question, *, token: str, may: MayAnswer
     ) -> dict[str, Any] | None:
         key = conversation_key(run)
         self.notify(key)
@@ -45,7 +45,13 @@ class ConsoleSurface:
     # Admin redraws (bot.service.surfaces.RedrawsQuestions): the page re-reads the
     # question, with its new expiry and re-derived token, from the store.
     async def refresh_question(
-        self, run: RunRecord, interrupt: PendingInterrupt, ref: dict[str, Any]
+        self,
+        run: RunRecord,
+        question: Question,
+        ref: dict[str, Any],
+        *,
+        token: str,
+        may: MayAnswer,
     ) -> None:
         self.notify(conversation_key(run))
 

@@ -31,8 +31,7 @@ from adapters.email._message import (
 )
 from adapters.email.settings import SmtpServer, untrusted_certificate
 from bot.contract.identity import ANYONE, IdentityError, canonical, same_person
-from bot.kernel.interrupts import PendingInterrupt
-from bot.questions.quorum import tally_line
+from bot.questions.quorum import MayAnswer, tally_line
 from bot.questions.records import Question, RunRecord
 from bot.service.messages import nudge_text
 from bot.service.surfaces import DeliveryError
@@ -72,12 +71,14 @@ class EmailSurface:
         self.clock = clock
 
     async def publish_question(
-        self, run: RunRecord, interrupt: PendingInterrupt
+        self, run: RunRecord, question: Question, *, token: str, may: MayAnswer
     ) -> dict[str, Any] | None:
+        """Mail the question; its links carry their own tokens (``Links``), so ``token`` is
+        not used, and whoever follows one is checked by the redeem (``may``)."""
         recipient = _recipient(run)
-        mailed = self._mailed(run, _as_question(run, interrupt), recipient)
+        mailed = self._mailed(run, question, recipient)
         await self.send(question_message(mailed, sender=self.sender))
-        return {"to": recipient, "message_id": self._message_id(interrupt.interrupt_id, recipient)}
+        return {"to": recipient, "message_id": self._message_id(question.interrupt_id, recipient)}
 
     async def show_closed(self, run: RunRecord, record: Question) -> None:
         """Nothing to edit: a sent email stays as it is, and its links open the page, which
@@ -90,7 +91,13 @@ class EmailSurface:
     # Redraws (bot.service.surfaces.RedrawsQuestions): a sent email stays as it is; the
     # page its links open reads the question (its tally, its new expiry) afresh.
     async def refresh_question(
-        self, run: RunRecord, interrupt: PendingInterrupt, ref: dict[str, Any]
+        self,
+        run: RunRecord,
+        question: Question,
+        ref: dict[str, Any],
+        *,
+        token: str,
+        may: MayAnswer,
     ) -> None:
         """Nothing to redraw: the page shows the tally and the expiry as they are now."""
 
@@ -196,22 +203,3 @@ def _voted(record: Question, recipient: str) -> bool:
     tally = record.tally or {}
     voters = [*tally.get("approve", ()), *tally.get("reject", ())]
     return any(same_person(f"email:{recipient}", str(voter)) for voter in voters if voter != ANYONE)
-
-
-def _as_question(run: RunRecord, interrupt: PendingInterrupt) -> Question:
-    """The record a fresh pause stands for, as far as the message and its links read it."""
-    return Question(
-        interrupt_id=interrupt.interrupt_id,
-        run_id=interrupt.run_id,
-        scope=run.scope,
-        name=interrupt.name,
-        tool_call_id=interrupt.tool_call_id,
-        checkpoint_id="",
-        payload=dict(interrupt.payload),
-        issued_at=0.0,
-        expires_at=interrupt.expires_at,
-        answerers=interrupt.answerers,
-        tally=dict(interrupt.tally) if interrupt.tally is not None else None,
-        level=interrupt.level,
-        policy={"quorum": interrupt.quorum},
-    )

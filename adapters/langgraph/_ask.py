@@ -167,19 +167,19 @@ async def _park(asked: Awaitable[Question[QuestionObject]]) -> QuestionObject:
     return closed_question(resumed, question.id)
 
 
-def closed_question(resumed: Any, question_id: str) -> QuestionObject:
+def closed_question(resumed: Any, interrupt_id: str) -> QuestionObject:
     """The closed question a resume carries, checked to be the one this call asked."""
     try:
         closed = QuestionObject.model_validate(resumed)
     except ValidationError:
         raise LangGraphError(
-            f"The graph was resumed with something other than question {question_id}: "
+            f"The graph was resumed with something other than question {interrupt_id}: "
             "resume it with Resumer, which passes the closed question."
         ) from None
-    if closed.id != question_id:
+    if closed.id != interrupt_id:
         raise LangGraphError(
-            f"The graph was resumed with question {closed.id} where it asked {question_id}."
+            f"The graph was resumed with question {closed.id} where it asked {interrupt_id}."
         )
     if not closed.closed:
-        raise LangGraphError(f"The graph was resumed while question {question_id} is still open.")
+        raise LangGraphError(f"The graph was resumed while question {interrupt_id} is still open.")
     return closed

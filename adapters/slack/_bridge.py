@@ -48,7 +48,6 @@ from adapters.slack._surface import SlackDirectory, SlackSurface
 from adapters.slack.settings import SlackSettings
 from bot.admin import ADMIN_SERVICE, AdminService
 from bot.errors import BotError
-from bot.service.policy import RequesterOrApprovers
 from bot.service.runs import RunService
 from bot.serving import allow_larger_bodies
 from bot.stores.errors import is_outage
@@ -78,8 +77,7 @@ class SlackBridge:
         self._secret = secret.get_secret_value().encode() if secret else None
         self.seen: SeenSignatures = InProcessSignatures()
         self.bolt = self._bolt_app()
-        # Built with an empty policy; ``serving`` gives it the real one.
-        self.surface = SlackSurface(client_for=self.client_for, policy=RequesterOrApprovers())
+        self.surface = SlackSurface(client_for=self.client_for)
         self.directory = SlackDirectory(self.surface)
         self._app: web.Application | None = None
         self.listeners = Listeners(
@@ -102,13 +100,10 @@ class SlackBridge:
             app.router.add_get(REDIRECT_PATH, self._redirect)
 
     @asynccontextmanager
-    async def serving(
-        self, service: RunService, policy: RequesterOrApprovers
-    ) -> AsyncIterator[None]:
+    async def serving(self, service: RunService) -> AsyncIterator[None]:
         """Bind the run service, register the surface, and run Socket Mode if configured."""
         self._service = service
         self.listeners.bind(service)
-        self.surface.policy = policy
         store = self.bolt.installation_store
         if isinstance(store, EncryptedInstallationStore):
             store.port = service.stores.installations

@@ -34,7 +34,6 @@ from adapters.slack._forms import label_of, properties
 from adapters.slack._limits import clip, fit
 from bot.contract.decisions import allowed
 from bot.display import display
-from bot.kernel.interrupts import PendingInterrupt
 from bot.questions.quorum import rejected_on_expiry
 from bot.questions.records import Question, QuestionStatus
 from bot.service.messages import (
@@ -119,22 +118,23 @@ def kind_of(name: str, payload: Mapping[str, Any], token: str) -> Kind:
 
 
 def question_message(
-    interrupt: PendingInterrupt, *, requester: str, audience: str, tally: str = ""
+    question: Question, *, token: str, requester: str, audience: str, tally: str = ""
 ) -> dict[str, Any]:
-    """``text`` (the notification) and ``blocks`` for chat.postMessage.
+    """``text`` (the notification) and ``blocks`` for chat.postMessage: an open question,
+    its buttons carrying ``token``.
 
     ``requester`` and ``audience`` are mrkdwn; ``tally``, under a quorum, the
     votes so far as mrkdwn ("1 of 2 approved: <@U1>"), "" otherwise.
     """
-    name, payload = interrupt.name, interrupt.payload
-    kind = kind_of(name, payload, interrupt.token)
+    name, payload = question.name, question.payload
+    kind = kind_of(name, payload, token)
     blocks = _body(name, payload, expanded=kind != "buttons")
-    blocks.append(_actions(kind, interrupt))
-    blocks.append(_context(asked_line(requester, audience, slack_date(interrupt.expires_at))))
+    blocks.append(_actions(kind, payload, token))
+    blocks.append(_context(asked_line(requester, audience, slack_date(question.expires_at))))
     if tally:
         blocks.append(_context(tally))
-    if interrupt.level:
-        blocks.append(_context(level_text(interrupt.level)))
+    if question.level:
+        blocks.append(_context(level_text(question.level)))
     return _fit(_summary(name, payload), blocks)
 
 
@@ -321,15 +321,14 @@ def _fields_text(payload: Mapping[str, Any]) -> str:
     return "\n".join(lines) or "A question is waiting for an answer."
 
 
-def _actions(kind: Kind, interrupt: PendingInterrupt) -> dict[str, Any]:
+def _actions(kind: Kind, payload: Mapping[str, Any], token: str) -> dict[str, Any]:
     if kind == "buttons":
-        question = _questions(interrupt.payload)[0]
+        question = _questions(payload)[0]
         elements = [
-            _button(label, CHOOSE, button_value(interrupt.token, _ask_answer(question, label)), i)
+            _button(label, CHOOSE, button_value(token, _ask_answer(question, label)), i)
             for i, label in enumerate(_options(question))
         ]
     elif kind == "approval":
-        token = interrupt.token
         approve = _button("Approve", APPROVE, button_value(token, {"decision": "approve"}), 0)
         approve["style"] = "primary"
         reject = _button("Reject…", REJECT, button_value(token, {"decision": "reject"}), 1)
@@ -343,13 +342,13 @@ def _actions(kind: Kind, interrupt: PendingInterrupt) -> dict[str, Any]:
         }
         elements = [approve, reject]
         # The extra ways the question allows, each opening its modal.
-        allows = allowed(interrupt.payload)
+        allows = allowed(payload)
         if "edit" in allows:
-            elements.append(_button("Edit…", EDIT, button_value(interrupt.token, {}), 2))
+            elements.append(_button("Edit…", EDIT, button_value(token, {}), 2))
         if "respond" in allows:
-            elements.append(_button("Respond…", RESPOND, button_value(interrupt.token, {}), 3))
+            elements.append(_button("Respond…", RESPOND, button_value(token, {}), 3))
     else:
-        elements = [_button("Answer…", OPEN_FORM, button_value(interrupt.token, {}), 0)]
+        elements = [_button("Answer…", OPEN_FORM, button_value(token, {}), 0)]
         elements[0]["style"] = "primary"
     return {"type": "actions", "block_id": "hitl_actions", "elements": elements}
 

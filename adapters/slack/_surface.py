@@ -34,12 +34,10 @@ from adapters.slack._render import (
     reply_message,
 )
 from bot.display import display
-from bot.kernel.interrupts import PendingInterrupt
-from bot.questions.quorum import MayAnswer, people_text, tally_text, voter_names
+from bot.questions.quorum import MayAnswer, people_text, tally_line, voter_names
 from bot.questions.records import Question, RunRecord
 from bot.service.messages import nudge_text, who_may_answer_text
 from bot.service.outcomes import Responder
-from bot.service.policy import RequesterOrApprovers
 from bot.service.surfaces import DeliveryError
 
 log = logging.getLogger(__name__)
@@ -58,24 +56,17 @@ class SlackSurface:
 
     name = SURFACE
 
-    def __init__(
-        self,
-        *,
-        client_for: ClientFor,
-        policy: RequesterOrApprovers,
-        retry_rate_limits: bool = False,
-    ) -> None:
+    def __init__(self, *, client_for: ClientFor, retry_rate_limits: bool = False) -> None:
         self._client_for = client_for
-        self.policy = policy
         self._retry = retry_rate_limits
         self._errors = ErrorLog()
         self._team = ""
 
     async def publish_question(
-        self, run: RunRecord, interrupt: PendingInterrupt
+        self, run: RunRecord, question: Question, *, token: str, may: MayAnswer
     ) -> dict[str, Any] | None:
         team, channel, thread = where(run)
-        message = self._question_message(run, interrupt)
+        message = open_message(run, question, token=token, may=may)
         if thread:
             message = {**message, "thread_ts": thread}
         # An agent's question (the agents API) may start a thread of its own.
@@ -89,26 +80,22 @@ class SlackSurface:
             self._team = str(reply.get("team_id") or "")
         return self._team
 
-    def _question_message(self, run: RunRecord, interrupt: PendingInterrupt) -> dict[str, Any]:
-        seen = voter_names(interrupt.tally)
-        return question_message(
-            interrupt,
-            requester=mention(run.requester),
-            audience=audience(self.policy.who_may_answer(interrupt, run.requester), seen),
-            # Each Slack voter as Slack renders the person, whatever name the answer recorded.
-            tally=tally_text(interrupt.tally, interrupt.quorum, named),
-        )
-
     async def show_closed(self, run: RunRecord, record: Question) -> None:
         message = closed_message(record, requester=mention(run.requester), by=closed_by(record))
         await self._edit(record.message_ref or {}, message)
 
     # Admin redraws (bot.service.surfaces.RedrawsQuestions).
     async def refresh_question(
-        self, run: RunRecord, interrupt: PendingInterrupt, ref: dict[str, Any]
+        self,
+        run: RunRecord,
+        question: Question,
+        ref: dict[str, Any],
+        *,
+        token: str,
+        may: MayAnswer,
     ) -> None:
         """The question redrawn in place: its new expiry, and the token re-derived with it."""
-        await self._edit(ref, self._question_message(run, interrupt))
+        await self._edit(ref, open_message(run, question, token=token, may=may))
 
     async def show_moved(
         self, run: RunRecord, record: Question, previous_ref: dict[str, Any]
@@ -213,6 +200,20 @@ def where(run: RunRecord) -> tuple[str, str, str]:
         str(reference.get("team", "")),
         str(reference.get("channel", "")),
         str(reference.get("thread_ts", "")),
+    )
+
+
+def open_message(
+    run: RunRecord, question: Question, *, token: str, may: MayAnswer
+) -> dict[str, Any]:
+    """The open question's message: who asked, who may answer, and under a quorum the tally."""
+    return question_message(
+        question,
+        token=token,
+        requester=mention(run.requester),
+        audience=audience(may, voter_names(question.tally)),
+        # Each Slack voter as Slack renders the person, whatever name the answer recorded.
+        tally=tally_line(question, named),
     )
 
 

@@ -161,11 +161,16 @@ class TeamsBot:
             return card_reply(closed_card(outcome.closed))
         if isinstance(outcome, outcomes.Counted):
             # Counted toward a quorum: the voter sees the card again, with the tally.
-            counted = await self._question(self.service(), activity, data)
+            service = self.service()
+            counted = await self._question(service, activity, data)
             if counted is not None:
                 run, record = counted
-                token = str(data.get("token", ""))
-                context = self.surface.card_context(run, record, token=token)
+                context = self.surface.card_context(
+                    run,
+                    record,
+                    token=str(data.get("token", "")),
+                    may=service.policy.who_may_answer(record, run.requester),
+                )
                 return card_reply(question_card(context))
         if isinstance(outcome, outcomes.AnswerInvalid) and found is None:
             found = await self._question(self.service(), activity, data)
@@ -176,6 +181,7 @@ class TeamsBot:
                 run,
                 record,
                 token=str(data.get("token", "")),
+                may=self.service().policy.who_may_answer(record, run.requester),
                 errors=errors or {"": refusal_text(outcome)},
                 values=values_from(data),
             )

@@ -38,7 +38,6 @@ from adapters.teams._form_card import form_inputs, kept_fields, properties
 from bot.contract.decisions import MAX_MESSAGE, allowed
 from bot.contract.edits import edit_schema, field_text, unlisted
 from bot.contract.form_schema import is_json_field
-from bot.kernel.interrupts import PendingInterrupt
 from bot.questions.records import Question
 from bot.service.messages import expires_text, level_text
 
@@ -55,11 +54,11 @@ class CardContext:
     """What a question's card shows besides the question itself: the token its buttons
     carry, who it was asked for, who may answer, and what a redraw keeps.
 
-    ``question`` is the kernel's pending interrupt of a fresh pause, or the
-    bridge's record of one drawn again (a vote counted, an answer refused).
+    ``question`` is the bridge's record of the open question, drawn when it is
+    posted and again (a vote counted, an answer refused, an admin's redraw).
     """
 
-    question: PendingInterrupt | Question
+    question: Question
     token: str
     asked_for: str
     who_may_answer: str

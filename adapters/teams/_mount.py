@@ -23,7 +23,6 @@ from adapters.teams._sdk import BadActivity, BotFramework, Unauthenticated
 from adapters.teams._surface import TeamsSurface
 from adapters.teams.settings import TeamsSettings
 from bot.admin import ADMIN_SERVICE
-from bot.service.policy import RequesterOrApprovers
 from bot.service.runs import RUN_SERVICE
 
 log = logging.getLogger(__name__)
@@ -46,12 +45,11 @@ def mount_teams(
     settings: TeamsSettings,
     *,
     local: bool,
-    policy: RequesterOrApprovers,
 ) -> TeamsSurface | None:
     """Add the Teams endpoint to ``app`` and return its surface; None when Teams is off.
 
     ``local`` says the server is bound to loopback, where Teams is on by
-    default in emulator mode; ``policy`` decides who may answer, as cards say.
+    default in emulator mode.
     """
     if not settings.enabled(local=local):
         log.info("Teams off: set MicrosoftAppId (and MicrosoftAppPassword) to enable it")
@@ -70,7 +68,7 @@ def mount_teams(
         registration = service.views.registration(name) if service else None
         return registration.response_schema.model_json_schema() if registration else None
 
-    surface = TeamsSurface(connector, schema_of=schema_of, policy=policy)
+    surface = TeamsSurface(connector, schema_of=schema_of)
     bot = TeamsBot(surface, lambda: app[RUN_SERVICE], lambda: app.get(ADMIN_SERVICE))
     app.router.add_post(ROUTE, _endpoint(framework, bot))
     if not framework.emulator:

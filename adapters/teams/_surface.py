@@ -9,7 +9,7 @@ whoever closes the question can edit the card.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from adapters.teams._admin import message_link, moved_card
@@ -18,11 +18,9 @@ from adapters.teams._cards import CardContext, question_card
 from adapters.teams._closed import closed_card
 from adapters.teams._connector import Connector, with_retries
 from bot.contract.identity import teams_id
-from bot.kernel.interrupts import PendingInterrupt
-from bot.questions.quorum import tally_line, tally_text, voter_names
+from bot.questions.quorum import MayAnswer, tally_line, voter_names
 from bot.questions.records import Question, RunRecord
 from bot.service.messages import group_text, nudge_text, person_text, who_may_answer_text
-from bot.service.policy import RequesterOrApprovers
 from bot.service.surfaces import DeliveryError
 
 log = logging.getLogger(__name__)
@@ -47,20 +45,17 @@ class TeamsSurface:
         connector: Connector,
         *,
         schema_of: SchemaOf,
-        policy: RequesterOrApprovers | None = None,
         attempts: int = ATTEMPTS,
     ) -> None:
         self.connector = connector
         self.schema_of = schema_of
-        # Who may answer is the policy's to decide; the card only draws it.
-        self.policy = policy or RequesterOrApprovers()
         self.attempts = attempts
 
     async def publish_question(
-        self, run: RunRecord, interrupt: PendingInterrupt
+        self, run: RunRecord, question: Question, *, token: str, may: MayAnswer
     ) -> dict[str, Any] | None:
         reference = _reference(run)
-        content = question_card(self.card_context(run, interrupt))
+        content = question_card(self.card_context(run, question, token=token, may=may))
         activity = {"type": "message", "attachments": [attachment(content)]}
         conversation = reference["conversation"]["id"]
         activity_id = await self._deliver(
@@ -77,10 +72,17 @@ class TeamsSurface:
 
     # Admin redraws (bot.service.surfaces.RedrawsQuestions).
     async def refresh_question(
-        self, run: RunRecord, interrupt: PendingInterrupt, ref: dict[str, Any]
+        self,
+        run: RunRecord,
+        question: Question,
+        ref: dict[str, Any],
+        *,
+        token: str,
+        may: MayAnswer,
     ) -> None:
         """The card redrawn in place: the new expiry, and the token re-derived with it."""
-        await self._replace_card(ref, question_card(self.card_context(run, interrupt)))
+        context = self.card_context(run, question, token=token, may=may)
+        await self._replace_card(ref, question_card(context))
 
     async def show_moved(
         self, run: RunRecord, record: Question, previous_ref: dict[str, Any]
@@ -121,33 +123,29 @@ class TeamsSurface:
     def card_context(
         self,
         run: RunRecord,
-        question: PendingInterrupt | Question,
+        question: Question,
         *,
-        token: str = "",
+        token: str,
+        may: MayAnswer,
         errors: dict[str, str] | None = None,
         values: dict[str, str] | None = None,
     ) -> CardContext:
-        """What a question card shows besides the question: a fresh pause or a ledger row."""
+        """What an open question's card shows besides the question: who asked, who may
+        answer (``may``, each person by the name the bridge has seen them by, else a short
+        form of their id), the tally, and what a redraw keeps."""
         requester = str(_reference(run).get("user", {}).get("name") or "")
         seen = {**voter_names(question.tally), **_reference_names(run)}
+        names = [person_text(who, seen) for who in may.persons()]
         return CardContext(
             question=question,
-            token=token or getattr(question, "token", ""),
+            token=token,
             asked_for=requester,
-            who_may_answer=self._who_may_answer(run, question, seen),
+            who_may_answer=who_may_answer_text(may, names + [group_text(g) for g in may.groups]),
             response_schema=self.schema_of(question.name),
             errors=errors or {},
             values=values or {},
-            tally=_tally(question),
+            tally=tally_line(question),
         )
-
-    def _who_may_answer(
-        self, run: RunRecord, question: PendingInterrupt | Question, seen: Mapping[str, str]
-    ) -> str:
-        # Each person by the name the bridge has seen them by, else a short form of their id.
-        may = self.policy.who_may_answer(question, run.requester)
-        names = [person_text(who, seen) for who in may.persons()]
-        return who_may_answer_text(may, names + [group_text(g) for g in may.groups])
 
     async def _replace_card(self, ref: dict[str, Any], content: Json) -> None:
         """Edit the card a stored message reference names; one never posted is left alone."""
@@ -206,9 +204,3 @@ def _mentions(reference: Json, people: Any) -> tuple[list[Json], int]:
             {"type": "mention", "text": tag, "mentioned": {"id": account or aad, "name": name}}
         )
     return mentions, unnamed
-
-
-def _tally(source: PendingInterrupt | Question) -> str:
-    if isinstance(source, Question):
-        return tally_line(source)
-    return tally_text(source.tally, source.quorum)

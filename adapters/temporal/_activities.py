@@ -96,7 +96,7 @@ class BridgeActivities:
         )
 
     @activity.defn(name=WAIT_ACTIVITY)
-    async def wait_closed(self, question_id: str) -> dict[str, Any]:
+    async def wait_closed(self, interrupt_id: str) -> dict[str, Any]:
         """Long-poll until the question closes, heartbeating while each poll is held.
 
         The beat runs beside the poll, so a worker that dies mid-poll is
@@ -107,7 +107,9 @@ class BridgeActivities:
         try:
             while True:
                 try:
-                    found: QuestionObject = await self._bridge.poll(question_id, self._poll_seconds)
+                    found: QuestionObject = await self._bridge.poll(
+                        interrupt_id, self._poll_seconds
+                    )
                 except BridgeError as exc:
                     raise _for_temporal(exc) from exc
                 if found.closed:

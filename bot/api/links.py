@@ -41,7 +41,7 @@ from bot.human.tokens import (
     TokenExpiredError,
     TokenInvalidError,
 )
-from bot.kernel.interrupts import PendingInterrupt
+from bot.questions.quorum import MayAnswer
 from bot.questions.records import Question, QuestionStatus, RunRecord
 
 LINK_AUDIENCE = "chatops-bridge/answer-link"
@@ -221,7 +221,7 @@ class LinkSurface:
     name = LINK_SURFACE
 
     async def publish_question(
-        self, run: RunRecord, interrupt: PendingInterrupt
+        self, run: RunRecord, question: Question, *, token: str, may: MayAnswer
     ) -> dict[str, Any] | None:
         # A reference all the same: the question counts as posted (its delivery "posted").
         return {"surface": LINK_SURFACE, "conversation": str(run.conversation.get("key", ""))}

@@ -86,7 +86,7 @@ def create_app(settings: Settings) -> web.Application:
     console = ConsoleSurface() if settings.console.enabled else None
     if console is not None:
         mount_console(app, console, policy=policy, limits=settings.console.limits)
-    teams = mount_teams(app, settings.teams, local=serving.is_local, policy=policy)
+    teams = mount_teams(app, settings.teams, local=serving.is_local)
     if slack is not None:
         slack.mount(app)
     email = email_surface(settings, app[ANSWER_LINKS])
@@ -206,7 +206,7 @@ async def _running_service(
             if surface is not None:
                 service.add_surface(surface)
         if slack is not None:
-            await channels.enter_async_context(slack.serving(service, policy))
+            await channels.enter_async_context(slack.serving(service))
         recovered = await service.recover()
         if recovered:
             log.info("resuming %d runs answered before the last stop", recovered)

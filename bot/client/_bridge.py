@@ -248,28 +248,30 @@ class Bridge:
         )
         return Question(self, await self._create(body), parse)
 
-    async def question(self, question_id: str, *, model: type[M] | None = None) -> Question[Any]:
+    async def question(self, interrupt_id: str, *, model: type[M] | None = None) -> Question[Any]:
         """A handle on a question asked earlier, e.g. by a process that has since restarted."""
-        found = await self.get(question_id)
+        found = await self.get(interrupt_id)
         return Question(self, found, identity if model is None else into(model))
 
-    async def get(self, question_id: str) -> QuestionObject:
-        _, data = await self._http.request("GET", _path(question_id), seconds=self._request_timeout)
-        return QuestionObject.model_validate(data)
-
-    async def cancel(self, question_id: str, reason: str = "") -> QuestionObject:
-        """Cancel an open question; ``Conflict`` (with ``.question``) if it already closed."""
-        body = CancelRequest(reason=reason).model_dump(mode="json")
+    async def get(self, interrupt_id: str) -> QuestionObject:
         _, data = await self._http.request(
-            "POST", f"{_path(question_id)}/cancel", body=body, seconds=self._request_timeout
+            "GET", _path(interrupt_id), seconds=self._request_timeout
         )
         return QuestionObject.model_validate(data)
 
-    async def poll(self, question_id: str, wait: int) -> QuestionObject:
+    async def cancel(self, interrupt_id: str, reason: str = "") -> QuestionObject:
+        """Cancel an open question; ``Conflict`` (with ``.question``) if it already closed."""
+        body = CancelRequest(reason=reason).model_dump(mode="json")
+        _, data = await self._http.request(
+            "POST", f"{_path(interrupt_id)}/cancel", body=body, seconds=self._request_timeout
+        )
+        return QuestionObject.model_validate(data)
+
+    async def poll(self, interrupt_id: str, wait: int) -> QuestionObject:
         """One long-poll: the question once closed, or as it is after ``wait`` seconds."""
         _, data = await self._http.request(
             "GET",
-            _path(question_id),
+            _path(interrupt_id),
             params={"wait": str(wait)},
             seconds=wait + self._request_timeout,
         )
@@ -316,9 +318,9 @@ class Bridge:
         return QuestionPage.model_validate(data)
 
 
-def _path(question_id: str) -> str:
+def _path(interrupt_id: str) -> str:
     # An id is opaque; quoting keeps a slash in one from naming another path.
-    return f"/v1/questions/{quote(question_id, safe='')}"
+    return f"/v1/questions/{quote(interrupt_id, safe='')}"
 
 
 def _create_fields(

@@ -162,16 +162,16 @@ class SyncBridge:
         asked = self._bridge.form(title, message, route=route, **options)
         return SyncQuestion(self._loop, self._loop.run(asked))
 
-    def question(self, question_id: str, *, model: type[M] | None = None) -> SyncQuestion[Any]:
+    def question(self, interrupt_id: str, *, model: type[M] | None = None) -> SyncQuestion[Any]:
         return SyncQuestion(
-            self._loop, self._loop.run(self._bridge.question(question_id, model=model))
+            self._loop, self._loop.run(self._bridge.question(interrupt_id, model=model))
         )
 
-    def get(self, question_id: str) -> QuestionObject:
-        return self._loop.run(self._bridge.get(question_id))
+    def get(self, interrupt_id: str) -> QuestionObject:
+        return self._loop.run(self._bridge.get(interrupt_id))
 
-    def cancel(self, question_id: str, reason: str = "") -> QuestionObject:
-        return self._loop.run(self._bridge.cancel(question_id, reason))
+    def cancel(self, interrupt_id: str, reason: str = "") -> QuestionObject:
+        return self._loop.run(self._bridge.cancel(interrupt_id, reason))
 
     def list(
         self,

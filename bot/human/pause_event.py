@@ -13,7 +13,6 @@ from typing import Any
 from bot.human.registration import ASK_USER
 from bot.human.tokens import MintedToken, TokenClaims, arguments_digest
 from bot.kernel.interrupts import PendingInterrupt
-from bot.questions.quorum import policy_of
 from bot.questions.records import Question
 
 
@@ -34,7 +33,7 @@ class PauseEvent:
 
 
 def pending_interrupt(record: Question, *, token: str, resumable: bool) -> PendingInterrupt:
-    """A question as the pending interrupt a turn pauses with and a surface posts."""
+    """A question as the pending interrupt a turn pauses with (the seeds' shape)."""
     return PendingInterrupt(
         name=record.name,
         kind="ask_user" if record.name == ASK_USER else "interrupt",
@@ -46,11 +45,6 @@ def pending_interrupt(record: Question, *, token: str, resumable: bool) -> Pendi
         session_id=record.session_id,
         expires_at=record.expires_at,
         resumable=resumable,
-        answerers=record.answerers,
-        tally=record.tally,
-        quorum=policy_of(record).quorum,
-        level=record.level,
-        policy=record.policy,
     )
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,17 +26,6 @@ class PendingInterrupt:
     session_id: str
     expires_at: float
     resumable: bool
-    # Who may answer when the asker named them (an API question); empty: the rule.
-    answerers: tuple[str, ...] = ()
-    # Under a quorum (``quorum`` above 1), the votes so far, as the question stores
-    # them; a surface shows them with ``bot.questions.quorum.tally_text``.
-    # ``level``: the escalation steps taken.
-    tally: Mapping[str, Any] | None = None
-    quorum: int = 1
-    level: int = 0
-    # The question's policy as stored (``bot.questions.quorum.policy_of`` reads it), so
-    # a surface draws who may answer as the redeem decides it.
-    policy: Mapping[str, Any] | None = None
 
 
 class InvocationPaused(BotError):

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from bot.contract.decisions import APPROVING
 from bot.contract.edits import diff_text
@@ -41,21 +41,7 @@ EXPIRED_REJECTION = {"decision": "reject", "comment": "expired without an answer
 DECISIONS = ("approve", "reject", "edit", "respond")
 
 
-class Asked(Protocol):
-    """What deciding who may answer reads of a question: a stored ``Question`` or the
-    pending interrupt a surface posts."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def answerers(self) -> tuple[str, ...]: ...
-    @property
-    def level(self) -> int: ...
-    @property
-    def policy(self) -> Mapping[str, Any] | None: ...
-
-
-def policy_of(question: Asked) -> Policy:
+def policy_of(question: Question) -> Policy:
     """The policy in force on ``question``."""
     if not question.policy:
         return DEFAULT_POLICY
@@ -77,7 +63,7 @@ def counts_votes(question: Question, answer: Mapping[str, Any]) -> bool:
     return policy_of(question).quorum > 1 and answer.get("decision") in DECISIONS
 
 
-def requester_of(question: Asked, run: RunRecord | None) -> str:
+def requester_of(question: Question, run: RunRecord | None) -> str:
     """Who asked: the id the policy names, else the person who started the run."""
     named = policy_of(question).requester
     if named:
@@ -85,7 +71,7 @@ def requester_of(question: Asked, run: RunRecord | None) -> str:
     return run.requester if run is not None else ""
 
 
-def is_self_answer(question: Asked, run: RunRecord | None, who: str) -> bool:
+def is_self_answer(question: Question, run: RunRecord | None, who: str) -> bool:
     """``who`` may not answer: the policy keeps the requester out and ``who`` is them."""
     if policy_of(question).requester_may_answer:
         return False
@@ -278,7 +264,7 @@ def rejected_on_expiry(question: Question) -> bool:
     return question.status is QuestionStatus.EXPIRED and answer.get("decision") == "reject"
 
 
-def escalated_answerers(question: Asked) -> tuple[str, ...]:
+def escalated_answerers(question: Question) -> tuple[str, ...]:
     """The answerers the escalation steps taken so far have added."""
     steps = policy_of(question).escalate[: question.level]
     return tuple(dict.fromkeys(who for step in steps for who in step.answerers))

@@ -19,7 +19,6 @@ per receiver and in all (``bot.webhooks``).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import logging
 from collections import Counter, deque
@@ -28,10 +27,10 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol, assert_never
 
 from bot import tracing
-from bot.kernel.interrupts import PendingInterrupt
 from bot.logs import scrub
 from bot.questions import posts
 from bot.questions.lifecycle import Lifecycle
+from bot.questions.quorum import MayAnswer
 from bot.questions.records import (
     WEBHOOK_LANE,
     Delivery,
@@ -42,6 +41,7 @@ from bot.questions.records import (
 )
 from bot.service.known import KnownRuns
 from bot.service.owed import OwedRows
+from bot.service.policy import RequesterOrApprovers, requester_of_run
 from bot.service.surfaces import DeliveryError, NudgesQuestions, RedrawsQuestions, Surface
 from bot.stores.ports import Delivered, Stores
 
@@ -144,8 +144,8 @@ class Deliverer:
         stores: Stores,
         questions: Lifecycle,
         surfaces: Mapping[str, Surface],
-        interrupt_for: Callable[[Question], PendingInterrupt],
-        just_asked: Callable[[str], PendingInterrupt | None] = lambda _: None,
+        token_for: Callable[[Question], str],
+        policy: RequesterOrApprovers,
         clock: Callable[[], float],
         spawn: Callable[[Any, str], None],
         owner: str,
@@ -161,8 +161,9 @@ class Deliverer:
         # Marks what it delivered through the lifecycle's ``delivered`` step.
         self._questions = questions
         self._surfaces = surfaces
-        self._interrupt_for = interrupt_for
-        self._just_asked = just_asked
+        # How an open question is drawn: its token, and who may answer (decided once here).
+        self._token_for = token_for
+        self._policy = policy
         self._clock = clock
         self._spawn = spawn
         self._yield_to = yield_to
@@ -456,19 +457,14 @@ class Deliverer:
             delivery = dataclasses.replace(delivery, pause=record)
         match delivery.kind:
             case DeliveryKind.PUBLISH:
-                # Nothing owed behind the post means nothing happened to the question
-                # since it was asked (a close, an extension and a repost each owe a
-                # message in the same write), so the question as asked is current.
-                fresh = delivery.followed or post is not None
-                asked = None if fresh else self._just_asked(delivery.interrupt_id)
-                if asked is not None:
-                    with await self._posting(run, delivery.interrupt_id, None):
-                        return await surface.publish_question(run, asked)
+                # The first post's row carries the question as the pause wrote it, and the
+                # token its pause signed is kept: that post reads and signs nothing.
                 record = await self._question(delivery)
                 if record is None or record.status is not QuestionStatus.OUTSTANDING:
                     return None  # closed before it could be posted; its close is owed next
-                with await self._posting(run, delivery.interrupt_id, record):
-                    return await surface.publish_question(run, self._interrupt_for(record))
+                token, may = self._drawn(run, record)
+                with self._posting(run, record):
+                    return await surface.publish_question(run, record, token=token, may=may)
             case DeliveryKind.CLOSED:
                 record = await self._question(delivery)
                 if record is not None:
@@ -489,16 +485,14 @@ class Deliverer:
             case _:
                 assert_never(delivery.kind)
 
-    async def _posting(
-        self, run: RunRecord, interrupt_id: str, record: Question | None
-    ) -> AbstractContextManager[object]:
-        """The ``question.posted`` span of one route's post; read for its trace only when on."""
-        if record is None and tracing.on():
-            record = await self._stores.ledger.get(interrupt_id)
-        if record is None:
-            return contextlib.nullcontext()
+    def _posting(self, run: RunRecord, record: Question) -> AbstractContextManager[object]:
+        """The ``question.posted`` span of one route's post."""
         attributes = tracing.ids(record, route=tracing.route_of(run.surface, run.conversation))
         return tracing.step("question.posted", record.trace_parent, attributes)
+
+    def _drawn(self, run: RunRecord, record: Question) -> tuple[str, MayAnswer]:
+        """What an open question is drawn with besides itself: its token, and who may answer."""
+        return self._token_for(record), self._policy.who_may_answer(record, requester_of_run(run))
 
     async def _webhook(self, delivery: Delivery) -> dict[str, Any] | None:
         if self.webhooks is None:
@@ -537,7 +531,10 @@ class Deliverer:
             return
         if delivery.kind is DeliveryKind.REFRESH:
             if record.message_ref is not None:
-                await surface.refresh_question(run, self._interrupt_for(record), record.message_ref)
+                token, may = self._drawn(run, record)
+                await surface.refresh_question(
+                    run, record, record.message_ref, token=token, may=may
+                )
             return
         previous = delivery.body.get("previous_ref")
         # Unchanged if the second post failed: the old message is still the live one.

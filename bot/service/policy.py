@@ -26,7 +26,7 @@ from bot.contract.decisions import DEFAULT_ALLOW, check_allow
 from bot.contract.identity import canonical, compared, same_person
 from bot.contract.models import Policy, validation_sentence
 from bot.errors import BotError
-from bot.questions.quorum import Asked, MayAnswer, escalated_answerers, policy_of
+from bot.questions.quorum import MayAnswer, escalated_answerers, policy_of
 from bot.questions.records import Question, RunRecord
 from bot.service.outcomes import Responder
 
@@ -72,7 +72,7 @@ class RequesterOrApprovers:
         """The rule for one interaction, for deciding and for showing who may answer."""
         return self.rules.get(interaction) or Answerers(anyone=self.anyone)
 
-    def answerers_for(self, record: Asked) -> Answerers:
+    def answerers_for(self, record: Question) -> Answerers:
         """The question's own answerers when its asker named them, else its interaction's rule."""
         return self.rule_for(record.name, record.answerers)
 
@@ -80,7 +80,7 @@ class RequesterOrApprovers:
         """``named`` answerers (an API question's) as a rule, else the interaction's."""
         return answerers_from(named) if named else self.answerers(interaction)
 
-    def who_may_answer(self, record: Asked, requester: str) -> MayAnswer:
+    def who_may_answer(self, record: Question, requester: str) -> MayAnswer:
         """Who may answer ``record`` in a run ``requester`` started: its own answerers (an
         API question's) or its interaction's rule, plus those the escalation steps taken
         so far added, less the requester where its policy keeps them out. The redeem's

@@ -94,6 +94,8 @@ class RunService:
         self.stores = stores
         self.surfaces: dict[str, Surface] = dict(surfaces or {})
         self.metrics = metrics or Metrics()
+        # Who may answer each question: the redeem admits by it, every surface draws it.
+        self.policy = policy or RequesterOrApprovers()
         self.clock = clock
         self.lease_seconds = lease_seconds
         # Platform adapters count the acks in progress here; our work yields to them.
@@ -105,7 +107,7 @@ class RunService:
         self._redeemer = Redeemer(
             capability=capability,
             stores=stores,
-            policy=policy or RequesterOrApprovers(),
+            policy=self.policy,
             clock=clock,
             lease_owner=self.owner,
             lease_seconds=lease_seconds,
@@ -132,8 +134,8 @@ class RunService:
             stores=stores,
             questions=self.questions,
             surfaces=self.surfaces,
-            interrupt_for=self.views.interrupt_for,
-            just_asked=self.views.just_asked,
+            token_for=self.views.drawn_token,
+            policy=self.policy,
             clock=clock,
             spawn=self._spawn,
             owner=self.owner,
@@ -146,7 +148,7 @@ class RunService:
         )
         self.questions.observe(self._redeemer.asked.saw)
         # A policy's reminders and escalation steps, owed by the sweeper.
-        self.nudges = Nudges(stores, self.questions, policy, self.known)
+        self.nudges = Nudges(stores, self.questions, self.policy, self.known)
 
     def add_surface(self, surface: Surface) -> None:
         self.surfaces[surface.name] = surface

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from bot.errors import BotError
-from bot.kernel.interrupts import PendingInterrupt
+from bot.questions.quorum import MayAnswer
 from bot.questions.records import Question, RunRecord
 
 
@@ -33,12 +33,17 @@ class DeliveryError(BotError):
 
 
 class Surface(Protocol):
-    """A place runs start from and questions are posted to."""
+    """A place runs start from and questions are posted to.
+
+    A surface draws the stored ``Question``, open or closed; an open one comes
+    with the token its answers carry (re-derived, never stored) and ``may``,
+    who may answer it as the policy decided it once for every surface.
+    """
 
     name: str
 
     async def publish_question(
-        self, run: RunRecord, interrupt: PendingInterrupt
+        self, run: RunRecord, question: Question, *, token: str, may: MayAnswer
     ) -> dict[str, Any] | None:
         """Post the question; return a reference that lets it be edited later.
 
@@ -65,7 +70,13 @@ class RedrawsQuestions(Protocol):
     """
 
     async def refresh_question(
-        self, run: RunRecord, interrupt: PendingInterrupt, ref: dict[str, Any]
+        self,
+        run: RunRecord,
+        question: Question,
+        ref: dict[str, Any],
+        *,
+        token: str,
+        may: MayAnswer,
     ) -> None:
         """Redraw the question at ``ref`` in place: new expiry, the token re-derived with it."""
         ...

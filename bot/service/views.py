@@ -1,8 +1,9 @@
 """What surfaces redraw from the store: a conversation's runs, their questions, open tokens.
 
 Tokens are never stored: signing is deterministic, so an open question's
-token is re-derived from its row. A question a pause just asked is kept for
-its first post, so that post needs neither a read nor a signature.
+token is re-derived from its row. The token a pause just signed is kept for
+its question's first post (whose outbox row carries the question), so that
+post needs neither a read nor a signature.
 """
 
 from __future__ import annotations
@@ -11,13 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from bot.human.capability import HumanInteractionCapability, InteractionRegistration
-from bot.human.pause_event import claims_for, pending_interrupt
+from bot.human.pause_event import claims_for
 from bot.human.tokens import MintedToken
 from bot.kernel.interrupts import PendingInterrupt
 from bot.questions.records import Question, QuestionStatus, RunRecord
 from bot.stores.ports import Stores
 
-# Questions kept between a pause and its first post, at most.
+# Tokens kept between a pause and its question's first post, at most.
 ASKED_KEPT = 256
 
 
@@ -46,7 +47,8 @@ class Redraws:
     def __init__(self, capability: HumanInteractionCapability, stores: Stores) -> None:
         self._capability = capability
         self._stores = stores
-        self._asked: dict[str, PendingInterrupt] = {}
+        # By interrupt id: the token a pause signed, and the expiry it was signed for.
+        self._asked: dict[str, tuple[str, float]] = {}
 
     async def history(self, surface: str, key: str, *, limit: int = 50) -> list[RunWithQuestions]:
         """A conversation's runs with their questions, oldest first."""
@@ -67,24 +69,21 @@ class Redraws:
         """The token of an outstanding question, re-derived (tokens are never stored)."""
         return self._capability.signer.encode(MintedToken(claims_for(record)))
 
-    def interrupt_for(self, record: Question) -> PendingInterrupt:
-        """An outstanding ledger row as the pending interrupt a surface posts."""
+    def drawn_token(self, record: Question) -> str:
+        """The token an outstanding question is drawn with: the one its pause signed, on its
+        first post, else re-derived from the row."""
         asked = self._asked.pop(record.interrupt_id, None)
         # An extended question has a new expiry, so the token signed at the pause is stale.
-        fresh = asked is not None and asked.expires_at == record.expires_at
-        token = asked.token if asked is not None and fresh else self.token_for(record)
-        return pending_interrupt(record, token=token, resumable=True)
+        if asked is not None and asked[1] == record.expires_at:
+            return asked[0]
+        return self.token_for(record)
 
     def remember_asked(self, interrupt: PendingInterrupt) -> None:
-        """Keep the question a pause just asked, for its first post: the token is
-        signed and the ledger row need not be read again. Bounded, since another
-        process may be the one that posts it."""
+        """Keep the token a pause just signed, for its question's first post. Bounded,
+        since another process may be the one that posts it."""
         if len(self._asked) >= ASKED_KEPT:
             self._asked.pop(next(iter(self._asked)))
-        self._asked[interrupt.interrupt_id] = interrupt
-
-    def just_asked(self, interrupt_id: str) -> PendingInterrupt | None:
-        return self._asked.pop(interrupt_id, None)
+        self._asked[interrupt.interrupt_id] = (interrupt.token, interrupt.expires_at)
 
     def registration(self, name: str) -> InteractionRegistration | None:
         """The interaction a question was asked under (its answer's schema), for a surface."""

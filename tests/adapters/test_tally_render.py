@@ -7,7 +7,7 @@ import json
 from adapters.slack._render import question_message
 from adapters.teams import CardContext, question_card
 from bot.questions.quorum import tally_text
-from tests.support import pending_interrupt
+from tests.support import open_question
 
 PAYLOAD = {"action": "deploy", "summary": "Deploy to production", "arguments": {}, "risk": "high"}
 TALLY = {"approve": ["slack:T1:U1", "slack:T1:U2"], "reject": [], "names": {"slack:T1:U1": "ana"}}
@@ -24,17 +24,21 @@ def test_the_tally_text_names_each_voter_and_is_empty_without_a_quorum() -> None
 
 
 def test_slack_shows_the_tally_under_the_question() -> None:
-    interrupt = pending_interrupt("approval", PAYLOAD, expires_at=1_800_000_000.0)
+    interrupt = open_question("approval", PAYLOAD, expires_at=1_800_000_000.0)
     message = question_message(
-        interrupt, requester="<@U1>", audience="Anyone.", tally="1 of 2 approved: <@U1>"
+        interrupt,
+        token="tok",
+        requester="<@U1>",
+        audience="Anyone.",
+        tally="1 of 2 approved: <@U1>",
     )
     assert "1 of 2 approved: <@U1>" in json.dumps(message["blocks"])
-    plain = question_message(interrupt, requester="<@U1>", audience="Anyone.")
+    plain = question_message(interrupt, token="tok", requester="<@U1>", audience="Anyone.")
     assert "approved:" not in json.dumps(plain["blocks"])
 
 
 def test_teams_shows_the_tally_on_the_card() -> None:
-    question = pending_interrupt("approval", PAYLOAD, expires_at=1_800_000_000.0)
+    question = open_question("approval", PAYLOAD, expires_at=1_800_000_000.0)
 
     def card(tally: str = "") -> str:
         context = CardContext(question, "tok", "Ana", "Anyone may answer.", tally=tally)

@@ -229,11 +229,13 @@ async def test_resend_posts_again_points_the_old_message_to_the_new_and_allows_o
     )
     assert len(setup.h.surface.questions) == 2
     new = setup.h.surface.questions[-1][1]
-    assert new.interrupt_id == interrupt_id and new.token == old_token
+    assert new.interrupt_id == interrupt_id and setup.h.surface.tokens[interrupt_id] == old_token
     ((moved, previous),) = setup.h.surface.moved
     assert previous == {"surface": "test", "message": "m1"}
     assert moved.message_ref == {"surface": "test", "message": "m2"}
-    assert isinstance(await setup.h.answer(PICK, token=new.token), Redeemed)
+    assert isinstance(
+        await setup.h.answer(PICK, token=setup.h.surface.tokens[interrupt_id]), Redeemed
+    )
     assert isinstance(await setup.h.answer(PICK, token=old_token), AlreadyAnswered)
     kinds = [e.kind for e in await setup.stores.audit.recent(run_id=moved.run_id)]
     assert kinds.count("answered") == 1 and "resent" in kinds
@@ -252,11 +254,12 @@ async def test_extend_moves_the_expiry_redraws_with_a_token_that_carries_it(
     )
     ((redrawn, ref),) = setup.h.surface.refreshed
     assert ref == {"surface": "test", "message": "m1"}
-    claims = jwt.decode(redrawn.token, options={"verify_signature": False})
+    token = setup.h.surface.tokens[redrawn.interrupt_id]
+    claims = jwt.decode(token, options={"verify_signature": False})
     assert claims["exp"] == int(row.expires_at + 7200)
     setup.clock.advance(row.expires_at - setup.clock.now + 60)  # past the old expiry
     assert isinstance(await setup.h.answer(PICK, token=old_token), TokenExpired)
-    assert isinstance(await setup.h.answer(PICK, token=redrawn.token), Redeemed)
+    assert isinstance(await setup.h.answer(PICK, token=token), Redeemed)
 
 
 async def test_extend_stays_within_the_maximum_ttl_from_issue(setup: Setup) -> None:

@@ -34,7 +34,7 @@ from bot.human.factory import ask_user_registration
 from bot.human.tokens import SigningKey, TokenError, TokenSigner
 from bot.interactions.approval import APPROVAL, approval_registration
 from bot.questions.records import Question
-from tests.support import pending_interrupt
+from tests.support import open_question
 
 SECRET = "fuzz-secret-" + "x" * 40
 SIGNER = TokenSigner([SigningKey("k1", SECRET, SECRET)])
@@ -72,15 +72,15 @@ def block_kit(data: bytes) -> None:
     found = _payload(data)
     if found is not None:
         name, payload = found
-        interrupt = pending_interrupt(name, payload, token=TOKEN)
-        json.dumps(question_message(interrupt, requester="<@U1>", audience="Only."))
+        interrupt = open_question(name, payload)
+        json.dumps(question_message(interrupt, token=TOKEN, requester="<@U1>", audience="Only."))
 
 
 def adaptive_card(data: bytes) -> None:
     found = _payload(data)
     if found is not None:
         name, payload = found
-        question = pending_interrupt(name, payload, token=TOKEN)
+        question = open_question(name, payload)
         context = CardContext(question, TOKEN, "Ana", "Ana may answer.")
         json.dumps(question_card(context))
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from bot.human import ASK_USER
-from bot.kernel.interrupts import PendingInterrupt
+from bot.questions.quorum import MayAnswer
 from bot.questions.records import (
     Closing,
     Delivery,
@@ -37,12 +37,12 @@ class DownSurface(RecordingSurface):
     attempts: int = 0
 
     async def publish_question(
-        self, run: RunRecord, interrupt: PendingInterrupt
+        self, run: RunRecord, question: Question, *, token: str, may: MayAnswer
     ) -> dict[str, Any] | None:
         self.attempts += 1
         if self.down:
             raise self.error
-        return await super().publish_question(run, interrupt)
+        return await super().publish_question(run, question, token=token, may=may)
 
     async def show_closed(self, run: RunRecord, record: Question) -> None:
         if self.down:
@@ -208,7 +208,7 @@ async def test_a_question_extended_before_its_first_post_is_posted_as_extended(
     assert await h.service.deliverer.deliver_due() == 2
     ((_, posted),) = h.surface.questions
     assert posted.expires_at == later
-    claims = h.capability.signer.decode(posted.token, now=clock())
+    claims = h.capability.signer.decode(h.surface.tokens[posted.interrupt_id], now=clock())
     assert claims.exp == int(later)
 
 

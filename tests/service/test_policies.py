@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bot.questions.quorum import EXPIRED_REJECTION, people_text, tally_text
+from bot.questions.quorum import EXPIRED_REJECTION, people_text, tally_line
 from bot.service import outcomes
 from bot.service.messages import refusal_text
 from bot.service.outcomes import Responder
@@ -90,7 +90,7 @@ async def test_a_quorum_of_two_needs_two_people(harness: HarnessFactory, stores:
     assert row.tally["approve"] == ["test:bob"] and row.tally["reject"] == []
     # The message is redrawn with the tally.
     redrawn = h.surface.refreshed[-1][0]
-    assert tally_text(redrawn.tally, redrawn.quorum) == "1 of 2 approved: @bo"
+    assert tally_line(redrawn) == "1 of 2 approved: @bo"
     # The same person again: refused, nothing changes, for either decision.
     assert isinstance(await h.answer(APPROVE, who=BOB), outcomes.AlreadyVoted)
     assert isinstance(await h.answer(REJECT, who=BOB), outcomes.AlreadyVoted)

@@ -18,7 +18,6 @@ from adapters.slack._surface import SlackSurface
 from bot.api import API_QUESTIONS, ApiQuestions, ApiSettings, serve_api
 from bot.contract.models import CREATE_QUESTION
 from bot.questions.records import ApiKey
-from bot.service.policy import RequesterOrApprovers
 from bot.stores.ports import Stores
 from bot.testing import FixedClock, RecordingSurface, Scheduled
 from bot.webhooks import WebhookSettings
@@ -140,7 +139,7 @@ async def test_a_slack_post_goes_out_before_any_webhook_to_a_dead_receiver_times
         async def client_for(team: str) -> AsyncWebClient:
             return client
 
-        h.service.add_surface(SlackSurface(client_for=client_for, policy=RequesterOrApprovers()))
+        h.service.add_surface(SlackSurface(client_for=client_for))
         async with questions_api(h, settings, hanging, seen) as questions:
             for n, receiver in enumerate(hanging):
                 raw = approval(

@@ -15,15 +15,17 @@ from bot.app.probes import probe_smtp
 from bot.app.settings import load_settings
 from bot.client._bridge import route_of
 from bot.human.tokens import SigningKey
-from bot.kernel.interrupts import PendingInterrupt
+from bot.questions.quorum import MayAnswer
 from bot.questions.records import Question, RunRecord, RunStatus
 from bot.service.surfaces import DeliveryError
 from tests.fakes.smtp import SmtpFake
-from tests.support import pending_interrupt
+from tests.support import open_question
 
 SENDER = "bot@bridge.example"
 TO = "ana@example.com"
 NOW = 1_900_000_000.0
+# Who may answer, as the deliverer decides it: the mail shows links whoever it is.
+ANYONE = MayAnswer(anyone=True)
 HOSTILE = "Deploy <b>web</b> to prod\u202egnits <script>alert(1)</script>"
 
 
@@ -56,14 +58,14 @@ def _run(address: str = TO) -> RunRecord:
     )
 
 
-def _approval() -> PendingInterrupt:
+def _approval() -> Question:
     payload = {
         "action": "deploy",
         "summary": HOSTILE,
         "arguments": {"service": "web <img src=x>", "version": "1.5"},
         "risk": "high",
     }
-    return pending_interrupt("approval", payload, token="never-mailed", expires_at=NOW + 3600)
+    return open_question("approval", payload, expires_at=NOW + 3600)
 
 
 def _parts(message: EmailMessage) -> tuple[str, str]:
@@ -77,7 +79,9 @@ async def test_a_question_is_mailed_as_text_and_html_with_one_link_per_answer(
     smtp: SmtpFake,
 ) -> None:
     """Subject names the action; both parts show the summary, risk, arguments, asker, expiry."""
-    ref = await _surface(smtp).publish_question(_run(), _approval())
+    ref = await _surface(smtp).publish_question(
+        _run(), _approval(), token="never-mailed", may=ANYONE
+    )
     [message] = smtp.taken()
     assert message["To"] == TO and message["From"] == SENDER
     assert message["Subject"] == "Approval needed: deploy"
@@ -98,7 +102,7 @@ async def test_a_question_is_mailed_as_text_and_html_with_one_link_per_answer(
 
 async def test_agent_text_is_shown_never_obeyed_in_either_part(smtp: SmtpFake) -> None:
     """Tags are escaped in the HTML part and the bidi override is made visible in both."""
-    await _surface(smtp).publish_question(_run(), _approval())
+    await _surface(smtp).publish_question(_run(), _approval(), token="never-mailed", may=ANYONE)
     text, html = _parts(smtp.taken()[0])
     assert "<script>" not in html and "&lt;script&gt;" in html
     assert "<img" not in html and "&lt;img src=x&gt;" in html
@@ -111,9 +115,11 @@ async def test_the_same_question_and_recipient_always_carry_the_same_message_id(
 ) -> None:
     """A resend after a crash is folded by mail clients; another recipient gets its own id."""
     surface = _surface(smtp)
-    await surface.publish_question(_run(), _approval())
-    await surface.publish_question(_run(), _approval())
-    await surface.publish_question(_run("bo@example.com"), _approval())
+    await surface.publish_question(_run(), _approval(), token="never-mailed", may=ANYONE)
+    await surface.publish_question(_run(), _approval(), token="never-mailed", may=ANYONE)
+    await surface.publish_question(
+        _run("bo@example.com"), _approval(), token="never-mailed", may=ANYONE
+    )
     ids = [m["Message-ID"] for m in smtp.taken()]
     assert ids[0] == ids[1] != ids[2]
 
@@ -121,7 +127,7 @@ async def test_the_same_question_and_recipient_always_carry_the_same_message_id(
 async def test_a_reminder_is_a_reply_to_the_question(smtp: SmtpFake) -> None:
     """In-Reply-To and References name the question's message; the links come again."""
     surface = _surface(smtp)
-    await surface.publish_question(_run(), _approval())
+    await surface.publish_question(_run(), _approval(), token="never-mailed", may=ANYONE)
     record = _record(reminders=1)
     await surface.post_nudge(_run(), record, {"kind": "reminded", "people": [f"email:{TO}"]})
     question, reminder = smtp.taken()
@@ -150,7 +156,7 @@ async def test_a_4xx_is_worth_a_retry_and_a_5xx_is_not(
     """The outbox retries a transient DeliveryError with backoff and fails a permanent one."""
     smtp.replies.append(reply)
     with pytest.raises(DeliveryError) as raised:
-        await _surface(smtp).publish_question(_run(), _approval())
+        await _surface(smtp).publish_question(_run(), _approval(), token="never-mailed", may=ANYONE)
     assert raised.value.permanent is permanent
     assert reply.split()[0] in raised.value.reason
     assert smtp.taken() == []
@@ -161,7 +167,7 @@ async def test_a_server_that_is_not_there_is_worth_a_retry(smtp: SmtpFake) -> No
     surface = _surface(smtp)
     smtp.stop()
     with pytest.raises(DeliveryError) as raised:
-        await surface.publish_question(_run(), _approval())
+        await surface.publish_question(_run(), _approval(), token="never-mailed", may=ANYONE)
     assert raised.value.permanent is False
 
 

@@ -22,7 +22,7 @@ from adapters.email import EmailSurface, parse_smtp_url
 from bot.app.probes import probe_smtp
 from bot.app.settings import load_settings
 from bot.service.surfaces import DeliveryError
-from tests.adapters.email.test_email_surface import SENDER, _approval, _links, _run
+from tests.adapters.email.test_email_surface import ANYONE, SENDER, _approval, _links, _run
 from tests.e2e._server import ROOT
 from tests.fakes.smtp import SmtpFake
 from tests.fakes.tls import ServerCertificates, make_certificates
@@ -110,7 +110,7 @@ async def test_a_trusted_server_signs_in_after_tls_and_takes_the_question(
     settings = load_settings(BOT_SMTP_URL=smtp.url, BOT_EMAIL_FROM=SENDER)
     probe = await probe_smtp(settings.email)
     assert (probe.problem, probe.detail) == ("", "session ok, signed in as bridge")
-    await _surface(smtp).publish_question(_run(), _approval())
+    await _surface(smtp).publish_question(_run(), _approval(), token="never-mailed", may=ANYONE)
     assert [m["Subject"] for m in smtp.taken()] == ["Approval needed: deploy"]
     assert smtp.logins == ["bridge", "bridge"]
     assert await connections.all_closed() == 2  # check's session, then the mail's
@@ -128,7 +128,7 @@ async def test_an_untrusted_certificate_is_one_sentence_and_nothing_is_sent(
     assert probe.problem.startswith(f"TLS with 127.0.0.1:{smtp.port} failed: its certificate")
     assert "is not trusted" in probe.problem and "SSL_CERT_FILE" in probe.problem
     with pytest.raises(DeliveryError) as raised:
-        await _surface(smtp).publish_question(_run(), _approval())
+        await _surface(smtp).publish_question(_run(), _approval(), token="never-mailed", may=ANYONE)
     assert raised.value.permanent is False
     assert "certificate is not trusted" in raised.value.reason
     assert "relay-password" not in probe.problem + raised.value.reason

@@ -47,7 +47,7 @@ from bot.questions.records import (
 from bot.service import outcomes
 from bot.service.messages import nudge_text, refusal_text
 from tests.fakes.block_kit import message_problems, view_problems
-from tests.support import closed_question, pending_interrupt, pending_item
+from tests.support import closed_question, open_question, pending_item
 
 TOKEN = "h." + "p" * 990 + ".s"  # as long as a token may get (under 1,000)
 RLO = "\u202e"
@@ -165,7 +165,8 @@ def form_payload() -> dict[str, Any]:
 def asked(name: str, payload: dict[str, Any], *, tally: str = "", level: int = 0) -> dict[str, Any]:
     """The message of a question waiting for an answer."""
     return question_message(
-        pending_interrupt(name, payload, token=TOKEN, expires_at=AT, level=level),
+        open_question(name, payload, expires_at=AT, level=level),
+        token=TOKEN,
         requester="<@U1>",
         audience="Only <@U1> can answer this.",
         tally=tally,
@@ -331,7 +332,7 @@ def test_replies_nudges_refusals_and_moves_are_messages_slack_takes() -> None:
 # -- admin replies ----------------------------------------------------------------
 
 
-def open_question(n: int) -> results.PendingItem:
+def listed_question(n: int) -> results.PendingItem:
     return pending_item(
         n,
         scope="T1:C1",
@@ -384,7 +385,7 @@ def test_every_admin_reply_is_a_message_slack_takes() -> None:
     every = [
         results.HelpShown(USAGES, admin=False),
         results.HelpShown(USAGES, admin=True),
-        results.PendingPage(AT, tuple(open_question(n) for n in range(100)), "x"),
+        results.PendingPage(AT, tuple(listed_question(n) for n in range(100)), "x"),
         results.PendingPage(AT, (), None),
         results.RecordShown(AT, record, run, (NASTY,) * 20, events, deliveries),
         results.RecordShown(AT, record, None, (), (), ()),

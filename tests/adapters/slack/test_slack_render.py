@@ -20,7 +20,7 @@ from adapters.slack._render import (
 )
 from bot.interactions.approval import ApprovalResponse
 from bot.questions.quorum import expired_answer
-from tests.support import closed_question, pending_interrupt
+from tests.support import closed_question, open_question
 
 TOKEN = "h." + "p" * 900 + ".s"  # as long as a real token may get (under 1,000)
 HUGE = "Why? " * 2_000  # 10,000 characters
@@ -29,7 +29,8 @@ HUGE = "Why? " * 2_000  # 10,000 characters
 def asked(name: str, payload: dict[str, Any]) -> dict[str, Any]:
     """The message of a question waiting for an answer."""
     return question_message(
-        pending_interrupt(name, payload, token=TOKEN, expires_at=1_800_000_000.0),
+        open_question(name, payload, expires_at=1_800_000_000.0),
+        token=TOKEN,
         requester="<@U1>",
         audience="Only <@U1> can answer this.",
     )

@@ -13,7 +13,6 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack._surface import SlackSurface, audience, mention
 from bot.questions.quorum import MayAnswer
 from bot.questions.records import Question, QuestionStatus, RunRecord
-from bot.service.policy import RequesterOrApprovers
 from bot.service.surfaces import DeliveryError
 from tests.fakes.slack_api import BOT_TOKEN, FakeSlack
 
@@ -43,7 +42,7 @@ async def surface(fake: FakeSlack) -> AsyncIterator[SlackSurface]:
         async def client_for(team: str) -> AsyncWebClient:
             return client
 
-        yield SlackSurface(client_for=client_for, policy=RequesterOrApprovers())
+        yield SlackSurface(client_for=client_for)
 
 
 def closed(status: QuestionStatus, ref: dict[str, str] | None) -> Question:

@@ -27,7 +27,7 @@ from bot.questions.records import (
     QuestionStatus,
     RunRecord,
 )
-from tests.support import closed_question, pending_interrupt, pending_item
+from tests.support import closed_question, open_question, pending_item
 
 Json = dict[str, Any]
 
@@ -44,8 +44,8 @@ HEAVY = "🚀\u202e"
 
 def asked(name: str, payload: Json, **extra: Any) -> CardContext:
     level = extra.pop("level", 0)
-    question = pending_interrupt(
-        name, payload, token=TOKEN, expires_at=EXPIRES, interrupt_id="int_5f2a9c", level=level
+    question = open_question(
+        name, payload, expires_at=EXPIRES, interrupt_id="int_5f2a9c", level=level
     )
     return CardContext(question=question, token=TOKEN, asked_for="Ana", who_may_answer=WHO, **extra)
 

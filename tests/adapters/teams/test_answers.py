@@ -9,7 +9,7 @@ from adapters.teams import CardContext, question_card
 from adapters.teams._answers import answer_from, errors_for, values_from
 from bot.interactions.approval import approval_registration
 from bot.testing import question
-from tests.support import pending_interrupt
+from tests.support import open_question
 
 PAYLOAD = {
     "questions": [
@@ -100,9 +100,7 @@ def test_the_editable_card_is_prefilled_with_the_arguments() -> None:
     """Each argument's input holds its value; the actions include the two extra ways."""
     card = question_card(
         CardContext(
-            question=pending_interrupt(
-                "approval", EDITABLE, token="t.o.k", expires_at=1_800_000_000.0
-            ),
+            question=open_question("approval", EDITABLE, expires_at=1_800_000_000.0),
             token="t.o.k",
             asked_for="Ana",
             who_may_answer="Anyone",
@@ -117,7 +115,7 @@ def test_the_edit_action_names_the_inputs_the_card_drew() -> None:
     """The edit's data lists its inputs, so an emptied one (Teams leaves it out) is told
     apart from an argument kept as asked; refused for being empty, it is drawn empty."""
     asked = CardContext(
-        question=pending_interrupt("approval", EDITABLE, token="t.o.k", expires_at=1_800_000_000.0),
+        question=open_question("approval", EDITABLE, expires_at=1_800_000_000.0),
         token="t.o.k",
         asked_for="Ana",
         who_may_answer="Anyone",
@@ -141,7 +139,7 @@ def test_an_edit_keeps_the_arguments_the_schema_does_not_list() -> None:
         },
     }
     asked = CardContext(
-        question=pending_interrupt("approval", payload, token="t.o.k", expires_at=1_800_000_000.0),
+        question=open_question("approval", payload, expires_at=1_800_000_000.0),
         token="t.o.k",
         asked_for="Ana",
         who_may_answer="Anyone",

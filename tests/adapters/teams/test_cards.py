@@ -12,7 +12,7 @@ from bot.testing import question
 from tests.adapters.teams import _catalogue as catalogue
 from tests.e2e._teams import texts
 from tests.fakes.bf_connector import MAX_MESSAGE_BYTES
-from tests.support import closed_question, pending_interrupt
+from tests.support import closed_question, open_question
 
 TOKEN = "h." + "t" * 900 + ".s"  # as long as a real token may get
 EXPIRES = 1_800_003_600.0
@@ -21,7 +21,7 @@ EXPIRES = 1_800_003_600.0
 def _asked(name: str, payload: dict[str, Any], **extra: Any) -> CardContext:
     level = extra.pop("level", 0)
     return CardContext(
-        question=pending_interrupt(name, payload, token=TOKEN, expires_at=EXPIRES, level=level),
+        question=open_question(name, payload, expires_at=EXPIRES, level=level),
         token=TOKEN,
         asked_for="Ana",
         who_may_answer="Ana (or an approver) may answer.",

@@ -10,11 +10,13 @@ import pytest
 
 from adapters.teams import TeamsSurface
 from adapters.teams._connector import Connector
+from bot.questions.quorum import MayAnswer
 from bot.questions.records import RunRecord
+from bot.service.policy import RequesterOrApprovers
 from bot.service.surfaces import DeliveryError
 from bot.testing import question
 from tests.fakes.bf_connector import FakeConnector
-from tests.support import closed_question, pending_interrupt
+from tests.support import closed_question, open_question
 
 TEAMS_MESSAGE_LIMIT = 28 * 1024
 
@@ -59,8 +61,10 @@ async def test_a_huge_question_posts_within_teams_message_limit(
     """10,000 characters and 60 options: the whole posted activity stays under 28 KB."""
     options = [f"choice {i:02d} " + "y" * 60 for i in range(60)]
     payload = {"questions": [question("Q" * 10_000, *options)]}
-    interrupt = pending_interrupt("ask_user", payload, token="h." + "t" * 900 + ".s")
-    ref = await surface.publish_question(_run(fake.url), interrupt)
+    interrupt = open_question("ask_user", payload)
+    ref = await surface.publish_question(
+        _run(fake.url), interrupt, token="h." + "t" * 900 + ".s", may=MayAnswer(anyone=True)
+    )
     assert ref == {"service_url": fake.url, "conversation_id": "a:1chat", "activity_id": "1"}
     (call,) = fake.posted()
     assert len(json.dumps(call.body).encode()) < TEAMS_MESSAGE_LIMIT
@@ -80,11 +84,12 @@ def test_a_cards_answerers_are_named_as_the_bot_saw_them_else_by_a_short_id(
     run = dataclasses.replace(run, conversation={**run.conversation, "reference": reference})
     voter = "teams:t:aad-cy"
     asked = dataclasses.replace(
-        pending_interrupt("approval", {"action": "deploy", "summary": "ship"}),
+        open_question("approval", {"action": "deploy", "summary": "ship"}),
         answerers=("teams:t:aad-ana", f"teams:t:{guid}", voter),
         tally={"approve": [voter], "reject": [], "names": {voter: "Cy"}},
     )
-    context = surface.card_context(run, asked)
+    may = RequesterOrApprovers().who_may_answer(asked, run.requester)
+    context = surface.card_context(run, asked, token="tok", may=may)
     assert context.who_may_answer == ("Only Teams user 3f2a9c1e… or Ana or Cy can answer this.")
 
 
