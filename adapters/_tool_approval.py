@@ -57,7 +57,7 @@ class Reject:
     answered_by: str = ""
 
 
-Decision = Approve | Reject
+ToolCallDecision = Approve | Reject
 
 
 def rejected_by_a_person(comment: str) -> str:
@@ -124,14 +124,14 @@ class Approver:
             raise ValueError(f"tool call ids must be unique within a run, got {ids}")
         return [await self._ask_one(run_id, call) for call in calls]
 
-    async def decide(self, run_id: str, calls: Sequence[ToolCall]) -> dict[str, Decision]:
+    async def decide(self, run_id: str, calls: Sequence[ToolCall]) -> dict[str, ToolCallDecision]:
         """Ask about every call, wait for every question, and return decisions by call id."""
         questions = await self.ask(run_id, calls)
         # One after the other under one deadline: a question answered while an
         # earlier one was waited on returns at once, and no wait outlives a failure.
         loop = asyncio.get_running_loop()
         deadline = None if self.timeout is None else loop.time() + self.timeout
-        decisions: dict[str, Decision] = {}
+        decisions: dict[str, ToolCallDecision] = {}
         for call, question in zip(calls, questions, strict=True):
             left = None if deadline is None else max(deadline - loop.time(), 0.0)
             decisions[call.call_id] = decision_of(call.call_id, await question.wait(left))
@@ -154,7 +154,7 @@ class Approver:
         )
 
 
-def decision_of(call_id: str, question: QuestionObject) -> Decision:
+def decision_of(call_id: str, question: QuestionObject) -> ToolCallDecision:
     """The decision a closed question carries; anything but an approval keeps the tool idle."""
     if question.status != "answered":
         return Reject(call_id, not_decided(question))

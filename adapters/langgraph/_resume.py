@@ -23,7 +23,7 @@ from langgraph.types import Command
 from adapters.langgraph import _hitl
 from adapters.langgraph._ask import BRIDGE_INTERRUPT
 from adapters.langgraph._keys import thread_of, with_origin
-from adapters.langgraph._outcomes import decision_of
+from adapters.langgraph._outcomes import approval_result_of
 from adapters.langgraph.errors import ForeignInterrupt, LangGraphError
 from bot.client import Bridge, Question, QuestionObject, RouteLike, verify_webhook
 
@@ -179,7 +179,7 @@ class Resumer:
 
         def value_of(closed: Sequence[QuestionObject]) -> Any:
             decisions = [
-                _hitl.answer_json(question, review, decision_of(question))
+                _hitl.answer_json(question, review, approval_result_of(question))
                 for review, question in zip(reviews, closed, strict=True)
             ]
             return _hitl.resume_value(value, decisions)

@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from bot.errors import BotError
 from bot.serving import JsonRejected, loads_limited
-from bot.stores.ports import Answered
+from bot.stores.ports import StoredResponse
 
 TIMESTAMP_WINDOW_SECONDS = 300
 """Slack's own advice: refuse a request whose timestamp is more than five minutes off."""
@@ -82,11 +82,11 @@ KEEP_SECONDS = 2 * TIMESTAMP_WINDOW_SECONDS
 
 
 class SeenSignatures(Protocol):
-    def claim(self, signature: str) -> asyncio.Future[Answered] | None:
+    def claim(self, signature: str) -> asyncio.Future[StoredResponse] | None:
         """None for a signature not seen before (now recorded; call ``settle``);
         else the future of the first request's answer."""
 
-    def settle(self, signature: str, answered: Answered | None) -> None:
+    def settle(self, signature: str, answered: StoredResponse | None) -> None:
         """The first request's answer; None if it failed and a resend may try again."""
 
 
@@ -103,12 +103,12 @@ class InProcessSignatures:
         self.capacity = capacity
         self.keep_seconds = keep_seconds
         self._clock = clock
-        self._seen: OrderedDict[str, tuple[float, asyncio.Future[Answered]]] = OrderedDict()
+        self._seen: OrderedDict[str, tuple[float, asyncio.Future[StoredResponse]]] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._seen)
 
-    def claim(self, signature: str) -> asyncio.Future[Answered] | None:
+    def claim(self, signature: str) -> asyncio.Future[StoredResponse] | None:
         now = self._clock()
         self._expire(now)
         found = self._seen.get(signature)
@@ -116,11 +116,11 @@ class InProcessSignatures:
             return found[1]
         while len(self._seen) >= self.capacity:
             self._seen.popitem(last=False)
-        future: asyncio.Future[Answered] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[StoredResponse] = asyncio.get_running_loop().create_future()
         self._seen[signature] = (now + self.keep_seconds, future)
         return None
 
-    def settle(self, signature: str, answered: Answered | None) -> None:
+    def settle(self, signature: str, answered: StoredResponse | None) -> None:
         found = self._seen.get(signature)
         if found is None:
             return

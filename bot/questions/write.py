@@ -25,8 +25,8 @@ from typing import Any, Protocol
 from bot.questions.records import (
     ApiRequest,
     AuditEvent,
-    Delivery,
     DeliveryKind,
+    OutboxRow,
     Question,
     QuestionStatus,
     RunRecord,
@@ -263,7 +263,7 @@ class Write:
 class Owed:
     """A row a write owed, as written: its claim, and its run's rows pending before it."""
 
-    delivery: Delivery
+    delivery: OutboxRow
     held_by: str
     held_until: float
     earlier: tuple[int, ...] = ()
