@@ -165,6 +165,7 @@ class SyncBridge(_Twin[Bridge]):
     ask = _asking(Bridge.ask)
     approve = _asking(Bridge.approve)
     form = _asking(Bridge.form)
+    create = _asking(Bridge.create)
     question = _asking(Bridge.question)
     get = _blocking(Bridge.get)
     cancel = _blocking(Bridge.cancel)

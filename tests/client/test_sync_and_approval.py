@@ -164,7 +164,7 @@ def test_a_bridge_of_the_wrong_kind_is_refused_at_decoration() -> None:
 def test_the_sync_twin_has_each_bridge_method_with_its_parameters_and_docs() -> None:
     """SyncBridge's methods are made from Bridge's: the same parameters and docstrings,
     a SyncQuestion where Bridge gives a Question, and they block (no coroutine)."""
-    for name in ("ask", "approve", "form", "question", "get", "cancel", "list"):
+    for name in ("ask", "approve", "form", "create", "question", "get", "cancel", "list"):
         made, source = getattr(SyncBridge, name), getattr(Bridge, name)
         assert not inspect.iscoroutinefunction(made), name
         assert made.__doc__ == source.__doc__, name
