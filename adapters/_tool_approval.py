@@ -11,16 +11,15 @@ and its client.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from bot.client import Bridge, Question, QuestionObject, Route
+from bot.client import ApprovalPayload, AskOptions, Bridge, Question, QuestionObject, RouteLike
 
-# Where a question goes, as ``Bridge.approve`` takes it: a Route, a mapping or "slack:C123".
-RouteLike = Route | Mapping[str, Any] | str
 # The API's limit on an idempotency key; a longer one is folded into a digest.
 _MAX_KEY = 200
 
@@ -137,20 +136,29 @@ class Approver:
             decisions[call.call_id] = decision_of(call.call_id, await question.wait(left))
         return decisions
 
-    async def _ask_one(self, run_id: str, call: ToolCall) -> Question[QuestionObject]:
-        return await self.bridge.approve(
-            call.tool,
-            self.summary(call),
-            arguments=call.arguments,
-            risk=self.risk,
+    @functools.cached_property
+    def _options(self) -> AskOptions:
+        # What every call's question is asked with, built once from the fields above.
+        return AskOptions.of(
             route=self.route,
             answerers=self.answerers,
-            idempotency_key=question_key(run_id, call.call_id),
             ttl_seconds=self.ttl_seconds,
             callback_url=self.callback_url,
-            metadata={"run_id": run_id, "call_id": call.call_id},
-            run_ref=run_id,
             allow=self.allow,
+        )
+
+    async def _ask_one(self, run_id: str, call: ToolCall) -> Question[QuestionObject]:
+        payload = ApprovalPayload(
+            action=call.tool,
+            summary=self.summary(call),
+            arguments=dict(call.arguments),
+            risk=self.risk,
+        )
+        options = replace(
+            self._options, metadata={"run_id": run_id, "call_id": call.call_id}, run_ref=run_id
+        )
+        return await self.bridge.create(
+            payload, options, idempotency_key=question_key(run_id, call.call_id)
         )
 
 
