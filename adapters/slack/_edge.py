@@ -211,7 +211,9 @@ class UrlVerification(_Model):
     challenge: str
 
 
-class RateLimited(_Model):
+class AppRateLimited(_Model):
+    """Slack's notice that it is holding back the app's events for a while."""
+
     type: Literal["app_rate_limited"]
 
 
@@ -227,7 +229,9 @@ class Block(_Model):
     elements: list[dict[str, Any]] | None = None
 
 
-class Message(_Model):
+class ActionMessage(_Model):
+    """The message whose button was clicked, as a block action carries it."""
+
     ts: str | None = None
     user: str | None = None
     thread_ts: str | None = None
@@ -253,7 +257,7 @@ class BlockActions(_Acted):
     type: Literal["block_actions"]
     channel: Id | None = None
     container: Container | None = None
-    message: Message | None = None
+    message: ActionMessage | None = None
     trigger_id: str | None = None
     actions: list[Action] = Field(min_length=1)
 
@@ -302,7 +306,7 @@ class SlashCommand(_Model):
 
 
 _JsonBody = TypeAdapter(
-    Annotated[EventCallback | UrlVerification | RateLimited, Field(discriminator="type")]
+    Annotated[EventCallback | UrlVerification | AppRateLimited, Field(discriminator="type")]
 )
 _Interaction = TypeAdapter(
     Annotated[BlockActions | ViewSubmission | ViewClosed, Field(discriminator="type")]

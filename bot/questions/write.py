@@ -128,7 +128,7 @@ class Close:
 
 
 @dataclass(frozen=True, slots=True)
-class Extend:
+class NewExpiry:
     """An outstanding question's new expiry."""
 
     interrupt_id: str
@@ -188,7 +188,7 @@ class Attempted:
     keep: int
 
 
-QuestionChange = Question | Close | Extend | StillOpen | Nudge | Tallied | Posted | Attempted
+QuestionChange = Question | Close | NewExpiry | StillOpen | Nudge | Tallied | Posted | Attempted
 
 
 @dataclass(frozen=True, slots=True)
