@@ -11,7 +11,7 @@ from typing import Any
 import jwt
 import pytest
 
-from bot.admin import AdminService, results, text_of
+from bot.admin import AdminService, json_of, results, text_of
 from bot.human import ASK_USER
 from bot.kernel.messages import Message, ModelReply, ToolDefinition
 from bot.questions.records import DeliveryKind
@@ -203,6 +203,17 @@ async def test_show_has_payload_status_history_and_delivery_state(setup: Setup) 
     assert kinds[0] == "started" and "paused" in kinds
     assert [(d.kind, d.state.value) for d in shown.deliveries] == [(DeliveryKind.PUBLISH, "done")]
     assert isinstance(await setup.run("show nope"), results.UnknownId)
+
+
+async def test_an_unknown_id_keeps_the_kind_scripts_and_audit_rows_know_it_by(
+    setup: Setup,
+) -> None:
+    """The result's class is UnknownId; its JSON kind and audit row still say NotFound."""
+    missing = await setup.run("show nope")
+    assert isinstance(missing, results.UnknownId)
+    assert json_of(missing)["kind"] == "NotFound"
+    (latest, *_) = await setup.stores.audit.recent()
+    assert (latest.detail["command"], latest.detail["result"]) == ("show", "NotFound")
 
 
 async def test_cancel_revokes_the_token_edits_the_message_and_resumes_with_the_reason(
