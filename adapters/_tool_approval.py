@@ -11,16 +11,15 @@ and its client.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from bot.client import Bridge, Question, QuestionObject, Route
+from bot.client import ApprovalPayload, AskOptions, Bridge, Question, QuestionObject, RouteLike
 
-# Where a question goes, as ``Bridge.approve`` takes it: a Route, a mapping or "slack:C123".
-RouteLike = Route | Mapping[str, Any] | str
 # The API's limit on an idempotency key; a longer one is folded into a digest.
 _MAX_KEY = 200
 
@@ -57,7 +56,7 @@ class Reject:
     answered_by: str = ""
 
 
-Decision = Approve | Reject
+ToolCallDecision = Approve | Reject
 
 
 def rejected_by_a_person(comment: str) -> str:
@@ -124,37 +123,46 @@ class Approver:
             raise ValueError(f"tool call ids must be unique within a run, got {ids}")
         return [await self._ask_one(run_id, call) for call in calls]
 
-    async def decide(self, run_id: str, calls: Sequence[ToolCall]) -> dict[str, Decision]:
+    async def decide(self, run_id: str, calls: Sequence[ToolCall]) -> dict[str, ToolCallDecision]:
         """Ask about every call, wait for every question, and return decisions by call id."""
         questions = await self.ask(run_id, calls)
         # One after the other under one deadline: a question answered while an
         # earlier one was waited on returns at once, and no wait outlives a failure.
         loop = asyncio.get_running_loop()
         deadline = None if self.timeout is None else loop.time() + self.timeout
-        decisions: dict[str, Decision] = {}
+        decisions: dict[str, ToolCallDecision] = {}
         for call, question in zip(calls, questions, strict=True):
             left = None if deadline is None else max(deadline - loop.time(), 0.0)
             decisions[call.call_id] = decision_of(call.call_id, await question.wait(left))
         return decisions
 
-    async def _ask_one(self, run_id: str, call: ToolCall) -> Question[QuestionObject]:
-        return await self.bridge.approve(
-            call.tool,
-            self.summary(call),
-            arguments=call.arguments,
-            risk=self.risk,
+    @functools.cached_property
+    def _options(self) -> AskOptions:
+        # What every call's question is asked with, built once from the fields above.
+        return AskOptions.of(
             route=self.route,
             answerers=self.answerers,
-            idempotency_key=question_key(run_id, call.call_id),
             ttl_seconds=self.ttl_seconds,
             callback_url=self.callback_url,
-            metadata={"run_id": run_id, "call_id": call.call_id},
-            run_ref=run_id,
             allow=self.allow,
         )
 
+    async def _ask_one(self, run_id: str, call: ToolCall) -> Question[QuestionObject]:
+        payload = ApprovalPayload(
+            action=call.tool,
+            summary=self.summary(call),
+            arguments=dict(call.arguments),
+            risk=self.risk,
+        )
+        options = replace(
+            self._options, metadata={"run_id": run_id, "call_id": call.call_id}, run_ref=run_id
+        )
+        return await self.bridge.create(
+            payload, options, idempotency_key=question_key(run_id, call.call_id)
+        )
 
-def decision_of(call_id: str, question: QuestionObject) -> Decision:
+
+def decision_of(call_id: str, question: QuestionObject) -> ToolCallDecision:
     """The decision a closed question carries; anything but an approval keeps the tool idle."""
     if question.status != "answered":
         return Reject(call_id, not_decided(question))

@@ -88,7 +88,7 @@ def _status(result: results.AdminResult) -> int:
     match result:
         case results.AdminsOnly():
             return 403
-        case results.NotFound():
+        case results.UnknownId():
             return 404
         case results.NotOpen():
             return 409

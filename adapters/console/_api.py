@@ -140,7 +140,7 @@ def answer_response(outcome: outcomes.RedeemOutcome) -> web.Response:
             return web.json_response({"ok": True, "message": shown(refusal_text(outcome))})
         case (
             outcomes.AlreadyAnswered()
-            | outcomes.Cancelled()
+            | outcomes.AlreadyCancelled()
             | outcomes.TokenExpired()
             | outcomes.AlreadyVoted()
             | outcomes.Replayed()

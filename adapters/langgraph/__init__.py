@@ -7,15 +7,16 @@ See docs/agents/langgraph.md.
 """
 
 from adapters._extras import needs_extra
+from adapters._renamed import old_names
 
 with needs_extra("adapters.langgraph", "langgraph", "langgraph", "langchain_core"):
     from adapters.langgraph._ask import BRIDGE_INTERRUPT, ask_human, request_approval
     from adapters.langgraph._outcomes import (
-        Answered,
-        Approved,
-        Decision,
-        Rejected,
-        Reply,
+        ApprovalResult,
+        AskHumanResult,
+        HumanAnswered,
+        HumanApproved,
+        HumanRejected,
         Unanswered,
     )
     from adapters.langgraph._resume import ResumableGraph, Resumer, Resumption
@@ -29,15 +30,15 @@ with needs_extra("adapters.langgraph", "langgraph", "langgraph", "langchain_core
 
 __all__ = [
     "BRIDGE_INTERRUPT",
-    "Answered",
-    "Approved",
-    "Decision",
+    "ApprovalResult",
+    "AskHumanResult",
     "ForeignInterrupt",
+    "HumanAnswered",
+    "HumanApproved",
+    "HumanRejected",
     "LangGraphError",
     "NotInNode",
     "QuestionChanged",
-    "Rejected",
-    "Reply",
     "ResumableGraph",
     "Resumer",
     "Resumption",
@@ -46,3 +47,16 @@ __all__ = [
     "ask_human",
     "request_approval",
 ]
+
+# The names before they meant one thing across the project (``Rejected`` and
+# ``Answered`` name other types in bot.client and bot.stores).
+__getattr__ = old_names(
+    __name__,
+    {
+        "Answered": "HumanAnswered",
+        "Approved": "HumanApproved",
+        "Rejected": "HumanRejected",
+        "Decision": "ApprovalResult",
+        "Reply": "AskHumanResult",
+    },
+)

@@ -6,7 +6,7 @@ own checkpointer. When ``Resumer`` resumes the thread with the closed question,
 the node runs again from its top: every ask in it is re-sent with the same key
 (the bridge answers with the question it already has, so no second message is
 posted) and ``interrupt()`` returns the closed question, which becomes the
-node's ``Answered`` / ``Approved`` / ``Rejected`` / ``Unanswered``.
+node's ``HumanAnswered`` / ``HumanApproved`` / ``HumanRejected`` / ``Unanswered``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,12 @@ from langgraph.types import interrupt
 from pydantic import ValidationError
 
 from adapters.langgraph._keys import idempotency_key, with_origin
-from adapters.langgraph._outcomes import Decision, Reply, decision_of, reply_of
+from adapters.langgraph._outcomes import (
+    ApprovalResult,
+    AskHumanResult,
+    approval_result_of,
+    ask_human_result_of,
+)
 from adapters.langgraph.errors import LangGraphError, NotInNode, QuestionChanged
 from bot.client import Bridge, Conflict, Question, QuestionObject, QuestionsLike, RouteLike
 from bot.contract.decisions import APPROVE_OR_REJECT
@@ -89,7 +94,7 @@ async def ask_human(
     callback_url: str | None = None,
     metadata: Mapping[str, Any] | None = None,
     name: str | None = None,
-) -> Reply:
+) -> AskHumanResult:
     """Ask a person (``ask_user``) and park the graph until they answer.
 
     ``name`` replaces the call's index within the node in the idempotency key:
@@ -106,7 +111,7 @@ async def ask_human(
         callback_url=callback_url,
         metadata=origin.metadata(metadata),
     )
-    return reply_of(await _park(asked))
+    return ask_human_result_of(await _park(asked))
 
 
 async def request_approval(
@@ -122,10 +127,10 @@ async def request_approval(
     callback_url: str | None = None,
     metadata: Mapping[str, Any] | None = None,
     name: str | None = None,
-) -> Decision:
+) -> ApprovalResult:
     """Ask ``answerers`` to approve ``action``; park the graph until they decide.
 
-    Do the action only on ``Approved``: ``Rejected`` is a person's refusal,
+    Do the action only on ``HumanApproved``: ``HumanRejected`` is a person's refusal,
     ``Unanswered`` means nobody decided (expired or cancelled).
     """
     origin = _origin(name)
@@ -136,7 +141,7 @@ async def request_approval(
         risk=risk,
         route=route,
         answerers=answerers,
-        # A node gets Approved or Rejected: it has no way to take edited arguments or
+        # A node gets HumanApproved or HumanRejected: it has no way to take edited arguments or
         # a response, so its question never lets the bridge's BOT_ALLOW offer them
         # (HumanInTheLoopMiddleware is the way to let a reviewer edit a tool call).
         allow=APPROVE_OR_REJECT,
@@ -145,7 +150,7 @@ async def request_approval(
         callback_url=callback_url,
         metadata=origin.metadata(metadata),
     )
-    return decision_of(await _park(asked))
+    return approval_result_of(await _park(asked))
 
 
 async def _park(asked: Awaitable[Question[QuestionObject]]) -> QuestionObject:

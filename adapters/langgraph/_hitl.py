@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from adapters.langgraph._keys import idempotency_key
-from adapters.langgraph._outcomes import Approved, Decision, Rejected, Unanswered
+from adapters.langgraph._outcomes import ApprovalResult, HumanApproved, HumanRejected, Unanswered
 from adapters.langgraph.errors import UnsupportedReview
 from bot.contract.decisions import DECISIONS
 from bot.contract.models import QuestionObject
@@ -102,11 +102,11 @@ def _check_configs(
     return allowed
 
 
-def decision_json(decision: Decision, action: str) -> dict[str, Any]:
+def decision_json(decision: ApprovalResult, action: str) -> dict[str, Any]:
     """One middleware decision: approve, or reject with a message for the model."""
-    if isinstance(decision, Approved):
+    if isinstance(decision, HumanApproved):
         return {"type": "approve"}
-    if isinstance(decision, Rejected):
+    if isinstance(decision, HumanRejected):
         if decision.comment:
             return {"type": "reject", "message": decision.comment}
         return {"type": "reject"}
@@ -119,7 +119,9 @@ def decision_json(decision: Decision, action: str) -> dict[str, Any]:
     }
 
 
-def answer_json(question: QuestionObject, review: Review, decision: Decision) -> dict[str, Any]:
+def answer_json(
+    question: QuestionObject, review: Review, decision: ApprovalResult
+) -> dict[str, Any]:
     """The middleware decision for ``review``'s closed question: an approver's edit as the
     ``edited_action`` (the same tool, the arguments they gave), a response as ``respond``
     with their message, anything else as ``decision_json`` reads it."""

@@ -9,7 +9,7 @@ from bot.contract.models import AnsweredBy, QuestionObject
 
 
 @dataclass(frozen=True)
-class Answered:
+class HumanAnswered:
     """An ``ask_human`` question answered: each question's text to its answer."""
 
     question_id: str
@@ -18,7 +18,7 @@ class Answered:
 
 
 @dataclass(frozen=True)
-class Approved:
+class HumanApproved:
     """The approver approved; ``comment`` is what they wrote, if anything."""
 
     question_id: str
@@ -27,7 +27,7 @@ class Approved:
 
 
 @dataclass(frozen=True)
-class Rejected:
+class HumanRejected:
     """The approver rejected: the node must not do what it asked about."""
 
     question_id: str
@@ -44,26 +44,26 @@ class Unanswered:
     reason: str
 
 
-Decision = Approved | Rejected | Unanswered
-Reply = Answered | Unanswered
+ApprovalResult = HumanApproved | HumanRejected | Unanswered
+AskHumanResult = HumanAnswered | Unanswered
 
 
-def reply_of(question: QuestionObject) -> Reply:
+def ask_human_result_of(question: QuestionObject) -> AskHumanResult:
     """An ``ask_user`` question, closed, as the node sees it."""
     if question.status == "answered":
         answers: dict[str, Any] = dict((question.answer or {}).get("answers") or {})
-        return Answered(question.id, answers, question.answered_by)
+        return HumanAnswered(question.id, answers, question.answered_by)
     return _unanswered(question)
 
 
-def decision_of(question: QuestionObject) -> Decision:
+def approval_result_of(question: QuestionObject) -> ApprovalResult:
     """An approval, closed, as the node sees it."""
     if question.status == "answered":
         answer = question.answer or {}
         comment = str(answer.get("comment") or "")
         if answer.get("decision") == "approve":
-            return Approved(question.id, comment, question.answered_by)
-        return Rejected(question.id, comment, question.answered_by)
+            return HumanApproved(question.id, comment, question.answered_by)
+        return HumanRejected(question.id, comment, question.answered_by)
     return _unanswered(question)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from langchain_core.runnables import RunnableConfig
@@ -23,9 +23,17 @@ from langgraph.types import Command
 from adapters.langgraph import _hitl
 from adapters.langgraph._ask import BRIDGE_INTERRUPT
 from adapters.langgraph._keys import thread_of, with_origin
-from adapters.langgraph._outcomes import decision_of
+from adapters.langgraph._outcomes import approval_result_of
 from adapters.langgraph.errors import ForeignInterrupt, LangGraphError
-from bot.client import Bridge, Question, QuestionObject, RouteLike, verify_webhook
+from bot.client import (
+    ApprovalPayload,
+    AskOptions,
+    Bridge,
+    Question,
+    QuestionObject,
+    RouteLike,
+    verify_webhook,
+)
 
 
 class ResumableGraph(Protocol):
@@ -71,11 +79,18 @@ class Resumer:
     ) -> None:
         self._graph = graph
         self._bridge = bridge
-        self._route = route
-        self._answerers = None if answerers is None else list(answerers)
         self._risk = risk
-        self._ttl_seconds = ttl_seconds
-        self._callback_url = callback_url
+        # What every review's approvals are asked with; None: the reviews cannot be asked.
+        self._review_options = (
+            None
+            if route is None or answerers is None
+            else AskOptions.of(
+                route=route,
+                answerers=answerers,
+                ttl_seconds=ttl_seconds,
+                callback_url=callback_url,
+            )
+        )
         # Weak: a thread's lock lives while someone holds or waits on it, no longer.
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
@@ -179,7 +194,7 @@ class Resumer:
 
         def value_of(closed: Sequence[QuestionObject]) -> Any:
             decisions = [
-                _hitl.answer_json(question, review, decision_of(question))
+                _hitl.answer_json(question, review, approval_result_of(question))
                 for review, question in zip(reviews, closed, strict=True)
             ]
             return _hitl.resume_value(value, decisions)
@@ -189,25 +204,24 @@ class Resumer:
     def _ask_review(
         self, thread_id: str, interrupt_id: str, review: _hitl.Review
     ) -> Awaitable[Question[QuestionObject]]:
-        if self._route is None or self._answerers is None:
+        if self._review_options is None:
             raise LangGraphError(
                 "A HumanInTheLoopMiddleware review is pending: give Resumer route= and "
                 "answerers= so it can ask for the approvals."
             )
         origin = {"thread_id": thread_id, "interrupt_id": interrupt_id, "position": review.position}
-        return self._bridge.approve(
-            review.action,
-            review.summary,
-            arguments=review.arguments,
+        payload = ApprovalPayload(
+            action=review.action,
+            summary=review.summary,
+            arguments=dict(review.arguments),
             risk=self._risk,
-            route=self._route,
-            answerers=self._answerers,
-            idempotency_key=review.key,
-            ttl_seconds=self._ttl_seconds,
-            callback_url=self._callback_url,
-            metadata=with_origin(None, origin),
-            allow=list(review.allow),
         )
+        options = replace(
+            self._review_options,
+            metadata=with_origin(None, origin),
+            allow=tuple(review.allow),
+        )
+        return self._bridge.create(payload, options, idempotency_key=review.key)
 
     def _lock(self, config: RunnableConfig) -> asyncio.Lock:
         thread_id = str((config.get("configurable") or {}).get("thread_id", ""))

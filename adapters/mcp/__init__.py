@@ -14,35 +14,40 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from adapters._extras import needs_extra
+from adapters._renamed import old_names
 
 if TYPE_CHECKING:
     from adapters.mcp._http import mount_mcp
     from adapters.mcp._stdio import McpConfigError, serve_stdio
-    from adapters.mcp._tools import BridgeTools, Outcome, build_server, outcome_of
+    from adapters.mcp._tools import BridgeTools, ToolResult, build_server, tool_result_of
 
 __all__ = [
     "BridgeTools",
     "McpConfigError",
-    "Outcome",
+    "ToolResult",
     "build_server",
     "mount_mcp",
-    "outcome_of",
     "serve_stdio",
+    "tool_result_of",
 ]
 
 _HOME = {
     "BridgeTools": "_tools",
     "McpConfigError": "_stdio",
-    "Outcome": "_tools",
+    "ToolResult": "_tools",
     "build_server": "_tools",
     "mount_mcp": "_http",
-    "outcome_of": "_tools",
+    "tool_result_of": "_tools",
     "serve_stdio": "_stdio",
 }
 
 
+# ``Outcome`` was also the client's exception for a question closed without the answer needed.
+_old_name = old_names(__name__, {"Outcome": "ToolResult", "outcome_of": "tool_result_of"})
+
+
 def __getattr__(name: str) -> Any:
     if name not in _HOME:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        return _old_name(name)
     with needs_extra(__name__, "mcp", "mcp"):
         return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)

@@ -20,9 +20,9 @@ from typing import Any
 from aiohttp import web
 
 Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
+AsgiMessage = MutableMapping[str, Any]
 AsgiApp = Callable[
-    [Scope, Callable[[], Awaitable[Message]], Callable[[Message], Awaitable[None]]],
+    [Scope, Callable[[], Awaitable[AsgiMessage]], Callable[[AsgiMessage], Awaitable[None]]],
     Awaitable[None],
 ]
 
@@ -37,9 +37,9 @@ async def call_asgi(app: AsgiApp, request: web.Request, body: bytes) -> web.Stre
     finished = asyncio.Event()
     body_sent = False
     response: web.StreamResponse | None = None
-    started: Message | None = None
+    started: AsgiMessage | None = None
 
-    async def receive() -> Message:
+    async def receive() -> AsgiMessage:
         nonlocal body_sent
         if not body_sent:
             body_sent = True
@@ -49,7 +49,7 @@ async def call_asgi(app: AsgiApp, request: web.Request, body: bytes) -> web.Stre
         await finished.wait()
         return {"type": "http.disconnect"}
 
-    async def send(message: Message) -> None:
+    async def send(message: AsgiMessage) -> None:
         nonlocal response, started
         if message["type"] == "http.response.start":
             started = message

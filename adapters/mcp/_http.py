@@ -19,7 +19,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from adapters.mcp._asgi import AsgiApp, call_asgi
 from adapters.mcp._tools import BridgeTools, build_server
 from adapters.mcp.settings import McpSettings
-from bot.api import API_KEYS, NO_KEY, OTHER_ORIGIN, TOO_LARGE, WRONG_KEY, ApiError, envelope
+from bot.api import API_KEYS, NO_KEY, OTHER_ORIGIN, TOO_LARGE, WRONG_KEY, ApiRefusal, envelope
 from bot.client import Bridge
 from bot.serving import ALLOWED_HOSTS
 
@@ -65,7 +65,7 @@ def mount_mcp(app: web.Application, settings: McpSettings, *, bridge_url: str) -
         # (the Host guard has already checked the name); MCP clients send none.
         origin = request.headers.get(hdrs.ORIGIN)
         if origin is not None and not request.app[ALLOWED_HOSTS].allows_origin(origin):
-            return envelope(ApiError("forbidden", OTHER_ORIGIN))
+            return envelope(ApiRefusal("forbidden", OTHER_ORIGIN))
         presented = _presented(request.headers)
         if not presented:
             return _unauthorized(NO_KEY)
@@ -77,7 +77,7 @@ def mount_mcp(app: web.Application, settings: McpSettings, *, bridge_url: str) -
             body = await request.read()
         except web.HTTPRequestEntityTooLarge:
             limit = request.app._client_max_size
-            return envelope(ApiError("payload_too_large", TOO_LARGE.format(limit=limit)))
+            return envelope(ApiRefusal("payload_too_large", TOO_LARGE.format(limit=limit)))
         return await call_asgi(asgi, request, body)
 
     async def running(_: web.Application) -> AsyncIterator[None]:
@@ -101,6 +101,6 @@ def _presented(headers: Any) -> str | None:
 
 
 def _unauthorized(sentence: str) -> web.Response:
-    response = envelope(ApiError("unauthorized", sentence))
+    response = envelope(ApiRefusal("unauthorized", sentence))
     response.headers["WWW-Authenticate"] = "Bearer"
     return response

@@ -18,7 +18,7 @@ from typing import Any, Literal, TypeVar
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, InputRequiredResult
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.client import (
     AskUserItem,
@@ -46,8 +46,11 @@ T = TypeVar("T")
 UNREACHABLE = "The bridge cannot be reached right now; call get_answer later with question_id."
 
 
-class Outcome(BaseModel):
+class ToolResult(BaseModel):
     """What a tool returns: the answer once a person gave it, else the question's state."""
+
+    # The tools' output schema has always been titled "Outcome"; MCP clients may read it.
+    model_config = ConfigDict(title="Outcome")
 
     question_id: str
     status: Literal["open", "answered", "expired", "cancelled"]
@@ -133,7 +136,7 @@ def build_server(asking: BridgeTools, *, name: str = "hitl-bridge") -> MCPServer
 
     async def ask_human(
         questions: list[AskUserItem], ctx: Context, request_key: str = ""
-    ) -> Outcome:
+    ) -> ToolResult:
         """Ask a person one to five questions (options make buttons; none means free text).
 
         Waits for the answer; if it takes longer, returns status 'open' with a
@@ -161,7 +164,7 @@ def build_server(asking: BridgeTools, *, name: str = "hitl-bridge") -> MCPServer
         arguments: dict[str, Any] | None = None,
         risk: Literal["low", "medium", "high"] = "medium",
         request_key: str = "",
-    ) -> Outcome:
+    ) -> ToolResult:
         """Ask a person to approve an action before you take it; act only if approved is true.
 
         action: the action's name; summary: what it will do, in words;
@@ -194,7 +197,7 @@ def build_server(asking: BridgeTools, *, name: str = "hitl-bridge") -> MCPServer
             )
             return await _settle(asking, bridge, asked.object)
 
-    async def get_answer(question_id: str, ctx: Context) -> Outcome:
+    async def get_answer(question_id: str, ctx: Context) -> ToolResult:
         """The outcome of a question an earlier call left open; waits a while for it."""
         async with asking.bridge_for(ctx) as bridge:
             found = await _call(bridge.get(question_id))
@@ -226,7 +229,7 @@ async def _call(pending: Awaitable[T]) -> T:
         raise ToolError(str(error)) from None
 
 
-async def _settle(asking: BridgeTools, bridge: Bridge, question: QuestionObject) -> Outcome:
+async def _settle(asking: BridgeTools, bridge: Bridge, question: QuestionObject) -> ToolResult:
     if not question.closed:
         try:
             question = await Question(bridge, question, _same).wait(timeout=asking.wait_seconds)
@@ -239,21 +242,21 @@ async def _settle(asking: BridgeTools, bridge: Bridge, question: QuestionObject)
     if not question.closed:
         return _open(question, f"Nobody has answered yet: call get_answer with {question.id}.")
     asking.delivered(question)
-    return outcome_of(question)
+    return tool_result_of(question)
 
 
 def _same(question: QuestionObject) -> QuestionObject:
     return question
 
 
-def _open(question: QuestionObject, next_step: str) -> Outcome:
-    return Outcome(question_id=question.id, status="open", kind=question.kind, next=next_step)
+def _open(question: QuestionObject, next_step: str) -> ToolResult:
+    return ToolResult(question_id=question.id, status="open", kind=question.kind, next=next_step)
 
 
-def outcome_of(question: QuestionObject) -> Outcome:
+def tool_result_of(question: QuestionObject) -> ToolResult:
     """A closed question as the tool's result."""
     answer = question.answer or {}
-    outcome = Outcome(
+    outcome = ToolResult(
         question_id=question.id,
         status=question.status,
         kind=question.kind,

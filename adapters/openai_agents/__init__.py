@@ -10,19 +10,23 @@ with the caller (see docs/agents/openai-agents.md).
 """
 
 from adapters._extras import needs_extra
+from adapters._renamed import old_names
 
 with needs_extra("adapters.openai_agents", "openai-agents", "agents", "openai"):
-    from adapters._tool_approval import Approve, Approver, Decision, Reject, ToolCall
+    from adapters._tool_approval import Approve, Approver, Reject, ToolCall, ToolCallDecision
     from adapters.openai_agents._run import SaveState, pending_calls, resolve, run_with_approvals
 
 __all__ = [
     "Approve",
     "Approver",
-    "Decision",
     "Reject",
     "SaveState",
     "ToolCall",
+    "ToolCallDecision",
     "pending_calls",
     "resolve",
     "run_with_approvals",
 ]
+
+# ``Decision`` is also the contract's name for what an approver may decide.
+__getattr__ = old_names(__name__, {"Decision": "ToolCallDecision"})

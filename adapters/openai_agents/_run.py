@@ -9,7 +9,14 @@ from typing import Any
 
 from agents import Agent, Runner, RunResult, RunState, ToolApprovalItem, TResponseInputItem
 
-from adapters._tool_approval import Approve, Approver, Decision, Reject, ToolCall, arguments_of
+from adapters._tool_approval import (
+    Approve,
+    Approver,
+    Reject,
+    ToolCall,
+    ToolCallDecision,
+    arguments_of,
+)
 
 # Called with the serialized RunState before the run waits on a person; may be async.
 SaveState = Callable[[str], object]
@@ -39,7 +46,9 @@ def approved_with_changes(arguments: Mapping[str, Any]) -> str:
     )
 
 
-async def resolve(state: RunState[Any], approver: Approver, *, run_id: str) -> dict[str, Decision]:
+async def resolve(
+    state: RunState[Any], approver: Approver, *, run_id: str
+) -> dict[str, ToolCallDecision]:
     """Ask about every interruption on ``state``, wait, and approve or reject each on it.
 
     Each decision goes to the interruption with the same call id, never by

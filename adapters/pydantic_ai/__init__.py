@@ -11,9 +11,10 @@ docs/agents/pydantic-ai.md).
 """
 
 from adapters._extras import needs_extra
+from adapters._renamed import old_names
 
 with needs_extra("adapters.pydantic_ai", "pydantic-ai", "pydantic_ai"):
-    from adapters._tool_approval import Approve, Approver, Decision, Reject, ToolCall
+    from adapters._tool_approval import Approve, Approver, Reject, ToolCall, ToolCallDecision
     from adapters.pydantic_ai._run import (
         SaveHistory,
         pending_calls,
@@ -24,11 +25,14 @@ with needs_extra("adapters.pydantic_ai", "pydantic-ai", "pydantic_ai"):
 __all__ = [
     "Approve",
     "Approver",
-    "Decision",
     "Reject",
     "SaveHistory",
     "ToolCall",
+    "ToolCallDecision",
     "pending_calls",
     "results_for",
     "run_with_approvals",
 ]
+
+# ``Decision`` is also the contract's name for what an approver may decide.
+__getattr__ = old_names(__name__, {"Decision": "ToolCallDecision"})

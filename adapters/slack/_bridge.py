@@ -51,7 +51,7 @@ from bot.errors import BotError
 from bot.service.runs import RunService
 from bot.serving import allow_larger_bodies
 from bot.stores.errors import is_outage
-from bot.stores.ports import Answered
+from bot.stores.ports import StoredResponse
 
 log = logging.getLogger(__name__)
 
@@ -226,7 +226,7 @@ class SlackBridge:
                 await self._settle_shared(signature, None)
             log.warning("slack request refused: bolt could not read the signed payload")
             return _refuse(400, BAD_BODY)
-        settled: Answered | None = None
+        settled: StoredResponse | None = None
         # The record is settled before the answer, so it is written while Slack waits.
         with self._acked():
             try:
@@ -244,7 +244,7 @@ class SlackBridge:
         service = self._service
         return service is not None and service.keeps_request_keys and is_click(payload)
 
-    async def _claim_shared(self, signature: str) -> Answered | None:
+    async def _claim_shared(self, signature: str) -> StoredResponse | None:
         """The answer another process gave this request, if one did; else None, and this
         request is now on record (unless it was already, in flight or cut short by a
         crash: then it runs, and what it would repeat is refused further in)."""
@@ -262,7 +262,7 @@ class SlackBridge:
             return None
         return seen.answered
 
-    async def _settle_shared(self, signature: str, answered: Answered | None) -> None:
+    async def _settle_shared(self, signature: str, answered: StoredResponse | None) -> None:
         if self._service is None:
             return
         try:
@@ -366,14 +366,14 @@ def _bolt_logger() -> logging.Logger:
     return logger
 
 
-def _answered(response: BoltResponse) -> Answered:
+def _answered(response: BoltResponse) -> StoredResponse:
     """Bolt's answer as bytes, kept to answer a replay the same way."""
     default = "application/json" if response.body.startswith("{") else "text/plain"
     content_type = (response.headers.get("content-type") or [default])[0]
-    return Answered(response.status, response.body.encode(), content_type.split(";")[0])
+    return StoredResponse(response.status, response.body.encode(), content_type.split(";")[0])
 
 
-def _replayed(answered: Answered) -> web.Response:
+def _replayed(answered: StoredResponse) -> web.Response:
     return web.Response(
         status=answered.status, body=answered.body, content_type=answered.content_type
     )

@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from bot.errors import BotError
 from bot.serving import JsonRejected, loads_limited
-from bot.stores.ports import Answered
+from bot.stores.ports import StoredResponse
 
 TIMESTAMP_WINDOW_SECONDS = 300
 """Slack's own advice: refuse a request whose timestamp is more than five minutes off."""
@@ -82,11 +82,11 @@ KEEP_SECONDS = 2 * TIMESTAMP_WINDOW_SECONDS
 
 
 class SeenSignatures(Protocol):
-    def claim(self, signature: str) -> asyncio.Future[Answered] | None:
+    def claim(self, signature: str) -> asyncio.Future[StoredResponse] | None:
         """None for a signature not seen before (now recorded; call ``settle``);
         else the future of the first request's answer."""
 
-    def settle(self, signature: str, answered: Answered | None) -> None:
+    def settle(self, signature: str, answered: StoredResponse | None) -> None:
         """The first request's answer; None if it failed and a resend may try again."""
 
 
@@ -103,12 +103,12 @@ class InProcessSignatures:
         self.capacity = capacity
         self.keep_seconds = keep_seconds
         self._clock = clock
-        self._seen: OrderedDict[str, tuple[float, asyncio.Future[Answered]]] = OrderedDict()
+        self._seen: OrderedDict[str, tuple[float, asyncio.Future[StoredResponse]]] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._seen)
 
-    def claim(self, signature: str) -> asyncio.Future[Answered] | None:
+    def claim(self, signature: str) -> asyncio.Future[StoredResponse] | None:
         now = self._clock()
         self._expire(now)
         found = self._seen.get(signature)
@@ -116,11 +116,11 @@ class InProcessSignatures:
             return found[1]
         while len(self._seen) >= self.capacity:
             self._seen.popitem(last=False)
-        future: asyncio.Future[Answered] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[StoredResponse] = asyncio.get_running_loop().create_future()
         self._seen[signature] = (now + self.keep_seconds, future)
         return None
 
-    def settle(self, signature: str, answered: Answered | None) -> None:
+    def settle(self, signature: str, answered: StoredResponse | None) -> None:
         found = self._seen.get(signature)
         if found is None:
             return
@@ -211,7 +211,9 @@ class UrlVerification(_Model):
     challenge: str
 
 
-class RateLimited(_Model):
+class AppRateLimited(_Model):
+    """Slack's notice that it is holding back the app's events for a while."""
+
     type: Literal["app_rate_limited"]
 
 
@@ -227,7 +229,9 @@ class Block(_Model):
     elements: list[dict[str, Any]] | None = None
 
 
-class Message(_Model):
+class ActionMessage(_Model):
+    """The message whose button was clicked, as a block action carries it."""
+
     ts: str | None = None
     user: str | None = None
     thread_ts: str | None = None
@@ -253,7 +257,7 @@ class BlockActions(_Acted):
     type: Literal["block_actions"]
     channel: Id | None = None
     container: Container | None = None
-    message: Message | None = None
+    message: ActionMessage | None = None
     trigger_id: str | None = None
     actions: list[Action] = Field(min_length=1)
 
@@ -302,7 +306,7 @@ class SlashCommand(_Model):
 
 
 _JsonBody = TypeAdapter(
-    Annotated[EventCallback | UrlVerification | RateLimited, Field(discriminator="type")]
+    Annotated[EventCallback | UrlVerification | AppRateLimited, Field(discriminator="type")]
 )
 _Interaction = TypeAdapter(
     Annotated[BlockActions | ViewSubmission | ViewClosed, Field(discriminator="type")]

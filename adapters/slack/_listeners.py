@@ -420,7 +420,7 @@ def _shown(refusal: outcomes.Refusal) -> outcomes.Refusal:
     """``refusal`` with what it quotes (who closed it, the question's and the answer's words
     in a validation problem) as mrkdwn shows it: text, never a mention or a link."""
     match refusal:
-        case outcomes.AlreadyAnswered(by=by) | outcomes.Cancelled(by=by):
+        case outcomes.AlreadyAnswered(by=by) | outcomes.AlreadyCancelled(by=by):
             return dataclasses.replace(refusal, by=name_shown(by))
         case outcomes.AnswerInvalid(fields=fields):
             shown = {

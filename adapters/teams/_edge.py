@@ -29,7 +29,9 @@ class Account(_Model):
     aadObjectId: str | None = None
 
 
-class Conversation(_Model):
+class ConversationAccount(_Model):
+    """The conversation an activity comes from, by the Bot Framework schema's name for it."""
+
     id: str = Field(min_length=1)
     conversationType: str | None = None
     tenantId: str | None = None
@@ -38,7 +40,7 @@ class Conversation(_Model):
 class Activity(_Model):
     type: str = Field(min_length=1)
     serviceUrl: str = Field(pattern=r"^https?://[^\s/]+")
-    conversation: Conversation
+    conversation: ConversationAccount
     from_: Account = Field(alias="from")
     recipient: Account | None = None
     id: str | None = None

@@ -17,7 +17,18 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from adapters.temporal._wire import ASK_ACTIVITY, METADATA_KEY, WAIT_ACTIVITY, AskRequest, AskResult
-from bot.client import Bridge, BridgeError, Question, QuestionObject, transient
+from bot.client import (
+    ApprovalPayload,
+    AskOptions,
+    AskUserPayload,
+    Bridge,
+    BridgeError,
+    FormPayload,
+    QuestionObject,
+    form_schema_of,
+    questions_of,
+    transient,
+)
 from bot.contract.decisions import APPROVE_OR_REJECT
 
 # The bridge holds one long-poll this long at most.
@@ -52,43 +63,26 @@ class BridgeActivities:
     async def ask(self, request: AskRequest) -> AskResult:
         """Create the question (or get the one this key already made)."""
         origin = request.origin
-        metadata = {**(request.metadata or {}), METADATA_KEY: origin.as_metadata()}
         route: Any = request.routes if request.several else request.routes[0]
-        common: dict[str, Any] = {
-            "route": route,
-            "idempotency_key": origin.idempotency_key,
-            "ttl_seconds": request.ttl_seconds,
-            "callback_url": self._callback_url,
-            "metadata": metadata,
-            "run_ref": request.run_ref,
-        }
         payload = request.payload
-        asked: Question[Any]
         try:
-            if request.kind == "ask_user":
-                asked = await self._bridge.ask(payload, answerers=request.answerers, **common)
-            elif request.kind == "approval":
-                asked = await self._bridge.approve(
-                    payload["action"],
-                    payload["summary"],
-                    arguments=payload.get("arguments", {}),
-                    risk=payload["risk"],
-                    answerers=request.answerers or [],
+            asked = await self._bridge.create(
+                _payload_of(request.kind, payload),
+                AskOptions.of(
+                    route=route,
+                    answerers=request.answerers,
+                    ttl_seconds=request.ttl_seconds,
+                    callback_url=self._callback_url,
+                    metadata={**(request.metadata or {}), METADATA_KEY: origin.as_metadata()},
+                    run_ref=request.run_ref,
                     policy=request.policy,
                     # hitl.request_approval returns an approval or raises Rejected: it has
                     # no way to hand a workflow edited arguments or a response, so it never
                     # lets the bridge's BOT_ALLOW offer them.
-                    allow=APPROVE_OR_REJECT,
-                    **common,
-                )
-            else:
-                asked = await self._bridge.form(
-                    payload["title"],
-                    payload["message"],
-                    schema=payload["schema"],
-                    answerers=request.answerers,
-                    **common,
-                )
+                    allow=APPROVE_OR_REJECT if request.kind == "approval" else None,
+                ),
+                idempotency_key=origin.idempotency_key,
+            )
         except BridgeError as exc:
             raise _for_temporal(exc) from exc
         return AskResult(
@@ -135,3 +129,16 @@ def _for_temporal(exc: BridgeError) -> BaseException:
     workflow can tell them apart from the ``ActivityError``'s cause.
     """
     return ApplicationError(exc.message, type=type(exc).__name__, non_retryable=not transient(exc))
+
+
+def _payload_of(
+    kind: str, payload: dict[str, Any]
+) -> AskUserPayload | ApprovalPayload | FormPayload:
+    """The payload the workflow sent as JSON, as the kind it asks (checked as the client
+    checks what ``ask``, ``approve`` and ``form`` are given)."""
+    if kind == "ask_user":
+        return questions_of(payload)
+    if kind == "approval":
+        return ApprovalPayload.model_validate(payload)
+    schema = form_schema_of(schema=payload["schema"], model=None)
+    return FormPayload.model_validate({**payload, "schema": schema})

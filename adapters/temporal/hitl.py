@@ -50,6 +50,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from bot.client import (
         ApprovalAnswer,
+        AskOptions,
         AskUserAnswer,
         Policy,
         QuestionObject,
@@ -60,7 +61,6 @@ with workflow.unsafe.imports_passed_through():
         form_schema_of,
         outcome_error,
         questions_of,
-        route_of,
     )
 
 M = TypeVar("M", bound=BaseModel)
@@ -154,47 +154,26 @@ def _state() -> _State:
     return made
 
 
-def _routes(route: RoutesLike) -> tuple[list[dict[str, Any]], bool]:
-    several = isinstance(route, list | tuple)
-    given = list(route) if isinstance(route, list | tuple) else [route]
-    return [route_of(one).model_dump(mode="json", exclude_none=True) for one in given], several
-
-
 def _expiry(question: QuestionObject) -> datetime:
     return datetime.fromisoformat(question.expires_at.replace("Z", "+00:00"))
 
 
-async def _answered(
-    kind: str,
-    payload: dict[str, Any],
-    *,
-    route: RoutesLike,
-    answerers: Sequence[str] | None,
-    ttl_seconds: int | None,
-    metadata: Mapping[str, Any] | None,
-    run_ref: str | None,
-    policy: Policy | Mapping[str, Any] | None = None,
-) -> QuestionObject:
+async def _answered(kind: str, payload: dict[str, Any], options: AskOptions) -> QuestionObject:
     """Ask, then wait durably for the close: the answered question, or how it closed
     without an answer raised (``Expired`` also when the timer saw the expiry first)."""
     state = _state()
     origin = state.next_origin()
-    routes, several = _routes(route)
     request = AskRequest(
         kind=kind,
         payload=payload,
-        routes=routes,
-        several=several,
+        routes=[one.model_dump(mode="json", exclude_none=True) for one in options.routes],
+        several=isinstance(options.route, tuple),
         origin=origin,
-        answerers=None if answerers is None else list(answerers),
-        ttl_seconds=ttl_seconds,
-        metadata=None if metadata is None else dict(metadata),
-        run_ref=run_ref,
-        policy=None
-        if policy is None
-        else (
-            policy if isinstance(policy, Policy) else Policy.model_validate(dict(policy))
-        ).model_dump(mode="json"),
+        answerers=None if options.answerers is None else list(options.answerers),
+        ttl_seconds=options.ttl_seconds,
+        metadata=None if options.metadata is None else dict(options.metadata),
+        run_ref=options.run_ref,
+        policy=None if options.policy is None else options.policy.model_dump(mode="json"),
     )
     asked: AskResult = await workflow.execute_activity(
         ASK_ACTIVITY,
@@ -259,15 +238,15 @@ async def ask_human(
 
     Raises ``Expired`` or ``Cancelled`` when the question closed unanswered.
     """
-    answered = await _answered(
-        "ask_user",
-        questions_of(questions).model_dump(mode="json", exclude_none=True),
+    asked = questions_of(questions).model_dump(mode="json", exclude_none=True)
+    options = AskOptions.of(
         route=route,
         answerers=answerers,
         ttl_seconds=ttl_seconds,
         metadata=metadata,
         run_ref=run_ref,
     )
+    answered = await _answered("ask_user", asked, options)
     return AskUserAnswer.model_validate(answered.answer or {})
 
 
@@ -290,9 +269,8 @@ async def request_approval(
     ``Expired`` or ``Cancelled`` when nobody decided: do the action only when
     this returns.
     """
-    answered = await _answered(
-        "approval",
-        {"action": action, "summary": summary, "arguments": dict(arguments), "risk": risk},
+    asked = {"action": action, "summary": summary, "arguments": dict(arguments), "risk": risk}
+    options = AskOptions.of(
         route=route,
         answerers=answerers,
         ttl_seconds=ttl_seconds,
@@ -300,6 +278,7 @@ async def request_approval(
         run_ref=run_ref,
         policy=policy,
     )
+    answered = await _answered("approval", asked, options)
     answer = ApprovalAnswer.model_validate(answered.answer or {})
     if answer.decision != "approve":
         raise Rejected(answer.comment, question=answered)
@@ -352,14 +331,14 @@ async def form(
     A schema outside the form subset is refused here, before anything is asked.
     """
     form_schema = form_schema_of(schema=schema, model=model)
-    answered = await _answered(
-        "form",
-        {"title": title, "message": message, "schema": form_schema},
+    options = AskOptions.of(
         route=route,
         answerers=answerers,
         ttl_seconds=ttl_seconds,
         metadata=metadata,
         run_ref=run_ref,
     )
+    asked = {"title": title, "message": message, "schema": form_schema}
+    answered = await _answered("form", asked, options)
     answer = dict(answered.answer or {})
     return answer if model is None else model.model_validate(answer)

@@ -21,7 +21,7 @@ from typing import Any, assert_never
 from bot.admin import results
 from bot.display import display, has_hidden, visible
 from bot.questions.quorum import shown, tally_shown
-from bot.questions.records import AuditEvent, Delivery, DeliveryState, Question, QuestionStats
+from bot.questions.records import AuditEvent, DeliveryState, OutboxRow, Question, QuestionStats
 from bot.service.messages import (
     ADMINS_ONLY,
     NOT_AN_ADMIN,
@@ -51,7 +51,7 @@ def summary_of(result: results.AdminResult) -> str:
     match result:
         case results.AdminsOnly():
             return ADMINS_ONLY
-        case results.CommandInvalid(text=text) | results.NotFound(text=text):
+        case results.CommandInvalid(text=text) | results.UnknownId(text=text):
             return text
         case results.NotOpen(interrupt_id=interrupt_id, status=status):
             return question_not_open(interrupt_id, status)
@@ -147,7 +147,7 @@ def link_of(ref: dict[str, Any] | None) -> str:
     return ", ".join(f"{key} {value}" for key, value in sorted(ref.items()))
 
 
-def delivery_line(delivery: Delivery) -> str:
+def delivery_line(delivery: OutboxRow) -> str:
     """One outbox row: what it owes and how it went (``attempts`` counts the failed tries)."""
     tries = delivery.attempts
     match delivery.state:
@@ -302,7 +302,7 @@ def json_of(result: results.AdminResult) -> dict[str, Any]:
         fields["items"] = [_listed(item) for item in result.items]
     return {
         "ok": ok(result),
-        "kind": type(result).__name__,
+        "kind": results.kind_of(result),
         "message": summary_of(result),
         **fields,
     }

@@ -119,10 +119,10 @@ class AdminService:
             self._count(name, "AdminsOnly")
             return results.AdminsOnly(name)
         result = await self._once(command, who, key)
-        self._count(name, type(result).__name__)
+        self._count(name, results.kind_of(result))
         # A command already done changed nothing, and its first run is on record.
         if not isinstance(command, Help) and not isinstance(result, results.AlreadyDone):
-            detail = {"command": name, **_arguments(command), "result": type(result).__name__}
+            detail = {"command": name, **_arguments(command), "result": results.kind_of(result)}
             await self._audit("admin", who, detail, **_ids(command, result))
         return result
 
@@ -160,7 +160,7 @@ class AdminService:
             case AuditLog(run_id=run_id):
                 events = await self._stores.audit.recent(limit=HISTORY_LIMIT, run_id=run_id)
                 if not events and await self._stores.runs.get(run_id) is None:
-                    return results.NotFound(run_not_found(run_id))
+                    return results.UnknownId(run_not_found(run_id))
                 return results.AuditShown(run_id, tuple(reversed(events)))
             case _:
                 assert_never(command)
@@ -183,7 +183,7 @@ class AdminService:
     async def _show(self, interrupt_id: str) -> results.AdminResult:
         record = await self._stores.ledger.get(interrupt_id)
         if record is None:
-            return results.NotFound(question_not_found(interrupt_id))
+            return results.UnknownId(question_not_found(interrupt_id))
         run = await self._stores.runs.get(record.run_id)
         events = await self._stores.audit.recent(limit=HISTORY_LIMIT, run_id=record.run_id)
         history = tuple(e for e in reversed(events) if e.interrupt_id in ("", interrupt_id))
@@ -213,7 +213,7 @@ class AdminService:
             done = await self._questions.close(interrupt_id, closing, once_key=key) is not None
         record = await self._stores.ledger.get(interrupt_id)
         if record is None:
-            return results.NotFound(question_not_found(interrupt_id))
+            return results.UnknownId(question_not_found(interrupt_id))
         if not done:
             # Lost to an answer, an expiry or another cancel: the row says which.
             return results.NotOpen(interrupt_id, str(record.status))
@@ -257,7 +257,7 @@ class AdminService:
     async def _not_open(self, interrupt_id: str) -> results.AdminResult:
         record = await self._stores.ledger.get(interrupt_id)
         if record is None:
-            return results.NotFound(question_not_found(interrupt_id))
+            return results.UnknownId(question_not_found(interrupt_id))
         return results.NotOpen(interrupt_id, str(record.status))
 
     def _may_answer(self, record: Question, requester: str) -> tuple[str, ...]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from bot.admin._commands import Usage
 from bot.questions.records import (
     AuditEvent,
-    Delivery,
+    OutboxRow,
     Question,
     QuestionStats,
     RunRecord,
@@ -55,7 +55,7 @@ class RecordShown:
     run: RunRecord | None
     may_answer: tuple[str, ...]
     history: tuple[AuditEvent, ...]
-    deliveries: tuple[Delivery, ...]
+    deliveries: tuple[OutboxRow, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +113,9 @@ class CommandInvalid:
 
 
 @dataclass(frozen=True, slots=True)
-class NotFound:
+class UnknownId:
+    """The id named no question or run (``text`` says which)."""
+
     text: str
 
 
@@ -129,7 +131,7 @@ class TooLong:
     latest: float
 
 
-AdminRefusal = AdminsOnly | CommandInvalid | NotFound | NotOpen | TooLong
+AdminRefusal = AdminsOnly | CommandInvalid | UnknownId | NotOpen | TooLong
 AdminResult = (
     HelpShown
     | PendingPage
@@ -142,3 +144,14 @@ AdminResult = (
     | AuditShown
     | AdminRefusal
 )
+
+
+# The kinds scripts, metrics and audit rows know results by, where a result's
+# class was renamed after they were written ("NotFound" is also the API
+# client's 404 error, so the class took a name of its own).
+_KINDS_BEFORE_RENAMES: dict[type, str] = {UnknownId: "NotFound"}
+
+
+def kind_of(result: AdminResult) -> str:
+    """The result's kind as the JSON output, the metrics and the audit log name it."""
+    return _KINDS_BEFORE_RENAMES.get(type(result), type(result).__name__)

@@ -5,7 +5,7 @@ asks goes through the one lifecycle (``bot.questions``) like any other, so
 posting, answering, expiry, admin commands and the outbox are not repeated.
 """
 
-from bot.api._errors import NO_KEY, OTHER_ORIGIN, TOO_LARGE, WRONG_KEY, ApiError
+from bot.api._errors import NO_KEY, OTHER_ORIGIN, TOO_LARGE, WRONG_KEY, ApiRefusal
 from bot.api._http import API_KEYS, API_QUESTIONS, envelope, mount_api
 from bot.api._keys import (
     NO_ROUTES,
@@ -32,8 +32,8 @@ __all__ = [
     "OTHER_ORIGIN",
     "TOO_LARGE",
     "WRONG_KEY",
-    "ApiError",
     "ApiQuestions",
+    "ApiRefusal",
     "ApiSettings",
     "KeyRing",
     "LinkSettings",

@@ -65,7 +65,7 @@ RATE_LIMITED = (
 )
 
 
-class ApiError(BotError):
+class ApiRefusal(BotError):
     """A refused API request: an HTTP status, a code from the contract, one sentence."""
 
     def __init__(

@@ -28,7 +28,7 @@ from bot.api._errors import (
     UNKEPT_NUMBER,
     UNSTORABLE,
     WRONG_KEY,
-    ApiError,
+    ApiRefusal,
 )
 from bot.api._keys import DEFAULT_CREATES_PER_MINUTE, KeyRing
 from bot.api._objects import STATUS_OF_NAME
@@ -55,7 +55,7 @@ PREFIX = "/v1"
 Handler = Callable[[web.Request, ApiKey], Awaitable[web.Response]]
 
 
-def envelope(error: ApiError) -> web.Response:
+def envelope(error: ApiRefusal) -> web.Response:
     response = _not_stored(web.json_response(error.body(), status=error.status))
     if error.retry_after is not None:
         response.headers["Retry-After"] = str(error.retry_after)
@@ -76,13 +76,13 @@ def _authenticated(handler: Handler) -> Callable[[web.Request], Awaitable[web.Re
             for name, value in [*request.query.items(), *request.match_info.items()]:
                 _storable({name: value})
             return _not_stored(await handler(request, key))
-        except ApiError as error:
+        except ApiRefusal as error:
             return envelope(error)
         except Exception as error:
             if not is_outage(error):
                 raise  # a bug: the app's last resort logs it with its trace
             log.warning("store unavailable for %s (%s)", request.path, type(error).__name__)
-            return envelope(ApiError("unavailable", STORE_BUSY))
+            return envelope(ApiRefusal("unavailable", STORE_BUSY))
 
     return handle
 
@@ -90,10 +90,10 @@ def _authenticated(handler: Handler) -> Callable[[web.Request], Awaitable[web.Re
 async def _key(request: web.Request) -> ApiKey:
     scheme, _, presented = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not presented.strip():
-        raise ApiError("unauthorized", NO_KEY)
+        raise ApiRefusal("unauthorized", NO_KEY)
     key = await request.app[API_KEYS].holder(presented.strip())
     if key is None:
-        raise ApiError("unauthorized", WRONG_KEY)
+        raise ApiRefusal("unauthorized", WRONG_KEY)
     return key
 
 
@@ -101,7 +101,7 @@ async def _json_object(request: web.Request, *, optional: bool = False) -> tuple
     try:
         raw = await request.read()
     except web.HTTPRequestEntityTooLarge:
-        raise ApiError(
+        raise ApiRefusal(
             "payload_too_large", TOO_LARGE.format(limit=request.app._client_max_size)
         ) from None
     if optional and not raw.strip():
@@ -109,15 +109,15 @@ async def _json_object(request: web.Request, *, optional: bool = False) -> tuple
     try:
         body = loads_limited(raw)
     except JsonRejected:
-        raise ApiError("invalid_request", NOT_JSON) from None
+        raise ApiRefusal("invalid_request", NOT_JSON) from None
     if not isinstance(body, dict):
-        raise ApiError("invalid_request", NOT_JSON)
+        raise ApiRefusal("invalid_request", NOT_JSON)
     _storable(body)
     # Before the wire models read it: the parsers take NaN, Infinity and integers of any
     # length, which no store gives back as sent.
     unkept = first_unkept_number(body)
     if unkept is not None:
-        raise ApiError("invalid_request", UNKEPT_NUMBER.format(field=unkept or "body"))
+        raise ApiRefusal("invalid_request", UNKEPT_NUMBER.format(field=unkept or "body"))
     return raw, body
 
 
@@ -126,21 +126,21 @@ def _storable(value: Any) -> None:
     found: Unstorable | None = first_unstorable(value)
     if found is not None:
         sentence = UNSTORABLE.format(field=found.field, code=found.code_point)
-        raise ApiError("invalid_request", sentence)
+        raise ApiRefusal("invalid_request", sentence)
 
 
 def _only(request: web.Request, *names: str) -> None:
     for name in request.query:
         if name not in names:
-            raise ApiError("invalid_request", BAD_PARAMETER.format(name=name))
+            raise ApiRefusal("invalid_request", BAD_PARAMETER.format(name=name))
 
 
 def _whole(text: str, low: int, high: int, sentence: str) -> int:
     if not text.isascii() or not text.isdigit() or len(text) > 4:
-        raise ApiError("invalid_request", sentence)
+        raise ApiRefusal("invalid_request", sentence)
     value = int(text)
     if not low <= value <= high:
-        raise ApiError("invalid_request", sentence)
+        raise ApiRefusal("invalid_request", sentence)
     return value
 
 
@@ -155,7 +155,7 @@ def _count_create(request: web.Request, key: ApiKey) -> None:
     wait = request.app[API_CREATES].hit(key.key_id, per_minute=limit)
     if wait:
         sentence = RATE_LIMITED.format(limit=limit, seconds=wait)
-        raise ApiError("rate_limited", sentence, retry_after=wait)
+        raise ApiRefusal("rate_limited", sentence, retry_after=wait)
 
 
 async def create_question(request: web.Request, key: ApiKey) -> web.Response:
@@ -164,7 +164,7 @@ async def create_question(request: web.Request, key: ApiKey) -> web.Response:
     try:
         asked = CREATE_QUESTION.validate_json(raw)
     except ValidationError as invalid:
-        raise ApiError("invalid_request", validation_sentence(invalid)) from None
+        raise ApiRefusal("invalid_request", validation_sentence(invalid)) from None
     # An agent's traceparent: the question's trace continues the agent's (bot.tracing).
     with tracing.incoming(request.headers):
         created = await request.app[API_QUESTIONS].create(key, asked, body)
@@ -188,7 +188,7 @@ async def list_questions(request: web.Request, key: ApiKey) -> web.Response:
     status = None
     if "status" in query:
         if query["status"] not in STATUS_OF_NAME:
-            raise ApiError("invalid_request", BAD_STATUS)
+            raise ApiRefusal("invalid_request", BAD_STATUS)
         status = STATUS_OF_NAME[query["status"]]
     limit = _whole(query.get("limit", "50"), 1, 100, BAD_LIMIT)
     page = await request.app[API_QUESTIONS].page(
@@ -206,7 +206,7 @@ async def cancel_question(request: web.Request, key: ApiKey) -> web.Response:
     try:
         cancel = CancelRequest.model_validate_json(raw)
     except ValidationError as invalid:
-        raise ApiError("invalid_request", validation_sentence(invalid)) from None
+        raise ApiRefusal("invalid_request", validation_sentence(invalid)) from None
     question = await request.app[API_QUESTIONS].cancel(key, request.match_info["id"], cancel.reason)
     return web.json_response(question)
 

@@ -267,7 +267,7 @@ def _status_of(outcome: outcomes.Refusal) -> int:
             return 303  # recorded (now or before): the caller redirects to the page
         case (
             outcomes.AlreadyAnswered()
-            | outcomes.Cancelled()
+            | outcomes.AlreadyCancelled()
             | outcomes.TokenExpired()
             | outcomes.AlreadyVoted()
         ):

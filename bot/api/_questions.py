@@ -29,7 +29,7 @@ from bot.api._errors import (
     ROUTE_FORBIDDEN,
     SAME_KEY_OTHER_BODY,
     STORE_BUSY,
-    ApiError,
+    ApiRefusal,
 )
 from bot.api._objects import checked_object, cursor_for, position_of
 from bot.api._routes import Unroutable, check_further, conversation_for
@@ -124,7 +124,7 @@ class ApiQuestions:
         for route in routes:
             if not key.may_use(route.surface, route.conversation):
                 named = f"{route.surface}:{route.conversation}"
-                raise ApiError("forbidden", ROUTE_FORBIDDEN.format(route=named))
+                raise ApiRefusal("forbidden", ROUTE_FORBIDDEN.format(route=named))
         fingerprint = body_hash(raw)
         found = await self._stores.api.by_idempotency_key(key.key_id, request.idempotency_key)
         if found is not None:
@@ -132,7 +132,7 @@ class ApiQuestions:
         if request.callback_url is not None:
             refusal = await self._check_callback(request.callback_url)
             if refusal is not None:
-                raise ApiError("invalid_request", refusal)
+                raise ApiRefusal("invalid_request", refusal)
         try:
             check_further(routes)
             places = [
@@ -140,16 +140,16 @@ class ApiQuestions:
                 for route in routes
             ]
         except Unroutable as unroutable:
-            raise ApiError("unprocessable", unroutable.sentence) from None
+            raise ApiRefusal("unprocessable", unroutable.sentence) from None
         where, route = places[0], routes[0]
         if link_ids(request.answerers or ()):
             if self._links is None:
-                raise ApiError("unprocessable", NO_LINKS)
+                raise ApiRefusal("unprocessable", NO_LINKS)
             if self._link_signin:
-                raise ApiError("unprocessable", LINKS_NEED_SIGN_IN)
+                raise ApiRefusal("unprocessable", LINKS_NEED_SIGN_IN)
         registration = self._capability.registration(request.kind)
         if registration is None:  # composition fault: the API accepts its three kinds
-            raise ApiError(
+            raise ApiRefusal(
                 "unprocessable", f"This bridge does not answer {request.kind} questions."
             )
         asked = request.payload.model_dump(by_alias=True)
@@ -212,12 +212,12 @@ class ApiQuestions:
             written = await self._service.questions.ask_remote(run, question, api_request)
         except Exception as error:  # noqa: BLE001 - a full disk, a store gone away
             log.warning("could not store an API question (%s)", type(error).__name__)
-            raise ApiError("unavailable", STORE_BUSY) from None
+            raise ApiRefusal("unavailable", STORE_BUSY) from None
         if written is None:
             # Raced by the same key: the first write stands.
             found = await self._stores.api.by_idempotency_key(key.key_id, request.idempotency_key)
             if found is None:
-                raise ApiError("unavailable", STORE_BUSY)
+                raise ApiRefusal("unavailable", STORE_BUSY)
             return self._same(found, fingerprint)
         self._service.deliverer.kick()
         shown = checked_object(ApiView(api_request, question, run))
@@ -232,14 +232,14 @@ class ApiQuestions:
     def _same(self, found: ApiView, fingerprint: str) -> Created:
         if found.request.body_hash != fingerprint:
             key = found.request.idempotency_key
-            raise ApiError("conflict", SAME_KEY_OTHER_BODY.format(key=key))
+            raise ApiRefusal("conflict", SAME_KEY_OTHER_BODY.format(key=key))
         return Created(checked_object(found), created=False)
 
     async def view(self, key: ApiKey, interrupt_id: str) -> ApiView:
         view = await self._stores.api.get(interrupt_id)
         # Another key's question is not found, not forbidden: ids leak nothing.
         if view is None or view.request.key_id != key.key_id:
-            raise ApiError("not_found", NOT_FOUND.format(id=interrupt_id))
+            raise ApiRefusal("not_found", NOT_FOUND.format(id=interrupt_id))
         return view
 
     async def get(self, key: ApiKey, interrupt_id: str, *, wait: float = 0.0) -> dict[str, Any]:
@@ -289,7 +289,7 @@ class ApiQuestions:
         try:
             before = position_of(cursor) if cursor is not None else None
         except ValueError as bad:
-            raise ApiError("invalid_request", f"{bad}.") from None
+            raise ApiRefusal("invalid_request", f"{bad}.") from None
         views = await self._stores.api.page(
             key.key_id, status=status, run_ref=run_ref, before=before, limit=limit + 1
         )
@@ -310,4 +310,4 @@ class ApiQuestions:
             return checked_object(await self.view(key, interrupt_id))
         latest = checked_object(await self.view(key, interrupt_id))
         message = ALREADY_CLOSED.format(status=latest["status"])
-        raise ApiError("conflict", message, question=latest)
+        raise ApiRefusal("conflict", message, question=latest)

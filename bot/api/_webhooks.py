@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from bot import tracing
 from bot.api._objects import checked_object
-from bot.questions.records import Delivery, QuestionStatus
+from bot.questions.records import OutboxRow, QuestionStatus
 from bot.service.surfaces import DeliveryError
 from bot.stores.ports import ApiRecords
 from bot.webhooks import EventType, Refused, Retry, Sent, WebhookSender, retry_delay
@@ -28,7 +28,7 @@ class ApiWebhooks:
         self._sender = sender
         self._records = records
 
-    async def deliver(self, delivery: Delivery) -> None:
+    async def deliver(self, delivery: OutboxRow) -> None:
         view = await self._records.get(delivery.interrupt_id)
         if view is None or view.request.callback_url is None:
             return  # nothing to call back

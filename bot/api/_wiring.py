@@ -19,7 +19,7 @@ from bot.human.factory import ask_user_registration
 from bot.interactions.approval import approval_registration
 from bot.interactions.form import form_registration
 from bot.questions import posts
-from bot.questions.records import Delivery, DeliveryKind, DeliveryState
+from bot.questions.records import DeliveryKind, DeliveryState, OutboxRow
 from bot.service.outcomes import Responder
 from bot.service.runs import RunService
 from bot.stores.ports import changes_of
@@ -61,7 +61,7 @@ def serve_api(
             return UNSIGNABLE_CALLBACK
         return await check_target(url, allow_private=webhooks.allow_private)
 
-    async def unpostable(delivery: Delivery, reason: str) -> None:
+    async def unpostable(delivery: OutboxRow, reason: str) -> None:
         # An agent must not wait out a TTL on a message nobody can see; a question
         # on several routes stays open while one of its posts stands or may still.
         view = await stores.api.get(delivery.interrupt_id)

@@ -44,6 +44,7 @@ from bot.client.errors import (
     WaitTimeout,
 )
 from bot.client.webhooks import verify_webhook
+from bot.contract.asking import AskOptions
 from bot.contract.form_schema import check_form_answer, check_form_schema
 from bot.contract.models import (
     AnsweredBy,
@@ -67,6 +68,7 @@ __all__ = [
     "ApiError",
     "ApprovalAnswer",
     "ApprovalPayload",
+    "AskOptions",
     "AskUserAnswer",
     "AskUserItem",
     "AskUserOption",

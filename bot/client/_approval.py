@@ -12,7 +12,8 @@ from bot.client._bridge import Bridge, RoutesLike
 from bot.client._question import outcome_error
 from bot.client._sync import SyncBridge
 from bot.client.errors import Rejected
-from bot.contract.models import QuestionObject
+from bot.contract.asking import AskOptions
+from bot.contract.models import ApprovalPayload, QuestionObject
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -44,24 +45,25 @@ def require_approval(
     if bridge is None and (url is None or api_key is None):
         raise ValueError("require_approval needs bridge=, or url= and api_key=")
 
+    options = AskOptions.of(
+        route=route, answerers=answerers, ttl_seconds=ttl_seconds, run_ref=run_ref
+    )
+
     def decorate(function: Callable[P, R]) -> Callable[P, R]:
         name = action or function.__qualname__
         signature = inspect.signature(function)
 
-        def ask_fields(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        def approval_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> ApprovalPayload:
             bound = signature.bind(*args, **kwargs)
             bound.apply_defaults()
-            arguments = _json_safe(dict(bound.arguments))
-            return {
-                "action": name,
-                "summary": summary or f"Run {name} with the arguments shown.",
-                "arguments": arguments,
-                "risk": risk,
-                "route": route,
-                "answerers": answerers,
-                "ttl_seconds": ttl_seconds,
-                "run_ref": run_ref,
-            }
+            return ApprovalPayload.model_validate(
+                {
+                    "action": name,
+                    "summary": summary or f"Run {name} with the arguments shown.",
+                    "arguments": _json_safe(dict(bound.arguments)),
+                    "risk": risk,
+                }
+            )
 
         if inspect.iscoroutinefunction(function):
             if isinstance(bridge, SyncBridge):
@@ -70,12 +72,12 @@ def require_approval(
 
             @functools.wraps(function)
             async def guarded_async(*args: P.args, **kwargs: P.kwargs) -> Any:
-                fields = ask_fields(args, kwargs)
+                asked = approval_of(args, kwargs)
                 if isinstance(bridge, Bridge):
-                    closed = await _ask_async(bridge, fields, timeout)
+                    closed = await (await bridge.create(asked, options)).wait(timeout)
                 else:
                     async with Bridge(cast(str, url), cast(str, api_key)) as own:
-                        closed = await _ask_async(own, fields, timeout)
+                        closed = await (await own.create(asked, options)).wait(timeout)
                 _require_approved(closed)
                 return await run_async(*args, **kwargs)
 
@@ -86,32 +88,18 @@ def require_approval(
 
         @functools.wraps(function)
         def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
-            fields = ask_fields(args, kwargs)
+            asked = approval_of(args, kwargs)
             if isinstance(bridge, SyncBridge):
-                closed = _ask_sync(bridge, fields, timeout)
+                closed = bridge.create(asked, options).wait(timeout)
             else:
                 with SyncBridge(cast(str, url), cast(str, api_key)) as own:
-                    closed = _ask_sync(own, fields, timeout)
+                    closed = own.create(asked, options).wait(timeout)
             _require_approved(closed)
             return function(*args, **kwargs)
 
         return guarded
 
     return decorate
-
-
-async def _ask_async(
-    bridge: Bridge, fields: dict[str, Any], within: float | None
-) -> QuestionObject:
-    action, summary = fields.pop("action"), fields.pop("summary")
-    question = await bridge.approve(action, summary, **fields)
-    return await question.wait(within)
-
-
-def _ask_sync(bridge: SyncBridge, fields: dict[str, Any], timeout: float | None) -> QuestionObject:
-    action, summary = fields.pop("action"), fields.pop("summary")
-    question = bridge.approve(action, summary, **fields)
-    return question.wait(timeout)
 
 
 def _require_approved(question: QuestionObject) -> None:

@@ -14,6 +14,7 @@ from bot.client._forms import form_schema_of
 from bot.client._http import Http
 from bot.client._question import Question, identity, into, transient
 from bot.client.errors import BridgeError, RateLimited
+from bot.contract.asking import AskOptions
 from bot.contract.models import (
     ApprovalPayload,
     AskUserItem,
@@ -26,8 +27,10 @@ from bot.contract.models import (
     Policy,
     QuestionObject,
     QuestionPage,
-    Route,
 )
+from bot.contract.routes import RouteLike as RouteLike
+from bot.contract.routes import RoutesLike as RoutesLike
+from bot.contract.routes import route_of as route_of
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -37,27 +40,9 @@ _CREATE_ATTEMPTS = 3
 _CREATE_MAX_PAUSE = 5.0
 _USER_AGENT = "bot-client/1"
 
-RouteLike = Route | Mapping[str, Any] | str
-# A list (or tuple) of routes posts the question on each (``routes``).
-RoutesLike = RouteLike | list[RouteLike] | tuple[RouteLike, ...]
 QuestionsLike = (
     AskUserPayload | Mapping[str, Any] | Sequence[AskUserItem | Mapping[str, Any] | str] | str
 )
-
-
-def route_of(route: RouteLike) -> Route:
-    """A ``Route`` from itself, a mapping, or ``"surface:conversation[/thread]"``."""
-    if isinstance(route, Route):
-        return route
-    if isinstance(route, str):
-        surface, sep, rest = route.partition(":")
-        conversation, _, thread = rest.partition("/")
-        if not sep:
-            raise ValueError(f"route {route!r} must read surface:conversation, e.g. slack:C123")
-        return Route.model_validate(
-            {"surface": surface, "conversation": conversation, "thread": thread or None}
-        )
-    return Route.model_validate(dict(route))
 
 
 def questions_of(questions: QuestionsLike) -> AskUserPayload:
@@ -113,20 +98,16 @@ class Bridge:
         run_ref: str | None = None,
     ) -> Question[QuestionObject]:
         """Ask one to five questions; a plain string is one free-text question."""
-        body = CreateAskUser.model_validate(
-            _create_fields(
-                "ask_user",
-                questions_of(questions).model_dump(mode="json"),
-                route=route,
-                idempotency_key=idempotency_key,
-                answerers=answerers,
-                ttl_seconds=ttl_seconds,
-                callback_url=callback_url,
-                metadata=metadata,
-                run_ref=run_ref,
-            )
+        payload = questions_of(questions)
+        options = AskOptions.of(
+            route=route,
+            answerers=answerers,
+            ttl_seconds=ttl_seconds,
+            callback_url=callback_url,
+            metadata=metadata,
+            run_ref=run_ref,
         )
-        return Question(self, await self._create(body), identity)
+        return await self.create(payload, options, idempotency_key=idempotency_key)
 
     async def approve(
         self,
@@ -163,22 +144,17 @@ class Bridge:
         if arguments_schema is not None:
             asked["arguments_schema"] = dict(arguments_schema)
         payload = ApprovalPayload.model_validate(asked)
-        fields = _create_fields(
-            "approval",
-            payload.model_dump(mode="json", exclude_none=True),
+        options = AskOptions.of(
             route=route,
-            idempotency_key=idempotency_key,
             answerers=answerers,
             ttl_seconds=ttl_seconds,
             callback_url=callback_url,
             metadata=metadata,
             run_ref=run_ref,
             policy=policy,
+            allow=allow,
         )
-        if allow is not None:
-            fields["allow"] = list(allow)
-        body = CreateApproval.model_validate(fields)
-        return Question(self, await self._create(body), identity)
+        return await self.create(payload, options, idempotency_key=idempotency_key)
 
     @overload
     async def form(
@@ -233,20 +209,26 @@ class Bridge:
         payload = FormPayload.model_validate(
             {"title": title, "message": message, "schema": form_schema}
         )
-        body = CreateForm.model_validate(
-            _create_fields(
-                "form",
-                payload.model_dump(mode="json"),
-                route=route,
-                idempotency_key=idempotency_key,
-                answerers=answerers,
-                ttl_seconds=ttl_seconds,
-                callback_url=callback_url,
-                metadata=metadata,
-                run_ref=run_ref,
-            )
+        options = AskOptions.of(
+            route=route,
+            answerers=answerers,
+            ttl_seconds=ttl_seconds,
+            callback_url=callback_url,
+            metadata=metadata,
+            run_ref=run_ref,
         )
-        return Question(self, await self._create(body), parse)
+        return Question(self, await self._created(payload, options, idempotency_key), parse)
+
+    async def create(
+        self,
+        payload: AskUserPayload | ApprovalPayload | FormPayload,
+        options: AskOptions,
+        *,
+        idempotency_key: str | None = None,
+    ) -> Question[QuestionObject]:
+        """Ask the question ``payload`` is (its kind follows from it) with ``options``:
+        what ``ask``, ``approve`` and ``form`` do once they have built both."""
+        return Question(self, await self._created(payload, options, idempotency_key), identity)
 
     async def question(self, interrupt_id: str, *, model: type[M] | None = None) -> Question[Any]:
         """A handle on a question asked earlier, e.g. by a process that has since restarted."""
@@ -277,7 +259,13 @@ class Bridge:
         )
         return QuestionObject.model_validate(data)
 
-    async def _create(self, body: CreateAskUser | CreateApproval | CreateForm) -> QuestionObject:
+    async def _created(
+        self,
+        payload: AskUserPayload | ApprovalPayload | FormPayload,
+        options: AskOptions,
+        idempotency_key: str | None,
+    ) -> QuestionObject:
+        body = _create_body(payload, options, idempotency_key or str(uuid.uuid4()))
         # Only top-level nulls go: a null inside metadata or arguments is data.
         wire = {k: v for k, v in body.model_dump(mode="json").items() if v is not None}
         for attempt in range(_CREATE_ATTEMPTS):
@@ -323,37 +311,22 @@ def _path(interrupt_id: str) -> str:
     return f"/v1/questions/{quote(interrupt_id, safe='')}"
 
 
-def _create_fields(
-    kind: str,
-    payload: dict[str, Any],
-    *,
-    route: RoutesLike,
-    idempotency_key: str | None,
-    answerers: Sequence[str] | None,
-    ttl_seconds: int | None,
-    callback_url: str | None,
-    metadata: Mapping[str, Any] | None,
-    run_ref: str | None,
-    policy: Policy | Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    fields: dict[str, Any] = {
-        "kind": kind,
-        "payload": payload,
-        "idempotency_key": idempotency_key or str(uuid.uuid4()),
-    }
-    if isinstance(route, list | tuple):
-        fields["routes"] = [route_of(one) for one in route]
-    else:
-        fields["route"] = route_of(route)
-    optional: dict[str, Any] = {
-        "answerers": None if answerers is None else list(answerers),
-        "ttl_seconds": ttl_seconds,
-        "callback_url": callback_url,
-        "metadata": None if metadata is None else dict(metadata),
-        "run_ref": run_ref,
-        "policy": policy
-        if policy is None or isinstance(policy, Policy)
-        else Policy.model_validate(dict(policy)),
-    }
-    fields.update({k: v for k, v in optional.items() if v is not None})
-    return fields
+def _create_body(
+    payload: AskUserPayload | ApprovalPayload | FormPayload,
+    options: AskOptions,
+    idempotency_key: str,
+) -> CreateAskUser | CreateApproval | CreateForm:
+    """The create request for ``payload``'s kind of question, checked before it is sent."""
+    fields = {"idempotency_key": idempotency_key, **options.create_fields()}
+    match payload:
+        case AskUserPayload():
+            return CreateAskUser.model_validate(
+                {"kind": "ask_user", "payload": payload.model_dump(mode="json"), **fields}
+            )
+        case ApprovalPayload():
+            dumped = payload.model_dump(mode="json", exclude_none=True)
+            return CreateApproval.model_validate({"kind": "approval", "payload": dumped, **fields})
+        case FormPayload():
+            return CreateForm.model_validate(
+                {"kind": "form", "payload": payload.model_dump(mode="json"), **fields}
+            )

@@ -11,18 +11,21 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
+import inspect
 import threading
-from collections.abc import Coroutine, Mapping, Sequence
-from typing import Any, Generic, TypeVar, overload
+from collections.abc import Callable, Coroutine
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar
 
-from pydantic import BaseModel
-
-from bot.client._bridge import Bridge, QuestionsLike, RoutesLike
+from bot.client._bridge import Bridge
 from bot.client._question import Question
-from bot.contract.models import QuestionObject, QuestionPage
+from bot.contract.models import QuestionObject
 
 T = TypeVar("T")
-M = TypeVar("M", bound=BaseModel)
+R = TypeVar("R")
+P = ParamSpec("P")
+# The async object a blocking twin runs its calls on: a Bridge, or a Question.
+A = TypeVar("A")
 
 
 class _Loop:
@@ -58,43 +61,94 @@ class _Loop:
         self._loop.close()
 
 
-class SyncQuestion(Generic[T]):
+class _Twin(Generic[A]):
+    """A blocking twin of an async object: its calls run on ``_loop`` and block."""
+
+    _loop: _Loop
+    _async: A
+
+
+def _blocking(
+    method: Callable[Concatenate[A, P], Coroutine[Any, Any, R]],
+) -> Callable[Concatenate[_Twin[A], P], R]:
+    """The blocking twin's method of the async ``method`` of the same name.
+
+    ``get = _blocking(Bridge.get)`` in ``SyncBridge``: a function, so it binds
+    as any method does, with the async method's parameters, return type and
+    docstring, so mypy and ``help()`` read it as written once on the async
+    class; calling it runs the coroutine on the twin's loop and blocks.
+    """
+
+    def blocking(twin: _Twin[A], /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return twin._loop.run(method(twin._async, *args, **kwargs))
+
+    return _like(blocking, method)
+
+
+def _asking(
+    method: Callable[Concatenate[Bridge, P], Coroutine[Any, Any, Question[T]]],
+) -> Callable[Concatenate[SyncBridge, P], SyncQuestion[T]]:
+    """As ``_blocking``, for a ``Bridge`` method that gives a ``Question``: its twin
+    gives the question's blocking twin, a ``SyncQuestion``."""
+
+    def asking(twin: SyncBridge, /, *args: P.args, **kwargs: P.kwargs) -> SyncQuestion[T]:
+        return SyncQuestion(twin._loop, twin._loop.run(method(twin._async, *args, **kwargs)))
+
+    made = _like(asking, method)
+    signature = inspect.signature(made)
+    made.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        return_annotation=f"Sync{signature.return_annotation}"
+    )
+    return made
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _like(twin: F, method: Callable[..., Any]) -> F:
+    # The async method's name and docstring; its parameters as ``__signature__``,
+    # which ``inspect`` reads before it would follow ``__wrapped__`` to the coroutine.
+    functools.update_wrapper(twin, method)
+    twin.__signature__ = inspect.signature(method)  # type: ignore[attr-defined]
+    return twin
+
+
+class SyncQuestion(_Twin[Question[T]]):
     """A question asked through a ``SyncBridge``; ``wait`` returns as ``Question.wait`` does."""
 
     def __init__(self, loop: _Loop, question: Question[T]) -> None:
         self._loop = loop
-        self._question = question
+        self._async = question
 
     def __repr__(self) -> str:
-        return f"Sync{self._question!r}"
+        return f"Sync{self._async!r}"
 
     @property
     def id(self) -> str:
-        return self._question.id
+        return self._async.id
 
     @property
     def object(self) -> QuestionObject:
-        return self._question.object
+        return self._async.object
 
-    def refresh(self) -> QuestionObject:
-        return self._loop.run(self._question.refresh())
-
-    def cancel(self, reason: str = "") -> QuestionObject:
-        return self._loop.run(self._question.cancel(reason))
-
-    def wait(self, timeout: float | None = None) -> T:
-        return self._loop.run(self._question.wait(timeout))
+    refresh = _blocking(Question[T].refresh)
+    cancel = _blocking(Question[T].cancel)
+    wait = _blocking(Question[T].wait)
 
 
-class SyncBridge:
-    """``Bridge``'s blocking twin: ``with SyncBridge(url, key) as bridge: ...``."""
+class SyncBridge(_Twin[Bridge]):
+    """``Bridge``'s blocking twin: ``with SyncBridge(url, key) as bridge: ...``.
+
+    Each method is ``Bridge``'s of the same name (its parameters and
+    docstring), blocking; one that gives a ``Question`` gives a ``SyncQuestion``.
+    """
 
     def __init__(self, url: str, api_key: str, *, request_timeout: float = 30.0) -> None:
         self._loop = _Loop()
-        self._bridge = Bridge(url, api_key, request_timeout=request_timeout)
+        self._async = Bridge(url, api_key, request_timeout=request_timeout)
 
     def __repr__(self) -> str:
-        return f"Sync{self._bridge!r}"
+        return f"Sync{self._async!r}"
 
     def __enter__(self) -> SyncBridge:
         return self
@@ -105,82 +159,14 @@ class SyncBridge:
     def close(self) -> None:
         """Close the HTTP session, then stop the private loop and its thread."""
         if not self._loop.closed:
-            self._loop.run(self._bridge.close())
+            self._loop.run(self._async.close())
         self._loop.close()
 
-    def ask(
-        self, questions: QuestionsLike, *, route: RoutesLike, **options: Any
-    ) -> SyncQuestion[QuestionObject]:
-        """As ``Bridge.ask``; the options are the same keywords."""
-        return SyncQuestion(
-            self._loop, self._loop.run(self._bridge.ask(questions, route=route, **options))
-        )
-
-    def approve(
-        self,
-        action: str,
-        summary: str,
-        *,
-        arguments: Mapping[str, Any],
-        risk: str,
-        route: RoutesLike,
-        answerers: Sequence[str],
-        **options: Any,
-    ) -> SyncQuestion[QuestionObject]:
-        """As ``Bridge.approve``."""
-        asked = self._bridge.approve(
-            action,
-            summary,
-            arguments=arguments,
-            risk=risk,
-            route=route,
-            answerers=answerers,
-            **options,
-        )
-        return SyncQuestion(self._loop, self._loop.run(asked))
-
-    @overload
-    def form(
-        self, title: str, message: str, *, model: type[M], route: RoutesLike, **options: Any
-    ) -> SyncQuestion[M]: ...
-
-    @overload
-    def form(
-        self,
-        title: str,
-        message: str,
-        *,
-        schema: Mapping[str, Any],
-        route: RoutesLike,
-        **options: Any,
-    ) -> SyncQuestion[QuestionObject]: ...
-
-    def form(
-        self, title: str, message: str, *, route: RoutesLike, **options: Any
-    ) -> SyncQuestion[Any]:
-        """As ``Bridge.form``: ``schema=`` or ``model=``."""
-        asked = self._bridge.form(title, message, route=route, **options)
-        return SyncQuestion(self._loop, self._loop.run(asked))
-
-    def question(self, interrupt_id: str, *, model: type[M] | None = None) -> SyncQuestion[Any]:
-        return SyncQuestion(
-            self._loop, self._loop.run(self._bridge.question(interrupt_id, model=model))
-        )
-
-    def get(self, interrupt_id: str) -> QuestionObject:
-        return self._loop.run(self._bridge.get(interrupt_id))
-
-    def cancel(self, interrupt_id: str, reason: str = "") -> QuestionObject:
-        return self._loop.run(self._bridge.cancel(interrupt_id, reason))
-
-    def list(
-        self,
-        *,
-        status: str | None = None,
-        run_ref: str | None = None,
-        limit: int = 50,
-        cursor: str | None = None,
-    ) -> QuestionPage:
-        return self._loop.run(
-            self._bridge.list(status=status, run_ref=run_ref, limit=limit, cursor=cursor)
-        )
+    ask = _asking(Bridge.ask)
+    approve = _asking(Bridge.approve)
+    form = _asking(Bridge.form)
+    create = _asking(Bridge.create)
+    question = _asking(Bridge.question)
+    get = _blocking(Bridge.get)
+    cancel = _blocking(Bridge.cancel)
+    list = _blocking(Bridge.list)

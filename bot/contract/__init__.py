@@ -3,8 +3,9 @@
 Identities (``identity``), approval decisions (``decisions``) and edits
 (``edits``), what each kind of question asks (``payloads``), form schemas and
 their answers (``form_schema``), JSON as the bridge keeps it
-(``json_values``), routes (``routes``), the ``/v1`` wire models and the stored
-policy (``models``), and the errors they raise under the project's one root
+(``json_values``), routes (``routes``), the options any question is asked
+with (``asking``), the ``/v1`` wire models and the stored policy
+(``models``), and the errors they raise under the project's one root
 (``errors``).
 
 The boundary: this package imports nothing of ``bot`` outside
@@ -15,6 +16,7 @@ the server.
 """
 
 from bot.contract import (
+    asking,
     decisions,
     edits,
     errors,
@@ -27,6 +29,7 @@ from bot.contract import (
 )
 
 __all__ = [
+    "asking",
     "decisions",
     "edits",
     "errors",

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -37,6 +38,27 @@ class Route(BaseModel):
     def key(self) -> str:
         """The route as one string (``surface:conversation``, ``:thread`` when it has one)."""
         return ":".join(p for p in (self.surface, self.conversation, self.thread) if p)
+
+
+# What a caller may write for a route: a ``Route``, a mapping, or "slack:C123[/thread]".
+RouteLike = Route | Mapping[str, Any] | str
+# A list (or tuple) of routes posts the question on each (``routes``).
+RoutesLike = RouteLike | list[RouteLike] | tuple[RouteLike, ...]
+
+
+def route_of(route: RouteLike) -> Route:
+    """A ``Route`` from itself, a mapping, or ``"surface:conversation[/thread]"``."""
+    if isinstance(route, Route):
+        return route
+    if isinstance(route, str):
+        surface, sep, rest = route.partition(":")
+        conversation, _, thread = rest.partition("/")
+        if not sep:
+            raise ValueError(f"route {route!r} must read surface:conversation, e.g. slack:C123")
+        return Route.model_validate(
+            {"surface": surface, "conversation": conversation, "thread": thread or None}
+        )
+    return Route.model_validate(dict(route))
 
 
 def one_route(route: Route | None, routes: list[Route] | None) -> None:

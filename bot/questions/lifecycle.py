@@ -74,8 +74,8 @@ from bot.questions.write import (
     Close,
     Delivered,
     Expiry,
-    Extend,
     Marks,
+    NewExpiry,
     Nudge,
     Owe,
     Owed,
@@ -415,7 +415,7 @@ class Lifecycle:
         write = Write(
             question.run_id,
             at,
-            question=Extend(question.interrupt_id, expires_at),
+            question=NewExpiry(question.interrupt_id, expires_at),
             audit=(
                 AuditEvent(at, "extended", question.run_id, question.interrupt_id, actor, detail),
             ),

@@ -190,7 +190,7 @@ class DeliveryState(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class Delivery:
+class OutboxRow:
     """One outbox row: written with the state change that owes it, delivered later.
 
     ``body`` carries what the state change knew (the outcome text); the rest

@@ -25,8 +25,8 @@ from typing import Any, Protocol
 from bot.questions.records import (
     ApiRequest,
     AuditEvent,
-    Delivery,
     DeliveryKind,
+    OutboxRow,
     Question,
     QuestionStatus,
     RunRecord,
@@ -128,7 +128,7 @@ class Close:
 
 
 @dataclass(frozen=True, slots=True)
-class Extend:
+class NewExpiry:
     """An outstanding question's new expiry."""
 
     interrupt_id: str
@@ -188,7 +188,7 @@ class Attempted:
     keep: int
 
 
-QuestionChange = Question | Close | Extend | StillOpen | Nudge | Tallied | Posted | Attempted
+QuestionChange = Question | Close | NewExpiry | StillOpen | Nudge | Tallied | Posted | Attempted
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,7 +263,7 @@ class Write:
 class Owed:
     """A row a write owed, as written: its claim, and its run's rows pending before it."""
 
-    delivery: Delivery
+    delivery: OutboxRow
     held_by: str
     held_until: float
     earlier: tuple[int, ...] = ()

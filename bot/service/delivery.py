@@ -33,8 +33,8 @@ from bot.questions.lifecycle import Lifecycle
 from bot.questions.quorum import MayAnswer
 from bot.questions.records import (
     WEBHOOK_LANE,
-    Delivery,
     DeliveryKind,
+    OutboxRow,
     Question,
     QuestionStatus,
     RunRecord,
@@ -72,7 +72,7 @@ def backoff(attempts: int) -> float:
 class Webhooks(Protocol):
     """Sends a closed question's signed event; the deliverer relies on it for WEBHOOK rows."""
 
-    async def deliver(self, delivery: Delivery) -> None:
+    async def deliver(self, delivery: OutboxRow) -> None:
         """Send it once, in its turn among the sends it bounds itself (the deliverer calls it
         for every due row at once); ``DeliveryError`` (``permanent`` if no retry can help)
         if not taken."""
@@ -132,7 +132,7 @@ class Gates:
 
 
 # A question whose post failed for good: its asker is told at once (the API cancels it).
-Unpostable = Callable[[Delivery, str], Awaitable[None]]
+Unpostable = Callable[[OutboxRow, str], Awaitable[None]]
 
 
 class Deliverer:
@@ -177,7 +177,7 @@ class Deliverer:
         # Rows this process's steps owed, delivered with no claim.
         self.owed = OwedRows()
         # Lanes with a worker, and the rows queued on each (with whether it was handed over).
-        self._queues: dict[Lane, deque[tuple[Delivery, bool]]] = {}
+        self._queues: dict[Lane, deque[tuple[OutboxRow, bool]]] = {}
         self._gates = Gates(CHAT_CONCURRENCY)
         # Rows taken and not yet settled in the store (sent and unmarked, or queued), with
         # their surface: a claim may return such a row (it is ours) and must not send it again.
@@ -302,7 +302,7 @@ class Deliverer:
                 self._queue(delivery, handed=False)
         return len(handed), len(fresh), len(claimed) >= limit
 
-    def _queue(self, delivery: Delivery, *, handed: bool) -> None:
+    def _queue(self, delivery: OutboxRow, *, handed: bool) -> None:
         """Send it after the rows queued on its lane, starting the lane's worker if none."""
         self._taken[delivery.delivery_id] = delivery.surface
         self._taken_of[delivery.surface] += 1
@@ -385,7 +385,7 @@ class Deliverer:
             self._starved = False
             self.kick(sweep=True)
 
-    async def _workspace(self, delivery: Delivery) -> str:
+    async def _workspace(self, delivery: OutboxRow) -> str:
         """Whose calls its send shares ``CHAT_CONCURRENCY`` with: its chat workspace's."""
         run = await self._known.origin(delivery.run_id)
         # The run's own surface posts in its scope's workspace; a further post on another
@@ -416,7 +416,7 @@ class Deliverer:
         """The outbox surfaces this process delivers: its surfaces, and webhooks if it sends."""
         return [*self._surfaces, *([WEBHOOK_LANE] if self.webhooks is not None else [])]
 
-    async def _deliver(self, delivery: Delivery) -> bool:
+    async def _deliver(self, delivery: OutboxRow) -> bool:
         """Deliver one row; False if it waits for a retry (which holds back its lane)."""
         try:
             if delivery.kind is DeliveryKind.WEBHOOK:
@@ -440,7 +440,7 @@ class Deliverer:
             self._sweep = True
         return True
 
-    async def _send(self, surface: Surface, delivery: Delivery) -> dict[str, Any] | None:
+    async def _send(self, surface: Surface, delivery: OutboxRow) -> dict[str, Any] | None:
         # Surfaces read only the run's origin, which never changes.
         run = await self._known.origin(delivery.run_id)
         if run is None:
@@ -494,21 +494,21 @@ class Deliverer:
         """What an open question is drawn with besides itself: its token, and who may answer."""
         return self._token_for(record), self._policy.who_may_answer(record, requester_of_run(run))
 
-    async def _webhook(self, delivery: Delivery) -> dict[str, Any] | None:
+    async def _webhook(self, delivery: OutboxRow) -> dict[str, Any] | None:
         if self.webhooks is None:
             raise DeliveryError("webhooks are not served by this process")
         await self._mark_delivered()  # an edit delivered in this pass first: the object shows it
         await self.webhooks.deliver(delivery)
         return None
 
-    async def _question(self, delivery: Delivery) -> Question | None:
+    async def _question(self, delivery: OutboxRow) -> Question | None:
         """The row's question: as the owing write left it if it was handed over, else read."""
         if delivery.pause is not None:
             return delivery.pause
         await self._mark_delivered()  # a post delivered in this pass has saved its reference
         return await self._stores.ledger.get(delivery.interrupt_id)
 
-    async def _nudge(self, surface: Surface, run: RunRecord, delivery: Delivery) -> None:
+    async def _nudge(self, surface: Surface, run: RunRecord, delivery: OutboxRow) -> None:
         record = await self._question(delivery)
         # Closed since: the reminder is moot (its close's edit says how it ended).
         if record is None or record.status is not QuestionStatus.OUTSTANDING:
@@ -521,7 +521,7 @@ class Deliverer:
             record = await self._stores.ledger.get(delivery.interrupt_id) or record
         await surface.post_nudge(run, record, dict(delivery.body))
 
-    async def _redraw(self, surface: Surface, run: RunRecord, delivery: Delivery) -> None:
+    async def _redraw(self, surface: Surface, run: RunRecord, delivery: OutboxRow) -> None:
         record = await self._question(delivery)  # read now, unless a further post's
         # A closed question's own CLOSED edit shows its end; nothing to redraw.
         if record is None or record.status is not QuestionStatus.OUTSTANDING:
@@ -542,7 +542,7 @@ class Deliverer:
             await surface.show_moved(run, record, previous)
 
     async def _failed(
-        self, delivery: Delivery, reason: str, permanent: bool, retry_after: float | None
+        self, delivery: OutboxRow, reason: str, permanent: bool, retry_after: float | None
     ) -> bool:
         """Give up on the row, or schedule its retry (then False: its run waits)."""
         reason = scrub(reason)[:MAX_REASON_CHARS]

@@ -33,7 +33,7 @@ def refusal_text(refusal: outcomes.Refusal) -> str:
             return "This question has expired; ask the bot again to get a fresh one."
         case outcomes.AlreadyAnswered(by=by, at=at):
             return f"This question was already answered by {by} at {when(at)}; nothing changed."
-        case outcomes.Cancelled(by=by, at=at):
+        case outcomes.AlreadyCancelled(by=by, at=at):
             return f"This question was cancelled by {by} at {when(at)}; nothing changed."
         case outcomes.ScopeMismatch():
             # The scope is the channel (or chat) as well as the workspace or tenant, and

@@ -40,7 +40,7 @@ class AlreadyAnswered:
 
 
 @dataclass(frozen=True, slots=True)
-class Cancelled:
+class AlreadyCancelled:
     by: str
     at: float
 
@@ -109,7 +109,7 @@ Refusal = (
     TokenInvalid
     | TokenExpired
     | AlreadyAnswered
-    | Cancelled
+    | AlreadyCancelled
     | ScopeMismatch
     | NotAllowedToAnswer
     | AnswerInvalid

@@ -23,7 +23,7 @@ from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import replace
 
-from bot.questions.records import Delivery
+from bot.questions.records import OutboxRow
 from bot.questions.write import Owed
 
 # Rows in hand at most: a store nobody delivers from (the admin shell) stops
@@ -76,7 +76,7 @@ class OwedRows:
 
     def take(
         self, owner: str, now: float, *, limit: int = OWED_LIMIT
-    ) -> tuple[list[Delivery], bool]:
+    ) -> tuple[list[OutboxRow], bool]:
         """The rows ``owner`` holds, oldest first, and whether a claim is needed besides.
 
         A row whose born claim has run out (another process may claim it
@@ -84,7 +84,7 @@ class OwedRows:
         for that owner's deliverer. At most ``limit`` rows: the rest wait for
         the next take.
         """
-        taken: list[Delivery] = []
+        taken: list[OutboxRow] = []
         kept: deque[Owed] = deque()
         claim, self._claim_needed = self._claim_needed, False
         for handed in self._ready:

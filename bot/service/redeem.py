@@ -358,4 +358,4 @@ def _closed_refusal(record: Question) -> outcomes.Refusal | None:
         case QuestionStatus.EXPIRED:
             return outcomes.TokenExpired(at)
         case QuestionStatus.CANCELLED:
-            return outcomes.Cancelled(record.closed_by, at)
+            return outcomes.AlreadyCancelled(record.closed_by, at)

@@ -9,7 +9,7 @@ written by the units, in the transaction of the command's effect.
 from __future__ import annotations
 
 from bot.stores._sql import Statements
-from bot.stores.ports import Answered, Seen
+from bot.stores.ports import Seen, StoredResponse
 
 # A record whose window has passed is taken over as if it were not there.
 _CLAIM_SEEN = (
@@ -52,9 +52,11 @@ class SqlReplays:
         if not rows or rows[0]["status"] is None:
             return Seen(first=False)  # in flight elsewhere, or its process died
         row = rows[0]
-        return Seen(False, Answered(int(row["status"]), bytes(row["body"]), row["content_type"]))
+        return Seen(
+            False, StoredResponse(int(row["status"]), bytes(row["body"]), row["content_type"])
+        )
 
-    async def settle(self, key: str, answered: Answered | None) -> None:
+    async def settle(self, key: str, answered: StoredResponse | None) -> None:
         if answered is None:
             await self._db.write(_FORGET_SEEN, key)
             return

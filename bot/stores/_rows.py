@@ -16,9 +16,9 @@ from typing import Any, Protocol
 from bot.questions.records import (
     ApiRequest,
     AuditEvent,
-    Delivery,
     DeliveryKind,
     DeliveryState,
+    OutboxRow,
     Question,
     QuestionStatus,
     RunRecord,
@@ -217,8 +217,8 @@ def audit_from_row(row: Row) -> AuditEvent:
     return AuditEvent(**_fields(row, AUDIT_COLUMNS, {}))
 
 
-def delivery_from_row(row: Row, *, followed: bool = False) -> Delivery:
-    return Delivery(
+def delivery_from_row(row: Row, *, followed: bool = False) -> OutboxRow:
+    return OutboxRow(
         delivery_id=row["id"],
         run_id=row["run_id"],
         surface=row["surface"],
@@ -240,11 +240,11 @@ def owed_delivery(
     owe: Owe,
     at: float,
     question: Question | None,
-) -> Delivery:
+) -> OutboxRow:
     """An outbox row as the write that owed it left it; a post or an edit carries the
     question as that write left it, so its first delivery reads nothing."""
     carried = question if owe.kind in (DeliveryKind.PUBLISH, DeliveryKind.CLOSED) else None
-    return Delivery(
+    return OutboxRow(
         delivery_id,
         run_id,
         surface,

@@ -21,7 +21,7 @@ from bot.questions.records import (
     ApiView,
     AuditEvent,
     ConversationSummary,
-    Delivery,
+    OutboxRow,
     PendingFilter,
     Question,
     QuestionStats,
@@ -88,7 +88,7 @@ class Outbox(Protocol):
 
     async def claim(
         self, now: float, *, until: float, owner: str, surfaces: Sequence[str], limit: int = 50
-    ) -> list[Delivery]:
+    ) -> list[OutboxRow]:
         """Due rows of these surfaces that ``owner`` may deliver, the oldest per run only,
         so a run's messages arrive in the order they were owed; ``followed``
         says another row of the run waits behind the one returned.
@@ -107,7 +107,7 @@ class Outbox(Protocol):
         """Give up: the row is failed and ``error`` is marked on its run."""
         ...
 
-    async def of_run(self, run_id: str) -> list[Delivery]:
+    async def of_run(self, run_id: str) -> list[OutboxRow]:
         """Every row of a run, oldest first (admins, tests)."""
         ...
 
@@ -182,7 +182,7 @@ class ApiRecords(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
-class Answered:
+class StoredResponse:
     """How a request was first answered, to answer its replays the same."""
 
     status: int
@@ -195,7 +195,7 @@ class Seen:
     """A request's claim: ``first`` if no process had it; else the first's answer, if any yet."""
 
     first: bool
-    answered: Answered | None = None
+    answered: StoredResponse | None = None
 
 
 class Replays(Protocol):
@@ -208,7 +208,7 @@ class Replays(Protocol):
         records are pruned here, so the record holds one window of requests at most."""
         ...
 
-    async def settle(self, key: str, answered: Answered | None) -> None:
+    async def settle(self, key: str, answered: StoredResponse | None) -> None:
         """The first request's answer; None if it failed and a resend may try again."""
         ...
 

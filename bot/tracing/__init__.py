@@ -19,7 +19,7 @@ answer's text, a token or a URL.
 
 from bot.tracing._spans import (
     TRACER,
-    Question,
+    TracedQuestion,
     asked,
     failed,
     ids,
@@ -34,7 +34,7 @@ from bot.tracing._spans import (
 
 __all__ = [
     "TRACER",
-    "Question",
+    "TracedQuestion",
     "asked",
     "failed",
     "ids",

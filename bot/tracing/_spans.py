@@ -16,7 +16,7 @@ TRACER = "chatops_hitl_bridge"
 _W3C = TraceContextTextMapPropagator()
 
 
-class Question(Protocol):
+class TracedQuestion(Protocol):
     """What a span reads of a question (``bot.questions.records.Question`` has it)."""
 
     @property
@@ -53,7 +53,7 @@ def incoming(headers: Mapping[str, str]) -> Iterator[None]:
 
 
 @contextmanager
-def asked(question: Question, *, route: str = "", own_trace: bool = False) -> Iterator[str]:
+def asked(question: TracedQuestion, *, route: str = "", own_trace: bool = False) -> Iterator[str]:
     """``question.asked``, a child of the current context (an agent's request), or with
     ``own_trace`` the root of a trace of its own; yields the traceparent to keep on the row
     ('' when tracing is off)."""
@@ -81,7 +81,7 @@ def step(
         yield span
 
 
-def record(name: str, question: Question, started: int, **more: str | int | bool) -> None:
+def record(name: str, question: TracedQuestion, started: int, **more: str | int | bool) -> None:
     """A span of ``question``'s trace for a step that has happened (since ``started``)."""
     if not on():
         return
@@ -108,7 +108,7 @@ def outgoing() -> dict[str, str]:
     return carrier
 
 
-def ids(question: Question, *, route: str = "") -> dict[str, str | int | bool]:
+def ids(question: TracedQuestion, *, route: str = "") -> dict[str, str | int | bool]:
     """The attributes every span of the question carries: ids, kind and status."""
     attributes: dict[str, str | int | bool] = {
         "hitl.question.id": question.interrupt_id,

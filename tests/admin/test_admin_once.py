@@ -10,7 +10,7 @@ from bot.admin import AdminService, results
 from bot.questions.lifecycle import Lifecycle
 from bot.service.outcomes import Responder
 from bot.stores import QuestionStatus, Stores
-from bot.stores.ports import Answered, Seen
+from bot.stores.ports import Seen, StoredResponse
 from bot.stores.postgres import PostgresStores
 from bot.testing import FixedClock
 from tests.stores.test_store_contract import pause, run
@@ -95,7 +95,7 @@ async def test_a_replay_reaching_a_second_replica_changes_nothing(
     a, b = replicas
     iid = await asked(a)
     assert (await a.replays.claim("slack:sig", now=NOW, until=NOW + 600)).first
-    answered = Answered(200, b'{"text":"done"}', "application/json")
+    answered = StoredResponse(200, b'{"text":"done"}', "application/json")
     await a.replays.settle("slack:sig", answered)
     assert await b.replays.claim("slack:sig", now=NOW + 1, until=NOW + 601) == Seen(False, answered)
     assert isinstance(

@@ -11,11 +11,17 @@ from typing import Any
 import jwt
 import pytest
 
-from bot.admin import AdminService, results, text_of
+from bot.admin import AdminService, json_of, results, text_of
 from bot.human import ASK_USER
 from bot.kernel.messages import Message, ModelReply, ToolDefinition
 from bot.questions.records import DeliveryKind
-from bot.service.outcomes import AlreadyAnswered, Cancelled, Redeemed, Responder, TokenExpired
+from bot.service.outcomes import (
+    AlreadyAnswered,
+    AlreadyCancelled,
+    Redeemed,
+    Responder,
+    TokenExpired,
+)
 from bot.service.policy import RequesterOrApprovers, parse_rules
 from bot.service.surfaces import Conversation
 from bot.stores import QuestionStatus, RunStatus
@@ -196,7 +202,18 @@ async def test_show_has_payload_status_history_and_delivery_state(setup: Setup) 
     kinds = [e.kind for e in shown.history]
     assert kinds[0] == "started" and "paused" in kinds
     assert [(d.kind, d.state.value) for d in shown.deliveries] == [(DeliveryKind.PUBLISH, "done")]
-    assert isinstance(await setup.run("show nope"), results.NotFound)
+    assert isinstance(await setup.run("show nope"), results.UnknownId)
+
+
+async def test_an_unknown_id_keeps_the_kind_scripts_and_audit_rows_know_it_by(
+    setup: Setup,
+) -> None:
+    """The result's class is UnknownId; its JSON kind and audit row still say NotFound."""
+    missing = await setup.run("show nope")
+    assert isinstance(missing, results.UnknownId)
+    assert json_of(missing)["kind"] == "NotFound"
+    (latest, *_) = await setup.stores.audit.recent()
+    assert (latest.detail["command"], latest.detail["result"]) == ("show", "NotFound")
 
 
 async def test_cancel_revokes_the_token_edits_the_message_and_resumes_with_the_reason(
@@ -215,7 +232,7 @@ async def test_cancel_revokes_the_token_edits_the_message_and_resumes_with_the_r
     assert seen["status"] == "cancelled"
     assert seen["cancelled_by"] == {"id": ROOT.id, "name": "Root"}
     assert seen["reason"] == "wrong environment, ask again"
-    assert isinstance(await setup.h.answer(PICK, token=token), Cancelled)
+    assert isinstance(await setup.h.answer(PICK, token=token), AlreadyCancelled)
     assert await setup.run(f"cancel {interrupt_id}") == results.NotOpen(interrupt_id, "cancelled")
 
 
@@ -314,7 +331,7 @@ async def test_audit_lists_a_runs_events_in_order_including_admin_actions(setup:
     assert (latest.kind, latest.detail["command"], latest.actor) == ("admin", "audit", ROOT.id)
     assert {e.actor for e in admin} == {ROOT.id}
     assert [e.at for e in shown.events] == sorted(e.at for e in shown.events)
-    assert isinstance(await setup.run("audit run_missing"), results.NotFound)
+    assert isinstance(await setup.run("audit run_missing"), results.UnknownId)
 
 
 async def test_a_cancel_racing_an_answer_has_exactly_one_winner_and_both_are_told(
@@ -330,7 +347,7 @@ async def test_a_cancel_racing_an_answer_has_exactly_one_winner_and_both_are_tol
     won = [isinstance(cancel, results.CancelDone), isinstance(answer, Redeemed)]
     assert won.count(True) == 1
     if isinstance(cancel, results.CancelDone):
-        assert isinstance(answer, Cancelled) and answer.by == "Root"
+        assert isinstance(answer, AlreadyCancelled) and answer.by == "Root"
     else:
         assert cancel == results.NotOpen(interrupt_id, "answered")
     row = await setup.stores.ledger.get(interrupt_id)

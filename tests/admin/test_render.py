@@ -8,9 +8,9 @@ from bot.admin import event_line, link_of
 from bot.admin._render import closed_line, delivery_line
 from bot.questions.records import (
     AuditEvent,
-    Delivery,
     DeliveryKind,
     DeliveryState,
+    OutboxRow,
     Question,
     QuestionStatus,
 )
@@ -28,9 +28,9 @@ def test_message_references_read_as_links_or_words_never_json() -> None:
 
 
 def test_a_delivered_row_says_delivered_and_counts_only_failed_tries() -> None:
-    row = Delivery(1, "r1", "slack", DeliveryKind.PUBLISH, state=DeliveryState.DONE)
+    row = OutboxRow(1, "r1", "slack", DeliveryKind.PUBLISH, state=DeliveryState.DONE)
     assert delivery_line(row) == "#1 publish to slack: delivered"
-    retried = Delivery(
+    retried = OutboxRow(
         2,
         "r1",
         "slack",
@@ -42,7 +42,7 @@ def test_a_delivered_row_says_delivered_and_counts_only_failed_tries() -> None:
     assert delivery_line(retried) == (
         "#2 closed to slack: pending, 2 failed tries so far; last error: ratelimited"
     )
-    failed = Delivery(
+    failed = OutboxRow(
         3, "r1", "teams", DeliveryKind.OUTCOME, attempts=5, state=DeliveryState.FAILED
     )
     assert delivery_line(failed) == "#3 outcome to teams: failed after 5 tries"

@@ -12,6 +12,8 @@ import pytest
 from pydantic import BaseModel, Field
 
 from bot.client import (
+    ApprovalPayload,
+    AskOptions,
     Bridge,
     Cancelled,
     Conflict,
@@ -19,10 +21,13 @@ from bot.client import (
     FormSchemaError,
     InvalidRequest,
     NotFound,
+    Policy,
     QuestionObject,
+    Route,
     Unauthorized,
     Unprocessable,
     WaitTimeout,
+    questions_of,
 )
 from tests.client._fake_api import FakeBridge, FakeState
 
@@ -265,3 +270,65 @@ async def test_bad_input_is_refused_before_sending(fake: FakeBridge, bridge: Bri
             "deploy", "Deploy", arguments={}, risk="low", route=ROUTE, answerers=[]
         )
     assert fake.state.questions == {}
+
+
+def test_the_looser_forms_become_one_typed_value() -> None:
+    options = AskOptions.of(
+        route=["slack:C1/1700.1", {"surface": "teams", "conversation": "19:ops"}],
+        answerers=["U1", "U2"],
+        policy={"quorum": 2},
+        allow=["approve", "reject", "edit"],
+    )
+    assert options.route == (
+        Route(surface="slack", conversation="C1", thread="1700.1"),
+        Route(surface="teams", conversation="19:ops"),
+    )
+    assert options.answerers == ("U1", "U2")
+    assert options.policy == Policy(quorum=2)
+    assert options.allow == ("approve", "reject", "edit")
+    fields = options.create_fields()
+    assert set(fields) == {"routes", "answerers", "policy", "allow"}
+    one = AskOptions.of(route="console:ops", ttl_seconds=60).create_fields()
+    assert one == {"route": Route(surface="console", conversation="ops"), "ttl_seconds": 60}
+    with pytest.raises(ValueError, match="surface:conversation"):
+        AskOptions.of(route="no-colon")
+
+
+async def test_create_with_the_value_sends_what_the_keywords_send(
+    fake: FakeBridge, bridge: Bridge
+) -> None:
+    """The same idempotency key with the same body is the same question: a different body
+    would be refused as a conflict, so both ways must send the very same request."""
+    by_keywords = await bridge.ask(
+        "Ship?",
+        route=["slack:C1", "console:ops"],
+        idempotency_key="same",
+        answerers=["U1"],
+        ttl_seconds=120,
+        metadata={"ticket": 7, "note": None},
+        run_ref="r1",
+    )
+    options = AskOptions.of(
+        route=["slack:C1", "console:ops"],
+        answerers=["U1"],
+        ttl_seconds=120,
+        metadata={"ticket": 7, "note": None},
+        run_ref="r1",
+    )
+    by_value = await bridge.create(questions_of("Ship?"), options, idempotency_key="same")
+    assert by_value.id == by_keywords.id
+    assert len(fake.state.questions) == 1
+
+
+async def test_create_takes_its_kind_from_the_payload(fake: FakeBridge, bridge: Bridge) -> None:
+    payload = ApprovalPayload(action="deploy", summary="Deploy web", arguments={}, risk="high")
+    asked = await bridge.create(
+        payload, AskOptions.of(route="console:ops", answerers=["U1"], allow=["approve", "reject"])
+    )
+    stored = fake.state.questions[asked.id]
+    assert stored["kind"] == "approval"
+    assert stored["answerers"] == ["U1"]
+    with pytest.raises(ValueError, match="allow"):
+        await bridge.create(
+            questions_of("Ship?"), AskOptions.of(route="console:ops", allow=["approve"])
+        )

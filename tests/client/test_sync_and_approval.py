@@ -7,6 +7,7 @@ thread while the loop goes on serving it.
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -16,9 +17,11 @@ from bot.client import (
     Bridge,
     Cancelled,
     Expired,
+    Question,
     QuestionObject,
     Rejected,
     SyncBridge,
+    SyncQuestion,
     require_approval,
 )
 from tests.client._fake_api import FakeBridge, FakeState
@@ -156,3 +159,21 @@ def test_a_bridge_of_the_wrong_kind_is_refused_at_decoration() -> None:
         sync.close()
     with pytest.raises(ValueError, match="url= and api_key="):
         require_approval(route=ROUTE, answerers=["U1"])
+
+
+def test_the_sync_twin_has_each_bridge_method_with_its_parameters_and_docs() -> None:
+    """SyncBridge's methods are made from Bridge's: the same parameters and docstrings,
+    a SyncQuestion where Bridge gives a Question, and they block (no coroutine)."""
+    for name in ("ask", "approve", "form", "create", "question", "get", "cancel", "list"):
+        made, source = getattr(SyncBridge, name), getattr(Bridge, name)
+        assert not inspect.iscoroutinefunction(made), name
+        assert made.__doc__ == source.__doc__, name
+        ours, theirs = inspect.signature(made), inspect.signature(source)
+        assert ours.parameters == theirs.parameters, name
+        expected = theirs.return_annotation
+        if str(expected).startswith("Question["):
+            expected = f"Sync{expected}"
+        assert ours.return_annotation == expected, name
+    for name in ("refresh", "cancel", "wait"):
+        made, source = getattr(SyncQuestion, name), getattr(Question, name)
+        assert inspect.signature(made) == inspect.signature(source), name

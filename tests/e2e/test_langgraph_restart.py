@@ -40,7 +40,7 @@ async def test_the_bridge_killed_between_ask_and_answer_the_run_resumes_once_ask
         assert after["token"] == before["token"], "still the one question, open in chat"
         await console.answer_ok(after["token"], APPROVE)
         result = await asyncio.wait_for(running, 60)
-        assert result["outcomes"] == ["deploy:Approved:"]
+        assert result["outcomes"] == ["deploy:HumanApproved:"]
         assert record.runs == ["deploy", "deploy"], "parked once, resumed once"
         assert record.done == ["deploy"], "the side effect ran exactly once"
         questions = (await bridge.list()).data

@@ -11,9 +11,9 @@ from bot.human import ASK_USER
 from bot.questions.quorum import MayAnswer
 from bot.questions.records import (
     Closing,
-    Delivery,
     DeliveryKind,
     DeliveryState,
+    OutboxRow,
     Question,
     QuestionStatus,
     RunRecord,
@@ -221,7 +221,7 @@ async def test_a_runs_own_messages_go_out_with_no_claim(
     claims: list[float] = []
     real_claim = stores.outbox.claim
 
-    async def counted_claim(now: float, **kwargs: Any) -> list[Delivery]:
+    async def counted_claim(now: float, **kwargs: Any) -> list[OutboxRow]:
         claims.append(now)
         return await real_claim(now, **kwargs)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.questions.records import Delivery, DeliveryKind, Question
+from bot.questions.records import DeliveryKind, OutboxRow, Question
 from bot.questions.write import Owed
 from bot.service.owed import OwedRows
 
@@ -21,7 +21,7 @@ def owed(
         issued_at=1.0,
         expires_at=99.0,
     )
-    row = Delivery(delivery_id, run_id, "slack", DeliveryKind.PUBLISH, question, pause=asked)
+    row = OutboxRow(delivery_id, run_id, "slack", DeliveryKind.PUBLISH, question, pause=asked)
     return Owed(row, "me", 60.0, earlier)
 
 

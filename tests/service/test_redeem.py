@@ -150,7 +150,7 @@ async def test_a_cancelled_question_refuses_later_answers_with_who_cancelled(
     assert await h.service.cancel(interrupt_id, by=Responder("test:root", "Root"))
     await h.service.wait_idle()
     refused = await h.answer(GOOD)
-    assert isinstance(refused, outcomes.Cancelled) and refused.by == "Root"
+    assert isinstance(refused, outcomes.AlreadyCancelled) and refused.by == "Root"
     seen = json.loads(next(m for m in h.provider.calls[-1] if m.role == "tool").content)
     assert (seen["status"], seen["cancelled_by"]["name"]) == ("cancelled", "Root")
 
@@ -207,6 +207,6 @@ async def test_a_question_closed_by_another_process_is_refused_as_the_row_says(
     assert await elsewhere.service.cancel(interrupt_id, by=Responder("test:root", "Root"))
     await elsewhere.service.wait_idle()
     refused = await h.answer(GOOD)
-    assert isinstance(refused, outcomes.Cancelled) and refused.by == "Root"
+    assert isinstance(refused, outcomes.AlreadyCancelled) and refused.by == "Root"
     row = await stores.ledger.get(interrupt_id)
     assert row is not None and row.status is QuestionStatus.CANCELLED

@@ -9,10 +9,10 @@ from bot.questions.lifecycle import Lifecycle
 from bot.questions.write import ONCE_KEY_SECONDS
 from bot.stores import Closing, QuestionStatus, Stores
 from bot.stores._replays import PRUNE_EVERY
-from bot.stores.ports import Answered, Seen
+from bot.stores.ports import Seen, StoredResponse
 from tests.stores.test_store_contract import pause, run
 
-ANSWER = Answered(200, b'{"ok":true,"bytes":"\xc3\xa9"}', "application/json")
+ANSWER = StoredResponse(200, b'{"ok":true,"bytes":"\xc3\xa9"}', "application/json")
 
 
 async def count(stores: Stores, table: str) -> int:
@@ -31,7 +31,7 @@ async def test_a_request_is_first_once_and_its_replays_get_the_first_answer(
     await replays.settle("sig-1", ANSWER)
     assert await replays.claim("sig-1", now=12.0, until=612.0) == Seen(False, ANSWER)
     # A second settle (a replay that ran anyway) does not rewrite the first answer.
-    await replays.settle("sig-1", Answered(400, b"no", None))
+    await replays.settle("sig-1", StoredResponse(400, b"no", None))
     assert await replays.claim("sig-1", now=13.0, until=613.0) == Seen(False, ANSWER)
     assert await replays.claim("sig-2", now=13.0, until=613.0) == Seen(first=True)
 

@@ -15,14 +15,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.questions.records import Delivery, DeliveryState
+from bot.questions.records import DeliveryState, OutboxRow
 from bot.stores._rows import PENDING, delivery_from_row
 from bot.stores.postgres._db import Database
 
 
 # Taken over only when free, lapsed or already ours.
 def _followed(row: str) -> str:
-    """Another pending row of the run waits behind ``row`` (``Delivery.followed``)."""
+    """Another pending row of the run waits behind ``row`` (``OutboxRow.followed``)."""
     return (
         "EXISTS (SELECT 1 FROM outbox AS f"  # noqa: S608 - our own constants
         f" WHERE f.run_id = {row}.run_id AND f.surface = {row}.surface"
@@ -84,7 +84,7 @@ class PostgresOutbox:
 
     async def claim(
         self, now: float, *, until: float, owner: str, surfaces: Sequence[str], limit: int = 50
-    ) -> list[Delivery]:
+    ) -> list[OutboxRow]:
         # Read first, without locks: most passes find only rows born ours, or nothing.
         wanted = list(surfaces)
         found = await self.db.fetch(_DUE, owner, now, wanted, max(limit, 0))
@@ -106,6 +106,6 @@ class PostgresOutbox:
     async def failed(self, delivery_id: int, *, at: float, error: str) -> None:
         await self.db.execute(_FAILED, str(DeliveryState.FAILED), error, at, delivery_id)
 
-    async def of_run(self, run_id: str) -> list[Delivery]:
+    async def of_run(self, run_id: str) -> list[OutboxRow]:
         rows = await self.db.fetch("SELECT * FROM outbox WHERE run_id = $1 ORDER BY id", run_id)
         return [delivery_from_row(row) for row in rows]

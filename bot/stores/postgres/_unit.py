@@ -25,8 +25,8 @@ from bot.questions.write import (
     Close,
     Decide,
     Expiry,
-    Extend,
     Marks,
+    NewExpiry,
     Nudge,
     Posted,
     StillOpen,
@@ -172,7 +172,7 @@ def _question_cte(write: Write, p: _Params) -> str | None:
                 f" closed_by = {p(change.by)}, closed_by_id = {p(change.by_id)}, closed_at = {at}"
             )
             return _if_open(change.interrupt_id, closed + tally, p, _expiry(change.expiry, at))
-        case Extend():
+        case NewExpiry():
             return _if_open(change.interrupt_id, f"expires_at = {p(change.expires_at)}", p)
         case StillOpen():
             return (

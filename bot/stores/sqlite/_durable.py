@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.questions.records import (
-    Delivery,
     DeliveryState,
+    OutboxRow,
 )
 from bot.stores._rows import PENDING, delivery_from_row
 from bot.stores.sqlite._db import Database, transaction
@@ -49,7 +49,7 @@ class SqliteOutbox:
 
     async def claim(
         self, now: float, *, until: float, owner: str, surfaces: Sequence[str], limit: int = 50
-    ) -> list[Delivery]:
+    ) -> list[OutboxRow]:
         due = (
             owner,
             now,
@@ -62,7 +62,7 @@ class SqliteOutbox:
             limit,
         )
 
-        def claim(conn: sqlite3.Connection) -> list[Delivery]:
+        def claim(conn: sqlite3.Connection) -> list[OutboxRow]:
             # Read first, without the write lock: most passes find only rows
             # born ours, or nothing.
             found = conn.execute(_DUE, due).fetchall()
@@ -106,7 +106,7 @@ class SqliteOutbox:
 
         await self.db.run(failed)
 
-    async def of_run(self, run_id: str) -> list[Delivery]:
+    async def of_run(self, run_id: str) -> list[OutboxRow]:
         sql = "SELECT * FROM outbox WHERE run_id = ? ORDER BY id"
         return await self.db.run(
             lambda conn: [delivery_from_row(row) for row in conn.execute(sql, (run_id,))]

@@ -19,8 +19,8 @@ from bot.questions.write import (
     Close,
     Decide,
     Expiry,
-    Extend,
     Marks,
+    NewExpiry,
     Nudge,
     Owed,
     Posted,
@@ -189,7 +189,7 @@ def _question(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> 
                 change.at,
             )
             row = conn.execute(_CLOSE, params).fetchone()
-        case Extend():
+        case NewExpiry():
             params2 = (change.expires_at, change.interrupt_id, OUTSTANDING)
             row = conn.execute(_EXTEND, params2).fetchone()
         case StillOpen():

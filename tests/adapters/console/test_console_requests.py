@@ -134,7 +134,7 @@ async def test_json_within_the_depth_limit_is_read(console: Console) -> None:
     ("refusal", "status"),
     [
         (outcomes.AlreadyAnswered("Ana", 1.0), 409),
-        (outcomes.Cancelled("Root", 1.0), 409),
+        (outcomes.AlreadyCancelled("Root", 1.0), 409),
         (outcomes.TokenExpired(), 409),
         (outcomes.NotAllowedToAnswer(), 403),
         (outcomes.ScopeMismatch(), 403),

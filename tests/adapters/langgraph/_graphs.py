@@ -9,7 +9,7 @@ from typing import Annotated, Any, TypedDict
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 
-from adapters.langgraph import Approved, request_approval
+from adapters.langgraph import HumanApproved, request_approval
 from bot.client import Bridge
 
 
@@ -56,7 +56,7 @@ def approval_graph(
                 risk="high",
                 callback_url=callback_url,
             )
-            if isinstance(decision, Approved):
+            if isinstance(decision, HumanApproved):
                 record.done.append(action)  # the side effect, only once approved
             comment = getattr(decision, "comment", "")
             return {"outcomes": [f"{action}:{type(decision).__name__}:{comment}"]}

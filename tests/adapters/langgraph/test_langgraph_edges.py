@@ -70,7 +70,7 @@ async def test_a_verified_webhook_resumes_the_thread_and_a_forged_one_is_refused
             question = await console.outstanding("lg-hook", "approval")
             await console.answer_ok(question["token"], APPROVE)
             await asyncio.wait_for(arrived.wait(), 15)
-        assert resumed[0]["outcomes"] == ["deploy:Approved:"]
+        assert resumed[0]["outcomes"] == ["deploy:HumanApproved:"]
         assert record.done == ["deploy"]
         assert (await graph.aget_state(config)).interrupts == ()
 

@@ -14,7 +14,7 @@ import aiohttp
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 
-from adapters.langgraph import Answered, Resumer, ask_human, request_approval
+from adapters.langgraph import HumanAnswered, Resumer, ask_human, request_approval
 from bot.client import Bridge
 from tests.adapters.langgraph._graphs import Empty, Record, approval_graph
 from tests.doors._doors import Door
@@ -91,7 +91,7 @@ async def test_an_approval_in_the_console_resumes_the_node_and_runs_its_side_eff
         state = await parked.graph.aget_state(parked.config)
         assert [i.value["question_id"] for i in state.interrupts] != []
         result = await parked.answered(APPROVE)
-        assert result["outcomes"] == ["deploy:Approved:"]
+        assert result["outcomes"] == ["deploy:HumanApproved:"]
         assert parked.record.done == ["deploy"]
         assert parked.record.runs == ["deploy", "deploy"]  # re-ran on resume, as LangGraph does
         page = await parked.bridge.list()
@@ -117,17 +117,17 @@ async def test_a_node_approval_allows_approve_and_reject_where_the_bridge_allows
         assert status != 200 and "edit is not allowed here" in str(refused), refused
         assert parked.record.done == []
         result = await parked.answered(APPROVE)
-        assert result["outcomes"] == ["deploy:Approved:"]
+        assert result["outcomes"] == ["deploy:HumanApproved:"]
         assert parked.record.done == ["deploy"]
 
 
 async def test_a_rejection_reaches_the_node_and_the_side_effect_does_not_run(
     door: Door, http: aiohttp.ClientSession
 ) -> None:
-    """Reject with a comment: the node gets Rejected with that comment, and does nothing."""
+    """Reject with a comment: the node gets HumanRejected with that comment, and does nothing."""
     async with parked_in_console(door, http, cid="lg-2", thread="t-reject") as parked:
         result = await parked.answered(REJECT)
-        assert result["outcomes"] == ["deploy:Rejected:not on a Friday"]
+        assert result["outcomes"] == ["deploy:HumanRejected:not on a Friday"]
         assert parked.record.done == []
 
 
@@ -159,8 +159,8 @@ async def test_two_approvals_in_one_step_are_two_questions_and_only_the_approved
         await console.answer_ok(tokens["migrate"], APPROVE)
         result = await resumer.resume(config)
         assert sorted(result["outcomes"]) == [
-            "migrate:Approved:",
-            "restart:Rejected:not on a Friday",
+            "migrate:HumanApproved:",
+            "restart:HumanRejected:not on a Friday",
         ]
         assert record.done == ["migrate"]
         assert len((await bridge.list()).data) == 2
@@ -180,7 +180,7 @@ async def test_a_slack_click_resumes_the_node(tmp_path: Path, http: aiohttp.Clie
             status, _ = await slack.click(posted, "Approve")
             assert status == 200
             result = await running
-            assert result["outcomes"] == ["deploy:Approved:"]
+            assert result["outcomes"] == ["deploy:HumanApproved:"]
             assert record.done == ["deploy"]
             answered = (await bridge.list()).data
             assert len(answered) == 1 and answered[0].answered_by is not None
@@ -198,7 +198,7 @@ async def test_two_asks_in_one_node_and_one_in_a_subgraph_each_get_their_own_ans
             reply = await ask_human(
                 bridge, "Which environment?", route="console:lg-seq", answerers=["anyone"]
             )
-            assert isinstance(reply, Answered)
+            assert isinstance(reply, HumanAnswered)
             where = str(reply.answers["Which environment?"])
             decision = await request_approval(
                 bridge,
@@ -229,8 +229,8 @@ async def test_two_asks_in_one_node_and_one_in_a_subgraph_each_get_their_own_ans
         assert approval["payload"]["arguments"] == {"environment": "staging"}
         await console.answer_ok(approval["token"], APPROVE)
         result = await running
-        assert result["note"] == "staging:Approved"
-        assert seen == [("staging", "Approved")]
+        assert result["note"] == "staging:HumanApproved"
+        assert seen == [("staging", "HumanApproved")]
         assert len((await bridge.list()).data) == 2
 
 
@@ -249,6 +249,6 @@ async def test_two_resumers_racing_for_one_thread_resume_it_once(
         question = await console.outstanding("lg-race", "approval")
         await console.answer_ok(question["token"], APPROVE)
         results = await asyncio.gather(*racing)
-        assert sorted(map(str, results)) == ["None", str({"outcomes": ["deploy:Approved:"]})]
+        assert sorted(map(str, results)) == ["None", str({"outcomes": ["deploy:HumanApproved:"]})]
         assert record.done == ["deploy"]
         assert record.runs == ["deploy", "deploy"]

@@ -36,9 +36,9 @@ from bot.interactions.form import FormToolPayload
 from bot.questions.quorum import tally_text
 from bot.questions.records import (
     AuditEvent,
-    Delivery,
     DeliveryKind,
     DeliveryState,
+    OutboxRow,
     Question,
     QuestionStats,
     QuestionStatus,
@@ -315,7 +315,7 @@ def test_replies_nudges_refusals_and_moves_are_messages_slack_takes() -> None:
         outcomes.TokenInvalid(),
         outcomes.TokenExpired(),
         outcomes.AlreadyAnswered(NASTY, AT),
-        outcomes.Cancelled(NASTY, AT),
+        outcomes.AlreadyCancelled(NASTY, AT),
         outcomes.ScopeMismatch(),
         outcomes.NotAllowedToAnswer(),
         outcomes.AnswerInvalid({fill(100): fill(2_000) for _ in range(1)}),
@@ -368,7 +368,7 @@ def test_every_admin_reply_is_a_message_slack_takes() -> None:
         for n in range(100)
     )
     deliveries = tuple(
-        Delivery(
+        OutboxRow(
             n,
             "run_1",
             "slack",
@@ -397,7 +397,7 @@ def test_every_admin_reply_is_a_message_slack_takes() -> None:
         results.AuditShown("run_1", events),
         results.AdminsOnly("cancel"),
         results.CommandInvalid(fill(3_000)),
-        results.NotFound(fill(3_000)),
+        results.UnknownId(fill(3_000)),
         results.NotOpen(fill(300), "answered"),
         results.TooLong("int_1", AT),
     ]

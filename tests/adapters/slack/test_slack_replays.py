@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 
 from adapters.slack._edge import InProcessSignatures
-from bot.stores.ports import Answered
+from bot.stores.ports import StoredResponse
 
-OK = Answered(200, b"{}", "application/json")
+OK = StoredResponse(200, b"{}", "application/json")
 
 
 class Clock:

@@ -19,9 +19,9 @@ from bot.admin import USAGES, results
 from bot.contract.form_schema import MAX_OPTIONS, MAX_PROPERTIES, MAX_STRING
 from bot.questions.records import (
     AuditEvent,
-    Delivery,
     DeliveryKind,
     DeliveryState,
+    OutboxRow,
     Question,
     QuestionStats,
     QuestionStatus,
@@ -218,9 +218,9 @@ def _events(count: int, detail: str) -> tuple[AuditEvent, ...]:
     )
 
 
-def _deliveries(count: int, error: str) -> tuple[Delivery, ...]:
+def _deliveries(count: int, error: str) -> tuple[OutboxRow, ...]:
     return tuple(
-        Delivery(
+        OutboxRow(
             delivery_id=i + 1,
             run_id="run_81d0",
             surface="teams",
@@ -399,7 +399,7 @@ OTHERS: dict[str, Builder] = {
     ),
     "admin-admins-only": lambda: admin_card(results.AdminsOnly(command="cancel")),
     "admin-invalid": lambda: admin_card(results.CommandInvalid(text="Usage: cancel <question-id>")),
-    "admin-not-found": lambda: admin_card(results.NotFound(text="No question int_9 here.")),
+    "admin-not-found": lambda: admin_card(results.UnknownId(text="No question int_9 here.")),
     "admin-not-open": lambda: admin_card(results.NotOpen(interrupt_id="int_1", status="answered")),
     "admin-too-long": lambda: admin_card(
         results.TooLong(interrupt_id="int_1", latest=EXPIRES + 86400)
