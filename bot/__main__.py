@@ -3,7 +3,7 @@
 `teams-package` writes the Teams app package (manifest and icons, zipped);
 `admin <command>` runs an admin command (`admin help`) against the configured store;
 `api-key create|list|revoke` manages the agents API's keys;
-`mcp` serves the MCP tools over stdio (the `mcp` extra)."""
+`mcp` serves the MCP tools over stdio, `mcp-gateway` the MCP approval gateway (the `mcp` extra)."""
 
 from __future__ import annotations
 
@@ -41,6 +41,7 @@ COMMANDS = {
     "admin": "run an admin command against the configured store (`admin help`)",
     "api-key": "make, list or revoke keys for the agents API (/v1)",
     "mcp": "serve the MCP tools (ask_human, request_approval) over stdio",
+    "mcp-gateway": "serve the MCP approval gateway (BOT_MCP_GATEWAY) over stdio",
     "help": "show this help",
 }
 
@@ -137,6 +138,8 @@ def _command(command: str, args: argparse.Namespace, settings: Settings) -> int:
         return asyncio.run(run_api_key(settings, args))
     if command == "mcp":
         return _mcp(settings)
+    if command == "mcp-gateway":
+        return _mcp_gateway(settings)
     return _serve(settings)
 
 
@@ -181,6 +184,27 @@ def _mcp(settings: Settings) -> int:
         level=settings.logs.level, fmt=settings.logs.format, secrets=settings.secrets()
     )
     asyncio.run(serve_stdio(settings.mcp))
+    return 0
+
+
+def _mcp_gateway(settings: Settings) -> int:
+    try:
+        from adapters.mcp_gateway import serve_gateway_stdio
+    except ModuleNotFoundError as missing:
+        print(
+            f"cannot serve the MCP gateway: the package {missing.name!r} is missing; install the "
+            f"mcp extra ({install_extra('mcp')})",
+            file=sys.stderr,
+        )
+        return 2
+    from bot.logs import configure_logging
+
+    # stdout carries the protocol: the log goes to stderr, as it always does.
+    configure_logging(
+        level=settings.logs.level, fmt=settings.logs.format, secrets=settings.secrets()
+    )
+    data_dir = settings.signing.data_dir
+    asyncio.run(serve_gateway_stdio(settings.mcp, settings.mcp_gateway, data_dir=data_dir))
     return 0
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from adapters._extras import needs_extra
 
 if TYPE_CHECKING:
-    from adapters.mcp._http import mount_mcp
+    from adapters.mcp._http import behind_api_keys, mount_mcp, presented_key
     from adapters.mcp._stdio import McpConfigError, serve_stdio
     from adapters.mcp._tools import BridgeTools, Outcome, build_server, outcome_of
 
@@ -24,9 +24,11 @@ __all__ = [
     "BridgeTools",
     "McpConfigError",
     "Outcome",
+    "behind_api_keys",
     "build_server",
     "mount_mcp",
     "outcome_of",
+    "presented_key",
     "serve_stdio",
 ]
 
@@ -34,9 +36,11 @@ _HOME = {
     "BridgeTools": "_tools",
     "McpConfigError": "_stdio",
     "Outcome": "_tools",
+    "behind_api_keys": "_http",
     "build_server": "_tools",
     "mount_mcp": "_http",
     "outcome_of": "_tools",
+    "presented_key": "_http",
     "serve_stdio": "_stdio",
 }
 

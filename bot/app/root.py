@@ -94,6 +94,8 @@ def create_app(settings: Settings) -> web.Application:
     mount_link_page(app, settings.links)
     if settings.mcp.http:
         _mount_mcp(app, settings)
+    if settings.mcp_gateway.file is not None:
+        _mount_mcp_gateway(app, settings)
     app.router.add_get("/healthz", _ready)
     app.router.add_get("/readyz", _ready)
     app.router.add_get("/livez", _live)
@@ -151,6 +153,26 @@ def _mount_mcp(app: web.Application, settings: Settings) -> None:
     serving = settings.serving
     url = settings.mcp.bridge_url or serving.public_url or f"http://127.0.0.1:{serving.port}"
     mount_mcp(app, settings.mcp, bridge_url=url)
+
+
+def _mount_mcp_gateway(app: web.Application, settings: Settings) -> None:
+    """``/mcp/gateway``, imported only when ``BOT_MCP_GATEWAY`` names a file."""
+    try:
+        from adapters.mcp_gateway import mount_gateway
+    except ModuleNotFoundError as missing:
+        raise BotError(
+            f"BOT_MCP_GATEWAY is set but the package {missing.name!r} is missing; install the "
+            f"mcp extra ({install_extra('mcp')}) or unset BOT_MCP_GATEWAY"
+        ) from None
+    serving = settings.serving
+    url = settings.mcp.bridge_url or serving.public_url or f"http://127.0.0.1:{serving.port}"
+    mount_gateway(
+        app,
+        settings.mcp,
+        settings.mcp_gateway,
+        data_dir=settings.signing.data_dir,
+        bridge_url=url,
+    )
 
 
 @contextlib.asynccontextmanager

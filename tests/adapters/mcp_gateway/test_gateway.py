@@ -1,0 +1,167 @@
+"""The gateway in front of a real upstream MCP server, approvals answered on the console."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.adapters.mcp_gateway._rig import deploys, rig, text_of
+
+DEPLOY = {"service": "web", "version": "1.5"}
+APPROVE_RULE = """
+[[rules]]
+tools = "ops__deploy"
+action = "approve"
+allow = ["approve", "reject", "edit", "respond"]
+"""
+
+
+async def test_the_upstream_tools_are_offered_prefixed_with_annotations_kept(
+    tmp_path: Path,
+) -> None:
+    """tools/list: ops__<tool>, the upstream's description, schema and annotations."""
+    async with rig(tmp_path) as r:
+        listed = {tool.name: tool for tool in (await r.client.list_tools()).tools}
+    assert set(listed) == {"ops__status", "ops__deploy", "ops__restart", "ops__purge_cache"}
+    deploy = listed["ops__deploy"]
+    assert deploy.annotations is not None and deploy.annotations.destructive_hint is True
+    assert deploy.description == "Deploy a version of a service (destructive)."
+    assert set(deploy.input_schema["properties"]) == {"service", "version"}
+
+
+async def test_a_read_only_tool_no_rule_names_is_forwarded_at_once(tmp_path: Path) -> None:
+    """readOnlyHint: true and no rule: the upstream's result, no question asked."""
+    async with rig(tmp_path) as r:
+        result = await r.client.call_tool("ops__status", {"service": "web"})
+        page = await r.bridge.list()
+    assert not result.is_error and text_of(result) == "web is up"
+    assert page.data == []
+
+
+async def test_an_unannotated_tool_no_rule_names_waits_for_approval(tmp_path: Path) -> None:
+    """No annotations: asked about, not forwarded; approve runs it."""
+    async with rig(tmp_path) as r:
+        call = r.call("ops__restart", {"service": "web"})
+        await r.answer({"decision": "approve"})
+        result = await call
+    assert not result.is_error and text_of(result) == "restarted web"
+
+
+async def test_deny_refuses_with_the_rules_sentence(tmp_path: Path) -> None:
+    """action deny: a tool error with the reason; the upstream never runs."""
+    rules = '[[rules]]\ntools = "ops__dep*"\naction = "deny"\nreason = "Deploys go through CI."\n'
+    async with rig(tmp_path, rules) as r:
+        result = await r.client.call_tool("ops__deploy", DEPLOY)
+    assert result.is_error and text_of(result) == "Deploys go through CI."
+    assert deploys(tmp_path) == []
+
+
+async def test_allow_forwards_a_destructive_tool_unasked(tmp_path: Path) -> None:
+    """action allow beats the annotations: forwarded at once, run once."""
+    async with rig(tmp_path, '[[rules]]\ntools = "ops__*"\naction = "allow"\n') as r:
+        result = await r.client.call_tool("ops__deploy", DEPLOY)
+    assert text_of(result) == "deployed web 1.5"
+    assert deploys(tmp_path) == ["deploy web 1.5"]
+
+
+async def test_approve_runs_the_call_once_and_returns_the_upstreams_result(
+    tmp_path: Path,
+) -> None:
+    """Approve: forwarded once; the question named the tool, its upstream and the caller."""
+    async with rig(tmp_path, APPROVE_RULE) as r:
+        call = r.call("ops__deploy", DEPLOY)
+        await r.answer({"decision": "approve"})
+        result = await call
+        asked = (await r.bridge.list()).data[0]
+    assert not result.is_error and text_of(result) == "deployed web 1.5"
+    assert deploys(tmp_path) == ["deploy web 1.5"]
+    assert asked.payload["action"] == "ops__deploy"
+    assert asked.payload["arguments"] == DEPLOY
+    assert "test-agent (key ci)" in asked.payload["summary"]
+    assert "MCP server ops" in asked.payload["summary"]
+
+
+async def test_edit_runs_the_call_with_the_edited_arguments(tmp_path: Path) -> None:
+    """Edit: the upstream gets what the person approved, not what the model asked."""
+    async with rig(tmp_path, APPROVE_RULE) as r:
+        call = r.call("ops__deploy", DEPLOY)
+        edited = {"decision": "edit", "arguments": {"service": "web", "version": "1.4"}}
+        await r.answer(edited)
+        result = await call
+    assert text_of(result) == "deployed web 1.4"
+    assert deploys(tmp_path) == ["deploy web 1.4"]
+
+
+async def test_reject_is_a_tool_error_naming_who_and_why(tmp_path: Path) -> None:
+    """Reject: is_error with the comment; the upstream never runs."""
+    async with rig(tmp_path, APPROVE_RULE) as r:
+        call = r.call("ops__deploy", DEPLOY)
+        await r.answer({"decision": "reject", "comment": "freeze until Monday"})
+        result = await call
+    assert result.is_error
+    assert "rejected" in text_of(result) and "freeze until Monday" in text_of(result)
+    assert deploys(tmp_path) == []
+
+
+async def test_respond_is_the_persons_message_as_the_result(tmp_path: Path) -> None:
+    """Respond: the message in the tool's place; the upstream never runs."""
+    async with rig(tmp_path, APPROVE_RULE) as r:
+        call = r.call("ops__deploy", DEPLOY)
+        await r.answer({"decision": "respond", "message": "Use the canary first."})
+        result = await call
+    assert text_of(result) == "Use the canary first."
+    assert deploys(tmp_path) == []
+
+
+async def test_a_wait_past_the_bound_is_pending_and_a_repeat_attaches_to_the_question(
+    tmp_path: Path,
+) -> None:
+    """Still pending after wait_seconds: an error saying so; the same call again waits for the
+    same question, and after the approval runs once; a later identical call asks anew."""
+    async with rig(tmp_path, APPROVE_RULE, wait_seconds=1) as r:
+        first = await r.client.call_tool("ops__deploy", DEPLOY)
+        pending = (await r.bridge.list()).data
+        again = r.call("ops__deploy", DEPLOY)
+        await r.answer({"decision": "approve"})
+        result = await again
+        questions = (await r.bridge.list()).data
+        later = await r.client.call_tool("ops__deploy", DEPLOY)
+        after = (await r.bridge.list()).data
+    assert first.is_error and "waiting for approval" in text_of(first)
+    assert pending[0].id in text_of(first) and "console:gateway-1" in text_of(first)
+    assert text_of(result) == "deployed web 1.5"
+    assert [q.id for q in questions] == [pending[0].id]
+    assert deploys(tmp_path) == ["deploy web 1.5"]
+    assert later.is_error and len(after) == 2
+
+
+async def test_a_cancelled_approval_says_no_one_answered_never_rejected(tmp_path: Path) -> None:
+    """Cancelled through /v1 while the call waits: a tool error saying no one answered."""
+    async with rig(tmp_path, APPROVE_RULE) as r:
+        call = r.call("ops__deploy", DEPLOY)
+        await r.console.outstanding("gateway-1", "approval")
+        question = (await r.bridge.list()).data[0]
+        await r.bridge.cancel(question.id, "shift ended")
+        result = await call
+    assert result.is_error and "No one answered" in text_of(result)
+    assert "reject" not in text_of(result).lower().replace("not a rejection", "")
+    assert deploys(tmp_path) == []
+
+
+async def test_an_upstream_elicitation_is_a_form_answered_on_the_console(tmp_path: Path) -> None:
+    """The upstream elicits during a call: a form question; the answer returns as accept."""
+    async with rig(tmp_path) as r:
+        call = r.call("ops__purge_cache", {"service": "web"})
+        await r.answer({"reason": "stale assets"}, kind="form")
+        result = await call
+    assert text_of(result) == "purged web: stale assets"
+
+
+async def test_an_elicitation_cancelled_by_a_person_is_a_decline(tmp_path: Path) -> None:
+    """The person cancels the form: the upstream hears decline."""
+    async with rig(tmp_path) as r:
+        call = r.call("ops__purge_cache", {"service": "web"})
+        await r.console.outstanding("gateway-1", "form")
+        question = (await r.bridge.list()).data[0]
+        await r.bridge.cancel(question.id, "not now")
+        result = await call
+    assert text_of(result) == "not purged: decline"

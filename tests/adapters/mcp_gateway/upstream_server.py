@@ -1,0 +1,61 @@
+"""An upstream MCP server for the gateway's tests, written with the ``mcp`` SDK.
+
+``python upstream_server.py`` serves over stdio; ``--http PORT`` over Streamable
+HTTP at ``/mcp``. Every run of ``deploy`` appends a line to the file
+``UPSTREAM_LOG`` names, so a test counts how often the side effect happened.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import ToolAnnotations
+from pydantic import BaseModel
+
+server = MCPServer("ops")
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def status(service: str) -> str:
+    """The service's status; reads only."""
+    return f"{service} is up"
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))
+def deploy(service: str, version: str) -> str:
+    """Deploy a version of a service (destructive)."""
+    with Path(os.environ["UPSTREAM_LOG"]).open("a", encoding="utf-8") as log:
+        log.write(f"deploy {service} {version}\n")
+    return f"deployed {service} {version}"
+
+
+@server.tool()
+def restart(service: str) -> str:
+    """Restart a service (no annotations at all)."""
+    return f"restarted {service}"
+
+
+class Confirmation(BaseModel):
+    reason: str
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+async def purge_cache(service: str, ctx: Context) -> str:
+    """Purge a cache, after asking the user why (an elicitation)."""
+    answered = await ctx.elicit(f"Why purge the cache of {service}?", Confirmation)
+    if answered.action == "accept":
+        return f"purged {service}: {answered.data.reason}"
+    return f"not purged: {answered.action}"
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--http"]:
+        import uvicorn
+
+        app = server.streamable_http_app(stateless_http=False)
+        uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+    else:
+        server.run("stdio")
