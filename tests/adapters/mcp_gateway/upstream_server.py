@@ -10,8 +10,15 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Annotated
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import (
+    AcceptedElicitation,
+    Elicit,
+    ElicitationResult,
+    MCPServer,
+    Resolve,
+)
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel
 
@@ -42,11 +49,18 @@ class Confirmation(BaseModel):
     reason: str
 
 
+def why(service: str) -> Elicit[Confirmation]:
+    # The SDK asks as the connection's protocol has it: an InputRequiredResult at
+    # 2026-07-28, an elicitation/create request mid-call before.
+    return Elicit(f"Why purge the cache of {service}?", Confirmation)
+
+
 @server.tool(annotations=ToolAnnotations(read_only_hint=True))
-async def purge_cache(service: str, ctx: Context) -> str:
+def purge_cache(
+    service: str, answered: Annotated[ElicitationResult[Confirmation], Resolve(why)]
+) -> str:
     """Purge a cache, after asking the user why (an elicitation)."""
-    answered = await ctx.elicit(f"Why purge the cache of {service}?", Confirmation)
-    if answered.action == "accept":
+    if isinstance(answered, AcceptedElicitation):
         return f"purged {service}: {answered.data.reason}"
     return f"not purged: {answered.action}"
 
