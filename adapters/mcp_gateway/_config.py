@@ -189,7 +189,16 @@ def load_gateway_file(path: Path) -> GatewayFile:
     try:
         return GatewayFile.model_validate(data)
     except ValidationError as error:
-        raise GatewayConfigError(f"{where}: {validation_sentence(error)}") from None
+        raise GatewayConfigError(f"{where}: {_first_problem(error)}") from None
+
+
+def _first_problem(error: ValidationError) -> str:
+    # A misspelt field also leaves the right one missing: name the misspelling, the cause.
+    for problem in error.errors(include_url=False):
+        if problem["type"] == "extra_forbidden":
+            where = ".".join(str(part) for part in problem["loc"])
+            return f"{where}: is not a field the gateway's file takes; check its spelling."
+    return validation_sentence(error)
 
 
 def _expanded(name: str, text: Any) -> str:
