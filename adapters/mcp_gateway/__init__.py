@@ -18,8 +18,8 @@ from adapters._extras import needs_extra
 if TYPE_CHECKING:
     from adapters.mcp_gateway._config import GatewayConfigError, GatewayFile, load_gateway_file
     from adapters.mcp_gateway._gateway import Caller, Gateway
-    from adapters.mcp_gateway._start import new_gateway
     from adapters.mcp_gateway._http import mount_gateway
+    from adapters.mcp_gateway._start import new_gateway
     from adapters.mcp_gateway._stdio import serve_gateway_stdio
 
 __all__ = [

@@ -14,12 +14,13 @@ makes itself is a tool error, or for a respond, valid for the tool as listed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,7 +45,7 @@ from adapters.mcp_gateway._config import GatewayFile, Rule
 from adapters.mcp_gateway._journal import Claimed, Finished, InDoubt, Journal
 from adapters.mcp_gateway._rules import Ask, Forward, Refuse, verdict
 from adapters.mcp_gateway._upstreams import Connection, Offered, UpstreamError
-from bot.client import Bridge, BridgeError, QuestionObject, TransportError, route_of
+from bot.client import Bridge, BridgeError, QuestionObject, TransportError
 from bot.contract.form_schema import check_arguments_schema
 from bot.contract.models import validation_sentence
 
@@ -251,8 +252,12 @@ class Gateway:
         match answer.get("decision"):
             case "approve" | "edit" as decision:
                 given = answer.get("arguments") if decision == "edit" else None
-                arguments = dict(given) if isinstance(given, dict) else question.payload["arguments"]
-                return await self._once(ctx, offered, arguments, question.id, base, rule, caller, bridge)
+                arguments = (
+                    dict(given) if isinstance(given, dict) else question.payload["arguments"]
+                )
+                return await self._once(
+                    ctx, offered, arguments, question.id, base, rule, caller, bridge
+                )
             case "respond":
                 message = str(answer.get("message", ""))
                 # A tool with an output schema takes no plain text as a success: an error
@@ -284,8 +289,8 @@ class Gateway:
             # The same question's call is running in this process: its result is this one's.
             return await asyncio.shield(running)
         match self.journal.claim(question_id, base):
-            case Finished(result):
-                return CallToolResult.model_validate_json(result)
+            case Finished(recorded):
+                return CallToolResult.model_validate_json(recorded)
             case InDoubt():
                 return _error(IN_DOUBT)
             case Claimed():
@@ -294,7 +299,9 @@ class Gateway:
         self._forwarding[question_id] = done
         try:
             result = await self._forward(ctx, offered, arguments, rule, caller, bridge)
-            self.journal.finish(question_id, result.model_dump_json(by_alias=True, exclude_none=True))
+            self.journal.finish(
+                question_id, result.model_dump_json(by_alias=True, exclude_none=True)
+            )
             done.set_result(result)
             return result
         except BaseException as error:
@@ -317,8 +324,9 @@ class Gateway:
         running = _Running(rule, bridge, caller)
         self._running.setdefault(offered.upstream, []).append(running)
 
-        async def progress(done: float, total: float | None, message: str | None) -> None:
-            await ctx.session.report_progress(done, total, message)
+        async def progress(progress: float, total: float | None, message: str | None) -> None:
+            # The upstream's own progress, passed on to the client that asked for it.
+            await ctx.session.report_progress(progress, total, message)
 
         try:
             connection = self.connections[offered.upstream]
@@ -328,7 +336,9 @@ class Gateway:
         finally:
             self._running[offered.upstream].remove(running)
 
-    async def _elicited(self, upstream: str, params: ElicitRequestParams) -> ElicitResult | ErrorData:
+    async def _elicited(
+        self, upstream: str, params: ElicitRequestParams
+    ) -> ElicitResult | ErrorData:
         """An upstream's elicitation during a call, asked of a person where the call's rule
         says (else ``elicit_route``), as a ``form`` question, or a link to open (URL mode)."""
         calls = self._running.get(upstream) or []
@@ -367,16 +377,19 @@ class Gateway:
                     idempotency_key=f"gateway-elicit:{uuid.uuid4()}",
                 )
         except (ValidationError, ValueError) as invalid:
-            sentence = validation_sentence(invalid) if isinstance(invalid, ValidationError) else str(invalid)
+            sentence = (
+                validation_sentence(invalid)
+                if isinstance(invalid, ValidationError)
+                else str(invalid)
+            )
             return ErrorData(code=INVALID_REQUEST, message=sentence)
         except BridgeError as refused:
             return ErrorData(code=INVALID_REQUEST, message=str(refused))
         question = await _polled(call.bridge, asked.object, self.config.gateway.wait_seconds)
         if not question.closed:
-            try:
+            # Answered meanwhile, or the bridge is away: either way the upstream hears cancel.
+            with contextlib.suppress(BridgeError):
                 await call.bridge.cancel(question.id, "No one answered in time.")
-            except BridgeError:
-                pass  # answered meanwhile, or the bridge is away: the upstream hears cancel
             return ElicitResult(action="cancel")
         return _elicit_result(question)
 
@@ -406,7 +419,9 @@ def _edit_schema(offered: Offered) -> dict[str, Any] | None:
     """The tool's input schema as what an edit must fit, when it is in the subset a surface
     can show; else None, and an edit keeps the original arguments' keys and types."""
     schema = {
-        k: v for k, v in offered.tool.input_schema.items() if k in ("type", "properties", "required")
+        k: v
+        for k, v in offered.tool.input_schema.items()
+        if k in ("type", "properties", "required")
     }
     try:
         check_arguments_schema(schema)
@@ -418,35 +433,37 @@ def _edit_schema(offered: Offered) -> dict[str, Any] | None:
 async def _waited(
     ctx: ServerRequestContext[Any, Any], bridge: Bridge, question: QuestionObject, seconds: float
 ) -> QuestionObject:
-    """The question once closed, or as it is after ``seconds``; progress sent meanwhile."""
+    """The question once closed, or as it is after ``seconds``; progress sent meanwhile, which
+    the client sees only if it gave a progress token (the SDK sends nothing otherwise)."""
     started = time.monotonic()
-    async for question in _polls(bridge, question, seconds):
+
+    async def progress(polled: QuestionObject) -> None:
         waited = time.monotonic() - started
-        await ctx.session.report_progress(
-            waited, None, f"Waiting for approval (question {question.id})"
-        )
-    return question
+        await ctx.session.report_progress(waited, None, f"Waiting for approval ({polled.id})")
+
+    return await _polled(bridge, question, seconds, each=progress)
 
 
-async def _polled(bridge: Bridge, question: QuestionObject, seconds: float) -> QuestionObject:
-    async for question in _polls(bridge, question, seconds):
-        pass
-    return question
-
-
-async def _polls(
-    bridge: Bridge, question: QuestionObject, seconds: float
-) -> AsyncIterator[QuestionObject]:
+async def _polled(
+    bridge: Bridge,
+    question: QuestionObject,
+    seconds: float,
+    *,
+    each: Callable[[QuestionObject], Awaitable[None]] | None = None,
+) -> QuestionObject:
+    """The question once closed, or as it is after ``seconds`` (or when the bridge is away)."""
     deadline = time.monotonic() + seconds
     while not question.closed:
         left = deadline - time.monotonic()
         if left <= 0:
-            return
+            break
         try:
             question = await bridge.poll(question.id, max(1, round(min(left, PROGRESS_SECONDS))))
         except TransportError:
-            return
-        yield question
+            break
+        if each is not None:
+            await each(question)
+    return question
 
 
 def _text(text: str, *, error: bool = False) -> CallToolResult:

@@ -44,9 +44,7 @@ def checked(config: GatewayFile, *, route: str | None, answerers: Sequence[str])
 def new_gateway(
     config: GatewayFile, *, data_dir: Path, route: str | None, answerers: Sequence[str]
 ) -> Gateway:
-    return Gateway(
-        config, Journal(data_dir / FILE_NAME), route=route, answerers=tuple(answerers)
-    )
+    return Gateway(config, Journal(data_dir / FILE_NAME), route=route, answerers=tuple(answerers))
 
 
 def caller(ctx: ServerRequestContext[Any, Any], *, key: str, key_name: str) -> Caller:

@@ -31,6 +31,7 @@ async def serve_gateway_stdio(
         )
     key = mcp.api_key.get_secret_value()
     gateway = new_gateway(config, data_dir=data_dir, route=mcp.route, answerers=mcp.answerers)
+
     async def caller_for(ctx: ServerRequestContext[Any, Any]) -> Caller:
         return caller(ctx, key=key, key_name="BOT_MCP_API_KEY")
 

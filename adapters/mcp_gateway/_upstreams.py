@@ -14,9 +14,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import httpx2
 from mcp import Client, StdioServerParameters
@@ -24,6 +24,7 @@ from mcp.client import Transport
 from mcp.client.context import ClientRequestContext
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.types import (
     CallToolResult,
     ElicitRequestParams,
@@ -91,14 +92,14 @@ class Connection:
         return [Offered(self.upstream.name, tool) for tool in listed.tools]
 
     async def call(
-        self, tool: str, arguments: dict[str, object], *, progress: ProgressFn | None = None
+        self, tool: str, arguments: dict[str, object], *, progress: ProgressFnT | None = None
     ) -> CallToolResult:
         client = await self.client()
         try:
             return await client.call_tool(
                 tool, arguments, read_timeout_seconds=CALL_SECONDS, progress_callback=progress
             )
-        except Exception as error:  # the upstream's failure, whatever its kind, is one sentence
+        except Exception as error:  # noqa: BLE001  an upstream fails in many ways; each is a sentence
             raise UpstreamError(_failed(self.upstream.name, error)) from None
 
     async def close(self) -> None:
@@ -110,16 +111,18 @@ class Connection:
     async def _open(self) -> None:
         opened: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
         self._stop = asyncio.Event()
-        self._task = asyncio.create_task(self._hold(opened), name=f"mcp-upstream-{self.upstream.name}")
+        self._task = asyncio.create_task(
+            self._hold(opened), name=f"mcp-upstream-{self.upstream.name}"
+        )
         try:
             self._client = await asyncio.wait_for(asyncio.shield(opened), CONNECT_SECONDS)
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001  a child that fails to start, a refused URL, ...
             self._task.cancel()
             raise UpstreamError(_failed(self.upstream.name, error, starting=True)) from None
 
     async def _hold(self, opened: asyncio.Future[Client]) -> None:
         async def elicitation(
-            _context: ClientRequestContext, params: ElicitRequestParams
+            context: ClientRequestContext, params: ElicitRequestParams
         ) -> ElicitResult | ErrorData:
             return await self._elicited(self.upstream.name, params)
 
@@ -132,14 +135,13 @@ class Connection:
             ) as client:
                 opened.set_result(client)
                 await self._stop.wait()
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001  the connection's end, however it came
             if not opened.done():
                 opened.set_exception(error)
             else:
                 log.warning("%s", _failed(self.upstream.name, error))
 
 
-ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
 def _transport(upstream: Upstream) -> Transport:
@@ -160,7 +162,7 @@ def _transport(upstream: Upstream) -> Transport:
 
 
 @contextlib.asynccontextmanager
-async def _owning(http: httpx2.AsyncClient, transport: Transport):  # type: ignore[no-untyped-def]
+async def _owning(http: httpx2.AsyncClient, transport: Transport) -> AsyncIterator[Any]:
     async with http, transport as streams:
         yield streams
 
@@ -168,7 +170,7 @@ async def _owning(http: httpx2.AsyncClient, transport: Transport):  # type: igno
 async def _bounded(name: str, pending: Awaitable[T], seconds: float) -> T:
     try:
         return await asyncio.wait_for(pending, seconds)
-    except Exception as error:
+    except Exception as error:  # noqa: BLE001  as in Connection.call
         raise UpstreamError(_failed(name, error)) from None
 
 

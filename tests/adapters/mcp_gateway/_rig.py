@@ -65,7 +65,7 @@ class Rig:
         return asyncio.create_task(self.client.call_tool(name, arguments))
 
     async def answer(self, answer: dict[str, Any], *, kind: str = "approval") -> dict[str, Any]:
-        """Answer the open question of ``kind`` on the console; the question as the feed shows it."""
+        """Answer the open question of ``kind`` on the console; the question as the feed has it."""
         asked = await self.console.outstanding(CONVERSATION, kind)
         await self.console.answer_ok(asked["token"], answer)
         return asked
@@ -83,9 +83,7 @@ async def rig(folder: Path, rules: str = "", *, wait_seconds: float = 30.0) -> A
         Bridge(f"http://127.0.0.1:{door.port}", API_KEY) as bridge,
         aiohttp.ClientSession() as http,
     ):
-        gateway = new_gateway(
-            config, data_dir=folder / "var", route=ROUTE, answerers=("anyone",)
-        )
+        gateway = new_gateway(config, data_dir=folder / "var", route=ROUTE, answerers=("anyone",))
 
         async def caller_for(_ctx: ServerRequestContext[Any, Any]) -> Caller:
             return Caller(client="test-agent", key="ci", scope="test")

@@ -94,7 +94,9 @@ def test_a_gateway_file_that_does_not_parse_is_one_sentence_naming_the_line(
 def test_an_unknown_field_is_refused_naming_it(tmp_path: Path) -> None:
     """A misspelt field: exit 2, one line naming it."""
     file = tmp_path / "gateway.toml"
-    file.write_text('[[upstreams]]\nname = "ops"\ncommand = ["x"]\n\n[[rules]]\ntools = "*"\nacton = "allow"\n')
+    file.write_text(
+        '[[upstreams]]\nname = "ops"\ncommand = ["x"]\n\n[[rules]]\ntools = "*"\nacton = "allow"\n'
+    )
     done = run_bot("mcp-gateway", env=_env(tmp_path, BOT_MCP_GATEWAY=str(file)), cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert "rules.0.acton" in done.stderr and "Traceback" not in done.stderr, done.stderr

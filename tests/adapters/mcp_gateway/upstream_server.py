@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import (
     AcceptedElicitation,
@@ -70,6 +70,20 @@ if __name__ == "__main__":
         import uvicorn
 
         app = server.streamable_http_app(stateless_http=False)
-        uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+        token = os.environ["UPSTREAM_TOKEN"]
+
+        async def keyed(scope: Any, receive: Any, send: Any) -> None:
+            # The token the gateway's file names by ${VAR}: without it, 401.
+            headers = dict(scope.get("headers") or [])
+            if (
+                scope["type"] == "http"
+                and headers.get(b"authorization") != f"Bearer {token}".encode()
+            ):
+                await send({"type": "http.response.start", "status": 401, "headers": []})
+                await send({"type": "http.response.body", "body": b"no token"})
+                return
+            await app(scope, receive, send)
+
+        uvicorn.run(keyed, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
     else:
         server.run("stdio")
