@@ -107,11 +107,13 @@ async def test_the_gateway_without_a_key_is_401(tmp_path: Path) -> None:
     """/mcp/gateway behind the same key check as /mcp: a wrong key is refused."""
     file = tmp_path / "gateway.toml"
     file.write_text('[[upstreams]]\nname = "ops"\nurl = "http://127.0.0.1:9/mcp"\n')
-    async with Door(tmp_path, **api_env("console:*"), BOT_MCP_GATEWAY=str(file)) as door:
-        async with aiohttp.ClientSession() as http:
-            answer = await http.post(
-                f"http://127.0.0.1:{door.port}/mcp/gateway",
-                json={},
-                headers={"Authorization": "Bearer wrong"},
-            )
+    async with (
+        Door(tmp_path, **api_env("console:*"), BOT_MCP_GATEWAY=str(file)) as door,
+        aiohttp.ClientSession() as http,
+    ):
+        answer = await http.post(
+            f"http://127.0.0.1:{door.port}/mcp/gateway",
+            json={},
+            headers={"Authorization": "Bearer wrong"},
+        )
     assert answer.status == 401
