@@ -76,6 +76,8 @@ class Upstream(BaseModel):
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, SecretStr] = Field(default_factory=dict)
+    # How long one forwarded call may take before the upstream is said to hang.
+    timeout_seconds: float = Field(300.0, gt=0, le=3600)
 
     @field_validator("env", "headers", mode="before")
     @classmethod

@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import anyio
 import httpx2
 from mcp import Client, StdioServerParameters
 from mcp.client import Transport
@@ -25,7 +26,10 @@ from mcp.client.context import ClientRequestContext
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.exceptions import MCPError
 from mcp.types import (
+    CONNECTION_CLOSED,
+    REQUEST_TIMEOUT,
     CallToolResult,
     ElicitRequestParams,
     ElicitResult,
@@ -41,8 +45,6 @@ T = TypeVar("T")
 
 # What the gateway waits for an upstream to start and list its tools.
 CONNECT_SECONDS = 30.0
-# What one forwarded call may take before the upstream is said to hang.
-CALL_SECONDS = 300.0
 
 # (upstream name, the request) -> what the person answered.
 Elicited = Callable[[str, ElicitRequestParams], Awaitable[ElicitResult | ErrorData]]
@@ -97,16 +99,23 @@ class Connection:
         client = await self.client()
         try:
             return await client.call_tool(
-                tool, arguments, read_timeout_seconds=CALL_SECONDS, progress_callback=progress
+                tool,
+                arguments,
+                read_timeout_seconds=self.upstream.timeout_seconds,
+                progress_callback=progress,
             )
         except Exception as error:  # noqa: BLE001  an upstream fails in many ways; each is a sentence
+            if _closed(error):
+                # The child died or the stream ended: the next call opens a new connection.
+                await self.close()
             raise UpstreamError(_failed(self.upstream.name, error)) from None
 
     async def close(self) -> None:
         self._stop.set()
-        if self._task is not None:
+        task, self._task = self._task, None
+        if task is not None:
             with contextlib.suppress(Exception, asyncio.CancelledError):
-                await asyncio.wait_for(self._task, CONNECT_SECONDS)
+                await asyncio.wait_for(task, CONNECT_SECONDS)
 
     async def _open(self) -> None:
         opened: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
@@ -142,8 +151,6 @@ class Connection:
                 log.warning("%s", _failed(self.upstream.name, error))
 
 
-
-
 def _transport(upstream: Upstream) -> Transport:
     if upstream.command is not None:
         env = {name: value.get_secret_value() for name, value in upstream.env.items()}
@@ -157,7 +164,9 @@ def _transport(upstream: Upstream) -> Transport:
         )
     assert upstream.url is not None
     headers = {name: value.get_secret_value() for name, value in upstream.headers.items()}
-    http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=CALL_SECONDS))
+    http = httpx2.AsyncClient(
+        headers=headers, timeout=httpx2.Timeout(30.0, read=upstream.timeout_seconds)
+    )
     return _owning(http, streamable_http_client(upstream.url, http_client=http))
 
 
@@ -174,10 +183,17 @@ async def _bounded(name: str, pending: Awaitable[T], seconds: float) -> T:
         raise UpstreamError(_failed(name, error)) from None
 
 
+def _closed(error: BaseException) -> bool:
+    if isinstance(error, MCPError):
+        return error.error.code == CONNECTION_CLOSED
+    return isinstance(error, anyio.ClosedResourceError | anyio.BrokenResourceError)
+
+
 def _failed(name: str, error: BaseException, *, starting: bool = False) -> str:
     # The first line only, and never a header or an environment value: those are secrets.
     detail = (str(error).strip().splitlines() or [type(error).__name__])[0]
-    if isinstance(error, TimeoutError):
+    timed_out = isinstance(error, MCPError) and error.error.code == REQUEST_TIMEOUT
+    if isinstance(error, TimeoutError) or timed_out:
         detail = "it did not answer in time"
     doing = "could not be started or reached" if starting else "failed"
     return f"The upstream MCP server {name!r} {doing}: {detail}"

@@ -28,7 +28,9 @@ CONVERSATION = "gateway-1"
 ROUTE = f"console:{CONVERSATION}"
 
 
-def gateway_toml(folder: Path, rules: str = "", *, wait_seconds: float = 30.0) -> Path:
+def gateway_toml(
+    folder: Path, rules: str = "", *, wait_seconds: float = 30.0, upstream: str = ""
+) -> Path:
     """A gateway file with the stdio upstream ``ops`` and ``rules``; its deploys are logged
     to ``folder/upstream.log``."""
     path = folder / "gateway.toml"
@@ -36,7 +38,7 @@ def gateway_toml(folder: Path, rules: str = "", *, wait_seconds: float = 30.0) -
     path.write_text(
         f"[gateway]\nwait_seconds = {wait_seconds}\n\n"
         f'[[upstreams]]\nname = "ops"\ncommand = {_toml_list(command)}\n'
-        f'env = {{ UPSTREAM_LOG = "{folder / "upstream.log"}" }}\n\n{rules}',
+        f'env = {{ UPSTREAM_LOG = "{folder / "upstream.log"}" }}\n{upstream}\n{rules}',
         encoding="utf-8",
     )
     return path
@@ -76,8 +78,11 @@ def text_of(result: CallToolResult) -> str:
 
 
 @contextlib.asynccontextmanager
-async def rig(folder: Path, rules: str = "", *, wait_seconds: float = 30.0) -> AsyncIterator[Rig]:
-    config = load_gateway_file(gateway_toml(folder, rules, wait_seconds=wait_seconds))
+async def rig(
+    folder: Path, rules: str = "", *, wait_seconds: float = 30.0, upstream: str = ""
+) -> AsyncIterator[Rig]:
+    file = gateway_toml(folder, rules, wait_seconds=wait_seconds, upstream=upstream)
+    config = load_gateway_file(file)
     async with (
         Door(folder, **api_env("console:*")) as door,
         Bridge(f"http://127.0.0.1:{door.port}", API_KEY) as bridge,

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.adapters.mcp_gateway._rig import deploys, rig, text_of
+import sqlite3
+import time
+
+from bot.service.outcomes import Counted, Redeemed, Responder
+from bot.service.runs import RUN_SERVICE
+from tests.adapters.mcp_gateway._rig import Rig, deploys, rig, text_of
+from tests.doors._doors import Logs
 
 DEPLOY = {"service": "web", "version": "1.5"}
 APPROVE_RULE = """
@@ -21,7 +27,8 @@ async def test_the_upstream_tools_are_offered_prefixed_with_annotations_kept(
     """tools/list: ops__<tool>, the upstream's description, schema and annotations."""
     async with rig(tmp_path) as r:
         listed = {tool.name: tool for tool in (await r.client.list_tools()).tools}
-    assert set(listed) == {"ops__status", "ops__deploy", "ops__restart", "ops__purge_cache"}
+    assert {"ops__status", "ops__deploy", "ops__restart", "ops__purge_cache"} <= set(listed)
+    assert all(name.startswith("ops__") for name in listed)
     deploy = listed["ops__deploy"]
     assert deploy.annotations is not None and deploy.annotations.destructive_hint is True
     assert deploy.description == "Deploy a version of a service (destructive)."
@@ -165,3 +172,85 @@ async def test_an_elicitation_cancelled_by_a_person_is_a_decline(tmp_path: Path)
         await r.bridge.cancel(question.id, "not now")
         result = await call
     assert text_of(result) == "not purged: decline"
+
+
+async def _overdue(r: Rig) -> None:
+    """The open question's expiry brought forward (the shortest TTL /v1 takes is a minute),
+    then the bridge's own sweep expires it as it would after the minute."""
+    await r.console.outstanding("gateway-1", "approval")
+    question = (await r.bridge.list()).data[0]
+    with sqlite3.connect(r.door.db) as db:
+        db.execute(
+            "UPDATE pauses SET expires_at = ? WHERE interrupt_id = ?",
+            (time.time() - 1, question.id),
+        )
+    assert await r.door.app[RUN_SERVICE].sweep() == 1
+
+
+async def test_an_expired_approval_says_no_one_answered(tmp_path: Path) -> None:
+    """Expiry: a tool error that says no one answered, never that someone rejected."""
+    async with rig(tmp_path, APPROVE_RULE) as r:
+        call = r.call("ops__deploy", DEPLOY)
+        await _overdue(r)
+        result = await call
+    assert result.is_error and "No one answered" in text_of(result) and "expired" in text_of(result)
+    assert deploys(tmp_path) == []
+
+
+async def test_a_fail_closed_expiry_still_says_no_one_answered(tmp_path: Path) -> None:
+    """on_expire = "reject" stores a rejection, but the model is told it was a timeout."""
+    rule = APPROVE_RULE + 'on_expire = "reject"\n'
+    async with rig(tmp_path, rule) as r:
+        call = r.call("ops__deploy", DEPLOY)
+        await _overdue(r)
+        result = await call
+    assert result.is_error and "No one answered" in text_of(result)
+    assert deploys(tmp_path) == []
+
+
+async def test_a_quorum_of_two_runs_the_call_once_after_the_second_approval(
+    tmp_path: Path,
+) -> None:
+    """quorum = 2: the first approval counts, the second decides; the call runs once."""
+    rule = (
+        '[[rules]]\ntools = "ops__deploy"\naction = "approve"\n'
+        'answerers = ["console:bo", "console:cy"]\nquorum = 2\n'
+    )
+    async with rig(tmp_path, rule) as r:
+        call = r.call("ops__deploy", DEPLOY)
+        asked = await r.console.outstanding("gateway-1", "approval")
+        service = r.door.app[RUN_SERVICE]
+        question = (await r.bridge.list()).data[0]
+        row = await service.stores.ledger.get(question.id)
+        assert row is not None
+        approve = {"decision": "approve", "comment": ""}
+        bo, cy = Responder("console:bo", "bo"), Responder("console:cy", "cy")
+        first = await service.redeem(asked["token"], approve, responder=bo, scope=row.scope)
+        assert isinstance(first, Counted) and not call.done()
+        second = await service.redeem(asked["token"], approve, responder=cy, scope=row.scope)
+        assert isinstance(second, Redeemed)
+        result = await call
+    assert text_of(result) == "deployed web 1.5"
+    assert deploys(tmp_path) == ["deploy web 1.5"]
+
+
+async def test_an_upstream_that_crashes_is_one_sentence_and_the_next_call_restarts_it(
+    tmp_path: Path,
+) -> None:
+    """The upstream's process dies mid-call: a tool error naming it, no traceback logged; the
+    next call starts it again."""
+    with Logs() as logs:
+        async with rig(tmp_path) as r:
+            crashed = await r.client.call_tool("ops__crash", {})
+            after = await r.client.call_tool("ops__status", {"service": "web"})
+    assert crashed.is_error and "The upstream MCP server 'ops' failed" in text_of(crashed)
+    assert "\n" not in text_of(crashed)
+    assert text_of(after) == "web is up"
+    logs.assert_clean()
+
+
+async def test_an_upstream_that_hangs_is_one_sentence(tmp_path: Path) -> None:
+    """A call past the upstream's timeout_seconds: a tool error saying it did not answer."""
+    async with rig(tmp_path, upstream="timeout_seconds = 1\n") as r:
+        hung = await r.client.call_tool("ops__hang", {})
+    assert hung.is_error and "did not answer in time" in text_of(hung), text_of(hung)

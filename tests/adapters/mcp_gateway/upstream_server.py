@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any
 
+import anyio
 from mcp.server.mcpserver import (
     AcceptedElicitation,
     Elicit,
@@ -43,6 +44,19 @@ def deploy(service: str, version: str) -> str:
 def restart(service: str) -> str:
     """Restart a service (no annotations at all)."""
     return f"restarted {service}"
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def crash() -> str:
+    """Exit the server's process mid-call, as a crashing upstream does."""
+    os._exit(3)
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+async def hang() -> str:
+    """Never answer, as a hung upstream does."""
+    await anyio.sleep_forever()
+    return "unreachable"
 
 
 class Confirmation(BaseModel):
