@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import sqlite3
 import time
+from pathlib import Path
 
 from bot.service.outcomes import Counted, Redeemed, Responder
 from bot.service.runs import RUN_SERVICE
