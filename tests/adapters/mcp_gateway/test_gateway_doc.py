@@ -118,7 +118,7 @@ async def _agent(door: Door, tmp_path: Path, answer: dict[str, Any]) -> str:
             f'"{PAGE_PYTHON}"': repr(sys.executable),
             '"gateway.toml"': repr(str(_files(tmp_path))),
             # The gateway's journal in this test's folder, not the checkout's var/.
-            '"BOT_MCP_ROUTE"': f'"BOT_DATA_DIR": {str(tmp_path / "gw")!r},\n        "BOT_MCP_ROUTE"',
+            '"BOT_MCP_ROUTE"': f'"BOT_DATA_DIR": {str(tmp_path / "gw")!r}, "BOT_MCP_ROUTE"',
         },
     )
     script = await process([sys.executable, "-c", code], page_env(tmp_path, door.db))
