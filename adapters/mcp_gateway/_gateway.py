@@ -328,9 +328,14 @@ class Gateway:
             # The upstream's own progress, passed on to the client that asked for it.
             await ctx.session.report_progress(progress, total, message)
 
+        # Only a client that asked for progress gets the upstream's; asking the upstream for
+        # it otherwise costs every call a token and its notifications for no one.
+        wants_progress = bool(ctx.meta and ctx.meta.get("progress_token") is not None)
         try:
             connection = self.connections[offered.upstream]
-            return await connection.call(offered.tool.name, arguments, progress=progress)
+            return await connection.call(
+                offered.tool.name, arguments, progress=progress if wants_progress else None
+            )
         except UpstreamError as error:
             return _error(str(error))
         finally:
