@@ -7,9 +7,10 @@ BENCH_STAMP := $(VENV)/.bench-installed
 FUZZ_STAMP := $(VENV)/.fuzz-installed
 FUZZ_SECONDS ?= 30
 # The npm tools the tests drive, each pinned by its lock file: the official MCP
-# conformance suite (tests/conformance) and Microsoft's Adaptive Cards renderer
-# (tests/adaptivecards, for the Teams card tests).
-NPM_TOOLS := tests/conformance tests/adaptivecards
+# conformance suite (tests/conformance), Microsoft's Adaptive Cards renderer
+# (tests/adaptivecards, for the Teams card tests), and the TypeScript MCP SDK as a
+# second client of the MCP gateway (tests/mcp_gateway_client).
+NPM_TOOLS := tests/conformance tests/adaptivecards tests/mcp_gateway_client
 NPM_STAMPS := $(addsuffix /node_modules/.installed,$(NPM_TOOLS))
 
 .PHONY: help run test lint bench check clean fuzz
