@@ -19,7 +19,13 @@ from mcp.server.transport_security import TransportSecuritySettings
 from adapters.mcp import behind_api_keys, presented_key
 from adapters.mcp.settings import McpSettings
 from adapters.mcp_gateway._gateway import Caller
-from adapters.mcp_gateway._start import caller, checked, gateway_file, new_gateway
+from adapters.mcp_gateway._start import (
+    caller,
+    checked,
+    gateway_file,
+    new_gateway,
+    refuse_unusable_routes,
+)
 from adapters.mcp_gateway.settings import GatewaySettings
 from bot.api import API_KEYS
 from bot.client import Bridge
@@ -64,6 +70,8 @@ def mount_gateway(
     )
 
     async def running(_: web.Application) -> AsyncIterator[None]:
+        keys = await app[API_KEYS].every_key()
+        refuse_unusable_routes(config, route=mcp.route, keys=keys)
         await gateway.start()
         try:
             async with server.session_manager.run():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from mcp.server.context import ServerRequestContext
 
@@ -13,6 +13,8 @@ from adapters.mcp_gateway._config import GatewayConfigError, GatewayFile, load_g
 from adapters.mcp_gateway._gateway import Caller, Gateway
 from adapters.mcp_gateway._journal import FILE_NAME, Journal
 from adapters.mcp_gateway.settings import GatewaySettings
+from bot.client import route_of
+from bot.contract.models import Route
 
 NO_FILE = "BOT_MCP_GATEWAY: set it to the path of the gateway's file (docs/agents/mcp-gateway.md)."
 
@@ -39,6 +41,35 @@ def checked(config: GatewayFile, *, route: str | None, answerers: Sequence[str])
                 "set BOT_MCP_ANSWERERS."
             )
     return config
+
+
+class MayUseRoutes(Protocol):
+    """An agents API key, as the start-up check of the rules' routes relies on it."""
+
+    def may_use(self, surface: str, conversation: str) -> bool: ...
+
+
+def asked_routes(config: GatewayFile, *, route: str | None) -> list[tuple[str, Route]]:
+    """Every route the gateway may ask on, each with the field that names it."""
+    named: list[tuple[str, str | None]] = [
+        ("BOT_MCP_ROUTE", route),
+        ("gateway.elicit_route", config.gateway.elicit_route),
+        *((f"rules[{n}].route", rule.route) for n, rule in enumerate(config.rules)),
+    ]
+    return [(field, route_of(value)) for field, value in named if value is not None]
+
+
+def refuse_unusable_routes(
+    config: GatewayFile, *, route: str | None, keys: Sequence[MayUseRoutes]
+) -> None:
+    """Refused at start, in one sentence naming the field, a route no ``/v1`` key may post to:
+    every call asking there would be refused."""
+    for field, asked in asked_routes(config, route=route):
+        if not any(key.may_use(asked.surface, asked.conversation) for key in keys):
+            raise GatewayConfigError(
+                f"{field}: no agents API key may post to {asked.key}; give a key that route "
+                "(python -m bot api-key create NAME --route ...) or name another route."
+            )
 
 
 def new_gateway(

@@ -94,8 +94,6 @@ def create_app(settings: Settings) -> web.Application:
     mount_link_page(app, settings.links)
     if settings.mcp.http:
         _mount_mcp(app, settings)
-    if settings.mcp_gateway.file is not None:
-        _mount_mcp_gateway(app, settings)
     app.router.add_get("/healthz", _ready)
     app.router.add_get("/readyz", _ready)
     app.router.add_get("/livez", _live)
@@ -120,6 +118,9 @@ def create_app(settings: Settings) -> web.Application:
                 await stop_api()
 
     app.cleanup_ctx.append(lifecycle)
+    if settings.mcp_gateway.file is not None:
+        # After the lifecycle: the gateway's start reads the API keys the lifecycle serves.
+        _mount_mcp_gateway(app, settings)
     return app
 
 

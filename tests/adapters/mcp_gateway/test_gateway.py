@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any
 
+from mcp import Client
+
+from adapters.mcp_gateway import Caller
 from bot.service.outcomes import Counted, Redeemed, Responder
 from bot.service.runs import RUN_SERVICE
 from tests.adapters.mcp_gateway._rig import Rig, deploys, rig, text_of
@@ -253,3 +259,32 @@ async def test_an_upstream_that_hangs_is_one_sentence(tmp_path: Path) -> None:
     async with rig(tmp_path, upstream="timeout_seconds = 1\n") as r:
         hung = await r.client.call_tool("ops__hang", {})
     assert hung.is_error and "did not answer in time" in text_of(hung), text_of(hung)
+
+
+async def test_a_client_that_disconnects_and_repeats_its_call_waits_for_the_same_question(
+    tmp_path: Path,
+) -> None:
+    """The client goes away while its call waits; a new connection making the same call
+    attaches to the open question, and the approval runs the call once."""
+    async with rig(tmp_path, APPROVE_RULE) as r:
+        server = r.gateway.server(
+            bridge_for=lambda _ctx: contextlib.nullcontext(r.bridge), caller_for=_test_caller
+        )
+        async with Client(server) as leaving:
+            waiting = asyncio.create_task(leaving.call_tool("ops__deploy", DEPLOY))
+            await r.console.outstanding("gateway-1", "approval")
+            waiting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await waiting
+        again = r.call("ops__deploy", DEPLOY)
+        await r.answer({"decision": "approve"})
+        result = await again
+        questions = (await r.bridge.list()).data
+    assert text_of(result) == "deployed web 1.5"
+    assert len(questions) == 1
+    assert deploys(tmp_path) == ["deploy web 1.5"]
+
+
+async def _test_caller(_ctx: Any) -> Caller:
+    # The rig's own caller: the same key, so the same call is the same question.
+    return Caller(client="test-agent", key="ci", scope="test")

@@ -17,6 +17,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from adapters.mcp_gateway import GatewayConfigError
 from tests import waiting
 from tests.adapters.mcp_gateway._rig import CONVERSATION, ROUTE, UPSTREAM, text_of
 from tests.doors._doors import Door, Logs
@@ -117,3 +118,21 @@ async def test_the_gateway_without_a_key_is_401(tmp_path: Path) -> None:
             headers={"Authorization": "Bearer wrong"},
         )
     assert answer.status == 401
+
+
+async def test_a_rule_routing_where_no_key_may_post_stops_the_bridge_in_one_sentence(
+    tmp_path: Path,
+) -> None:
+    """A rule's route no /v1 key may use: the bridge refuses to start, naming the rule."""
+    file = tmp_path / "gateway.toml"
+    file.write_text(
+        '[[upstreams]]\nname = "ops"\nurl = "http://127.0.0.1:9/mcp"\n\n'
+        '[[rules]]\ntools = "*"\naction = "approve"\nroute = "slack:C0OTHER"\n'
+        'answerers = ["anyone"]\n'
+    )
+    with pytest.raises(GatewayConfigError) as refused:
+        async with Door(tmp_path, **api_env("console:*"), BOT_MCP_GATEWAY=str(file)):
+            pass
+    assert str(refused.value).startswith(
+        "rules[0].route: no agents API key may post to slack:C0OTHER"
+    )
