@@ -135,10 +135,13 @@ class Rule(BaseModel):
 
     @model_validator(mode="after")
     def _fits_action(self) -> Self:
-        asks = ("route", "answerers", "allow", "ttl_seconds", *_POLICY_FIELDS)
-        given = [name for name in asks if getattr(self, name) is not None]
-        if self.action != "approve" and given:
-            raise ValueError(f"{given[0]} applies to action approve only")
+        # route and answerers also say where an allowed call's elicitations are asked.
+        asking = ("route", "answerers") if self.action == "deny" else ()
+        approving = ("allow", "ttl_seconds", *_POLICY_FIELDS) if self.action != "approve" else ()
+        given = [name for name in (*asking, *approving) if getattr(self, name) is not None]
+        if given:
+            only = "approve and allow" if given[0] in asking else "approve"
+            raise ValueError(f"{given[0]} applies to action {only} only")
         self.policy  # noqa: B018 - built now so that a policy /v1 would refuse fails at start
         return self
 

@@ -174,8 +174,8 @@ class Gateway:
             return _error(UNKNOWN_TOOL.format(name=name))
         decided = verdict(self.config.rules, name, offered.tool.annotations)
         match decided:
-            case Forward():
-                return await self._forward(ctx, offered, arguments, None, caller, bridge)
+            case Forward(rule):
+                return await self._forward(ctx, offered, arguments, rule, caller, bridge)
             case Refuse(sentence):
                 return _error(sentence)
             case Ask(rule):

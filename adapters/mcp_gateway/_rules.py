@@ -20,7 +20,10 @@ DENIED = "The gateway's rules do not let this tool run."
 
 @dataclass(frozen=True, slots=True)
 class Forward:
-    """Call the upstream at once."""
+    """Call the upstream at once; ``rule`` (None by the annotations' default) says where an
+    elicitation during the call is asked."""
+
+    rule: Rule | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,12 +49,12 @@ def verdict(rules: list[Rule], tool: str, annotations: ToolAnnotations | None) -
         if fnmatch.fnmatchcase(tool, rule.tools):
             match rule.action:
                 case "allow":
-                    return Forward()
+                    return Forward(rule)
                 case "deny":
                     return Refuse(rule.reason or DENIED)
                 case "approve":
                     return Ask(rule)
-    return Forward() if read_only(annotations) else Ask(None)
+    return Forward(None) if read_only(annotations) else Ask(None)
 
 
 def read_only(annotations: ToolAnnotations | None) -> bool:
@@ -59,8 +62,3 @@ def read_only(annotations: ToolAnnotations | None) -> bool:
     if annotations is None:
         return False
     return annotations.read_only_hint is True and annotations.destructive_hint is not True
-
-
-def matching_rule(rules: list[Rule], tool: str) -> Rule | None:
-    """The first rule naming ``tool``, whatever its action."""
-    return next((rule for rule in rules if fnmatch.fnmatchcase(tool, rule.tools)), None)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,12 +80,20 @@ def text_of(result: CallToolResult) -> str:
 
 @contextlib.asynccontextmanager
 async def rig(
-    folder: Path, rules: str = "", *, wait_seconds: float = 30.0, upstream: str = ""
+    folder: Path,
+    rules: str = "",
+    *,
+    wait_seconds: float = 30.0,
+    upstream: str = "",
+    door_for: Callable[[Path], AbstractAsyncContextManager[Door]] | None = None,
 ) -> AsyncIterator[Rig]:
+    """The gateway before the upstream, asking a bridge served by ``door_for`` (a console
+    ``Door`` by default)."""
     file = gateway_toml(folder, rules, wait_seconds=wait_seconds, upstream=upstream)
     config = load_gateway_file(file)
+    served = Door(folder, **api_env("console:*")) if door_for is None else door_for(folder)
     async with (
-        Door(folder, **api_env("console:*")) as door,
+        served as door,
         Bridge(f"http://127.0.0.1:{door.port}", API_KEY) as bridge,
         aiohttp.ClientSession() as http,
     ):
