@@ -18,8 +18,9 @@ import signal
 import socket
 import sqlite3
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any
 
 try:
     from bot.app.settings import Settings, SettingsError, load_settings
@@ -168,32 +169,34 @@ def _configured(run: Callable[[Settings], int]) -> int:
 
 
 def _mcp(settings: Settings) -> int:
-    try:
+    def serving() -> Coroutine[Any, Any, None]:
         from adapters.mcp import serve_stdio
-    except ModuleNotFoundError as missing:
-        print(
-            f"cannot serve MCP: the package {missing.name!r} is missing; install the mcp extra "
-            f"({install_extra('mcp')})",
-            file=sys.stderr,
-        )
-        return 2
-    from bot.logs import configure_logging
 
-    # stdout carries the protocol: the log goes to stderr, as it always does.
-    configure_logging(
-        level=settings.logs.level, fmt=settings.logs.format, secrets=settings.secrets()
-    )
-    asyncio.run(serve_stdio(settings.mcp))
-    return 0
+        return serve_stdio(settings.mcp)
+
+    return _over_stdio(settings, "MCP", serving)
 
 
 def _mcp_gateway(settings: Settings) -> int:
-    try:
+    def serving() -> Coroutine[Any, Any, None]:
         from adapters.mcp_gateway import serve_gateway_stdio
+
+        data_dir = settings.signing.data_dir
+        return serve_gateway_stdio(settings.mcp, settings.mcp_gateway, data_dir=data_dir)
+
+    return _over_stdio(settings, "the MCP gateway", serving)
+
+
+def _over_stdio(
+    settings: Settings, what: str, serving: Callable[[], Coroutine[Any, Any, None]]
+) -> int:
+    """Serve ``what`` (the ``mcp`` extra's) over stdio until the client closes stdin."""
+    try:
+        served = serving()
     except ModuleNotFoundError as missing:
         print(
-            f"cannot serve the MCP gateway: the package {missing.name!r} is missing; install the "
-            f"mcp extra ({install_extra('mcp')})",
+            f"cannot serve {what}: the package {missing.name!r} is missing; install the mcp "
+            f"extra ({install_extra('mcp')})",
             file=sys.stderr,
         )
         return 2
@@ -203,8 +206,7 @@ def _mcp_gateway(settings: Settings) -> int:
     configure_logging(
         level=settings.logs.level, fmt=settings.logs.format, secrets=settings.secrets()
     )
-    data_dir = settings.signing.data_dir
-    asyncio.run(serve_gateway_stdio(settings.mcp, settings.mcp_gateway, data_dir=data_dir))
+    asyncio.run(served)
     return 0
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -43,6 +44,15 @@ _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _FILE = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
+def _route_reads(value: str) -> str:
+    route_of(value)
+    return value
+
+
+# A route as BOT_MCP_ROUTE spells it (surface:conversation), checked as /v1 checks a route.
+RouteText = Annotated[str, AfterValidator(_route_reads)]
+
+
 class GatewayConfigError(BotError):
     """The gateway's file cannot be used; the message names the line or the field."""
 
@@ -52,14 +62,7 @@ class GatewayOptions(BaseModel):
 
     model_config = _FILE
     wait_seconds: float = Field(50.0, gt=0, le=3600)
-    elicit_route: str | None = None
-
-    @field_validator("elicit_route")
-    @classmethod
-    def _route_reads(cls, value: str | None) -> str | None:
-        if value is not None:
-            route_of(value)
-        return value
+    elicit_route: RouteText | None = None
 
     @property
     def elicit(self) -> Route | None:
@@ -112,7 +115,7 @@ class Rule(BaseModel):
     action: Literal["allow", "deny", "approve"]
     # deny: the sentence the model reads; approve: shown to the approver beside the call.
     reason: str | None = Field(None, min_length=1, max_length=500)
-    route: str | None = None
+    route: RouteText | None = None
     answerers: list[str] | None = Field(None, min_length=1)
     allow: list[Decision] | None = Field(None, min_length=1)
     ttl_seconds: int | None = Field(None, ge=MIN_TTL_SECONDS, le=MAX_TTL_SECONDS)
@@ -125,13 +128,6 @@ class Rule(BaseModel):
     escalate: list[EscalationStep] | None = None
     requester_may_answer: bool | None = None
     on_expire: Literal["expire", "reject"] | None = None
-
-    @field_validator("route")
-    @classmethod
-    def _route_reads(cls, value: str | None) -> str | None:
-        if value is not None:
-            route_of(value)
-        return value
 
     @model_validator(mode="after")
     def _fits_action(self) -> Self:

@@ -22,7 +22,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mcp.server.context import ServerRequestContext
@@ -97,13 +97,19 @@ BridgeFor = Callable[[ServerRequestContext[Any, Any]], AbstractAsyncContextManag
 CallerFor = Callable[[ServerRequestContext[Any, Any]], Awaitable[Caller]]
 
 
-@dataclass
-class _Running:
-    """A call in progress on an upstream: where an elicitation during it is asked."""
+# Compared by identity: two identical calls running at once are two calls.
+@dataclass(frozen=True, eq=False)
+class _Call:
+    """One call of an offered tool: who made it, through which connection to the bridge, and
+    the rule that decided it (None: the annotations' default). An elicitation during the call
+    is asked where its rule says."""
 
-    rule: Rule | None
-    bridge: Bridge
+    ctx: ServerRequestContext[Any, Any]
+    offered: Offered
+    arguments: dict[str, Any]
     caller: Caller
+    bridge: Bridge
+    rule: Rule | None = None
 
 
 @dataclass
@@ -116,7 +122,7 @@ class Gateway:
     answerers: Sequence[str]
     connections: dict[str, Connection] = field(default_factory=dict)
     offered: dict[str, Offered] = field(default_factory=dict)
-    _running: dict[str, list[_Running]] = field(default_factory=dict)
+    _running: dict[str, list[_Call]] = field(default_factory=dict)
     _forwarding: dict[str, asyncio.Future[CallToolResult]] = field(default_factory=dict)
 
     async def start(self) -> None:
@@ -172,39 +178,34 @@ class Gateway:
         offered = self.offered.get(name)
         if offered is None:
             return _error(UNKNOWN_TOOL.format(name=name))
-        decided = verdict(self.config.rules, name, offered.tool.annotations)
-        match decided:
+        call = _Call(ctx, offered, arguments, caller, bridge)
+        match verdict(self.config.rules, name, offered.tool.annotations):
             case Forward(rule):
-                return await self._forward(ctx, offered, arguments, rule, caller, bridge)
+                return await self._forward(replace(call, rule=rule))
             case Refuse(sentence):
                 return _error(sentence)
             case Ask(rule):
-                return await self._asked(ctx, offered, arguments, rule, caller, bridge)
+                return await self._asked(replace(call, rule=rule))
 
-    async def _asked(
-        self,
-        ctx: ServerRequestContext[Any, Any],
-        offered: Offered,
-        arguments: dict[str, Any],
-        rule: Rule | None,
-        caller: Caller,
-        bridge: Bridge,
-    ) -> CallToolResult:
+    async def _asked(self, call: _Call) -> CallToolResult:
+        rule, offered, caller = call.rule, call.offered, call.caller
         route = (rule.route if rule else None) or self.route
         if route is None:
             return _error(NO_ROUTE)
         answerers = list((rule.answerers if rule else None) or self.answerers)
         if not answerers:
             return _error(NO_ANSWERERS)
-        canonical = json.dumps([offered.name, arguments], sort_keys=True, separators=(",", ":"))
+        canonical = json.dumps(
+            [offered.name, call.arguments], sort_keys=True, separators=(",", ":")
+        )
         base = hashlib.sha256(f"{caller.scope}\n{canonical}".encode()).hexdigest()[:40]
         generation = self.journal.generation(base)
         allow = list(rule.allow) if rule and rule.allow else None
         try:
-            asked = await bridge.approve(
+            asked = await call.bridge.approve(
                 offered.name,
                 _summary(offered, caller, rule),
-                arguments=arguments,
+                arguments=call.arguments,
                 risk=rule.risk if rule else "high",
                 route=route,
                 answerers=answerers,
@@ -228,23 +229,15 @@ class Gateway:
             return _error(UNREACHABLE)
         except BridgeError as refused:
             return _error(str(refused))
-        question = await _waited(ctx, bridge, asked.object, self.config.gateway.wait_seconds)
+        wait = self.config.gateway.wait_seconds
+        question = await _waited(call.ctx, call.bridge, asked.object, wait)
         if not question.closed:
             return _error(PENDING.format(id=question.id, route=question.route.key))
-        result = await self._decided(ctx, offered, question, base, rule, caller, bridge)
+        result = await self._decided(call, question, base)
         self.journal.delivered(base, generation)
         return result
 
-    async def _decided(
-        self,
-        ctx: ServerRequestContext[Any, Any],
-        offered: Offered,
-        question: QuestionObject,
-        base: str,
-        rule: Rule | None,
-        caller: Caller,
-        bridge: Bridge,
-    ) -> CallToolResult:
+    async def _decided(self, call: _Call, question: QuestionObject, base: str) -> CallToolResult:
         answer = question.answer or {}
         if question.status != "answered":
             return _error(NO_ONE_ANSWERED.format(id=question.id, status=question.status))
@@ -252,17 +245,13 @@ class Gateway:
         match answer.get("decision"):
             case "approve" | "edit" as decision:
                 given = answer.get("arguments") if decision == "edit" else None
-                arguments = (
-                    dict(given) if isinstance(given, dict) else question.payload["arguments"]
-                )
-                return await self._once(
-                    ctx, offered, arguments, question.id, base, rule, caller, bridge
-                )
+                approved = dict(given) if isinstance(given, dict) else question.payload["arguments"]
+                return await self._once(replace(call, arguments=approved), question.id, base)
             case "respond":
                 message = str(answer.get("message", ""))
                 # A tool with an output schema takes no plain text as a success: an error
                 # result is the one a client shows as text without checking a schema.
-                return _text(message, error=offered.tool.output_schema is not None)
+                return _text(message, error=call.offered.tool.output_schema is not None)
             case _:
                 comment = answer.get("comment")
                 return _error(
@@ -272,17 +261,7 @@ class Gateway:
                     ).strip()
                 )
 
-    async def _once(
-        self,
-        ctx: ServerRequestContext[Any, Any],
-        offered: Offered,
-        arguments: dict[str, Any],
-        question_id: str,
-        base: str,
-        rule: Rule | None,
-        caller: Caller,
-        bridge: Bridge,
-    ) -> CallToolResult:
+    async def _once(self, call: _Call, question_id: str, base: str) -> CallToolResult:
         """Run an approved question's call exactly as approved, at most once."""
         running = self._forwarding.get(question_id)
         if running is not None:
@@ -298,7 +277,7 @@ class Gateway:
         done: asyncio.Future[CallToolResult] = asyncio.get_running_loop().create_future()
         self._forwarding[question_id] = done
         try:
-            result = await self._forward(ctx, offered, arguments, rule, caller, bridge)
+            result = await self._forward(call)
             self.journal.finish(
                 question_id, result.model_dump_json(by_alias=True, exclude_none=True)
             )
@@ -312,34 +291,28 @@ class Gateway:
         finally:
             del self._forwarding[question_id]
 
-    async def _forward(
-        self,
-        ctx: ServerRequestContext[Any, Any],
-        offered: Offered,
-        arguments: dict[str, Any],
-        rule: Rule | None,
-        caller: Caller,
-        bridge: Bridge,
-    ) -> CallToolResult:
-        running = _Running(rule, bridge, caller)
-        self._running.setdefault(offered.upstream, []).append(running)
+    async def _forward(self, call: _Call) -> CallToolResult:
+        upstream = call.offered.upstream
+        self._running.setdefault(upstream, []).append(call)
 
         async def progress(progress: float, total: float | None, message: str | None) -> None:
             # The upstream's own progress, passed on to the client that asked for it.
-            await ctx.session.report_progress(progress, total, message)
+            await call.ctx.session.report_progress(progress, total, message)
 
         # Only a client that asked for progress gets the upstream's; asking the upstream for
         # it otherwise costs every call a token and its notifications for no one.
-        wants_progress = bool(ctx.meta and ctx.meta.get("progress_token") is not None)
+        meta = call.ctx.meta
+        wants_progress = bool(meta and meta.get("progress_token") is not None)
         try:
-            connection = self.connections[offered.upstream]
-            return await connection.call(
-                offered.tool.name, arguments, progress=progress if wants_progress else None
+            return await self.connections[upstream].call(
+                call.offered.tool.name,
+                call.arguments,
+                progress=progress if wants_progress else None,
             )
         except UpstreamError as error:
             return _error(str(error))
         finally:
-            self._running[offered.upstream].remove(running)
+            self._running[upstream].remove(call)
 
     async def _elicited(
         self, upstream: str, params: ElicitRequestParams
