@@ -120,6 +120,9 @@ class Rule(BaseModel):
     allow: list[Decision] | None = Field(None, min_length=1)
     ttl_seconds: int | None = Field(None, ge=MIN_TTL_SECONDS, le=MAX_TTL_SECONDS)
     risk: Literal["low", "medium", "high"] = "high"
+    # Who answers an upstream's elicitation during these calls: a person through the route,
+    # or the MCP client itself when it can be asked (else a person after all).
+    elicit: Literal["person", "client"] | None = None
     # The policy fields /v1 takes, by the same names (bot/contract/models.py, Policy).
     quorum: int | None = None
     reject: Literal["any", "quorum"] | None = None
@@ -132,7 +135,7 @@ class Rule(BaseModel):
     @model_validator(mode="after")
     def _fits_action(self) -> Self:
         # route and answerers also say where an allowed call's elicitations are asked.
-        asking = ("route", "answerers") if self.action == "deny" else ()
+        asking = ("route", "answerers", "elicit") if self.action == "deny" else ()
         approving = ("allow", "ttl_seconds", *_POLICY_FIELDS) if self.action != "approve" else ()
         given = [name for name in (*asking, *approving) if getattr(self, name) is not None]
         if given:

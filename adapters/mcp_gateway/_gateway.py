@@ -27,6 +27,7 @@ from typing import Any
 
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
 from mcp.types import (
     INVALID_REQUEST,
     CallToolRequestParams,
@@ -79,6 +80,8 @@ UNREACHABLE = (
     "The bridge cannot be reached right now to ask for approval; the call did not run. Try "
     "again shortly."
 )
+# A URL-mode elicitation's two answers: the person opened the link and finished, or declined.
+DONE, DECLINE = "Done", "Decline"
 ELICIT_OUTSIDE_A_CALL = "The gateway forwards an elicitation only while one of its calls runs."
 
 
@@ -325,6 +328,8 @@ class Gateway:
         # Several calls at once on one upstream: the latest one's rule decides.
         call = calls[-1]
         rule = call.rule
+        if rule is not None and rule.elicit == "client" and _can_elicit(call.ctx):
+            return await _client_answers(call, params)
         route = (rule.route if rule else None) or self.config.gateway.elicit_route or self.route
         if route is None:
             return ErrorData(code=INVALID_REQUEST, message=NO_ROUTE)
@@ -346,7 +351,7 @@ class Gateway:
                         "questions": [
                             {
                                 "question": f"{params.message}\nOpen this link: {params.url}",
-                                "options": [{"label": "Done"}, {"label": "Decline"}],
+                                "options": [{"label": DONE}, {"label": DECLINE}],
                             }
                         ]
                     },
@@ -372,6 +377,27 @@ class Gateway:
         return _elicit_result(question)
 
 
+def _can_elicit(ctx: ServerRequestContext[Any, Any]) -> bool:
+    """The client said it takes elicitations and this request can carry one to it (a
+    2025-era connection; at 2026-07-28 there is no request to the client mid-call)."""
+    session = ctx.session
+    capabilities = session.client_capabilities
+    return bool(capabilities and capabilities.elicitation) and session.can_send_request
+
+
+async def _client_answers(call: _Call, params: ElicitRequestParams) -> ElicitResult | ErrorData:
+    """The upstream's elicitation passed through to the client that made the call."""
+    session, related = call.ctx.session, call.ctx.request_id
+    try:
+        if isinstance(params, ElicitRequestFormParams):
+            return await session.elicit_form(params.message, params.requested_schema, related)
+        return await session.elicit_url(
+            params.message, params.url, params.elicitation_id or str(uuid.uuid4()), related
+        )
+    except MCPError as error:
+        return error.error
+
+
 def _elicit_result(question: QuestionObject) -> ElicitResult:
     """A closed question as the elicitation's answer: answered is accept (a link's Decline is
     decline), cancelled by a person is decline, expired is cancel."""
@@ -380,8 +406,9 @@ def _elicit_result(question: QuestionObject) -> ElicitResult:
     if question.status != "answered" or question.answer is None:
         return ElicitResult(action="cancel")
     if question.kind == "ask_user":
-        chosen = json.dumps(question.answer)
-        return ElicitResult(action="decline" if "Decline" in chosen else "accept")
+        # The link's one question: the option chosen is its answer's one value.
+        chosen = list(dict(question.answer.get("answers") or {}).values())
+        return ElicitResult(action="decline" if chosen == [DECLINE] else "accept")
     return ElicitResult(action="accept", content=question.answer)
 
 

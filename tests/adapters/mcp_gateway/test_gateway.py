@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp import Client
+from mcp.types import ElicitRequestFormParams, ElicitRequestParams, ElicitResult
 
 from adapters.mcp_gateway import Caller
 from bot.service.outcomes import Counted, Redeemed, Responder
@@ -288,3 +289,26 @@ async def test_a_client_that_disconnects_and_repeats_its_call_waits_for_the_same
 async def _test_caller(_ctx: Any) -> Caller:
     # The rig's own caller: the same key, so the same call is the same question.
     return Caller(client="test-agent", key="ci", scope="test")
+
+
+async def test_a_rule_may_pass_an_elicitation_through_to_a_client_that_takes_them(
+    tmp_path: Path,
+) -> None:
+    """elicit = "client": a 2025-era client with an elicitation callback answers the upstream's
+    question itself; no question is asked of a person."""
+
+    async def answers(_context: Any, params: ElicitRequestParams) -> ElicitResult:
+        assert isinstance(params, ElicitRequestFormParams)
+        assert params.message == "Why purge the cache of web?"
+        return ElicitResult(action="accept", content={"reason": "the client says so"})
+
+    rule = '[[rules]]\ntools = "ops__purge*"\naction = "allow"\nelicit = "client"\n'
+    async with rig(tmp_path, rule) as r:
+        server = r.gateway.server(
+            bridge_for=lambda _ctx: contextlib.nullcontext(r.bridge), caller_for=_test_caller
+        )
+        async with Client(server, mode="legacy", elicitation_callback=answers) as client:
+            result = await client.call_tool("ops__purge_cache", {"service": "web"})
+        asked = (await r.bridge.list()).data
+    assert text_of(result) == "purged web: the client says so"
+    assert asked == []
