@@ -17,6 +17,7 @@ from bot.service.outcomes import Counted, Redeemed, Responder
 from bot.service.runs import RUN_SERVICE
 from tests.adapters.mcp_gateway._rig import Rig, deploys, rig, text_of
 from tests.doors._doors import Logs
+from tests.e2e._client import NAME
 
 DEPLOY = {"service": "web", "version": "1.5"}
 APPROVE_RULE = """
@@ -85,12 +86,18 @@ async def test_approve_runs_the_call_once_and_returns_the_upstreams_result(
         await r.answer({"decision": "approve"})
         result = await call
         asked = (await r.bridge.list()).data[0]
+        with sqlite3.connect(r.door.db) as db:
+            audited = db.execute(
+                "SELECT kind, actor FROM audit WHERE interrupt_id = ?", (asked.id,)
+            ).fetchall()
     assert not result.is_error and text_of(result) == "deployed web 1.5"
     assert deploys(tmp_path) == ["deploy web 1.5"]
     assert asked.payload["action"] == "ops__deploy"
     assert asked.payload["arguments"] == DEPLOY
     assert "test-agent (key ci)" in asked.payload["summary"]
     assert "MCP server ops" in asked.payload["summary"]
+    # The gated call is in the audit with who decided (the console's operator).
+    assert any(actor.endswith(NAME) for _, actor in audited), audited
 
 
 async def test_edit_runs_the_call_with_the_edited_arguments(tmp_path: Path) -> None:
