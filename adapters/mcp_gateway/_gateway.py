@@ -126,7 +126,7 @@ class Gateway:
     connections: dict[str, Connection] = field(default_factory=dict)
     offered: dict[str, Offered] = field(default_factory=dict)
     _running: dict[str, list[_Call]] = field(default_factory=dict)
-    _forwarding: dict[str, asyncio.Future[CallToolResult]] = field(default_factory=dict)
+    _forwarding: dict[str, asyncio.Task[CallToolResult]] = field(default_factory=dict)
 
     async def start(self) -> None:
         """Connect every upstream and list its tools; one that cannot be reached is one warning."""
@@ -140,6 +140,12 @@ class Gateway:
                 log.warning("%s; its tools are not offered.", error)
 
     async def close(self) -> None:
+        # An approved call still running ends with its upstream's connection: its journal
+        # row stays "started", so no later call runs it again.
+        running = list(self._forwarding.values())
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
         for connection in self.connections.values():
             await connection.close()
 
@@ -267,30 +273,26 @@ class Gateway:
     async def _once(self, call: _Call, question_id: str, base: str) -> CallToolResult:
         """Run an approved question's call exactly as approved, at most once."""
         running = self._forwarding.get(question_id)
-        if running is not None:
-            # The same question's call is running in this process: its result is this one's.
-            return await asyncio.shield(running)
-        match self.journal.claim(question_id, base):
-            case Finished(recorded):
-                return CallToolResult.model_validate_json(recorded)
-            case InDoubt():
-                return _error(IN_DOUBT)
-            case Claimed():
-                pass
-        done: asyncio.Future[CallToolResult] = asyncio.get_running_loop().create_future()
-        self._forwarding[question_id] = done
+        if running is None:
+            match self.journal.claim(question_id, base):
+                case Finished(recorded):
+                    return CallToolResult.model_validate_json(recorded)
+                case InDoubt():
+                    return _error(IN_DOUBT)
+                case Claimed():
+                    # A task of the gateway's own, not the request's: a client that goes
+                    # away mid-call does not cut an approved call short, and its repeat
+                    # picks up the result the journal keeps.
+                    running = asyncio.create_task(self._claimed(call, question_id))
+                    self._forwarding[question_id] = running
+        return await asyncio.shield(running)
+
+    async def _claimed(self, call: _Call, question_id: str) -> CallToolResult:
         try:
             result = await self._forward(call)
-            self.journal.finish(
-                question_id, result.model_dump_json(by_alias=True, exclude_none=True)
-            )
-            done.set_result(result)
+            recorded = result.model_dump_json(by_alias=True, exclude_none=True)
+            self.journal.finish(question_id, recorded)
             return result
-        except BaseException as error:
-            done.set_exception(error)
-            # Retrieved here so that a future no one else awaited logs nothing.
-            done.exception()
-            raise
         finally:
             del self._forwarding[question_id]
 

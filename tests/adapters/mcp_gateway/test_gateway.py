@@ -15,6 +15,7 @@ from mcp.types import ElicitRequestFormParams, ElicitRequestParams, ElicitResult
 from adapters.mcp_gateway import Caller
 from bot.service.outcomes import Counted, Redeemed, Responder
 from bot.service.runs import RUN_SERVICE
+from tests import waiting
 from tests.adapters.mcp_gateway._rig import Rig, deploys, rig, text_of
 from tests.doors._doors import Logs
 from tests.e2e._client import NAME
@@ -319,3 +320,27 @@ async def test_a_rule_may_pass_an_elicitation_through_to_a_client_that_takes_the
         asked = (await r.bridge.list()).data
     assert text_of(result) == "purged web: the client says so"
     assert asked == []
+
+
+async def test_an_approved_call_outlives_its_client_and_its_repeat_gets_the_result(
+    tmp_path: Path,
+) -> None:
+    """The client goes away while the approved call runs upstream: the call finishes, once,
+    and the same call made again returns its result without asking or running again."""
+    rule = '[[rules]]\ntools = "ops__slow*"\naction = "approve"\n'
+    slow = {"service": "web"}
+    async with rig(tmp_path, rule) as r:
+        first = r.call("ops__slow_deploy", slow)
+        await r.answer({"decision": "approve"})
+        await waiting.eventually(
+            lambda: "slow_deploy web started" in deploys(tmp_path), what="the upstream running"
+        )
+        first.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await first
+        (tmp_path / "release").touch()
+        again = await r.client.call_tool("ops__slow_deploy", slow)
+        questions = (await r.bridge.list()).data
+    assert text_of(again) == "deployed web slowly"
+    assert deploys(tmp_path) == ["slow_deploy web started", "slow_deploy web done"]
+    assert len(questions) == 1

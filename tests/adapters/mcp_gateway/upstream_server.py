@@ -26,6 +26,14 @@ from pydantic import BaseModel
 server = MCPServer("ops")
 
 
+def _logged(line: str) -> Path:
+    """``line`` appended to the file UPSTREAM_LOG names; that file."""
+    log = Path(os.environ["UPSTREAM_LOG"])
+    with log.open("a", encoding="utf-8") as out:
+        out.write(f"{line}\n")
+    return log
+
+
 @server.tool(annotations=ToolAnnotations(read_only_hint=True))
 def status(service: str) -> str:
     """The service's status; reads only."""
@@ -35,9 +43,19 @@ def status(service: str) -> str:
 @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))
 def deploy(service: str, version: str) -> str:
     """Deploy a version of a service (destructive)."""
-    with Path(os.environ["UPSTREAM_LOG"]).open("a", encoding="utf-8") as log:
-        log.write(f"deploy {service} {version}\n")
+    _logged(f"deploy {service} {version}")
     return f"deployed {service} {version}"
+
+
+@server.tool(annotations=ToolAnnotations(destructive_hint=True))
+async def slow_deploy(service: str) -> str:
+    """Deploy, taking until the file ``release`` beside UPSTREAM_LOG appears."""
+    release = _logged(f"slow_deploy {service} started").with_name("release")
+    # The test's process makes the file: there is no event in this process to wait on.
+    while not release.exists():  # noqa: ASYNC110
+        await anyio.sleep(0.02)
+    _logged(f"slow_deploy {service} done")
+    return f"deployed {service} slowly"
 
 
 @server.tool()
