@@ -301,8 +301,10 @@ class Gateway:
         self._running.setdefault(upstream, []).append(call)
 
         async def progress(progress: float, total: float | None, message: str | None) -> None:
-            # The upstream's own progress, passed on to the client that asked for it.
-            await call.ctx.session.report_progress(progress, total, message)
+            # The upstream's own progress, passed on to the client that asked for it; a
+            # client gone since (the call outlives it) hears nothing, and the call goes on.
+            with contextlib.suppress(Exception):
+                await call.ctx.session.report_progress(progress, total, message)
 
         # Only a client that asked for progress gets the upstream's; asking the upstream for
         # it otherwise costs every call a token and its notifications for no one.
