@@ -205,6 +205,11 @@ def _first_problem(error: ValidationError) -> str:
     return validation_sentence(error)
 
 
+def variables_in(text: str) -> list[str]:
+    """The environment variables ``text`` names as ``${VAR}``."""
+    return _VARIABLE.findall(text)
+
+
 def _expanded(name: str, text: Any) -> str:
     if not isinstance(text, str):
         raise ValueError(f"{name} must be a string")
