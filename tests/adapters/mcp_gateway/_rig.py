@@ -30,12 +30,17 @@ ROUTE = f"console:{CONVERSATION}"
 
 
 def gateway_toml(
-    folder: Path, rules: str = "", *, wait_seconds: float = 30.0, upstream: str = ""
+    folder: Path,
+    rules: str = "",
+    *,
+    wait_seconds: float = 30.0,
+    upstream: str = "",
+    legacy: bool = False,
 ) -> Path:
     """A gateway file with the stdio upstream ``ops`` and ``rules``; its deploys are logged
     to ``folder/upstream.log``."""
     path = folder / "gateway.toml"
-    command = [sys.executable, str(UPSTREAM)]
+    command = [sys.executable, str(UPSTREAM), *(["--legacy"] if legacy else [])]
     path.write_text(
         f"[gateway]\nwait_seconds = {wait_seconds}\n\n"
         f'[[upstreams]]\nname = "ops"\ncommand = {_toml_list(command)}\n'
@@ -85,11 +90,12 @@ async def rig(
     *,
     wait_seconds: float = 30.0,
     upstream: str = "",
+    legacy: bool = False,
     door_for: Callable[[Path], AbstractAsyncContextManager[Door]] | None = None,
 ) -> AsyncIterator[Rig]:
     """The gateway before the upstream, asking a bridge served by ``door_for`` (a console
     ``Door`` by default)."""
-    file = gateway_toml(folder, rules, wait_seconds=wait_seconds, upstream=upstream)
+    file = gateway_toml(folder, rules, wait_seconds=wait_seconds, upstream=upstream, legacy=legacy)
     config = load_gateway_file(file)
     served = Door(folder, **api_env("console:*")) if door_for is None else door_for(folder)
     async with (

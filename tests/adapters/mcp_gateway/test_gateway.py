@@ -177,6 +177,18 @@ async def test_an_upstream_elicitation_is_a_form_answered_on_the_console(tmp_pat
     assert text_of(result) == "purged web: stale assets"
 
 
+async def test_a_2025_era_upstreams_elicitation_create_is_answered_on_the_console(
+    tmp_path: Path,
+) -> None:
+    """An upstream of the 2025 era only (ctx.elicit: an elicitation/create request mid-call):
+    the same form question, the answer returned as accept."""
+    async with rig(tmp_path, legacy=True) as r:
+        call = r.call("ops__purge_queue", {"queue": "mail"})
+        await r.answer({"reason": "poison message"}, kind="form")
+        result = await call
+    assert text_of(result) == "purged mail: poison message"
+
+
 async def test_an_elicitation_cancelled_by_a_person_is_a_decline(tmp_path: Path) -> None:
     """The person cancels the form: the upstream hears decline."""
     async with rig(tmp_path) as r:

@@ -15,11 +15,14 @@ from typing import Annotated, Any
 import anyio
 from mcp.server.mcpserver import (
     AcceptedElicitation,
+    Context,
     Elicit,
     ElicitationResult,
     MCPServer,
     Resolve,
 )
+from mcp.server.runner import serve_loop
+from mcp.server.stdio import stdio_server
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel
 
@@ -81,6 +84,16 @@ class Confirmation(BaseModel):
     reason: str
 
 
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+async def purge_queue(queue: str, ctx: Context) -> str:
+    """Purge a queue, after asking why with the 2025 style ``ctx.elicit`` (a request to the
+    client mid-call, which only a 2025-era connection carries: run with --legacy)."""
+    answered = await ctx.elicit(f"Why purge the queue {queue}?", Confirmation)
+    if answered.action == "accept":
+        return f"purged {queue}: {answered.data.reason}"
+    return f"not purged: {answered.action}"
+
+
 def why(service: str) -> Elicit[Confirmation]:
     # The SDK asks as the connection's protocol has it: an InputRequiredResult at
     # 2026-07-28, an elicitation/create request mid-call before.
@@ -97,8 +110,19 @@ def purge_cache(
     return f"not purged: {answered.action}"
 
 
+async def _legacy() -> None:
+    """Serve as a server of the 2025 era only (as SDK 1.x servers do): the handshake loop,
+    which answers a 2026-07-28 probe with an error, so the client falls back to initialize."""
+    lowlevel = server._lowlevel_server
+    async with stdio_server() as (read, write), lowlevel.lifespan(lowlevel) as state:
+        options = lowlevel.create_initialization_options()
+        await serve_loop(lowlevel, read, write, lifespan_state=state, init_options=options)
+
+
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--http"]:
+    if sys.argv[1:2] == ["--legacy"]:
+        anyio.run(_legacy)
+    elif sys.argv[1:2] == ["--http"]:
         import uvicorn
 
         app = server.streamable_http_app(stateless_http=False)
