@@ -7,9 +7,10 @@ BENCH_STAMP := $(VENV)/.bench-installed
 FUZZ_STAMP := $(VENV)/.fuzz-installed
 FUZZ_SECONDS ?= 30
 # The npm tools the tests drive, each pinned by its lock file: the official MCP
-# conformance suite (tests/conformance) and Microsoft's Adaptive Cards renderer
-# (tests/adaptivecards, for the Teams card tests).
-NPM_TOOLS := tests/conformance tests/adaptivecards
+# conformance suite (tests/conformance), Microsoft's Adaptive Cards renderer
+# (tests/adaptivecards, for the Teams card tests), and the TypeScript MCP SDK as a
+# second client of the MCP gateway (tests/mcp_gateway_client).
+NPM_TOOLS := tests/conformance tests/adaptivecards tests/mcp_gateway_client
 NPM_STAMPS := $(addsuffix /node_modules/.installed,$(NPM_TOOLS))
 
 .PHONY: help run test lint bench check clean fuzz
@@ -73,6 +74,7 @@ bench: $(BENCH_STAMP) ## print the benchmarks
 	$(BIN)/python bench/slack_click.py
 	$(BIN)/python bench/click_path.py
 	$(BIN)/python bench/api.py
+	$(BIN)/python bench/mcp_gateway.py
 
 # atheris on the token decoder and each renderer, FUZZ_SECONDS per target;
 # a crashing input is saved under tests/fuzz/corpus/<target>/ and replayed by `make test`.

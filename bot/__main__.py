@@ -3,7 +3,7 @@
 `teams-package` writes the Teams app package (manifest and icons, zipped);
 `admin <command>` runs an admin command (`admin help`) against the configured store;
 `api-key create|list|revoke` manages the agents API's keys;
-`mcp` serves the MCP tools over stdio (the `mcp` extra)."""
+`mcp` serves the MCP tools over stdio, `mcp-gateway` the MCP approval gateway (the `mcp` extra)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,9 @@ import signal
 import socket
 import sqlite3
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any
 
 try:
     from bot.app.settings import Settings, SettingsError, load_settings
@@ -41,6 +42,7 @@ COMMANDS = {
     "admin": "run an admin command against the configured store (`admin help`)",
     "api-key": "make, list or revoke keys for the agents API (/v1)",
     "mcp": "serve the MCP tools (ask_human, request_approval) over stdio",
+    "mcp-gateway": "serve the MCP approval gateway (BOT_MCP_GATEWAY) over stdio",
     "help": "show this help",
 }
 
@@ -137,6 +139,8 @@ def _command(command: str, args: argparse.Namespace, settings: Settings) -> int:
         return asyncio.run(run_api_key(settings, args))
     if command == "mcp":
         return _mcp(settings)
+    if command == "mcp-gateway":
+        return _mcp_gateway(settings)
     return _serve(settings)
 
 
@@ -165,12 +169,34 @@ def _configured(run: Callable[[Settings], int]) -> int:
 
 
 def _mcp(settings: Settings) -> int:
-    try:
+    def serving() -> Coroutine[Any, Any, None]:
         from adapters.mcp import serve_stdio
+
+        return serve_stdio(settings.mcp)
+
+    return _over_stdio(settings, "MCP", serving)
+
+
+def _mcp_gateway(settings: Settings) -> int:
+    def serving() -> Coroutine[Any, Any, None]:
+        from adapters.mcp_gateway import serve_gateway_stdio
+
+        data_dir = settings.signing.data_dir
+        return serve_gateway_stdio(settings.mcp, settings.mcp_gateway, data_dir=data_dir)
+
+    return _over_stdio(settings, "the MCP gateway", serving)
+
+
+def _over_stdio(
+    settings: Settings, what: str, serving: Callable[[], Coroutine[Any, Any, None]]
+) -> int:
+    """Serve ``what`` (the ``mcp`` extra's) over stdio until the client closes stdin."""
+    try:
+        served = serving()
     except ModuleNotFoundError as missing:
         print(
-            f"cannot serve MCP: the package {missing.name!r} is missing; install the mcp extra "
-            f"({install_extra('mcp')})",
+            f"cannot serve {what}: the package {missing.name!r} is missing; install the mcp "
+            f"extra ({install_extra('mcp')})",
             file=sys.stderr,
         )
         return 2
@@ -180,7 +206,7 @@ def _mcp(settings: Settings) -> int:
     configure_logging(
         level=settings.logs.level, fmt=settings.logs.format, secrets=settings.secrets()
     )
-    asyncio.run(serve_stdio(settings.mcp))
+    asyncio.run(served)
     return 0
 
 

@@ -350,6 +350,7 @@ def test_make_clean_removes_each_npm_tools_node_modules() -> None:
     removed = dry.stdout.split()
     assert "tests/conformance/node_modules" in removed
     assert "tests/adaptivecards/node_modules" in removed
+    assert "tests/mcp_gateway_client/node_modules" in removed
     assert "/node_modules" not in removed
 
 

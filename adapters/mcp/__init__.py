@@ -17,7 +17,7 @@ from adapters._extras import needs_extra
 from adapters._renamed import old_names
 
 if TYPE_CHECKING:
-    from adapters.mcp._http import mount_mcp
+    from adapters.mcp._http import behind_api_keys, mount_mcp, presented_key
     from adapters.mcp._stdio import McpConfigError, serve_stdio
     from adapters.mcp._tools import BridgeTools, ToolResult, build_server, tool_result_of
 
@@ -25,8 +25,10 @@ __all__ = [
     "BridgeTools",
     "McpConfigError",
     "ToolResult",
+    "behind_api_keys",
     "build_server",
     "mount_mcp",
+    "presented_key",
     "serve_stdio",
     "tool_result_of",
 ]
@@ -35,8 +37,10 @@ _HOME = {
     "BridgeTools": "_tools",
     "McpConfigError": "_stdio",
     "ToolResult": "_tools",
+    "behind_api_keys": "_http",
     "build_server": "_tools",
     "mount_mcp": "_http",
+    "presented_key": "_http",
     "tool_result_of": "_tools",
     "serve_stdio": "_stdio",
 }

@@ -8,7 +8,7 @@ every rule of the agents API apply unchanged.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -33,13 +33,13 @@ def mount_mcp(app: web.Application, settings: McpSettings, *, bridge_url: str) -
 
     @asynccontextmanager
     async def bridge_for(ctx: Context) -> AsyncIterator[Bridge]:
-        async with Bridge(bridge_url, _presented(ctx.headers) or "") as bridge:
+        async with Bridge(bridge_url, presented_key(ctx.headers) or "") as bridge:
             yield bridge
 
     def scope_for(ctx: Context) -> str:
         # No session at 2026-07-28 (and none here for older clients: stateless), so
         # the caller's key is what a retried call shares.
-        return "http:" + hashlib.sha256((_presented(ctx.headers) or "").encode()).hexdigest()
+        return "http:" + hashlib.sha256((presented_key(ctx.headers) or "").encode()).hexdigest()
 
     server = build_server(
         BridgeTools(
@@ -60,13 +60,29 @@ def mount_mcp(app: web.Application, settings: McpSettings, *, bridge_url: str) -
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
 
+    handle = behind_api_keys(asgi)
+
+    async def running(_: web.Application) -> AsyncIterator[None]:
+        async with server.session_manager.run():
+            yield
+
+    # POST only: stateless, so there is no server-to-client GET stream to open and
+    # no session to DELETE; the spec's answer to both is 405.
+    app.router.add_post(PATH, handle)
+    app.cleanup_ctx.append(running)
+
+
+def behind_api_keys(asgi: AsgiApp) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    """An aiohttp handler serving ``asgi`` to callers with a ``/v1`` key as their bearer token,
+    and refusing a browser page of another origin, as ``/mcp`` does (the gateway's too)."""
+
     async def handle(request: web.Request) -> web.StreamResponse:
         # The spec's DNS-rebinding rule: a browser page's Origin must be one we serve
         # (the Host guard has already checked the name); MCP clients send none.
         origin = request.headers.get(hdrs.ORIGIN)
         if origin is not None and not request.app[ALLOWED_HOSTS].allows_origin(origin):
             return envelope(ApiRefusal("forbidden", OTHER_ORIGIN))
-        presented = _presented(request.headers)
+        presented = presented_key(request.headers)
         if not presented:
             return _unauthorized(NO_KEY)
         # Every key is ASCII; a byte that is not cannot name one (and would not hash).
@@ -80,17 +96,11 @@ def mount_mcp(app: web.Application, settings: McpSettings, *, bridge_url: str) -
             return envelope(ApiRefusal("payload_too_large", TOO_LARGE.format(limit=limit)))
         return await call_asgi(asgi, request, body)
 
-    async def running(_: web.Application) -> AsyncIterator[None]:
-        async with server.session_manager.run():
-            yield
-
-    # POST only: stateless, so there is no server-to-client GET stream to open and
-    # no session to DELETE; the spec's answer to both is 405.
-    app.router.add_post(PATH, handle)
-    app.cleanup_ctx.append(running)
+    return handle
 
 
-def _presented(headers: Any) -> str | None:
+def presented_key(headers: Any) -> str | None:
+    """The bearer token of an ``Authorization`` header, if there is one."""
     if headers is None:
         return None
     value = headers.get("Authorization") or headers.get("authorization") or ""

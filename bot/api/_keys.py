@@ -191,6 +191,10 @@ class KeyRing:
         self._configured = tuple(configured)
         self._store = store
 
+    async def every_key(self) -> list[ApiKey]:
+        """The configured keys, then the stored ones (whose routes bound what a caller may ask)."""
+        return [*self._configured, *await self._store.keys()]
+
     async def holder(self, presented: str) -> ApiKey | None:
         digest = hash_key(presented)
         for key in self._configured:

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
 from aiohttp import web
 
@@ -118,6 +118,9 @@ def create_app(settings: Settings) -> web.Application:
                 await stop_api()
 
     app.cleanup_ctx.append(lifecycle)
+    if settings.mcp_gateway.file is not None:
+        # After the lifecycle: the gateway's start reads the API keys the lifecycle serves.
+        _mount_mcp_gateway(app, settings)
     return app
 
 
@@ -141,16 +144,36 @@ def email_surface(settings: Settings, links: AnswerLinks) -> EmailSurface | None
 
 def _mount_mcp(app: web.Application, settings: Settings) -> None:
     """``/mcp``, imported only when it is on: the server runs without the ``mcp`` extra."""
-    try:
+    with _needs_mcp("BOT_MCP_HTTP is on", unset="BOT_MCP_HTTP"):
         from adapters.mcp import mount_mcp
+    mount_mcp(app, settings.mcp, bridge_url=_own_url(settings))
+
+
+def _mount_mcp_gateway(app: web.Application, settings: Settings) -> None:
+    """``/mcp/gateway``, imported only when ``BOT_MCP_GATEWAY`` names a file."""
+    with _needs_mcp("BOT_MCP_GATEWAY is set", unset="BOT_MCP_GATEWAY"):
+        from adapters.mcp_gateway import mount_gateway
+    data_dir = settings.signing.data_dir
+    mount_gateway(
+        app, settings.mcp, settings.mcp_gateway, data_dir=data_dir, bridge_url=_own_url(settings)
+    )
+
+
+@contextlib.contextmanager
+def _needs_mcp(setting: str, *, unset: str) -> Iterator[None]:
+    try:
+        yield
     except ModuleNotFoundError as missing:
         raise BotError(
-            f"BOT_MCP_HTTP is on but the package {missing.name!r} is missing; install the "
-            f"mcp extra ({install_extra('mcp')}) or unset BOT_MCP_HTTP"
+            f"{setting} but the package {missing.name!r} is missing; install the "
+            f"mcp extra ({install_extra('mcp')}) or unset {unset}"
         ) from None
+
+
+def _own_url(settings: Settings) -> str:
+    """How this bridge's MCP doors reach its own ``/v1``."""
     serving = settings.serving
-    url = settings.mcp.bridge_url or serving.public_url or f"http://127.0.0.1:{serving.port}"
-    mount_mcp(app, settings.mcp, bridge_url=url)
+    return settings.mcp.bridge_url or serving.public_url or f"http://127.0.0.1:{serving.port}"
 
 
 @contextlib.asynccontextmanager

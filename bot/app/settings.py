@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from adapters.console.settings import ConsoleSettings
 from adapters.email.settings import EmailSettings
 from adapters.mcp.settings import McpSettings
+from adapters.mcp_gateway.settings import GatewaySettings
 from adapters.slack.settings import SlackSettings
 from adapters.teams.settings import TeamsSettings
 from bot.admin import AdminSettings
@@ -86,6 +87,7 @@ class Settings(BaseModel):
     api: ApiSettings = Field(default_factory=ApiSettings)
     links: LinkSettings = Field(default_factory=LinkSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
+    mcp_gateway: GatewaySettings = Field(default_factory=GatewaySettings)
 
     @model_validator(mode="after")
     def _public_bind_is_guarded(self) -> Settings:
