@@ -5,10 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 
 from bot.service.outcomes import Responder
 from bot.service.runs import RUN_SERVICE
+from tests.e2e._server import StartBot
 from tests.e2e._teams import (
     BOB,
     CHANNEL,
@@ -16,6 +18,7 @@ from tests.e2e._teams import (
     QUESTION,
     StartApp,
     TeamsBotApp,
+    TeamsDriver,
     actions,
     card_of,
     execute,
@@ -70,6 +73,25 @@ async def test_message_card_execute_resumes_and_updates_the_card(
         lambda: [t for t in connector.texts() if t.startswith("Deployed")], what="final reply"
     )
     assert final == [DEPLOY_REPORT]
+
+
+async def test_a_bot_process_runs_the_whole_flow(
+    start_bot: StartBot, http: aiohttp.ClientSession, connector: FakeConnector
+) -> None:
+    """`python -m bot` on this run's SDK: a message starts a run, its card is posted through
+    the connector, Action.Execute answers it, the card is edited for everyone, the run resumes
+    and reports."""
+    teams = TeamsDriver(http, await start_bot(BOT_CONSOLE="false"), connector)
+    await teams.say("deploy web")
+    question = await teams.card()
+    answered = await teams.click(question, "staging")
+    assert any(t.startswith("Answered by Alice at ") for t in texts(answered))
+    approval = await teams.card(2)
+    assert any(t.startswith("Answered by Alice") for t in texts(await teams.closed(question)))
+    approved = await teams.click(approval, "Approve")
+    assert any(t.startswith("Approved by Alice at ") for t in texts(approved))
+    assert any(t.startswith("Approved by Alice") for t in texts(await teams.closed(approval)))
+    assert await teams.replies("Deployed") == [DEPLOY_REPORT]
 
 
 async def _question(bot: TeamsBotApp, connector: FakeConnector, **where: Any) -> Any:
