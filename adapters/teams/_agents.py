@@ -8,8 +8,10 @@ bot's token. Where this differs from using the SDK as shipped, and why:
 - The SDK's validator picks the signing keys' address from the token's issuer,
   from a fixed list (the public and US Government clouds). With
   ``TO_BOT_FROM_CHANNEL_OPENID_METADATA_URL`` set, it is handed the key set that
-  metadata names instead (``_PublishedKeys``), so other clouds, and the tests'
+  metadata names instead (``_ChannelKeys``), so other clouds, and the tests'
   loopback endpoint, work as on botbuilder.
+- The SDK does not read a signing key's ``endorsements``; as on botbuilder, a key
+  endorsed for some channels signs only their activities (``_ChannelKeys``).
 - The SDK checks the issuer only when asked (``VALIDATE_ISSUER``): asked here, for
   its tenant's issuers, or ``TO_BOT_FROM_CHANNEL_TOKEN_ISSUER`` when set.
 - The SDK compares the ``serviceurl`` claim's host only when its host validator
@@ -30,10 +32,12 @@ bot's token. Where this differs from using the SDK as shipped, and why:
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 from typing import Any
 
 import aiohttp
+from jwt import PyJWK
 from microsoft_agents.activity import Activity
 from microsoft_agents.authentication.msal import MsalAuth
 from microsoft_agents.hosting.aiohttp import CloudAdapter
@@ -84,18 +88,31 @@ def _without_empty_strings(value: Any) -> Any:
     return value
 
 
-class _PublishedKeys(_JwkClientManager):
-    """The SDK's key cache, asked for the key set an OpenID metadata document names,
-    whichever address the SDK would have chosen from the token's issuer."""
+# The channel of the activity being authenticated, for the endorsement check (a context
+# variable: concurrent requests each see their own, in the key lookup's thread too).
+_CHANNEL: contextvars.ContextVar[str] = contextvars.ContextVar("teams_channel", default="")
 
-    def __init__(self, metadata_url: str) -> None:
+
+class _ChannelKeys(_JwkClientManager):
+    """The validator's signing keys: the key set an OpenID metadata document names when one
+    is set (whichever address the SDK would have chosen from the token's issuer), and
+    only a key endorsed for the activity's channel, when the key lists endorsements."""
+
+    def __init__(self, metadata_url: str | None) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self.metadata_url = metadata_url
         self.jwks_uri = ""
         self._discovering = asyncio.Lock()
 
+    @property
+    def known(self) -> bool:
+        """The key set's address is known (always, when the SDK's own routing is used)."""
+        return self.metadata_url is None or bool(self.jwks_uri)
+
     async def discover(self) -> None:
-        """Read the metadata's ``jwks_uri`` (once, or again when asked to refresh)."""
+        """Read the metadata's ``jwks_uri`` (at start, and again at each refresh)."""
+        if self.metadata_url is None:
+            return
         async with self._discovering:
             async with (
                 aiohttp.ClientSession(timeout=METADATA_TIMEOUT) as http,
@@ -109,9 +126,19 @@ class _PublishedKeys(_JwkClientManager):
             self.jwks_uri = uri
 
     def _get_jwk_client(self, jwks_uri: str) -> _JwkClientCacheEntry:
+        if self.metadata_url is None:
+            return super()._get_jwk_client(jwks_uri)
         if not self.jwks_uri:
             raise ValueError("the channel's signing keys are not known yet")
         return super()._get_jwk_client(self.jwks_uri)
+
+    async def get_signing_key(self, jwks_uri: str, header: dict[str, Any]) -> PyJWK:
+        key = await super().get_signing_key(jwks_uri, header)
+        endorsements = key._jwk_data.get("endorsements")
+        channel = _CHANNEL.get()
+        if endorsements and channel and channel not in endorsements:
+            raise ValueError(f"the signing key is not endorsed for the {channel} channel")
+        return key
 
 
 class _TurnClients:
@@ -153,10 +180,8 @@ class AgentsSdk:
         self._scope = (settings.oauth_scope or PUBLIC_OAUTH_SCOPE).rstrip("/")
         self.configuration = _configuration(settings, self._scope)
         self._validator = JwtTokenValidator(self.configuration)
-        self._published: _PublishedKeys | None = None
-        if settings.openid_metadata_url:
-            self._published = _PublishedKeys(settings.openid_metadata_url)
-            self._validator._jwk_client_manager = self._published
+        self._keys = _ChannelKeys(settings.openid_metadata_url)
+        self._validator._jwk_client_manager = self._keys
         self._adapter = CloudAdapter(channel_service_client_factory=_TurnClients(self.app_id))
         self._adapter.on_turn_error = None
         self._msal = MsalAuth(self.configuration)
@@ -183,9 +208,10 @@ class AgentsSdk:
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise Unauthenticated("no bearer token in the Authorization header")
+        _CHANNEL.set(str(activity.channel_id or ""))
         try:
-            if self._published is not None and not self._published.jwks_uri:
-                await self._published.discover()
+            if not self._keys.known:
+                await self._keys.discover()
             identity = await self._validator.validate_token(token.strip())
         except Exception as error:  # noqa: BLE001  pyjwt's errors, ValueError, KeyError (no kid), network
             raise Unauthenticated(f"{type(error).__name__}: {error}") from None
@@ -220,14 +246,9 @@ class AgentsSdk:
         minutes old or a token names an unknown kid; fetched here at start, the
         first request does not wait on it.
         """
-        if self._published is not None:
-            await self._published.discover()
-            manager: _JwkClientManager = self._published
-            uri = self._published.jwks_uri
-        else:
-            manager = JwtTokenValidator._jwk_client_manager
-            uri = AuthenticationConstants.PUBLIC_ABS_JWKS_URL
-        entry = manager._get_jwk_client(uri)
+        await self._keys.discover()
+        # The SDK's own address for the public cloud's channel keys, unless overridden.
+        entry = self._keys._get_jwk_client(AuthenticationConstants.PUBLIC_ABS_JWKS_URL)
 
         def fetch() -> None:
             with entry.lock:

@@ -85,7 +85,7 @@ async def test_bad_tokens_get_401_never_500(
     start_bot: StartBot, http: aiohttp.ClientSession, connector: FakeConnector
 ) -> None:
     """Missing, expired, wrong audience/issuer/serviceUrl, unknown kid, forged, unsigned,
-    alg none, garbage: 401, on each SDK."""
+    alg none, garbage, a key not endorsed for the activity's channel: 401, on each SDK."""
     server = await _bot(start_bot, connector)
     activity = _refused_invoke(connector)
     url = connector.url
@@ -113,7 +113,11 @@ async def test_bad_tokens_get_401_never_500(
     statuses = {
         name: (await _post(http, server, activity, token))[0] for name, token in tokens.items()
     }
-    assert statuses == dict.fromkeys(tokens, 401)
+    # A good token for an activity from a channel the signing key is not endorsed for.
+    webchat = {**activity, "channelId": "webchat"}
+    good = connector.token(audience=APP_ID, service_url=url)
+    statuses["key not endorsed for the channel"] = (await _post(http, server, webchat, good))[0]
+    assert statuses == dict.fromkeys([*tokens, "key not endorsed for the channel"], 401)
     status, _ = await _post(
         http, server, activity, connector.token(audience=APP_ID, service_url=url)
     )

@@ -26,6 +26,7 @@ from tests.e2e._teams import (
     texts,
 )
 from tests.fakes.bf_connector import FakeConnector
+from tests.support import TEAMS_SDKS
 
 pytestmark = pytest.mark.e2e
 
@@ -317,16 +318,18 @@ async def test_cancellation_edits_the_card(start_app: StartApp, connector: FakeC
 
 
 async def test_another_replica_answers_and_posts_from_the_stored_reference(
-    tmp_path: Path, connector: FakeConnector
+    tmp_path: Path, connector: FakeConnector, teams_sdk: str
 ) -> None:
-    """A question asked through one process is answered through another sharing the store."""
+    """A question asked through one process is answered through another sharing the store,
+    which runs on the other SDK (a move from one SDK to the other, mid-question)."""
+    other = next(sdk for sdk in TEAMS_SDKS if sdk != teams_sdk)
     first_app = await TeamsBotApp(tmp_path / "shared").start()
     try:
         first = await _question(first_app, connector)
     finally:
         await first_app.close()
     staging = actions(card_of(first.body))[0]
-    second_app = await TeamsBotApp(tmp_path / "shared").start()
+    second_app = await TeamsBotApp(tmp_path / "shared", BOT_TEAMS_SDK=other).start()
     try:
         status, reply = await second_app.post(execute(connector.url, _data(staging)))
         assert status == 200
