@@ -231,10 +231,7 @@ class AgentsSdk:
         result: list[Any] = []
 
         async def turn(context: TurnContext) -> None:
-            reference = context.activity.get_conversation_reference().model_dump(
-                mode="json", by_alias=True, exclude_none=True
-            )
-            result.append(await logic(body, reference))
+            result.append(await logic(body, _reference(body)))
 
         await self._adapter.process_activity(authenticated, activity, turn)
         return result[0] if result else None
@@ -262,6 +259,27 @@ class AgentsSdk:
         if self.emulator:
             return None
         return await self._msal.get_access_token(self._scope, [f"{self._scope}/.default"])
+
+
+# A conversation reference's keys, and the activity's field each is taken from.
+_REFERENCE_FIELDS = {
+    "activityId": "id",
+    "user": "from",
+    "bot": "recipient",
+    "conversation": "conversation",
+    "channelId": "channelId",
+    "locale": "locale",
+    "serviceUrl": "serviceUrl",
+}
+
+
+def _reference(body: dict[str, Any]) -> dict[str, Any]:
+    """The activity's conversation reference, as botbuilder serializes one (a run keeps it,
+    and is posted to on either SDK). Not the SDK's ``get_conversation_reference``: its model
+    requires the recipient, which the door lets an activity leave out."""
+    return {
+        key: body[field] for key, field in _REFERENCE_FIELDS.items() if body.get(field) is not None
+    }
 
 
 def _configuration(settings: TeamsSettings, scope: str) -> AgentAuthConfiguration:

@@ -30,7 +30,8 @@ from bot.service.runs import RUN_SERVICE
 log = logging.getLogger(__name__)
 
 ROUTE = "/api/messages"
-# The SDK refetches keys on the event loop once its copy is an hour old; stay fresher.
+# botbuilder refetches keys on the event loop once its copy is an hour old; stay fresher
+# (the Agents SDK fetches in a thread, but the first request need not wait either).
 KEYS_REFRESH_SECONDS = 30 * 60
 KEYS_TIMEOUT_SECONDS = 15.0
 NOT_JSON = "Send Bot Framework activities as JSON (Content-Type: application/json)."

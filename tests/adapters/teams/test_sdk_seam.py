@@ -142,3 +142,46 @@ async def test_both_sdks_hand_the_turn_the_same_reference_and_body() -> None:
     assert reference["serviceUrl"] == activity["serviceUrl"]
     assert reference["conversation"]["id"] == PERSONAL
     assert reference["user"]["aadObjectId"] == ALICE["aadObjectId"]
+
+
+@pytest.mark.parametrize(
+    ("app", "tenant", "authority", "channel_issuer"),
+    [
+        (
+            {},
+            "botframework.com",
+            "https://login.microsoftonline.com/botframework.com",
+            "https://api.botframework.com",
+        ),
+        (
+            {"MicrosoftAppType": "SingleTenant", "MicrosoftAppTenantId": "t-1"},
+            "t-1",
+            "https://login.microsoftonline.com/t-1",
+            "https://api.botframework.com",
+        ),
+        # The US Government cloud's sign-in: the SDK expects that cloud's channel issuer.
+        (
+            {"TO_CHANNEL_FROM_BOT_LOGIN_URL": "https://login.microsoftonline.us/x"},
+            "botframework.com",
+            "https://login.microsoftonline.us/x",
+            "https://api.botframework.us",
+        ),
+    ],
+)
+def test_the_agents_sdk_gets_the_app_its_tenant_and_where_to_sign_in(
+    app: dict[str, str], tenant: str, authority: str, channel_issuer: str
+) -> None:
+    """Multi-tenant apps sign in at the Bot Framework's tenant, single-tenant apps at theirs,
+    as on botbuilder; the issuer check is on, for the cloud's issuers or the override."""
+    from adapters.teams._agents import AgentsSdk
+
+    settings = TeamsSettings(MicrosoftAppId="app-1", MicrosoftAppPassword="s", **app)
+    configuration = AgentsSdk(settings).configuration
+    signs_in = (configuration.CLIENT_ID, configuration.TENANT_ID, configuration.AUTHORITY)
+    assert signs_in == ("app-1", tenant, authority)
+    assert configuration.VALIDATE_ISSUER
+    assert channel_issuer in configuration.ISSUERS
+    issuer = TeamsSettings(
+        MicrosoftAppId="app-1", MicrosoftAppPassword="s", TO_BOT_FROM_CHANNEL_TOKEN_ISSUER="i"
+    )
+    assert AgentsSdk(issuer).configuration.ISSUERS == ["i"]
