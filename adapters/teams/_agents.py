@@ -9,7 +9,8 @@ bot's token. Where this differs from using the SDK as shipped, and why:
   from a fixed list (the public and US Government clouds). With
   ``TO_BOT_FROM_CHANNEL_OPENID_METADATA_URL`` set, it is handed the key set that
   metadata names instead (``_ChannelKeys``), so other clouds, and the tests'
-  loopback endpoint, work as on botbuilder.
+  loopback endpoint, work as on botbuilder. Its key cache is a private part of
+  the SDK (1.9); the JWT tests on loopback fail if a release changes it.
 - The SDK does not read a signing key's ``endorsements``; as on botbuilder, a key
   endorsed for some channels signs only their activities (``_ChannelKeys``).
 - The SDK checks the issuer only when asked (``VALIDATE_ISSUER``): asked here, for
@@ -25,6 +26,8 @@ bot's token. Where this differs from using the SDK as shipped, and why:
   invoke's ``replyToId``) or null; it is given the body without them (the turn's logic
   still gets the body as received). An activity it refuses is a 400 that
   ``_mount`` logs once: the SDK's own ERROR line with a traceback is dropped.
+- The turn's conversation reference is the activity's own fields under
+  botbuilder's keys (``_reference``): the SDK's model of one requires a recipient.
 - ``on_turn_error`` is unset: a failure in our logic propagates, as on botbuilder,
   instead of the SDK printing a traceback and posting the error into the chat.
 """
@@ -64,8 +67,6 @@ from adapters.teams.settings import (
     PUBLIC_OPENID_METADATA_URL,
     TeamsSettings,
 )
-
-log = logging.getLogger(__name__)
 
 METADATA_TIMEOUT = aiohttp.ClientTimeout(total=15)
 
