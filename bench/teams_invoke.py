@@ -1,18 +1,20 @@
-"""The Teams ``Action.Execute`` invoke path under 50 concurrent clients, on loopback.
+"""The Teams ``Action.Execute`` invoke path under 50 concurrent clients, on loopback,
+on each SDK Teams can run on (``BOT_TEAMS_SDK``: botbuilder-core, then the Agents SDK).
 
-Two processes, measured in the same run:
+Per SDK, two processes, one SDK after the other (so they never share the CPU):
 
 - the bot (`python -m bot`, emulator mode so auth is off, SQLite in a
   temporary folder) with N demo runs parked on their first question, their
   cards posted to a loopback Bot Framework connector in this process; 50
   clients answer them with ``adaptiveCard/action`` invokes (check, spend,
   the updated card back; the resume runs after);
-- a bare bot: the same CloudAdapter pipeline (``adapters.teams._sdk``)
-  answering every invoke with a fixed card and nothing else, which is the
-  floor the SDK sets.
+- a bare bot: the same SDK's pipeline through the same seam
+  (``adapters.teams._sdk_choice``) answering every invoke with a fixed card and
+  nothing else, which is the floor that SDK sets.
 
 Every invoke must get 200 with a card saying who answered (the bare bot: its
-fixed card); anything else is counted and fails the run.
+fixed card); anything else is counted and fails the run. The last line compares
+the two SDKs' answers.
 
 Run: `.venv/bin/python bench/teams_invoke.py [n]` (default 1000).
 """
@@ -26,6 +28,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +37,20 @@ import aiohttp
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.console import CLIENTS, Request, measure, run_from_argv, until_ready  # noqa: E402
+from bench.console import (  # noqa: E402
+    CLIENTS,
+    Phase,
+    Request,
+    measure,
+    run_from_argv,
+    until_ready,
+)
 from tests.e2e._server import free_port, logged_process  # noqa: E402
 from tests.e2e._teams import execute, message  # noqa: E402
 from tests.fakes.bf_connector import FakeConnector  # noqa: E402
 
-DEADLINE_SECONDS = 900.0
+SDKS = ("botbuilder", "agents")
+DEADLINE_SECONDS = 1800.0
 COLLECT_SECONDS = 300.0
 FIXED_CARD = {
     "type": "AdaptiveCard",
@@ -117,11 +128,22 @@ async def park_runs(
     return invokes
 
 
-async def run(n: int) -> int:
+@dataclass
+class Measured:
+    """One SDK's figures: the bot's answers, the bare pipeline's, and the runs resumed."""
+
+    sdk: str
+    answered: Phase
+    baseline: Phase
+    failures: int
+    resumed: int
+
+
+async def measure_sdk(sdk: str, n: int) -> Measured:
     timeout = aiohttp.ClientTimeout(total=60)
     connector = await FakeConnector().start()
     sessions: list[aiohttp.ClientSession] = []
-    with tempfile.TemporaryDirectory(prefix="bench-teams-") as folder:
+    with tempfile.TemporaryDirectory(prefix=f"bench-teams-{sdk}-") as folder:
         bot = Process(
             Path(folder),
             ["-m", "bot"],
@@ -131,16 +153,18 @@ async def run(n: int) -> int:
                 "BOT_CONSOLE": "false",
                 "BOT_LOG_FORMAT": "json",
                 "BOT_LOG_LEVEL": "WARNING",
+                "BOT_TEAMS_SDK": sdk,
             },
         )
-        bare = Process(Path(folder), ["bench/teams_invoke.py", "--bare"], {})
+        bare = Process(Path(folder), ["bench/teams_invoke.py", "--bare"], {"BOT_TEAMS_SDK": sdk})
         try:
             async with aiohttp.ClientSession(timeout=timeout) as control:
                 await bot.wait_ready(control, "/healthz")
                 await bare.wait_ready(control, "/healthz")
                 began = time.perf_counter()
                 invokes = await park_runs(control, bot.url, connector, n)
-                print(f"parked {n} runs on their first card in {time.perf_counter() - began:.1f} s")
+                took = time.perf_counter() - began
+                print(f"{sdk}: parked {n} runs on their first card in {took:.1f} s")
                 for _ in range(CLIENTS):
                     sessions.append(
                         aiohttp.ClientSession(
@@ -150,9 +174,11 @@ async def run(n: int) -> int:
                 fixed = [execute(connector.url, {"hitl": 1}) for _ in range(max(n, 5000))]
                 bare_request = invoke_request(bare.url, expect='"ok"')
                 warm = await measure("warm-up", sessions, fixed[: CLIENTS * 4], bare_request)
-                baseline = await measure("bare CloudAdapter invoke", sessions, fixed, bare_request)
+                baseline = await measure(
+                    f"{sdk}: bare pipeline invoke", sessions, fixed, bare_request
+                )
                 answered = await measure(
-                    "Action.Execute answer",
+                    f"{sdk}: Action.Execute answer",
                     sessions,
                     invokes,
                     invoke_request(bot.url, expect="Answered by"),
@@ -169,25 +195,37 @@ async def run(n: int) -> int:
             bot.stop()
             bare.stop()
             await connector.close()
-    print(answered.report())
-    print(baseline.report())
-    print(f"ratio answer/bare: {answered.ratios(baseline)}")
-    print(f"{resumed} of {n} answered runs resumed and posted their approval card")
     failures = warm.failures + baseline.failures + answered.failures
-    if failures or resumed != n:
-        print(f"FAILED: {failures} bad responses, {n - resumed} runs not resumed")
-        return 1
-    return 0
+    return Measured(sdk, answered, baseline, failures, resumed)
+
+
+async def run(n: int) -> int:
+    results = [await measure_sdk(sdk, n) for sdk in SDKS]
+    for result in results:
+        print(result.answered.report())
+        print(result.baseline.report())
+        print(f"{result.sdk}: ratio answer/bare: {result.answered.ratios(result.baseline)}")
+        print(f"{result.sdk}: {result.resumed} of {n} answered runs resumed and posted their card")
+    botbuilder, agents = results
+    print(f"answers, agents/botbuilder: {agents.answered.ratios(botbuilder.answered)}")
+    print(f"bare pipelines, agents/botbuilder: {agents.baseline.ratios(botbuilder.baseline)}")
+    failed = [r for r in results if r.failures or r.resumed != n]
+    for result in failed:
+        print(
+            f"FAILED ({result.sdk}): {result.failures} bad responses, "
+            f"{n - result.resumed} runs not resumed"
+        )
+    return 1 if failed else 0
 
 
 def serve_bare() -> None:
-    """The floor: the SDK's pipeline (same seam as the bot) and a fixed invoke response."""
+    """The floor: BOT_TEAMS_SDK's pipeline (same seam as the bot) and a fixed invoke response."""
     from aiohttp import web
 
-    from adapters.teams._sdk import BotFramework
+    from adapters.teams._sdk_choice import open_sdk
     from bot.app.settings import load_settings
 
-    framework = BotFramework(load_settings(BOT_CONSOLE=False).teams)
+    sdk = open_sdk(load_settings(BOT_CONSOLE=False).teams)
 
     async def fixed(_activity: dict[str, Any], _reference: dict[str, Any]) -> dict[str, Any]:
         return {
@@ -198,9 +236,9 @@ def serve_bare() -> None:
 
     async def messages(request: web.Request) -> web.Response:
         body = await request.json()
-        activity = framework.parse(body)
-        authenticated = await framework.authenticate(activity, "")
-        return web.json_response(await framework.process(authenticated, activity, body, fixed))
+        activity = sdk.parse(body)
+        authenticated = await sdk.authenticate(activity, "")
+        return web.json_response(await sdk.process(authenticated, activity, body, fixed))
 
     async def healthz(_request: web.Request) -> web.Response:
         return web.json_response({"ok": True})

@@ -24,7 +24,18 @@ from bot.stores.postgres import PostgresStores
 from bot.testing import FixedClock, RecordingSurface
 from tests.browser import browser as browser  # the browser tests' one fixture
 from tests.stores._postgres import fresh_schema
-from tests.support import Harness, HarnessFactory
+from tests.support import TEAMS_SDKS, Harness, HarnessFactory
+
+
+# Every test that reaches the Teams endpoint runs once on each SDK (TEAMS_SDKS), through
+# this one fixture: the loopback connector's and the in-process app's fixtures ask for it,
+# and ``start_bot`` passes it to the bot process.
+@pytest.fixture(params=TEAMS_SDKS)
+def teams_sdk(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The SDK this run of the test serves Teams on (BOT_TEAMS_SDK, for apps in process)."""
+    sdk = str(request.param)
+    monkeypatch.setenv("BOT_TEAMS_SDK", sdk)
+    return sdk
 
 
 @pytest.fixture

@@ -166,6 +166,10 @@ def bot_command_env(database_url: str, data_dir: Path, **more: str) -> dict[str,
     return env | {"DATABASE_URL": database_url, "BOT_DATA_DIR": str(data_dir), **more}
 
 
+# The SDKs Teams can run on (BOT_TEAMS_SDK); the ``teams_sdk`` fixture runs a test on each.
+TEAMS_SDKS = ("botbuilder", "agents")
+
+
 def bare_bot_env(folder: Path, **more: str) -> dict[str, str]:
     """No setting of this process, only a PATH, a SQLite store and a data dir in ``folder``,
     and ``more``: for a bot command whose output depends on its settings alone."""

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from adapters.teams.settings import SDK_NAMES
 from tests.e2e._server import free_port
 from tests.fakes.slack_api import APP_TOKEN, BOT_TOKEN, TEAM, FakeSlack
 from tests.loopback import serving
@@ -123,7 +124,9 @@ async def test_the_teams_pages_steps_work_as_pasted(
     checked = await in_thread(tmp_path, *check_line[3:], env=cloud)
     assert checked.returncode == 0, checked.stderr
     app_id = PLACEHOLDERS["<app id>"]
-    assert f"teams:    app {app_id} (SingleTenant) on /api/messages; bot token ok" in checked.stdout
+    via = f"via {SDK_NAMES['botbuilder']} (BOT_TEAMS_SDK=botbuilder)"
+    teams_line = f"teams:    app {app_id} (SingleTenant) on /api/messages {via}; bot token ok"
+    assert teams_line in checked.stdout
     assert [a["client_id"] for a in asked] == [app_id]
 
     package_line = filled(teams_block("## Upload the app")).split()

@@ -2,8 +2,8 @@
 
 The adapter translates activities into ``RunService`` calls and renders
 questions as cards; who may answer, whether a token is good and whether an
-answer fits are decided in ``bot/``. botbuilder is imported in ``_sdk`` only,
-so a move to the Microsoft 365 Agents SDK rewrites that one module.
+answer fits are decided in ``bot/``. The SDK under it (botbuilder-core or the
+Microsoft 365 Agents SDK, ``BOT_TEAMS_SDK``) is reached through ``_sdk`` only.
 """
 
 from adapters.teams._cards import CardContext, question_card

@@ -19,7 +19,8 @@ from aiohttp import web
 from adapters.teams._bot import TeamsBot
 from adapters.teams._connector import Connector
 from adapters.teams._edge import NotAnActivity, parse
-from adapters.teams._sdk import BadActivity, BotFramework, Unauthenticated
+from adapters.teams._sdk import BadActivity, TeamsSdk, Unauthenticated
+from adapters.teams._sdk_choice import open_sdk
 from adapters.teams._surface import TeamsSurface
 from adapters.teams.settings import TeamsSettings
 from bot.admin import ADMIN_SERVICE
@@ -28,7 +29,8 @@ from bot.service.runs import RUN_SERVICE
 log = logging.getLogger(__name__)
 
 ROUTE = "/api/messages"
-# The SDK refetches keys on the event loop once its copy is an hour old; stay fresher.
+# botbuilder refetches keys on the event loop once its copy is an hour old; stay fresher
+# (the Agents SDK fetches in a thread, but the first request need not wait either).
 KEYS_REFRESH_SECONDS = 30 * 60
 KEYS_TIMEOUT_SECONDS = 15.0
 NOT_JSON = "Send Bot Framework activities as JSON (Content-Type: application/json)."
@@ -54,14 +56,15 @@ def mount_teams(
     if not settings.enabled(local=local):
         log.info("Teams off: set MicrosoftAppId (and MicrosoftAppPassword) to enable it")
         return None
-    framework = BotFramework(settings)
-    if framework.emulator:
+    sdk = open_sdk(settings)
+    log.info("Teams on %s (BOT_TEAMS_SDK=%s)", settings.sdk_name(), settings.sdk)
+    if sdk.emulator:
         log.warning(
             "Teams in emulator mode: no MicrosoftAppId, so activities on %s are NOT "
             "authenticated; for local use with the Bot Framework Emulator only",
             ROUTE,
         )
-    connector = Connector(token=framework.bot_token)
+    connector = Connector(token=sdk.bot_token)
 
     def schema_of(name: str) -> dict[str, Any] | None:
         service = app.get(RUN_SERVICE)
@@ -70,9 +73,9 @@ def mount_teams(
 
     surface = TeamsSurface(connector, schema_of=schema_of)
     bot = TeamsBot(surface, lambda: app[RUN_SERVICE], lambda: app.get(ADMIN_SERVICE))
-    app.router.add_post(ROUTE, _endpoint(framework, bot))
-    if not framework.emulator:
-        app.cleanup_ctx.append(_fresh_signing_keys(framework))
+    app.router.add_post(ROUTE, _endpoint(sdk, bot))
+    if not sdk.emulator:
+        app.cleanup_ctx.append(_fresh_signing_keys(sdk))
 
     async def close(_app: web.Application) -> None:
         await connector.close()
@@ -82,15 +85,15 @@ def mount_teams(
 
 
 def _fresh_signing_keys(
-    framework: BotFramework,
+    sdk: TeamsSdk,
 ) -> Callable[[web.Application], AsyncIterator[None]]:
     """Fetch the channel's signing keys at start and every half hour, off the event loop."""
 
     async def refresh() -> None:
         try:
-            await asyncio.wait_for(framework.refresh_signing_keys(), KEYS_TIMEOUT_SECONDS)
+            await asyncio.wait_for(sdk.refresh_signing_keys(), KEYS_TIMEOUT_SECONDS)
         except Exception:  # noqa: BLE001  a failed fetch is retried; the SDK's cache stays
-            log.warning("could not fetch the Teams signing keys from %s", framework.metadata_url)
+            log.warning("could not fetch the Teams signing keys from %s", sdk.metadata_url)
 
     async def forever() -> None:
         while True:
@@ -108,7 +111,7 @@ def _fresh_signing_keys(
     return lifecycle
 
 
-def _endpoint(framework: BotFramework, bot: TeamsBot) -> Any:
+def _endpoint(sdk: TeamsSdk, bot: TeamsBot) -> Any:
     async def messages(request: web.Request) -> web.Response:
         if request.content_type != "application/json":
             return _problem(415, NOT_JSON)
@@ -116,12 +119,12 @@ def _endpoint(framework: BotFramework, bot: TeamsBot) -> Any:
             return _problem(503, STARTING)
         try:
             body = parse(await request.read())
-            activity = framework.parse(body)
+            activity = sdk.parse(body)
         except (NotAnActivity, BadActivity):
             log.warning("Teams request refused: the body is not an activity")
             return _problem(400, NOT_ACTIVITY)
         try:
-            authenticated = await framework.authenticate(
+            authenticated = await sdk.authenticate(
                 activity, request.headers.get("Authorization", "")
             )
         except Unauthenticated as error:
@@ -129,7 +132,7 @@ def _endpoint(framework: BotFramework, bot: TeamsBot) -> Any:
             return _problem(401, UNAUTHENTICATED)
         # Teams waits on this response (an invoke's card): our own work yields to it.
         with request.app[RUN_SERVICE].foreground.request():
-            reply = await framework.process(authenticated, activity, body, bot.on_turn)
+            reply = await sdk.process(authenticated, activity, body, bot.on_turn)
         if reply is None:
             return web.Response(status=201)
         if reply.body is None:

@@ -133,9 +133,13 @@ def _sqlite_folder(url: str) -> Path | None:
 def _teams_state(settings: Settings) -> str:
     if not settings.teams_enabled:
         return "not configured (set MicrosoftAppId and MicrosoftAppPassword)"
+    via = f"via {settings.teams.sdk_name()} (BOT_TEAMS_SDK={settings.teams.sdk})"
     if settings.teams_emulator:
-        return "emulator mode on /api/messages (no MicrosoftAppId: unauthenticated, loopback only)"
-    return f"app {settings.teams.app_id} ({settings.teams.app_type}) on /api/messages"
+        return (
+            "emulator mode on /api/messages (no MicrosoftAppId: unauthenticated, "
+            f"loopback only) {via}"
+        )
+    return f"app {settings.teams.app_id} ({settings.teams.app_type}) on /api/messages {via}"
 
 
 async def _probe_model(base_url: str, api_key: SecretStr) -> str:

@@ -19,7 +19,7 @@ import aiosmtplib
 
 from adapters.email.settings import EmailSettings, untrusted_certificate
 from adapters.slack.settings import SlackSettings
-from adapters.teams.settings import TeamsSettings
+from adapters.teams.settings import PUBLIC_OAUTH_SCOPE, TOKEN_ENDPOINT_PATH, TeamsSettings
 
 TIMEOUT = aiohttp.ClientTimeout(total=10)
 _REFUSED = frozenset(
@@ -95,22 +95,12 @@ async def _slack_call(api_url: str, method: str, token: str) -> dict[str, Any] |
 
 async def probe_teams(teams: TeamsSettings) -> Probe:
     """A bot token from the Bot Framework's token endpoint, as the bot gets one to send."""
-    from botframework.connector.auth import (  # type: ignore[import-untyped]
-        AuthenticationConstants as Cloud,
-    )
-
     if not teams.app_id or teams.app_password is None:
         return Probe()  # emulator mode, or a managed identity: nothing to ask for here
-    if teams.login_url:
-        url = teams.login_url
-    else:
-        tenant = teams.app_tenant_id if teams.app_type == "SingleTenant" else None
-        url = Cloud.TO_CHANNEL_FROM_BOT_LOGIN_URL_PREFIX + (
-            tenant or Cloud.DEFAULT_CHANNEL_AUTH_TENANT
-        )
-    if not url.endswith(Cloud.TO_CHANNEL_FROM_BOT_TOKEN_ENDPOINT_PATH):
-        url = url.rstrip("/") + Cloud.TO_CHANNEL_FROM_BOT_TOKEN_ENDPOINT_PATH
-    scope = (teams.oauth_scope or Cloud.TO_CHANNEL_FROM_BOT_OAUTH_SCOPE).rstrip("/")
+    url = teams.login_url_or_default()
+    if not url.endswith(TOKEN_ENDPOINT_PATH):
+        url = url.rstrip("/") + TOKEN_ENDPOINT_PATH
+    scope = (teams.oauth_scope or PUBLIC_OAUTH_SCOPE).rstrip("/")
     form = {
         "grant_type": "client_credentials",
         "client_id": teams.app_id,

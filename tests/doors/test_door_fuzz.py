@@ -194,7 +194,7 @@ async def test_fuzz_slack_commands(slack: SlackDoor, data: st.DataObject) -> Non
 
 
 @pytest.fixture
-async def teams(tmp_path: Path) -> AsyncIterator[TeamsDoor]:
+async def teams(tmp_path: Path, teams_sdk: str) -> AsyncIterator[TeamsDoor]:
     async with teams_door(tmp_path) as door:
         yield door
 

@@ -47,7 +47,7 @@ async def teams_door(tmp_path: Path, **env: Any) -> AsyncIterator[TeamsDoor]:
 
 
 @pytest.fixture
-async def door(tmp_path: Path) -> AsyncIterator[TeamsDoor]:
+async def door(tmp_path: Path, teams_sdk: str) -> AsyncIterator[TeamsDoor]:
     async with teams_door(tmp_path) as opened:
         yield opened
 
@@ -149,7 +149,7 @@ async def test_an_execute_with_a_strange_option_index_is_refused_in_the_card(
     assert_only_a_refusal_recorded(before, await door.state(), "AnswerInvalid")
 
 
-async def test_a_replayed_admin_command_applies_once(tmp_path: Path) -> None:
+async def test_a_replayed_admin_command_applies_once(tmp_path: Path, teams_sdk: str) -> None:
     """The same signed activity (same id) sent twice: one extension, one reply."""
     connector = await FakeConnector().start()
     try:

@@ -23,15 +23,19 @@ __all__ = ["client", "deploying", "temporal", "workers"]
 
 
 @pytest.fixture
-def start_bot(tmp_path: Path) -> Iterator[StartBot]:
+def start_bot(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[StartBot]:
     """``await start_bot(BOT_TTL_SECONDS="2")`` -> a ready server; all are killed at teardown.
 
+    A Teams test (one run per SDK, ``teams_sdk``) starts its bots on that run's SDK.
     The log tail is printed at teardown, which pytest shows only for a failed test.
     """
     servers: list[BotServer] = []
+    params = getattr(request.node, "callspec", None)
+    sdk = params.params.get("teams_sdk") if params is not None else None
+    teams = {"BOT_TEAMS_SDK": str(sdk)} if sdk else {}
 
     async def start(**env: str) -> BotServer:
-        server = BotServer(tmp_path / f"bot{len(servers)}", **env)
+        server = BotServer(tmp_path / f"bot{len(servers)}", **{**teams, **env})
         servers.append(server)
         return await server.start()
 
@@ -56,16 +60,16 @@ async def fake() -> AsyncIterator[FakeSlack]:
 
 
 @pytest.fixture
-async def connector() -> AsyncIterator[FakeConnector]:
-    """The loopback Bot Framework connector (``checked_connector``)."""
+async def connector(teams_sdk: str) -> AsyncIterator[FakeConnector]:
+    """The loopback Bot Framework connector (``checked_connector``), once per Teams SDK."""
     async with checked_connector() as fake:
         yield fake
 
 
 @pytest.fixture
-async def start_app(tmp_path: Path) -> AsyncIterator[StartApp]:
+async def start_app(tmp_path: Path, teams_sdk: str) -> AsyncIterator[StartApp]:
     """``await start_app(**settings)`` -> create_app served in process (``TeamsBotApp``), each
-    in a folder of its own; all are closed at teardown."""
+    in a folder of its own, once per Teams SDK; all are closed at teardown."""
     apps: list[TeamsBotApp] = []
 
     async def start(**overrides: Any) -> TeamsBotApp:

@@ -32,7 +32,7 @@ BOB_ID = f"teams:{TENANT}:{BOB['aadObjectId']}"
 
 
 @pytest.fixture
-async def bot(tmp_path: Path) -> AsyncIterator[TeamsBotApp]:
+async def bot(tmp_path: Path, teams_sdk: str) -> AsyncIterator[TeamsBotApp]:
     app = await TeamsBotApp(tmp_path / "bot", BOT_ADMINS=[BOB_ID]).start()
     yield app
     await app.close()

@@ -2,8 +2,9 @@
 
 The OpenID metadata and the JWKS (with the ``msteams`` endorsement) are
 served on loopback by the fake connector, and the bot is pointed at them
-with the SDK's own settings. The bot runs in its own process because the
-SDK fetches the metadata with blocking ``requests`` calls.
+with our overrides (TO_BOT_FROM_CHANNEL_*). Each test runs once per SDK
+(BOT_TEAMS_SDK, the ``connector`` fixture's ``teams_sdk``). The bot runs in its
+own process because botbuilder fetches the metadata with blocking ``requests`` calls.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import time
 from typing import Any
 
 import aiohttp
+import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
@@ -25,10 +27,10 @@ pytestmark = pytest.mark.e2e
 APP_ID = "0b5e1c7a-app"
 
 
-async def _bot(start_bot: StartBot, connector: FakeConnector) -> BotServer:
+async def _bot(start_bot: StartBot, connector: FakeConnector, **app: str) -> BotServer:
+    app = app or {"MicrosoftAppId": APP_ID, "MicrosoftAppPassword": "test-secret"}
     return await start_bot(
-        MicrosoftAppId=APP_ID,
-        MicrosoftAppPassword="test-secret",
+        **app,
         TO_BOT_FROM_CHANNEL_OPENID_METADATA_URL=f"{connector.url}/openid",
         TO_BOT_FROM_CHANNEL_TOKEN_ISSUER=ISSUER,
         BOT_CONSOLE="false",
@@ -38,6 +40,16 @@ async def _bot(start_bot: StartBot, connector: FakeConnector) -> BotServer:
 def _refused_invoke(connector: FakeConnector) -> dict[str, Any]:
     """An answer with a token that is not ours: accepted or not, nothing goes out."""
     return execute(connector.url, {"hitl": 1, "token": "not-a-token", "iid": "x"}, who=ALICE)
+
+
+def _unsigned(token: str) -> str:
+    """The token with its signature cut off (header and claims as signed)."""
+    header, claims, _ = token.split(".")
+    return f"{header}.{claims}."
+
+
+def _claims(token: str) -> dict[str, Any]:
+    return dict(jwt.decode(token, options={"verify_signature": False}))
 
 
 async def _post(
@@ -72,7 +84,8 @@ async def test_a_channel_signed_token_is_accepted(
 async def test_bad_tokens_get_401_never_500(
     start_bot: StartBot, http: aiohttp.ClientSession, connector: FakeConnector
 ) -> None:
-    """Missing, expired, wrong audience/issuer/serviceUrl, unknown kid, forged, garbage: 401."""
+    """Missing, expired, wrong audience/issuer/serviceUrl, unknown kid, forged, unsigned,
+    alg none, garbage, a key not endorsed for the activity's channel: 401, on each SDK."""
     server = await _bot(start_bot, connector)
     activity = _refused_invoke(connector)
     url = connector.url
@@ -88,14 +101,43 @@ async def test_bad_tokens_get_401_never_500(
         "wrong serviceUrl": connector.token(audience=APP_ID, service_url="https://evil.test"),
         "unknown kid": connector.token(audience=APP_ID, service_url=url, kid="rotated-away"),
         "foreign signature": connector.token(audience=APP_ID, service_url=url, key=stranger),
+        "unsigned": _unsigned(connector.token(audience=APP_ID, service_url=url)),
+        "alg none": jwt.encode(
+            _claims(connector.token(audience=APP_ID, service_url=url)),
+            None,
+            algorithm="none",
+            headers={"kid": connector.kid},
+        ),
         "garbage": "abc.def.ghi",
     }
     statuses = {
         name: (await _post(http, server, activity, token))[0] for name, token in tokens.items()
     }
-    assert statuses == dict.fromkeys(tokens, 401)
+    # A good token for an activity from a channel the signing key is not endorsed for.
+    webchat = {**activity, "channelId": "webchat"}
+    good = connector.token(audience=APP_ID, service_url=url)
+    statuses["key not endorsed for the channel"] = (await _post(http, server, webchat, good))[0]
+    assert statuses == dict.fromkeys([*tokens, "key not endorsed for the channel"], 401)
     status, _ = await _post(
         http, server, activity, connector.token(audience=APP_ID, service_url=url)
     )
     assert status == 200
     assert "Traceback" not in server.log_text()
+
+
+async def test_the_agents_sdk_names_for_the_app_work_on_either_sdk(
+    start_bot: StartBot, http: aiohttp.ClientSession, connector: FakeConnector
+) -> None:
+    """CONNECTIONS__SERVICE_CONNECTION__SETTINGS__CLIENTID/CLIENTSECRET name the same app as
+    MicrosoftAppId/MicrosoftAppPassword: a token for that app id gets through, another's not."""
+    prefix = "CONNECTIONS__SERVICE_CONNECTION__SETTINGS__"
+    server = await _bot(
+        start_bot,
+        connector,
+        **{f"{prefix}CLIENTID": APP_ID, f"{prefix}CLIENTSECRET": "test-secret"},
+    )
+    activity = _refused_invoke(connector)
+    ours = connector.token(audience=APP_ID, service_url=connector.url)
+    assert (await _post(http, server, activity, ours))[0] == 200
+    theirs = connector.token(audience="another-app", service_url=connector.url)
+    assert (await _post(http, server, activity, theirs))[0] == 401

@@ -5,10 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 
 from bot.service.outcomes import Responder
 from bot.service.runs import RUN_SERVICE
+from tests.e2e._server import StartBot
 from tests.e2e._teams import (
     BOB,
     CHANNEL,
@@ -16,6 +18,7 @@ from tests.e2e._teams import (
     QUESTION,
     StartApp,
     TeamsBotApp,
+    TeamsDriver,
     actions,
     card_of,
     execute,
@@ -23,6 +26,7 @@ from tests.e2e._teams import (
     texts,
 )
 from tests.fakes.bf_connector import FakeConnector
+from tests.support import TEAMS_SDKS
 
 pytestmark = pytest.mark.e2e
 
@@ -70,6 +74,25 @@ async def test_message_card_execute_resumes_and_updates_the_card(
         lambda: [t for t in connector.texts() if t.startswith("Deployed")], what="final reply"
     )
     assert final == [DEPLOY_REPORT]
+
+
+async def test_a_bot_process_runs_the_whole_flow(
+    start_bot: StartBot, http: aiohttp.ClientSession, connector: FakeConnector
+) -> None:
+    """`python -m bot` on this run's SDK: a message starts a run, its card is posted through
+    the connector, Action.Execute answers it, the card is edited for everyone, the run resumes
+    and reports."""
+    teams = TeamsDriver(http, await start_bot(BOT_CONSOLE="false"), connector)
+    await teams.say("deploy web")
+    question = await teams.card()
+    answered = await teams.click(question, "staging")
+    assert any(t.startswith("Answered by Alice at ") for t in texts(answered))
+    approval = await teams.card(2)
+    assert any(t.startswith("Answered by Alice") for t in texts(await teams.closed(question)))
+    approved = await teams.click(approval, "Approve")
+    assert any(t.startswith("Approved by Alice at ") for t in texts(approved))
+    assert any(t.startswith("Approved by Alice") for t in texts(await teams.closed(approval)))
+    assert await teams.replies("Deployed") == [DEPLOY_REPORT]
 
 
 async def _question(bot: TeamsBotApp, connector: FakeConnector, **where: Any) -> Any:
@@ -295,16 +318,18 @@ async def test_cancellation_edits_the_card(start_app: StartApp, connector: FakeC
 
 
 async def test_another_replica_answers_and_posts_from_the_stored_reference(
-    tmp_path: Path, connector: FakeConnector
+    tmp_path: Path, connector: FakeConnector, teams_sdk: str
 ) -> None:
-    """A question asked through one process is answered through another sharing the store."""
+    """A question asked through one process is answered through another sharing the store,
+    which runs on the other SDK (a move from one SDK to the other, mid-question)."""
+    other = next(sdk for sdk in TEAMS_SDKS if sdk != teams_sdk)
     first_app = await TeamsBotApp(tmp_path / "shared").start()
     try:
         first = await _question(first_app, connector)
     finally:
         await first_app.close()
     staging = actions(card_of(first.body))[0]
-    second_app = await TeamsBotApp(tmp_path / "shared").start()
+    second_app = await TeamsBotApp(tmp_path / "shared", BOT_TEAMS_SDK=other).start()
     try:
         status, reply = await second_app.post(execute(connector.url, _data(staging)))
         assert status == 200

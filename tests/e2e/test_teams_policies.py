@@ -30,7 +30,7 @@ pytestmark = pytest.mark.e2e
 CAROL = {"id": "29:carol", "name": "Carol", "aadObjectId": "ca701000-0000-4000-8000-000000000003"}
 
 
-async def test_a_quorum_of_two_on_teams(tmp_path: Path) -> None:
+async def test_a_quorum_of_two_on_teams(tmp_path: Path, teams_sdk: str) -> None:
     connector = await FakeConnector().start()
     bot = await TeamsBotApp(
         tmp_path / "bot",

@@ -7,10 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from adapters.teams.settings import TeamsSettings
+from adapters.teams.settings import SDK_NAMES, TeamsSettings
 from bot.__main__ import main
 from bot.app.settings import load_settings
-from tests.support import ROOT, bare_bot_env, clean_environment, refused_settings, run_bot
+from tests.support import (
+    ROOT,
+    TEAMS_SDKS,
+    bare_bot_env,
+    clean_environment,
+    refused_settings,
+    run_bot,
+)
 
 # Every variable Teams' settings read (the Bot Framework's names and their TEAMS_ aliases), and
 # the bind address emulator mode depends on.
@@ -89,8 +96,10 @@ def test_emulator_mode_is_for_loopback_only(monkeypatch: pytest.MonkeyPatch) -> 
     assert not public.teams_enabled and not public.teams_emulator
 
 
-def test_check_says_whether_teams_is_configured(tmp_path: Path) -> None:
-    """`python -m bot check` prints the Teams line; with an app id it asks for a bot token.
+@pytest.mark.parametrize("sdk", TEAMS_SDKS)
+def test_check_says_whether_teams_is_configured_and_on_which_sdk(tmp_path: Path, sdk: str) -> None:
+    """`python -m bot check` prints the Teams line, naming the SDK; with an app id it asks
+    the token endpoint for a bot token, on either SDK.
 
     (tests/test_cli.py answers that request: "bot token ok", and a refused secret.)
     """
@@ -100,14 +109,14 @@ def test_check_says_whether_teams_is_configured(tmp_path: Path) -> None:
         "TO_CHANNEL_FROM_BOT_LOGIN_URL": "http://127.0.0.1:9/tenant",
     }
     results = [
-        run_bot("check", env=bare_bot_env(tmp_path, **extra), cwd=ROOT)
+        run_bot("check", env=bare_bot_env(tmp_path, BOT_TEAMS_SDK=sdk, **extra), cwd=ROOT)
         for extra in ({}, unreachable)
     ]
     emulator, configured = results
     assert emulator.returncode == 0, emulator.stderr
     assert (
         "teams:    emulator mode on /api/messages (no MicrosoftAppId: unauthenticated, "
-        "loopback only)"
+        f"loopback only) via {SDK_NAMES[sdk]} (BOT_TEAMS_SDK={sdk})"
     ) in emulator.stdout.splitlines()
     assert configured.returncode == 2
     [line] = configured.stderr.splitlines()
