@@ -25,6 +25,7 @@ from bot.interactions.approval import approval_registration, approval_tool
 from bot.kernel.turn import Agent
 from bot.providers.scripted import ScriptedProvider
 from bot.questions.lifecycle import Lifecycle
+from bot.questions.quorum import stored_policy
 from bot.questions.records import Closing, Question, QuestionStatus, RunRecord, RunStatus
 from bot.questions.write import Delivered, Owed, Write
 from bot.service.capability_ports import LifecyclePorts
@@ -102,7 +103,7 @@ async def paused_on_approval(
         tools=[approval_tool()],
         registrations=[approval_registration()],
         policy=answerers or RequesterOrApprovers(anyone=True),
-        policies={"approval": Policy.model_validate(policy).model_dump(mode="json")},
+        policies={"approval": Policy.model_validate(policy)},
     )
     await h.start()
     assert h.surface.questions, "the run paused on its approval"
@@ -422,7 +423,7 @@ def closed_question(
         answer=answer,
         closed_by=closed_by,
         closed_at=closed_at,
-        policy=policy,
+        policy=stored_policy(policy),
     )
 
 

@@ -217,7 +217,7 @@ def _lines_of(result: results.AdminResult) -> str:
                 f"message: {link_of(record.message_ref)}",
                 f"payload: {json.dumps(record.payload, ensure_ascii=False)}",
             ]
-            if record.policy:
+            if record.policy is not None:
                 lines += policy_lines(record)
             if record.closed_at is not None:
                 lines.append(closed_line(record))

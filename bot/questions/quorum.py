@@ -43,9 +43,15 @@ DECISIONS = ("approve", "reject", "edit", "respond")
 
 def policy_of(question: Question) -> Policy:
     """The policy in force on ``question``."""
-    if not question.policy:
-        return DEFAULT_POLICY
-    return Policy.model_validate(question.policy, strict=False, context=STORED)
+    return DEFAULT_POLICY if question.policy is None else question.policy
+
+
+def stored_policy(value: Any) -> Policy | None:
+    """A question's policy as its row stores it (a JSON object, or null), parsed once where
+    the row becomes a ``Question``; None (and an empty object) is the default."""
+    if not value:
+        return None
+    return Policy.model_validate(value, strict=False, context=STORED)
 
 
 def filled(policy: Policy | None) -> dict[str, Any] | None:

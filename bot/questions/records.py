@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from bot.contract.identity import email_address
+from bot.contract.models import Policy
 
 
 class QuestionStatus(StrEnum):
@@ -69,9 +70,9 @@ class Question:
     # Who may answer, when the asker named them (an API question's ``answerers``);
     # empty: the deployment's rule for the interaction (``bot.service.policy``).
     answerers: tuple[str, ...] = ()
-    # The question's policy (``bot.contract.models.Policy`` as a dict, defaults filled);
-    # None: the default, one answer decides.
-    policy: dict[str, Any] | None = None
+    # The question's policy, defaults filled (stored as its JSON, read by
+    # ``bot.questions.quorum.stored_policy``); None: the default, one answer decides.
+    policy: Policy | None = None
     # The votes counted so far under a quorum: {"approve": [ids], "reject": [ids],
     # "names": {id: display}}; None before the first.
     tally: dict[str, Any] | None = None

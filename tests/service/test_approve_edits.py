@@ -102,7 +102,7 @@ def deployer(
 ) -> Harness:
     """The agent that asks before it deploys, on ``stores`` (a fresh process, when they are
     reopened), its deploys kept in ``ran``."""
-    policies = {APPROVAL: Policy(quorum=quorum).model_dump(mode="json")} if quorum > 1 else None
+    policies = {APPROVAL: Policy(quorum=quorum)} if quorum > 1 else None
     return harness(
         stores,
         agent_script,

@@ -175,7 +175,7 @@ async def test_votes_are_audited(harness: HarnessFactory, stores: Stores) -> Non
 
 def test_bot_policies_are_validated_with_the_api_model() -> None:
     parsed = parse_policies('{"approval": {"quorum": 2}}')
-    assert parsed["approval"]["quorum"] == 2 and parsed["approval"]["on_expire"] == "expire"
+    assert parsed["approval"].quorum == 2 and parsed["approval"].on_expire == "expire"
     for bad, words in (
         ('{"approval": {"on_expire": "approve"}}', "on_expire"),
         ('{"approval": {"remind_after_seconds": 0}}', "remind_after_seconds"),

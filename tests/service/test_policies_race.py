@@ -18,7 +18,7 @@ from tests.support import WHERE, Harness, HarnessFactory
 
 ASK = call("approval", action="deploy", summary="Deploy to production")
 APPROVE = {"decision": "approve", "comment": ""}
-QUORUM_3 = {"approval": Policy(quorum=3).model_dump(mode="json")}
+QUORUM_3 = {"approval": Policy(quorum=3)}
 
 
 def replica(harness: HarnessFactory, stores: Stores, script: list[Any]) -> Harness:

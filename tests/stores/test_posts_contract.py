@@ -9,6 +9,7 @@ import dataclasses
 import pytest
 
 from bot.questions.posts import post_of
+from bot.questions.quorum import stored_policy
 from bot.questions.records import ApiRequest, DeliveryKind
 from bot.questions.write import Ballot
 from bot.stores import Closing, Question, QuestionStatus, RunRecord, RunStatus, Stores
@@ -165,7 +166,7 @@ async def test_a_close_owes_every_posts_edit_in_its_own_write(stores: Stores) ->
 
 
 async def test_a_counted_vote_redraws_every_post(stores: Stores) -> None:
-    run, question = asked(policy={"quorum": 2})
+    run, question = asked(policy=stored_policy({"quorum": 2}))
     lifecycle = steps(stores).lifecycle
     assert await lifecycle.ask_remote(run, question, api()) is not None
     closing = Closing(QuestionStatus.ANSWERED, by="Bo", at=150.0)

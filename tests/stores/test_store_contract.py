@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from bot.questions.quorum import stored_policy
 from bot.questions.records import MAX_CROSS_SCOPE_KEPT, DeliveryKind, DeliveryState
 from bot.questions.write import Delivered
 from bot.service.owed import OwedRows
@@ -486,7 +487,7 @@ async def test_outstanding_is_filtered_by_scope(stores: Stores) -> None:
 
 async def test_with_policies_lists_the_open_pauses_that_carry_one(stores: Stores) -> None:
     """What the reminders' sweep reads: open pauses with a policy, in issue order."""
-    quorum = {"quorum": 2}
+    quorum = stored_policy({"quorum": 2})
     await steps(stores).issue(pause("p1", policy=quorum))
     await steps(stores).issue(pause("n1"))
     await steps(stores).issue(pause("p2", policy=quorum))

@@ -33,7 +33,7 @@ from bot.display import display
 from bot.human.factory import AskUserPayload, AskUserResponse
 from bot.interactions.approval import ApprovalPayload, ApprovalResponse, approval_registration
 from bot.interactions.form import FormToolPayload
-from bot.questions.quorum import tally_text
+from bot.questions.quorum import stored_policy, tally_text
 from bot.questions.records import (
     AuditEvent,
     Delivery,
@@ -358,7 +358,7 @@ def test_every_admin_reply_is_a_message_slack_takes() -> None:
         expires_at=2000.0,
         status=QuestionStatus.CANCELLED,
         closed_by=NASTY,
-        policy={"quorum": 2, "requester": NASTY},
+        policy=stored_policy({"quorum": 2, "requester": NASTY}),
         tally={"approve": [NASTY] * 3, "reject": []},
         message_ref={"channel": "C1", "ts": "1.2"},
     )
