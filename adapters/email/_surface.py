@@ -32,6 +32,7 @@ from adapters.email._message import (
 from adapters.email.settings import SmtpServer, untrusted_certificate
 from bot.contract.identity import ANYONE, IdentityError, canonical, same_person
 from bot.questions.quorum import MayAnswer, policy_of, tally_line
+from bot.questions.quorum import voters as voters_of
 from bot.questions.records import Question, RunRecord
 from bot.service.messages import nudge_text
 from bot.service.surfaces import DeliveryError
@@ -200,6 +201,5 @@ def _asked_by(run: RunRecord, question: Question) -> str:
 
 
 def _voted(record: Question, recipient: str) -> bool:
-    tally = record.tally or {}
-    voters = [*tally.get("approve", ()), *tally.get("reject", ())]
-    return any(same_person(f"email:{recipient}", str(voter)) for voter in voters if voter != ANYONE)
+    voters = voters_of(record)
+    return any(same_person(f"email:{recipient}", voter) for voter in voters if voter != ANYONE)

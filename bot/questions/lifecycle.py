@@ -541,7 +541,7 @@ class Lifecycle:
 
 def _traced_close(question: Question, started: int) -> None:
     """An answer's span (when a person's answer closed it), then the close's."""
-    if question.status is QuestionStatus.ANSWERED and not question.tally:
+    if question.status is QuestionStatus.ANSWERED and question.tally is None:
         tracing.record("question.answer", question, started)
     tracing.record("question.closed", question, started)
 

@@ -8,7 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from bot.contract.identity import email_address
-from bot.contract.models import Policy
+from bot.contract.models import Policy, Tally
 
 
 class QuestionStatus(StrEnum):
@@ -73,9 +73,9 @@ class Question:
     # The question's policy, defaults filled (stored as its JSON, read by
     # ``bot.questions.quorum.stored_policy``); None: the default, one answer decides.
     policy: Policy | None = None
-    # The votes counted so far under a quorum: {"approve": [ids], "reject": [ids],
-    # "names": {id: display}}; None before the first.
-    tally: dict[str, Any] | None = None
+    # The votes counted so far under a quorum (read by ``bot.questions.quorum.stored_tally``);
+    # None before the first.
+    tally: Tally | None = None
     # Escalation steps taken, and reminders posted (the sweeper's, ``bot.service``).
     level: int = 0
     reminders: int = 0

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
 
+from bot.contract.models import Tally
 from bot.questions.records import (
     ApiRequest,
     AuditEvent,
@@ -124,7 +125,7 @@ class Close:
     expiry: Expiry = Expiry.ANY
     # The closer resumes the turn: the write returns what the resume reads (``TurnToResume``).
     with_turn: bool = False
-    tally: Mapping[str, Any] | None = None
+    tally: Tally | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +167,7 @@ class Tallied:
     """An outstanding question's new tally (a ballot that did not decide it)."""
 
     interrupt_id: str
-    tally: Mapping[str, Any]
+    tally: Tally
 
 
 @dataclass(frozen=True, slots=True)

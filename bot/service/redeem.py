@@ -24,6 +24,7 @@ from functools import partial
 from typing import Any
 
 from bot.contract.json_values import FINITE, first_unkept_number
+from bot.contract.models import Tally
 from bot.human.capability import AnswerValidationError, HumanInteractionCapability
 from bot.human.pause_event import claims_for
 from bot.human.tokens import TokenClaims, TokenError, TokenExpiredError
@@ -341,11 +342,11 @@ def _replayed(record: Question | None) -> outcomes.Replayed:
 
 
 def _counted(question: Question, decision: str) -> outcomes.Counted:
-    tally = question.tally or {}
+    tally = question.tally or Tally()
     k = quorum.policy_of(question).quorum
-    approvals, rejections = len(tally.get("approve", ())), len(tally.get("reject", ()))
-    changes, restarted = str(tally.get("changes", "")), bool(tally.get("restarted"))
-    return outcomes.Counted(decision, approvals, rejections, k, changes, restarted)
+    return outcomes.Counted(
+        decision, len(tally.approve), len(tally.reject), k, tally.changes, tally.restarted
+    )
 
 
 def _closed_refusal(record: Question) -> outcomes.Refusal | None:

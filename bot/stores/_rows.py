@@ -122,7 +122,6 @@ _JSON_COLUMNS = frozenset(
         "detail",
         "metadata",
         "answerers",
-        "tally",
         "posts",
     }
 )
@@ -144,6 +143,7 @@ class Typed:
 # The Question's typed contents.
 _PAUSE_TYPED: dict[str, Typed] = {
     "policy": Typed(quorum.stored_policy, quorum.filled),
+    "tally": Typed(quorum.stored_tally, quorum.stored_tally_json),
 }
 
 

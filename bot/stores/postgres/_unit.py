@@ -165,7 +165,7 @@ def _question_cte(write: Write, p: _Params) -> str | None:
             tally = (
                 ""
                 if change.tally is None
-                else f", tally = {p(_rows.dump(dict(change.tally)), '::text')}"
+                else f", tally = {p(_rows.dump(change.tally.stored()), '::text')}"
             )
             closed = (
                 f"status = {p(str(change.status), '::text')}, answer = {answer},"
@@ -184,7 +184,7 @@ def _question_cte(write: Write, p: _Params) -> str | None:
             was = f" AND reminders = {p(change.was[0])} AND level = {p(change.was[1])}"
             return _if_open(change.interrupt_id, counted, p, was)
         case Tallied():
-            tally = f"tally = {p(_rows.dump(dict(change.tally)), '::text')}"
+            tally = f"tally = {p(_rows.dump(change.tally.stored()), '::text')}"
             return _if_open(change.interrupt_id, tally, p)
         case Posted() | Attempted():
             raise AssertionError("written by _unannounced, never in a statement")

@@ -180,7 +180,7 @@ def _question(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> 
                 change.by,
                 change.by_id,
                 change.at,
-                _rows.dump(dict(change.tally) if change.tally is not None else None),
+                _rows.dump(change.tally.stored() if change.tally is not None else None),
                 change.interrupt_id,
                 OUTSTANDING,
                 expiry,
@@ -198,7 +198,7 @@ def _question(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> 
             nudged = (*change.now, change.interrupt_id, OUTSTANDING, *change.was)
             row = conn.execute(_NUDGE, nudged).fetchone()
         case Tallied():
-            tallied = (_rows.dump(dict(change.tally)), change.interrupt_id, OUTSTANDING)
+            tallied = (_rows.dump(change.tally.stored()), change.interrupt_id, OUTSTANDING)
             row = conn.execute(_TALLY, tallied).fetchone()
         case Posted():
             posted = (_rows.dump(dict(change.ref)), change.interrupt_id)
