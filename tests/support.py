@@ -26,7 +26,14 @@ from bot.kernel.turn import Agent
 from bot.providers.scripted import ScriptedProvider
 from bot.questions.lifecycle import Lifecycle
 from bot.questions.quorum import stored_policy
-from bot.questions.records import Closing, Question, QuestionStatus, RunRecord, RunStatus
+from bot.questions.records import (
+    Closing,
+    CrossScopeAttempt,
+    Question,
+    QuestionStatus,
+    RunRecord,
+    RunStatus,
+)
 from bot.questions.write import Delivered, Owed, Write
 from bot.service.capability_ports import LifecyclePorts
 from bot.service.outcomes import Responder
@@ -276,7 +283,7 @@ class Steps:
         await self.lifecycle.set_message_ref(interrupt_id, ref, at=at)
 
     async def record_cross_scope(
-        self, interrupt_id: str, attempt: dict[str, Any], *, at: float = 0.0
+        self, interrupt_id: str, attempt: CrossScopeAttempt, *, at: float = 0.0
     ) -> None:
         await self.lifecycle.record_cross_scope(interrupt_id, attempt, at=at)
 

@@ -282,7 +282,7 @@ def policy_lines(record: Question) -> list[str]:
         f"level: {record.level}, reminders sent: {record.reminders}",
     ] + [
         # A question on several routes: each further post, and whether it stands.
-        f"also posted on {p['route']}: {'posted' if p.get('message_ref') else 'not posted'}"
+        f"also posted on {p.route}: {'posted' if p.message_ref else 'not posted'}"
         for p in record.posts
     ]
 

@@ -26,6 +26,7 @@ from bot.contract.models import Tally
 from bot.questions.records import (
     ApiRequest,
     AuditEvent,
+    CrossScopeAttempt,
     Delivery,
     DeliveryKind,
     Question,
@@ -185,7 +186,7 @@ class Attempted:
     and kept among its latest ``keep`` attempts (``Question.cross_scope_attempts``)."""
 
     interrupt_id: str
-    attempt: Mapping[str, Any]
+    attempt: CrossScopeAttempt
     keep: int
 
 

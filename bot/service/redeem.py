@@ -29,7 +29,13 @@ from bot.human.capability import AnswerValidationError, HumanInteractionCapabili
 from bot.human.pause_event import claims_for
 from bot.human.tokens import TokenClaims, TokenError, TokenExpiredError
 from bot.questions import posts, quorum
-from bot.questions.records import AuditEvent, Closing, Question, QuestionStatus
+from bot.questions.records import (
+    AuditEvent,
+    Closing,
+    CrossScopeAttempt,
+    Question,
+    QuestionStatus,
+)
 from bot.questions.write import Ballot, TurnToResume
 from bot.service import outcomes, run_events
 from bot.service.capability_ports import LifecyclePorts, lifecycle_of
@@ -188,7 +194,7 @@ class Redeemer:
                 return _replayed(record)  # its attempt is on record already
             # Recorded whether or not it is allowed: the ledger is where an
             # admin finds out that answers arrive from elsewhere.
-            attempt = {"scope": scope, "responder": responder.id, "at": now}
+            attempt = CrossScopeAttempt(scope, responder.id, now)
             await self._lifecycle.record_cross_scope(record.interrupt_id, attempt, at=now)
             if not registration.cross_scope_allowed:
                 return await refused(outcomes.ScopeMismatch(), record, responder)

@@ -18,9 +18,11 @@ from bot.questions import quorum
 from bot.questions.records import (
     ApiRequest,
     AuditEvent,
+    CrossScopeAttempt,
     Delivery,
     DeliveryKind,
     DeliveryState,
+    Post,
     Question,
     QuestionStatus,
     RunRecord,
@@ -122,11 +124,10 @@ _JSON_COLUMNS = frozenset(
         "detail",
         "metadata",
         "answerers",
-        "posts",
     }
 )
 # JSON lists read back as the tuples the frozen records hold.
-_TUPLE_COLUMNS = frozenset({"answerers", "posts"})
+_TUPLE_COLUMNS = frozenset({"answerers"})
 _ENUMS: dict[str, type[StrEnum]] = {"status": QuestionStatus}
 _RUN_ENUMS: dict[str, type[StrEnum]] = {"status": RunStatus}
 
@@ -144,6 +145,10 @@ class Typed:
 _PAUSE_TYPED: dict[str, Typed] = {
     "policy": Typed(quorum.stored_policy, quorum.filled),
     "tally": Typed(quorum.stored_tally, quorum.stored_tally_json),
+    "posts": Typed(
+        lambda posts: tuple(Post.stored(p) for p in posts or ()),
+        lambda posts: [p.to_json() for p in posts],
+    ),
 }
 
 
@@ -204,7 +209,8 @@ def pauses_from_rows(rows: Iterable[Row]) -> list[Question]:
 def pause_from_row(row: Row, attempts: list[Any]) -> Question:
     """A row with ``PAUSE_COLUMNS``, and the question's cross-scope attempts, as a record."""
     fields = _fields(row, PAUSE_COLUMNS, _ENUMS, _PAUSE_TYPED)
-    return Question(**fields, cross_scope_attempts=tuple(attempts))
+    kept = tuple(CrossScopeAttempt.stored(a) for a in attempts)
+    return Question(**fields, cross_scope_attempts=kept)
 
 
 def api_params(api: ApiRequest) -> tuple[Any, ...]:

@@ -240,7 +240,7 @@ def _statement(write: Write, texts: dict[str, Any]) -> tuple[str, list[Any]]:
         target = f"SELECT {p(write.run_id, '::text')} AS run_id"
     asked = write.question
     if isinstance(asked, Question) and asked.cross_scope_attempts:
-        attempts = p([_rows.dump(a) for a in asked.cross_scope_attempts], "::text[]")
+        attempts = p([_rows.dump(a.to_json()) for a in asked.cross_scope_attempts], "::text[]")
         ctes.append(
             "attempted AS (INSERT INTO cross_scope_attempts (interrupt_id, attempt_json, at)"  # noqa: S608 - our own text
             f" SELECT q.interrupt_id, a.json, {p(time.time(), '::float8')} FROM q,"
@@ -402,7 +402,7 @@ async def _unannounced(db: Database, change: Posted | Attempted) -> Written | No
                 row = await conn.fetchrow(_COUNT_ATTEMPT, change.interrupt_id)
                 if row is None:
                     return None
-                attempt = _rows.dump(dict(change.attempt))
+                attempt = _rows.dump(change.attempt.to_json())
                 await conn.execute(_INSERT_ATTEMPT, change.interrupt_id, attempt, time.time())
                 trim = (change.interrupt_id, change.interrupt_id, change.keep)
                 await conn.execute(_TRIM_ATTEMPTS, *trim)

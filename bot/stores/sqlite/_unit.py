@@ -167,7 +167,7 @@ def _question(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> 
                 conn.executemany(
                     INSERT_ATTEMPT,
                     [
-                        (change.interrupt_id, _rows.dump(a), now)
+                        (change.interrupt_id, _rows.dump(a.to_json()), now)
                         for a in change.cross_scope_attempts
                     ],
                 )
@@ -207,7 +207,7 @@ def _question(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> 
             # Counting first takes the row (and, here, the write lock is held already).
             row = conn.execute(COUNT_ATTEMPT + _RETURNING, (change.interrupt_id,)).fetchone()
             if row is not None:
-                attempt = (change.interrupt_id, _rows.dump(dict(change.attempt)), time.time())
+                attempt = (change.interrupt_id, _rows.dump(change.attempt.to_json()), time.time())
                 conn.execute(INSERT_ATTEMPT, attempt)
                 trim = (change.interrupt_id, change.interrupt_id, change.keep)
                 conn.execute(TRIM_ATTEMPTS, trim)
