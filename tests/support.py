@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import json
 import os
 import subprocess
@@ -416,16 +417,10 @@ def closed_question(
     policy: dict[str, Any] | None = None,
 ) -> Question:
     """A question as it closed (``status``: answered, expired or cancelled), to redraw."""
-    return Question(
-        interrupt_id="int_1",
-        run_id="run_1",
-        scope="T1",
-        name=name,
-        tool_call_id="call_1",
-        checkpoint_id="",
-        payload=payload,
+    asked = open_question(name, payload, expires_at=closed_at + 3600)
+    return dataclasses.replace(
+        asked,
         issued_at=closed_at - 60,
-        expires_at=closed_at + 3600,
         status=QuestionStatus(status if status != "open" else "outstanding"),
         answer=answer,
         closed_by=closed_by,
