@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from bot.app.compose import build_agent
+from bot.contract.models import Policy
 from bot.human.capability import InteractionRegistration
 from bot.human.tokens import TokenSigner, random_signing_key
 from bot.human.ttl import TTLPolicy
@@ -108,7 +109,7 @@ def harness(clock: FixedClock, signer: TokenSigner) -> HarnessFactory:
         ttl: TTLPolicy | None = None,
         policy: RequesterOrApprovers | None = None,
         foreground: Foreground | None = None,
-        policies: dict[str, dict[str, Any]] | None = None,
+        policies: dict[str, Policy] | None = None,
         timers: Timers | None = None,
     ) -> Harness:
         provider = ScriptedProvider(script)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import json
 import os
 import subprocess
@@ -25,7 +26,15 @@ from bot.interactions.approval import approval_registration, approval_tool
 from bot.kernel.turn import Agent
 from bot.providers.scripted import ScriptedProvider
 from bot.questions.lifecycle import Lifecycle
-from bot.questions.records import Closing, Question, QuestionStatus, RunRecord, RunStatus
+from bot.questions.quorum import stored_policy
+from bot.questions.records import (
+    Closing,
+    CrossScopeAttempt,
+    Question,
+    QuestionStatus,
+    RunRecord,
+    RunStatus,
+)
 from bot.questions.write import Delivered, Owed, Write
 from bot.service.capability_ports import LifecyclePorts
 from bot.service.outcomes import Responder
@@ -102,7 +111,7 @@ async def paused_on_approval(
         tools=[approval_tool()],
         registrations=[approval_registration()],
         policy=answerers or RequesterOrApprovers(anyone=True),
-        policies={"approval": Policy.model_validate(policy).model_dump(mode="json")},
+        policies={"approval": Policy.model_validate(policy)},
     )
     await h.start()
     assert h.surface.questions, "the run paused on its approval"
@@ -279,7 +288,7 @@ class Steps:
         await self.lifecycle.set_message_ref(interrupt_id, ref, at=at)
 
     async def record_cross_scope(
-        self, interrupt_id: str, attempt: dict[str, Any], *, at: float = 0.0
+        self, interrupt_id: str, attempt: CrossScopeAttempt, *, at: float = 0.0
     ) -> None:
         await self.lifecycle.record_cross_scope(interrupt_id, attempt, at=at)
 
@@ -412,21 +421,15 @@ def closed_question(
     policy: dict[str, Any] | None = None,
 ) -> Question:
     """A question as it closed (``status``: answered, expired or cancelled), to redraw."""
-    return Question(
-        interrupt_id="int_1",
-        run_id="run_1",
-        scope="T1",
-        name=name,
-        tool_call_id="call_1",
-        checkpoint_id="",
-        payload=payload,
+    asked = open_question(name, payload, expires_at=closed_at + 3600)
+    return dataclasses.replace(
+        asked,
         issued_at=closed_at - 60,
-        expires_at=closed_at + 3600,
         status=QuestionStatus(status if status != "open" else "outstanding"),
         answer=answer,
         closed_by=closed_by,
         closed_at=closed_at,
-        policy=policy,
+        policy=stored_policy(policy),
     )
 
 

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from bot.questions.quorum import MayAnswer, is_self_answer
+from bot.questions.quorum import MayAnswer, is_self_answer, stored_policy
 from bot.questions.records import Question, RunRecord
 from bot.service.messages import who_may_answer_text
 from bot.service.outcomes import Responder
@@ -88,12 +88,12 @@ async def test_who_may_answer_is_what_the_check_admits() -> None:
 # answerers, one open to anyone, and one an escalation step has opened to more people.
 UDAN = Responder("slack:T1:UDAN", "<@UDAN>")
 KINDS = {
-    "rule": replace(pause("approval"), policy={"requester_may_answer": False}),
+    "rule": replace(pause("approval"), policy=stored_policy({"requester_may_answer": False})),
     "named": replace(pause("approval"), answerers=("slack:T1:UBOB", "slack:T1:UCAROL")),
     "anyone": replace(pause("approval"), answerers=("anyone",)),
     "escalated": replace(
         pause("ask_user"),
-        policy={"escalate": [{"after_seconds": 60, "answerers": ["slack:T1:UDAN"]}]},
+        policy=stored_policy({"escalate": [{"after_seconds": 60, "answerers": ["slack:T1:UDAN"]}]}),
         level=1,
     ),
 }
@@ -125,7 +125,8 @@ def test_a_stored_requester_in_another_spelling_still_cannot_answer() -> None:
     """A question stored before ids were canonical compares through the canonical id."""
     for spelt in ("u0alice", " U0ALICE", "slack:t1:u0alice", "SLACK:T1:U0ALICE"):
         stored = replace(
-            pause("approval"), policy={"requester": spelt, "requester_may_answer": False}
+            pause("approval"),
+            policy=stored_policy({"requester": spelt, "requester_may_answer": False}),
         )
         assert is_self_answer(stored, None, "slack:T1:U0ALICE"), spelt
         assert not is_self_answer(stored, None, "slack:T1:U0BOB"), spelt

@@ -24,6 +24,7 @@ from adapters.slack._surface import SlackSurface
 from adapters.teams import TeamsSurface
 from adapters.teams._connector import Connector
 from bot.admin import AdminService, results
+from bot.questions.quorum import stored_policy
 from bot.questions.records import ApiRequest, Question, RunRecord, RunStatus
 from bot.service.outcomes import Responder
 from bot.service.policy import RequesterOrApprovers, parse_rules
@@ -40,13 +41,13 @@ def kinds(requester: str, bo: str, cy: str, dan: str) -> dict[str, Question]:
     del requester  # the rule names the requester as ``requester``; the policy keeps them out
     asked = Question("i1", "r1", "s", "approval", "c1", "cp1", APPROVAL, 0.0, 1.8e9)
     return {
-        "rule": dataclasses.replace(asked, policy={"requester_may_answer": False}),
+        "rule": dataclasses.replace(asked, policy=stored_policy({"requester_may_answer": False})),
         "named": dataclasses.replace(asked, answerers=(bo, cy)),
         "anyone": dataclasses.replace(asked, answerers=("anyone",)),
         "escalated": dataclasses.replace(
             asked,
             answerers=(bo,),
-            policy={"escalate": [{"after_seconds": 60, "answerers": [dan]}]},
+            policy=stored_policy({"escalate": [{"after_seconds": 60, "answerers": [dan]}]}),
             level=1,
         ),
     }

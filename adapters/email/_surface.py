@@ -31,7 +31,8 @@ from adapters.email._message import (
 )
 from adapters.email.settings import SmtpServer, untrusted_certificate
 from bot.contract.identity import ANYONE, IdentityError, canonical, same_person
-from bot.questions.quorum import MayAnswer, tally_line
+from bot.questions.quorum import MayAnswer, policy_of, tally_line
+from bot.questions.quorum import voters as voters_of
 from bot.questions.records import Question, RunRecord
 from bot.service.messages import nudge_text
 from bot.service.surfaces import DeliveryError
@@ -193,13 +194,12 @@ def _recipient(run: RunRecord) -> str:
 
 
 def _asked_by(run: RunRecord, question: Question) -> str:
-    requester = (question.policy or {}).get("requester")
-    if isinstance(requester, str) and requester:
+    requester = policy_of(question).requester
+    if requester:
         return f"{requester} (through {run.requester})"
     return run.requester
 
 
 def _voted(record: Question, recipient: str) -> bool:
-    tally = record.tally or {}
-    voters = [*tally.get("approve", ()), *tally.get("reject", ())]
-    return any(same_person(f"email:{recipient}", str(voter)) for voter in voters if voter != ANYONE)
+    voters = voters_of(record)
+    return any(same_person(f"email:{recipient}", voter) for voter in voters if voter != ANYONE)

@@ -121,7 +121,7 @@ def _shown(shown: results.RecordShown) -> Json:
         f"*Expires:* <!date^{int(record.expires_at)}^{{date_short_pretty}} {{time}}|soon>",
         f"*Message:* {f'<{link}|open>' if link else 'not posted yet'}",
     ]
-    if record.policy:
+    if record.policy is not None:
         facts += [clip(_md(line), 500) for line in policy_lines(record)]
     if run is not None and run.delivery_error:
         facts.append(f"*Delivery error:* {clip(_md(run.delivery_error), 500)}")

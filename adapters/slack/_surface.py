@@ -225,7 +225,7 @@ def closed_by(record: Question) -> str:
     decision = answer.get("decision")
     deciders = answer.get("approved_by" if decision == "approve" else "rejected_by")
     if decision in ("approve", "reject") and isinstance(deciders, list) and deciders:
-        names = (record.tally or {}).get("names") or {}
+        names = record.tally.names if record.tally is not None else {}
         return people_text([named(str(d), str(names.get(d, d))) for d in deciders])
     if is_slack(record.closed_by_id):
         return mention(record.closed_by_id)

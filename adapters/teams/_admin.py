@@ -168,7 +168,7 @@ def _shown_within(shown: results.RecordShown, limits: Limits, kept: int | None) 
         ("May answer", ", ".join(shown.may_answer)),
         ("Expires", when(record.expires_at)),
     ]
-    if record.policy:
+    if record.policy is not None:
         facts += [
             (line.split(": ", 1)[0].capitalize(), line.split(": ", 1)[1])
             for line in policy_lines(record)

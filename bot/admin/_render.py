@@ -217,7 +217,7 @@ def _lines_of(result: results.AdminResult) -> str:
                 f"message: {link_of(record.message_ref)}",
                 f"payload: {json.dumps(record.payload, ensure_ascii=False)}",
             ]
-            if record.policy:
+            if record.policy is not None:
                 lines += policy_lines(record)
             if record.closed_at is not None:
                 lines.append(closed_line(record))
@@ -282,7 +282,7 @@ def policy_lines(record: Question) -> list[str]:
         f"level: {record.level}, reminders sent: {record.reminders}",
     ] + [
         # A question on several routes: each further post, and whether it stands.
-        f"also posted on {p['route']}: {'posted' if p.get('message_ref') else 'not posted'}"
+        f"also posted on {p.route}: {'posted' if p.message_ref else 'not posted'}"
         for p in record.posts
     ]
 

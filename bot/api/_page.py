@@ -41,6 +41,7 @@ from bot.api._page_html import (
 from bot.api._settings import LinkSettings
 from bot.api.links import ANSWER_LINKS, LinkClaims, LinkInvalidError
 from bot.contract.identity import console_id, same_person
+from bot.questions import quorum
 from bot.questions.records import Question, QuestionStatus
 from bot.service import outcomes
 from bot.service.messages import SIGN_IN_NEEDED, SIGN_IN_THROTTLED, refusal_text
@@ -291,13 +292,7 @@ def _voted(record: Question, answerer: str) -> bool:
     """Whether the link's answerer has a vote in the question's tally, or closed it."""
     if record.closed_by_id and same_person(record.closed_by_id, answerer):
         return True
-    tally = record.tally or {}
-    return any(
-        same_person(voter, answerer)
-        for side in ("approve", "reject")
-        for voter in tally.get(side, ())
-        if isinstance(voter, str)
-    )
+    return any(same_person(voter, answerer) for voter in quorum.voters(record))
 
 
 def _same_person(signed_in: str, answerer: str) -> bool:

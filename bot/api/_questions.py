@@ -37,7 +37,7 @@ from bot.api._waiters import Waiters
 from bot.api.links import LINK_PREFIX, AnswerLinks, link_ids
 from bot.contract.models import ANYONE, CreateApproval, CreateAskUser, CreateForm, Route
 from bot.human.capability import HumanInteractionCapability
-from bot.questions import posts, quorum
+from bot.questions import posts
 from bot.questions.records import (
     ApiKey,
     ApiRequest,
@@ -172,7 +172,7 @@ class ApiQuestions:
             thread_id=where.thread,
             # The list in force, as the object shows it: anyone in the conversation by default.
             answerers=tuple(request.answerers or (ANYONE,)),
-            policy=quorum.filled(request.policy),
+            policy=request.policy,
             # Each further route: where it is posted, and the scope its answers carry.
             posts=tuple(
                 posts.post_of(

@@ -7,8 +7,8 @@ the same composition.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
+from bot.contract.models import Policy
 from bot.human.capability import HumanInteractionCapability, InteractionRegistration
 from bot.human.factory import ask_user_registration, human_interaction
 from bot.human.live_binding import current_run_binding
@@ -33,7 +33,7 @@ def build_agent(
     ttl: TTLPolicy | None = None,
     system_prompt: str = "",
     max_rounds: int = DEFAULT_MAX_ROUNDS,
-    policies: Mapping[str, dict[str, Any]] | None = None,
+    policies: Mapping[str, Policy] | None = None,
 ) -> tuple[Agent, HumanInteractionCapability]:
     """The agent with human interaction bound to these stores and this signer.
 

@@ -357,11 +357,48 @@ class Delivery(BaseModel):
 
 
 class Tally(BaseModel):
-    """The answers counted so far, ids as the answerers list gives them."""
+    """The answers counted so far under a quorum, ids as the answerers list gives them: the
+    one tally type, as the question object shows it and as the question stores it.
 
-    model_config = _RESPONSE
+    ``approve`` and ``reject`` are what the ``/v1`` object shows. The rest is
+    what the bridge keeps for its own messages, never on the wire: each voter's
+    display name (``names``), an edited proposal's arguments and what they
+    change (``proposal``, ``changes``), who approved an earlier proposal
+    (``superseded``), and whether the latest ballot restarted the count.
+    ``stored`` gives the JSON the question stores.
+    """
+
+    # Lists, as the client's users have always read them.
+    model_config = ConfigDict(extra="ignore", frozen=True)
     approve: list[str] = Field(default_factory=list)
     reject: list[str] = Field(default_factory=list)
+    names: dict[str, str] = Field(default_factory=dict, exclude=True)
+    superseded: list[str] = Field(default_factory=list, exclude=True)
+    restarted: bool = Field(default=False, exclude=True)
+    proposal: dict[str, Any] | None = Field(default=None, exclude=True)
+    changes: str = Field(default="", exclude=True)
+
+    def stored(self) -> dict[str, Any]:
+        """The tally as the question's row holds it: what is set, in the order it was
+        always written (``superseded``, ``restarted``, ``proposal`` and ``changes`` only
+        when there are any)."""
+        stored: dict[str, Any] = {
+            "approve": list(self.approve),
+            "reject": list(self.reject),
+            "names": dict(self.names),
+        }
+        if self.superseded:
+            stored["superseded"] = list(self.superseded)
+        if self.restarted:
+            stored["restarted"] = True
+        if self.proposal is not None:
+            stored["proposal"] = dict(self.proposal)
+            stored["changes"] = self.changes
+        return stored
+
+    def voters(self) -> set[str]:
+        """Who has a ballot that counts: not those whose approval an edit set aside."""
+        return {*self.approve, *self.reject}
 
 
 class QuestionObject(BaseModel):

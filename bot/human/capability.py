@@ -15,6 +15,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, TypeVar, cast
 
+from bot.contract.models import Policy
 from bot.human.contribution import build_contribution
 from bot.human.errors import (
     AnswerValidationError,
@@ -66,7 +67,7 @@ class HumanInteractionCapability:
         checkpoints: Checkpoints | None = None,
         audit: Audit | None = None,
         clock: Clock | None = None,
-        policies: Mapping[str, dict[str, Any]] | None = None,
+        policies: Mapping[str, Policy] | None = None,
     ) -> None:
         self._registrations = dict(registrations)
         # Per interaction, the approval policy its questions carry (``bot.questions.quorum``).

@@ -60,6 +60,7 @@ from bot.questions.records import (
     ApiRequest,
     AuditEvent,
     Closing,
+    CrossScopeAttempt,
     DeliveryKind,
     Question,
     QuestionStatus,
@@ -513,12 +514,12 @@ class Lifecycle:
             raise KeyError(interrupt_id)
 
     async def record_cross_scope(
-        self, interrupt_id: str, attempt: Mapping[str, Any], *, at: float
+        self, interrupt_id: str, attempt: CrossScopeAttempt, *, at: float
     ) -> None:
         """Count an answer from outside the question's scopes, whatever its status, keeping
         the latest ``MAX_CROSS_SCOPE_KEPT`` attempts (a row someone keeps answering from
         elsewhere must not grow without limit); KeyError if there is no such question."""
-        change = Attempted(interrupt_id, dict(attempt), MAX_CROSS_SCOPE_KEPT)
+        change = Attempted(interrupt_id, attempt, MAX_CROSS_SCOPE_KEPT)
         if await self._apply(Write("", at, question=change)) is None:
             raise KeyError(interrupt_id)
 
@@ -541,7 +542,7 @@ class Lifecycle:
 
 def _traced_close(question: Question, started: int) -> None:
     """An answer's span (when a person's answer closed it), then the close's."""
-    if question.status is QuestionStatus.ANSWERED and not question.tally:
+    if question.status is QuestionStatus.ANSWERED and question.tally is None:
         tracing.record("question.answer", question, started)
     tracing.record("question.closed", question, started)
 

@@ -22,7 +22,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bot.questions.records import DeliveryKind, Question, RunRecord
+from bot.questions.records import DeliveryKind, Post, Question, RunRecord
 from bot.questions.write import Owe
 
 # What is owed once per posted message; the outcome and the webhook are the question's.
@@ -32,22 +32,14 @@ PER_POST = frozenset(
 POST = "post"
 
 
-def post_of(
-    route: str, surface: str, scope: str, conversation: Mapping[str, Any]
-) -> dict[str, Any]:
+def post_of(route: str, surface: str, scope: str, conversation: Mapping[str, Any]) -> Post:
     """A further post as the question keeps it, not yet delivered."""
-    return {
-        "route": route,
-        "surface": surface,
-        "scope": scope,
-        "conversation": dict(conversation),
-        "message_ref": None,
-    }
+    return Post(route, surface, scope, dict(conversation))
 
 
 def scopes_of(question: Question) -> set[str]:
     """Every scope an answer may come from: the question's, and each post's."""
-    return {question.scope, *(str(p.get("scope", "")) for p in question.posts)}
+    return {question.scope, *(p.scope for p in question.posts)}
 
 
 def fanned(owe: Sequence[Owe], question: Question | None) -> tuple[Owe, ...]:
@@ -59,7 +51,7 @@ def fanned(owe: Sequence[Owe], question: Question | None) -> tuple[Owe, ...]:
         rows.append(row)
         if row.kind in PER_POST:
             rows += [
-                Owe(row.kind, row.interrupt_id, {**row.body, POST: i}, str(p["surface"]))
+                Owe(row.kind, row.interrupt_id, {**row.body, POST: i}, p.surface)
                 for i, p in enumerate(question.posts)
             ]
     return tuple(rows)
@@ -77,11 +69,11 @@ def moves(question: Question) -> tuple[Owe, ...]:
         Owe(
             DeliveryKind.MOVED,
             question.interrupt_id,
-            {"previous_ref": p["message_ref"], POST: i},
-            str(p["surface"]),
+            {"previous_ref": p.message_ref, POST: i},
+            p.surface,
         )
         for i, p in enumerate(question.posts)
-        if p.get("message_ref")
+        if p.message_ref
     ]
     return tuple(rows)
 
@@ -99,16 +91,11 @@ def on_post(run: RunRecord, question: Question, index: int) -> tuple[RunRecord, 
         return None
     post = question.posts[index]
     there = dataclasses.replace(
-        run,
-        surface=str(post["surface"]),
-        scope=str(post["scope"]),
-        conversation=dict(post.get("conversation") or {}),
+        run, surface=post.surface, scope=post.scope, conversation=dict(post.conversation)
     )
-    return there, dataclasses.replace(
-        question, scope=str(post["scope"]), message_ref=post.get("message_ref")
-    )
+    return there, dataclasses.replace(question, scope=post.scope, message_ref=post.message_ref)
 
 
 def posted_anywhere(question: Question) -> bool:
     """The question stands posted on at least one route."""
-    return question.message_ref is not None or any(p.get("message_ref") for p in question.posts)
+    return question.message_ref is not None or any(p.message_ref for p in question.posts)

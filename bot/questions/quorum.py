@@ -32,7 +32,7 @@ from bot.contract.decisions import APPROVING
 from bot.contract.edits import diff_text
 from bot.contract.identity import same_person
 from bot.contract.json_values import canonical
-from bot.contract.models import STORED, Policy
+from bot.contract.models import STORED, Policy, Tally
 from bot.questions.records import Question, QuestionStatus, RunRecord
 from bot.questions.write import Ballot
 
@@ -43,9 +43,15 @@ DECISIONS = ("approve", "reject", "edit", "respond")
 
 def policy_of(question: Question) -> Policy:
     """The policy in force on ``question``."""
-    if not question.policy:
-        return DEFAULT_POLICY
-    return Policy.model_validate(question.policy, strict=False, context=STORED)
+    return DEFAULT_POLICY if question.policy is None else question.policy
+
+
+def stored_policy(value: Any) -> Policy | None:
+    """A question's policy as its row stores it (a JSON object, or null), parsed once where
+    the row becomes a ``Question``; None (and an empty object) is the default."""
+    if not value:
+        return None
+    return Policy.model_validate(value, strict=False, context=STORED)
 
 
 def filled(policy: Policy | None) -> dict[str, Any] | None:
@@ -124,38 +130,39 @@ def cast_before(ballot: Ballot, ballots: tuple[Ballot, ...]) -> bool:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Count:
-    """Where the ballots stand: the proposal approvals count for (None: the arguments as
-    asked), the approvals that count for it, every rejection, and the approvals of other
-    arguments, which no longer count and whose voters may vote again."""
-
-    proposal: Mapping[str, Any] | None
-    approvals: tuple[Ballot, ...]
-    rejections: tuple[Ballot, ...]
-    superseded: tuple[Ballot, ...]
-    # The latest ballot made a new proposal after approvals for another.
-    restarted: bool
-
-
-def count(ballots: tuple[Ballot, ...]) -> Count:
-    """The ballots (each person's latest, in the order cast), counted by the rule in the
-    module's docstring."""
+def _counted(ballots: tuple[Ballot, ...]) -> Tally:
+    """The ballots (each person's latest, in the order cast) counted by the rule in the
+    module's docstring: the proposal approvals count for (None: the arguments as asked), the
+    approvals that count for it, every rejection, and the approvals of other arguments,
+    which no longer count and whose voters may vote again (``superseded``)."""
     approving = [b for b in ballots if b.decision in APPROVING]
-    rejections = tuple(b for b in ballots if b.decision not in APPROVING)
+    rejections = [b.voter for b in ballots if b.decision not in APPROVING]
+    names = {b.voter: b.display for b in ballots}
     if not approving:
-        return Count(None, (), rejections, (), restarted=False)
+        return Tally(reject=rejections, names=names)
     latest = approving[-1]
     proposal = _voted_for(latest)
     wanted = _spelling(proposal)
-    approvals = tuple(b for b in approving if _spelling(_voted_for(b)) == wanted)
-    superseded = tuple(b for b in approving if _spelling(_voted_for(b)) != wanted)
+    approvals = [b.voter for b in approving if _spelling(_voted_for(b)) == wanted]
+    superseded = [b.voter for b in approving if _spelling(_voted_for(b)) != wanted]
+    # The latest ballot made a new proposal after approvals for another.
     restarted = (
         ballots[-1] is latest
         and len(approving) > 1
         and _spelling(_voted_for(approving[-2])) != wanted
     )
-    return Count(proposal, approvals, rejections, superseded, restarted)
+    return Tally(
+        approve=approvals,
+        reject=rejections,
+        names=names,
+        superseded=superseded,
+        restarted=restarted,
+        proposal=dict(proposal) if proposal is not None else None,
+    )
+
+
+def _ballot_of(ballots: tuple[Ballot, ...], voter: str) -> Ballot:
+    return next(b for b in ballots if b.voter == voter)
 
 
 def _voted_for(ballot: Ballot) -> Mapping[str, Any] | None:
@@ -184,7 +191,7 @@ def cast(ballots: tuple[Ballot, ...], ballot: Ballot) -> tuple[Ballot, ...] | No
     if cast_before(ballot, ballots):
         return None
     voted = any(b.voter == ballot.voter for b in ballots)
-    if voted and ballot.voter not in {b.voter for b in count(ballots).superseded}:
+    if voted and ballot.voter not in _counted(ballots).superseded:
         return None
     return (*(b for b in ballots if b.voter != ballot.voter), ballot)
 
@@ -194,45 +201,35 @@ def decided(question: Question, ballots: tuple[Ballot, ...]) -> str | None:
     approvals are for edited arguments, ``reject``, or ``respond`` when the deciding
     rejection is one), else None."""
     policy = policy_of(question)
-    counted = count(ballots)
-    if len(counted.approvals) >= policy.quorum:
+    counted = _counted(ballots)
+    if len(counted.approve) >= policy.quorum:
         return "approve" if counted.proposal is None else "edit"
-    if len(counted.rejections) >= (1 if policy.reject == "any" else policy.quorum):
-        last = counted.rejections[-1].decision
+    if len(counted.reject) >= (1 if policy.reject == "any" else policy.quorum):
+        last = _ballot_of(ballots, counted.reject[-1]).decision
         return "respond" if last == "respond" else "reject"
     return None
 
 
-def tally_of(ballots: tuple[Ballot, ...], question: Question | None = None) -> dict[str, Any]:
+def tally_of(ballots: tuple[Ballot, ...], question: Question | None = None) -> Tally:
     """The ballots as the question's ``tally``: ids of the approvals that count and of the
     rejections in the order cast, names, and under an edited proposal its arguments and
     what they change (``changes``) and who approved an earlier one (``superseded``)."""
-    counted = count(ballots)
-    tally: dict[str, Any] = {
-        "approve": [b.voter for b in counted.approvals],
-        "reject": [b.voter for b in counted.rejections],
-        "names": {b.voter: b.display for b in ballots},
-    }
-    if counted.superseded:
-        tally["superseded"] = [b.voter for b in counted.superseded]
-    if counted.restarted:
-        tally["restarted"] = True
-    if counted.proposal is not None:
-        tally["proposal"] = dict(counted.proposal)
-        original = (question.payload.get("arguments") if question is not None else None) or {}
-        tally["changes"] = diff_text(original, counted.proposal)
-    return tally
+    counted = _counted(ballots)
+    if counted.proposal is None:
+        return counted
+    original = (question.payload.get("arguments") if question is not None else None) or {}
+    return counted.model_copy(update={"changes": diff_text(original, counted.proposal)})
 
 
 def final_answer(decision: str, ballots: tuple[Ballot, ...], last: Ballot) -> dict[str, Any]:
     """The deciding ballot's answer, with who decided it: ``approved_by`` or ``rejected_by``."""
-    counted = count(ballots)
+    counted = _counted(ballots)
     approving = decision in APPROVING
-    deciders = counted.approvals if approving else counted.rejections
+    deciders = counted.approve if approving else counted.reject
     # The answer of a ballot among the deciders: an approval of edited arguments carries them.
-    answer = dict(deciders[-1].answer if deciders else last.answer)
+    answer = dict(_ballot_of(ballots, deciders[-1]).answer if deciders else last.answer)
     answer["decision"] = decision
-    answer["approved_by" if approving else "rejected_by"] = [b.voter for b in deciders]
+    answer["approved_by" if approving else "rejected_by"] = list(deciders)
     return answer
 
 
@@ -248,9 +245,9 @@ def decided_by(decision: str, ballots: tuple[Ballot, ...]) -> str:
     """Who decided, as the closed question names them (its ``closed_by``): every approver
     whose approval counts, or every rejecter, by display name in the order they answered
     ("ana and bo"), so each surface's "Approved by ..." names them all, not only the last."""
-    counted = count(ballots)
-    deciders = counted.approvals if decision in APPROVING else counted.rejections
-    return people_text([b.display for b in deciders])
+    counted = _counted(ballots)
+    deciders = counted.approve if decision in APPROVING else counted.reject
+    return people_text([counted.names[voter] for voter in deciders])
 
 
 def expired_answer(question: Question) -> dict[str, Any] | None:
@@ -288,11 +285,21 @@ def reminder_due(question: Question, now: float) -> bool:
     return now >= question.issued_at + every * (question.reminders + 1)
 
 
+def stored_tally(value: Any) -> Tally | None:
+    """A question's tally as its row stores it (a JSON object, or null before the first
+    vote), parsed once where the row becomes a ``Question``."""
+    return None if value is None else Tally.model_validate(value)
+
+
+def stored_tally_json(tally: Tally | None) -> dict[str, Any] | None:
+    """``tally`` as the question's row holds it."""
+    return None if tally is None else tally.stored()
+
+
 def voters(question: Question) -> set[str]:
     """Who has a ballot that counts: not those whose approval an edit set aside, who may
     answer again."""
-    tally = question.tally or {}
-    return {*tally.get("approve", ()), *tally.get("reject", ())}
+    return question.tally.voters() if question.tally is not None else set()
 
 
 def tally_object(question: Question) -> dict[str, list[str]] | None:
@@ -304,14 +311,13 @@ def tally_object(question: Question) -> dict[str, list[str]] | None:
 
 def tally_shown(question: Question) -> dict[str, list[str]]:
     """The tally: ids per decision (empty lists before any vote, and without a quorum)."""
-    tally = question.tally or {}
-    return {"approve": list(tally.get("approve", ())), "reject": list(tally.get("reject", ()))}
+    tally = question.tally or Tally()
+    return {"approve": list(tally.approve), "reject": list(tally.reject)}
 
 
-def voter_names(tally: Mapping[str, Any] | None) -> dict[str, str]:
+def voter_names(tally: Tally | None) -> dict[str, str]:
     """The display name each voter's surface gave, by id: the names a question has seen."""
-    names = (tally or {}).get("names")
-    return {str(k): str(v) for k, v in names.items() if v} if isinstance(names, Mapping) else {}
+    return {voter: name for voter, name in (tally.names if tally else {}).items() if name}
 
 
 def tally_line(question: Question, mention: Callable[[str, str], str] | None = None) -> str:
@@ -320,7 +326,7 @@ def tally_line(question: Question, mention: Callable[[str, str], str] | None = N
 
 
 def tally_text(
-    tally: Mapping[str, Any] | None,
+    tally: Tally | None,
     quorum: int,
     mention: Callable[[str, str], str] | None = None,
 ) -> str:
@@ -331,25 +337,21 @@ def tally_text(
     """
     if quorum <= 1:
         return ""
-    tally = tally or {}
-    names: Mapping[str, str] = tally.get("names", {})
+    tally = tally or Tally()
 
     def who(voter: str) -> str:
-        display = names.get(voter, voter)
+        display = tally.names.get(voter, voter)
         return mention(voter, display) if mention is not None else f"@{display}"
 
-    approvals = list(tally.get("approve", ()))
-    line = f"{len(approvals)} of {quorum} approved"
-    if approvals:
-        line += ": " + ", ".join(who(v) for v in approvals)
-    if tally.get("changes"):
-        line += f" with changes ({tally['changes']})"
-    rejections = list(tally.get("reject", ()))
-    if rejections:
-        line += "; rejected by " + ", ".join(who(v) for v in rejections)
-    superseded = list(tally.get("superseded", ()))
-    if superseded:
+    line = f"{len(tally.approve)} of {quorum} approved"
+    if tally.approve:
+        line += ": " + ", ".join(who(v) for v in tally.approve)
+    if tally.changes:
+        line += f" with changes ({tally.changes})"
+    if tally.reject:
+        line += "; rejected by " + ", ".join(who(v) for v in tally.reject)
+    if tally.superseded:
         line += "; approved other arguments, may answer again: " + ", ".join(
-            who(v) for v in superseded
+            who(v) for v in tally.superseded
         )
     return line

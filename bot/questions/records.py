@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from bot.contract.identity import email_address
+from bot.contract.models import Policy, Tally
 
 
 class QuestionStatus(StrEnum):
@@ -20,6 +21,58 @@ class QuestionStatus(StrEnum):
 
 
 MAX_CROSS_SCOPE_KEPT = 5
+
+
+@dataclass(frozen=True, slots=True)
+class CrossScopeAttempt:
+    """An answer that came from outside the question's scopes: from where, by whom, when."""
+
+    scope: str
+    responder: str
+    at: float
+
+    @classmethod
+    def stored(cls, value: Any) -> CrossScopeAttempt:
+        """One attempt as its row holds it (a JSON object), parsed once."""
+        return cls(str(value["scope"]), str(value["responder"]), float(value["at"]))
+
+    def to_json(self) -> dict[str, Any]:
+        """The attempt as its row holds it."""
+        return {"scope": self.scope, "responder": self.responder, "at": self.at}
+
+
+@dataclass(frozen=True, slots=True)
+class Post:
+    """A further post of a question asked on several routes (``bot.questions.posts``): the
+    route as given, its surface, the scope an answer from there carries, the conversation to
+    post in (the surface's, never read here), and its message once posted."""
+
+    route: str
+    surface: str
+    scope: str
+    conversation: dict[str, Any]
+    message_ref: dict[str, Any] | None = None
+
+    @classmethod
+    def stored(cls, value: Any) -> Post:
+        """One post as the question's row holds it (a JSON object), parsed once."""
+        return cls(
+            route=str(value["route"]),
+            surface=str(value["surface"]),
+            scope=str(value["scope"]),
+            conversation=dict(value.get("conversation") or {}),
+            message_ref=value.get("message_ref"),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The post as the question's row holds it."""
+        return {
+            "route": self.route,
+            "surface": self.surface,
+            "scope": self.scope,
+            "conversation": self.conversation,
+            "message_ref": self.message_ref,
+        }
 
 
 class RunStatus(StrEnum):
@@ -62,24 +115,24 @@ class Question:
     message_ref: dict[str, Any] | None = None
     # The last few attempts only (``MAX_CROSS_SCOPE_KEPT``), and how many in all:
     # a row someone keeps answering from elsewhere must not grow without limit.
-    cross_scope_attempts: tuple[dict[str, Any], ...] = ()
+    cross_scope_attempts: tuple[CrossScopeAttempt, ...] = ()
     cross_scope_count: int = 0
     # Who closed it as the platform authenticated them (``closed_by`` is the display name).
     closed_by_id: str = ""
     # Who may answer, when the asker named them (an API question's ``answerers``);
     # empty: the deployment's rule for the interaction (``bot.service.policy``).
     answerers: tuple[str, ...] = ()
-    # The question's policy (``bot.contract.models.Policy`` as a dict, defaults filled);
-    # None: the default, one answer decides.
-    policy: dict[str, Any] | None = None
-    # The votes counted so far under a quorum: {"approve": [ids], "reject": [ids],
-    # "names": {id: display}}; None before the first.
-    tally: dict[str, Any] | None = None
+    # The question's policy, defaults filled (stored as its JSON, read by
+    # ``bot.questions.quorum.stored_policy``); None: the default, one answer decides.
+    policy: Policy | None = None
+    # The votes counted so far under a quorum (read by ``bot.questions.quorum.stored_tally``);
+    # None before the first.
+    tally: Tally | None = None
     # Escalation steps taken, and reminders posted (the sweeper's, ``bot.service``).
     level: int = 0
     reminders: int = 0
     # Its further posts when it was asked on several routes (``bot.questions.posts``).
-    posts: tuple[dict[str, Any], ...] = ()
+    posts: tuple[Post, ...] = ()
     # The W3C traceparent of the span that asked it (``bot.tracing``): each later step
     # is a span of that trace. '' when it was asked with tracing off.
     trace_parent: str = ""

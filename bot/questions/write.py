@@ -22,9 +22,11 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
 
+from bot.contract.models import Tally
 from bot.questions.records import (
     ApiRequest,
     AuditEvent,
+    CrossScopeAttempt,
     DeliveryKind,
     OutboxRow,
     Question,
@@ -124,7 +126,7 @@ class Close:
     expiry: Expiry = Expiry.ANY
     # The closer resumes the turn: the write returns what the resume reads (``TurnToResume``).
     with_turn: bool = False
-    tally: Mapping[str, Any] | None = None
+    tally: Tally | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +168,7 @@ class Tallied:
     """An outstanding question's new tally (a ballot that did not decide it)."""
 
     interrupt_id: str
-    tally: Mapping[str, Any]
+    tally: Tally
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,7 +186,7 @@ class Attempted:
     and kept among its latest ``keep`` attempts (``Question.cross_scope_attempts``)."""
 
     interrupt_id: str
-    attempt: Mapping[str, Any]
+    attempt: CrossScopeAttempt
     keep: int
 
 

@@ -42,7 +42,7 @@ class Nudges:
         """Owe what is due; the number of reminders and escalation steps owed."""
         count = 0
         for question in await self._stores.ledger.with_policies():
-            if not question.policy:
+            if question.policy is None:
                 continue
             level = quorum.step_due(question, now)
             if level is not None:

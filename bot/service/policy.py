@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from pydantic import Field, ValidationError, field_validator
 
@@ -226,7 +226,7 @@ class PolicySettings(ComponentSettings):
         parse_policies(value)
         return value
 
-    def question_policies(self) -> dict[str, dict[str, Any]]:
+    def question_policies(self) -> dict[str, Policy]:
         """Each interaction's policy as its questions store it, defaults filled."""
         return parse_policies(self.policies)
 
@@ -261,7 +261,7 @@ def parse_allow(text: str) -> dict[str, list[str]]:
     return allow
 
 
-def parse_policies(text: str) -> dict[str, dict[str, Any]]:
+def parse_policies(text: str) -> dict[str, Policy]:
     """``BOT_POLICIES``: a JSON object of interaction name to ``Policy``; ValueError if not."""
     if not text.strip():
         return {}
@@ -275,10 +275,10 @@ def parse_policies(text: str) -> dict[str, dict[str, Any]]:
         ) from None
     if not isinstance(raw, dict):
         raise ValueError("must be a JSON object of interaction name to policy")
-    policies: dict[str, dict[str, Any]] = {}
+    policies: dict[str, Policy] = {}
     for name, body in raw.items():
         try:
-            policies[name] = Policy.model_validate(body, strict=False).model_dump(mode="json")
+            policies[name] = Policy.model_validate(body, strict=False)
         except ValidationError as error:
             sentence = validation_sentence(error)
             raise ValueError(f"the policy of {name!r}: {sentence}") from None

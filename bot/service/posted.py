@@ -73,7 +73,7 @@ class PostedQuestions:
         if run.surface == surface and question.scope == scope:
             return PostedQuestion(run, question)
         for index, post in enumerate(question.posts):
-            if post.get("surface") == surface and post.get("scope") == scope:
+            if post.surface == surface and post.scope == scope:
                 there = posts.on_post(run, question, index)
                 return PostedQuestion(*there) if there is not None else None
         registration = self._capability.registration(question.name)

@@ -24,11 +24,18 @@ from functools import partial
 from typing import Any
 
 from bot.contract.json_values import FINITE, first_unkept_number
+from bot.contract.models import Tally
 from bot.human.capability import AnswerValidationError, HumanInteractionCapability
 from bot.human.pause_event import claims_for
 from bot.human.tokens import TokenClaims, TokenError, TokenExpiredError
 from bot.questions import posts, quorum
-from bot.questions.records import AuditEvent, Closing, Question, QuestionStatus
+from bot.questions.records import (
+    AuditEvent,
+    Closing,
+    CrossScopeAttempt,
+    Question,
+    QuestionStatus,
+)
 from bot.questions.write import Ballot, TurnToResume
 from bot.service import outcomes, run_events
 from bot.service.capability_ports import LifecyclePorts, lifecycle_of
@@ -187,7 +194,7 @@ class Redeemer:
                 return _replayed(record)  # its attempt is on record already
             # Recorded whether or not it is allowed: the ledger is where an
             # admin finds out that answers arrive from elsewhere.
-            attempt = {"scope": scope, "responder": responder.id, "at": now}
+            attempt = CrossScopeAttempt(scope, responder.id, now)
             await self._lifecycle.record_cross_scope(record.interrupt_id, attempt, at=now)
             if not registration.cross_scope_allowed:
                 return await refused(outcomes.ScopeMismatch(), record, responder)
@@ -341,11 +348,11 @@ def _replayed(record: Question | None) -> outcomes.Replayed:
 
 
 def _counted(question: Question, decision: str) -> outcomes.Counted:
-    tally = question.tally or {}
+    tally = question.tally or Tally()
     k = quorum.policy_of(question).quorum
-    approvals, rejections = len(tally.get("approve", ())), len(tally.get("reject", ()))
-    changes, restarted = str(tally.get("changes", "")), bool(tally.get("restarted"))
-    return outcomes.Counted(decision, approvals, rejections, k, changes, restarted)
+    return outcomes.Counted(
+        decision, len(tally.approve), len(tally.reject), k, tally.changes, tally.restarted
+    )
 
 
 def _closed_refusal(record: Question) -> outcomes.Refusal | None:

@@ -430,7 +430,9 @@ class RunService:
         match outcome:
             case TurnSuspended(interrupt=interrupt):
                 # The ledger row marked the run paused and owes the post, in one write.
-                self.views.remember_asked(interrupt)
+                self.views.remember_asked(
+                    interrupt.interrupt_id, interrupt.token, expires_at=interrupt.expires_at
+                )
                 run_events.asked(run.run_id, interrupt.interrupt_id, interaction=interrupt.name)
             case TurnCompleted(text=text, unjournaled=steps):
                 # The final reply is journaled with the ending, in one write.

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from bot.human.capability import HumanInteractionCapability, InteractionRegistration
 from bot.human.pause_event import claims_for
 from bot.human.tokens import MintedToken
-from bot.kernel.interrupts import PendingInterrupt
 from bot.questions.records import Question, QuestionStatus, RunRecord
 from bot.stores.ports import Stores
 
@@ -78,12 +77,12 @@ class Redraws:
             return asked[0]
         return self.token_for(record)
 
-    def remember_asked(self, interrupt: PendingInterrupt) -> None:
-        """Keep the token a pause just signed, for its question's first post. Bounded,
-        since another process may be the one that posts it."""
+    def remember_asked(self, interrupt_id: str, token: str, *, expires_at: float) -> None:
+        """Keep the token a pause just signed (for ``expires_at``), for its question's first
+        post. Bounded, since another process may be the one that posts it."""
         if len(self._asked) >= ASKED_KEPT:
             self._asked.pop(next(iter(self._asked)))
-        self._asked[interrupt.interrupt_id] = (interrupt.token, interrupt.expires_at)
+        self._asked[interrupt_id] = (token, expires_at)
 
     def registration(self, name: str) -> InteractionRegistration | None:
         """The interaction a question was asked under (its answer's schema), for a surface."""

@@ -9,16 +9,20 @@ SQL (placeholders, upserts). A row is anything read by column name:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
+from bot.questions import quorum
 from bot.questions.records import (
     ApiRequest,
     AuditEvent,
+    CrossScopeAttempt,
     DeliveryKind,
     DeliveryState,
     OutboxRow,
+    Post,
     Question,
     QuestionStatus,
     RunRecord,
@@ -120,23 +124,44 @@ _JSON_COLUMNS = frozenset(
         "detail",
         "metadata",
         "answerers",
-        "policy",
-        "tally",
-        "posts",
     }
 )
 # JSON lists read back as the tuples the frozen records hold.
-_TUPLE_COLUMNS = frozenset({"answerers", "posts"})
+_TUPLE_COLUMNS = frozenset({"answerers"})
 _ENUMS: dict[str, type[StrEnum]] = {"status": QuestionStatus}
 _RUN_ENUMS: dict[str, type[StrEnum]] = {"status": RunStatus}
 
 
-def _params(record: Any, columns: Sequence[str]) -> tuple[Any, ...]:
+@dataclass(frozen=True, slots=True)
+class Typed:
+    """A column held as JSON text whose record field is a typed value: ``read`` parses the
+    loaded JSON once, as the row becomes a record; ``write`` gives back the very JSON."""
+
+    read: Callable[[Any], Any]
+    write: Callable[[Any], Any]
+
+
+# The Question's typed contents.
+_PAUSE_TYPED: dict[str, Typed] = {
+    "policy": Typed(quorum.stored_policy, quorum.filled),
+    "tally": Typed(quorum.stored_tally, quorum.stored_tally_json),
+    "posts": Typed(
+        lambda posts: tuple(Post.stored(p) for p in posts or ()),
+        lambda posts: [p.to_json() for p in posts],
+    ),
+}
+
+
+def _params(
+    record: Any, columns: Sequence[str], typed: Mapping[str, Typed] | None = None
+) -> tuple[Any, ...]:
     """A record's fields, in ``columns`` order, as the values a column holds."""
     values: list[Any] = []
     for column in columns:
         value = getattr(record, column)
-        if column in _JSON_COLUMNS:
+        if typed and column in typed:
+            value = dump(typed[column].write(value))
+        elif column in _JSON_COLUMNS:
             value = dump(value)
         elif isinstance(value, StrEnum):
             value = str(value)
@@ -144,12 +169,19 @@ def _params(record: Any, columns: Sequence[str]) -> tuple[Any, ...]:
     return tuple(values)
 
 
-def _fields(row: Row, columns: Sequence[str], enums: Mapping[str, type[StrEnum]]) -> dict[str, Any]:
+def _fields(
+    row: Row,
+    columns: Sequence[str],
+    enums: Mapping[str, type[StrEnum]],
+    typed: Mapping[str, Typed] | None = None,
+) -> dict[str, Any]:
     """A row's ``columns`` as a record's keyword arguments."""
     fields: dict[str, Any] = {}
     for column in columns:
         value = row[column]
-        if column in _JSON_COLUMNS:
+        if typed and column in typed:
+            value = typed[column].read(load(value))
+        elif column in _JSON_COLUMNS:
             value = load(value)
             if column in _TUPLE_COLUMNS:
                 value = tuple(value or ())
@@ -161,7 +193,7 @@ def _fields(row: Row, columns: Sequence[str], enums: Mapping[str, type[StrEnum]]
 
 def pause_params(record: Question) -> tuple[Any, ...]:
     """``record`` as the insert's parameters, in ``PAUSE_COLUMNS`` order."""
-    return _params(record, PAUSE_COLUMNS)
+    return _params(record, PAUSE_COLUMNS, _PAUSE_TYPED)
 
 
 def pauses_from_rows(rows: Iterable[Row]) -> list[Question]:
@@ -176,7 +208,9 @@ def pauses_from_rows(rows: Iterable[Row]) -> list[Question]:
 
 def pause_from_row(row: Row, attempts: list[Any]) -> Question:
     """A row with ``PAUSE_COLUMNS``, and the question's cross-scope attempts, as a record."""
-    return Question(**_fields(row, PAUSE_COLUMNS, _ENUMS), cross_scope_attempts=tuple(attempts))
+    fields = _fields(row, PAUSE_COLUMNS, _ENUMS, _PAUSE_TYPED)
+    kept = tuple(CrossScopeAttempt.stored(a) for a in attempts)
+    return Question(**fields, cross_scope_attempts=kept)
 
 
 def api_params(api: ApiRequest) -> tuple[Any, ...]:

@@ -6,18 +6,20 @@ import json
 
 from adapters.slack._render import question_message
 from adapters.teams import CardContext, question_card
-from bot.questions.quorum import tally_text
+from bot.questions.quorum import stored_tally, tally_text
 from tests.support import open_question
 
 PAYLOAD = {"action": "deploy", "summary": "Deploy to production", "arguments": {}, "risk": "high"}
-TALLY = {"approve": ["slack:T1:U1", "slack:T1:U2"], "reject": [], "names": {"slack:T1:U1": "ana"}}
+TALLY = stored_tally(
+    {"approve": ["slack:T1:U1", "slack:T1:U2"], "reject": [], "names": {"slack:T1:U1": "ana"}}
+)
 
 
 def test_the_tally_text_names_each_voter_and_is_empty_without_a_quorum() -> None:
     assert tally_text(TALLY, 3) == "2 of 3 approved: @ana, @slack:T1:U2"
     assert tally_text(None, 2) == "0 of 2 approved"
     assert tally_text(TALLY, 1) == ""
-    rejected = {"approve": [], "reject": ["u9"], "names": {"u9": "bo"}}
+    rejected = stored_tally({"approve": [], "reject": ["u9"], "names": {"u9": "bo"}})
     assert tally_text(rejected, 2) == "0 of 2 approved; rejected by @bo"
     mentioned = tally_text(TALLY, 3, lambda voter, _: f"<@{voter.rsplit(':', 1)[-1]}>")
     assert mentioned == "2 of 3 approved: <@U1>, <@U2>"

@@ -40,7 +40,7 @@ async def test_show_and_stats_tell_the_policy_the_tally_the_level_and_the_escala
 def test_show_lists_each_further_post_of_a_question_on_several_routes() -> None:
     posts = (
         post_of("teams:19:ops", "teams", "tenant/19:ops", {}),
-        {**post_of("slack:C2", "slack", "T1:C2", {}), "message_ref": {"ts": "1.1"}},
+        dataclasses.replace(post_of("slack:C2", "slack", "T1:C2", {}), message_ref={"ts": "1.1"}),
     )
     record = dataclasses.replace(closed_question("approval", {}, "open"), posts=posts)
     lines = policy_lines(record)

@@ -215,7 +215,7 @@ async def test_two_links_answer_a_quorum_once_each_and_the_page_says_how_it_ende
     assert sent.status == 303 and sent.headers["Location"] == ana
     counted = await page.record(question)
     assert counted.status is QuestionStatus.OUTSTANDING
-    assert counted.tally is not None and counted.tally["approve"] == [ANA]
+    assert counted.tally is not None and counted.tally.approve == [ANA]
     shown = await (await page.client.get(ana)).text()
     assert YOUR_ANSWER_COUNTED in shown and "1 of 2 approved" in shown
     await page.client.post(bob, data={"csrf": await page.csrf(bob), "decision": "approve"})

@@ -13,6 +13,7 @@ from bot.api._page_html import (
     read_answer,
 )
 from bot.display import display
+from bot.questions.quorum import stored_policy, stored_tally
 from bot.questions.records import Question, QuestionStatus, RunRecord
 
 NOW = 1_800_000_000.0
@@ -84,8 +85,10 @@ def test_the_level_and_tally_are_shown_and_a_closed_question_has_no_form() -> No
         "approval",
         payload,
         level=2,
-        policy={"quorum": 2},
-        tally={"approve": ["email:bob@example.org"], "names": {"email:bob@example.org": "bob"}},
+        policy=stored_policy({"quorum": 2}),
+        tally=stored_tally(
+            {"approve": ["email:bob@example.org"], "names": {"email:bob@example.org": "bob"}}
+        ),
     )
     page = question_page(open_one, RUN, STATE)
     assert "Escalated to level 2." in page and "1 of 2 approved: @bob" in page

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.questions.quorum import cast, count, tally_text
+from bot.contract.models import Tally
+from bot.questions.quorum import cast, tally_of, tally_text
 from bot.questions.write import Ballot
 
 
@@ -19,23 +20,23 @@ def ballot(voter: str, decision: str = "approve", arguments: Any = None) -> Ball
 def test_true_and_one_are_two_proposals() -> None:
     """Ana's ``{"dry_run": true}`` and Bo's ``{"dry_run": 1}`` are not one proposal: Bo's
     counts, Ana's is set aside (Python's ``True == 1`` would have counted both)."""
-    counted = count(
+    counted = tally_of(
         (ballot("ana", "edit", {"dry_run": True}), ballot("bo", "edit", {"dry_run": 1}))
     )
-    assert [b.voter for b in counted.approvals] == ["bo"]
-    assert [b.voter for b in counted.superseded] == ["ana"]
+    assert counted.approve == ["bo"]
+    assert counted.superseded == ["ana"]
     assert counted.restarted
 
 
 def test_one_proposal_whatever_its_key_order_or_number_spelling() -> None:
     """Key order and ``2`` against ``2.0`` do not make another proposal."""
-    counted = count(
+    counted = tally_of(
         (
             ballot("ana", "edit", {"env": "prod", "replicas": 2}),
             ballot("bo", "edit", {"replicas": 2.0, "env": "prod"}),
         )
     )
-    assert [b.voter for b in counted.approvals] == ["ana", "bo"] and not counted.superseded
+    assert counted.approve == ["ana", "bo"] and not counted.superseded
 
 
 def test_only_a_set_aside_approval_may_be_cast_again() -> None:
@@ -53,7 +54,7 @@ def test_only_a_set_aside_approval_may_be_cast_again() -> None:
         ("bo", "edit"),
         ("ana", "edit"),
     ]
-    assert [b.voter for b in count(again).approvals] == ["bo", "ana"]
+    assert tally_of(again).approve == ["bo", "ana"]
     assert cast(before, ballot("bo")) is None
     assert cast(before, ballot("carl")) is None
     assert cast(before, ballot("dan")) is not None
@@ -68,18 +69,17 @@ def test_a_set_aside_approval_is_cast_again_only_under_the_id_it_was_cast_with()
     )
     assert cast(before, ballot("slack:T0OTHER:U0ANA", "edit", {"env": "prod "})) is None
     again = cast(before, ballot("slack:T0TEST:U0ANA", "edit", {"env": "prod "}))
-    assert again is not None and len(count(again).approvals) == 2
+    assert again is not None and len(tally_of(again).approve) == 2
 
 
 def test_the_tally_line_names_who_may_answer_again() -> None:
     """Under a quorum the message says whose approval an edit set aside."""
-    tally = {
-        "approve": ["bo"],
-        "reject": [],
-        "superseded": ["ana"],
-        "names": {"ana": "ana", "bo": "bo"},
-        "changes": 'env "prod" → "prod "',
-    }
+    tally = Tally(
+        approve=["bo"],
+        superseded=["ana"],
+        names={"ana": "ana", "bo": "bo"},
+        changes='env "prod" → "prod "',
+    )
     assert tally_text(tally, 2) == (
         '1 of 2 approved: @bo with changes (env "prod" → "prod "); '
         "approved other arguments, may answer again: @ana"

@@ -102,7 +102,7 @@ def deployer(
 ) -> Harness:
     """The agent that asks before it deploys, on ``stores`` (a fresh process, when they are
     reopened), its deploys kept in ``ran``."""
-    policies = {APPROVAL: Policy(quorum=quorum).model_dump(mode="json")} if quorum > 1 else None
+    policies = {APPROVAL: Policy(quorum=quorum)} if quorum > 1 else None
     return harness(
         stores,
         agent_script,
@@ -324,7 +324,7 @@ async def test_a_quorum_counts_an_edit_only_with_the_same_arguments(
     assert "environment production → staging" in refusal_text(second)
     row = await h.last_row()
     assert row.status is QuestionStatus.OUTSTANDING
-    assert row.tally["approve"] == ["test:carol"] and row.tally["superseded"] == ["test:bob"]
+    assert row.tally.approve == ["test:carol"] and row.tally.superseded == ["test:bob"]
     third = await h.answer({"decision": "edit", "arguments": staging}, who=DAN)
     assert isinstance(third, Redeemed)
     await h.service.wait_idle()
@@ -353,7 +353,7 @@ async def test_an_approval_an_edit_set_aside_may_be_cast_again_for_the_edit(
     row = await h.last_row()
     assert row.answer["decision"] == "edit" and row.answer["arguments"] == staging
     assert row.answer["approved_by"] == ["test:carol", "test:bob"]
-    assert row.tally["approve"] == ["test:carol", "test:bob"] and "superseded" not in row.tally
+    assert row.tally.approve == ["test:carol", "test:bob"] and not row.tally.superseded
     assert ran == [staging]
 
 
@@ -367,7 +367,7 @@ async def test_a_ballot_that_counts_is_cast_once(harness: HarnessFactory, stores
     edit = {"decision": "edit", "arguments": staging}
     assert isinstance(await h.answer(edit, who=BOB), AlreadyVoted)
     row = await h.last_row()
-    assert row.status is QuestionStatus.OUTSTANDING and row.tally["approve"] == ["test:bob"]
+    assert row.status is QuestionStatus.OUTSTANDING and row.tally.approve == ["test:bob"]
 
 
 async def test_approvals_count_for_the_arguments_they_approved(

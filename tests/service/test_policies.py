@@ -87,7 +87,7 @@ async def test_a_quorum_of_two_needs_two_people(harness: HarnessFactory, stores:
     assert "1 of 2 approved" in refusal_text(first)
     row = await h.last_row()
     assert row.status is QuestionStatus.OUTSTANDING
-    assert row.tally["approve"] == ["test:bob"] and row.tally["reject"] == []
+    assert row.tally.approve == ["test:bob"] and row.tally.reject == []
     # The message is redrawn with the tally.
     redrawn = h.surface.refreshed[-1][0]
     assert tally_line(redrawn) == "1 of 2 approved: @bo"
@@ -124,7 +124,7 @@ async def test_a_slack_user_votes_once_in_every_workspace(
     assert isinstance(await h.answer(APPROVE, who=bo_there), outcomes.AlreadyVoted)
     row = await h.last_row()
     assert row.status is QuestionStatus.OUTSTANDING and row.tally == tallied.tally
-    assert row.tally["approve"] == ["slack:T0TEST:U0BO"] and _resumes(h) == 0
+    assert row.tally.approve == ["slack:T0TEST:U0BO"] and _resumes(h) == 0
     assert isinstance(await h.answer(APPROVE, who=CAROL), outcomes.Redeemed)
     assert (await h.last_row()).answer["approved_by"] == ["slack:T0TEST:U0BO", "test:carol"]
 
@@ -175,7 +175,7 @@ async def test_votes_are_audited(harness: HarnessFactory, stores: Stores) -> Non
 
 def test_bot_policies_are_validated_with_the_api_model() -> None:
     parsed = parse_policies('{"approval": {"quorum": 2}}')
-    assert parsed["approval"]["quorum"] == 2 and parsed["approval"]["on_expire"] == "expire"
+    assert parsed["approval"].quorum == 2 and parsed["approval"].on_expire == "expire"
     for bad, words in (
         ('{"approval": {"on_expire": "approve"}}', "on_expire"),
         ('{"approval": {"remind_after_seconds": 0}}', "remind_after_seconds"),

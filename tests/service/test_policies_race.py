@@ -18,7 +18,7 @@ from tests.support import WHERE, Harness, HarnessFactory
 
 ASK = call("approval", action="deploy", summary="Deploy to production")
 APPROVE = {"decision": "approve", "comment": ""}
-QUORUM_3 = {"approval": Policy(quorum=3).model_dump(mode="json")}
+QUORUM_3 = {"approval": Policy(quorum=3)}
 
 
 def replica(harness: HarnessFactory, stores: Stores, script: list[Any]) -> Harness:
@@ -60,7 +60,7 @@ async def test_racing_approvals_on_one_sqlite_file_count_three(
     assert_counted_once(await race([h], h.surface.last_token, 50))
     row = await sqlite_stores.ledger.get(h.surface.questions[-1][1].interrupt_id)
     assert row is not None and row.status is QuestionStatus.ANSWERED
-    assert len(row.answer["approved_by"]) == 3 and len(row.tally["approve"]) == 3
+    assert len(row.answer["approved_by"]) == 3 and len(row.tally.approve) == 3
     assert len(h.provider.calls) == 2  # asked, then resumed once
 
 
@@ -77,7 +77,7 @@ async def test_200_approvals_over_two_replicas_count_exactly_three_and_resume_on
     row = await b.ledger.get(iid)
     assert row is not None and row.status is QuestionStatus.ANSWERED
     assert len(row.answer["approved_by"]) == 3 and len(set(row.answer["approved_by"])) == 3
-    assert row.tally is not None and row.tally["approve"] == row.answer["approved_by"]
+    assert row.tally is not None and row.tally.approve == row.answer["approved_by"]
     votes = await a._db.fetchval("SELECT COUNT(*) FROM votes WHERE interrupt_id = $1", iid)
     assert votes == 3
     # Asked once on the first replica; resumed once, by whichever closed it.

@@ -88,7 +88,7 @@ async def test_a_cross_scope_attempt_is_recorded_on_the_ledger(
     await h.service.redeem(token, GOOD, responder=Responder("test:eve"), scope="T-evil")
     row = await stores.ledger.get(h.surface.questions[-1][1].interrupt_id)
     assert row is not None
-    assert [a["scope"] for a in row.cross_scope_attempts] == ["T-evil"]
+    assert [a.scope for a in row.cross_scope_attempts] == ["T-evil"]
 
 
 async def test_cross_scope_is_allowed_when_the_registration_says_so(

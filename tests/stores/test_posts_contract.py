@@ -9,6 +9,7 @@ import dataclasses
 import pytest
 
 from bot.questions.posts import post_of
+from bot.questions.quorum import stored_policy
 from bot.questions.records import ApiRequest, DeliveryKind
 from bot.questions.write import Ballot
 from bot.stores import Closing, Question, QuestionStatus, RunRecord, RunStatus, Stores
@@ -141,8 +142,8 @@ async def test_each_post_keeps_its_own_message_reference(stores: Stores) -> None
     in its place (one statement on PostgreSQL)."""
     stored = await posted_on_both(stores)
     assert stored.message_ref == SLACK_REF
-    assert stored.posts[0]["message_ref"] == TEAMS_REF
-    assert stored.posts[0]["scope"] == "tenant-1"
+    assert stored.posts[0].message_ref == TEAMS_REF
+    assert stored.posts[0].scope == "tenant-1"
 
 
 async def test_a_close_owes_every_posts_edit_in_its_own_write(stores: Stores) -> None:
@@ -165,7 +166,7 @@ async def test_a_close_owes_every_posts_edit_in_its_own_write(stores: Stores) ->
 
 
 async def test_a_counted_vote_redraws_every_post(stores: Stores) -> None:
-    run, question = asked(policy={"quorum": 2})
+    run, question = asked(policy=stored_policy({"quorum": 2}))
     lifecycle = steps(stores).lifecycle
     assert await lifecycle.ask_remote(run, question, api()) is not None
     closing = Closing(QuestionStatus.ANSWERED, by="Bo", at=150.0)
@@ -255,7 +256,7 @@ async def test_a_repost_owes_each_route_its_post_and_its_old_messages_edit(
     )
     stored = await stores.ledger.get(interrupt_id)
     assert stored is not None
-    assert stored.message_ref == new_slack and stored.posts[0]["message_ref"] == new_teams
+    assert stored.message_ref == new_slack and stored.posts[0].message_ref == new_teams
     edits = await stores.outbox.claim(132.0, until=190.0, owner="p1", surfaces=["slack", "teams"])
     assert [(d.kind, d.surface, d.body.get("previous_ref")) for d in edits] == [
         (DeliveryKind.MOVED, "slack", SLACK_REF),

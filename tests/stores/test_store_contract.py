@@ -7,7 +7,13 @@ from typing import Any
 
 import pytest
 
-from bot.questions.records import MAX_CROSS_SCOPE_KEPT, DeliveryKind, DeliveryState
+from bot.questions.quorum import stored_policy
+from bot.questions.records import (
+    MAX_CROSS_SCOPE_KEPT,
+    CrossScopeAttempt,
+    DeliveryKind,
+    DeliveryState,
+)
 from bot.questions.write import Delivered
 from bot.service.owed import OwedRows
 from bot.stores import (
@@ -79,7 +85,10 @@ async def test_issue_then_get_returns_every_field(stores: Stores) -> None:
         closed_at=150.5,
         resumed_at=160.25,
         message_ref={"channel": "C1", "ts": "1.2"},
-        cross_scope_attempts=({"actor": "eve", "scope": "b"}, {"actor": "mal", "scope": "c"}),
+        cross_scope_attempts=(
+            CrossScopeAttempt("b", "eve", 120.0),
+            CrossScopeAttempt("c", "mal", 121.5),
+        ),
     )
     await steps(stores).issue(record)
     assert await stores.ledger.get("i1") == record
@@ -108,7 +117,7 @@ async def test_set_message_ref_is_stored(stores: Stores) -> None:
 async def test_record_cross_scope_keeps_order(stores: Stores) -> None:
     """Cross-scope attempts come back in the order they were recorded."""
     await steps(stores).issue(pause())
-    attempts = [{"actor": f"user-{n}", "scope": "other"} for n in (3, 1, 2)]
+    attempts = [CrossScopeAttempt("other", f"user-{n}", float(n)) for n in (3, 1, 2)]
     for attempt in attempts:
         await steps(stores).record_cross_scope("i1", attempt)
     row = await stores.ledger.get("i1")
@@ -121,7 +130,7 @@ async def test_updates_to_unknown_ids_raise_key_error(stores: Stores) -> None:
     with pytest.raises(KeyError):
         await steps(stores).set_message_ref("ghost", {"ts": "1"})
     with pytest.raises(KeyError):
-        await steps(stores).record_cross_scope("ghost", {"actor": "eve"})
+        await steps(stores).record_cross_scope("ghost", CrossScopeAttempt("b", "eve", 1.0))
     assert not await steps(stores).finish("ghost", RunStatus.FAILED, at=1.0, text="")
 
 
@@ -465,11 +474,11 @@ async def test_cross_scope_attempts_keep_a_count_and_the_last_few(stores: Stores
     """A row answered from elsewhere again and again stays bounded."""
     await steps(stores).issue(pause("q1"))
     for n in range(MAX_CROSS_SCOPE_KEPT + 7):
-        await steps(stores).record_cross_scope("q1", {"scope": f"s{n}"})
+        await steps(stores).record_cross_scope("q1", CrossScopeAttempt(f"s{n}", "eve", 1.0))
     row = await stores.ledger.get("q1")
     assert row is not None
     assert row.cross_scope_count == MAX_CROSS_SCOPE_KEPT + 7
-    kept = [a["scope"] for a in row.cross_scope_attempts]
+    kept = [a.scope for a in row.cross_scope_attempts]
     assert kept == [f"s{n}" for n in range(7, MAX_CROSS_SCOPE_KEPT + 7)]
 
 
@@ -486,7 +495,7 @@ async def test_outstanding_is_filtered_by_scope(stores: Stores) -> None:
 
 async def test_with_policies_lists_the_open_pauses_that_carry_one(stores: Stores) -> None:
     """What the reminders' sweep reads: open pauses with a policy, in issue order."""
-    quorum = {"quorum": 2}
+    quorum = stored_policy({"quorum": 2})
     await steps(stores).issue(pause("p1", policy=quorum))
     await steps(stores).issue(pause("n1"))
     await steps(stores).issue(pause("p2", policy=quorum))
@@ -559,14 +568,14 @@ async def test_for_runs_lists_those_runs_pauses_in_issue_order(stores: Stores) -
     await steps(stores).issue(pause("early", run_id="r2", issued_at=10.0))
     await steps(stores).issue(pause("tie-a", run_id="r1", issued_at=20.0))
     await steps(stores).issue(pause("tie-b", run_id="r2", issued_at=20.0))
-    await steps(stores).record_cross_scope("late", {"actor": "eve", "scope": "b"})
+    await steps(stores).record_cross_scope("late", CrossScopeAttempt("b", "eve", 25.0))
     assert await steps(stores).spend("early", closing())
 
     found = await stores.ledger.for_runs(["r1", "r2", "nobody"])
 
     assert [p.interrupt_id for p in found] == ["early", "tie-a", "tie-b", "late"]
     assert found == [await stores.ledger.get(p.interrupt_id) for p in found]
-    assert found[-1].cross_scope_attempts == ({"actor": "eve", "scope": "b"},)
+    assert found[-1].cross_scope_attempts == (CrossScopeAttempt("b", "eve", 25.0),)
     assert found[0].status is QuestionStatus.ANSWERED
     assert await stores.ledger.for_runs([]) == []
     assert await stores.ledger.for_runs(["nobody"]) == []

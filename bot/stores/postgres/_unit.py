@@ -165,7 +165,7 @@ def _question_cte(write: Write, p: _Params) -> str | None:
             tally = (
                 ""
                 if change.tally is None
-                else f", tally = {p(_rows.dump(dict(change.tally)), '::text')}"
+                else f", tally = {p(_rows.dump(change.tally.stored()), '::text')}"
             )
             closed = (
                 f"status = {p(str(change.status), '::text')}, answer = {answer},"
@@ -184,7 +184,7 @@ def _question_cte(write: Write, p: _Params) -> str | None:
             was = f" AND reminders = {p(change.was[0])} AND level = {p(change.was[1])}"
             return _if_open(change.interrupt_id, counted, p, was)
         case Tallied():
-            tally = f"tally = {p(_rows.dump(dict(change.tally)), '::text')}"
+            tally = f"tally = {p(_rows.dump(change.tally.stored()), '::text')}"
             return _if_open(change.interrupt_id, tally, p)
         case Posted() | Attempted():
             raise AssertionError("written by _unannounced, never in a statement")
@@ -240,7 +240,7 @@ def _statement(write: Write, texts: dict[str, Any]) -> tuple[str, list[Any]]:
         target = f"SELECT {p(write.run_id, '::text')} AS run_id"
     asked = write.question
     if isinstance(asked, Question) and asked.cross_scope_attempts:
-        attempts = p([_rows.dump(a) for a in asked.cross_scope_attempts], "::text[]")
+        attempts = p([_rows.dump(a.to_json()) for a in asked.cross_scope_attempts], "::text[]")
         ctes.append(
             "attempted AS (INSERT INTO cross_scope_attempts (interrupt_id, attempt_json, at)"  # noqa: S608 - our own text
             f" SELECT q.interrupt_id, a.json, {p(time.time(), '::float8')} FROM q,"
@@ -402,7 +402,7 @@ async def _unannounced(db: Database, change: Posted | Attempted) -> Written | No
                 row = await conn.fetchrow(_COUNT_ATTEMPT, change.interrupt_id)
                 if row is None:
                     return None
-                attempt = _rows.dump(dict(change.attempt))
+                attempt = _rows.dump(change.attempt.to_json())
                 await conn.execute(_INSERT_ATTEMPT, change.interrupt_id, attempt, time.time())
                 trim = (change.interrupt_id, change.interrupt_id, change.keep)
                 await conn.execute(_TRIM_ATTEMPTS, *trim)

@@ -167,7 +167,7 @@ def _question(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> 
                 conn.executemany(
                     INSERT_ATTEMPT,
                     [
-                        (change.interrupt_id, _rows.dump(a), now)
+                        (change.interrupt_id, _rows.dump(a.to_json()), now)
                         for a in change.cross_scope_attempts
                     ],
                 )
@@ -180,7 +180,7 @@ def _question(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> 
                 change.by,
                 change.by_id,
                 change.at,
-                _rows.dump(dict(change.tally) if change.tally is not None else None),
+                _rows.dump(change.tally.stored() if change.tally is not None else None),
                 change.interrupt_id,
                 OUTSTANDING,
                 expiry,
@@ -198,7 +198,7 @@ def _question(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> 
             nudged = (*change.now, change.interrupt_id, OUTSTANDING, *change.was)
             row = conn.execute(_NUDGE, nudged).fetchone()
         case Tallied():
-            tallied = (_rows.dump(dict(change.tally)), change.interrupt_id, OUTSTANDING)
+            tallied = (_rows.dump(change.tally.stored()), change.interrupt_id, OUTSTANDING)
             row = conn.execute(_TALLY, tallied).fetchone()
         case Posted():
             posted = (_rows.dump(dict(change.ref)), change.interrupt_id)
@@ -207,7 +207,7 @@ def _question(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> 
             # Counting first takes the row (and, here, the write lock is held already).
             row = conn.execute(COUNT_ATTEMPT + _RETURNING, (change.interrupt_id,)).fetchone()
             if row is not None:
-                attempt = (change.interrupt_id, _rows.dump(dict(change.attempt)), time.time())
+                attempt = (change.interrupt_id, _rows.dump(change.attempt.to_json()), time.time())
                 conn.execute(INSERT_ATTEMPT, attempt)
                 trim = (change.interrupt_id, change.interrupt_id, change.keep)
                 conn.execute(TRIM_ATTEMPTS, trim)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any
 
 import pytest
 from aiohttp import web
@@ -14,6 +13,7 @@ from bot.admin import ADMIN_SERVICE, AdminService
 from bot.api import ApiSettings, serve_api
 from bot.app.agent_spec import AgentSpec
 from bot.app.compose import build_agent
+from bot.contract.models import Policy
 from bot.demo import Fleet, demo_script
 from bot.human.factory import ask_user_registration
 from bot.human.tokens import TokenSigner
@@ -44,7 +44,7 @@ async def make_console(
         policy: RequesterOrApprovers | None = None,
         operator: str = "Ana",
         spec: AgentSpec | None = None,
-        policies: dict[str, dict[str, Any]] | None = None,
+        policies: dict[str, Policy] | None = None,
         admin: bool = False,
         admins: Sequence[str] = (),
         api: bool = False,

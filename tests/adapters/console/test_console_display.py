@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from bot.contract.models import Policy
 from bot.display import has_hidden
 from bot.service.outcomes import Counted, Responder
 from bot.service.policy import RequesterOrApprovers
@@ -154,7 +155,7 @@ async def test_a_refusal_and_a_quorum_tally_name_people_as_shown(
     console = await asking_console(
         make_console,
         policy=RequesterOrApprovers(anyone=True),
-        policies={"approval": {"quorum": 2}},
+        policies={"approval": Policy(quorum=2)},
     )
     await console.send("trojan approve")
     approval = await console.open_question()

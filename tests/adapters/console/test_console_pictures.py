@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from bot.contract.models import Policy
 from bot.service.outcomes import Counted, Responder
 from bot.service.policy import RequesterOrApprovers
 from tests.adapters.console.console_support import CID, Console, ConsoleFactory
@@ -78,7 +79,7 @@ PICTURES = (
         bo_approves,
         {
             "policy": RequesterOrApprovers(approvers=frozenset({"console:bo"})),
-            "policies": {"approval": {"quorum": 2}},
+            "policies": {"approval": Policy(quorum=2)},
         },
     ),
     Picture("answered", "deploy web", answer_staging),

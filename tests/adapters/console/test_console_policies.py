@@ -19,7 +19,7 @@ async def _approval(make_console: ConsoleFactory, **policy: object) -> tuple[Con
     console = await make_console(
         users=USERS,
         policy=RequesterOrApprovers(anyone=True),
-        policies={"approval": Policy.model_validate(policy).model_dump(mode="json")},
+        policies={"approval": Policy.model_validate(policy)},
     )
     origin = str(console.client.make_url("/")).rstrip("/")
     sent = await console.client.post(

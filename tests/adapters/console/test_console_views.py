@@ -11,6 +11,7 @@ from adapters.console._views import (
     question_json,
     viewer_for,
 )
+from bot.questions.quorum import stored_tally
 from bot.questions.records import (
     ConversationSummary,
     Question,
@@ -110,7 +111,9 @@ async def test_named_answerers_of_other_surfaces_show_by_name_or_a_short_id() ->
     asked = dataclasses.replace(
         OPEN,
         answerers=("console:ana", f"teams:t:{guid}", "teams:t:aad-cy"),
-        tally={"approve": ["teams:t:aad-cy"], "reject": [], "names": {"teams:t:aad-cy": "Cy"}},
+        tally=stored_tally(
+            {"approve": ["teams:t:aad-cy"], "reject": [], "names": {"teams:t:aad-cy": "Cy"}}
+        ),
     )
     viewer = Viewer(Responder("console:ana", "ana"), RequesterOrApprovers())
     assert viewer.answerers(RUN, asked) == (

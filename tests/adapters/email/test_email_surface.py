@@ -15,7 +15,7 @@ from bot.app.probes import probe_smtp
 from bot.app.settings import load_settings
 from bot.client._bridge import route_of
 from bot.human.tokens import SigningKey
-from bot.questions.quorum import MayAnswer
+from bot.questions.quorum import MayAnswer, stored_tally
 from bot.questions.records import Question, RunRecord, RunStatus
 from bot.service.surfaces import DeliveryError
 from tests.fakes.smtp import SmtpFake
@@ -141,7 +141,7 @@ async def test_a_reminder_is_a_reply_to_the_question(smtp: SmtpFake) -> None:
 
 async def test_no_reminder_goes_to_a_recipient_who_already_voted(smtp: SmtpFake) -> None:
     """Under a quorum, whoever has answered is not reminded."""
-    record = _record(tally={"approve": [f"email:{TO}"], "reject": [], "names": {}})
+    record = _record(tally=stored_tally({"approve": [f"email:{TO}"], "reject": [], "names": {}}))
     await _surface(smtp).post_nudge(_run(), record, {"kind": "reminded", "people": []})
     assert smtp.taken() == []
 

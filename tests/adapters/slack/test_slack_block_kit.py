@@ -29,11 +29,12 @@ from adapters.slack._render import (
 from bot.admin import results
 from bot.admin._commands import USAGES
 from bot.contract.form_schema import MAX_OPTIONS, MAX_PROPERTIES, check_form_answer
+from bot.contract.models import Tally
 from bot.display import display
 from bot.human.factory import AskUserPayload, AskUserResponse
 from bot.interactions.approval import ApprovalPayload, ApprovalResponse, approval_registration
 from bot.interactions.form import FormToolPayload
-from bot.questions.quorum import tally_text
+from bot.questions.quorum import stored_policy, stored_tally, tally_text
 from bot.questions.records import (
     AuditEvent,
     DeliveryKind,
@@ -189,8 +190,11 @@ def test_every_question_at_its_largest_is_a_message_slack_takes(kind: str) -> No
     """The question as posted, with a long tally and an escalation level, and as redrawn."""
     name, payload = ASKS[kind]
     ok_message(asked(name, payload))
-    voters = {"approve": [f"slack:T1:U{n}" for n in range(40)], "reject": ["teams:t:x"]}
-    voters["names"] = {"teams:t:x": NASTY}  # type: ignore[assignment]
+    voters = Tally(
+        approve=[f"slack:T1:U{n}" for n in range(40)],
+        reject=["teams:t:x"],
+        names={"teams:t:x": NASTY},
+    )
     tally = tally_text(voters, 50, named)
     ok_message(asked(name, payload, tally=tally, level=3))
 
@@ -358,8 +362,8 @@ def test_every_admin_reply_is_a_message_slack_takes() -> None:
         expires_at=2000.0,
         status=QuestionStatus.CANCELLED,
         closed_by=NASTY,
-        policy={"quorum": 2, "requester": NASTY},
-        tally={"approve": [NASTY] * 3, "reject": []},
+        policy=stored_policy({"quorum": 2, "requester": NASTY}),
+        tally=stored_tally({"approve": [NASTY] * 3, "reject": []}),
         message_ref={"channel": "C1", "ts": "1.2"},
     )
     run = RunRecord("run_1", "T1:C1", "slack", "slack:T1:U1", NASTY, 1.0, delivery_error=NASTY)

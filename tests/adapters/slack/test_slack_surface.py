@@ -11,7 +11,7 @@ import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack._surface import SlackSurface, audience, mention
-from bot.questions.quorum import MayAnswer
+from bot.questions.quorum import MayAnswer, stored_tally
 from bot.questions.records import Question, QuestionStatus, RunRecord
 from bot.service.surfaces import DeliveryError
 from tests.fakes.slack_api import BOT_TOKEN, FakeSlack
@@ -159,7 +159,9 @@ async def test_a_quorums_closing_edit_names_every_approver(
         name="approval",
         payload={"action": "deploy", "summary": "ship it"},
         answer={"decision": "approve", "comment": "", "approved_by": approvers},
-        tally={"approve": approvers, "reject": [], "names": {"teams:t1:aad-dee": "Dee <x>"}},
+        tally=stored_tally(
+            {"approve": approvers, "reject": [], "names": {"teams:t1:aad-dee": "Dee <x>"}}
+        ),
         closed_by="u2, Dee <x> and u3",
         closed_by_id="slack:T1:U3",
     )

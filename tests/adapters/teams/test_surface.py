@@ -10,7 +10,7 @@ import pytest
 
 from adapters.teams import TeamsSurface
 from adapters.teams._connector import Connector
-from bot.questions.quorum import MayAnswer
+from bot.questions.quorum import MayAnswer, stored_tally
 from bot.questions.records import RunRecord
 from bot.service.policy import RequesterOrApprovers
 from bot.service.surfaces import DeliveryError
@@ -86,7 +86,7 @@ def test_a_cards_answerers_are_named_as_the_bot_saw_them_else_by_a_short_id(
     asked = dataclasses.replace(
         open_question("approval", {"action": "deploy", "summary": "ship"}),
         answerers=("teams:t:aad-ana", f"teams:t:{guid}", voter),
-        tally={"approve": [voter], "reject": [], "names": {voter: "Cy"}},
+        tally=stored_tally({"approve": [voter], "reject": [], "names": {voter: "Cy"}}),
     )
     may = RequesterOrApprovers().who_may_answer(asked, run.requester)
     context = surface.card_context(run, asked, token="tok", may=may)
