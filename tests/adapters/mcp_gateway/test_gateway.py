@@ -6,9 +6,12 @@ import asyncio
 import contextlib
 import sqlite3
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+from aiohttp import web
 from mcp import Client
 from mcp.types import ElicitRequestFormParams, ElicitRequestParams, ElicitResult
 
@@ -19,6 +22,8 @@ from tests import waiting
 from tests.adapters.mcp_gateway._rig import Rig, deploys, rig, text_of
 from tests.doors._doors import Logs
 from tests.e2e._client import NAME
+from tests.e2e._server import free_port
+from tests.loopback import serving
 
 DEPLOY = {"service": "web", "version": "1.5"}
 APPROVE_RULE = """
@@ -198,6 +203,46 @@ async def test_an_elicitation_cancelled_by_a_person_is_a_decline(tmp_path: Path)
         await r.bridge.cancel(question.id, "not now")
         result = await call
     assert text_of(result) == "not purged: decline"
+
+
+@contextlib.asynccontextmanager
+async def sign_in_page() -> AsyncIterator[tuple[str, list[str]]]:
+    """A page on loopback for a URL-mode elicitation to point at: its URL, and every path
+    requested of it (a person opens it; the bridge never does)."""
+    opened: list[str] = []
+
+    async def page(request: web.Request) -> web.Response:
+        opened.append(request.path)
+        return web.Response(text="signed in")
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", page)
+    async with serving(app, free_port(), access_log=None) as url:
+        yield f"{url}/sign-in?session=b1", opened
+
+
+@pytest.mark.parametrize(("pressed", "action"), [("Done", "accept"), ("Decline", "decline")])
+async def test_a_url_elicitation_is_a_link_the_person_opens_never_the_bridge(
+    tmp_path: Path, pressed: str, action: str
+) -> None:
+    """The upstream elicits in URL mode: the person is shown its message and the link, with
+    Done and Decline, which the upstream hears as accept and decline; nothing fetches the
+    link but the person."""
+    async with (
+        sign_in_page() as (url, opened),
+        rig(tmp_path, legacy=True, env={"SIGN_IN_URL": url}) as r,
+    ):
+        call = r.call("ops__connect_billing", {})
+        asked = await r.console.outstanding("gateway-1", "ask_user")
+        (item,) = asked["payload"]["questions"]
+        assert "Sign in to billing to connect it." in item["question"]
+        assert url in item["question"]
+        labels = {option["label"]: option["value"] for option in item["options"]}
+        assert set(labels) == {"Done", "Decline"}
+        await r.console.answer_ok(asked["token"], {"answers": {item["key"]: labels[pressed]}})
+        result = await call
+    assert text_of(result) == f"billing: {action}"
+    assert opened == []
 
 
 async def _overdue(r: Rig) -> None:
