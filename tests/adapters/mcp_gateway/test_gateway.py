@@ -379,6 +379,33 @@ async def test_a_rule_may_pass_an_elicitation_through_to_a_client_that_takes_the
     assert asked == []
 
 
+async def test_a_rule_passes_an_input_required_round_through_to_a_2026_client(
+    tmp_path: Path,
+) -> None:
+    """elicit = "client" at 2026-07-28: the upstream's InputRequiredResult reaches the client
+    as it is, its callback answers, and its retry brings the answer and the upstream's request
+    state back through the gateway; no question is asked of a person."""
+    asked: list[str] = []
+
+    async def answers(_context: Any, params: ElicitRequestParams) -> ElicitResult:
+        assert isinstance(params, ElicitRequestFormParams)
+        asked.append(params.message)
+        return ElicitResult(action="accept", content={"reason": "the client says so"})
+
+    rule = '[[rules]]\ntools = "ops__purge*"\naction = "allow"\nelicit = "client"\n'
+    async with rig(tmp_path, rule) as r:
+        server = r.gateway.server(
+            bridge_for=lambda _ctx: contextlib.nullcontext(r.bridge), caller_for=_test_caller
+        )
+        async with Client(server, elicitation_callback=answers) as client:
+            assert client.protocol_version == "2026-07-28"
+            result = await client.call_tool("ops__purge_cache", {"service": "web"})
+        questions = (await r.bridge.list()).data
+    assert text_of(result) == "purged web: the client says so"
+    assert asked == ["Why purge the cache of web?"]
+    assert questions == []
+
+
 async def test_an_approved_call_outlives_its_client_and_its_repeat_gets_the_result(
     tmp_path: Path,
 ) -> None:
