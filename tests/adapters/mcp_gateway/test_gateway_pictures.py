@@ -38,7 +38,13 @@ from bot.client import Bridge
 from bot.service.messages import who_may_answer_text
 from bot.service.policy import requester_of_run
 from bot.service.runs import RUN_SERVICE
-from tests.adapters.console.test_console_pictures import WRITE, encoded, sidecar_of
+from tests.adapters.console.test_console_pictures import (
+    VIEWPORT,
+    WAIT_MS,
+    WRITE,
+    encoded,
+    sidecar_of,
+)
 from tests.adapters.mcp_gateway._rig import text_of
 from tests.adapters.mcp_gateway.test_gateway_doc import page_files
 from tests.adapters.teams._catalogue import ASKED_AT, EXPIRES
@@ -61,9 +67,6 @@ CONVERSATION = "ops"
 KEY_NAME = "gateway"
 KEY = {"name": KEY_NAME, "key": API_KEY, "routes": [f"console:{CONVERSATION}"]}
 DEPLOY = {"service": "web", "version": "1.5"}
-# The console pictures' size and the browser's settings (test_console_pictures.py).
-VIEWPORT = {"width": 800, "height": 1200}
-WAIT_MS = 15_000
 # What a real run's clock puts in the console's question.
 TIMES = ("asked_at", "expires_at")
 
@@ -95,7 +98,6 @@ async def gateway_asking(door: Door, folder: Path) -> AsyncIterator[Client]:
 def console_sidecar(question: dict[str, Any]) -> dict[str, Any]:
     """As the console pictures' sidecars, with the run's times as placeholders too."""
     sidecar = sidecar_of(question)
-    sidecar["viewport"] = VIEWPORT
     fixed = sidecar["question"]
     for name in TIMES:
         assert isinstance(fixed[name], float | int), name
@@ -128,8 +130,10 @@ async def teams_card(door: Door, interrupt_id: str) -> dict[str, Any]:
 
 
 async def draw_console(door: Door, question: dict[str, Any], path: Path) -> None:
-    """The question as the console page draws it, the browser's clock at the question's
-    asking; the page must show the tool, its upstream, who asked and the arguments."""
+    """The question as the console page draws it, with the console pictures' browser
+    settings (test_console_pictures.draw, which opens its in-process console; this app is a
+    real one, for the gateway's ``/v1``) and the browser's clock at the question's asking;
+    the page must show the tool, its upstream, who asked and the arguments."""
     async with chromium() as browser:
         context = await browser.new_context(
             viewport=VIEWPORT,  # type: ignore[arg-type]
