@@ -20,13 +20,14 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     INVALID_REQUEST,
@@ -36,10 +37,13 @@ from mcp.types import (
     ElicitRequestParams,
     ElicitResult,
     ErrorData,
+    InputRequiredResult,
+    InputResponses,
     ListToolsResult,
     PaginatedRequestParams,
     TextContent,
 )
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS  # the mcp SDK's own types package
 from pydantic import ValidationError
 
 from adapters.mcp_gateway._config import GatewayFile, Rule
@@ -83,6 +87,15 @@ UNREACHABLE = (
 # A URL-mode elicitation's two answers: the person opened the link and finished, or declined.
 DONE, DECLINE = "Done", "Decline"
 ELICIT_OUTSIDE_A_CALL = "The gateway forwards an elicitation only while one of its calls runs."
+
+
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """A 2026-07-28 retry's answers to the input requests of the round before, and the
+    upstream's request state from it (both None on a first call)."""
+
+    input_responses: InputResponses | None = None
+    request_state: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,10 +172,17 @@ class Gateway:
 
         async def call_tool(
             ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams
-        ) -> CallToolResult:
+        ) -> CallToolResult | InputRequiredResult:
             async with bridge_for(ctx) as bridge:
                 who = await caller_for(ctx)
-                return await self.call(ctx, params.name, dict(params.arguments or {}), who, bridge)
+                return await self.call(
+                    ctx,
+                    params.name,
+                    dict(params.arguments or {}),
+                    who,
+                    bridge,
+                    answered=Answered(params.input_responses, params.request_state),
+                )
 
         return Server(
             "hitl-bridge-gateway",
@@ -182,15 +202,21 @@ class Gateway:
         arguments: dict[str, Any],
         caller: Caller,
         bridge: Bridge,
-    ) -> CallToolResult:
-        """One call of an offered tool, as the rules say."""
+        *,
+        answered: Answered | None = None,
+    ) -> CallToolResult | InputRequiredResult:
+        """One call of an offered tool, as the rules say; ``answered``: what a 2026-07-28
+        client's retry brings back for the input requests the gateway passed to it."""
         offered = self.offered.get(name)
         if offered is None:
             return _error(UNKNOWN_TOOL.format(name=name))
         call = _Call(ctx, offered, arguments, caller, bridge)
         match verdict(self.config.rules, name, offered.tool.annotations):
             case Forward(rule):
-                return await self._forward(replace(call, rule=rule))
+                forwarded = replace(call, rule=rule)
+                if rule is not None and rule.elicit == "client" and _answers_in_rounds(ctx):
+                    return await self._relayed(forwarded, answered or Answered())
+                return await self._forward(forwarded)
             case Refuse(sentence):
                 return _error(sentence)
             case Ask(rule):
@@ -297,6 +323,36 @@ class Gateway:
             del self._forwarding[question_id]
 
     async def _forward(self, call: _Call) -> CallToolResult:
+        with self._upstream_runs(call) as progress:
+            try:
+                return await self.connections[call.offered.upstream].call(
+                    call.offered.tool.name, call.arguments, progress=progress
+                )
+            except UpstreamError as error:
+                return _error(str(error))
+
+    async def _relayed(
+        self, call: _Call, answered: Answered
+    ) -> CallToolResult | InputRequiredResult:
+        """A forwarded call whose upstream's input requests (the 2026-07-28 style) go to the
+        client as they are, and whose retry goes on to the upstream with the client's
+        answers: nothing of the rounds is kept here."""
+        with self._upstream_runs(call) as progress:
+            try:
+                return await self.connections[call.offered.upstream].relay(
+                    call.offered.tool.name,
+                    call.arguments,
+                    input_responses=answered.input_responses,
+                    request_state=answered.request_state,
+                    progress=progress,
+                )
+            except UpstreamError as error:
+                return _error(str(error))
+
+    @contextlib.contextmanager
+    def _upstream_runs(self, call: _Call) -> Iterator[ProgressFnT | None]:
+        """While the upstream runs ``call``: an elicitation from it is the call's, and its
+        progress goes to a client that asked for progress (else None is yielded)."""
         upstream = call.offered.upstream
         self._running.setdefault(upstream, []).append(call)
 
@@ -311,13 +367,7 @@ class Gateway:
         meta = call.ctx.meta
         wants_progress = bool(meta and meta.get("progress_token") is not None)
         try:
-            return await self.connections[upstream].call(
-                call.offered.tool.name,
-                call.arguments,
-                progress=progress if wants_progress else None,
-            )
-        except UpstreamError as error:
-            return _error(str(error))
+            yield progress if wants_progress else None
         finally:
             self._running[upstream].remove(call)
 
@@ -379,6 +429,15 @@ class Gateway:
                 await call.bridge.cancel(question.id, "No one answered in time.")
             return ElicitResult(action="cancel")
         return _elicit_result(question)
+
+
+def _answers_in_rounds(ctx: ServerRequestContext[Any, Any]) -> bool:
+    """The client speaks 2026-07-28 and said it takes elicitations: an upstream's
+    ``InputRequiredResult`` can go to it as it is, and its retry come back."""
+    session = ctx.session
+    capabilities = session.client_capabilities
+    modern = session.protocol_version in MODERN_PROTOCOL_VERSIONS
+    return modern and bool(capabilities and capabilities.elicitation)
 
 
 def _can_elicit(ctx: ServerRequestContext[Any, Any]) -> bool:

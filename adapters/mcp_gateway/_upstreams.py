@@ -35,6 +35,8 @@ from mcp.types import (
     ElicitResult,
     ErrorData,
     Implementation,
+    InputRequiredResult,
+    InputResponses,
     Tool,
 )
 
@@ -96,14 +98,46 @@ class Connection:
     async def call(
         self, tool: str, arguments: dict[str, object], *, progress: ProgressFnT | None = None
     ) -> CallToolResult:
+        """The call to its end: an upstream's input requests (either style) are answered
+        through the elicitation callback."""
         client = await self.client()
-        try:
-            return await client.call_tool(
+        return await self._guarded(
+            client.call_tool(
                 tool,
                 arguments,
                 read_timeout_seconds=self.upstream.timeout_seconds,
                 progress_callback=progress,
             )
+        )
+
+    async def relay(
+        self,
+        tool: str,
+        arguments: dict[str, object],
+        *,
+        input_responses: InputResponses | None,
+        request_state: str | None,
+        progress: ProgressFnT | None = None,
+    ) -> CallToolResult | InputRequiredResult:
+        """One round of a 2026-07-28 call whose input requests the caller answers: the
+        upstream's ``InputRequiredResult`` comes back as it is, and the caller's retry
+        brings its responses and the upstream's own request state."""
+        client = await self.client()
+        return await self._guarded(
+            client.session.call_tool(
+                tool,
+                arguments,
+                read_timeout_seconds=self.upstream.timeout_seconds,
+                progress_callback=progress,
+                input_responses=input_responses,
+                request_state=request_state,
+                allow_input_required=True,
+            )
+        )
+
+    async def _guarded(self, pending: Awaitable[T]) -> T:
+        try:
+            return await pending
         except Exception as error:  # noqa: BLE001  an upstream fails in many ways; each is a sentence
             if _closed(error):
                 # The child died or the stream ended: the next call opens a new connection.

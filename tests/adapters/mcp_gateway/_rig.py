@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
@@ -36,15 +37,18 @@ def gateway_toml(
     wait_seconds: float = 30.0,
     upstream: str = "",
     legacy: bool = False,
+    env: dict[str, str] | None = None,
 ) -> Path:
-    """A gateway file with the stdio upstream ``ops`` and ``rules``; its deploys are logged
-    to ``folder/upstream.log``."""
+    """A gateway file with the stdio upstream ``ops`` (given ``env`` too) and ``rules``; its
+    deploys are logged to ``folder/upstream.log``."""
     path = folder / "gateway.toml"
     command = [sys.executable, str(UPSTREAM), *(["--legacy"] if legacy else [])]
+    given = {"UPSTREAM_LOG": str(folder / "upstream.log"), **(env or {})}
+    table = ", ".join(f"{name} = {json.dumps(value)}" for name, value in given.items())
     path.write_text(
         f"[gateway]\nwait_seconds = {wait_seconds}\n\n"
         f'[[upstreams]]\nname = "ops"\ncommand = {_toml_list(command)}\n'
-        f'env = {{ UPSTREAM_LOG = "{folder / "upstream.log"}" }}\n{upstream}\n{rules}',
+        f"env = {{ {table} }}\n{upstream}\n{rules}",
         encoding="utf-8",
     )
     return path
@@ -91,11 +95,14 @@ async def rig(
     wait_seconds: float = 30.0,
     upstream: str = "",
     legacy: bool = False,
+    env: dict[str, str] | None = None,
     door_for: Callable[[Path], AbstractAsyncContextManager[Door]] | None = None,
 ) -> AsyncIterator[Rig]:
     """The gateway before the upstream, asking a bridge served by ``door_for`` (a console
     ``Door`` by default)."""
-    file = gateway_toml(folder, rules, wait_seconds=wait_seconds, upstream=upstream, legacy=legacy)
+    file = gateway_toml(
+        folder, rules, wait_seconds=wait_seconds, upstream=upstream, legacy=legacy, env=env
+    )
     config = load_gateway_file(file)
     served = Door(folder, **api_env("console:*")) if door_for is None else door_for(folder)
     async with (

@@ -6,9 +6,12 @@ import asyncio
 import contextlib
 import sqlite3
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+from aiohttp import web
 from mcp import Client
 from mcp.types import ElicitRequestFormParams, ElicitRequestParams, ElicitResult
 
@@ -19,6 +22,8 @@ from tests import waiting
 from tests.adapters.mcp_gateway._rig import Rig, deploys, rig, text_of
 from tests.doors._doors import Logs
 from tests.e2e._client import NAME
+from tests.e2e._server import free_port
+from tests.loopback import serving
 
 DEPLOY = {"service": "web", "version": "1.5"}
 APPROVE_RULE = """
@@ -200,6 +205,46 @@ async def test_an_elicitation_cancelled_by_a_person_is_a_decline(tmp_path: Path)
     assert text_of(result) == "not purged: decline"
 
 
+@contextlib.asynccontextmanager
+async def sign_in_page() -> AsyncIterator[tuple[str, list[str]]]:
+    """A page on loopback for a URL-mode elicitation to point at: its URL, and every path
+    requested of it (a person opens it; the bridge never does)."""
+    opened: list[str] = []
+
+    async def page(request: web.Request) -> web.Response:
+        opened.append(request.path)
+        return web.Response(text="signed in")
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", page)
+    async with serving(app, free_port(), access_log=None) as url:
+        yield f"{url}/sign-in?session=b1", opened
+
+
+@pytest.mark.parametrize(("pressed", "action"), [("Done", "accept"), ("Decline", "decline")])
+async def test_a_url_elicitation_is_a_link_the_person_opens_never_the_bridge(
+    tmp_path: Path, pressed: str, action: str
+) -> None:
+    """The upstream elicits in URL mode: the person is shown its message and the link, with
+    Done and Decline, which the upstream hears as accept and decline; nothing fetches the
+    link but the person."""
+    async with (
+        sign_in_page() as (url, opened),
+        rig(tmp_path, legacy=True, env={"SIGN_IN_URL": url}) as r,
+    ):
+        call = r.call("ops__connect_billing", {})
+        asked = await r.console.outstanding("gateway-1", "ask_user")
+        (item,) = asked["payload"]["questions"]
+        assert "Sign in to billing to connect it." in item["question"]
+        assert url in item["question"]
+        labels = {option["label"]: option["value"] for option in item["options"]}
+        assert set(labels) == {"Done", "Decline"}
+        await r.console.answer_ok(asked["token"], {"answers": {item["key"]: labels[pressed]}})
+        result = await call
+    assert text_of(result) == f"billing: {action}"
+    assert opened == []
+
+
 async def _overdue(r: Rig) -> None:
     """The open question's expiry brought forward (the shortest TTL /v1 takes is a minute),
     then the bridge's own sweep expires it as it would after the minute."""
@@ -332,6 +377,33 @@ async def test_a_rule_may_pass_an_elicitation_through_to_a_client_that_takes_the
         asked = (await r.bridge.list()).data
     assert text_of(result) == "purged web: the client says so"
     assert asked == []
+
+
+async def test_a_rule_passes_an_input_required_round_through_to_a_2026_client(
+    tmp_path: Path,
+) -> None:
+    """elicit = "client" at 2026-07-28: the upstream's InputRequiredResult reaches the client
+    as it is, its callback answers, and its retry brings the answer and the upstream's request
+    state back through the gateway; no question is asked of a person."""
+    asked: list[str] = []
+
+    async def answers(_context: Any, params: ElicitRequestParams) -> ElicitResult:
+        assert isinstance(params, ElicitRequestFormParams)
+        asked.append(params.message)
+        return ElicitResult(action="accept", content={"reason": "the client says so"})
+
+    rule = '[[rules]]\ntools = "ops__purge*"\naction = "allow"\nelicit = "client"\n'
+    async with rig(tmp_path, rule) as r:
+        server = r.gateway.server(
+            bridge_for=lambda _ctx: contextlib.nullcontext(r.bridge), caller_for=_test_caller
+        )
+        async with Client(server, elicitation_callback=answers) as client:
+            assert client.protocol_version == "2026-07-28"
+            result = await client.call_tool("ops__purge_cache", {"service": "web"})
+        questions = (await r.bridge.list()).data
+    assert text_of(result) == "purged web: the client says so"
+    assert asked == ["Why purge the cache of web?"]
+    assert questions == []
 
 
 async def test_an_approved_call_outlives_its_client_and_its_repeat_gets_the_result(

@@ -50,7 +50,7 @@ def _filled(text: str, **values: str) -> str:
     return text
 
 
-def _files(folder: Path) -> Path:
+def page_files(folder: Path) -> Path:
     """The page's upstream server and gateway file, written to ``folder``; the file's path."""
     server = folder / "ops_server.py"
     server.write_text(UPSTREAM)
@@ -65,7 +65,7 @@ def _files(folder: Path) -> Path:
 
 def test_the_file_parses_as_the_gateway_reads_it(tmp_path: Path) -> None:
     """The page's gateway file, comments and all, is a file the gateway takes."""
-    config = load_gateway_file(_files(tmp_path))
+    config = load_gateway_file(page_files(tmp_path))
     assert [rule.action for rule in config.rules] == ["approve", "deny"]
     assert tomllib.loads(FILE)["upstreams"][0]["command"][0] == PAGE_PYTHON
 
@@ -116,7 +116,7 @@ async def _agent(door: Door, tmp_path: Path, answer: dict[str, Any]) -> str:
             PAGE_URL: f"http://127.0.0.1:{door.port}",
             PAGE_KEY: key,
             f'"{PAGE_PYTHON}"': repr(sys.executable),
-            '"gateway.toml"': repr(str(_files(tmp_path))),
+            '"gateway.toml"': repr(str(page_files(tmp_path))),
             # The gateway's journal in this test's folder, not the checkout's var/.
             '"BOT_MCP_ROUTE"': f'"BOT_DATA_DIR": {str(tmp_path / "gw")!r}, "BOT_MCP_ROUTE"',
         },

@@ -94,6 +94,16 @@ async def purge_queue(queue: str, ctx: Context) -> str:
     return f"not purged: {answered.action}"
 
 
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+async def connect_billing(ctx: Context) -> str:
+    """Connect the billing account, after the user signs in at the URL ``SIGN_IN_URL`` names:
+    a URL-mode elicitation (a request mid-call: run with --legacy)."""
+    answered = await ctx.elicit_url(
+        "Sign in to billing to connect it.", os.environ["SIGN_IN_URL"], "billing-1"
+    )
+    return f"billing: {answered.action}"
+
+
 def why(service: str) -> Elicit[Confirmation]:
     # The SDK asks as the connection's protocol has it: an InputRequiredResult at
     # 2026-07-28, an elicitation/create request mid-call before.
