@@ -10,9 +10,11 @@ lifecycle (leases, the journal, deliveries, installations).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
+
+from bot.audit import CheckpointKey
 
 from bot.human.ports import Checkpoints as Checkpoints  # the capability defines it
 from bot.kernel.journal import Journal
@@ -117,6 +119,25 @@ class Audit(Protocol):
 
     async def append(self, event: AuditEvent) -> None: ...
     async def recent(self, *, limit: int = 100, run_id: str | None = None) -> list[AuditEvent]: ...
+
+
+class AuditChain(Protocol):
+    """The audit's hash chains: the checkpointer signs them, ``python -m bot audit`` exports."""
+
+    async def checkpoint(self, key: CheckpointKey, *, at: float) -> dict[str, Any] | None:
+        """Sign the heads that moved since the last checkpoint; the checkpoint written, or
+        None if another process wrote that number first."""
+        ...
+
+    def export(
+        self,
+        *,
+        since: float | None = None,
+        until: float | None = None,
+        question: str | None = None,
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Checkpoints, then whole chains in order (``bot.audit.verify`` reads them so)."""
+        ...
 
 
 class Installations(Protocol):
@@ -225,6 +246,7 @@ class Stores(Protocol):
     checkpoints: Checkpoints
     runs: Runs
     audit: Audit
+    audit_chain: AuditChain
     leases: Leases
     journal: Journal
     outbox: Outbox
