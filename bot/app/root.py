@@ -19,6 +19,7 @@ from bot.api import mount_api, mount_link_page, serve_api, settle_keys
 from bot.api.links import ANSWER_LINKS, AnswerLinks
 from bot.app.agent_spec import AgentSpec, load_factory
 from bot.app.agents_only import agents_only
+from bot.app.audit import audit_keys, checkpoint, checkpoint_forever
 from bot.app.compose import build_agent
 from bot.app.legal import mount_legal
 from bot.app.settings import Settings
@@ -173,6 +174,7 @@ async def _running_service(
     unsubscribe = changes_of(stores).subscribe(_redraw_on(console)) if console is not None else None
     provider: Provider | None = None
     sweeper: asyncio.Task[None] | None = None
+    checkpointer: asyncio.Task[None] | None = None
     service: RunService | None = None
     channels = contextlib.AsyncExitStack()
     try:
@@ -224,15 +226,24 @@ async def _running_service(
             _sweep_forever(service, min(run.sweep_seconds, run.lease_seconds / 2)),
             name="expiry sweeper",
         )
+        audit_key = audit_keys(settings.signing, shared_store=settings.store.shared)[0]
+        checkpointer = asyncio.get_running_loop().create_task(
+            checkpoint_forever(stores.audit_chain, audit_key, settings.audit.checkpoint_minutes),
+            name="audit checkpoints",
+        )
         yield service
     finally:
         log.info("shutting down: finishing resumes in flight")
-        if sweeper is not None:
-            sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await sweeper
+        for task in (sweeper, checkpointer):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         if service is not None:
             await service.drain(settings.run.shutdown_grace_seconds)
+        if checkpointer is not None:
+            # After the drain, so the last events of the runs it finished are signed too.
+            await checkpoint(stores.audit_chain, audit_key)
         await channels.aclose()  # after the drain: resumes in flight still post to Slack
         close = getattr(provider, "close", None)
         if close is not None:

@@ -25,17 +25,20 @@ from bot.audit._checkpoints import (
     sign_checkpoint,
     signature_problem,
 )
-from bot.audit._verify import Broken, Intact, Verdict, verify
+from bot.audit._verify import Broken, Intact, Verdict, Verifier, verify
+from bot.audit.settings import AuditSettings
 
 __all__ = [
     "BRIDGE_CHAIN",
     "GENESIS_PREFIX",
     "AuditKeyError",
+    "AuditSettings",
     "Broken",
     "CheckpointKey",
     "Intact",
     "Linker",
     "Verdict",
+    "Verifier",
     "canonical",
     "chain_of",
     "checkpoint_hash",

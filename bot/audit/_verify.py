@@ -82,25 +82,49 @@ class _State:
     chain: _Chain | None = None
 
 
-def verify(lines: Iterable[str], keys: Mapping[str, Ed25519PublicKey], *, partial: bool = False) -> Verdict:
+class Verifier:
+    """Fed one line at a time (a file, or the store's export), so memory holds one chain."""
+
+    def __init__(self, keys: Mapping[str, Ed25519PublicKey], *, partial: bool = False) -> None:
+        self._state = _State(keys, partial)
+        self._number = 0
+        self._broken: Broken | None = None
+
+    def feed(self, text: str) -> None:
+        self._number += 1
+        if self._broken is not None or not text.strip():
+            return
+        try:
+            _line(self._state, self._number, text)
+        except _Fault as fault:
+            self._broken = Broken(str(fault))
+
+    def verdict(self) -> Verdict:
+        if self._broken is not None:
+            return self._broken
+        state = self._state
+        try:
+            _end_chain(state)
+            if not state.partial:
+                for chain, heads in state.signed.items():
+                    top = max(heads)
+                    raise _Fault(
+                        f"chain {chain} is missing: checkpoint {heads[top][1]} signed it up to "
+                        f"event #{top}, and the file has none of its events"
+                    )
+        except _Fault as fault:
+            return Broken(str(fault))
+        return Intact(state.events, state.checkpoints)
+
+
+def verify(
+    lines: Iterable[str], keys: Mapping[str, Ed25519PublicKey], *, partial: bool = False
+) -> Verdict:
     """Check an export line by line; ``partial``: it was filtered (chains may be absent)."""
-    state = _State(keys, partial)
-    try:
-        for number, text in enumerate(lines, start=1):
-            if not text.strip():
-                continue
-            _line(state, number, text)
-        _end_chain(state)
-        if not partial:
-            for chain, heads in state.signed.items():
-                top = max(heads)
-                raise _Fault(
-                    f"chain {chain} is missing: checkpoint {heads[top][1]} signed it up to "
-                    f"event #{top}, and the file has none of its events"
-                )
-    except _Fault as fault:
-        return Broken(str(fault))
-    return Intact(state.events, state.checkpoints)
+    verifier = Verifier(keys, partial=partial)
+    for text in lines:
+        verifier.feed(text)
+    return verifier.verdict()
 
 
 def _line(state: _State, number: int, text: str) -> None:

@@ -54,13 +54,12 @@ _NEVER = 1e300  # beyond every time the bridge writes
 def carried(rows: Sequence[Row], linker: Linker) -> list[tuple[str, str, int, str, int]]:
     """Old rows (``AUDIT_CARRY``'s), linked in order: ``(digest, chain, seq, hash, id)``."""
     linked = []
-    for row in rows:
-        digest = event_digest(
-            row["at"], row["kind"], row["interrupt_id"], row["actor"], load(row["detail"])
-        )
-        chain = chain_of(row["run_id"])
+    # By position: a migration may run on a connection without named rows.
+    for row_id, at, kind, run_id, interrupt_id, actor, detail in rows:
+        digest = event_digest(at, kind, interrupt_id, actor, load(detail))
+        chain = chain_of(run_id)
         seq, hashed = linker.next(chain, digest)
-        linked.append((digest, chain, seq, hashed, row["id"]))
+        linked.append((digest, chain, seq, hashed, row_id))
     return linked
 
 

@@ -162,7 +162,7 @@ async def _carry_audit(conn: Conn) -> None:
             " AS l(digest, chain, seq, hash, id) WHERE audit.id = l.id",
             *([row[i] for row in linked] for i in range(5)),
         )
-        after = rows[-1]["id"]
+        after = rows[-1][0]
     heads = linker.heads.items()
     await conn.execute(
         "INSERT INTO audit_heads (chain, seq, hash)"

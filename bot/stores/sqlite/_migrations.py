@@ -147,7 +147,7 @@ def _carry_audit(conn: sqlite3.Connection) -> None:
             "UPDATE audit SET digest = ?, chain = ?, seq = ?, hash = ? WHERE id = ?",
             carried(rows, linker),
         )
-        after = rows[-1]["id"]
+        after = rows[-1][0]
     conn.executemany(
         "INSERT INTO audit_heads (chain, seq, hash) VALUES (?, ?, ?)",
         [(chain, seq, hashed) for chain, (seq, hashed) in linker.heads.items()],
