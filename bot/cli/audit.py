@@ -13,7 +13,7 @@ import argparse
 import datetime
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
@@ -127,7 +127,9 @@ def _told(verdict: Verdict, out: TextIO) -> int:
     return 0 if isinstance(verdict, Intact) else 1
 
 
-async def run_audit(settings: Settings, args: argparse.Namespace, *, out: TextIO = sys.stdout) -> int:
+async def run_audit(
+    settings: Settings, args: argparse.Namespace, *, out: TextIO = sys.stdout
+) -> int:
     keys = audit_keys(settings.signing, shared_store=settings.store.shared)
     if args.action == "public-key":
         for key in keys:

@@ -15,8 +15,15 @@ import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from bot.audit import CheckpointKey, Linker, canonical, chain_of, checkpoint_hash, event_digest
-from bot.audit import sign_checkpoint
+from bot.audit import (
+    CheckpointKey,
+    Linker,
+    canonical,
+    chain_of,
+    checkpoint_hash,
+    event_digest,
+    sign_checkpoint,
+)
 from bot.stores._rows import Row, load
 from bot.stores._sql import Statements
 
@@ -51,7 +58,7 @@ _RUN_OF = "SELECT run_id FROM pauses WHERE interrupt_id = ?"
 _NEVER = 1e300  # beyond every time the bridge writes
 
 
-def carried(rows: Sequence[Row], linker: Linker) -> list[tuple[str, str, int, str, int]]:
+def carried(rows: Sequence[Sequence[Any]], linker: Linker) -> list[tuple[str, str, int, str, int]]:
     """Old rows (``AUDIT_CARRY``'s), linked in order: ``(digest, chain, seq, hash, id)``."""
     linked = []
     # By position: a migration may run on a connection without named rows.

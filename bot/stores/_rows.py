@@ -205,7 +205,15 @@ def audit_params(event: AuditEvent, *, run_id: str = "") -> tuple[Any, ...]:
     detail = dump(event.detail)
     # Digested as it will be read back: the verifier sees the stored JSON.
     digest = event_digest(event.at, event.kind, event.interrupt_id, event.actor, load(detail))
-    return (event.at, event.kind, event.run_id or run_id, event.interrupt_id, event.actor, detail, digest)
+    return (
+        event.at,
+        event.kind,
+        event.run_id or run_id,
+        event.interrupt_id,
+        event.actor,
+        detail,
+        digest,
+    )
 
 
 AUDIT_COLUMNS = ("at", "kind", "run_id", "interrupt_id", "actor", "detail")

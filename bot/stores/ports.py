@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from bot.audit import CheckpointKey
-
 from bot.human.ports import Checkpoints as Checkpoints  # the capability defines it
 from bot.kernel.journal import Journal
 from bot.questions.records import (

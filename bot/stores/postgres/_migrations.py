@@ -145,7 +145,7 @@ BEGIN
     ON CONFLICT (chain) DO UPDATE SET seq = h.seq + 1, hash = {_sha256("h.hash || NEW.digest")}
     RETURNING h.seq, h.hash INTO NEW.seq, NEW.hash;
     RETURN NEW;
-END $$"""
+END $$"""  # noqa: S608 - our own text
 _AUDIT_LINK_TRIGGER = (
     "CREATE TRIGGER audit_link BEFORE INSERT ON audit FOR EACH ROW EXECUTE FUNCTION audit_link()"
 )
@@ -155,7 +155,7 @@ async def _carry_audit(conn: Conn) -> None:
     """Link the rows written before migration 15, oldest first, into their chains."""
     linker, after = Linker(), 0
     while rows := await conn.fetch(numbered(AUDIT_CARRY), after):
-        linked = carried(rows, linker)
+        linked = carried([tuple(row) for row in rows], linker)
         await conn.execute(
             "UPDATE audit SET digest = l.digest, chain = l.chain, seq = l.seq, hash = l.hash"
             " FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::bigint[])"
