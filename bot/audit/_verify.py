@@ -189,7 +189,9 @@ def _event(state: _State, number: int, value: dict[str, Any]) -> None:
         _end_chain(state)
         current = state.chain = _Chain(chain, number, 0, genesis(chain))
     if seq == current.seq:
-        raise _Fault(f"{named} was inserted: the line before it is #{seq} too")
+        raise _Fault(
+            f"{named} and line {current.line} are both #{seq} of {chain}: one of them was inserted"
+        )
     if seq != current.seq + 1:
         raise _Fault(
             f"{named} comes where #{current.seq + 1} should: an event was removed, "
