@@ -150,7 +150,10 @@ def cut_tail(lines: list[str]) -> str:
     """The newest event of a chain a checkpoint signed, removed."""
     index = where(lines, "run-b", 5)
     del lines[index]
-    return "chain run-b ends at #4, but checkpoint 2 signed it up to #5: event #5 and after were removed"
+    return (
+        "chain run-b ends at #4, but checkpoint 2 signed it up to #5: event #5 and after "
+        "were removed"
+    )
 
 
 @pytest.mark.parametrize("tamper", [changed_byte, removed, swapped, forged, cut_tail])
@@ -250,7 +253,10 @@ async def test_the_migration_links_the_events_written_before_it(
 ) -> None:
     """Rows written at schema 14 are carried into their chains, oldest first, and verify."""
     rows = [(1.0 + n, "answered", RUNS[n % 2], "q", "x", json.dumps({"n": n})) for n in range(5)]
-    insert = "INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail) VALUES (?, ?, ?, ?, ?, ?)"
+    insert = (
+        "INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail)"
+        " VALUES (?, ?, ?, ?, ?, ?)"
+    )
     if store_url.startswith("sqlite"):
         conn = sqlite3.connect(store_url.removeprefix("sqlite:///"), isolation_level=None)
         migrate_sqlite(conn, target=14)
