@@ -68,7 +68,8 @@ TRACES = ("ALTER TABLE pauses ADD COLUMN trace_parent TEXT NOT NULL DEFAULT ''",
 
 # The tamper-evident audit (``bot.audit``): each event's digest, chain, number in it and
 # hash; each chain's head (``signed``: the number the latest checkpoint signed); the
-# signed checkpoints. NULL until linked, so rows written before are carried in the same
+# signed checkpoints. No index on the heads but their key: every event moves one, and
+# PostgreSQL then rewrites it in place (HOT); a checkpoint reads them all once instead. NULL until linked, so rows written before are carried in the same
 # migration (``AUDIT_CARRY``). Each backend adds the trigger that links new rows.
 AUDIT_CHAINS = (
     "ALTER TABLE audit ADD COLUMN digest TEXT",
@@ -76,15 +77,12 @@ AUDIT_CHAINS = (
     "ALTER TABLE audit ADD COLUMN seq INTEGER",
     "ALTER TABLE audit ADD COLUMN hash TEXT",
     "CREATE UNIQUE INDEX audit_chain ON audit (chain, seq)",
-    "CREATE INDEX audit_at ON audit (at)",
     """CREATE TABLE audit_heads (
                 chain TEXT PRIMARY KEY,
                 seq INTEGER NOT NULL,
                 hash TEXT NOT NULL,
                 signed INTEGER NOT NULL DEFAULT 0
             )""",
-    # Only the heads that moved since the last checkpoint: what the next one signs.
-    "CREATE INDEX audit_heads_unsigned ON audit_heads (chain) WHERE seq > signed",
     """CREATE TABLE audit_checkpoints (
                 seq INTEGER PRIMARY KEY,
                 at REAL NOT NULL,
