@@ -53,7 +53,13 @@ def admin_message(result: results.AdminResult) -> Json:
     if isinstance(result, results.AdminRefusal):
         return {"text": summary, "blocks": [_section(f":no_entry: {summary}")]}
     match result:
-        case results.CancelDone() | results.Resent() | results.Extended() | results.AlreadyDone():
+        case (
+            results.CancelDone()
+            | results.Resent()
+            | results.Extended()
+            | results.AlreadyDone()
+            | results.Purged()
+        ):
             return {"text": summary, "blocks": [_section(f":white_check_mark: {summary}")]}
         case results.HelpShown(usages=usages, admin=admin):
             # A usage's placeholders (``<question-id>``) would read as links unescaped.

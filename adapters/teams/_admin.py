@@ -83,7 +83,13 @@ def admin_card(result: results.AdminResult) -> Json:
     if isinstance(result, results.AdminRefusal):
         return card([text(summary, color="attention")])
     match result:
-        case results.CancelDone() | results.Resent() | results.Extended() | results.AlreadyDone():
+        case (
+            results.CancelDone()
+            | results.Resent()
+            | results.Extended()
+            | results.AlreadyDone()
+            | results.Purged()
+        ):
             return card([text(summary, color="good")])
         case results.HelpShown(usages=usages, admin=admin):
             body = [title("Admin commands"), *([] if admin else [text(NOT_AN_ADMIN)])]

@@ -8,6 +8,7 @@ then options as ``name=value`` or ``--name value``.
 
 from __future__ import annotations
 
+import datetime
 import re
 import shlex
 from collections.abc import Sequence
@@ -71,7 +72,19 @@ class AuditLog:
     run_id: str
 
 
-Command = Help | Pending | Show | Cancel | Resend | Extend | Stats | AuditLog
+@dataclass(frozen=True, slots=True)
+class Purge:
+    """Purge the content of questions closed before the start of ``before`` (UTC)."""
+
+    before: str  # YYYY-MM-DD, checked when parsed
+
+    @property
+    def before_time(self) -> float:
+        day = datetime.date.fromisoformat(self.before)
+        return datetime.datetime(day.year, day.month, day.day, tzinfo=datetime.UTC).timestamp()
+
+
+Command = Help | Pending | Show | Cancel | Resend | Extend | Stats | AuditLog | Purge
 
 
 def verb_of(command: Command) -> str:
@@ -100,6 +113,11 @@ USAGES: tuple[Usage, ...] = (
     Usage("extend", "extend <question-id> <duration, e.g. 2h>", "push its expiry back"),
     Usage("stats", "stats", "issued, answered, expired, cancelled, refusals, time to answer"),
     Usage("audit", "audit <run-id>", "a run's events, in order"),
+    Usage(
+        "purge",
+        "purge --before <YYYY-MM-DD>",
+        "empty what was asked and answered in questions closed before that day (UTC)",
+    ),
     Usage("help", "help", "the commands you may use"),
 )
 _SYNTAX = {usage.name: usage.syntax for usage in USAGES}
@@ -159,6 +177,8 @@ def parse(words: str | Sequence[str]) -> Command:
             if len(rest) != 2:
                 raise _usage(verb)
             return Extend(rest[0], parse_duration(rest[1]))
+        case "purge":
+            return _purge(rest)
         case _:
             raise UsageError(f"There is no admin command {verb!r}; type `help` for the list.")
 
@@ -211,6 +231,19 @@ def _pending(rest: list[str]) -> Pending:
         after=after,
         limit=limit,
     )
+
+
+def _purge(rest: list[str]) -> Purge:
+    if len(rest) == 2 and rest[0] == "--before":
+        text = rest[1]
+    elif len(rest) == 1 and rest[0].startswith(("--before=", "before=")):
+        text = rest[0].split("=", 1)[1]
+    else:
+        raise _usage("purge")
+    try:
+        return Purge(datetime.date.fromisoformat(text).isoformat())
+    except ValueError:
+        raise UsageError(f"{text!r} is not a day; write it as YYYY-MM-DD (UTC).") from None
 
 
 def _one_id(verb: str, rest: list[str]) -> str:

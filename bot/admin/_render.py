@@ -29,6 +29,7 @@ from bot.service.messages import (
     cancelled_by_admin,
     extend_too_far,
     extended_question,
+    purged_questions,
     question_not_open,
     resent_question,
     when,
@@ -65,6 +66,8 @@ def summary_of(result: results.AdminResult) -> str:
             return extended_question(interrupt_id, expires_at)
         case results.AlreadyDone(command=command, interrupt_id=interrupt_id):
             return already_done(command, interrupt_id)
+        case results.Purged(before=before, count=count):
+            return purged_questions(count, before)
         case (
             results.HelpShown()
             | results.PendingPage()

@@ -38,6 +38,7 @@ from bot.admin._commands import (
     Extend,
     Help,
     Pending,
+    Purge,
     Resend,
     Show,
     Stats,
@@ -157,6 +158,11 @@ class AdminService:
                 return await self._extend(interrupt_id, seconds, who, key)
             case Stats():
                 return results.StatsShown(self._clock(), await self._stores.admin.stats())
+            case Purge():
+                count = await self._stores.retention.purge_all(
+                    command.before_time, at=self._clock()
+                )
+                return results.Purged(command.before, count)
             case AuditLog(run_id=run_id):
                 events = await self._stores.audit.recent(limit=HISTORY_LIMIT, run_id=run_id)
                 if not events and await self._stores.runs.get(run_id) is None:

@@ -93,6 +93,14 @@ class AuditShown:
 
 
 @dataclass(frozen=True, slots=True)
+class Purged:
+    """Questions closed before ``before`` (a day, UTC) lost their content; ``count`` did now."""
+
+    before: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
 class AlreadyDone:
     """The command's idempotency key was used: it ran once already (a replay, a retry),
     so nothing changed now."""
@@ -140,5 +148,6 @@ AdminResult = (
     | AlreadyDone
     | StatsShown
     | AuditShown
+    | Purged
     | AdminRefusal
 )

@@ -39,7 +39,9 @@ _INSERT_CHECKPOINT = (
 _CHECKPOINTS = (
     "SELECT body FROM audit_checkpoints WHERE seq > ? AND at >= ? AND at < ? ORDER BY seq LIMIT ?"
 )
-_EVENT_COLUMNS = "chain, seq, at, kind, run_id, interrupt_id, actor, detail, digest, hash"
+_EVENT_COLUMNS = (
+    "chain, seq, at, kind, run_id, interrupt_id, actor, detail, digest, hash, purged_at"
+)
 # Keyset pages in the chains' order: a page costs what the first one does.
 _EVENTS = (
     f"SELECT {_EVENT_COLUMNS} FROM audit WHERE (chain, seq) > (?, ?)"  # noqa: S608 - our own text
@@ -71,6 +73,13 @@ def carried(rows: Sequence[Sequence[Any]], linker: Linker) -> list[tuple[str, st
 
 
 def event_line(row: Row) -> dict[str, Any]:
+    if row["purged_at"] is not None:
+        # Its content is gone (retention); its digest and hash still hold its place.
+        return {**_event_line(row), "detail": None, "purged": True}
+    return _event_line(row)
+
+
+def _event_line(row: Row) -> dict[str, Any]:
     return {
         "type": "event",
         "chain": row["chain"],

@@ -83,6 +83,9 @@ AUDIT_CHAINS = (
                 hash TEXT NOT NULL,
                 signed INTEGER NOT NULL DEFAULT 0
             )""",
+    # Retention (``bot.stores._retention``): when a row's content was purged.
+    "ALTER TABLE audit ADD COLUMN purged_at REAL",
+    "ALTER TABLE pauses ADD COLUMN purged_at REAL",
     """CREATE TABLE audit_checkpoints (
                 seq INTEGER PRIMARY KEY,
                 at REAL NOT NULL,

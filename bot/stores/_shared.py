@@ -25,6 +25,7 @@ from bot.stores import _rows
 from bot.stores._api import SqlApiRecords
 from bot.stores._audit_chain import SqlAuditChain
 from bot.stores._replays import SqlReplays
+from bot.stores._retention import SqlRetention
 from bot.stores._rows import OUTSTANDING, RUNNING
 from bot.stores._sql import CHECKPOINT_STATE, JOURNAL_STEPS, Statements
 from bot.stores.ports import (
@@ -38,6 +39,7 @@ from bot.stores.ports import (
     Ledger,
     Outbox,
     Replays,
+    Retention,
     Runs,
 )
 
@@ -337,6 +339,7 @@ class SqlPorts:
         self.runs: Runs = SqlRuns(db)
         self.audit: Audit = SqlAudit(db)
         self.audit_chain: AuditChain = SqlAuditChain(db)
+        self.retention: Retention = SqlRetention(db)
         self.leases: Leases = SqlLeases(db)
         self.journal: Journal = SqlJournal(db)
         self.installations: Installations = SqlInstallations(db)

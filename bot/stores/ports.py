@@ -139,6 +139,18 @@ class AuditChain(Protocol):
         ...
 
 
+class Retention(Protocol):
+    """Purges closed questions' content; the retention sweep and ``admin purge`` rely on it."""
+
+    async def purge(self, before: float, *, at: float, limit: int = ...) -> int:
+        """Purge a batch of the questions closed before ``before``; how many were."""
+        ...
+
+    async def purge_all(self, before: float, *, at: float) -> int:
+        """Every question closed before ``before``, batch by batch; how many."""
+        ...
+
+
 class Installations(Protocol):
     """Platform installations (Slack OAuth); the adapter encrypts, the store keeps opaque text."""
 
@@ -246,6 +258,7 @@ class Stores(Protocol):
     runs: Runs
     audit: Audit
     audit_chain: AuditChain
+    retention: Retention
     leases: Leases
     journal: Journal
     outbox: Outbox

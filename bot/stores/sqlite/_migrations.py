@@ -411,7 +411,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(14, "traces: the traceparent each question was asked under", TRACES),
     Migration(
         15,
-        "the tamper-evident audit: events linked into a hash chain per run, signed checkpoints",
+        "the tamper-evident audit: events linked into a hash chain per run, signed "
+        "checkpoints; when a question's content was purged",
         (*AUDIT_CHAINS, _AUDIT_LINK_TRIGGER),
     ),
 )
