@@ -22,6 +22,7 @@ from bot.app.agents_only import agents_only
 from bot.app.audit import audit_keys, checkpoint, checkpoint_forever
 from bot.app.compose import build_agent
 from bot.app.legal import mount_legal
+from bot.app.retention import purge_forever
 from bot.app.settings import Settings
 from bot.errors import BotError, install_extra
 from bot.human.signing import keys_from, signer_from
@@ -175,6 +176,7 @@ async def _running_service(
     provider: Provider | None = None
     sweeper: asyncio.Task[None] | None = None
     checkpointer: asyncio.Task[None] | None = None
+    purger: asyncio.Task[None] | None = None
     service: RunService | None = None
     channels = contextlib.AsyncExitStack()
     try:
@@ -227,6 +229,11 @@ async def _running_service(
             name="expiry sweeper",
         )
         audit_key = audit_keys(settings.signing, shared_store=settings.store.shared)[0]
+        days = settings.store.retention_days
+        if days is not None:
+            purger = asyncio.get_running_loop().create_task(
+                purge_forever(stores.retention, days), name="retention sweep"
+            )
         checkpointer = asyncio.get_running_loop().create_task(
             checkpoint_forever(stores.audit_chain, audit_key, settings.audit.checkpoint_minutes),
             name="audit checkpoints",
@@ -234,7 +241,7 @@ async def _running_service(
         yield service
     finally:
         log.info("shutting down: finishing resumes in flight")
-        for task in (sweeper, checkpointer):
+        for task in (sweeper, checkpointer, purger):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

@@ -69,8 +69,9 @@ TRACES = ("ALTER TABLE pauses ADD COLUMN trace_parent TEXT NOT NULL DEFAULT ''",
 # The tamper-evident audit (``bot.audit``): each event's digest, chain, number in it and
 # hash; each chain's head (``signed``: the number the latest checkpoint signed); the
 # signed checkpoints. No index on the heads but their key: every event moves one, and
-# PostgreSQL then rewrites it in place (HOT); a checkpoint reads them all once instead. NULL until linked, so rows written before are carried in the same
-# migration (``AUDIT_CARRY``). Each backend adds the trigger that links new rows.
+# PostgreSQL then rewrites it in place (HOT); a checkpoint reads them all once instead.
+# NULL until linked, so rows written before are carried in the same migration
+# (``AUDIT_CARRY``). Each backend adds the trigger that links new rows.
 AUDIT_CHAINS = (
     "ALTER TABLE audit ADD COLUMN digest TEXT",
     "ALTER TABLE audit ADD COLUMN chain TEXT",
