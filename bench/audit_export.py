@@ -77,14 +77,13 @@ async def main() -> None:
                     await stores._db.run(lambda conn, rows=rows: conn.executemany(INSERT, rows))
                     await stores.audit_chain.checkpoint(key, at=time.time())
                     written += BATCH
-                print(
-                    f"{written:>9,} events written and linked in {time.perf_counter() - began:.0f} s"
-                )
+                took = time.perf_counter() - began
+                print(f"{written:>9,} events written and linked in {took:.0f} s")
                 export = Path(folder) / "audit.jsonl"
                 seconds, rss = measured(["audit", "export"], export, env)
                 size = export.stat().st_size / 2**20
                 print(
-                    f"  audit export:  {seconds:6.1f} s, peak RSS {rss:6.1f} MiB ({size:.0f} MiB file)"
+                    f"  audit export:  {seconds:6.1f} s, peak RSS {rss:6.1f} MiB ({size:.0f} MiB)"
                 )
                 seconds, rss = measured(
                     ["audit", "verify", str(export)], Path(folder) / "verdict.txt", env
