@@ -18,6 +18,7 @@ from adapters.slack._render import mention
 from bot.admin import (
     duration,
     event_line,
+    history_lines,
     policy_lines,
     results,
     stats_facts,
@@ -78,6 +79,10 @@ def admin_message(result: results.AdminResult) -> Json:
         case results.AuditShown(run_id=run_id, events=events):
             lines = [clip(_md(event_line(e)), 300) for e in events[-MAX_EVENTS:]]
             return _blocks(f"Run {run_id}", [_section("\n".join(lines) or "No events.")])
+        case results.HistoryPage():
+            # A block per question, as many as a message holds; the cursor follows the last.
+            lines = history_lines(result, shown=MAX_BLOCKS - 3)
+            return _blocks("History", [_section(clip(_md(line), 1000)) for line in lines])
         case _:
             assert_never(result)
 

@@ -14,6 +14,7 @@ from bot.admin._commands import USAGES, Command, Usage, UsageError, parse, parse
 from bot.admin._render import (
     duration,
     event_line,
+    history_lines,
     json_of,
     json_text,
     link_of,
@@ -37,6 +38,7 @@ __all__ = [
     "UsageError",
     "duration",
     "event_line",
+    "history_lines",
     "json_of",
     "json_text",
     "link_of",

@@ -37,12 +37,14 @@ from bot.admin._commands import (
     Command,
     Extend,
     Help,
+    History,
     Pending,
     Purge,
     Resend,
     Show,
     Stats,
     UsageError,
+    day_start,
     parse,
     verb_of,
 )
@@ -59,7 +61,7 @@ from bot.service.messages import question_not_found, run_not_found
 from bot.service.outcomes import Responder
 from bot.service.policy import RequesterOrApprovers
 from bot.service.runs import RunService
-from bot.stores.ports import Stores
+from bot.stores.ports import HistoryFilter, Stores
 
 log = logging.getLogger(__name__)
 
@@ -158,6 +160,8 @@ class AdminService:
                 return await self._extend(interrupt_id, seconds, who, key)
             case Stats():
                 return results.StatsShown(self._clock(), await self._stores.admin.stats())
+            case History():
+                return await self._history(command)
             case Purge():
                 count = await self._stores.retention.purge_all(
                     command.before_time, at=self._clock()
@@ -170,6 +174,25 @@ class AdminService:
                 return results.AuditShown(run_id, tuple(reversed(events)))
             case _:
                 assert_never(command)
+
+    async def _history(self, command: History) -> results.HistoryPage:
+        until = None if command.until is None else day_start(command.until) + 86400
+        where = HistoryFilter(
+            status=command.status,
+            scope=command.scope,
+            surface=command.surface,
+            requester=command.requester,
+            decided_by=command.by,
+            decision=command.decision,
+            since=None if command.since is None else day_start(command.since),
+            until=until,
+        )
+        # One more than asked: whether a next page exists, without a count.
+        rows = await self._stores.history.closed(
+            where, after=command.after, limit=command.limit + 1
+        )
+        shown = tuple(rows[: command.limit])
+        return results.HistoryPage(shown, shown[-1].cursor if len(rows) > len(shown) else None)
 
     async def _pending(self, command: Pending) -> results.PendingPage:
         where = PendingFilter(scope=command.scope, requester=command.requester, name=command.name)

@@ -17,6 +17,7 @@ from bot.questions.records import (
     QuestionStats,
     RunRecord,
 )
+from bot.stores.ports import Closed
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +94,14 @@ class AuditShown:
 
 
 @dataclass(frozen=True, slots=True)
+class HistoryPage:
+    """Closed questions, newest first; ``next_after`` continues after the last one."""
+
+    items: tuple[Closed, ...]
+    next_after: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class Purged:
     """Questions closed before ``before`` (a day, UTC) lost their content; ``count`` did now."""
 
@@ -148,6 +157,7 @@ AdminResult = (
     | AlreadyDone
     | StatsShown
     | AuditShown
+    | HistoryPage
     | Purged
     | AdminRefusal
 )

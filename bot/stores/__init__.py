@@ -10,7 +10,16 @@ from bot.questions.records import (
     RunStatus,
 )
 from bot.stores.errors import StoreError
-from bot.stores.ports import Audit, AuditChain, Checkpoints, Ledger, Runs, Stores
+from bot.stores.ports import (
+    Audit,
+    AuditChain,
+    Checkpoints,
+    Closed,
+    HistoryFilter,
+    Ledger,
+    Runs,
+    Stores,
+)
 from bot.stores.sqlite import SqliteStores
 from bot.stores.url import open_stores
 
@@ -19,8 +28,10 @@ __all__ = [
     "AuditChain",
     "AuditEvent",
     "Checkpoints",
+    "Closed",
     "Closing",
     "ConversationSummary",
+    "HistoryFilter",
     "Ledger",
     "Question",
     "QuestionStatus",

@@ -139,6 +139,42 @@ class AuditChain(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class HistoryFilter:
+    """Which closed questions ``History.closed`` lists; None is any."""
+
+    status: str | None = None
+    scope: str | None = None
+    surface: str | None = None
+    requester: str | None = None
+    decided_by: str | None = None
+    decision: str | None = None
+    since: float | None = None
+    until: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Closed:
+    """A closed question, who asked it and where, whether its content was purged, and the
+    cursor a page that ends with it continues from."""
+
+    question: Question
+    requester: str
+    surface: str
+    purged: bool
+    cursor: str
+
+
+class History(Protocol):
+    """Closed questions, newest first; ``admin history`` relies on it."""
+
+    async def closed(
+        self, where: HistoryFilter, *, after: str | None = None, limit: int = 20
+    ) -> Sequence[Closed]:
+        """Up to ``limit`` closed questions, newest first, after the cursor ``after``."""
+        ...
+
+
 class Retention(Protocol):
     """Purges closed questions' content; the retention sweep and ``admin purge`` rely on it."""
 
@@ -259,6 +295,7 @@ class Stores(Protocol):
     audit: Audit
     audit_chain: AuditChain
     retention: Retention
+    history: History
     leases: Leases
     journal: Journal
     outbox: Outbox

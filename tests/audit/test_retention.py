@@ -105,6 +105,13 @@ async def test_a_purged_question_keeps_its_outcome_and_the_chain_verifies(
         1500.0,
     )
     assert shown["payload"] == {} and shown["answer"] == {}
+    code, out, _ = await bot(tmp_path, "admin", "history", url=store_url)
+    assert code == 0
+    assert out.splitlines()[:3] == [
+        "q1  (purged)",
+        "    answered by Alice (slack:T1:U2) at 1970-01-01 00:25 UTC",
+        "    ask_user in T1:C1 on slack; asked by slack:T1:U1",
+    ]
     text = await rows_text(store_url)
     # The open question keeps its words; the purged one and its ended run have none left.
     assert text.count("secret-falcon") == 2, text  # q2's payload and run-2's text
