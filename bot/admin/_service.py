@@ -176,17 +176,7 @@ class AdminService:
                 assert_never(command)
 
     async def _history(self, command: History) -> results.HistoryPage:
-        until = None if command.until is None else day_start(command.until) + 86400
-        where = HistoryFilter(
-            status=command.status,
-            scope=command.scope,
-            surface=command.surface,
-            requester=command.requester,
-            decided_by=command.by,
-            decision=command.decision,
-            since=None if command.since is None else day_start(command.since),
-            until=until,
-        )
+        where = history_filter(command)
         # One more than asked: whether a next page exists, without a count.
         rows = await self._stores.history.closed(
             where, after=command.after, limit=command.limit + 1
@@ -336,6 +326,21 @@ def _ids(command: Command, result: results.AdminResult | None = None) -> dict[st
     if record is not None:
         run_id = record.run_id
     return {"run_id": run_id, "interrupt_id": interrupt_id}
+
+
+def history_filter(command: History) -> HistoryFilter:
+    """The store's filter for ``command``: its days as times (``until``'s day included)."""
+    until = None if command.until is None else day_start(command.until) + 86400
+    return HistoryFilter(
+        status=command.status,
+        scope=command.scope,
+        surface=command.surface,
+        requester=command.requester,
+        decided_by=command.by,
+        decision=command.decision,
+        since=None if command.since is None else day_start(command.since),
+        until=until,
+    )
 
 
 # Where the composition root puts the admin service on the aiohttp app, for the surfaces.

@@ -3,6 +3,8 @@ purged question keeps its outcome and loses its content, and the audit still ver
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import sqlite3
 from pathlib import Path
@@ -111,6 +113,20 @@ async def test_a_purged_question_keeps_its_outcome_and_the_chain_verifies(
         "q1  (purged)",
         "    answered by Alice (slack:T1:U2) at 1970-01-01 00:25 UTC",
         "    ask_user in T1:C1 on slack; asked by slack:T1:U1",
+    ]
+    code, out, _ = await bot(tmp_path, "admin", "export", "--format", "csv", url=store_url)
+    assert code == 0
+    header, row = list(csv.reader(io.StringIO(out)))
+    exported = dict(zip(header, row, strict=True))
+    assert {k: exported[k] for k in ("interrupt_id", "status", "closed_by_id", "purged")} == {
+        "interrupt_id": "q1",
+        "status": "answered",
+        "closed_by_id": "slack:T1:U2",
+        "purged": "True",
+    }
+    code, out, _ = await bot(tmp_path, "admin", "export", "--format=jsonl", url=store_url)
+    assert [json.loads(line)["closed_at"] for line in out.splitlines()] == [
+        "1970-01-01T00:25:00+00:00"
     ]
     text = await rows_text(store_url)
     # The open question keeps its words; the purged one and its ended run have none left.
