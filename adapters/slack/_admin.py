@@ -53,15 +53,9 @@ def admin_message(result: results.AdminResult) -> Json:
     summary = _md(summary_of(result))
     if isinstance(result, results.AdminRefusal):
         return {"text": summary, "blocks": [_section(f":no_entry: {summary}")]}
+    if isinstance(result, results.AdminDone):
+        return {"text": summary, "blocks": [_section(f":white_check_mark: {summary}")]}
     match result:
-        case (
-            results.CancelDone()
-            | results.Resent()
-            | results.Extended()
-            | results.AlreadyDone()
-            | results.Purged()
-        ):
-            return {"text": summary, "blocks": [_section(f":white_check_mark: {summary}")]}
         case results.HelpShown(usages=usages, admin=admin):
             # A usage's placeholders (``<question-id>``) would read as links unescaped.
             lines = [f"`/hitl {_md(u.syntax)}`\n{_md(u.summary)}" for u in usages]

@@ -85,15 +85,9 @@ def admin_card(result: results.AdminResult) -> Json:
     summary = md(summary_of(result), MAX_PAYLOAD_CHARS)
     if isinstance(result, results.AdminRefusal):
         return card([text(summary, color="attention")])
+    if isinstance(result, results.AdminDone):
+        return card([text(summary, color="good")])
     match result:
-        case (
-            results.CancelDone()
-            | results.Resent()
-            | results.Extended()
-            | results.AlreadyDone()
-            | results.Purged()
-        ):
-            return card([text(summary, color="good")])
         case results.HelpShown(usages=usages, admin=admin):
             body = [title("Admin commands"), *([] if admin else [text(NOT_AN_ADMIN)])]
             body += [text(f"`{u.syntax}`\n\n{u.summary}") for u in usages]

@@ -147,6 +147,8 @@ class TooLong:
 
 
 AdminRefusal = AdminsOnly | CommandInvalid | NotFound | NotOpen | TooLong
+# What a surface shows as its one-sentence summary: a change made, or none needed.
+AdminDone = CancelDone | Resent | Extended | AlreadyDone | Purged
 AdminResult = (
     HelpShown
     | PendingPage

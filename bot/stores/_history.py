@@ -18,6 +18,7 @@ from bot.stores._sql import Statements
 from bot.stores.ports import Closed, HistoryFilter
 
 _NEWEST = "p.closed_at DESC, p.seq DESC"
+_OF_RUN = "EXISTS (SELECT 1 FROM runs AS r WHERE r.run_id = p.run_id AND r.{column} = ?)"
 _RUNS = "SELECT run_id, requester, surface FROM runs WHERE run_id {in_list}"
 _PURGED = (
     "SELECT interrupt_id, seq FROM pauses WHERE interrupt_id {in_list} AND purged_at IS NOT NULL"
@@ -33,31 +34,23 @@ class SqlHistory:
         self, where: HistoryFilter, *, after: str | None = None, limit: int = 20
     ) -> list[Closed]:
         dialect = self._db.dialect
+        # Each filter set: its test, with a ``?`` for each use of its value.
+        filters: list[tuple[str, object]] = [
+            ("p.status = ?", where.status),
+            ("p.scope = ?", where.scope),
+            ("(p.closed_by_id = ? OR p.closed_by = ?)", where.decided_by),
+            (f"{dialect.decision} = ?", where.decision),
+            ("p.closed_at >= ?", where.since),
+            ("p.closed_at < ?", where.until),
+            (_OF_RUN.format(column="requester"), where.requester),
+            (_OF_RUN.format(column="surface"), where.surface),
+        ]
         tests: list[str] = ["p.status <> ?"]
         params: list[object] = [OUTSTANDING]
-        if where.status is not None:
-            tests.append("p.status = ?")
-            params.append(where.status)
-        if where.scope is not None:
-            tests.append("p.scope = ?")
-            params.append(where.scope)
-        if where.decided_by is not None:
-            tests.append("(p.closed_by_id = ? OR p.closed_by = ?)")
-            params += [where.decided_by, where.decided_by]
-        if where.decision is not None:
-            tests.append(f"{dialect.decision} = ?")
-            params.append(where.decision)
-        if where.since is not None:
-            tests.append("p.closed_at >= ?")
-            params.append(where.since)
-        if where.until is not None:
-            tests.append("p.closed_at < ?")
-            params.append(where.until)
-        for column, value in (("requester", where.requester), ("surface", where.surface)):
+        for test, value in filters:
             if value is not None:
-                run_test = f"r.run_id = p.run_id AND r.{column} = ?"
-                tests.append(f"EXISTS (SELECT 1 FROM runs AS r WHERE {run_test})")  # noqa: S608 - our own names
-                params.append(value)
+                tests.append(test)
+                params += [value] * test.count("?")
         if after is not None:
             if not (after.isascii() and after.isdigit()):
                 raise ValueError("after takes the cursor a page of history printed")
