@@ -274,3 +274,19 @@ async def test_the_migration_links_the_events_written_before_it(
     assert (code, out) == (0, "9 events, 0 checkpoints, intact\n")
     code, out, _ = await bot(tmp_path, "audit", "export", "--question", "run-a", url=store_url)
     assert [json.loads(line)["seq"] for line in out.splitlines()] == [1, 2, 3, 4]
+
+
+async def test_a_filtered_export_verifies_as_partial(tmp_path: Path, store_url: str) -> None:
+    """One question's chain, whole, with every checkpoint: intact with --partial; without it,
+    the chains the checkpoints name and the file lacks are reported missing."""
+    await exported(tmp_path, store_url)
+    code, out, err = await bot(tmp_path, "audit", "export", "--question", "run-b", url=store_url)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert {json.loads(line).get("chain") for line in lines} == {None, "run-b"}
+    path = tmp_path / "run-b.jsonl"
+    path.write_text(out)
+    code, said, _ = await bot(tmp_path, "audit", "verify", str(path), "--partial")
+    assert (code, said) == (0, "5 events, 2 checkpoints, intact\n")
+    code, said = await verified(tmp_path, lines)
+    assert code == 1 and said.startswith("not intact: chain (bridge) is missing"), said
