@@ -28,6 +28,8 @@ from bot.stores._rows import Row, load
 from bot.stores._sql import Statements
 
 PAGE = 1000
+# A checkpoint lists every chain that moved in its interval: a few at a time.
+_CHECKPOINT_PAGE = 10
 _CHAIN_PAGE = 200
 _MARK_CHUNK = 200
 
@@ -139,7 +141,7 @@ class SqlAuditChain:
         the window, or the chain of ``question`` (a question's or a run's id), or all."""
         low, high = since if since is not None else -_NEVER, until if until is not None else _NEVER
         after = 0
-        while rows := await self._db.rows(_CHECKPOINTS, after, low, high, PAGE):
+        while rows := await self._db.rows(_CHECKPOINTS, after, low, high, _CHECKPOINT_PAGE):
             for row in rows:
                 line = json.loads(row["body"])
                 after = line["seq"]
