@@ -31,6 +31,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bot.audit import event_digest, genesis, link
 from bot.questions.records import PendingFilter
 from bot.stores import SqliteStores
 from bot.stores.ports import AdminStore
@@ -107,11 +108,18 @@ def _runs(start: int, count: int, rng: random.Random) -> Iterator[tuple[Any, ...
         )
 
 
+def digest(detail: dict[str, Any]) -> str:
+    return event_digest(1_800_000_000.0, "refused", "", "x", detail)
+
+
 def populate(path: Path, *, opened: int, closed: int) -> float:
     """Bulk-insert the rows; returns the seconds it took."""
     rng = random.Random(11)
     started = time.perf_counter()
     conn = sqlite3.connect(path, isolation_level=None)
+    # The audit's trigger links each event with these (as the bridge's connections do).
+    conn.create_function("audit_genesis", 1, genesis, deterministic=True)
+    conn.create_function("audit_link", 2, link, deterministic=True)
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = OFF")
     pause_sql = f"INSERT INTO pauses ({PAUSE_COLUMNS}) VALUES ({', '.join('?' * 20)})"  # noqa: S608
@@ -129,14 +137,15 @@ def populate(path: Path, *, opened: int, closed: int) -> float:
         conn.executemany(pause_sql, _pauses(start, count, open_=True, rng=rng))
         conn.executemany(run_sql, _runs(start, count, rng))
         conn.execute("COMMIT")
+    reasons = [{"reason": rng.choice(REASONS)} for _ in range(closed // 10)]
     refusals = [
-        (1_800_000_000.0, "refused", "", "", "x", json.dumps({"reason": rng.choice(REASONS)}))
-        for _ in range(closed // 10)
+        (1_800_000_000.0, "refused", "", "", "x", json.dumps(reason), digest(reason))
+        for reason in reasons
     ]
     conn.execute("BEGIN")
     conn.executemany(
-        "INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail, digest)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
         refusals,
     )
     conn.execute("COMMIT")

@@ -11,6 +11,8 @@ the machine falls on both alike. Prints median and p90 microseconds per
 cycle for each, and how many times faster ours is by median, beside the
 target for each backend.
 Run: `make bench` or `.venv/bin/python bench/cycle.py [iterations]`.
+``bench/cycle.py --audit [iterations]`` instead measures our cycle with the
+audit's hash chain on and off (its link trigger dropped), interleaved the same way.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ POSTGRES_URL = os.environ.get("BENCH_POSTGRES_URL", "postgresql://postgres@127.0
 ANSWER = {"answers": {"Which environment?": "staging"}}
 WARMUP = 50
 ROUNDS = 5
+AUDIT_ROUNDS = 20
 # How many times faster than LangGraph's ours is meant to be, by median.
 TARGETS = {"sqlite": 8.0, "postgres": 1.5}
 
@@ -173,20 +176,20 @@ async def extra_lines(ours: Cycles, url: str) -> list[str]:
     ]
 
 
-def rounds(iterations: int) -> list[int]:
-    """``iterations`` split into ``ROUNDS`` near-equal rounds."""
-    share, rest = divmod(iterations, ROUNDS)
-    return [share + (r < rest) for r in range(ROUNDS)]
+def rounds(iterations: int, count: int = ROUNDS) -> list[int]:
+    """``iterations`` split into ``count`` near-equal rounds."""
+    share, rest = divmod(iterations, count)
+    return [share + (r < rest) for r in range(count)]
 
 
 async def interleaved(
-    ours: Runner, theirs: Runner, iterations: int
+    ours: Runner, theirs: Runner, iterations: int, *, count: int = ROUNDS
 ) -> tuple[list[float], list[float]]:
-    """Both sides warmed up, then run in rounds, who goes first alternating."""
+    """Both sides warmed up, then run in ``count`` rounds, who goes first alternating."""
     await ours.run(WARMUP)
     await theirs.run(WARMUP)
     samples: dict[Runner, list[float]] = {ours: [], theirs: []}
-    for r, size in enumerate(rounds(iterations)):
+    for r, size in enumerate(rounds(iterations, count)):
         for side in (ours, theirs) if r % 2 == 0 else (theirs, ours):
             samples[side] += await side.run(size)
     return samples[ours], samples[theirs]
@@ -208,7 +211,56 @@ async def compare(
     )
 
 
+@asynccontextmanager
+async def unchained(url: str) -> AsyncIterator[Cycles]:
+    """Our cycle on ``url`` with the audit's link trigger dropped: events stored unchained."""
+    async with cycles(url) as ours:
+        stores: Any = ours.stores
+        if url.startswith("sqlite"):
+            await stores._db.write("DROP TRIGGER audit_link")
+        else:
+            await stores._db.execute("DROP TRIGGER audit_link ON audit")
+        yield ours
+
+
+async def audit_cost(backend: str, on_url: str, off_url: str, iterations: int) -> None:
+    """The cycle with the audit chained and without, interleaved in one run."""
+    async with cycles(on_url) as chained, unchained(off_url) as bare:
+        # Short rounds: a two-sided difference of a few percent drowns in a shared
+        # machine's swings unless each side meets them as often as the other.
+        on, off = await interleaved(chained, bare, iterations, count=AUDIT_ROUNDS)
+    on_median, _ = summary(f"chained {backend}", on)
+    off_median, _ = summary(f"unchained {backend}", off)
+    print(f"audit chain on {backend}: {100 * (on_median / off_median - 1):+.1f}% per cycle")
+
+
+async def audit_main(iterations: int) -> None:
+    print(f"pause + answer + resume, the audit chained and not, in {AUDIT_ROUNDS} rounds")
+    with tempfile.TemporaryDirectory() as folder:
+        on, off = (f"sqlite:///{Path(folder) / name}" for name in ("on.sqlite3", "off.sqlite3"))
+        await audit_cost("sqlite", on, off, iterations)
+    try:
+        admin = await asyncpg.connect(POSTGRES_URL, timeout=5)
+    except (OSError, asyncpg.PostgresError, TimeoutError) as error:
+        print(f"postgres: skipped, server unreachable ({type(error).__name__})")
+        return
+    schemas = [f"bench_{secrets.token_hex(4)}" for _ in range(2)]
+    try:
+        for schema in schemas:
+            await admin.execute(f'CREATE SCHEMA "{schema}"')
+        on, off = (f"{POSTGRES_URL}?search_path={schema}" for schema in schemas)
+        await audit_cost("postgres", on, off, iterations)
+    finally:
+        for schema in schemas:
+            await admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        await admin.close()
+
+
 async def main() -> None:
+    if sys.argv[1:2] == ["--audit"]:
+        # What the tamper-evident audit costs a cycle (docs/audit.md); no baseline needed.
+        await audit_main(int(sys.argv[2]) if len(sys.argv) > 2 else 500)
+        return
     # Imported here: bench/cycle_sql.py imports this module without the bench extra.
     try:
         import _langgraph

@@ -3,6 +3,7 @@
 `teams-package` writes the Teams app package (manifest and icons, zipped);
 `admin <command>` runs an admin command (`admin help`) against the configured store;
 `api-key create|list|revoke` manages the agents API's keys;
+`audit export|verify|checkpoint|public-key` exports and verifies the tamper-evident audit;
 `mcp` serves the MCP tools over stdio, `mcp-gateway` the MCP approval gateway (the `mcp` extra)."""
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ COMMANDS = {
     "teams-package": "write the Teams app package (manifest and icons, zipped)",
     "admin": "run an admin command against the configured store (`admin help`)",
     "api-key": "make, list or revoke keys for the agents API (/v1)",
+    "audit": "export, verify or checkpoint the tamper-evident audit",
     "mcp": "serve the MCP tools (ask_human, request_approval) over stdio",
     "mcp-gateway": "serve the MCP approval gateway (BOT_MCP_GATEWAY) over stdio",
     "help": "show this help",
@@ -73,6 +75,10 @@ def _parser() -> argparse.ArgumentParser:
             from bot.cli.api_keys import add_arguments
 
             add_arguments(command)
+        if name == "audit":
+            from bot.cli.audit import add_arguments as add_audit_arguments
+
+            add_audit_arguments(command)
     return parser
 
 
@@ -122,6 +128,12 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(f"k{secrets.token_hex(3)}:{secrets.token_urlsafe(48)}")
         return 0
+    if command == "audit":
+        from bot.cli.audit import verify_file, wants_store
+
+        if not wants_store(args):
+            # Only the file and the public keys: never DATABASE_URL, nor the other settings.
+            return verify_file(args)
     if command == "teams-package":
         # The package holds the app id only: no secret, no store, no other setting needed.
         return _teams_package(args)
@@ -137,6 +149,10 @@ def _command(command: str, args: argparse.Namespace, settings: Settings) -> int:
         from bot.cli.api_keys import run_api_key
 
         return asyncio.run(run_api_key(settings, args))
+    if command == "audit":
+        from bot.cli.audit import run_audit
+
+        return asyncio.run(run_audit(settings, args))
     if command == "mcp":
         return _mcp(settings)
     if command == "mcp-gateway":

@@ -27,18 +27,28 @@ SEND_REASON = 'Send a JSON object like {"reason": "wrong environment"} (the reas
 SEND_DURATION = 'Send a JSON object like {"duration": "2h"}.'
 NO_ADMIN = "Admin commands are not available in this console; start the bot with its store."
 _PENDING_OPTIONS = ("channel", "user", "name", "after", "limit")
+_HISTORY_OPTIONS = (
+    "status",
+    "channel",
+    "surface",
+    "user",
+    "by",
+    "decision",
+    "since",
+    "until",
+    "after",
+    "limit",
+)
 
 
 class ConsoleAdmin:
     """Handlers for ``/api/admin/...``; each one is one ``AdminService.handle`` call."""
 
     async def pending(self, request: web.Request) -> web.Response:
-        words = ["pending"]
-        for option in _PENDING_OPTIONS:
-            value = request.query.get(option)
-            if value:
-                words.append(f"{option}={value}")
-        return await _handle(request, words)
+        return await _handle(request, _listing(request, "pending", _PENDING_OPTIONS))
+
+    async def history(self, request: web.Request) -> web.Response:
+        return await _handle(request, _listing(request, "history", _HISTORY_OPTIONS))
 
     async def stats(self, request: web.Request) -> web.Response:
         return await _handle(request, ["stats"])
@@ -65,6 +75,16 @@ class ConsoleAdmin:
         if not duration:
             raise ConsoleError(400, SEND_DURATION)
         return await _handle(request, ["extend", request.match_info["interrupt_id"], duration])
+
+
+def _listing(request: web.Request, verb: str, options: tuple[str, ...]) -> list[str]:
+    """A listing's command: its filters from the query string, as the grammar spells them."""
+    words = [verb]
+    for option in options:
+        value = request.query.get(option)
+        if value:
+            words.append(f"{option}={value}")
+    return words
 
 
 async def _handle(request: web.Request, words: list[str]) -> web.Response:
@@ -107,6 +127,7 @@ def add_admin_routes(app: web.Application, wrap: Callable[[Handler], Handler]) -
     """The admin API under ``/api/admin``, each handler wrapped by the console's guard."""
     admin = ConsoleAdmin()
     app.router.add_get("/api/admin/pending", wrap(admin.pending))
+    app.router.add_get("/api/admin/history", wrap(admin.history))
     app.router.add_get("/api/admin/stats", wrap(admin.stats))
     app.router.add_get("/api/admin/questions/{interrupt_id}", wrap(admin.show))
     app.router.add_get("/api/admin/runs/{rid}/audit", wrap(admin.audit))

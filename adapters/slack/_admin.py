@@ -18,6 +18,7 @@ from adapters.slack._render import mention
 from bot.admin import (
     duration,
     event_line,
+    history_lines,
     policy_lines,
     results,
     stats_facts,
@@ -52,9 +53,9 @@ def admin_message(result: results.AdminResult) -> Json:
     summary = _md(summary_of(result))
     if isinstance(result, results.AdminRefusal):
         return {"text": summary, "blocks": [_section(f":no_entry: {summary}")]}
+    if isinstance(result, results.AdminDone):
+        return {"text": summary, "blocks": [_section(f":white_check_mark: {summary}")]}
     match result:
-        case results.CancelDone() | results.Resent() | results.Extended() | results.AlreadyDone():
-            return {"text": summary, "blocks": [_section(f":white_check_mark: {summary}")]}
         case results.HelpShown(usages=usages, admin=admin):
             # A usage's placeholders (``<question-id>``) would read as links unescaped.
             lines = [f"`/hitl {_md(u.syntax)}`\n{_md(u.summary)}" for u in usages]
@@ -72,6 +73,10 @@ def admin_message(result: results.AdminResult) -> Json:
         case results.AuditShown(run_id=run_id, events=events):
             lines = [clip(_md(event_line(e)), 300) for e in events[-MAX_EVENTS:]]
             return _blocks(f"Run {run_id}", [_section("\n".join(lines) or "No events.")])
+        case results.HistoryPage():
+            # A block per question, as many as a message holds; the cursor follows the last.
+            lines = history_lines(result, shown=MAX_BLOCKS - 3)
+            return _blocks("History", [_section(clip(_md(line), 1000)) for line in lines])
         case _:
             assert_never(result)
 

@@ -29,6 +29,7 @@ from bot.admin import (
     USAGES,
     duration,
     event_line,
+    history_lines,
     policy_lines,
     results,
     stats_facts,
@@ -41,6 +42,8 @@ VERBS = frozenset(usage.name for usage in USAGES)
 PREFIXES = ("/hitl", "hitl")
 MAX_PAYLOAD_CHARS = 2000
 MAX_EVENTS = 60
+# Closed questions on one card: each is a few short lines, so twenty fit its size.
+MAX_HISTORY = 20
 
 
 def admin_words(activity: dict[str, Any]) -> list[str] | None:
@@ -82,9 +85,9 @@ def admin_card(result: results.AdminResult) -> Json:
     summary = md(summary_of(result), MAX_PAYLOAD_CHARS)
     if isinstance(result, results.AdminRefusal):
         return card([text(summary, color="attention")])
+    if isinstance(result, results.AdminDone):
+        return card([text(summary, color="good")])
     match result:
-        case results.CancelDone() | results.Resent() | results.Extended() | results.AlreadyDone():
-            return card([text(summary, color="good")])
         case results.HelpShown(usages=usages, admin=admin):
             body = [title("Admin commands"), *([] if admin else [text(NOT_AN_ADMIN)])]
             body += [text(f"`{u.syntax}`\n\n{u.summary}") for u in usages]
@@ -95,6 +98,9 @@ def admin_card(result: results.AdminResult) -> Json:
             return _shown(result)
         case results.StatsShown(stats=stats):
             return card([title("Questions"), _facts(stats_facts(stats))])
+        case results.HistoryPage():
+            lines = history_lines(result, shown=MAX_HISTORY)
+            return card([title("History"), *(text(md(line, 1000)) for line in lines)])
         case results.AuditShown(run_id=run_id, events=events):
             lines = [event_line(e) for e in events[-MAX_EVENTS:]]
             return fit(lambda limits, shown: _audit(run_id, lines, limits, shown), items=len(lines))

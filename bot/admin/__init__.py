@@ -10,10 +10,19 @@ cases read ``results.HelpShown()``. Store reads and writes go through the
 """
 
 from bot.admin import results
-from bot.admin._commands import USAGES, Command, Usage, UsageError, parse, parse_duration
+from bot.admin._commands import (
+    USAGES,
+    Command,
+    History,
+    Usage,
+    UsageError,
+    parse,
+    parse_duration,
+)
 from bot.admin._render import (
     duration,
     event_line,
+    history_lines,
     json_of,
     json_text,
     link_of,
@@ -24,7 +33,7 @@ from bot.admin._render import (
     text_of,
     title_of,
 )
-from bot.admin._service import ADMIN_SERVICE, AdminService
+from bot.admin._service import ADMIN_SERVICE, AdminService, history_filter
 from bot.admin._settings import AdminSettings
 
 __all__ = [
@@ -33,10 +42,13 @@ __all__ = [
     "AdminService",
     "AdminSettings",
     "Command",
+    "History",
     "Usage",
     "UsageError",
     "duration",
     "event_line",
+    "history_filter",
+    "history_lines",
     "json_of",
     "json_text",
     "link_of",

@@ -8,6 +8,7 @@ then options as ``name=value`` or ``--name value``.
 
 from __future__ import annotations
 
+import datetime
 import re
 import shlex
 from collections.abc import Sequence
@@ -71,7 +72,34 @@ class AuditLog:
     run_id: str
 
 
-Command = Help | Pending | Show | Cancel | Resend | Extend | Stats | AuditLog
+@dataclass(frozen=True, slots=True)
+class History:
+    """Closed questions, newest first; ``since``/``until`` are days (UTC), both included."""
+
+    status: str | None = None
+    scope: str | None = None
+    surface: str | None = None
+    requester: str | None = None
+    by: str | None = None
+    decision: str | None = None
+    since: str | None = None
+    until: str | None = None
+    after: str | None = None
+    limit: int = DEFAULT_PAGE
+
+
+@dataclass(frozen=True, slots=True)
+class Purge:
+    """Purge the content of questions closed before the start of ``before`` (UTC)."""
+
+    before: str  # YYYY-MM-DD, checked when parsed
+
+    @property
+    def before_time(self) -> float:
+        return day_start(self.before)
+
+
+Command = Help | Pending | Show | Cancel | Resend | Extend | Stats | AuditLog | History | Purge
 
 
 def verb_of(command: Command) -> str:
@@ -100,6 +128,18 @@ USAGES: tuple[Usage, ...] = (
     Usage("extend", "extend <question-id> <duration, e.g. 2h>", "push its expiry back"),
     Usage("stats", "stats", "issued, answered, expired, cancelled, refusals, time to answer"),
     Usage("audit", "audit <run-id>", "a run's events, in order"),
+    Usage(
+        "history",
+        "history [status=<answered|expired|cancelled>] [channel=<scope>] [surface=<name>]"
+        " [user=<id>] [by=<id>] [decision=<word>] [since=<YYYY-MM-DD>] [until=<YYYY-MM-DD>]"
+        " [after=<cursor>] [limit=<n>]",
+        "closed questions, newest first: outcome, who decided, when",
+    ),
+    Usage(
+        "purge",
+        "purge --before <YYYY-MM-DD>",
+        "empty what was asked and answered in questions closed before that day (UTC)",
+    ),
     Usage("help", "help", "the commands you may use"),
 )
 _SYNTAX = {usage.name: usage.syntax for usage in USAGES}
@@ -159,6 +199,10 @@ def parse(words: str | Sequence[str]) -> Command:
             if len(rest) != 2:
                 raise _usage(verb)
             return Extend(rest[0], parse_duration(rest[1]))
+        case "purge":
+            return _purge(rest)
+        case "history":
+            return _history(rest)
         case _:
             raise UsageError(f"There is no admin command {verb!r}; type `help` for the list.")
 
@@ -180,7 +224,8 @@ def parse_duration(text: str) -> float:
     return seconds
 
 
-def _pending(rest: list[str]) -> Pending:
+def _options(verb: str, rest: list[str], names: dict[str, str]) -> dict[str, str]:
+    """``key=value`` or ``--key value`` words, by the option each key names."""
     options: dict[str, str] = {}
     words = iter(rest)
     for word in words:
@@ -191,16 +236,77 @@ def _pending(rest: list[str]) -> Pending:
         elif "=" in word:
             key, value = word.split("=", 1)
         else:
-            raise _usage("pending")
-        name = _OPTION_NAMES.get(key.lower())
+            raise _usage(verb)
+        name = names.get(key.lower())
         if name is None or value is None or not value.strip():
-            raise _usage("pending")
+            raise _usage(verb)
         options[name] = value.strip()
-    limit = DEFAULT_PAGE
-    if "limit" in options:
-        if not _digits(options["limit"]) or not 1 <= int(options["limit"]) <= MAX_PAGE:
-            raise UsageError(f"limit is a whole number from 1 to {MAX_PAGE}.")
-        limit = int(options["limit"])
+    return options
+
+
+def _limit(options: dict[str, str]) -> int:
+    if "limit" not in options:
+        return DEFAULT_PAGE
+    if not _digits(options["limit"]) or not 1 <= int(options["limit"]) <= MAX_PAGE:
+        raise UsageError(f"limit is a whole number from 1 to {MAX_PAGE}.")
+    return int(options["limit"])
+
+
+_HISTORY_NAMES = {
+    **_OPTION_NAMES,
+    "status": "status",
+    "surface": "surface",
+    "route": "surface",
+    "by": "by",
+    "decided_by": "by",
+    "decision": "decision",
+    "since": "since",
+    "until": "until",
+}
+_CLOSED = ("answered", "expired", "cancelled")
+
+
+def _history(rest: list[str]) -> History:
+    options = _options("history", rest, _HISTORY_NAMES)
+    status = options.get("status")
+    if status is not None and status not in _CLOSED:
+        raise UsageError(f"status is one of {', '.join(_CLOSED)}.")
+    for day in ("since", "until"):
+        if day in options:
+            options[day] = _day(options[day])
+    after = options.get("after")
+    if after is not None and not _digits(after):
+        raise UsageError("after takes the cursor a page of `history` printed.")
+    return History(
+        status=status,
+        scope=options.get("channel"),
+        surface=options.get("surface"),
+        requester=options.get("user"),
+        by=options.get("by"),
+        decision=options.get("decision"),
+        since=options.get("since"),
+        until=options.get("until"),
+        after=after,
+        limit=_limit(options),
+    )
+
+
+def _day(text: str) -> str:
+    try:
+        return datetime.date.fromisoformat(text).isoformat()
+    except ValueError:
+        raise UsageError(f"{text!r} is not a day; write it as YYYY-MM-DD (UTC).") from None
+
+
+def day_start(day: str) -> float:
+    """The first second of ``day`` (YYYY-MM-DD), UTC."""
+    date = datetime.date.fromisoformat(day)
+    return datetime.datetime(date.year, date.month, date.day, tzinfo=datetime.UTC).timestamp()
+
+
+def _pending(rest: list[str]) -> Pending:
+    options = _options("pending", rest, _OPTION_NAMES)
+    limit = _limit(options)
     after = options.get("after")
     if after is not None and not _digits(after):
         raise UsageError("after takes the cursor a page of `pending` printed.")
@@ -211,6 +317,16 @@ def _pending(rest: list[str]) -> Pending:
         after=after,
         limit=limit,
     )
+
+
+def _purge(rest: list[str]) -> Purge:
+    if len(rest) == 2 and rest[0] == "--before":
+        text = rest[1]
+    elif len(rest) == 1 and rest[0].startswith(("--before=", "before=")):
+        text = rest[0].split("=", 1)[1]
+    else:
+        raise _usage("purge")
+    return Purge(_day(text))
 
 
 def _one_id(verb: str, rest: list[str]) -> str:

@@ -29,6 +29,7 @@ from bot.service.messages import (
     cancelled_by_admin,
     extend_too_far,
     extended_question,
+    purged_questions,
     question_not_open,
     resent_question,
     when,
@@ -65,12 +66,15 @@ def summary_of(result: results.AdminResult) -> str:
             return extended_question(interrupt_id, expires_at)
         case results.AlreadyDone(command=command, interrupt_id=interrupt_id):
             return already_done(command, interrupt_id)
+        case results.Purged(before=before, count=count):
+            return purged_questions(count, before)
         case (
             results.HelpShown()
             | results.PendingPage()
             | results.RecordShown()
             | results.StatsShown()
             | results.AuditShown()
+            | results.HistoryPage()
         ):
             return ""
         case _:
@@ -245,8 +249,35 @@ def _lines_of(result: results.AdminResult) -> str:
             )
         case results.AuditShown(run_id=run_id, events=events):
             return "\n".join([f"run {run_id}:", *(f"  {event_line(e)}" for e in events)])
+        case results.HistoryPage():
+            return "\n".join(history_lines(result))
         case _:
             return summary
+
+
+def history_lines(page: results.HistoryPage, *, shown: int | None = None) -> list[str]:
+    """One entry per closed question (the first ``shown``), then where the next page starts.
+
+    A purged question shows its outcome and who decided, and ``(purged)`` for its words.
+    """
+    items = page.items if shown is None else page.items[:shown]
+    if not items:
+        return ["No closed questions match."]
+    lines = []
+    for item in items:
+        q = item.question
+        words = "(purged)" if item.purged else title_of(q.payload, q.name)
+        decision = q.answer.get("decision") if isinstance(q.answer, dict) else None
+        decided = f"; decision: {decision}" if decision and not item.purged else ""
+        lines.append(
+            f"{q.interrupt_id}  {words}\n    {closed_line(q)}\n"
+            f"    {q.name} in {q.scope} on {item.surface or '?'}; asked by"
+            f" {item.requester or '?'}{decided}"
+        )
+    more = page.next_after if len(items) == len(page.items) else items[-1].cursor
+    if more is not None:
+        lines.append(f"more: history after={more}")
+    return lines
 
 
 def closed_line(record: Question) -> str:

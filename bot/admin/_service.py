@@ -37,11 +37,14 @@ from bot.admin._commands import (
     Command,
     Extend,
     Help,
+    History,
     Pending,
+    Purge,
     Resend,
     Show,
     Stats,
     UsageError,
+    day_start,
     parse,
     verb_of,
 )
@@ -58,7 +61,7 @@ from bot.service.messages import question_not_found, run_not_found
 from bot.service.outcomes import Responder
 from bot.service.policy import RequesterOrApprovers
 from bot.service.runs import RunService
-from bot.stores.ports import Stores
+from bot.stores.ports import HistoryFilter, Stores
 
 log = logging.getLogger(__name__)
 
@@ -157,6 +160,13 @@ class AdminService:
                 return await self._extend(interrupt_id, seconds, who, key)
             case Stats():
                 return results.StatsShown(self._clock(), await self._stores.admin.stats())
+            case History():
+                return await self._history(command)
+            case Purge():
+                count = await self._stores.retention.purge_all(
+                    command.before_time, at=self._clock()
+                )
+                return results.Purged(command.before, count)
             case AuditLog(run_id=run_id):
                 events = await self._stores.audit.recent(limit=HISTORY_LIMIT, run_id=run_id)
                 if not events and await self._stores.runs.get(run_id) is None:
@@ -164,6 +174,15 @@ class AdminService:
                 return results.AuditShown(run_id, tuple(reversed(events)))
             case _:
                 assert_never(command)
+
+    async def _history(self, command: History) -> results.HistoryPage:
+        where = history_filter(command)
+        # One more than asked: whether a next page exists, without a count.
+        rows = await self._stores.history.closed(
+            where, after=command.after, limit=command.limit + 1
+        )
+        shown = tuple(rows[: command.limit])
+        return results.HistoryPage(shown, shown[-1].cursor if len(rows) > len(shown) else None)
 
     async def _pending(self, command: Pending) -> results.PendingPage:
         where = PendingFilter(scope=command.scope, requester=command.requester, name=command.name)
@@ -307,6 +326,21 @@ def _ids(command: Command, result: results.AdminResult | None = None) -> dict[st
     if record is not None:
         run_id = record.run_id
     return {"run_id": run_id, "interrupt_id": interrupt_id}
+
+
+def history_filter(command: History) -> HistoryFilter:
+    """The store's filter for ``command``: its days as times (``until``'s day included)."""
+    until = None if command.until is None else day_start(command.until) + 86400
+    return HistoryFilter(
+        status=command.status,
+        scope=command.scope,
+        surface=command.surface,
+        requester=command.requester,
+        decided_by=command.by,
+        decision=command.decision,
+        since=None if command.since is None else day_start(command.since),
+        until=until,
+    )
 
 
 # Where the composition root puts the admin service on the aiohttp app, for the surfaces.

@@ -17,6 +17,7 @@ from bot.questions.records import (
     QuestionStats,
     RunRecord,
 )
+from bot.stores.ports import Closed
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +94,22 @@ class AuditShown:
 
 
 @dataclass(frozen=True, slots=True)
+class HistoryPage:
+    """Closed questions, newest first; ``next_after`` continues after the last one."""
+
+    items: tuple[Closed, ...]
+    next_after: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Purged:
+    """Questions closed before ``before`` (a day, UTC) lost their content; ``count`` did now."""
+
+    before: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
 class AlreadyDone:
     """The command's idempotency key was used: it ran once already (a replay, a retry),
     so nothing changed now."""
@@ -132,6 +149,8 @@ class TooLong:
 
 
 AdminRefusal = AdminsOnly | CommandInvalid | UnknownId | NotOpen | TooLong
+# What a surface shows as its one-sentence summary: a change made, or none needed.
+AdminDone = CancelDone | Resent | Extended | AlreadyDone | Purged
 AdminResult = (
     HelpShown
     | PendingPage
@@ -142,6 +161,8 @@ AdminResult = (
     | AlreadyDone
     | StatsShown
     | AuditShown
+    | HistoryPage
+    | Purged
     | AdminRefusal
 )
 

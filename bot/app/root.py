@@ -19,8 +19,10 @@ from bot.api import mount_api, mount_link_page, serve_api, settle_keys
 from bot.api.links import ANSWER_LINKS, AnswerLinks
 from bot.app.agent_spec import AgentSpec, load_factory
 from bot.app.agents_only import agents_only
+from bot.app.audit import audit_keys, checkpoint, checkpoint_forever
 from bot.app.compose import build_agent
 from bot.app.legal import mount_legal
+from bot.app.retention import purge_forever
 from bot.app.settings import Settings
 from bot.errors import BotError, install_extra
 from bot.human.signing import keys_from, signer_from
@@ -196,6 +198,8 @@ async def _running_service(
     unsubscribe = changes_of(stores).subscribe(_redraw_on(console)) if console is not None else None
     provider: Provider | None = None
     sweeper: asyncio.Task[None] | None = None
+    checkpointer: asyncio.Task[None] | None = None
+    purger: asyncio.Task[None] | None = None
     service: RunService | None = None
     channels = contextlib.AsyncExitStack()
     try:
@@ -247,15 +251,29 @@ async def _running_service(
             _sweep_forever(service, min(run.sweep_seconds, run.lease_seconds / 2)),
             name="expiry sweeper",
         )
+        audit_key = audit_keys(settings.signing, shared_store=settings.store.shared)[0]
+        days = settings.store.retention_days
+        if days is not None:
+            purger = asyncio.get_running_loop().create_task(
+                purge_forever(stores.retention, days), name="retention sweep"
+            )
+        checkpointer = asyncio.get_running_loop().create_task(
+            checkpoint_forever(stores.audit_chain, audit_key, settings.audit.checkpoint_minutes),
+            name="audit checkpoints",
+        )
         yield service
     finally:
         log.info("shutting down: finishing resumes in flight")
-        if sweeper is not None:
-            sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await sweeper
+        for task in (sweeper, checkpointer, purger):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         if service is not None:
             await service.drain(settings.run.shutdown_grace_seconds)
+        if checkpointer is not None:
+            # After the drain, so the last events of the runs it finished are signed too.
+            await checkpoint(stores.audit_chain, audit_key)
         await channels.aclose()  # after the drain: resumes in flight still post to Slack
         close = getattr(provider, "close", None)
         if close is not None:

@@ -26,6 +26,7 @@ from adapters.slack.settings import SlackSettings
 from adapters.teams.settings import TeamsSettings
 from bot.admin import AdminSettings
 from bot.api import ApiSettings, LinkSettings
+from bot.audit import AuditSettings
 from bot.component_settings import ComponentSettings
 from bot.errors import BotError
 from bot.human.signing import SigningSettings
@@ -88,6 +89,7 @@ class Settings(BaseModel):
     links: LinkSettings = Field(default_factory=LinkSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
     mcp_gateway: GatewaySettings = Field(default_factory=GatewaySettings)
+    audit: AuditSettings = Field(default_factory=AuditSettings)
 
     @model_validator(mode="after")
     def _public_bind_is_guarded(self) -> Settings:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import TextIO
+from typing import Any, TextIO
 
 from bot.api import (
     NO_ROUTES,
@@ -21,7 +21,9 @@ from bot.api import (
     new_key_id,
 )
 from bot.app.settings import Settings
+from bot.cli.admin import shell_responder
 from bot.questions.records import ApiKey
+from bot.stores import Audit, AuditEvent
 
 NO_KEYS = "no keys: make one with api-key create NAME --route ROUTE, or list them in BOT_API_KEYS"
 
@@ -100,6 +102,8 @@ async def run_api_key(
                     )
                     return 1
                 print(key, file=out)
+                detail = {"name": args.name, "key_id": kept.key_id, "routes": list(routes)}
+                await _audit(stores.audit, "api-key-created", {**detail, "replaced": replaced})
                 if replaced:
                     print(
                         f"# revoked the earlier key named {args.name}: requests with it get "
@@ -137,7 +141,14 @@ async def run_api_key(
                     )
                     print(f"api-key: no stored key named {args.name!r}{where}", file=sys.stderr)
                     return 1
+                await _audit(stores.audit, "api-key-revoked", {"name": args.name})
                 print(f"revoked {args.name}", file=out)
     finally:
         await stores.close()
     return 0
+
+
+async def _audit(audit: Audit, kind: str, detail: dict[str, Any]) -> None:
+    """A key made or revoked, by the shell's user, in the audit's chain (never the key)."""
+    who = shell_responder()
+    await audit.append(AuditEvent(time.time(), kind, actor=who.id, detail=detail))

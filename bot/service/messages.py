@@ -307,6 +307,14 @@ def already_done(command: str, interrupt_id: str) -> str:
     return f"That {command} of {interrupt_id} was already done; nothing changed again."
 
 
+def purged_questions(count: int, before: str) -> str:
+    closed = "question" if count == 1 else "questions"
+    return (
+        f"Purged {count} {closed} closed before {before} (UTC): their ids, status, times "
+        "and who decided are kept; what was asked and answered is gone."
+    )
+
+
 def extended_question(interrupt_id: str, expires_at: float) -> str:
     return f"{interrupt_id} now expires at {when(expires_at)}."
 

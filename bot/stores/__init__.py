@@ -10,16 +10,28 @@ from bot.questions.records import (
     RunStatus,
 )
 from bot.stores.errors import StoreError
-from bot.stores.ports import Audit, Checkpoints, Ledger, Runs, Stores
+from bot.stores.ports import (
+    Audit,
+    AuditChain,
+    Checkpoints,
+    Closed,
+    HistoryFilter,
+    Ledger,
+    Runs,
+    Stores,
+)
 from bot.stores.sqlite import SqliteStores
 from bot.stores.url import open_stores
 
 __all__ = [
     "Audit",
+    "AuditChain",
     "AuditEvent",
     "Checkpoints",
+    "Closed",
     "Closing",
     "ConversationSummary",
+    "HistoryFilter",
     "Ledger",
     "Question",
     "QuestionStatus",

@@ -64,3 +64,37 @@ KEY_RATES = ("ALTER TABLE api_keys ADD COLUMN creates_per_minute INTEGER",)
 # each later step, in whichever process and whenever, is a span of the same trace; ''
 # when it was asked untraced. Text PostgreSQL reuses.
 TRACES = ("ALTER TABLE pauses ADD COLUMN trace_parent TEXT NOT NULL DEFAULT ''",)
+
+
+# The tamper-evident audit (``bot.audit``): each event's digest, chain, number in it and
+# hash; each chain's head (``signed``: the number the latest checkpoint signed); the
+# signed checkpoints. No index on the heads but their key: every event moves one, and
+# PostgreSQL then rewrites it in place (HOT); a checkpoint reads them all once instead.
+# NULL until linked, so rows written before are carried in the same migration
+# (``AUDIT_CARRY``). Each backend adds the trigger that links new rows.
+AUDIT_CHAINS = (
+    "ALTER TABLE audit ADD COLUMN digest TEXT",
+    "ALTER TABLE audit ADD COLUMN chain TEXT",
+    "ALTER TABLE audit ADD COLUMN seq INTEGER",
+    "ALTER TABLE audit ADD COLUMN hash TEXT",
+    "CREATE UNIQUE INDEX audit_chain ON audit (chain, seq)",
+    """CREATE TABLE audit_heads (
+                chain TEXT PRIMARY KEY,
+                seq INTEGER NOT NULL,
+                hash TEXT NOT NULL,
+                signed INTEGER NOT NULL DEFAULT 0
+            )""",
+    # Retention (``bot.stores._retention``): when a row's content was purged.
+    "ALTER TABLE audit ADD COLUMN purged_at REAL",
+    "ALTER TABLE pauses ADD COLUMN purged_at REAL",
+    """CREATE TABLE audit_checkpoints (
+                seq INTEGER PRIMARY KEY,
+                at REAL NOT NULL,
+                body TEXT NOT NULL
+            )""",
+)
+# Rows written before the chains existed, oldest first, a batch at a time.
+AUDIT_CARRY = (
+    "SELECT id, at, kind, run_id, interrupt_id, actor, detail FROM audit"
+    " WHERE seq IS NULL AND id > ? ORDER BY id LIMIT 1000"
+)

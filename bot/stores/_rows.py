@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
+from bot.audit import event_digest
 from bot.questions import quorum
 from bot.questions.records import (
     ApiRequest,
@@ -233,14 +234,19 @@ def run_from_row(row: Row) -> RunRecord:
 
 
 def audit_params(event: AuditEvent, *, run_id: str = "") -> tuple[Any, ...]:
-    """``event`` as the insert's parameters; ``run_id`` stands in for a blank one."""
+    """``event`` as the insert's parameters, its digest last; ``run_id`` stands in for a
+    blank one. The store links it into its chain (``bot.audit``) as it is inserted."""
+    detail = dump(event.detail)
+    # Digested as it will be read back: the verifier sees the stored JSON.
+    digest = event_digest(event.at, event.kind, event.interrupt_id, event.actor, load(detail))
     return (
         event.at,
         event.kind,
         event.run_id or run_id,
         event.interrupt_id,
         event.actor,
-        dump(event.detail),
+        detail,
+        digest,
     )
 
 

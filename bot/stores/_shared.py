@@ -23,19 +23,23 @@ from bot.questions.records import (
 from bot.questions.write import UnitOfWork
 from bot.stores import _rows
 from bot.stores._api import SqlApiRecords
+from bot.stores._audit_chain import SqlAuditChain
 from bot.stores._replays import SqlReplays
+from bot.stores._retention import SqlRetention
 from bot.stores._rows import OUTSTANDING, RUNNING
 from bot.stores._sql import CHECKPOINT_STATE, JOURNAL_STEPS, Statements
 from bot.stores.ports import (
     AdminStore,
     ApiRecords,
     Audit,
+    AuditChain,
     Checkpoints,
     Installations,
     Leases,
     Ledger,
     Outbox,
     Replays,
+    Retention,
     Runs,
 )
 
@@ -46,7 +50,8 @@ INSERT_RUN = (
 )
 SELECT_RUNS = f"SELECT {', '.join(_rows.RUN_COLUMNS)} FROM runs"  # noqa: S608 - our own identifiers
 INSERT_AUDIT = (
-    "INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail) VALUES (?, ?, ?, ?, ?, ?)"
+    "INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail, digest)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
 
 # A command's idempotency key, in the transaction of its effect (both units);
@@ -333,6 +338,8 @@ class SqlPorts:
         self.ledger: Ledger = SqlLedger(db, unit)
         self.runs: Runs = SqlRuns(db)
         self.audit: Audit = SqlAudit(db)
+        self.audit_chain: AuditChain = SqlAuditChain(db)
+        self.retention: Retention = SqlRetention(db)
         self.leases: Leases = SqlLeases(db)
         self.journal: Journal = SqlJournal(db)
         self.installations: Installations = SqlInstallations(db)

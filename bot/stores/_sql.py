@@ -34,6 +34,8 @@ class Dialect:
     skip_locked: str
     # The LIMIT value that means no limit.
     no_limit: int | None
+    # A question's answer's decision (an approval's), as text: what history filters by.
+    decision: str
 
     def list_value(self, values: Sequence[str]) -> Any:
         """The one parameter ``in_list`` takes."""
@@ -47,6 +49,7 @@ SQLITE = Dialect(
     "IN (SELECT value FROM json_each(?))",
     "",
     -1,
+    "json_extract(p.answer, '$.decision')",
 )
 POSTGRES = Dialect(
     "postgres",
@@ -55,6 +58,7 @@ POSTGRES = Dialect(
     "= ANY(?::text[])",
     "FOR UPDATE SKIP LOCKED",
     None,
+    "(p.answer::jsonb ->> 'decision')",
 )
 
 

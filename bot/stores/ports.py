@@ -10,10 +10,11 @@ lifecycle (leases, the journal, deliveries, installations).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
+from bot.audit import CheckpointKey
 from bot.human.ports import Checkpoints as Checkpoints  # the capability defines it
 from bot.kernel.journal import Journal
 from bot.questions.records import (
@@ -117,6 +118,73 @@ class Audit(Protocol):
 
     async def append(self, event: AuditEvent) -> None: ...
     async def recent(self, *, limit: int = 100, run_id: str | None = None) -> list[AuditEvent]: ...
+
+
+class AuditChain(Protocol):
+    """The audit's hash chains: the checkpointer signs them, ``python -m bot audit`` exports."""
+
+    async def checkpoint(self, key: CheckpointKey, *, at: float) -> dict[str, Any] | None:
+        """Sign the heads that moved since the last checkpoint; the checkpoint written, or
+        None if another process wrote that number first."""
+        ...
+
+    def export(
+        self,
+        *,
+        since: float | None = None,
+        until: float | None = None,
+        question: str | None = None,
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Checkpoints, then whole chains in order (``bot.audit.verify`` reads them so)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryFilter:
+    """Which closed questions ``History.closed`` lists; None is any."""
+
+    status: str | None = None
+    scope: str | None = None
+    surface: str | None = None
+    requester: str | None = None
+    decided_by: str | None = None
+    decision: str | None = None
+    since: float | None = None
+    until: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Closed:
+    """A closed question, who asked it and where, whether its content was purged, and the
+    cursor a page that ends with it continues from."""
+
+    question: Question
+    requester: str
+    surface: str
+    purged: bool
+    cursor: str
+
+
+class History(Protocol):
+    """Closed questions, newest first; ``admin history`` relies on it."""
+
+    async def closed(
+        self, where: HistoryFilter, *, after: str | None = None, limit: int = 20
+    ) -> Sequence[Closed]:
+        """Up to ``limit`` closed questions, newest first, after the cursor ``after``."""
+        ...
+
+
+class Retention(Protocol):
+    """Purges closed questions' content; the retention sweep and ``admin purge`` rely on it."""
+
+    async def purge(self, before: float, *, at: float, limit: int = ...) -> int:
+        """Purge a batch of the questions closed before ``before``; how many were."""
+        ...
+
+    async def purge_all(self, before: float, *, at: float) -> int:
+        """Every question closed before ``before``, batch by batch; how many."""
+        ...
 
 
 class Installations(Protocol):
@@ -225,6 +293,9 @@ class Stores(Protocol):
     checkpoints: Checkpoints
     runs: Runs
     audit: Audit
+    audit_chain: AuditChain
+    retention: Retention
+    history: History
     leases: Leases
     journal: Journal
     outbox: Outbox

@@ -25,6 +25,9 @@ class StoreSettings(ComponentSettings):
     pg_statement_timeout_seconds: float = Field(
         10.0, alias="BOT_PG_STATEMENT_TIMEOUT_SECONDS", gt=0, le=600
     )
+    # Closed questions older than this lose their content (``bot/stores/_retention.py``);
+    # unset: kept forever.
+    retention_days: float | None = Field(None, alias="BOT_RETENTION_DAYS", gt=0)
 
     @field_validator("url")
     @classmethod

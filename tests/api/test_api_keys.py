@@ -56,6 +56,18 @@ async def test_a_created_key_works_until_revoked_and_is_never_stored(tmp_path: P
         assert api_key(door.db, "revoke", "ci").returncode == 0
         assert (await call(door, "GET", "/v1/questions", key=key))[0] == 401
         assert api_key(door.db, "revoke", "ci").returncode == 1
+        # Made and revoked once each, by the shell's user, in the audit (the key never is).
+        with sqlite3.connect(door.db) as db:
+            events = db.execute(
+                "SELECT kind, actor, detail, chain FROM audit WHERE kind LIKE 'api-key-%'"
+            ).fetchall()
+        assert [(kind, chain) for kind, _, _, chain in events] == [
+            ("api-key-created", "(bridge)"),
+            ("api-key-revoked", "(bridge)"),
+        ]
+        assert all(
+            actor.startswith("shell:") and key not in detail for _, actor, detail, _ in events
+        )
 
 
 async def test_create_with_replace_revokes_the_earlier_key_and_makes_a_new_one(

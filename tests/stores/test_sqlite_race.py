@@ -61,14 +61,20 @@ asyncio.run(main())
 
 # Takes the write lock, writes one audit row, says "locked", holds the lock
 # until a line arrives on its stdin, then commits.
+# The audit's link functions are registered as the bridge's own connections register them:
+# without them no program can write the audit (its trigger links each row).
 HOLDER = """
 import sqlite3, sys
 
+from bot.audit import event_digest, genesis, link
+
 conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.create_function("audit_genesis", 1, genesis)
+conn.create_function("audit_link", 2, link)
 conn.execute("BEGIN IMMEDIATE")
 conn.execute(
-    "INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail)"
-    " VALUES (0, 'holder', '', '', '', '{}')"
+    "INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail, digest)"
+    " VALUES (0, 'holder', '', '', '', '{}', ?)", (event_digest(0, "holder", "", "", {}),)
 )
 print("locked", flush=True)
 sys.stdin.readline()

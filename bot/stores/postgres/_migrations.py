@@ -16,6 +16,10 @@ from __future__ import annotations
 
 import time
 
+from bot.audit import BRIDGE_CHAIN, GENESIS_PREFIX, Linker
+from bot.stores._audit_chain import carried
+from bot.stores._migration_texts import AUDIT_CARRY, AUDIT_CHAINS
+from bot.stores._sql import numbered
 from bot.stores.errors import StoreError
 from bot.stores.postgres._db import Conn
 from bot.stores.sqlite import MIGRATIONS as SQLITE_MIGRATIONS
@@ -107,18 +111,70 @@ _SPELLINGS = (
     (" by TEXT", ' "by" TEXT'),  # a reserved word here
     (" REAL", " DOUBLE PRECISION"),
     (" BLOB", " BYTEA"),
+    # Chains sort by code point, as the verifier compares them.
+    ("chain TEXT", 'chain TEXT COLLATE "C"'),
 )
 
 
 def _as_in_sqlite(version: int) -> Migration:
     """SQLite's migration ``version``, with each statement spelled for PostgreSQL."""
     migration = SQLITE_MIGRATIONS[version - 1]
+    return Migration(version, migration.description, _spelled(migration.sql))
+
+
+def _spelled(sql: tuple[str, ...]) -> tuple[str, ...]:
     statements = []
-    for statement in migration.sql:
+    for statement in sql:
         for sqlite_word, postgres_word in _SPELLINGS:
             statement = statement.replace(sqlite_word, postgres_word)
         statements.append(statement)
-    return Migration(version, migration.description, tuple(statements))
+    return tuple(statements)
+
+
+# bot.audit's genesis and link in SQL: the trigger links each new event into its chain
+# under that chain's head row alone, so only events of the same run wait on each other.
+def _sha256(text: str) -> str:
+    return f"encode(sha256(convert_to({text}, 'UTF8')), 'hex')"
+
+
+_AUDIT_LINK_FUNCTION = f"""CREATE FUNCTION audit_link() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    NEW.chain := COALESCE(NULLIF(NEW.run_id, ''), '{BRIDGE_CHAIN}');
+    INSERT INTO audit_heads AS h (chain, seq, hash)
+    VALUES (NEW.chain, 1, {_sha256(_sha256(f"'{GENESIS_PREFIX}' || NEW.chain") + " || NEW.digest")})
+    ON CONFLICT (chain) DO UPDATE SET seq = h.seq + 1, hash = {_sha256("h.hash || NEW.digest")}
+    RETURNING h.seq, h.hash INTO NEW.seq, NEW.hash;
+    RETURN NEW;
+END $$"""  # noqa: S608 - our own text
+_AUDIT_LINK_TRIGGER = (
+    "CREATE TRIGGER audit_link BEFORE INSERT ON audit FOR EACH ROW EXECUTE FUNCTION audit_link()"
+)
+
+
+async def _carry_audit(conn: Conn) -> None:
+    """Link the rows written before migration 15, oldest first, into their chains."""
+    linker, after = Linker(), 0
+    while rows := await conn.fetch(numbered(AUDIT_CARRY), after):
+        linked = carried([tuple(row) for row in rows], linker)
+        await conn.execute(
+            "UPDATE audit SET digest = l.digest, chain = l.chain, seq = l.seq, hash = l.hash"
+            " FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::bigint[])"
+            " AS l(digest, chain, seq, hash, id) WHERE audit.id = l.id",
+            *([row[i] for row in linked] for i in range(5)),
+        )
+        after = rows[-1][0]
+    heads = linker.heads.items()
+    await conn.execute(
+        "INSERT INTO audit_heads (chain, seq, hash)"
+        " SELECT * FROM unnest($1::text[], $2::int[], $3::text[])",
+        [chain for chain, _ in heads],
+        [seq for _, (seq, _) in heads],
+        [hashed for _, (_, hashed) in heads],
+    )
+
+
+# Rows a migration carries in Python, after its statements, in its transaction.
+_CARRIES = {15: _carry_audit}
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -146,6 +202,11 @@ MIGRATIONS: tuple[Migration, ...] = (
     _as_in_sqlite(12),
     Migration(13, SQLITE_MIGRATIONS[12].description, _KEY_IDS),
     _as_in_sqlite(14),
+    Migration(
+        15,
+        SQLITE_MIGRATIONS[14].description,
+        (*_spelled(AUDIT_CHAINS), _AUDIT_LINK_FUNCTION, _AUDIT_LINK_TRIGGER),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
@@ -197,6 +258,9 @@ async def migrate(conn: Conn, *, target: int = LATEST_VERSION) -> int:
                     continue
                 for statement in migration.sql:
                     await conn.execute(statement, timeout=_MIGRATION_SECONDS)
+                carry = _CARRIES.get(migration.version)
+                if carry is not None:
+                    await carry(conn)
                 await conn.execute(
                     "INSERT INTO schema_migrations (version, description, applied_at)"
                     " VALUES ($1, $2, $3)",

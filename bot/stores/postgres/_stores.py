@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from bot.stores._history import SqlHistory
 from bot.stores._shared import SqlPorts
+from bot.stores.ports import History
 from bot.stores.postgres._admin import PostgresAdmin
 from bot.stores.postgres._changes import PostgresChanges
 from bot.stores.postgres._checkpoints import PostgresCheckpoints
@@ -23,6 +25,7 @@ class PostgresStores(SqlPorts):
         self._db = db
         parts = PostgresUnit(db), PostgresCheckpoints(db), PostgresOutbox(db), PostgresAdmin(db)
         super().__init__(db, *parts)
+        self.history: History = SqlHistory(db)
         self.changes = changes
 
     @classmethod

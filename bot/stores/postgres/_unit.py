@@ -293,10 +293,11 @@ def _statement(write: Write, texts: dict[str, Any]) -> tuple[str, list[Any]]:
         rows = [_rows.audit_params(event) for event in write.audit]
         columns = [p([row[i] for row in rows], cast) for i, cast in enumerate(_AUDIT_CASTS)]
         ctes.append(
-            "audited AS (INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail)"  # noqa: S608 - our own text
+            "audited AS (INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail, digest)"  # noqa: S608 - our own text
             " SELECT a.at, a.kind, COALESCE(NULLIF(a.run_id, ''), go.run_id), a.interrupt_id,"
-            f" a.actor, a.detail FROM go, unnest({', '.join(columns)})"
-            " AS a(at, kind, run_id, interrupt_id, actor, detail))"
+            f" a.actor, a.detail, a.digest FROM go, unnest({', '.join(columns)})"
+            " WITH ORDINALITY AS a(at, kind, run_id, interrupt_id, actor, detail, digest, n)"
+            " ORDER BY a.n)"
         )
     # A run this statement starts is not yet visible in ``runs``: read its insert.
     runs = "started" if write.new_run is not None else "runs"
@@ -362,7 +363,15 @@ def _statement(write: Write, texts: dict[str, Any]) -> tuple[str, list[Any]]:
     return f"WITH {', '.join(ctes)} {select}", p.values
 
 
-_AUDIT_CASTS = ("::float8[]", "::text[]", "::text[]", "::text[]", "::text[]", "::text[]")
+_AUDIT_CASTS = (
+    "::float8[]",
+    "::text[]",
+    "::text[]",
+    "::text[]",
+    "::text[]",
+    "::text[]",
+    "::text[]",
+)
 
 
 async def _once(conn: Conn, write: Write, sql: str, params: list[Any]) -> Any:

@@ -61,6 +61,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
+from bot.audit import genesis, link
 from bot.stores._rows import Row
 from bot.stores._sql import SQLITE
 from bot.stores.errors import StoreError
@@ -103,6 +104,10 @@ def _connect(path: str, *, busy_timeout_ms: int) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None, timeout=busy_timeout_ms / 1000)
     try:
         conn.row_factory = sqlite3.Row
+        # What the audit's trigger links each event with (migration 15); a connection
+        # without them (another program) cannot write the audit at all.
+        conn.create_function("audit_genesis", 1, genesis, deterministic=True)
+        conn.create_function("audit_link", 2, link, deterministic=True)
         for pragma in _PRAGMAS:
             conn.execute(pragma)
     except BaseException:

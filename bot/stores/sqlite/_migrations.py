@@ -18,7 +18,17 @@ import sqlite3
 import time
 from typing import NamedTuple
 
-from bot.stores._migration_texts import AGENTS_API, KEY_RATES, MULTI_ROUTE, POLICIES, TRACES
+from bot.audit import BRIDGE_CHAIN, Linker
+from bot.stores._audit_chain import carried
+from bot.stores._migration_texts import (
+    AGENTS_API,
+    AUDIT_CARRY,
+    AUDIT_CHAINS,
+    KEY_RATES,
+    MULTI_ROUTE,
+    POLICIES,
+    TRACES,
+)
 from bot.stores.errors import StoreError
 from bot.stores.sqlite._db import transaction
 
@@ -115,6 +125,38 @@ _KEY_IDS = (
     "ALTER TABLE api_questions_new RENAME TO api_questions",
     "CREATE INDEX api_questions_newest ON api_questions (key_id, created_at, interrupt_id)",
 )
+
+
+# Each new event joins its chain (its run's, or the bridge's): the head moves, and the row
+# gets its number and hash from it. The SQL functions are ``bot.audit``'s (``_db``).
+_CHAIN = f"CASE NEW.run_id WHEN '' THEN '{BRIDGE_CHAIN}' ELSE NEW.run_id END"
+_AUDIT_LINK_TRIGGER = f"""CREATE TRIGGER audit_link AFTER INSERT ON audit BEGIN
+                INSERT INTO audit_heads (chain, seq, hash)
+                VALUES ({_CHAIN}, 1, audit_link(audit_genesis({_CHAIN}), NEW.digest))
+                ON CONFLICT (chain) DO UPDATE
+                SET seq = seq + 1, hash = audit_link(hash, NEW.digest);
+                UPDATE audit SET (chain, seq, hash) = (SELECT chain, seq, hash FROM audit_heads
+                WHERE chain = {_CHAIN}) WHERE id = NEW.id;
+            END"""  # noqa: S608 - our own text
+
+
+def _carry_audit(conn: sqlite3.Connection) -> None:
+    """Link the rows written before migration 15, oldest first, into their chains."""
+    linker, after = Linker(), 0
+    while rows := conn.execute(AUDIT_CARRY, (after,)).fetchall():
+        conn.executemany(
+            "UPDATE audit SET digest = ?, chain = ?, seq = ?, hash = ? WHERE id = ?",
+            carried(rows, linker),
+        )
+        after = rows[-1][0]
+    conn.executemany(
+        "INSERT INTO audit_heads (chain, seq, hash) VALUES (?, ?, ?)",
+        [(chain, seq, hashed) for chain, (seq, hashed) in linker.heads.items()],
+    )
+
+
+# Rows a migration carries in Python, after its statements, in its transaction.
+_CARRIES = {15: _carry_audit}
 
 
 def _without_autoincrement(table: str, columns: str) -> str:
@@ -367,6 +409,12 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(12, "API keys: questions each may create a minute", KEY_RATES),
     Migration(13, "API keys: an id per key, and each question belongs to its key's id", _KEY_IDS),
     Migration(14, "traces: the traceparent each question was asked under", TRACES),
+    Migration(
+        15,
+        "the tamper-evident audit: events linked into a hash chain per run, signed "
+        "checkpoints; when a question's content was purged",
+        (*AUDIT_CHAINS, _AUDIT_LINK_TRIGGER),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
@@ -404,6 +452,9 @@ def migrate(
                 continue
             for statement in migration.sql:
                 conn.execute(statement)
+            carry = _CARRIES.get(migration.version)
+            if carry is not None:
+                carry(conn)
             conn.execute(
                 "INSERT INTO schema_migrations (version, description, applied_at) VALUES (?, ?, ?)",
                 (migration.version, migration.description, time.time()),

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bot.stores._history import SqlHistory
 from bot.stores._shared import SqlPorts
+from bot.stores.ports import History
 from bot.stores.sqlite._admin import SqliteAdmin
 from bot.stores.sqlite._checkpoints import SqliteCheckpoints
 from bot.stores.sqlite._db import Database
@@ -29,6 +31,7 @@ class SqliteStores(SqlPorts):
         self._db = db
         parts = SqliteUnit(db), SqliteCheckpoints(db), SqliteOutbox(db), SqliteAdmin(db)
         super().__init__(db, *parts)
+        self.history: History = SqlHistory(db)
 
     @classmethod
     async def open(cls, path: str | Path) -> SqliteStores:

@@ -92,7 +92,8 @@ _JOURNAL = (
     " ON CONFLICT (run_id, step) DO NOTHING"
 )
 _AUDIT = (
-    "INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail) VALUES (?, ?, ?, ?, ?, ?)"
+    "INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail, digest)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
 # Read before the rows are added, so every pending row it lists is older.
 _HOLDER = (

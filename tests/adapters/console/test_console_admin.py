@@ -72,6 +72,13 @@ async def test_the_panel_lists_pending_and_extends_resends_and_cancels(console: 
 
     status, again = await admin(console, "POST", f"questions/{qid}/cancel", {})
     assert (status, again["kind"]) == (409, "NotOpen")
+    status, history = await admin(console, "GET", "history?status=cancelled&user=console:Ana")
+    assert (status, history["kind"]) == (200, "HistoryPage")
+    (closed_item,) = history["items"]
+    assert closed_item["question"]["interrupt_id"] == qid
+    assert closed_item["question"]["closed_by"] == "Ana" and not closed_item["purged"]
+    status, none = await admin(console, "GET", "history?status=expired")
+    assert (status, none["items"]) == (200, [])
     status, stats = await admin(console, "GET", "stats")
     assert status == 200 and stats["stats"]["cancelled"] == 1
     status, audit = await admin(console, "GET", f"runs/{shown['record']['run_id']}/audit")
