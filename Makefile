@@ -77,6 +77,7 @@ bench: $(BENCH_STAMP) ## print the benchmarks
 	$(BIN)/python bench/slack_click.py
 	$(BIN)/python bench/click_path.py
 	$(BIN)/python bench/api.py
+	$(BIN)/python bench/scale.py
 
 # atheris on the token decoder and each renderer, FUZZ_SECONDS per target;
 # a crashing input is saved under tests/fuzz/corpus/<target>/ and replayed by `make test`.

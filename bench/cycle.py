@@ -69,6 +69,19 @@ class Cycles:
         self._surface = surface
         self._done = 0
 
+    async def park(self, n: int, *, batch: int = 200) -> None:
+        """``n`` runs started and left paused on their question, ``batch`` at a time: the
+        lifecycle's own write path, as a mention per conversation opens one."""
+        for first in range(0, n, batch):
+            for _ in range(min(batch, n - first)):
+                i = self._done
+                self._done += 1
+                where = Conversation(surface="bench", scope=f"T{i % 7}", key=f"C{i}")
+                await self._service.start(where, WHO, "deploy web")
+            await self._service.wait_idle()
+            # The surface records every post; the store, not this list, is what is measured.
+            self._surface.questions.clear()
+
     async def run(self, iterations: int) -> list[float]:
         """Microseconds per cycle, ``iterations`` of them."""
         service, surface = self._service, self._surface

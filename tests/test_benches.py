@@ -28,6 +28,7 @@ SMALLEST = {
     "cycle.py": "5",
     "cycle_sql.py": "5",
     "redeem.py": "50",
+    "scale.py": "--max 1000 --samples 2",
     "slack_click.py": "50",
     "teams_invoke.py": "50",
 }
