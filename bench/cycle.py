@@ -140,8 +140,9 @@ def summary(name: str, samples: list[float]) -> tuple[float, float]:
 
 
 @asynccontextmanager
-async def postgres_cycles() -> AsyncIterator[tuple[str, Cycles] | None]:
-    """Our cycle on a fresh schema, dropped afterwards, and its URL; None if there is no server."""
+async def postgres_schema() -> AsyncIterator[str | None]:
+    """A fresh schema on ``POSTGRES_URL``, dropped afterwards: its URL, or None (saying so)
+    if there is no server."""
     try:
         admin = await asyncpg.connect(POSTGRES_URL, timeout=5)
     except (OSError, asyncpg.PostgresError, TimeoutError) as error:
@@ -151,12 +152,21 @@ async def postgres_cycles() -> AsyncIterator[tuple[str, Cycles] | None]:
     schema = f"bench_{secrets.token_hex(4)}"
     try:
         await admin.execute(f'CREATE SCHEMA "{schema}"')
-        url = f"{POSTGRES_URL}?search_path={schema}"
-        async with cycles(url) as ours:
-            yield url, ours
+        yield f"{POSTGRES_URL}?search_path={schema}"
     finally:
         await admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
         await admin.close()
+
+
+@asynccontextmanager
+async def postgres_cycles() -> AsyncIterator[tuple[str, Cycles] | None]:
+    """Our cycle on a fresh schema, dropped afterwards, and its URL; None if there is no server."""
+    async with postgres_schema() as url:
+        if url is None:
+            yield None
+            return
+        async with cycles(url) as ours:
+            yield url, ours
 
 
 COUNTED_CYCLES = 20

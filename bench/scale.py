@@ -29,14 +29,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import secrets
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,10 +42,9 @@ import asyncpg
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.cycle import Cycles, cycles  # noqa: E402 (needs ROOT on the path)
+from bench.cycle import Cycles, cycles, postgres_schema  # noqa: E402 (needs ROOT on the path)
 from bot.questions.records import PendingFilter  # noqa: E402
 
-POSTGRES_URL = os.environ.get("BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 SMALLEST = 1_000
 YEAR = 365 * 86_400.0
 
@@ -132,24 +128,6 @@ async def grow(
     disk = await on_disk()
     print(f"{backend} bytes on disk per open question at {open_now:,}: {disk / open_now:,.0f}")
     return figures
-
-
-@asynccontextmanager
-async def postgres_schema() -> AsyncIterator[str | None]:
-    """A fresh schema's URL, dropped afterwards; None if there is no server."""
-    try:
-        admin = await asyncpg.connect(POSTGRES_URL, timeout=5)
-    except (OSError, asyncpg.PostgresError, TimeoutError) as error:
-        print(f"postgres: skipped, server unreachable ({type(error).__name__})")
-        yield None
-        return
-    schema = f"bench_{secrets.token_hex(4)}"
-    try:
-        await admin.execute(f'CREATE SCHEMA "{schema}"')
-        yield f"{POSTGRES_URL}?search_path={schema}"
-    finally:
-        await admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-        await admin.close()
 
 
 async def schema_bytes(url: str) -> int:
