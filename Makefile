@@ -49,8 +49,12 @@ tests/%/node_modules/.installed: tests/%/package.json tests/%/package-lock.json
 		echo ">>> npm not found: the tests that need tests/$* will skip"; \
 	fi
 
+# The suite runs in parallel (pytest-xdist), one worker per core: each worker's ports,
+# PostgreSQL database and folders are its own (docs/development.md "Tests"); worksteal
+# hands a worker that ran out the other's queued tests. TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= auto
 test: $(STAMP) $(NPM_STAMPS) ## run the test suite (docs/development.md "Tests": wants a local PostgreSQL)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal
 
 lint: $(STAMP) ## ruff and mypy (strict)
 	$(BIN)/ruff check bot adapters tests bench
@@ -75,6 +79,7 @@ bench: $(BENCH_STAMP) ## print the benchmarks
 	$(BIN)/python bench/click_path.py
 	$(BIN)/python bench/api.py
 	$(BIN)/python bench/mcp_gateway.py
+	$(BIN)/python bench/scale.py
 
 # atheris on the token decoder and each renderer, FUZZ_SECONDS per target;
 # a crashing input is saved under tests/fuzz/corpus/<target>/ and replayed by `make test`.

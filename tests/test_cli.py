@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import os
 import re
@@ -305,20 +304,6 @@ def test_a_near_miss_of_an_unprefixed_setting_gets_one_warning(tmp_path: Path) -
         "did you mean DATABASE_URL?",
         "warning: POTR is not a setting this bot reads, so it is ignored; did you mean PORT?",
     ]
-
-
-@pytest.mark.parametrize("script", ["cycle.py", "api.py"])
-def test_a_bench_without_the_bench_extra_says_to_run_make_bench(
-    script: str, tmp_path: Path
-) -> None:
-    """A bench that compares against the bench extra's baselines, run without it: one
-    sentence naming `make bench`, no traceback."""
-    if importlib.util.find_spec("langgraph.checkpoint.sqlite") is not None:
-        pytest.skip("the bench extra is installed here (`make bench` was run)")
-    done = run_text([sys.executable, str(ROOT / "bench" / script)], cwd=tmp_path, env=None)
-    assert done.returncode == 1
-    [line] = done.stderr.splitlines()
-    assert line.endswith("is not installed: `make bench` installs the bench extra"), line
 
 
 def test_make_help_lists_the_targets_and_the_first_install_says_what_it_does(

@@ -37,11 +37,11 @@ def test_each_metric_is_listed_once_and_every_listed_one_exists() -> None:
 
 
 def test_the_test_section_names_postgresql_and_its_variable() -> None:
-    from tests.stores._postgres import BASE_URL
+    from tests.stores._postgres import CONFIGURED_URL
 
     section = DEVELOPMENT[DEVELOPMENT.index("## Tests") : DEVELOPMENT.index("## CI")]
     assert "PostgreSQL" in section and "BOT_TEST_POSTGRES_URL" in section
     default = "postgresql://postgres@127.0.0.1:5432/test"
     assert f"`{default}`" in section
     if "BOT_TEST_POSTGRES_URL" not in os.environ:
-        assert default == BASE_URL
+        assert default == CONFIGURED_URL

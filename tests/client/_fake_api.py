@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import itertools
 import json
-import socket
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -20,6 +19,7 @@ from aiohttp import web
 from pydantic import ValidationError
 
 from bot.contract.models import CREATE_QUESTION, CancelRequest, validation_sentence
+from tests.e2e._server import free_port
 
 MAX_WAIT = 30
 KEY_NAME = web.RequestKey("key_name", str)
@@ -226,7 +226,7 @@ class FakeBridge:
 
     def __init__(self, state: FakeState) -> None:
         self.state = state
-        self.port = _free_port()
+        self.port = free_port()
         self._runner: web.AppRunner | None = None
 
     @property
@@ -242,9 +242,3 @@ class FakeBridge:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])

@@ -9,6 +9,7 @@ store, same key, same port.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import signal
@@ -37,11 +38,31 @@ _BOT_PREFIXES = (
 )
 
 
+# Under pytest-xdist each worker (gw0, gw1, ...) takes its ports from a block of its own,
+# below the kernel's ephemeral range (32768-60999), in turn: a port one worker picked and
+# its server has not bound yet is never another worker's pick, nor an outgoing connection's.
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+_BLOCK_START, _BLOCK_SIZE = 20_000, 1_000
+_next_in_block = itertools.count()
+
+
 def free_port() -> int:
-    """A loopback port nothing listens on right now (bind 0, read it, close)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A loopback port nothing listens on right now: this worker's next free one under
+    pytest-xdist, else the kernel's pick (bind 0, read it, close)."""
+    if not _WORKER.startswith("gw"):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind(("127.0.0.1", 0))
+            return int(sock.getsockname()[1])
+    first = _BLOCK_START + int(_WORKER[2:]) * _BLOCK_SIZE
+    for _ in range(_BLOCK_SIZE):
+        port = first + next(_next_in_block) % _BLOCK_SIZE
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:  # in use (by anyone), or still closing
+                continue
+            return port
+    raise RuntimeError(f"no free port in worker {_WORKER}'s block from {first}")
 
 
 def logged_process(

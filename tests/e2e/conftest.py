@@ -10,6 +10,7 @@ import aiohttp
 import pytest
 
 from tests.adapters.temporal._temporal import client, deploying, temporal, workers
+from tests.e2e._private_postgres import PrivateCluster, private_cluster
 from tests.e2e._server import BotServer, StartBot
 from tests.e2e._slack import checked_slack
 from tests.e2e._teams import StartApp, TeamsBotApp, checked_connector
@@ -20,6 +21,16 @@ from tests.stores._postgres import fresh_schema
 # The Temporal fixtures (a dev server per module, its client, worker processes and the
 # deploy driver), for the e2e tests of the Temporal adapter.
 __all__ = ["client", "deploying", "temporal", "workers"]
+
+
+@pytest.fixture
+def cluster() -> Iterator[PrivateCluster]:
+    """A started PostgreSQL server of the test's own, for tests that stop or restart it:
+    the machine's is every other test's (and every parallel worker's)."""
+    with private_cluster() as started:
+        if started is None:
+            pytest.skip("needs PostgreSQL's server binaries (initdb, pg_ctl)")
+        yield started
 
 
 @pytest.fixture

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
-import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -20,6 +18,7 @@ import pytest
 
 from tests import waiting
 from tests.e2e._client import APPROVE, DEPLOY_REPORT, STAGING, ConsoleClient
+from tests.e2e._private_postgres import PrivateCluster
 from tests.e2e._server import BotServer, StartBot
 from tests.stores._proxy import Proxy
 
@@ -207,33 +206,26 @@ async def test_a_replica_cut_off_from_postgres_is_unhealthy_keeps_tokens_and_rec
         await proxy.close()
 
 
-def _can_restart_postgres() -> bool:
-    return shutil.which("pg_ctlcluster") is not None and Path("/etc/postgresql").is_dir()
-
-
-def _restart_postgres() -> None:
-    versions = sorted(p.name for p in Path("/etc/postgresql").iterdir())
-    subprocess.run(
-        ["pg_ctlcluster", "--skip-systemctl-redirect", versions[-1], "main", "restart"],
-        check=True,
-        capture_output=True,
-        timeout=60,
-    )
+def _restart(cluster: PrivateCluster) -> None:
+    """What ``pg_ctlcluster ... restart`` does: a fast shutdown (connections cut), a start."""
+    cluster.stop()
+    cluster.start()
 
 
 async def test_a_postgres_restart_during_a_run_loses_nothing_and_service_resumes(
-    start_bot: StartBot, http: aiohttp.ClientSession, replica_env: dict[str, str]
+    start_bot: StartBot, http: aiohttp.ClientSession, cluster: PrivateCluster
 ) -> None:
     """The real server restarts while a question is open: both replicas come back by
-    themselves, the question and its token survive, and the run completes."""
-    if not _can_restart_postgres():
-        pytest.skip("needs a local Debian PostgreSQL cluster to restart")
+    themselves, the question and its token survive, and the run completes. The server is
+    one of the test's own (``cluster``): the machine's is every other test's, and every
+    parallel worker's, so it is never the one restarted."""
+    replica_env = {"DATABASE_URL": cluster.url, "BOT_SIGNING_KEYS": KEYS}
     a = await start_bot(**replica_env)
     b = await start_bot(**replica_env)
     api_a, api_b = ConsoleClient(http, a.url), ConsoleClient(http, b.url)
     ask = await api_a.asked("ops")
 
-    await asyncio.to_thread(_restart_postgres)
+    await asyncio.to_thread(_restart, cluster)
 
     for api in (api_a, api_b):
 

@@ -3,26 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 
 import aiohttp
 import pytest
 
 from tests import waiting
-from tests.e2e._private_postgres import PrivateCluster, private_cluster
+from tests.e2e._private_postgres import PrivateCluster
 from tests.e2e._server import StartBot, json_lines
 
 pytestmark = [pytest.mark.e2e, pytest.mark.postgres]
 
 KEYS = "k1:" + "x" * 48
-
-
-@pytest.fixture
-def cluster() -> Iterator[PrivateCluster]:
-    with private_cluster() as started:
-        if started is None:
-            pytest.skip("needs PostgreSQL's server binaries (initdb, pg_ctl)")
-        yield started
 
 
 async def status(http: aiohttp.ClientSession, url: str) -> int:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +19,7 @@ from bot.providers.openai_compat import (
     OpenAICompatibleProvider,
     backoff_delay,
 )
+from tests.e2e._server import free_port
 
 API_KEY = "sk-test-secret-0123456789"
 MODEL = "test-model"
@@ -304,9 +304,7 @@ async def test_timeout_is_retried(server: FakeChatServer, make_provider: Any) ->
 
 async def test_connection_refused_gives_up(make_provider: Any) -> None:
     """A port nobody listens on is retried, then reported as unavailable."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        closed_port = probe.getsockname()[1]
+    closed_port = free_port()
     provider = make_provider(base_url=f"http://127.0.0.1:{closed_port}/v1", max_attempts=2)
     with pytest.raises(ProviderError, match="try again later"):
         await provider.complete(HELLO, [])

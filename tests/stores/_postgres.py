@@ -3,6 +3,11 @@
 The server is ``BOT_TEST_POSTGRES_URL`` (default: the local one on 5432).
 Unreachable, the test skips with one line, except under ``CI``, where it
 fails: CI starts PostgreSQL, so a skip there would hide a broken suite.
+
+Under pytest-xdist each worker has a database of its own beside that one
+(``test_gw0``, ``test_gw1``, ...; created, from a connection to it, when
+missing): NOTIFY channels and advisory locks are per database, so one
+worker's change feed and migrations never reach another's.
 """
 
 from __future__ import annotations
@@ -11,11 +16,32 @@ import os
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import pytest
 
-BASE_URL = os.environ.get("BOT_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+CONFIGURED_URL = os.environ.get(
+    "BOT_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"
+)
+
+
+def _database_url(url: str, database: str) -> str:
+    """``url`` naming ``database`` instead of its own."""
+    return urlunsplit(urlsplit(url)._replace(path=f"/{database}"))
+
+
+def _database_of(url: str) -> str:
+    return urlsplit(url).path.lstrip("/")
+
+
+# pytest-xdist names each worker (gw0, gw1, ...) in its environment before any import.
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+BASE_URL = (
+    _database_url(CONFIGURED_URL, f"{_database_of(CONFIGURED_URL)}_{_WORKER}")
+    if _WORKER
+    else CONFIGURED_URL
+)
 
 
 async def admin_connection() -> asyncpg.Connection:
@@ -34,12 +60,25 @@ async def admin_connection() -> asyncpg.Connection:
 
 
 async def _create_test_database() -> None:
-    """A fresh CI cluster may lack the test database: create it from ``postgres``."""
-    base, _, name = BASE_URL.rpartition("/")
-    conn = await asyncpg.connect(f"{base}/postgres", timeout=5)
+    """A fresh CI cluster may lack the test database: create it from ``postgres``; a worker's
+    own database is then created from a connection to it."""
+    configured = _database_of(CONFIGURED_URL)
     try:
-        await conn.execute(f'CREATE DATABASE "{name}"')
-    except asyncpg.DuplicateDatabaseError:
+        conn = await asyncpg.connect(CONFIGURED_URL, timeout=5)
+    except asyncpg.InvalidCatalogNameError:
+        await _create(_database_url(CONFIGURED_URL, "postgres"), configured)
+        conn = await asyncpg.connect(CONFIGURED_URL, timeout=5)
+    await conn.close()
+    if BASE_URL != CONFIGURED_URL:
+        await _create(CONFIGURED_URL, _database_of(BASE_URL))
+
+
+async def _create(url: str, database: str) -> None:
+    """``CREATE DATABASE`` over a connection to ``url``; one made meanwhile is as good."""
+    conn = await asyncpg.connect(url, timeout=5)
+    try:
+        await conn.execute(f'CREATE DATABASE "{database}"')
+    except (asyncpg.DuplicateDatabaseError, asyncpg.UniqueViolationError):
         pass  # created meanwhile by a parallel run
     finally:
         await conn.close()
