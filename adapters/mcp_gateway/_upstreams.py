@@ -41,6 +41,7 @@ from mcp.types import (
 )
 
 from adapters.mcp_gateway._config import SEPARATOR, Upstream
+from bot.errors import BotError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -52,7 +53,7 @@ CONNECT_SECONDS = 30.0
 Elicited = Callable[[str, ElicitRequestParams], Awaitable[ElicitResult | ErrorData]]
 
 
-class UpstreamError(Exception):
+class UpstreamError(BotError):
     """An upstream cannot be reached or failed a call; the message is one sentence."""
 
 
