@@ -41,7 +41,7 @@ from tests.fakes.slack_api import (
 from tests.fuzz_counts import count
 
 # Where a refusal is written down on purpose.
-REFUSAL_RECORDS = ("audit", "refusal_counts", "cross_scope_attempts")
+REFUSAL_RECORDS = ("audit", "audit_heads", "refusal_counts", "cross_scope_attempts")
 
 
 def budget(examples: int) -> int:
