@@ -37,9 +37,9 @@ from bot.human import ASK_USER
 from bot.human.tokens import TokenSigner, random_signing_key
 from bot.kernel.messages import Message, ModelReply, ToolDefinition
 from bot.providers.scripted import ScriptedProvider
-from bot.service.outcomes import Redeemed, Responder
-from bot.service.runs import RunService
-from bot.service.surfaces import Conversation
+from bot.service.answering.outcomes import Redeemed, Responder
+from bot.service.delivering.surfaces import Conversation
+from bot.service.running.runs import RunService
 from bot.stores import open_stores
 from bot.testing import RecordingSurface, call, calls, question, say
 

@@ -7,7 +7,7 @@ question through signed ``app_mention`` events, then sends N signed
 times each until its ack (the HTTP 200). Each click is checked, spent and
 its resume scheduled before the ack; the resume (edit the question, continue
 the run, post the approval question) runs after it, in the same process,
-once the clicks stop arriving (``bot.service.foreground``: acks first, resumes at
+once the clicks stop arriving (``bot.service.running.foreground``: acks first, resumes at
 most 1 s later); the figures include how long after each round's last ack
 its resumes were all done.
 The baseline is a bare slack-bolt ``AsyncApp`` in its own process on the same

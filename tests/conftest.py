@@ -15,10 +15,10 @@ from bot.human.tokens import TokenSigner, random_signing_key
 from bot.human.ttl import TTLPolicy
 from bot.kernel.tools import Tool
 from bot.providers.scripted import Script, ScriptedProvider
-from bot.service.delivery import Timers
-from bot.service.foreground import Foreground
-from bot.service.policy import RequesterOrApprovers
-from bot.service.runs import RunService
+from bot.service.answering.policy import RequesterOrApprovers
+from bot.service.delivering.delivery import Timers
+from bot.service.running.foreground import Foreground
+from bot.service.running.runs import RunService
 from bot.stores import open_stores
 from bot.stores.ports import Stores
 from bot.stores.postgres import PostgresStores

@@ -36,11 +36,11 @@ from bot.questions.records import (
     RunStatus,
 )
 from bot.questions.write import Delivered, Owed, Write
-from bot.service.capability_ports import LifecyclePorts
-from bot.service.outcomes import Responder
-from bot.service.policy import RequesterOrApprovers
-from bot.service.runs import RunService
-from bot.service.surfaces import Conversation
+from bot.service.answering.outcomes import Responder
+from bot.service.answering.policy import RequesterOrApprovers
+from bot.service.delivering.surfaces import Conversation
+from bot.service.running.capability_ports import LifecyclePorts
+from bot.service.running.runs import RunService
 from bot.stores.ports import Stores
 from bot.testing import RecordingSurface, call, calls, say
 

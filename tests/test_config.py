@@ -199,7 +199,7 @@ def _signer(settings: Settings) -> TokenSigner:
 
 def test_the_old_name_of_bot_answerers_still_works_with_a_warning(tmp_path: Path) -> None:
     """SLACK_ANSWERERS is read as BOT_ANSWERERS (which wins), with one line saying to rename."""
-    from bot.service.outcomes import Responder
+    from bot.service.answering.outcomes import Responder
 
     env = tmp_path / "none.env"
     old = load_settings(SLACK_ANSWERERS="approval=anyone")

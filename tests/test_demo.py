@@ -8,7 +8,7 @@ from bot.demo import HELP, Fleet, demo_script
 from bot.human import ask_user_registration
 from bot.interactions.approval import approval_registration, approval_tool
 from bot.kernel.journal import CallContext, dispatching
-from bot.service.outcomes import Redeemed
+from bot.service.answering.outcomes import Redeemed
 from bot.stores.ports import Stores
 from bot.testing import FixedClock
 from tests.support import Harness, HarnessFactory

@@ -72,7 +72,7 @@ def test_every_public_error_class_derives_from_bot_error() -> None:
 def test_errors_keep_the_builtin_bases_callers_catch() -> None:
     """Deriving from BotError took away no base an ``except`` clause relies on."""
     from adapters.teams._sdk import BadActivity
-    from bot.service.resume import CheckpointMissingError
+    from bot.service.running.resume import CheckpointMissingError
     from bot.serving import JsonRejected
 
     assert issubclass(CheckpointMissingError, LookupError)

@@ -11,8 +11,8 @@ import pytest
 from bot.demo import Fleet
 from bot.human import ASK_USER
 from bot.kernel.messages import Message, ModelReply, ToolDefinition
-from bot.service.outcomes import Redeemed, Responder
-from bot.service.policy import RequesterOrApprovers
+from bot.service.answering.outcomes import Redeemed, Responder
+from bot.service.answering.policy import RequesterOrApprovers
 from bot.stores.ports import Stores
 from bot.testing import call, calls, question, say
 from tests.support import REQUESTER, HarnessFactory

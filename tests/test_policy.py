@@ -8,9 +8,9 @@ import pytest
 
 from bot.questions.quorum import MayAnswer, is_self_answer, stored_policy
 from bot.questions.records import Question, RunRecord
-from bot.service.messages import who_may_answer_text
-from bot.service.outcomes import Responder
-from bot.service.policy import Answerers, RequesterOrApprovers, parse_rules
+from bot.service.answering.outcomes import Responder
+from bot.service.answering.policy import Answerers, RequesterOrApprovers, parse_rules
+from bot.service.delivering.messages import who_may_answer_text
 
 ALICE = Responder("slack:T1:UALICE", "<@UALICE>")
 BOB = Responder("slack:T1:UBOB", "<@UBOB>")

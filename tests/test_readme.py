@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from bot.questions.records import QuestionStats
-from bot.service.metrics import Metrics
+from bot.service.running.metrics import Metrics
 
 ROOT = Path(__file__).resolve().parents[1]
 PRODUCTION = (ROOT / "docs" / "production.md").read_text()

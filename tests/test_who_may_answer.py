@@ -26,8 +26,8 @@ from adapters.teams._connector import Connector
 from bot.admin import AdminService, results
 from bot.questions.quorum import stored_policy
 from bot.questions.records import ApiRequest, Question, RunRecord, RunStatus
-from bot.service.outcomes import Responder
-from bot.service.policy import RequesterOrApprovers, parse_rules
+from bot.service.answering.outcomes import Responder
+from bot.service.answering.policy import RequesterOrApprovers, parse_rules
 from bot.stores import Stores
 from tests.fakes.bf_connector import FakeConnector
 from tests.fakes.slack_api import BOT_TOKEN, FakeSlack

@@ -20,7 +20,7 @@ from adapters.console._http import ConsoleError, Handler, read_json, signed_in, 
 from adapters.console._shown import shown
 from bot.admin import ADMIN_SERVICE, json_of, results
 from bot.contract.identity import console_id
-from bot.service.outcomes import Responder
+from bot.service.answering.outcomes import Responder
 from bot.serving import SIGN_IN
 
 SEND_REASON = 'Send a JSON object like {"reason": "wrong environment"} (the reason is optional).'

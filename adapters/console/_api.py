@@ -35,12 +35,12 @@ from adapters.console._wording import (
     TOO_MANY_ANSWERS,
 )
 from bot.contract.identity import console_id
-from bot.service import outcomes
-from bot.service.messages import AGENTS_ONLY, NOT_STARTED, refusal_text
-from bot.service.outcomes import ChatsOff, NotStarted, Responder
-from bot.service.policy import RequesterOrApprovers
-from bot.service.runs import RUN_SERVICE
-from bot.service.surfaces import Conversation
+from bot.service.answering import outcomes
+from bot.service.answering.outcomes import ChatsOff, NotStarted, Responder
+from bot.service.answering.policy import RequesterOrApprovers
+from bot.service.delivering.messages import AGENTS_ONLY, NOT_STARTED, refusal_text
+from bot.service.delivering.surfaces import Conversation
+from bot.service.running.runs import RUN_SERVICE
 from bot.serving import SIGN_IN, RateLimits, client_of
 
 SCOPE = "console"

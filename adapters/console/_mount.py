@@ -16,7 +16,7 @@ from adapters.console._http import ConsoleError, Handler, guarded
 from adapters.console._streams import ConsoleLimits, StreamGate
 from adapters.console._surface import ConsoleSurface
 from adapters.console._wording import NO_SUCH_FILE, PAGE
-from bot.service.policy import RequesterOrApprovers
+from bot.service.answering.policy import RequesterOrApprovers
 
 STATIC = Path(__file__).parent / "static"
 # Only these are served, so a crafted path can never reach another file.

@@ -42,7 +42,7 @@ class ConsoleSurface:
     async def post_outcome(self, run: RunRecord, text: str, *, failed: bool = False) -> None:
         self.notify(conversation_key(run))
 
-    # Admin redraws (bot.service.surfaces.RedrawsQuestions): the page re-reads the
+    # Admin redraws (bot.service.delivering.surfaces.RedrawsQuestions): the page re-reads the
     # question, with its new expiry and re-derived token, from the store.
     async def refresh_question(
         self,

@@ -26,7 +26,9 @@ from bot.questions.records import (
     RunRecord,
     RunStatus,
 )
-from bot.service.messages import (
+from bot.service.answering.outcomes import Responder
+from bot.service.answering.policy import RequesterOrApprovers
+from bot.service.delivering.messages import (
     answered_text,
     approval_line,
     closed_text,
@@ -35,9 +37,7 @@ from bot.service.messages import (
     when,
     who_may_answer_text,
 )
-from bot.service.outcomes import Responder
-from bot.service.policy import RequesterOrApprovers
-from bot.service.views import RunWithQuestions
+from bot.service.delivering.views import RunWithQuestions
 
 
 @dataclass(frozen=True, slots=True)

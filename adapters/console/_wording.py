@@ -1,6 +1,6 @@
 """The console's own sentences: how to call it, not what happened to a question.
 
-Refusals of an answer come from ``bot.service.messages.refusal_text`` like on every
+Refusals of an answer come from ``bot.service.delivering.messages.refusal_text`` like on every
 other surface; these only cover requests the console itself turns away,
 and the labels the page shows beside a question.
 """

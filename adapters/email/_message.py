@@ -25,7 +25,7 @@ from email.utils import format_datetime
 from typing import Any
 
 from bot.display import display
-from bot.service.messages import level_text, when
+from bot.service.delivering.messages import level_text, when
 
 MAX_SUBJECT_CHARS = 150
 MAX_ARGUMENTS_CHARS = 4000

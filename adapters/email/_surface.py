@@ -34,8 +34,8 @@ from bot.contract.identity import ANYONE, IdentityError, canonical, same_person
 from bot.questions.quorum import MayAnswer, policy_of, tally_line
 from bot.questions.quorum import voters as voters_of
 from bot.questions.records import Question, RunRecord
-from bot.service.messages import nudge_text
-from bot.service.surfaces import DeliveryError
+from bot.service.delivering.messages import nudge_text
+from bot.service.delivering.surfaces import DeliveryError
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +89,7 @@ class EmailSurface:
         """Nothing to send: an emailed question's asker is an agent, which reads the outcome
         from ``/v1``, and the recipient's page shows it."""
 
-    # Redraws (bot.service.surfaces.RedrawsQuestions): a sent email stays as it is; the
+    # Redraws (bot.service.delivering.surfaces.RedrawsQuestions): a sent email stays as it is; the
     # page its links open reads the question (its tally, its new expiry) afresh.
     async def refresh_question(
         self,

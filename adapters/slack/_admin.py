@@ -26,7 +26,7 @@ from bot.admin import (
     title_of,
 )
 from bot.display import display
-from bot.service.messages import NOT_AN_ADMIN, moved_text
+from bot.service.delivering.messages import NOT_AN_ADMIN, moved_text
 
 Json = dict[str, Any]
 MAX_BLOCKS = 45

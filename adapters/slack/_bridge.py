@@ -48,7 +48,7 @@ from adapters.slack._surface import SlackDirectory, SlackSurface
 from adapters.slack.settings import SlackSettings
 from bot.admin import ADMIN_SERVICE, AdminService
 from bot.errors import BotError
-from bot.service.runs import RunService
+from bot.service.running.runs import RunService
 from bot.serving import allow_larger_bodies
 from bot.stores.errors import is_outage
 from bot.stores.ports import StoredResponse
@@ -274,7 +274,7 @@ class SlackBridge:
 
     def _acked(self) -> AbstractContextManager[None]:
         """Around a request Slack waits on (its ack, 3 s at most, over HTTP or Socket
-        Mode): our own background work yields to it (``bot.service.foreground``)."""
+        Mode): our own background work yields to it (``bot.service.running.foreground``)."""
         return nullcontext() if self._service is None else self._service.foreground.request()
 
     async def _install(self, request: web.Request) -> web.Response:

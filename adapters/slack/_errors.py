@@ -13,7 +13,7 @@ from typing import Any
 
 from slack_sdk.errors import SlackApiError
 
-from bot.service.surfaces import DeliveryError
+from bot.service.delivering.surfaces import DeliveryError
 
 log = logging.getLogger(__name__)
 

@@ -59,8 +59,10 @@ from adapters.slack._who import (
 from bot.admin import AdminService, results
 from bot.display import display
 from bot.questions.records import Question
-from bot.service import outcomes
-from bot.service.messages import (
+from bot.service.answering import outcomes
+from bot.service.answering.outcomes import ChatsOff, NotStarted, Responder
+from bot.service.answering.policy import Directory
+from bot.service.delivering.messages import (
     ADMIN_COMMANDS_UNAVAILABLE,
     AGENTS_ONLY,
     LATE_ANSWER_RECORDED,
@@ -69,10 +71,8 @@ from bot.service.messages import (
     WORKING_ON_IT,
     refusal_text,
 )
-from bot.service.outcomes import ChatsOff, NotStarted, Responder
-from bot.service.policy import Directory
-from bot.service.runs import RunService
-from bot.service.surfaces import Conversation, DeliveryError
+from bot.service.delivering.surfaces import Conversation, DeliveryError
+from bot.service.running.runs import RunService
 
 log = logging.getLogger(__name__)
 

@@ -36,7 +36,7 @@ from bot.contract.decisions import allowed
 from bot.display import display
 from bot.questions.quorum import rejected_on_expiry
 from bot.questions.records import Question, QuestionStatus
-from bot.service.messages import (
+from bot.service.delivering.messages import (
     EXPIRED_LINE,
     EXPIRED_REJECTED_LINE,
     answered_line,

@@ -36,9 +36,9 @@ from adapters.slack._render import (
 from bot.display import display
 from bot.questions.quorum import MayAnswer, people_text, tally_line, voter_names
 from bot.questions.records import Question, RunRecord
-from bot.service.messages import nudge_text, who_may_answer_text
-from bot.service.outcomes import Responder
-from bot.service.surfaces import DeliveryError
+from bot.service.answering.outcomes import Responder
+from bot.service.delivering.messages import nudge_text, who_may_answer_text
+from bot.service.delivering.surfaces import DeliveryError
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ class SlackSurface:
         message = closed_message(record, requester=mention(run.requester), by=closed_by(record))
         await self._edit(record.message_ref or {}, message)
 
-    # Admin redraws (bot.service.surfaces.RedrawsQuestions).
+    # Admin redraws (bot.service.delivering.surfaces.RedrawsQuestions).
     async def refresh_question(
         self,
         run: RunRecord,

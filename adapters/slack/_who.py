@@ -15,7 +15,7 @@ from typing import Any
 from slack_bolt.request.async_request import AsyncBoltRequest
 
 from bot.contract.identity import slack_id
-from bot.service.outcomes import Responder
+from bot.service.answering.outcomes import Responder
 
 USER_MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
 CHANNEL_MENTION = re.compile(r"<#([A-Z0-9]+)(?:\|[^>]*)?>")

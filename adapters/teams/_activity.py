@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.contract.identity import teams_id
-from bot.service.outcomes import Responder
-from bot.service.surfaces import Conversation
+from bot.service.answering.outcomes import Responder
+from bot.service.delivering.surfaces import Conversation
 
 SURFACE = "teams"
 INVOKE_ACTION = "adaptiveCard/action"

@@ -36,7 +36,7 @@ from bot.admin import (
     summary_of,
     title_of,
 )
-from bot.service.messages import NOT_AN_ADMIN, moved_text, when
+from bot.service.delivering.messages import NOT_AN_ADMIN, moved_text, when
 
 VERBS = frozenset(usage.name for usage in USAGES)
 PREFIXES = ("/hitl", "hitl")

@@ -29,11 +29,11 @@ from adapters.teams._closed import closed_card, refusal_card
 from adapters.teams._surface import TeamsSurface
 from bot.admin import AdminService
 from bot.questions.records import Question, RunRecord
-from bot.service import outcomes
-from bot.service.messages import AGENTS_ONLY, NOT_STARTED, refusal_text
-from bot.service.outcomes import ChatsOff, NotStarted
-from bot.service.runs import RunService
-from bot.service.surfaces import DeliveryError
+from bot.service.answering import outcomes
+from bot.service.answering.outcomes import ChatsOff, NotStarted
+from bot.service.delivering.messages import AGENTS_ONLY, NOT_STARTED, refusal_text
+from bot.service.delivering.surfaces import DeliveryError
+from bot.service.running.runs import RunService
 
 log = logging.getLogger(__name__)
 

@@ -39,7 +39,7 @@ from bot.contract.decisions import MAX_MESSAGE, allowed
 from bot.contract.edits import edit_schema, field_text, unlisted
 from bot.contract.form_schema import is_json_field
 from bot.questions.records import Question
-from bot.service.messages import expires_text, level_text
+from bot.service.delivering.messages import expires_text, level_text
 
 # A single choice shows as buttons up to this many options (Teams shows six actions).
 MAX_BUTTONS = 5

@@ -1,7 +1,7 @@
 """Cards for after: a closed question (answered, expired, cancelled) and a refusal.
 
 A closed card keeps what was asked, drops every action, and says how it
-ended in the words ``bot.service.messages`` uses on every surface.
+ended in the words ``bot.service.delivering.messages`` uses on every surface.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from adapters.teams._card_kit import (
 from adapters.teams._form_card import answered_facts, properties
 from bot.questions.quorum import rejected_on_expiry
 from bot.questions.records import Question, QuestionStatus
-from bot.service.messages import (
+from bot.service.delivering.messages import (
     answered_text,
     approval_line,
     cancelled_text,

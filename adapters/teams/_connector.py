@@ -20,7 +20,7 @@ from urllib.parse import quote
 
 import aiohttp
 
-from bot.service.surfaces import DeliveryError
+from bot.service.delivering.surfaces import DeliveryError
 
 log = logging.getLogger(__name__)
 

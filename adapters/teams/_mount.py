@@ -24,7 +24,7 @@ from adapters.teams._sdk_choice import open_sdk
 from adapters.teams._surface import TeamsSurface
 from adapters.teams.settings import TeamsSettings
 from bot.admin import ADMIN_SERVICE
-from bot.service.runs import RUN_SERVICE
+from bot.service.running.runs import RUN_SERVICE
 
 log = logging.getLogger(__name__)
 

@@ -20,8 +20,8 @@ from adapters.teams._connector import Connector, with_retries
 from bot.contract.identity import teams_id
 from bot.questions.quorum import MayAnswer, tally_line, voter_names
 from bot.questions.records import Question, RunRecord
-from bot.service.messages import group_text, nudge_text, person_text, who_may_answer_text
-from bot.service.surfaces import DeliveryError
+from bot.service.delivering.messages import group_text, nudge_text, person_text, who_may_answer_text
+from bot.service.delivering.surfaces import DeliveryError
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ class TeamsSurface:
     async def show_closed(self, run: RunRecord, record: Question) -> None:
         await self._replace_card(record.message_ref or {}, closed_card(record))
 
-    # Admin redraws (bot.service.surfaces.RedrawsQuestions).
+    # Admin redraws (bot.service.delivering.surfaces.RedrawsQuestions).
     async def refresh_question(
         self,
         run: RunRecord,

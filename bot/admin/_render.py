@@ -22,7 +22,7 @@ from bot.admin import results
 from bot.display import display, has_hidden, visible
 from bot.questions.quorum import shown, tally_shown
 from bot.questions.records import AuditEvent, DeliveryState, OutboxRow, Question, QuestionStats
-from bot.service.messages import (
+from bot.service.delivering.messages import (
     ADMINS_ONLY,
     NOT_AN_ADMIN,
     already_done,

@@ -57,10 +57,10 @@ from bot.questions.records import (
     Question,
     QuestionStatus,
 )
-from bot.service.messages import question_not_found, run_not_found
-from bot.service.outcomes import Responder
-from bot.service.policy import RequesterOrApprovers
-from bot.service.runs import RunService
+from bot.service.answering.outcomes import Responder
+from bot.service.answering.policy import RequesterOrApprovers
+from bot.service.delivering.messages import question_not_found, run_not_found
+from bot.service.running.runs import RunService
 from bot.stores.ports import HistoryFilter, Stores
 
 log = logging.getLogger(__name__)

@@ -43,10 +43,10 @@ from bot.api.links import ANSWER_LINKS, LinkClaims, LinkInvalidError
 from bot.contract.identity import console_id, same_person
 from bot.questions import quorum
 from bot.questions.records import Question, QuestionStatus
-from bot.service import outcomes
-from bot.service.messages import SIGN_IN_NEEDED, SIGN_IN_THROTTLED, refusal_text
-from bot.service.outcomes import Responder
-from bot.service.runs import RUN_SERVICE
+from bot.service.answering import outcomes
+from bot.service.answering.outcomes import Responder
+from bot.service.delivering.messages import SIGN_IN_NEEDED, SIGN_IN_THROTTLED, refusal_text
+from bot.service.running.runs import RUN_SERVICE
 from bot.serving import ALLOWED_HOSTS, CHALLENGE, SIGN_IN, RateLimits, Throttled, client_of
 
 log = logging.getLogger(__name__)

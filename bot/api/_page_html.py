@@ -30,7 +30,7 @@ from bot.interactions.approval import APPROVAL
 from bot.interactions.form import FORM
 from bot.questions.quorum import tally_line
 from bot.questions.records import Question, QuestionStatus, RunRecord
-from bot.service.messages import (
+from bot.service.delivering.messages import (
     answered_text,
     closed_text,
     expires_text,
@@ -79,7 +79,7 @@ class PageState:
     """What the page says beside the question: whom it is for, and what just happened.
 
     ``notice`` and ``error`` are the bridge's own sentences (refusals from
-    ``bot.service.messages``), shown through ``html`` too since they quote
+    ``bot.service.delivering.messages``), shown through ``html`` too since they quote
     names people wrote. ``field_errors`` are keyed by the answer's own keys.
     """
 

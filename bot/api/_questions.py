@@ -47,8 +47,8 @@ from bot.questions.records import (
     RunRecord,
     RunStatus,
 )
-from bot.service.outcomes import Responder
-from bot.service.runs import RunService
+from bot.service.answering.outcomes import Responder
+from bot.service.running.runs import RunService
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from typing import Protocol, runtime_checkable
 from bot.contract.identity import IdentityError, canonical
 from bot.contract.models import Route
 from bot.errors import BotError
-from bot.service.surfaces import Conversation, DeliveryError, Surface
+from bot.service.delivering.surfaces import Conversation, DeliveryError, Surface
 from bot.stores.ports import Runs
 
 

@@ -1,4 +1,5 @@
-"""The webhook a question's close owes, sent for the deliverer (``bot.service.delivery``).
+"""The webhook a question's close owes, sent for the deliverer
+(``bot.service.delivering.delivery``).
 
 The event's id is the question's, so every attempt (and a redelivery by
 another replica) carries the same ``webhook-id`` and a receiver can drop a
@@ -10,7 +11,7 @@ from __future__ import annotations
 from bot import tracing
 from bot.api._objects import checked_object
 from bot.questions.records import OutboxRow, QuestionStatus
-from bot.service.surfaces import DeliveryError
+from bot.service.delivering.surfaces import DeliveryError
 from bot.stores.ports import ApiRecords
 from bot.webhooks import EventType, Refused, Retry, Sent, WebhookSender, retry_delay
 

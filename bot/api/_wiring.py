@@ -20,8 +20,8 @@ from bot.interactions.approval import approval_registration
 from bot.interactions.form import form_registration
 from bot.questions import posts
 from bot.questions.records import DeliveryKind, DeliveryState, OutboxRow
-from bot.service.outcomes import Responder
-from bot.service.runs import RunService
+from bot.service.answering.outcomes import Responder
+from bot.service.running.runs import RunService
 from bot.stores.ports import changes_of
 from bot.webhooks import WebhookSender, WebhookSettings, check_target
 

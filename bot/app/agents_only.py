@@ -19,7 +19,7 @@ from bot.interactions.approval import APPROVAL, approval_registration
 from bot.interactions.form import form_registration
 from bot.kernel.messages import Message, ModelReply, ToolDefinition
 from bot.providers.scripted import ScriptedProvider
-from bot.service.messages import AGENTS_ONLY
+from bot.service.delivering.messages import AGENTS_ONLY
 
 NAME = "none"
 

@@ -21,8 +21,8 @@ async def check(settings: Settings) -> int:
     from bot.human.factory import redemption_is_shared
     from bot.human.signing import signer_from
     from bot.questions.lifecycle import Lifecycle
-    from bot.service.capability_ports import LifecyclePorts
-    from bot.service.policy import check_policy_names
+    from bot.service.answering.policy import check_policy_names
+    from bot.service.running.capability_ports import LifecyclePorts
 
     for line in settings.warnings():
         print(f"warning: {line}", file=sys.stderr)

@@ -18,7 +18,7 @@ from bot.kernel.tools import Tool
 from bot.kernel.turn import DEFAULT_MAX_ROUNDS, Agent
 from bot.providers.base import Provider
 from bot.questions.lifecycle import Lifecycle
-from bot.service.capability_ports import LifecyclePorts
+from bot.service.running.capability_ports import LifecyclePorts
 from bot.stores.ports import Stores
 
 

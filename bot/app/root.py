@@ -28,9 +28,9 @@ from bot.errors import BotError, install_extra
 from bot.human.signing import keys_from, signer_from
 from bot.interactions.approval import APPROVAL
 from bot.providers.base import Provider
-from bot.service.metrics import Metrics
-from bot.service.policy import RequesterOrApprovers, check_policy_names
-from bot.service.runs import RUN_SERVICE, RunService
+from bot.service.answering.policy import RequesterOrApprovers, check_policy_names
+from bot.service.running.metrics import Metrics
+from bot.service.running.runs import RUN_SERVICE, RunService
 from bot.serving import (
     ALLOWED_HOSTS,
     SIGN_IN,

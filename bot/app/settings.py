@@ -33,7 +33,7 @@ from bot.human.signing import SigningSettings
 from bot.human.ttl import TTLSettings
 from bot.logs import LogSettings
 from bot.providers.settings import ProviderSettings
-from bot.service.policy import PolicySettings
+from bot.service.answering.policy import PolicySettings
 from bot.serving import ServingSettings
 from bot.stores.settings import StoreSettings
 from bot.webhooks import WebhookSettings

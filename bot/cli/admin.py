@@ -29,7 +29,7 @@ from bot.admin import (
     text_of,
 )
 from bot.app.settings import Settings
-from bot.service.outcomes import Responder
+from bot.service.answering.outcomes import Responder
 from bot.stores import AuditEvent, Closed
 
 USAGE = "usage: python -m bot admin [--json] <command> [arguments]  (try: help)"

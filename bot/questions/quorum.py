@@ -90,7 +90,7 @@ def is_self_answer(question: Question, run: RunRecord | None, who: str) -> bool:
 @dataclass(frozen=True, slots=True)
 class MayAnswer:
     """Who may answer one question besides admins and the members of ``groups``, as
-    ``bot.service.policy.RequesterOrApprovers.who_may_answer`` decides it.
+    ``bot.service.answering.policy.RequesterOrApprovers.who_may_answer`` decides it.
 
     ``requester`` is empty when the rule leaves the requester out, the
     question's policy keeps them out, or no run is known. Sorted, so admin

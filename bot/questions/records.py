@@ -120,7 +120,7 @@ class Question:
     # Who closed it as the platform authenticated them (``closed_by`` is the display name).
     closed_by_id: str = ""
     # Who may answer, when the asker named them (an API question's ``answerers``);
-    # empty: the deployment's rule for the interaction (``bot.service.policy``).
+    # empty: the deployment's rule for the interaction (``bot.service.answering.policy``).
     answerers: tuple[str, ...] = ()
     # The question's policy, defaults filled (stored as its JSON, read by
     # ``bot.questions.quorum.stored_policy``); None: the default, one answer decides.
@@ -226,7 +226,7 @@ class DeliveryKind(StrEnum):
     # only for a question that has a callback.
     WEBHOOK = "webhook"
 
-    # An approval policy's sweeper (``bot.service.nudges``): a threaded message that
+    # An approval policy's sweeper (``bot.service.delivering.nudges``): a threaded message that
     # reminds who may answer, or pings an escalation step's answerers.
     NUDGE = "nudge"
 
@@ -249,7 +249,7 @@ class OutboxRow:
     ``body`` carries what the state change knew (the outcome text); the rest
     is read from the ledger and the run at delivery time, so a redelivery
     always shows the current truth. A row handed over in memory
-    (``bot.service.owed``) brings its question as the owing write left it
+    (``bot.service.delivering.owed``) brings its question as the owing write left it
     in ``pause``, so its first delivery reads nothing.
     """
 

@@ -7,8 +7,8 @@ platforms wait on go first (``foreground``). Adapters use ``RunService``
 and ``Foreground``; the other modules are its parts.
 """
 
-from bot.service.foreground import Foreground
-from bot.service.runs import RunService
-from bot.service.views import RunWithQuestions
+from bot.service.delivering.views import RunWithQuestions
+from bot.service.running.foreground import Foreground
+from bot.service.running.runs import RunService
 
 __all__ = ["Foreground", "RunService", "RunWithQuestions"]

@@ -23,7 +23,7 @@ from aiohttp import hdrs, web
 from aiohttp.typedefs import Handler, Middleware
 
 from bot.errors import BotError
-from bot.service.messages import (
+from bot.service.delivering.messages import (
     BODY_TOO_LARGE,
     BODY_TOO_SLOW,
     NO_SUCH_ROUTE,

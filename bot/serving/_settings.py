@@ -14,7 +14,7 @@ from aiohttp import hdrs, web
 from pydantic import Field
 
 from bot.component_settings import ComponentSettings, CsvList
-from bot.service.messages import SIGN_IN_NEEDED, SIGN_IN_THROTTLED
+from bot.service.delivering.messages import SIGN_IN_NEEDED, SIGN_IN_THROTTLED
 from bot.serving._auth import FAILURES_PER_MINUTE, SignIn
 from bot.serving._guards import refusal
 from bot.serving._hosts import LOOPBACK_NAMES, AllowedHosts

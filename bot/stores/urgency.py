@@ -1,6 +1,6 @@
 """Whether a store call is made while a platform waits on it (an ack).
 
-The run service marks it (``bot.service.foreground``); a store reads it to
+The run service marks it (``bot.service.running.foreground``); a store reads it to
 leave housekeeping, such as SQLite's periodic WAL checkpoint, to a call
 nobody waits on. A context variable, so each task carries its own mark.
 """

@@ -14,7 +14,7 @@ from bot.display import has_hidden
 from bot.human.factory import ask_user_registration
 from bot.interactions.approval import approval_registration, approval_tool
 from bot.interactions.form import form_registration, form_tool
-from bot.service.surfaces import Conversation
+from bot.service.delivering.surfaces import Conversation
 from bot.stores import open_stores
 from tests.admin.test_admin_cli import admin_cli
 from tests.asking_support import RLO, TROJAN_APPROVAL, TROJAN_QUESTION, asking_script

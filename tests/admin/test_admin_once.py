@@ -8,7 +8,7 @@ import pytest
 
 from bot.admin import AdminService, results
 from bot.questions.lifecycle import Lifecycle
-from bot.service.outcomes import Responder
+from bot.service.answering.outcomes import Responder
 from bot.stores import QuestionStatus, Stores
 from bot.stores.ports import Seen, StoredResponse
 from bot.stores.postgres import PostgresStores

@@ -7,7 +7,7 @@ import dataclasses
 from bot.admin import AdminService, results, text_of
 from bot.admin._render import policy_lines
 from bot.questions.posts import post_of
-from bot.service.outcomes import Counted, Responder
+from bot.service.answering.outcomes import Counted, Responder
 from bot.stores.ports import Stores
 from bot.testing import FixedClock
 from tests.support import HarnessFactory, closed_question, paused_on_approval

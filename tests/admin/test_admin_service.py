@@ -15,15 +15,15 @@ from bot.admin import AdminService, json_of, results, text_of
 from bot.human import ASK_USER
 from bot.kernel.messages import Message, ModelReply, ToolDefinition
 from bot.questions.records import DeliveryKind
-from bot.service.outcomes import (
+from bot.service.answering.outcomes import (
     AlreadyAnswered,
     AlreadyCancelled,
     Redeemed,
     Responder,
     TokenExpired,
 )
-from bot.service.policy import RequesterOrApprovers, parse_rules
-from bot.service.surfaces import Conversation
+from bot.service.answering.policy import RequesterOrApprovers, parse_rules
+from bot.service.delivering.surfaces import Conversation
 from bot.stores import QuestionStatus, RunStatus
 from bot.stores.ports import Stores
 from bot.testing import FixedClock, call, calls, question, say

@@ -11,7 +11,7 @@ from bot.admin import AdminService
 from bot.api import API_QUESTIONS, ApiSettings, serve_api
 from bot.contract.models import CREATE_QUESTION
 from bot.questions.records import ApiKey, RunStatus
-from bot.service.outcomes import Responder
+from bot.service.answering.outcomes import Responder
 from bot.stores.ports import Stores
 from bot.testing import FixedClock, RecordingSurface
 from bot.webhooks import WebhookSettings

@@ -15,7 +15,7 @@ from bot.api._objects import question_object
 from bot.contract.models import CREATE_QUESTION, QuestionObject
 from bot.questions.quorum import EXPIRED_REJECTION
 from bot.questions.records import ApiKey
-from bot.service.outcomes import AlreadyVoted, Counted, Redeemed, Responder, SelfApproval
+from bot.service.answering.outcomes import AlreadyVoted, Counted, Redeemed, Responder, SelfApproval
 from bot.stores.ports import Stores
 from bot.testing import FixedClock, RecordingSurface
 from bot.webhooks import WebhookSettings

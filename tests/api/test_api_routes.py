@@ -10,7 +10,7 @@ from bot.api._routes import SLACK_NO_TEAM, TEAMS_UNSEEN, Unroutable, conversatio
 from bot.contract.models import Route
 from bot.questions.records import RunRecord
 from bot.questions.write import Write
-from bot.service.surfaces import DeliveryError
+from bot.service.delivering.surfaces import DeliveryError
 from bot.stores.ports import Stores
 from bot.testing import RecordingSurface
 

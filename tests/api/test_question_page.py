@@ -23,9 +23,9 @@ from bot.human.tokens import SigningKey
 from bot.interactions.approval import approval_registration
 from bot.interactions.form import form_registration
 from bot.questions.records import ApiKey, Question, QuestionStatus
-from bot.service.messages import refusal_text
-from bot.service.outcomes import NotAllowedToAnswer
-from bot.service.runs import RUN_SERVICE, RunService
+from bot.service.answering.outcomes import NotAllowedToAnswer
+from bot.service.delivering.messages import refusal_text
+from bot.service.running.runs import RUN_SERVICE, RunService
 from bot.serving import ALLOWED_HOSTS, SIGN_IN, AllowedHosts, SignIn, http_guards
 from bot.serving._access import logged_path
 from bot.stores.ports import Stores

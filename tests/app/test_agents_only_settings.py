@@ -11,10 +11,10 @@ from aiohttp.test_utils import TestClient, TestServer
 from bot.app import create_app
 from bot.app.root import agent_spec
 from bot.app.settings import load_settings
-from bot.service.messages import AGENTS_ONLY
-from bot.service.outcomes import ChatsOff, Responder
-from bot.service.runs import RUN_SERVICE
-from bot.service.surfaces import Conversation
+from bot.service.answering.outcomes import ChatsOff, Responder
+from bot.service.delivering.messages import AGENTS_ONLY
+from bot.service.delivering.surfaces import Conversation
+from bot.service.running.runs import RUN_SERVICE
 from tests.e2e._server import free_port
 from tests.support import bare_bot_env, run_bot
 

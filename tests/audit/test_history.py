@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bot.admin import AdminService, results
 from bot.questions.records import Question, QuestionStatus, RunRecord
-from bot.service.outcomes import Responder
+from bot.service.answering.outcomes import Responder
 from bot.stores import Closing, Stores
 from tests.support import steps
 

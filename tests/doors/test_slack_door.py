@@ -21,7 +21,7 @@ import pytest
 
 from adapters.slack._bridge import SlackBridge
 from adapters.slack._edge import InProcessSignatures
-from bot.service.runs import RUN_SERVICE
+from bot.service.running.runs import RUN_SERVICE
 from tests.doors._doors import Logs
 from tests.doors._slack_door import (
     FORM,
@@ -349,7 +349,7 @@ async def test_an_answer_spent_after_the_ack_is_confirmed_to_the_person(
 ) -> None:
     """The store was slow, Slack got its ack first: the person is told the answer landed."""
     from adapters.slack import _listeners
-    from bot.service.messages import LATE_ANSWER_RECORDED
+    from bot.service.delivering.messages import LATE_ANSWER_RECORDED
 
     monkeypatch.setattr(_listeners, "ACK_BUDGET_SECONDS", 0.01)
     service = door.app[RUN_SERVICE]

@@ -12,8 +12,8 @@ from typing import Any, TypeVar
 import pytest
 
 from bot.questions.write import Write
-from bot.service.messages import NOT_STARTED
-from bot.service.runs import RUN_SERVICE
+from bot.service.delivering.messages import NOT_STARTED
+from bot.service.running.runs import RUN_SERVICE
 from tests.doors._doors import Door, Logs
 from tests.doors._slack_door import slack_door
 from tests.doors.test_teams_door import teams_door

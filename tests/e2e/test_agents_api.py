@@ -11,7 +11,7 @@ import aiohttp
 import pytest
 
 from bot.client import Bridge
-from bot.service.messages import only_they_may_answer
+from bot.service.delivering.messages import only_they_may_answer
 from tests import waiting
 from tests.e2e._api import API_KEY, WEBHOOK_SECRET, Api, api_env, approval, webhook_receiver
 from tests.e2e._client import APPROVE, NAME, OPERATOR, ConsoleClient

@@ -5,7 +5,7 @@ from __future__ import annotations
 import aiohttp
 import pytest
 
-from bot.service.messages import AGENTS_ONLY
+from bot.service.delivering.messages import AGENTS_ONLY
 from tests.e2e._api import Api, api_env, approval
 from tests.e2e._server import StartBot
 from tests.e2e._slack import ALICE, CHANNEL, SlackDriver, slack_bot

@@ -36,7 +36,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from bot.service.messages import AGENTS_ONLY
+from bot.service.delivering.messages import AGENTS_ONLY
 from tests import waiting
 from tests.e2e._api import Api, api_env, approval
 from tests.e2e._client import APPROVE, ConsoleClient

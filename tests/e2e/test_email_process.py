@@ -17,7 +17,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bot.service.delivery import CLAIM_SECONDS
+from bot.service.delivering.delivery import CLAIM_SECONDS
 from tests import waiting
 from tests.e2e._api import Api, api_env, approval
 from tests.e2e._server import StartBot

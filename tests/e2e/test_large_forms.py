@@ -23,7 +23,7 @@ import aiohttp
 import pytest
 
 from adapters.slack._submissions import INTERACTION_BYTES
-from bot.service.messages import BODY_TOO_LARGE
+from bot.service.delivering.messages import BODY_TOO_LARGE
 from tests.e2e._api import Api, api_env
 from tests.e2e._server import StartBot
 from tests.e2e._slack import CHANNEL, SlackDriver, slack_bot

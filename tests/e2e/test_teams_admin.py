@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bot.service.runs import RUN_SERVICE
+from bot.service.running.runs import RUN_SERVICE
 from tests.e2e._teams import (
     ALICE,
     BOB,

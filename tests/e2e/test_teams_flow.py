@@ -8,8 +8,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bot.service.outcomes import Responder
-from bot.service.runs import RUN_SERVICE
+from bot.service.answering.outcomes import Responder
+from bot.service.running.runs import RUN_SERVICE
 from tests.e2e._server import StartBot
 from tests.e2e._teams import (
     BOB,

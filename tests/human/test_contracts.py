@@ -39,7 +39,7 @@ from bot.kernel import (
     function_tool,
 )
 from bot.providers.scripted import ScriptedProvider
-from bot.service.outcomes import AlreadyAnswered, Redeemed
+from bot.service.answering.outcomes import AlreadyAnswered, Redeemed
 from bot.stores import QuestionStatus, open_stores
 from bot.stores.ports import Stores
 from bot.testing import FixedClock, call, calls, question, say

@@ -45,8 +45,8 @@ from bot.kernel import (
 )
 from bot.providers.scripted import ScriptedProvider
 from bot.questions.records import AuditEvent, Closing
-from bot.service.outcomes import Redeemed, Responder
-from bot.service.resume import resume_turn
+from bot.service.answering.outcomes import Redeemed, Responder
+from bot.service.running.resume import resume_turn
 from bot.stores import QuestionStatus
 from bot.stores.ports import Stores
 from bot.testing import call, calls, question, say
@@ -555,7 +555,7 @@ async def test_a_capability_without_a_reader_refuses_every_token(
 ) -> None:
     """Without decode_token a pause has no public reader, so the run can be stopped
     and not continued -- redeem refuses, spends nothing."""
-    from bot.service.outcomes import TokenInvalid
+    from bot.service.answering.outcomes import TokenInvalid
 
     h = harness(sqlite_stores, [calls(ASK), say("deployed")])
     await h.start()

@@ -12,8 +12,7 @@ from bot.contract.models import Policy
 from bot.interactions.approval import APPROVAL, approval_registration, approval_tool
 from bot.kernel.messages import Message, ModelReply, ToolDefinition
 from bot.kernel.tools import Tool, function_tool
-from bot.service.messages import approval_line, refusal_text
-from bot.service.outcomes import (
+from bot.service.answering.outcomes import (
     AlreadyVoted,
     AnswerInvalid,
     Counted,
@@ -21,8 +20,9 @@ from bot.service.outcomes import (
     Responder,
     TokenInvalid,
 )
-from bot.service.policy import RequesterOrApprovers
-from bot.service.redeem import Redeemer
+from bot.service.answering.policy import RequesterOrApprovers
+from bot.service.answering.redeem import Redeemer
+from bot.service.delivering.messages import approval_line, refusal_text
 from bot.stores import QuestionStatus, open_stores
 from bot.stores.ports import Stores
 from bot.testing import FixedClock, call

@@ -10,9 +10,9 @@ from bot.human import ASK_USER, REFUSAL
 from bot.kernel.messages import ModelReply
 from bot.questions.records import Question
 from bot.questions.write import Write, Written
-from bot.service.outcomes import Redeemed
-from bot.service.policy import RequesterOrApprovers
-from bot.service.redeem import Redeemer
+from bot.service.answering.outcomes import Redeemed
+from bot.service.answering.policy import RequesterOrApprovers
+from bot.service.answering.redeem import Redeemer
 from bot.stores import QuestionStatus, RunStatus, open_stores
 from bot.stores.ports import Stores
 from bot.testing import FixedClock, call, calls, question, say

@@ -18,8 +18,8 @@ from bot.questions.records import (
     QuestionStatus,
     RunRecord,
 )
-from bot.service.delivery import MAX_ATTEMPTS
-from bot.service.surfaces import DeliveryError
+from bot.service.delivering.delivery import MAX_ATTEMPTS
+from bot.service.delivering.surfaces import DeliveryError
 from bot.stores import RunStatus
 from bot.stores.ports import Stores
 from bot.testing import FixedClock, RecordingSurface, call, calls, question, say

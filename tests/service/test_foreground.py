@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 
 from bot.human import ASK_USER
-from bot.service.foreground import DEFAULT_QUIET_SECONDS, Foreground
-from bot.service.outcomes import Redeemed
+from bot.service.answering.outcomes import Redeemed
+from bot.service.running.foreground import DEFAULT_QUIET_SECONDS, Foreground
 from bot.stores.ports import Stores
 from bot.stores.urgency import waited_on
 from bot.testing import call, calls, question, say

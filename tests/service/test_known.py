@@ -6,7 +6,7 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
-from bot.service.known import KnownRuns
+from bot.service.running.known import KnownRuns
 from bot.stores import RunRecord
 from bot.stores.ports import Stores
 from tests.support import steps

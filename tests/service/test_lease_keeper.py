@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bot.service.lease_keeper import LeaseKeeper
+from bot.service.running.lease_keeper import LeaseKeeper
 from tests.support import FakeTimers
 
 LEASE = 3.0  # a third of it is 1.0, exactly

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.service.messages import person_text
+from bot.service.delivering.messages import person_text
 
 GUID = "3f2a9c1e-5a6b-4c8d-9e0f-123456789abc"
 TEAMS = f"teams:72f988bf-86f1-41af-91ab-2d7cd011db47:{GUID}"

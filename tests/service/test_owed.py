@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bot.questions.records import DeliveryKind, OutboxRow, Question
 from bot.questions.write import Owed
-from bot.service.owed import OwedRows
+from bot.service.delivering.owed import OwedRows
 
 
 def owed(

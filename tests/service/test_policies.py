@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from bot.questions.quorum import EXPIRED_REJECTION, people_text, tally_line
-from bot.service import outcomes
-from bot.service.messages import refusal_text
-from bot.service.outcomes import Responder
-from bot.service.policy import parse_policies
+from bot.service.answering import outcomes
+from bot.service.answering.outcomes import Responder
+from bot.service.answering.policy import parse_policies
+from bot.service.delivering.messages import refusal_text
 from bot.stores import QuestionStatus, RunStatus
 from bot.stores.ports import Stores
 from bot.testing import FixedClock

@@ -9,8 +9,8 @@ import pytest
 
 from bot.contract.models import Policy
 from bot.interactions.approval import approval_registration, approval_tool
-from bot.service.outcomes import AlreadyAnswered, Counted, Redeemed, Responder
-from bot.service.policy import RequesterOrApprovers
+from bot.service.answering.outcomes import AlreadyAnswered, Counted, Redeemed, Responder
+from bot.service.answering.policy import RequesterOrApprovers
 from bot.stores import QuestionStatus, Stores
 from bot.stores.postgres import PostgresStores
 from bot.testing import call, calls, say

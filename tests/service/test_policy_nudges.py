@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.service.outcomes import Counted, NotAllowedToAnswer, Redeemed, Responder
-from bot.service.policy import RequesterOrApprovers, parse_rules
+from bot.service.answering.outcomes import Counted, NotAllowedToAnswer, Redeemed, Responder
+from bot.service.answering.policy import RequesterOrApprovers, parse_rules
 from bot.stores.ports import Stores
 from bot.testing import FixedClock
 from tests.support import Harness, HarnessFactory, paused_on_approval

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from bot.human import ASK_USER, AskUserPayload, AskUserResponse, InteractionRegistration
-from bot.service import outcomes
-from bot.service.messages import refusal_text
-from bot.service.outcomes import Responder
+from bot.service.answering import outcomes
+from bot.service.answering.outcomes import Responder
+from bot.service.delivering.messages import refusal_text
 from bot.stores import QuestionStatus, RunStatus
 from bot.stores.ports import Stores
 from bot.testing import FixedClock, call, calls, question, say

@@ -11,7 +11,7 @@ import pytest
 
 from bot.human import ASK_USER
 from bot.human.tokens import SigningKey, TokenSigner
-from bot.service.outcomes import Redeemed, TokenExpired, TokenInvalid
+from bot.service.answering.outcomes import Redeemed, TokenExpired, TokenInvalid
 from bot.stores import QuestionStatus, SqliteStores
 from bot.stores.ports import Stores
 from bot.testing import FixedClock, call, calls, question, say

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.service import outcomes
+from bot.service.answering import outcomes
 from bot.stores import QuestionStatus
 from bot.stores.ports import Stores
 from tests.service.test_policies import APPROVE, BOB, CAROL, _resumes, paused

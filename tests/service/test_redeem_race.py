@@ -26,10 +26,10 @@ REDEEMER = """
 import asyncio, json, sys, time
 from bot.app.compose import build_agent
 from bot.human.tokens import SigningKey, TokenSigner
-from bot.service.outcomes import Redeemed, Responder
-from bot.service.policy import RequesterOrApprovers
+from bot.service.answering.outcomes import Redeemed, Responder
+from bot.service.answering.policy import RequesterOrApprovers
 from bot.providers.scripted import ScriptedProvider
-from bot.service.redeem import Redeemer
+from bot.service.answering.redeem import Redeemer
 from bot.stores import open_stores
 
 async def main() -> None:

@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from bot.human import ASK_USER
-from bot.service.outcomes import Responder
+from bot.service.answering.outcomes import Responder
 from bot.stores.ports import Stores
 from bot.testing import call, calls, question, say
 from tests.support import REQUESTER, HarnessFactory

@@ -15,7 +15,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from adapters.teams._package import build_manifest
 from bot.app import create_app
 from bot.app.settings import load_settings
-from bot.service.runs import RUN_SERVICE
+from bot.service.running.runs import RUN_SERVICE
 from tests.e2e._server import free_port
 from tests.support import run_bot
 

@@ -15,7 +15,7 @@ import asyncpg
 import pytest
 
 from bot.questions.records import DeliveryKind
-from bot.service.outcomes import Redeemed, StoreUnavailable
+from bot.service.answering.outcomes import Redeemed, StoreUnavailable
 from bot.stores import Closing, Question, QuestionStatus, RunRecord, RunStatus, StoreError
 from bot.stores.ports import Change, Stores, changes_of
 from bot.stores.postgres import PostgresStores

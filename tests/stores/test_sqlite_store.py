@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.service.foreground import Foreground
+from bot.service.running.foreground import Foreground
 from bot.stores import (
     AuditEvent,
     Closing,

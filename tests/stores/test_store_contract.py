@@ -15,7 +15,7 @@ from bot.questions.records import (
     DeliveryState,
 )
 from bot.questions.write import Delivered
-from bot.service.owed import OwedRows
+from bot.service.delivering.owed import OwedRows
 from bot.stores import (
     AuditEvent,
     Closing,

@@ -103,7 +103,7 @@ async def questions_api(
     try:
         yield app[API_QUESTIONS]
     finally:
-        logging.getLogger("bot.service.delivery").removeHandler(seen)
+        logging.getLogger("bot.service.delivering.delivery").removeHandler(seen)
         for receiver in hanging:
             receiver.release.set()
         await h.service.wait_idle()
@@ -132,7 +132,7 @@ async def test_a_slack_post_goes_out_before_any_webhook_to_a_dead_receiver_times
     # How many Slack posts had arrived at each webhook attempt's end, in the order they ended.
     posted_at_timeout: list[int] = []
     seen = Seen(lambda: posted_at_timeout.append(len(fake.of("chat.postMessage"))))
-    logging.getLogger("bot.service.delivery").addHandler(seen)
+    logging.getLogger("bot.service.delivering.delivery").addHandler(seen)
     async with aiohttp.ClientSession() as session, receivers(RECEIVERS) as hanging:
         client = AsyncWebClient(token=BOT_TOKEN, base_url=fake.api_url, session=session)
 
@@ -194,7 +194,7 @@ async def test_a_webhook_retry_goes_out_once_due_while_other_receivers_hang(
         for receiver in hanging:
             await receiver.arrived.wait()  # every other webhook is stuck in its attempt
         await clock.armed.wait()  # the 503 is counted, and its retry is due in 5 s
-        logging.getLogger("bot.service.delivery").addHandler(seen)
+        logging.getLogger("bot.service.delivering.delivery").addHandler(seen)
         flaky.status = 200
         flaky.arrived.clear()
         clock.advance(5.0)

@@ -9,8 +9,8 @@ from aiohttp import web
 from bot.api import API_QUESTIONS, ApiSettings, serve_api
 from bot.contract.models import CREATE_QUESTION
 from bot.questions.records import ApiKey, Question, RunRecord
-from bot.service.outcomes import Redeemed, Responder
-from bot.service.surfaces import DeliveryError
+from bot.service.answering.outcomes import Redeemed, Responder
+from bot.service.delivering.surfaces import DeliveryError
 from bot.stores.ports import Stores
 from bot.testing import RecordingSurface
 from bot.webhooks import WebhookSettings

@@ -19,8 +19,8 @@ from bot.human.factory import ask_user_registration
 from bot.human.tokens import TokenSigner
 from bot.interactions.approval import approval_registration, approval_tool
 from bot.providers.scripted import ScriptedProvider
-from bot.service.policy import RequesterOrApprovers
-from bot.service.runs import RUN_SERVICE, RunService
+from bot.service.answering.policy import RequesterOrApprovers
+from bot.service.running.runs import RUN_SERVICE, RunService
 from bot.serving import ALLOWED_HOSTS, SIGN_IN, AllowedHosts, SignIn, http_guards
 from bot.stores.ports import Stores
 from bot.testing import FixedClock

@@ -11,7 +11,7 @@ from aiohttp import ClientResponse, web
 from aiohttp.test_utils import TestClient
 
 from adapters.console import ConsoleSurface
-from bot.service.runs import RunService
+from bot.service.running.runs import RunService
 from bot.testing import FixedClock
 
 CID = "c-test-1"

@@ -7,8 +7,8 @@ from typing import Any
 
 from bot.contract.models import Policy
 from bot.display import has_hidden
-from bot.service.outcomes import Counted, Responder
-from bot.service.policy import RequesterOrApprovers
+from bot.service.answering.outcomes import Counted, Responder
+from bot.service.answering.policy import RequesterOrApprovers
 from tests.adapters.console.console_support import CID, Console, ConsoleFactory
 from tests.asking_support import (
     MARKUP,

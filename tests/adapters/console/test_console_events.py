@@ -8,8 +8,8 @@ import json
 import pytest
 
 from adapters.console import EventHub, Subscription
-from bot.service.outcomes import Responder
-from bot.service.surfaces import Conversation
+from bot.service.answering.outcomes import Responder
+from bot.service.delivering.surfaces import Conversation
 from tests import waiting
 from tests.adapters.console.console_support import (
     CID,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.service.outcomes import Responder
+from bot.service.answering.outcomes import Responder
 from tests.adapters.console.console_support import CID, DEPLOYED, WHICH_ENV, Console
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from bot.service.messages import refusal_text
-from bot.service.outcomes import AnswerInvalid
+from bot.service.answering.outcomes import AnswerInvalid
+from bot.service.delivering.messages import refusal_text
 from tests.adapters.console.console_support import Console, ConsoleFactory
 from tests.adapters.console.test_console_security import BO_PASSWORD, PASSWORD, USERS, basic
 from tests.form_support import GOOD, PAYLOAD, form_agent

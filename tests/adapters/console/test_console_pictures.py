@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 
 from bot.contract.models import Policy
-from bot.service.outcomes import Counted, Responder
-from bot.service.policy import RequesterOrApprovers
+from bot.service.answering.outcomes import Counted, Responder
+from bot.service.answering.policy import RequesterOrApprovers
 from tests.adapters.console.console_support import CID, Console, ConsoleFactory
 from tests.adapters.console.test_console_states_browser import STATES
 from tests.asking_support import asking_agent

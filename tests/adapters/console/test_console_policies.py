@@ -5,7 +5,7 @@ from __future__ import annotations
 from aiohttp import encode_basic_auth
 
 from bot.contract.models import Policy
-from bot.service.policy import RequesterOrApprovers
+from bot.service.answering.policy import RequesterOrApprovers
 from tests.adapters.console.console_support import WHICH_ENV, Console, ConsoleFactory
 
 USERS = {"ana": "ana's own long password", "bo": "bo's own long password", "cy": "cy's password!"}

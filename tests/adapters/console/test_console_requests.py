@@ -10,9 +10,9 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from adapters.console import ConsoleSurface, mount_console
 from adapters.console._api import answer_response
-from bot.service import outcomes
-from bot.service.messages import refusal_text
-from bot.service.policy import RequesterOrApprovers
+from bot.service.answering import outcomes
+from bot.service.answering.policy import RequesterOrApprovers
+from bot.service.delivering.messages import refusal_text
 from bot.serving import ALLOWED_HOSTS, SIGN_IN, AllowedHosts, SignIn
 from tests.adapters.console.console_support import CID, JSON, WHICH_ENV, Console
 

@@ -19,10 +19,10 @@ from bot.questions.records import (
     RunRecord,
     RunStatus,
 )
-from bot.service.messages import answered_text, cancelled_text, expired_text
-from bot.service.outcomes import Responder
-from bot.service.policy import RequesterOrApprovers
-from bot.service.views import RunWithQuestions
+from bot.service.answering.outcomes import Responder
+from bot.service.answering.policy import RequesterOrApprovers
+from bot.service.delivering.messages import answered_text, cancelled_text, expired_text
+from bot.service.delivering.views import RunWithQuestions
 
 OPEN = Question(
     interrupt_id="i1",

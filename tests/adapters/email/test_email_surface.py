@@ -17,7 +17,7 @@ from bot.client._bridge import route_of
 from bot.human.tokens import SigningKey
 from bot.questions.quorum import MayAnswer, stored_tally
 from bot.questions.records import Question, RunRecord, RunStatus
-from bot.service.surfaces import DeliveryError
+from bot.service.delivering.surfaces import DeliveryError
 from tests.fakes.smtp import SmtpFake
 from tests.support import open_question
 

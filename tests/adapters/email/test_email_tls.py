@@ -21,7 +21,7 @@ from aiosmtplib.protocol import SMTPProtocol
 from adapters.email import EmailSurface, parse_smtp_url
 from bot.app.probes import probe_smtp
 from bot.app.settings import load_settings
-from bot.service.surfaces import DeliveryError
+from bot.service.delivering.surfaces import DeliveryError
 from tests.adapters.email.test_email_surface import ANYONE, SENDER, _approval, _links, _run
 from tests.e2e._server import ROOT
 from tests.fakes.smtp import SmtpFake

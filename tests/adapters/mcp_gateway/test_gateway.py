@@ -16,8 +16,8 @@ from mcp import Client
 from mcp.types import ElicitRequestFormParams, ElicitRequestParams, ElicitResult
 
 from adapters.mcp_gateway import Caller
-from bot.service.outcomes import Counted, Redeemed, Responder
-from bot.service.runs import RUN_SERVICE
+from bot.service.answering.outcomes import Counted, Redeemed, Responder
+from bot.service.running.runs import RUN_SERVICE
 from tests import waiting
 from tests.adapters.mcp_gateway._rig import Rig, deploys, rig, text_of
 from tests.doors._doors import Logs

@@ -35,9 +35,9 @@ from adapters.mcp_gateway import Caller, load_gateway_file, new_gateway
 from adapters.mcp_gateway._start import caller
 from adapters.teams import CardContext, question_card
 from bot.client import Bridge
-from bot.service.messages import who_may_answer_text
-from bot.service.policy import requester_of_run
-from bot.service.runs import RUN_SERVICE
+from bot.service.answering.policy import requester_of_run
+from bot.service.delivering.messages import who_may_answer_text
+from bot.service.running.runs import RUN_SERVICE
 from tests.adapters.console.test_console_pictures import (
     VIEWPORT,
     WAIT_MS,

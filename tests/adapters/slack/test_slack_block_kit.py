@@ -45,8 +45,8 @@ from bot.questions.records import (
     QuestionStatus,
     RunRecord,
 )
-from bot.service import outcomes
-from bot.service.messages import nudge_text, refusal_text
+from bot.service.answering import outcomes
+from bot.service.delivering.messages import nudge_text, refusal_text
 from tests.fakes.block_kit import message_problems, view_problems
 from tests.support import closed_question, open_question, pending_item
 

@@ -12,7 +12,7 @@ from adapters.slack._listeners import Listeners
 from adapters.slack._who import ids_in
 from bot.admin import results
 from bot.questions.records import QuestionStats
-from bot.service.outcomes import Responder
+from bot.service.answering.outcomes import Responder
 
 STATS = QuestionStats(1, 0, 1, 0, 0, {}, 5.0, 5.0, 0, 0)
 

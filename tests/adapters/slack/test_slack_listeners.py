@@ -10,7 +10,7 @@ import pytest
 from adapters.slack import _listeners
 from adapters.slack._listeners import Listeners
 from adapters.slack._who import responder, who_where
-from bot.service.outcomes import AlreadyAnswered, Responder
+from bot.service.answering.outcomes import AlreadyAnswered, Responder
 
 
 class Ack:

@@ -13,7 +13,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack._surface import SlackSurface, audience, mention
 from bot.questions.quorum import MayAnswer, stored_tally
 from bot.questions.records import Question, QuestionStatus, RunRecord
-from bot.service.surfaces import DeliveryError
+from bot.service.delivering.surfaces import DeliveryError
 from tests.fakes.slack_api import BOT_TOKEN, FakeSlack
 
 RUN = RunRecord(

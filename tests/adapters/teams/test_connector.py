@@ -15,7 +15,7 @@ from adapters.teams._connector import (
     parse_retry_after,
     with_retries,
 )
-from bot.service.surfaces import DeliveryError
+from bot.service.delivering.surfaces import DeliveryError
 from tests.fakes.bf_connector import MAX_MESSAGE_BYTES, FakeConnector
 
 

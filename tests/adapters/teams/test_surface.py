@@ -12,8 +12,8 @@ from adapters.teams import TeamsSurface
 from adapters.teams._connector import Connector
 from bot.questions.quorum import MayAnswer, stored_tally
 from bot.questions.records import RunRecord
-from bot.service.policy import RequesterOrApprovers
-from bot.service.surfaces import DeliveryError
+from bot.service.answering.policy import RequesterOrApprovers
+from bot.service.delivering.surfaces import DeliveryError
 from bot.testing import question
 from tests.fakes.bf_connector import FakeConnector
 from tests.support import closed_question, open_question

@@ -90,9 +90,10 @@ class RedrawsQuestions(Protocol):
 
 @runtime_checkable
 class NudgesQuestions(Protocol):
-    """A surface that posts a policy's reminders and escalation pings (``bot.service.nudges``)
-    in the thread of the posted question. ``nudge`` carries ``kind`` (``reminded`` or
-    ``escalated``), ``level``, and who to mention: ``people`` ids, ``groups``, ``anyone``."""
+    """A surface that posts a policy's reminders and escalation pings
+    (``bot.service.delivering.nudges``) in the thread of the posted question.
+    ``nudge`` carries ``kind`` (``reminded`` or ``escalated``), ``level``, and who
+    to mention: ``people`` ids, ``groups``, ``anyone``."""
 
     async def post_nudge(self, run: RunRecord, record: Question, nudge: dict[str, Any]) -> None: ...
 

@@ -1,14 +1,14 @@
 """RunService: runs from chat messages, pauses out, answers in, resumes in the background.
 
 Adapters call ``start`` and ``redeem`` and nothing else decides anything:
-the checks live in ``Redeemer``, the words in ``bot.service.messages``.
+the checks live in ``Redeemer``, the words in ``bot.service.delivering.messages``.
 
 Durability. A RUNNING run is owed work (its first turn, or a resume). One
 worker drives it, under a lease a heartbeat renews, released when the work
 ends or a drain cuts it short; ``recover`` takes over runs whose lease is
 free or lapsed. The journal makes a re-drive exactly-once for every step
 that finished (``bot.kernel.journal``); the lifecycle's steps owe the
-outbox rows that ``bot.service.delivery`` delivers.
+outbox rows that ``bot.service.delivering.delivery`` delivers.
 """
 
 from __future__ import annotations
@@ -37,24 +37,31 @@ from bot.questions.records import (
     RunStatus,
 )
 from bot.questions.write import TurnToResume
-from bot.service import run_events
-from bot.service.capability_ports import lifecycle_of
-from bot.service.delivery import Deliverer, Timers
-from bot.service.foreground import Foreground
-from bot.service.known import KnownRuns
-from bot.service.lease_keeper import LeaseKeeper
-from bot.service.messages import RUN_FAILED
-from bot.service.metrics import Metrics
-from bot.service.nudges import Nudges
-from bot.service.outcomes import ChatsOff, Counted, NotStarted, Redeemed, RedeemOutcome, Responder
-from bot.service.policy import RequesterOrApprovers
-from bot.service.posted import PostedQuestion, PostedQuestions
-from bot.service.redeem import Redeemer
-from bot.service.requests import HISTORY_RUNS, run_id_for, turn_request
-from bot.service.resume import resume_turn
-from bot.service.surfaces import Conversation, Surface
-from bot.service.tasks import OwnedTasks
-from bot.service.views import Redraws, RunWithQuestions
+from bot.service.answering.outcomes import (
+    ChatsOff,
+    Counted,
+    NotStarted,
+    Redeemed,
+    RedeemOutcome,
+    Responder,
+)
+from bot.service.answering.policy import RequesterOrApprovers
+from bot.service.answering.posted import PostedQuestion, PostedQuestions
+from bot.service.answering.redeem import Redeemer
+from bot.service.delivering.delivery import Deliverer, Timers
+from bot.service.delivering.messages import RUN_FAILED
+from bot.service.delivering.nudges import Nudges
+from bot.service.delivering.surfaces import Conversation, Surface
+from bot.service.delivering.views import Redraws, RunWithQuestions
+from bot.service.running import run_events
+from bot.service.running.capability_ports import lifecycle_of
+from bot.service.running.foreground import Foreground
+from bot.service.running.known import KnownRuns
+from bot.service.running.lease_keeper import LeaseKeeper
+from bot.service.running.metrics import Metrics
+from bot.service.running.requests import HISTORY_RUNS, run_id_for, turn_request
+from bot.service.running.resume import resume_turn
+from bot.service.running.tasks import OwnedTasks
 from bot.stores.errors import is_outage
 from bot.stores.ports import Stores
 from bot.stores.storable import storable_text
@@ -209,7 +216,7 @@ class RunService:
     ) -> RedeemOutcome:
         """Check and spend; on success the resume is owed and scheduled. ``once_key``: the
         request's idempotency key; ``retryable``: a refusal leaves it unused, so the request
-        sent again corrected is checked anew (``bot.service.redeem``)."""
+        sent again corrected is checked anew (``bot.service.answering.redeem``)."""
         outcome = await self._redeemer.redeem(
             token, answer, responder=responder, scope=scope, once_key=once_key, retryable=retryable
         )
@@ -275,7 +282,7 @@ class RunService:
         self.deliverer.kick(sweep=True)
         return count
 
-    # -- reading, for surfaces that redraw from the store (``bot.service.views``)
+    # -- reading, for surfaces that redraw from the store (``bot.service.delivering.views``)
     async def history(self, surface: str, key: str, *, limit: int = 50) -> list[RunWithQuestions]:
         """A conversation's runs with their questions, oldest first."""
         return await self.views.history(surface, key, limit=limit)
@@ -284,7 +291,7 @@ class RunService:
         self, token: str, *, surface: str, scope: str, interrupt_id: str = ""
     ) -> PostedQuestion | None:
         """The open question an action on a posted message is for, read by the id its token
-        names and found on the post in ``scope`` (``bot.service.posted``)."""
+        names and found on the post in ``scope`` (``bot.service.answering.posted``)."""
         return await self._posted.find(
             token, surface=surface, scope=scope, interrupt_id=interrupt_id
         )

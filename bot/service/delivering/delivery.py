@@ -39,10 +39,15 @@ from bot.questions.records import (
     QuestionStatus,
     RunRecord,
 )
-from bot.service.known import KnownRuns
-from bot.service.owed import OwedRows
-from bot.service.policy import RequesterOrApprovers, requester_of_run
-from bot.service.surfaces import DeliveryError, NudgesQuestions, RedrawsQuestions, Surface
+from bot.service.answering.policy import RequesterOrApprovers, requester_of_run
+from bot.service.delivering.owed import OwedRows
+from bot.service.delivering.surfaces import (
+    DeliveryError,
+    NudgesQuestions,
+    RedrawsQuestions,
+    Surface,
+)
+from bot.service.running.known import KnownRuns
 from bot.stores.ports import Delivered, Stores
 
 log = logging.getLogger(__name__)

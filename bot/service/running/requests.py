@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from bot.kernel.messages import Message
 from bot.kernel.state import TurnRequest
 from bot.questions.records import RunRecord, RunStatus
-from bot.service.surfaces import Conversation
+from bot.service.delivering.surfaces import Conversation
 from bot.stores.ports import Runs
 
 # Finished runs of the same conversation replayed to the model as context.

@@ -9,7 +9,7 @@ user groups), but the decision is made here, the same for every surface.
 own answerers, its interaction's rule, the escalation steps taken, whether
 the requester may answer), as a ``MayAnswer``: the redeem admits whom it
 names (and tells a refused person so), every surface draws its sentence
-(``bot.service.messages.who_may_answer_text``) and admin commands list it.
+(``bot.service.delivering.messages.who_may_answer_text``) and admin commands list it.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from bot.contract.models import Policy, validation_sentence
 from bot.errors import BotError
 from bot.questions.quorum import MayAnswer, escalated_answerers, policy_of
 from bot.questions.records import Question, RunRecord
-from bot.service.outcomes import Responder
+from bot.service.answering.outcomes import Responder
 
 
 class Directory(Protocol):

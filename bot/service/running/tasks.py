@@ -7,7 +7,7 @@ import logging
 from collections.abc import Coroutine
 from typing import Any
 
-log = logging.getLogger("bot.service.runs")
+log = logging.getLogger("bot.service.running.runs")
 
 
 class OwnedTasks:

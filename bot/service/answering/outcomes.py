@@ -78,7 +78,7 @@ class Counted:
     """Not a refusal: the answer is counted toward a quorum, and the question stays open.
 
     In the union beside the refusals because, like them, it resumes nothing
-    and the person hears one sentence (``bot.service.messages``).
+    and the person hears one sentence (``bot.service.delivering.messages``).
     """
 
     decision: str

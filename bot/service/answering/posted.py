@@ -27,7 +27,7 @@ from bot.human.capability import HumanInteractionCapability
 from bot.human.tokens import TokenClaims, TokenError
 from bot.questions import posts
 from bot.questions.records import Question, QuestionStatus, RunRecord
-from bot.service.known import KnownRuns
+from bot.service.running.known import KnownRuns
 from bot.stores.ports import Stores
 
 log = logging.getLogger(__name__)

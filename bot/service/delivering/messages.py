@@ -9,7 +9,7 @@ from typing import Any, assert_never
 from bot.contract.edits import diff_text
 from bot.questions.quorum import MayAnswer, rejected_on_expiry
 from bot.questions.records import Question, QuestionStatus
-from bot.service import outcomes
+from bot.service.answering import outcomes
 
 LATE_ANSWER_RECORDED = "Your answer was recorded; it took longer than usual, nothing else to do."
 NOT_STARTED = "The bot could not record your message just now; nothing was started, try again."

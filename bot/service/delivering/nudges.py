@@ -3,7 +3,7 @@
 After ``remind_after_seconds`` (and every as long again, up to
 ``max_reminders``) an outstanding question owes one threaded reminder that
 mentions those who may answer and have not; after ``escalate[i].after_seconds``
-the step's answerers are added (``bot.service.policy`` admits them), pinged once in a
+the step's answerers are added (``bot.service.answering.policy`` admits them), pinged once in a
 threaded message, audited ``escalated``, and the question's ``level`` becomes
 ``i + 1``. Each is counted on the question in the write that owes its message,
 guarded by the count it read, so racing sweepers on several replicas send it
@@ -19,8 +19,8 @@ from bot.contract.identity import same_person
 from bot.questions import quorum
 from bot.questions.lifecycle import Lifecycle
 from bot.questions.records import Question, RunRecord
-from bot.service.known import KnownRuns
-from bot.service.policy import RequesterOrApprovers, answerers_from
+from bot.service.answering.policy import RequesterOrApprovers, answerers_from
+from bot.service.running.known import KnownRuns
 from bot.stores.ports import Stores
 
 

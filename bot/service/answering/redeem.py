@@ -37,11 +37,12 @@ from bot.questions.records import (
     QuestionStatus,
 )
 from bot.questions.write import Ballot, TurnToResume
-from bot.service import outcomes, run_events
-from bot.service.capability_ports import LifecyclePorts, lifecycle_of
-from bot.service.known import KnownQuestions, KnownRuns
-from bot.service.outcomes import Responder
-from bot.service.policy import RequesterOrApprovers, requester_of_run
+from bot.service.answering import outcomes
+from bot.service.answering.outcomes import Responder
+from bot.service.answering.policy import RequesterOrApprovers, requester_of_run
+from bot.service.running import run_events
+from bot.service.running.capability_ports import LifecyclePorts, lifecycle_of
+from bot.service.running.known import KnownQuestions, KnownRuns
 from bot.stores.ports import Stores
 
 log = logging.getLogger(__name__)

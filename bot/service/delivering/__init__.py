@@ -1,0 +1,3 @@
+"""Delivering what is owed to people: the outbox, the surface port,
+redraws, nudges, and every sentence a person sees.
+"""
