@@ -20,6 +20,16 @@ import pytest
 from bot.admin import results
 from bot.app.settings import SettingsError, load_settings
 from bot.contract.models import Policy
+from bot.contract.payloads import (
+    ApprovalPayload,
+    AskUserItem,
+    AskUserOption,
+    AskUserPayload,
+    FormToolPayload,
+    OtherPayload,
+    Payload,
+    payload_of,
+)
 from bot.human.capability import HumanInteractionCapability
 from bot.human.tokens import MintedToken, TokenClaims, TokenSigner, random_signing_key
 from bot.interactions.approval import approval_registration, approval_tool
@@ -403,7 +413,7 @@ def open_question(
         name=name,
         tool_call_id="call_1",
         checkpoint_id="",
-        payload=payload,
+        payload=typed(name, payload),
         issued_at=expires_at - 3600,
         expires_at=expires_at,
         level=level,
@@ -453,9 +463,40 @@ def pending_item(
         name=name,
         tool_call_id=f"call_{n}",
         checkpoint_id="",
-        payload=payload,
+        payload=typed(name, payload),
         issued_at=issued_at,
         expires_at=expires_at,
         message_ref=message_ref,
     )
     return results.PendingItem(question, requester, "", may_answer, cursor=str(n + 1))
+
+
+def typed(name: str, values: dict[str, Any]) -> Payload:
+    """A question's payload as the record holds it, parsed by ``name``. One past the bounds
+    its model sets (tests of a renderer's own limits go beyond them) is built unchecked, as
+    the model's class still, since no door would have let it in."""
+    parsed = payload_of(name, values)
+    if not isinstance(parsed, OtherPayload):
+        return parsed
+    match name:
+        case "ask_user":
+            return AskUserPayload.model_construct(
+                questions=[
+                    AskUserItem.model_construct(
+                        **{
+                            **q,
+                            "options": [
+                                AskUserOption.model_construct(**o) for o in q.get("options", [])
+                            ],
+                        }
+                    )
+                    for q in values.get("questions", [])
+                ]
+            )
+        case "approval":
+            return ApprovalPayload.model_construct(**{"action": "", "summary": "", **values})
+        case "form":
+            fields = {("form_schema" if k == "schema" else k): v for k, v in values.items()}
+            return FormToolPayload.model_construct(**{"title": "", **fields})
+        case _:
+            return parsed

@@ -35,13 +35,13 @@ async def test_deploy_asks_environment_then_approval_then_deploys(
     await h.start("deploy web")
     first = h.surface.questions[-1][1]
     assert first.name == "ask_user"
-    question = first.payload["questions"][0]
-    assert [o["label"] for o in question["options"]] == ["staging", "production"]
-    assert isinstance(await h.answer({"answers": {question["question"]: "staging"}}), Redeemed)
+    question = first.payload.questions[0]
+    assert [o.label for o in question.options] == ["staging", "production"]
+    assert isinstance(await h.answer({"answers": {question.question: "staging"}}), Redeemed)
     approval = h.surface.questions[-1][1]
     assert approval.name == "approval"
-    assert approval.payload["summary"] == "Deploy web 1.5.0 to staging"
-    assert approval.payload["risk"] == "low"
+    assert approval.payload.summary == "Deploy web 1.5.0 to staging"
+    assert approval.payload.risk == "low"
     assert isinstance(await h.answer({"decision": "approve", "comment": ""}), Redeemed)
     assert h.surface.outcomes[-1][1] == (
         "Deployed web 1.5.0 to staging (was 1.4.2). Health checks green."
@@ -54,9 +54,9 @@ async def test_a_rejection_deploys_nothing(harness: HarnessFactory, sqlite_store
     fleet = Fleet()
     h = demo(harness, sqlite_stores, fleet)
     await h.start("deploy api")
-    question = h.surface.questions[-1][1].payload["questions"][0]["question"]
+    question = h.surface.questions[-1][1].payload.questions[0].question
     await h.answer({"answers": {question: "production"}})
-    assert h.surface.questions[-1][1].payload["risk"] == "high"
+    assert h.surface.questions[-1][1].payload.risk == "high"
     await h.answer({"decision": "reject", "comment": "freeze week"})
     assert h.surface.outcomes[-1][1] == "Rejected (freeze week); I did not deploy api."
     assert fleet.running["api"]["production"] == "1.9.7"
@@ -83,11 +83,11 @@ async def test_roll_back_is_said_as_a_verb_and_rolls_back(
     fleet.previous[("web", "staging")] = "1.4.0"
     h = demo(harness, sqlite_stores, fleet)
     await h.start("rollback web")
-    question = h.surface.questions[-1][1].payload["questions"][0]["question"]
+    question = h.surface.questions[-1][1].payload.questions[0].question
     assert question == "Which environment should I roll back web in?"
     await h.answer({"answers": {question: "staging"}})
     approval = h.surface.questions[-1][1]
-    assert approval.payload["action"] == "roll back web"
+    assert approval.payload.action == "roll back web"
     await h.answer({"decision": "approve", "comment": ""})
     assert h.surface.outcomes[-1][1] == "Rolled web on staging back to 1.4.0."
     assert fleet.running["web"]["staging"] == "1.4.0"

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 
+from bot.contract.payloads import payload_of
 from bot.questions.quorum import MayAnswer, is_self_answer, stored_policy
 from bot.questions.records import Question, RunRecord
 from bot.service.answering.outcomes import Responder
@@ -19,7 +20,7 @@ RUN = RunRecord("r1", "T1:C1", "slack", ALICE.id, "deploy web", 0.0)
 
 
 def pause(name: str) -> Question:
-    return Question("i1", "r1", "T1:C1", name, "call1", "cp1", {}, 0.0, 60.0)
+    return Question("i1", "r1", "T1:C1", name, "call1", "cp1", payload_of(name, {}), 0.0, 60.0)
 
 
 class Groups:

@@ -24,6 +24,7 @@ from adapters.slack._surface import SlackSurface
 from adapters.teams import TeamsSurface
 from adapters.teams._connector import Connector
 from bot.admin import AdminService, results
+from bot.contract.payloads import payload_of
 from bot.questions.quorum import stored_policy
 from bot.questions.records import ApiRequest, Question, RunRecord, RunStatus
 from bot.service.answering.outcomes import Responder
@@ -39,7 +40,9 @@ APPROVAL = {"action": "deploy", "summary": "ship web 1.5"}
 def kinds(requester: str, bo: str, cy: str, dan: str) -> dict[str, Question]:
     """The four kinds of question, asked in a run ``requester`` started."""
     del requester  # the rule names the requester as ``requester``; the policy keeps them out
-    asked = Question("i1", "r1", "s", "approval", "c1", "cp1", APPROVAL, 0.0, 1.8e9)
+    asked = Question(
+        "i1", "r1", "s", "approval", "c1", "cp1", payload_of("approval", APPROVAL), 0.0, 1.8e9
+    )
     return {
         "rule": dataclasses.replace(asked, policy=stored_policy({"requester_may_answer": False})),
         "named": dataclasses.replace(asked, answerers=(bo, cy)),

@@ -16,11 +16,19 @@ an enum, an argument's text), for the page to send back and never to show.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, assert_never
 
-from bot.contract.decisions import allowed
 from bot.contract.edits import edit_schema, field_text, unlisted
 from bot.contract.form_schema import is_json_field
+from bot.contract.payloads import (
+    ApprovalPayload,
+    AskUserPayload,
+    FormToolPayload,
+    OtherPayload,
+    Payload,
+    allowed,
+    payload_json,
+)
 from bot.display import display
 from bot.human.capability import ASK_USER
 from bot.interactions.approval import APPROVAL
@@ -38,29 +46,49 @@ def shown(value: Any) -> Any:
     return value  # numbers, booleans, None: nothing to hide
 
 
-def page_payload(name: str, payload: dict[str, Any]) -> dict[str, Any]:
+def page_payload(payload: Payload) -> dict[str, Any]:
     """``payload`` shown, with the originals an answer to it must name beside the text."""
     # An unknown interaction's answer is typed as JSON by the person; an approval's
     # names its arguments only when edited: those three need originals.
-    page: dict[str, Any] = shown(payload)
-    if name == ASK_USER:
-        _ask_user_originals(payload, page)
-    elif name == FORM:
-        _form_originals(payload, page)
-    elif name == APPROVAL and "edit" in allowed(payload):
-        # ``allow`` itself is in the payload whenever it allows more than approve and reject.
-        page["edit_fields"] = _edit_fields(payload)
-        # Arguments the question's schema does not list: shown, kept as asked, never sent.
-        page["edit_kept"] = [shown(name) for name in unlisted(payload)]
+    page: dict[str, Any] = shown(payload_json(payload))
+    match payload:
+        case AskUserPayload():
+            _ask_user_originals(payload, page)
+        case FormToolPayload():
+            _form_originals(payload, page)
+        case ApprovalPayload():
+            # ``allow`` itself is in the payload whenever it allows more than approve and reject.
+            if "edit" in allowed(payload):
+                page["edit_fields"] = _edit_fields(payload)
+                # Arguments the question's schema does not list: shown, kept as asked, never sent.
+                page["edit_kept"] = [shown(name) for name in unlisted(payload)]
+        case OtherPayload():
+            pass
+        case _:
+            assert_never(payload)
     return page
 
 
-def _edit_fields(payload: dict[str, Any]) -> list[dict[str, Any]]:
+def page_kind(payload: Payload) -> str:
+    """Which form the page draws: the three it knows, or a generic JSON one."""
+    match payload:
+        case AskUserPayload():
+            return ASK_USER
+        case ApprovalPayload():
+            return APPROVAL
+        case FormToolPayload():
+            return FORM
+        case OtherPayload():
+            return "other"
+        case _:
+            assert_never(payload)
+
+
+def _edit_fields(payload: ApprovalPayload) -> list[dict[str, Any]]:
     """One input per argument: its name and value shown, and beside them the name and the
     value's text as asked (``key``, ``original``), which the page sends back for an input
     left as it was, so an untouched argument is never changed by being shown."""
-    arguments = payload.get("arguments")
-    arguments = arguments if isinstance(arguments, dict) else {}
+    arguments = payload.arguments
     fields = []
     for key, spec in edit_schema(payload).get("properties", {}).items():
         spec = spec if isinstance(spec, dict) else {}
@@ -80,26 +108,15 @@ def _edit_fields(payload: dict[str, Any]) -> list[dict[str, Any]]:
     return fields
 
 
-def _ask_user_originals(payload: dict[str, Any], page: dict[str, Any]) -> None:
-    asked, drawn = payload.get("questions"), page.get("questions")
-    if not isinstance(asked, list) or not isinstance(drawn, list):
-        return
-    for item, shown_item in zip(asked, drawn, strict=True):
-        if not isinstance(item, dict):
-            continue
-        shown_item["key"] = item.get("question")
-        options = item.get("options")
-        if isinstance(options, list):
-            for option, shown_option in zip(options, shown_item["options"], strict=True):
-                if isinstance(option, dict):
-                    shown_option["value"] = option.get("label")
+def _ask_user_originals(payload: AskUserPayload, page: dict[str, Any]) -> None:
+    for item, shown_item in zip(payload.questions, page["questions"], strict=True):
+        shown_item["key"] = item.question
+        for option, shown_option in zip(item.options, shown_item["options"], strict=True):
+            shown_option["value"] = option.label
 
 
-def _form_originals(payload: dict[str, Any], page: dict[str, Any]) -> None:
-    schema, drawn = payload.get("schema"), page.get("schema")
-    if not isinstance(schema, dict) or not isinstance(drawn, dict):
-        return
-    props, shown_props = schema.get("properties"), drawn.get("properties")
+def _form_originals(payload: FormToolPayload, page: dict[str, Any]) -> None:
+    props, shown_props = payload.form_schema.get("properties"), page["schema"].get("properties")
     if not isinstance(props, dict) or not isinstance(shown_props, dict):
         return
     for name, spec in props.items():

@@ -12,12 +12,10 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from adapters.console._shown import page_payload, shown
+from adapters.console._shown import page_kind, page_payload, shown
 from adapters.console._surface import SURFACE
 from bot.contract.edits import diff_text
-from bot.human.capability import ASK_USER
 from bot.interactions.approval import APPROVAL
-from bot.interactions.form import FORM
 from bot.questions.quorum import tally_line, voter_names
 from bot.questions.records import (
     ConversationSummary,
@@ -165,8 +163,8 @@ def question_json(record: Question, token: str = "") -> dict[str, Any]:
         "asked_at": record.issued_at,
         "interrupt_id": record.interrupt_id,
         "name": shown(record.name),
-        "kind": question_kind(record.name),
-        "payload": page_payload(record.name, record.payload),
+        "kind": page_kind(record.payload),
+        "payload": page_payload(record.payload),
         "status": record.status.value,
         "closed_by": shown(record.closed_by),
         "closed_at": record.closed_at,
@@ -180,11 +178,6 @@ def question_json(record: Question, token: str = "") -> dict[str, Any]:
         # Under a quorum, the votes so far ("1 of 2 approved: @ana"); "" otherwise.
         "tally": shown(tally_line(record)) if outstanding else "",
     }
-
-
-def question_kind(name: str) -> str:
-    """Which form the page draws: the three it knows, or a generic JSON one."""
-    return name if name in (ASK_USER, APPROVAL, FORM) else "other"
 
 
 def decision_detail(record: Question) -> str:

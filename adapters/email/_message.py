@@ -22,8 +22,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.message import EmailMessage
 from email.utils import format_datetime
-from typing import Any
+from typing import assert_never
 
+from bot.contract.payloads import (
+    ApprovalPayload,
+    AskUserPayload,
+    FormToolPayload,
+    OtherPayload,
+    Payload,
+)
 from bot.display import display
 from bot.service.delivering.messages import level_text, when
 
@@ -46,7 +53,7 @@ class Mailed:
 
     interrupt_id: str
     name: str
-    payload: Mapping[str, Any]
+    payload: Payload
     expires_at: float
     asked_by: str
     recipient: str
@@ -57,21 +64,21 @@ class Mailed:
     extra: Mapping[str, str] = field(default_factory=dict)
 
 
-def answers_of(name: str, payload: Mapping[str, Any]) -> list[tuple[str, str | None]]:
+def answers_of(payload: Payload) -> list[tuple[str, str | None]]:
     """Each answer the message offers, as (label, what the page shows preselected).
 
     An approval offers approve and reject; a question with options, each option
     of its first question; anything else (free text, a form) one link to answer.
     """
-    if name == "approval":
-        return [("Approve", "approve"), ("Reject", "reject")]
-    questions = payload.get("questions") if name == "ask_user" else None
-    if isinstance(questions, list) and len(questions) == 1:
-        options = questions[0].get("options") or []
-        labels = [str(o.get("label", "")) for o in options if o.get("label")]
-        if labels and not questions[0].get("multi_select"):
-            return [(label, label) for label in labels]
-    return [("Answer", None)]
+    match payload:
+        case ApprovalPayload():
+            return [("Approve", "approve"), ("Reject", "reject")]
+        case AskUserPayload(questions=[only]) if only.options and not only.multi_select:
+            return [(option.label, option.label) for option in only.options]
+        case AskUserPayload() | FormToolPayload() | OtherPayload():
+            return [("Answer", None)]
+        case _:
+            assert_never(payload)
 
 
 def message_id(interrupt_id: str, recipient: str, domain: str, *, part: str = "q") -> str:
@@ -80,18 +87,19 @@ def message_id(interrupt_id: str, recipient: str, domain: str, *, part: str = "q
     return f"<{part}.{digest}@{domain}>"
 
 
-def subject_of(name: str, payload: Mapping[str, Any]) -> str:
+def subject_of(name: str, payload: Payload) -> str:
     """A subject naming what is asked: the approval's action, the question, the form."""
-    match name:
-        case "approval":
-            text = f"Approval needed: {payload.get('action', '')}"
-        case "form":
-            text = f"Form to fill in: {payload.get('title', '')}"
-        case "ask_user":
-            questions = payload.get("questions") or [{}]
-            text = f"Question: {questions[0].get('question', '')}"
-        case _:
+    match payload:
+        case ApprovalPayload(action=action):
+            text = f"Approval needed: {action}"
+        case FormToolPayload(title=title):
+            text = f"Form to fill in: {title}"
+        case AskUserPayload(questions=questions):
+            text = f"Question: {questions[0].question}"
+        case OtherPayload():
             text = f"Question: {name}"
+        case _:
+            assert_never(payload)
     return _header(text)
 
 
@@ -135,11 +143,10 @@ def _envelope(mailed: Mailed, *, sender: str, subject: str) -> EmailMessage:
 
 def _facts(mailed: Mailed) -> list[tuple[str, str]]:
     """(label, value) lines every message shows, plain text (each part escapes its own)."""
-    payload = mailed.payload
     facts: list[tuple[str, str]] = []
-    if mailed.name == "approval":
-        facts.append(("Action", str(payload.get("action", ""))))
-        facts.append(("Risk", str(payload.get("risk", ""))))
+    if isinstance(mailed.payload, ApprovalPayload):
+        facts.append(("Action", mailed.payload.action))
+        facts.append(("Risk", mailed.payload.risk))
     facts.append(("Asked by", mailed.asked_by))
     facts.append(("Expires", when(mailed.expires_at)))
     if mailed.tally:
@@ -151,19 +158,21 @@ def _facts(mailed: Mailed) -> list[tuple[str, str]]:
 
 def _body_lines(mailed: Mailed) -> list[str]:
     """What is asked, in words, before the facts: the summary, each question, the form's text."""
-    payload = mailed.payload
-    match mailed.name:
-        case "approval":
-            return [str(payload.get("summary", ""))]
-        case "form":
-            return [str(payload.get("title", "")), str(payload.get("message", ""))]
-        case "ask_user":
-            return [str(q.get("question", "")) for q in payload.get("questions") or []]
-    return [json.dumps(dict(payload), indent=2, ensure_ascii=False)[:MAX_ARGUMENTS_CHARS]]
+    match mailed.payload:
+        case ApprovalPayload(summary=summary):
+            return [summary]
+        case FormToolPayload(title=title, message=message):
+            return [title, message]
+        case AskUserPayload(questions=questions):
+            return [q.question for q in questions]
+        case OtherPayload(values=values):
+            return [json.dumps(dict(values), indent=2, ensure_ascii=False)[:MAX_ARGUMENTS_CHARS]]
+        case _:
+            assert_never(mailed.payload)
 
 
 def _arguments(mailed: Mailed) -> str:
-    arguments = mailed.payload.get("arguments") if mailed.name == "approval" else None
+    arguments = mailed.payload.arguments if isinstance(mailed.payload, ApprovalPayload) else None
     if not arguments:
         return ""
     text = json.dumps(arguments, indent=2, ensure_ascii=False, sort_keys=True)
@@ -192,7 +201,7 @@ def _html(mailed: Mailed, intro: str) -> str:
         f'<p style="margin:0 0 12px;font-size:16px">{h(line)}</p>'.replace("\n", "<br>")
         for line in _body_lines(mailed)
     )
-    risk = str(mailed.payload.get("risk", ""))
+    risk = mailed.payload.risk if isinstance(mailed.payload, ApprovalPayload) else ""
     rows = ""
     for label, value in _facts(mailed):
         colour = RISK_COLOURS.get(risk, "#1f2328") if label == "Risk" else "#1f2328"

@@ -168,7 +168,7 @@ class EmailSurface:
         answerer = f"email:{recipient}"
         choices = [
             Choice(label, self.links.url_for(question, answerer, preselect=preselect))
-            for label, preselect in answers_of(question.name, question.payload)
+            for label, preselect in answers_of(question.payload)
         ]
         return Mailed(
             interrupt_id=question.interrupt_id,

@@ -280,6 +280,8 @@ class Gateway:
         match answer.get("decision"):
             case "approve" | "edit" as decision:
                 given = answer.get("arguments") if decision == "edit" else None
+                # The /v1 object's payload (wire JSON) of the approval this gateway asked,
+                # which always carries the call's arguments.
                 approved = dict(given) if isinstance(given, dict) else question.payload["arguments"]
                 return await self._once(replace(call, arguments=approved), question.id, base)
             case "respond":

@@ -25,6 +25,7 @@ from bot.admin import (
     summary_of,
     title_of,
 )
+from bot.contract.payloads import payload_json
 from bot.display import display
 from bot.service.delivering.messages import NOT_AN_ADMIN, moved_text
 
@@ -136,7 +137,7 @@ def _shown(shown: results.RecordShown) -> Json:
         for d in shown.deliveries
     ]
     history = [clip(_md(event_line(e)), 300) for e in shown.history[-MAX_EVENTS:]]
-    payload = clip(_md(json.dumps(record.payload, ensure_ascii=False)), 1500)
+    payload = clip(_md(json.dumps(payload_json(record.payload), ensure_ascii=False)), 1500)
     return _blocks(
         title_of(record.payload, record.name),
         [

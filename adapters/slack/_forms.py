@@ -25,6 +25,7 @@ from adapters._form_input import typed_number
 from adapters.slack import _limits as L
 from adapters.slack._limits import clip
 from bot.contract.form_schema import MAX_STRING
+from bot.contract.payloads import FormToolPayload
 from bot.display import display
 
 ANSWER = "answer"  # every input's action_id, as in ``_modals``
@@ -35,9 +36,8 @@ def field_block(name: str) -> str:
     return clip(f"f:{name}", L.BLOCK_ID)
 
 
-def properties(payload: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    schema = payload.get("schema")
-    found = schema.get("properties") if isinstance(schema, Mapping) else None
+def properties(payload: FormToolPayload) -> dict[str, Mapping[str, Any]]:
+    found = payload.form_schema.get("properties")
     if not isinstance(found, Mapping):
         return {}
     return {str(k): v for k, v in found.items() if isinstance(v, Mapping)}
@@ -50,12 +50,11 @@ def label_of(name: str, spec: Mapping[str, Any]) -> str:
 # -- the modal ----------------------------------------------------------------
 
 
-def form_inputs(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
+def form_inputs(payload: FormToolPayload) -> list[dict[str, Any]]:
     """The modal's blocks: the message, then one input per property."""
-    schema = payload.get("schema")
-    required = set(schema.get("required") or []) if isinstance(schema, Mapping) else set()
+    required = set(payload.form_schema.get("required") or [])
     blocks: list[dict[str, Any]] = []
-    message = display(payload.get("message") or "", markup="plain")
+    message = display(payload.message, markup="plain")
     if message:
         blocks.append(_note(message))
     for name, spec in properties(payload).items():
@@ -209,7 +208,7 @@ def _option(label: str, value: str) -> dict[str, Any]:
 # -- the submission -----------------------------------------------------------
 
 
-def form_answer_from_state(payload: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
+def form_answer_from_state(payload: FormToolPayload, values: Mapping[str, Any]) -> dict[str, Any]:
     """The schema's object out of ``view.state.values``; an empty input is left out."""
     answer: dict[str, Any] = {}
     for name, spec in properties(payload).items():

@@ -57,6 +57,7 @@ from adapters.slack._who import (
     who_where,
 )
 from bot.admin import AdminService, results
+from bot.contract.payloads import ApprovalPayload, OtherPayload, Payload
 from bot.display import display
 from bot.questions.records import Question
 from bot.service.answering import outcomes
@@ -81,11 +82,12 @@ ACK_BUDGET_SECONDS = 2.0
 CLICK = re.compile(f"^({CHOOSE}|{APPROVE}):")
 
 
-def is_click(payload: Mapping[str, Any]) -> bool:
-    """``payload`` is an answer click: bolt matches an action by the first of its actions."""
-    if payload.get("type") != "block_actions":
+def is_click(interaction: Mapping[str, Any]) -> bool:
+    """``interaction`` (the request's ``payload``) is an answer click: bolt matches an action
+    by the first of its actions."""
+    if interaction.get("type") != "block_actions":
         return False
-    actions = payload.get("actions") or [{}]
+    actions = interaction.get("actions") or [{}]
     return bool(CLICK.match(str(actions[0].get("action_id") or "")))
 
 
@@ -256,13 +258,13 @@ class Listeners:
         if question is None:
             await self._ephemeral(team, channel, user, QUESTION_CLOSED)
             return
-        kind = "edit" if edit else form_kind(question.name)
+        kind = "edit" if edit else form_kind(question.payload)
         metadata = Metadata(token, kind, channel, _message_ts(body), _thread(body))
-        if edit:
+        if edit and isinstance(question.payload, ApprovalPayload):
             view = edit_modal(question.payload, metadata)
         else:
             schema = self._schema(question.name)
-            view = answer_modal(question.name, question.payload, schema, metadata)
+            view = answer_modal(question.payload, schema, metadata)
         await self._open(body, view)
 
     async def submit(self, ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
@@ -272,7 +274,8 @@ class Listeners:
             log.warning("a modal came back without our metadata; ignored")
             return
         team, _, user = who_where(body)
-        payload: Mapping[str, Any] = {}
+        # A question closed meanwhile asks nothing: the redeem says why.
+        payload: Payload = OtherPayload({})
         schema: Mapping[str, Any] = {}
         if metadata.kind not in ("reject", "respond"):
             question = await self._question(metadata.token, team, metadata.channel)

@@ -18,16 +18,23 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, assert_never
 
 from adapters.slack import _forms
 from adapters.slack import _limits as L
 from adapters.slack._limits import clip
-from adapters.slack._render import APPROVAL, ASK_USER, FORM
 from adapters.slack._submissions import within_reach
 from bot.contract.decisions import MAX_MESSAGE
 from bot.contract.edits import edit_schema, field_text, unlisted
 from bot.contract.form_schema import is_json_field
+from bot.contract.payloads import (
+    ApprovalPayload,
+    AskUserItem,
+    AskUserPayload,
+    FormToolPayload,
+    OtherPayload,
+    Payload,
+)
 from bot.display import display
 
 FormKind = Literal["ask", "schema", "reject", "form", "edit", "respond"]
@@ -70,17 +77,23 @@ class Metadata:
         return cls(str(data["t"]), data["k"], str(data["c"]), str(data["m"]), str(data["h"]))
 
 
-def form_kind(name: str) -> FormKind:
-    if name == FORM:
-        return "form"
-    return "ask" if name == ASK_USER else "schema"
+def form_kind(payload: Payload) -> FormKind:
+    """Which modal answers ``payload``'s question: its form, its questions, or the inputs of
+    the interaction's response schema."""
+    match payload:
+        case FormToolPayload():
+            return "form"
+        case AskUserPayload():
+            return "ask"
+        case ApprovalPayload() | OtherPayload():
+            return "schema"
+        case _:
+            assert_never(payload)
 
 
-def answer_modal(
-    name: str, payload: Mapping[str, Any], schema: Mapping[str, Any], metadata: Metadata
-) -> dict[str, Any]:
+def answer_modal(payload: Payload, schema: Mapping[str, Any], metadata: Metadata) -> dict[str, Any]:
     """The "Answer…" modal: inputs for the question, submit sends them back."""
-    if metadata.kind == "form":
+    if metadata.kind == "form" and isinstance(payload, FormToolPayload):
         inputs = _forms.form_inputs(payload)
     elif metadata.kind == "ask":
         inputs = [_question_input(i, q) for i, q in enumerate(_questions(payload))]
@@ -92,9 +105,9 @@ def answer_modal(
         blocks.append(_note(f"…and {len(inputs) - room} more fields that do not fit a form."))
     if not blocks:
         blocks.append(_note("This question has nothing to fill in; submit to answer."))
-    title = "Approval" if name == APPROVAL else "Answer the question"
-    if metadata.kind == "form":
-        title = _shown(payload.get("title") or "Fill in the form")
+    title = "Approval" if isinstance(payload, ApprovalPayload) else "Answer the question"
+    if metadata.kind == "form" and isinstance(payload, FormToolPayload):
+        title = _shown(payload.title or "Fill in the form")
     return _modal(title, "Send answer", blocks, metadata)
 
 
@@ -118,15 +131,14 @@ def reject_modal(metadata: Metadata) -> dict[str, Any]:
     return _modal("Reject", "Reject", blocks, metadata)
 
 
-def edit_modal(payload: Mapping[str, Any], metadata: Metadata) -> dict[str, Any]:
+def edit_modal(payload: ApprovalPayload, metadata: Metadata) -> dict[str, Any]:
     """Approve with changes: one input per argument, prefilled with the value asked.
 
     An argument whose text cannot be shown as typed (longer than an input holds, or with
     hidden controls, which an input would hide), or that the question's schema does not
     list, gets no input and keeps its value; the modal names them."""
     blocks = [_note("*Approve with changes.* The action runs with the arguments below.")]
-    original = payload.get("arguments")
-    original = original if isinstance(original, Mapping) else {}
+    original = payload.arguments
     kept: list[str] = unlisted(payload)
     for name, spec in edit_schema(payload).get("properties", {}).items():
         if len(blocks) >= L.MODAL_BLOCKS - 1:
@@ -157,7 +169,7 @@ def edit_modal(payload: Mapping[str, Any], metadata: Metadata) -> dict[str, Any]
 def _edit_element(spec: Mapping[str, Any], current: Any) -> dict[str, Any] | None:
     choices = _schema_choices(spec)
     if choices and len(choices) <= L.SELECT_OPTIONS:
-        options = [_option(i, {"label": c}, described=False) for i, c in enumerate(choices)]
+        options = [_option(i, c, described=False) for i, c in enumerate(choices)]
         if spec.get("type") == "array":
             picked = [options[choices.index(c)] for c in current or () if c in choices]
             many: dict[str, Any] = {"type": "multi_static_select", "action_id": ANSWER}
@@ -203,11 +215,10 @@ def _edit_block(name: str) -> str:
     return clip(f"e:{name}", L.BLOCK_ID)
 
 
-def _edit_answer(payload: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
+def _edit_answer(payload: ApprovalPayload, values: Mapping[str, Any]) -> dict[str, Any]:
     """The edited arguments as typed: each input's text (a choice's value), and the asked
     value for an argument the modal did not show; ``bot/`` checks and types them."""
-    original = payload.get("arguments")
-    arguments = dict(original) if isinstance(original, Mapping) else {}
+    arguments = dict(payload.arguments)
     for name, spec in edit_schema(payload).get("properties", {}).items():
         block = values.get(_edit_block(name))
         if block is None:
@@ -225,7 +236,7 @@ def _edit_answer(payload: Mapping[str, Any], values: Mapping[str, Any]) -> dict[
 
 def answer_from_state(
     metadata: Metadata,
-    payload: Mapping[str, Any],
+    payload: Payload,
     schema: Mapping[str, Any],
     values: Mapping[str, Any],
 ) -> dict[str, Any]:
@@ -234,20 +245,24 @@ def answer_from_state(
         comment = _read(values.get("comment", {}).get(ANSWER, {}))
         return {"decision": "reject", "comment": comment if isinstance(comment, str) else ""}
     if metadata.kind == "edit":
-        return _edit_answer(payload, values)
+        if isinstance(payload, ApprovalPayload):
+            return _edit_answer(payload, values)
+        return {"decision": "edit", "arguments": {}}  # no approval to edit: bot/ refuses it
     if metadata.kind == "respond":
         message = _read(values.get("message", {}).get(ANSWER, {}))
         return {"decision": "respond", "message": message if isinstance(message, str) else ""}
     if metadata.kind == "form":
-        return _forms.form_answer_from_state(payload, values)
+        if isinstance(payload, FormToolPayload):
+            return _forms.form_answer_from_state(payload, values)
+        return {}
     if metadata.kind == "ask":
         answers: dict[str, Any] = {}
         for i, question in enumerate(_questions(payload)):
             value = _read(values.get(f"q{i}", {}).get(ANSWER, {}))
-            labels = [str(o.get("label", "")) for o in _options_of(question)]
+            labels = [option.label for option in question.options]
             if labels:
                 value = _chosen(labels, value)
-            answers[str(question.get("question", ""))] = "" if value is None else value
+            answers[question.question] = "" if value is None else value
         return {"answers": answers}
     answer: dict[str, Any] = {}
     properties = schema.get("properties") or {}
@@ -265,16 +280,17 @@ def answer_from_state(
 
 def errors_for(
     metadata: Metadata,
-    payload: Mapping[str, Any],
+    payload: Payload,
     schema: Mapping[str, Any],
     fields: Mapping[str, str],
 ) -> dict[str, str]:
     """Validation problems keyed by the input block they belong under."""
     errors: dict[str, str] = {}
     questions = _questions(payload)
-    form = metadata.kind == "form"
-    names = list(_forms.properties(payload) if form else schema.get("properties") or {})
-    if metadata.kind == "edit":
+    names = list(schema.get("properties") or {})
+    if metadata.kind == "form" and isinstance(payload, FormToolPayload):
+        names = list(_forms.properties(payload))
+    if metadata.kind == "edit" and isinstance(payload, ApprovalPayload):
         names = list(edit_schema(payload).get("properties", {}))
     for where, problem in fields.items():
         block = _block_for(metadata, questions, names, where, problem)
@@ -285,11 +301,11 @@ def errors_for(
 # -- inputs -------------------------------------------------------------------
 
 
-def _question_input(index: int, question: Mapping[str, Any]) -> dict[str, Any]:
-    text = _shown(question.get("question", ""))
-    header = _shown(question.get("header") or "")
-    options = _options_of(question)
-    multi = bool(question.get("multi_select"))
+def _question_input(index: int, question: AskUserItem) -> dict[str, Any]:
+    text = _shown(question.question)
+    header = _shown(question.header)
+    options = [(option.label, option.description) for option in question.options]
+    multi = question.multi_select
     if not options:
         element: dict[str, Any] = {
             "type": "plain_text_input",
@@ -310,10 +326,11 @@ def _question_input(index: int, question: Mapping[str, Any]) -> dict[str, Any]:
     return block
 
 
-def _choice(options: list[Mapping[str, Any]], *, multi: bool) -> dict[str, Any]:
+def _choice(options: list[tuple[str, str]], *, multi: bool) -> dict[str, Any]:
+    """Radio buttons or checkboxes for a few (label, description) options, else a select."""
     few = len(options) <= L.CHOICE_OPTIONS
     shown = options[: L.SELECT_OPTIONS]
-    items = [_option(i, o, described=few) for i, o in enumerate(shown)]
+    items = [_option(i, label, text, described=few) for i, (label, text) in enumerate(shown)]
     if few:
         return {
             "type": "checkboxes" if multi else "radio_buttons",
@@ -329,19 +346,15 @@ def _choice(options: list[Mapping[str, Any]], *, multi: bool) -> dict[str, Any]:
     return element
 
 
-def _option(index: int, option: Mapping[str, Any], *, described: bool) -> dict[str, Any]:
+def _option(index: int, label: str, description: str = "", *, described: bool) -> dict[str, Any]:
     item: dict[str, Any] = {
-        "text": _plain(clip(_shown(option.get("label", "")), L.OPTION_TEXT)),
+        "text": _plain(clip(_shown(label), L.OPTION_TEXT)),
         "value": str(index),
     }
-    description = _shown(option.get("description") or "")
-    if described and description:
-        item["description"] = _plain(clip(description, L.OPTION_DESCRIPTION))
+    shown = _shown(description)
+    if described and shown:
+        item["description"] = _plain(clip(shown, L.OPTION_DESCRIPTION))
     return item
-
-
-def _options_of(question: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return [o for o in question.get("options") or [] if isinstance(o, Mapping)]
 
 
 def _chosen(labels: list[str], value: Any) -> Any:
@@ -383,9 +396,9 @@ def _schema_element(spec: Mapping[str, Any]) -> dict[str, Any]:
     raw_items = spec.get("items")
     items: Mapping[str, Any] = raw_items if isinstance(raw_items, Mapping) else {}
     if isinstance(enum, list) and enum:
-        return _choice([{"label": str(v)} for v in enum], multi=False)
+        return _choice([(str(v), "") for v in enum], multi=False)
     if kind == "array" and isinstance(items.get("enum"), list):
-        return _choice([{"label": str(v)} for v in items["enum"]], multi=True)
+        return _choice([(str(v), "") for v in items["enum"]], multi=True)
     if kind == "boolean":
         return {
             "type": "checkboxes",
@@ -436,7 +449,7 @@ def _typed(value: Any, spec: Mapping[str, Any]) -> Any:
 
 def _block_for(
     metadata: Metadata,
-    questions: list[Mapping[str, Any]],
+    questions: list[AskUserItem],
     properties: list[str],
     where: str,
     problem: str,
@@ -456,7 +469,7 @@ def _block_for(
         return _field_block(field if field in properties or not properties else properties[0])
     # ask_user's checks name the question by header (or text) in quotes.
     for i, question in enumerate(questions):
-        for name in (question.get("header"), question.get("question")):
+        for name in (question.header, question.question):
             if name and re.search(re.escape(repr(str(name))), problem):
                 return f"q{i}"
     return "q0"
@@ -466,9 +479,8 @@ def _field_block(field: str) -> str:
     return _forms.field_block(field)
 
 
-def _questions(payload: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    questions = payload.get("questions")
-    return [q for q in questions if isinstance(q, Mapping)] if isinstance(questions, list) else []
+def _questions(payload: Payload) -> list[AskUserItem]:
+    return list(payload.questions) if isinstance(payload, AskUserPayload) else []
 
 
 def _modal(

@@ -27,12 +27,20 @@ import re
 import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, assert_never
 
 from adapters.slack import _limits as L
 from adapters.slack._forms import label_of, properties
 from adapters.slack._limits import clip, fit
-from bot.contract.decisions import allowed
+from bot.contract.payloads import (
+    ApprovalPayload,
+    AskUserItem,
+    AskUserPayload,
+    FormToolPayload,
+    OtherPayload,
+    Payload,
+    allowed,
+)
 from bot.display import display
 from bot.questions.quorum import rejected_on_expiry
 from bot.questions.records import Question, QuestionStatus
@@ -99,22 +107,25 @@ def parse_value(value: str) -> tuple[str, dict[str, Any]]:
     return token, answer
 
 
-def kind_of(name: str, payload: Mapping[str, Any], token: str) -> Kind:
-    if name == APPROVAL:
-        return "approval"
-    questions = _questions(payload) if name == ASK_USER else []
-    if len(questions) == 1:
-        question = questions[0]
-        options = _options(question)
-        values = [button_value(token, _ask_answer(question, label)) for label in options]
-        if (
-            0 < len(options) <= MAX_BUTTONS
-            and not question.get("multi_select")
-            and all(len(label) <= L.BUTTON_TEXT for label in options)
-            and all(len(value) <= L.BUTTON_VALUE for value in values)
-        ):
-            return "buttons"
-    return "modal"
+def kind_of(payload: Payload, token: str) -> Kind:
+    match payload:
+        case ApprovalPayload():
+            return "approval"
+        case AskUserPayload(questions=[question]):
+            labels = [option.label for option in question.options]
+            values = [button_value(token, _ask_answer(question, label)) for label in labels]
+            if (
+                0 < len(labels) <= MAX_BUTTONS
+                and not question.multi_select
+                and all(len(label) <= L.BUTTON_TEXT for label in labels)
+                and all(len(value) <= L.BUTTON_VALUE for value in values)
+            ):
+                return "buttons"
+            return "modal"
+        case AskUserPayload() | FormToolPayload() | OtherPayload():
+            return "modal"
+        case _:
+            assert_never(payload)
 
 
 def question_message(
@@ -126,16 +137,16 @@ def question_message(
     ``requester`` and ``audience`` are mrkdwn; ``tally``, under a quorum, the
     votes so far as mrkdwn ("1 of 2 approved: <@U1>"), "" otherwise.
     """
-    name, payload = question.name, question.payload
-    kind = kind_of(name, payload, token)
-    blocks = _body(name, payload, expanded=kind != "buttons")
+    payload = question.payload
+    kind = kind_of(payload, token)
+    blocks = _body(payload, expanded=kind != "buttons")
     blocks.append(_actions(kind, payload, token))
     blocks.append(_context(asked_line(requester, audience, slack_date(question.expires_at))))
     if tally:
         blocks.append(_context(tally))
     if question.level:
         blocks.append(_context(level_text(question.level)))
-    return _fit(_summary(name, payload), blocks)
+    return _fit(_summary(payload), blocks)
 
 
 def closed_message(record: Question, *, requester: str, by: str) -> dict[str, Any]:
@@ -143,8 +154,9 @@ def closed_message(record: Question, *, requester: str, by: str) -> dict[str, An
 
     ``requester`` and ``by`` are mrkdwn (``by`` is who closed it, as Slack shows them).
     """
-    blocks = _body(record.name, record.payload, expanded=False)
-    if record.name == FORM and record.status is QuestionStatus.ANSWERED and record.answer:
+    blocks = _body(record.payload, expanded=False)
+    answered = record.status is QuestionStatus.ANSWERED and record.answer
+    if isinstance(record.payload, FormToolPayload) and answered and record.answer:
         fields = _form_answer(record.payload, record.answer)
         if fields:
             blocks.append({"type": "section", "fields": fields})
@@ -235,51 +247,50 @@ def name_shown(name: str) -> str:
 # -- blocks -------------------------------------------------------------------
 
 
-def _body(name: str, payload: Mapping[str, Any], *, expanded: bool) -> list[dict[str, Any]]:
-    if name == APPROVAL:
-        return _approval_body(payload)
-    if name == FORM:
-        return [_section(_form_text(payload))]
-    if name == ASK_USER:
-        blocks: list[dict[str, Any]] = []
-        questions = _questions(payload)
-        # Room for the actions, the context and a "more" line.
-        room = L.MESSAGE_BLOCKS - 3
-        for question in questions[:room]:
-            blocks.append(_section(_question_text(question, expanded=expanded)))
-        if len(questions) > room:
-            blocks.append(_section(f"…and {len(questions) - room} more questions in the form."))
-        return blocks
-    return [_section(_fields_text(payload))]
+def _body(payload: Payload, *, expanded: bool) -> list[dict[str, Any]]:
+    match payload:
+        case ApprovalPayload():
+            return _approval_body(payload)
+        case FormToolPayload():
+            return [_section(_form_text(payload))]
+        case AskUserPayload(questions=questions):
+            blocks: list[dict[str, Any]] = []
+            # Room for the actions, the context and a "more" line.
+            room = L.MESSAGE_BLOCKS - 3
+            for question in questions[:room]:
+                blocks.append(_section(_question_text(question, expanded=expanded)))
+            if len(questions) > room:
+                blocks.append(_section(f"…and {len(questions) - room} more questions in the form."))
+            return blocks
+        case OtherPayload(values=values):
+            return [_section(_fields_text(values))]
+        case _:
+            assert_never(payload)
 
 
-def _approval_body(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
-    action = _md(payload.get("action", ""))
-    summary = _md(payload.get("summary", ""))
+def _approval_body(payload: ApprovalPayload) -> list[dict[str, Any]]:
+    action = _md(payload.action)
+    summary = _md(payload.summary)
     section = _section(f"*Approval requested: {action}*\n{summary}")
-    fields = [_mrkdwn(clip(f"*Risk*\n{_md(payload.get('risk', 'medium'))}", 2000))]
-    arguments = payload.get("arguments") or {}
-    if isinstance(arguments, Mapping):
-        items = list(arguments.items())
-        for key, value in items[: L.SECTION_FIELDS - 2]:
-            shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-            fields.append(
-                _mrkdwn(clip(f"*{clip(_md(key), 200)}*\n{_md(shown)}", APPROVAL_FIELD_TEXT))
-            )
-        if len(items) > L.SECTION_FIELDS - 2:
-            fields.append(_mrkdwn(f"…and {len(items) - (L.SECTION_FIELDS - 2)} more arguments"))
+    fields = [_mrkdwn(clip(f"*Risk*\n{_md(payload.risk)}", 2000))]
+    items = list(payload.arguments.items())
+    for key, value in items[: L.SECTION_FIELDS - 2]:
+        shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        fields.append(_mrkdwn(clip(f"*{clip(_md(key), 200)}*\n{_md(shown)}", APPROVAL_FIELD_TEXT)))
+    if len(items) > L.SECTION_FIELDS - 2:
+        fields.append(_mrkdwn(f"…and {len(items) - (L.SECTION_FIELDS - 2)} more arguments"))
     return [section, {"type": "section", "fields": fields}]
 
 
-def _form_text(payload: Mapping[str, Any]) -> str:
-    title = _md(payload.get("title") or "A form to fill in")
-    message = _md(payload.get("message") or "")
+def _form_text(payload: FormToolPayload) -> str:
+    title = _md(payload.title or "A form to fill in")
+    message = _md(payload.message)
     labels = ", ".join(clip(_md(label_of(k, v)), 100) for k, v in properties(payload).items())
     lines = [f"*{title}*", message, f"Fields: {labels}" if labels else ""]
     return "\n".join(line for line in lines if line)
 
 
-def _form_answer(payload: Mapping[str, Any], answer: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _form_answer(payload: FormToolPayload, answer: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The submitted fields, ``*Label*`` over the value, within a section's ten."""
     shown = []
     for name, spec in properties(payload).items():
@@ -300,35 +311,36 @@ def _form_value(value: Any) -> str:
     return str(value)
 
 
-def _question_text(question: Mapping[str, Any], *, expanded: bool) -> str:
-    header = _md(question.get("header") or "")
-    text = _md(question.get("question", ""))
+def _question_text(question: AskUserItem, *, expanded: bool) -> str:
+    header = _md(question.header)
+    text = _md(question.question)
     lines = [f"*{header}*\n{text}" if header else f"*{text}*"]
     if expanded:
-        for option in question.get("options") or []:
-            if isinstance(option, Mapping):
-                label = _md(option.get("label", ""))
-                description = _md(option.get("description") or "")
-                lines.append(f"• {label}" + (f": {description}" if description else ""))
+        for option in question.options:
+            label = _md(option.label)
+            description = _md(option.description)
+            lines.append(f"• {label}" + (f": {description}" if description else ""))
     return "\n".join(lines)
 
 
-def _fields_text(payload: Mapping[str, Any]) -> str:
+def _fields_text(values: Mapping[str, Any]) -> str:
     lines = []
-    for key, value in payload.items():
+    for key, value in values.items():
         shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         lines.append(f"*{_md(key)}*: {_md(shown)}")
     return "\n".join(lines) or "A question is waiting for an answer."
 
 
-def _actions(kind: Kind, payload: Mapping[str, Any], token: str) -> dict[str, Any]:
-    if kind == "buttons":
-        question = _questions(payload)[0]
+def _actions(kind: Kind, payload: Payload, token: str) -> dict[str, Any]:
+    if kind == "buttons" and isinstance(payload, AskUserPayload):
+        question = payload.questions[0]
         elements = [
-            _button(label, CHOOSE, button_value(token, _ask_answer(question, label)), i)
-            for i, label in enumerate(_options(question))
+            _button(
+                option.label, CHOOSE, button_value(token, _ask_answer(question, option.label)), i
+            )
+            for i, option in enumerate(question.options)
         ]
-    elif kind == "approval":
+    elif kind == "approval" and isinstance(payload, ApprovalPayload):
         approve = _button("Approve", APPROVE, button_value(token, {"decision": "approve"}), 0)
         approve["style"] = "primary"
         reject = _button("Reject…", REJECT, button_value(token, {"decision": "reject"}), 1)
@@ -383,32 +395,20 @@ def _fit(summary: str, blocks: list[dict[str, Any]]) -> dict[str, Any]:
     return {"text": clip(summary, L.FALLBACK_TEXT), "blocks": fit(blocks)}
 
 
-def _summary(name: str, payload: Mapping[str, Any]) -> str:
+def _summary(payload: Payload) -> str:
     """The notification text: mrkdwn as well, so shown through ``_md`` like the blocks."""
-    if name == APPROVAL:
-        return f"Approval requested: {_md(payload.get('action', ''))}"
-    if name == FORM:
-        return f"Form: {_md(payload.get('title', ''))}"
-    questions = _questions(payload)
-    if questions:
-        return f"Question: {_md(questions[0].get('question', ''))}"
-    return "A question is waiting for an answer."
+    match payload:
+        case ApprovalPayload(action=action):
+            return f"Approval requested: {_md(action)}"
+        case FormToolPayload(title=title):
+            return f"Form: {_md(title)}"
+        case AskUserPayload(questions=questions):
+            return f"Question: {_md(questions[0].question)}"
+        case OtherPayload():
+            return "A question is waiting for an answer."
+        case _:
+            assert_never(payload)
 
 
-def _questions(payload: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    questions = payload.get("questions")
-    if not isinstance(questions, list):
-        return []
-    return [q for q in questions if isinstance(q, Mapping)]
-
-
-def _options(question: Mapping[str, Any]) -> list[str]:
-    return [
-        str(option.get("label", ""))
-        for option in question.get("options") or []
-        if isinstance(option, Mapping)
-    ]
-
-
-def _ask_answer(question: Mapping[str, Any], label: str) -> dict[str, Any]:
-    return {"answers": {str(question.get("question", "")): label}}
+def _ask_answer(question: AskUserItem, label: str) -> dict[str, Any]:
+    return {"answers": {question.question: label}}

@@ -36,6 +36,7 @@ from bot.admin import (
     summary_of,
     title_of,
 )
+from bot.contract.payloads import payload_json
 from bot.service.delivering.messages import NOT_AN_ADMIN, moved_text, when
 
 VERBS = frozenset(usage.name for usage in USAGES)
@@ -191,7 +192,7 @@ def _shown_within(shown: results.RecordShown, limits: Limits, kept: int | None) 
         deliveries = deliveries[:kept]
         history = history[len(history) - max(kept - len(deliveries), 0) :]
     left = len(shown.deliveries) + len(shown.history[-MAX_EVENTS:]) - len(deliveries) - len(history)
-    raw = json.dumps(record.payload, ensure_ascii=False)
+    raw = json.dumps(payload_json(record.payload), ensure_ascii=False)
     payload = md(raw, min(MAX_PAYLOAD_CHARS, limits.text))
     line = limits.label + 100
     body = [

@@ -8,29 +8,38 @@ this module) is what refuses it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, assert_never
 
 from adapters.teams._form_card import field_id, form_answer, properties
 from bot.contract.edits import edit_schema
+from bot.contract.payloads import (
+    ApprovalPayload,
+    AskUserPayload,
+    FormToolPayload,
+    OtherPayload,
+    Payload,
+)
 
 Json = dict[str, Any]
 
 
-def answer_from(
-    name: str, payload: Json, data: Mapping[str, Any], *, schema: Json | None = None
-) -> Json:
+def answer_from(payload: Payload, data: Mapping[str, Any], *, schema: Json | None = None) -> Json:
     """The answer in the shape the interaction's response schema expects."""
-    if name == "ask_user":
-        return _ask_user(payload, data)
-    if name == "approval":
-        return _approval(payload, data)
-    if name == "form":
-        return form_answer(payload, data)
-    return {
-        key[2:]: _split(value) if _is_list_field(schema or {}, key[2:]) else value
-        for key, value in data.items()
-        if key.startswith("f_") and value not in ("", None)
-    }
+    match payload:
+        case AskUserPayload():
+            return _ask_user(payload, data)
+        case ApprovalPayload():
+            return _approval(payload, data)
+        case FormToolPayload():
+            return form_answer(payload, data)
+        case OtherPayload():
+            return {
+                key[2:]: _split(value) if _is_list_field(schema or {}, key[2:]) else value
+                for key, value in data.items()
+                if key.startswith("f_") and value not in ("", None)
+            }
+        case _:
+            assert_never(payload)
 
 
 def edit_input(index: int) -> str:
@@ -38,15 +47,20 @@ def edit_input(index: int) -> str:
     return f"a{index}"
 
 
-def _approval(payload: Json, data: Mapping[str, Any]) -> Json:
+def decision_answer(data: Mapping[str, Any]) -> Json:
+    """An approval's answer other than an edit, which needs nothing from the question."""
     answer: Json = {"decision": data.get("decision", ""), "comment": str(data.get("comment") or "")}
     if answer["decision"] == "respond":
         answer["message"] = str(data.get("message") or "")
+    return answer
+
+
+def _approval(payload: ApprovalPayload, data: Mapping[str, Any]) -> Json:
+    answer = decision_answer(data)
     if answer["decision"] == "edit":
         # The arguments as asked, each shown input's text over its value. Teams sends no
         # value for an input left empty, so a drawn input (``edits``) absent was emptied.
-        original = payload.get("arguments")
-        arguments = dict(original) if isinstance(original, dict) else {}
+        arguments = dict(payload.arguments)
         drawn = str(data.get("edits") or "").split(",")
         for index, name in enumerate(edit_schema(payload).get("properties", {})):
             given = data.get(edit_input(index))
@@ -58,18 +72,18 @@ def _approval(payload: Json, data: Mapping[str, Any]) -> Json:
     return answer
 
 
-def _ask_user(payload: Json, data: Mapping[str, Any]) -> Json:
+def _ask_user(payload: AskUserPayload, data: Mapping[str, Any]) -> Json:
     answers: Json = {}
-    for index, question in enumerate(payload.get("questions", [])):
+    for index, question in enumerate(payload.questions):
         raw = data.get(f"q{index}")
-        labels = [str(o.get("label", "")) for o in question.get("options", [])]
+        labels = [option.label for option in question.options]
         text = "" if raw is None else str(raw)
         if not labels:
-            answers[question["question"]] = text
-        elif question.get("multi_select"):
-            answers[question["question"]] = [_label(labels, part) for part in _split(text)]
+            answers[question.question] = text
+        elif question.multi_select:
+            answers[question.question] = [_label(labels, part) for part in _split(text)]
         else:
-            answers[question["question"]] = _label(labels, text) if text else ""
+            answers[question.question] = _label(labels, text) if text else ""
     return {"answers": answers}
 
 
@@ -92,29 +106,37 @@ def _is_list_field(schema: Json, name: str) -> bool:
     return any(isinstance(b, dict) and b.get("type") == "array" for b in branches)
 
 
-def errors_for(name: str, payload: Json, fields: Mapping[str, str]) -> dict[str, str]:
+def errors_for(payload: Payload, fields: Mapping[str, str]) -> dict[str, str]:
     """Validation problems keyed by the input they belong beside ("" for the card)."""
     placed: dict[str, str] = {}
-    questions = payload.get("questions", []) if name == "ask_user" else []
-    named = properties(payload) if name == "form" else {}
     for where, problem in fields.items():
-        key = ""
-        if name == "approval" and where in ("comment", "message"):
-            key = where
-        elif name == "approval" and where.startswith("arguments."):
-            edited = list(edit_schema(payload).get("properties", {}))
-            argument = where.removeprefix("arguments.")
-            key = edit_input(edited.index(argument)) if argument in edited else ""
-        elif name == "form":
-            key = field_id(where) if where in named else ""
-        elif name not in ("ask_user", "approval") and where.split(".")[0] != "answer":
-            key = f"f_{where.split('.')[0]}"
-        for index, question in enumerate(questions):
-            if repr(question.get("header") or question.get("question")) in problem:
-                key = f"q{index}"
-                break
+        key = _input_of(payload, where, problem)
         placed[key] = f"{placed[key]} {problem}" if key in placed else problem
     return placed
+
+
+def _input_of(payload: Payload, where: str, problem: str) -> str:
+    """The input a problem with ``where`` belongs beside: "" for the card as a whole."""
+    match payload:
+        case ApprovalPayload():
+            if where in ("comment", "message"):
+                return where
+            if where.startswith("arguments."):
+                edited = list(edit_schema(payload).get("properties", {}))
+                argument = where.removeprefix("arguments.")
+                return edit_input(edited.index(argument)) if argument in edited else ""
+            return ""
+        case FormToolPayload():
+            return field_id(where) if where in properties(payload) else ""
+        case AskUserPayload(questions=questions):
+            for index, question in enumerate(questions):
+                if repr(question.header or question.question) in problem:
+                    return f"q{index}"
+            return ""
+        case OtherPayload():
+            return f"f_{where.split('.')[0]}" if where.split(".")[0] != "answer" else ""
+        case _:
+            assert_never(payload)
 
 
 def values_from(data: Mapping[str, Any]) -> dict[str, str]:

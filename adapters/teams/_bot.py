@@ -22,7 +22,7 @@ from adapters.teams._activity import (
     submitted,
 )
 from adapters.teams._admin import admin_card, admin_words
-from adapters.teams._answers import answer_from, errors_for, values_from
+from adapters.teams._answers import answer_from, decision_answer, errors_for, values_from
 from adapters.teams._card_kit import CARD_CONTENT_TYPE, Json, attachment
 from adapters.teams._cards import question_card
 from adapters.teams._closed import closed_card, refusal_card
@@ -176,7 +176,7 @@ class TeamsBot:
             found = await self._question(self.service(), activity, data)
         if isinstance(outcome, outcomes.AnswerInvalid) and found is not None:
             run, record = found
-            errors = errors_for(record.name, record.payload, outcome.fields)
+            errors = errors_for(record.payload, outcome.fields)
             context = self.surface.card_context(
                 run,
                 record,
@@ -217,14 +217,12 @@ class TeamsBot:
         if data.get("kind") == "approval" and data.get("decision") != "edit":
             # An approval's answer needs nothing from the question: skip the read.
             # A forged kind only shapes the answer wrongly, which validation refuses.
-            answer = answer_from("approval", {}, data)
+            answer = decision_answer(data)
         else:
             found = await self._question(service, activity, data)
         if found is not None:
             _, record = found
-            answer = answer_from(
-                record.name, record.payload, data, schema=self.surface.schema_of(record.name)
-            )
+            answer = answer_from(record.payload, data, schema=self.surface.schema_of(record.name))
         outcome = await service.redeem(
             str(data.get("token", "")),
             answer,

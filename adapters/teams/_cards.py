@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, assert_never
 
 from adapters.teams._answers import edit_input
 from adapters.teams._card_kit import (
@@ -35,9 +35,18 @@ from adapters.teams._card_kit import (
     title,
 )
 from adapters.teams._form_card import form_inputs, kept_fields, properties
-from bot.contract.decisions import MAX_MESSAGE, allowed
+from bot.contract.decisions import MAX_MESSAGE
 from bot.contract.edits import edit_schema, field_text, unlisted
 from bot.contract.form_schema import is_json_field
+from bot.contract.payloads import (
+    ApprovalPayload,
+    AskUserItem,
+    AskUserOption,
+    AskUserPayload,
+    FormToolPayload,
+    OtherPayload,
+    allowed,
+)
 from bot.questions.records import Question
 from bot.service.delivering.messages import expires_text, level_text
 
@@ -72,18 +81,26 @@ class CardContext:
 
 def question_card(asked: CardContext) -> Json:
     """The card for any interaction, within Teams' size limit."""
-    if asked.question.name == "ask_user":
-        return fit(lambda limits, _shown: _ask_user(asked, limits))
-    if asked.question.name == "approval":
-        arguments = asked.question.payload.get("arguments")
-        count = len(arguments) if isinstance(arguments, dict) else 0
-        return fit(lambda limits, shown: _approval(asked, limits, shown), items=count)
-    if asked.question.name == "form":
-        count = len(properties(asked.question.payload))
-        return fit(lambda limits, shown: _form(asked, limits, shown), items=count)
-    return fit(
-        lambda limits, shown: _schema(asked, limits, shown), items=len(asked.question.payload)
-    )
+    payload = asked.question.payload
+    match payload:
+        case AskUserPayload():
+            return fit(lambda limits, _shown: _ask_user(asked, payload, limits))
+        case ApprovalPayload():
+            return fit(
+                lambda limits, shown: _approval(asked, payload, limits, shown),
+                items=len(payload.arguments),
+            )
+        case FormToolPayload():
+            return fit(
+                lambda limits, shown: _form(asked, payload, limits, shown),
+                items=len(properties(payload)),
+            )
+        case OtherPayload(values=values):
+            return fit(
+                lambda limits, shown: _schema(asked, values, limits, shown), items=len(values)
+            )
+        case _:
+            assert_never(payload)
 
 
 def _frame(asked: CardContext, heading: str, inner: list[Json], limits: Limits) -> list[Json]:
@@ -115,11 +132,11 @@ def _kept_value(asked: CardContext, input_id: str, element: Json, limits: Limits
         element["value"] = cut(asked.values[input_id], limits.text)
 
 
-def _ask_user(asked: CardContext, limits: Limits) -> Json:
-    questions = [q for q in asked.question.payload.get("questions", []) if isinstance(q, dict)]
+def _ask_user(asked: CardContext, payload: AskUserPayload, limits: Limits) -> Json:
+    questions = payload.questions
     data = answer_data(asked.token, asked.question.interrupt_id)
     only = questions[0] if len(questions) == 1 else None
-    if only and not only.get("multi_select") and 0 < len(only.get("options", [])) <= MAX_BUTTONS:
+    if only and not only.multi_select and 0 < len(only.options) <= MAX_BUTTONS:
         return _buttons(asked, only, limits)
     inner: list[Json] = []
     for index, question in enumerate(questions):
@@ -129,11 +146,10 @@ def _ask_user(asked: CardContext, limits: Limits) -> Json:
     return card(body, [execute("Send answer", data, style="positive")])
 
 
-def _buttons(asked: CardContext, question: Json, limits: Limits) -> Json:
+def _buttons(asked: CardContext, question: AskUserItem, limits: Limits) -> Json:
     """One question with a few options and nothing to type: the options are the buttons."""
-    options = question["options"]
-    inner = [text(md(question.get("question", ""), limits.text))]
-    described = [(str(o.get("label", "")), str(o.get("description", ""))) for o in options]
+    inner = [text(md(question.question, limits.text))]
+    described = [(o.label, o.description) for o in question.options]
     if any(description for _, description in described):
         inner.append(facts([(md(k, limits.label), md(v, limits.label)) for k, v in described]))
     if asked.errors.get("q0"):
@@ -145,19 +161,21 @@ def _buttons(asked: CardContext, question: Json, limits: Limits) -> Json:
         )
         for i, (label, _) in enumerate(described)
     ]
-    header = question.get("header")
+    header = question.header
     heading = md(header, limits.label) if header else "The agent has a question"
     return card(_frame(asked, heading, inner, limits), actions)
 
 
-def _question(asked: CardContext, input_id: str, question: Json, limits: Limits) -> list[Json]:
+def _question(
+    asked: CardContext, input_id: str, question: AskUserItem, limits: Limits
+) -> list[Json]:
     """The question as its input's label (read out with it, starred as required), under its
     header when it has one."""
-    header = str(question.get("header") or "")
-    options = [o for o in question.get("options", []) if isinstance(o, dict)]
+    header = question.header
+    options = question.options
     element: Json
     if options:
-        multi = bool(question.get("multi_select"))
+        multi = question.multi_select
         element = {
             "type": "Input.ChoiceSet",
             "id": input_id,
@@ -178,28 +196,28 @@ def _question(asked: CardContext, input_id: str, question: Json, limits: Limits)
             "errorMessage": "Type an answer.",
             "placeholder": "Your answer",
         }
-    element["label"] = plain(question.get("question", ""), limits.text)
+    element["label"] = plain(question.question, limits.text)
     element["isRequired"] = True
     _kept_value(asked, input_id, element, limits)
     heading = [text(md(header, limits.label), weight="bolder")] if header else []
     return [*heading, *_with_error(asked, input_id, element, limits)]
 
 
-def _option_title(option: Json, limits: Limits) -> str:
-    label = str(option.get("label", ""))
-    description = str(option.get("description", ""))
+def _option_title(option: AskUserOption, limits: Limits) -> str:
+    label, description = option.label, option.description
     return plain(f"{label} ({description})" if description else label, limits.label)
 
 
-def _approval(asked: CardContext, limits: Limits, shown: int | None) -> Json:
-    payload = asked.question.payload
-    risk = str(payload.get("risk", "medium"))
-    arguments = payload.get("arguments") or {}
+def _approval(
+    asked: CardContext, payload: ApprovalPayload, limits: Limits, shown: int | None
+) -> Json:
+    risk = payload.risk
+    arguments = payload.arguments
     inner: list[Json] = [
-        text(md(payload.get("summary", ""), limits.text)),
+        text(md(payload.summary, limits.text)),
         text(f"Risk: {md(risk.upper())}", weight="bolder", color=RISK_COLOR.get(risk, "default")),
     ]
-    if isinstance(arguments, dict) and arguments:
+    if arguments:
         inner += _facts_of(arguments, limits, shown, what="arguments", then=ARGUMENTS_LEFT_OUT)
     comment: Json = {
         "type": "Input.Text",
@@ -213,7 +231,7 @@ def _approval(asked: CardContext, limits: Limits, shown: int | None) -> Json:
     allows = allowed(payload)
     drawn: list[str] = []
     if "edit" in allows:
-        edits, drawn = _edit_inputs(asked, limits, shown)
+        edits, drawn = _edit_inputs(asked, payload, limits, shown)
         inner += edits
     if "respond" in allows:
         message: Json = {
@@ -237,25 +255,22 @@ def _approval(asked: CardContext, limits: Limits, shown: int | None) -> Json:
         actions.append(execute("Approve with changes", edit))
     if "respond" in allows:
         actions.append(execute("Respond", data(decision="respond")))
-    heading = f"Approval needed: {md(payload.get('action', ''))}"
+    heading = f"Approval needed: {md(payload.action)}"
     return card(_frame(asked, heading, inner, limits), actions)
 
 
 def _edit_inputs(
-    asked: CardContext, limits: Limits, shown: int | None
+    asked: CardContext, payload: ApprovalPayload, limits: Limits, shown: int | None
 ) -> tuple[list[Json], list[str]]:
     """Approve with changes: one input per argument (``a<index>``), prefilled with its value;
     a choice for an enum; and the ids of the inputs drawn. An argument an input cannot hold
     as typed (too long, or hidden controls it would hide), or that the question's schema
     does not list, gets none and keeps its value (``answer_from``); the card names them."""
-    original = asked.question.payload.get("arguments")
-    original = original if isinstance(original, dict) else {}
+    original = payload.arguments
     inputs: list[Json] = [note("Approve with changes: edit the arguments below.")]
-    kept: list[str] = unlisted(asked.question.payload)
+    kept: list[str] = unlisted(payload)
     drawn: list[str] = []
-    for index, (name, spec) in enumerate(
-        edit_schema(asked.question.payload).get("properties", {}).items()
-    ):
+    for index, (name, spec) in enumerate(edit_schema(payload).get("properties", {}).items()):
         spec = spec if isinstance(spec, dict) else {}
         value = original.get(name)
         raw = "" if value is None else field_text(value)
@@ -309,16 +324,14 @@ def _facts_of(
     return found
 
 
-def _form(asked: CardContext, limits: Limits, shown: int | None) -> Json:
-    payload = asked.question.payload
-    message = str(payload.get("message") or "")
+def _form(asked: CardContext, payload: FormToolPayload, limits: Limits, shown: int | None) -> Json:
+    message = payload.message
     inner = [text(md(message, limits.text))] if message else []
     kept = kept_fields(payload, shown)
     inner += form_inputs(payload, limits, errors=asked.errors, values=asked.values, only=kept)
     data = answer_data(asked.token, asked.question.interrupt_id)
     actions = [execute("Send", data, style="positive")]
-    schema = payload.get("schema")
-    required = set(schema.get("required") or []) if isinstance(schema, Mapping) else set()
+    required = set(payload.form_schema.get("required") or [])
     missing = [name for name in properties(payload) if name not in kept]
     if missing:
         needed = [name for name in missing if name in required]
@@ -333,14 +346,16 @@ def _form(asked: CardContext, limits: Limits, shown: int | None) -> Json:
         else:
             then = "They are optional and are sent empty."
         inner.append(note(left_out(len(missing), "fields", then)))
-    title_text = payload.get("title")
+    title_text = payload.title
     heading = md(title_text, limits.label) if title_text else "The agent asks you to fill in a form"
     return card(_frame(asked, heading, inner, limits), actions)
 
 
-def _schema(asked: CardContext, limits: Limits, shown: int | None) -> Json:
+def _schema(
+    asked: CardContext, values: Mapping[str, Any], limits: Limits, shown: int | None
+) -> Json:
     """A deployment's own interaction: its payload as facts, its response fields as inputs."""
-    inner = _facts_of(asked.question.payload, limits, shown, what="details", then=PAYLOAD_LEFT_OUT)
+    inner = _facts_of(values, limits, shown, what="details", then=PAYLOAD_LEFT_OUT)
     schema = asked.response_schema or {}
     required = set(schema.get("required", []))
     for name, spec in (schema.get("properties") or {}).items():

@@ -21,6 +21,12 @@ from adapters.teams._card_kit import (
     title,
 )
 from adapters.teams._form_card import answered_facts, properties
+from bot.contract.payloads import (
+    ApprovalPayload,
+    AskUserPayload,
+    FormToolPayload,
+    OtherPayload,
+)
 from bot.questions.quorum import rejected_on_expiry
 from bot.questions.records import Question, QuestionStatus
 from bot.service.delivering.messages import (
@@ -37,12 +43,15 @@ ANSWERS_LEFT_OUT = "The whole answer went to the agent."
 def closed_card(record: Question) -> Json:
     """What was asked and how it ended, within Teams' size limit; a long answer's fields are
     left out (the card says how many) before the outcome is."""
-    if record.name == "form":
-        count = len(properties(record.payload))
-    elif record.name not in ("approval", "ask_user"):
-        count = len(record.answer or {})
-    else:
-        count = 0
+    match record.payload:
+        case FormToolPayload():
+            count = len(properties(record.payload))
+        case OtherPayload():
+            count = len(record.answer or {})
+        case ApprovalPayload() | AskUserPayload():
+            count = 0
+        case _:
+            assert_never(record.payload)
     return fit(lambda limits, shown: _closed(record, limits, shown), items=count)
 
 
@@ -74,30 +83,33 @@ def outcome_line(record: Question) -> str:
 def _closed(record: Question, limits: Limits, shown: int | None) -> Json:
     payload = record.payload
     body: list[Json]
-    if record.name == "approval":
-        body = [
-            title(f"Approval: {md(payload.get('action', ''), limits.label)}"),
-            text(md(payload.get("summary", ""), limits.text)),
-        ]
-    elif record.name == "ask_user":
-        body = [title("The agent asked")]
-        answers = (record.answer or {}).get("answers", {})
-        for question in payload.get("questions", []):
-            asked = str(question.get("question", ""))
-            body.append(text(md(asked, limits.text), spacing="small"))
-            if asked in answers:
-                body.append(facts([("Answer", _answer(answers[asked], limits))]))
-    elif record.name == "form":
-        body = [title(md(payload.get("title") or "Form", limits.label))]
-        if payload.get("message"):
-            body.append(text(md(payload["message"], limits.text)))
-        if record.status is QuestionStatus.ANSWERED:
-            body += _some(answered_facts(payload, record.answer or {}, limits), shown)
-    else:
-        body = [title(md(record.name.replace("_", " ").capitalize(), limits.label))]
-        answer = record.answer or {}
-        pairs = [(md(k, limits.label), _answer(v, limits)) for k, v in answer.items()]
-        body += _some(pairs, shown)
+    match payload:
+        case ApprovalPayload(action=action, summary=summary):
+            body = [
+                title(f"Approval: {md(action, limits.label)}"),
+                text(md(summary, limits.text)),
+            ]
+        case AskUserPayload(questions=questions):
+            body = [title("The agent asked")]
+            answers = (record.answer or {}).get("answers", {})
+            for question in questions:
+                asked = question.question
+                body.append(text(md(asked, limits.text), spacing="small"))
+                if asked in answers:
+                    body.append(facts([("Answer", _answer(answers[asked], limits))]))
+        case FormToolPayload(title=heading, message=message):
+            body = [title(md(heading or "Form", limits.label))]
+            if message:
+                body.append(text(md(message, limits.text)))
+            if record.status is QuestionStatus.ANSWERED:
+                body += _some(answered_facts(payload, record.answer or {}, limits), shown)
+        case OtherPayload():
+            body = [title(md(record.name.replace("_", " ").capitalize(), limits.label))]
+            answer = record.answer or {}
+            pairs = [(md(k, limits.label), _answer(v, limits)) for k, v in answer.items()]
+            body += _some(pairs, shown)
+        case _:
+            assert_never(payload)
     color = "good" if record.status is QuestionStatus.ANSWERED else "warning"
     body.append(text(md(outcome_line(record), limits.text), color=color, weight="bolder"))
     return card(body)

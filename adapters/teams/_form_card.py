@@ -25,14 +25,14 @@ from adapters.teams._card_kit import (
     plain,
     text,
 )
+from bot.contract.payloads import FormToolPayload
 from bot.display import visible
 
 DATE_TIME_HINT = "e.g. 2026-12-01T16:00:00Z"
 
 
-def properties(payload: Mapping[str, Any]) -> dict[str, Json]:
-    schema = payload.get("schema")
-    found = schema.get("properties") if isinstance(schema, Mapping) else None
+def properties(payload: FormToolPayload) -> dict[str, Json]:
+    found = payload.form_schema.get("properties")
     if not isinstance(found, Mapping):
         return {}
     return {str(k): dict(v) for k, v in found.items() if isinstance(v, Mapping)}
@@ -71,21 +71,20 @@ def options(spec: Mapping[str, Any]) -> list[tuple[str, str]]:
     return [(str(v), str(v)) for v in values]
 
 
-def kept_fields(payload: Mapping[str, Any], shown: int | None) -> list[str]:
+def kept_fields(payload: FormToolPayload, shown: int | None) -> list[str]:
     """The fields a card has room for: all (``shown`` None), else the first ``shown`` with the
     required ones first, so a card that must leave some out stays answerable if it can."""
     names = list(properties(payload))
     if shown is None or shown >= len(names):
         return names
-    schema = payload.get("schema")
-    required = set(schema.get("required") or []) if isinstance(schema, Mapping) else set()
+    required = set(payload.form_schema.get("required") or [])
     first = [n for n in names if n in required] + [n for n in names if n not in required]
     kept = set(first[:shown])
     return [n for n in names if n in kept]
 
 
 def form_inputs(
-    payload: Mapping[str, Any],
+    payload: FormToolPayload,
     limits: Limits,
     *,
     errors: Mapping[str, str],
@@ -94,8 +93,7 @@ def form_inputs(
 ) -> list[Json]:
     """One input per property (of ``only``, when given), each labelled with the field's title
     and followed by its description and, when the card is drawn again, its problem."""
-    schema = payload.get("schema")
-    required = set(schema.get("required") or []) if isinstance(schema, Mapping) else set()
+    required = set(payload.form_schema.get("required") or [])
     body: list[Json] = []
     for name, spec in properties(payload).items():
         if only is not None and name not in only:
@@ -187,7 +185,7 @@ def _input(input_id: str, spec: Json, limits: Limits) -> Json:
     return field
 
 
-def form_answer(payload: Mapping[str, Any], data: Mapping[str, Any]) -> Json:
+def form_answer(payload: FormToolPayload, data: Mapping[str, Any]) -> Json:
     """The schema's object out of the submitted data; an empty input is left out."""
     answer: Json = {}
     for name, spec in properties(payload).items():
@@ -222,7 +220,7 @@ def _choice(values: list[str], index: str) -> str:
 
 
 def answered_facts(
-    payload: Mapping[str, Any], answer: Mapping[str, Any], limits: Limits
+    payload: FormToolPayload, answer: Mapping[str, Any], limits: Limits
 ) -> list[tuple[str, str]]:
     """The submitted fields as (label, value) facts, in the schema's order, shown as text
     from outside is: each field's title and each value are the agent's or the person's."""

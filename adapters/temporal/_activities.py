@@ -140,5 +140,6 @@ def _payload_of(
         return questions_of(payload)
     if kind == "approval":
         return ApprovalPayload.model_validate(payload)
+    # The workflow's JSON, here being parsed: the form's schema is checked before the model.
     schema = form_schema_of(schema=payload["schema"], model=None)
     return FormPayload.model_validate({**payload, "schema": schema})

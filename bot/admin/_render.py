@@ -19,8 +19,16 @@ import re
 from typing import Any, assert_never
 
 from bot.admin import results
+from bot.contract.payloads import (
+    ApprovalPayload,
+    AskUserPayload,
+    FormToolPayload,
+    OtherPayload,
+    Payload,
+    payload_json,
+)
 from bot.display import display, has_hidden, visible
-from bot.questions.quorum import shown, tally_shown
+from bot.questions.quorum import filled, shown, stored_tally_json, tally_shown
 from bot.questions.records import AuditEvent, DeliveryState, OutboxRow, Question, QuestionStats
 from bot.service.delivering.messages import (
     ADMINS_ONLY,
@@ -81,20 +89,22 @@ def summary_of(result: results.AdminResult) -> str:
             assert_never(result)
 
 
-def title_of(payload: dict[str, Any], name: str) -> str:
+def title_of(payload: Payload, name: str) -> str:
     """A question's first words, for a list line: shown, then clipped, so the limit
     holds for what is read and never cuts a ``⟨U+XXXX⟩`` in half."""
-    questions = payload.get("questions")
-    if isinstance(questions, list) and questions and isinstance(questions[0], dict):
-        text = str(questions[0].get("question", ""))
-    else:
-        text = str(
-            payload.get("question")
-            or payload.get("summary")
-            or payload.get("action")
-            or payload.get("title")
-            or ""
-        )
+    match payload:
+        case AskUserPayload(questions=questions):
+            text = questions[0].question
+        case ApprovalPayload(summary=summary):
+            text = summary
+        case FormToolPayload(title=title):
+            text = title
+        case OtherPayload(values=values):
+            # A deployment's own interaction: the first of the fields that usually say it.
+            said = (values.get(key) for key in ("question", "summary", "action", "title"))
+            text = str(next((value for value in said if value), ""))
+        case _:
+            assert_never(payload)
     text = " ".join(visible(text).split()) or visible(name)
     if len(text) <= MAX_TITLE:
         return text
@@ -219,7 +229,7 @@ def _lines_of(result: results.AdminResult) -> str:
                 f"issued {when(record.issued_at)}, expires {when(record.expires_at)}",
                 f"may answer: {', '.join(result.may_answer)}",
                 f"message: {link_of(record.message_ref)}",
-                f"payload: {json.dumps(record.payload, ensure_ascii=False)}",
+                f"payload: {json.dumps(payload_json(record.payload), ensure_ascii=False)}",
             ]
             if record.policy is not None:
                 lines += policy_lines(record)
@@ -331,6 +341,8 @@ def json_of(result: results.AdminResult) -> dict[str, Any]:
     fields = dataclasses.asdict(result)
     if isinstance(result, results.PendingPage):
         fields["items"] = [_listed(item) for item in result.items]
+    if isinstance(result, results.RecordShown):
+        fields["record"] = question_json(result.record)
     return {
         "ok": ok(result),
         "kind": results.kind_of(result),
@@ -339,12 +351,22 @@ def json_of(result: results.AdminResult) -> dict[str, Any]:
     }
 
 
+def question_json(question: Question) -> dict[str, Any]:
+    """A question's fields as JSON data, its typed contents as the JSON its row holds."""
+    fields = dataclasses.asdict(question)
+    fields["payload"] = payload_json(question.payload)
+    fields["policy"] = filled(question.policy)
+    fields["tally"] = stored_tally_json(question.tally)
+    return fields
+
+
 def _listed(item: results.PendingItem) -> dict[str, Any]:
     """A ``pending`` item as scripts and the console's panel read it: the listing's facts
     of the question together under ``question``, as they have always been."""
     q = item.question
     listed = {
         **{name: getattr(q, name) for name in _LISTED},
+        "payload": payload_json(q.payload),
         "requester": item.requester,
         "surface": item.surface,
         "message_ref": q.message_ref,

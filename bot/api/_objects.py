@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 from bot.contract.models import ANYONE, QuestionObject
+from bot.contract.payloads import payload_json
 from bot.questions import posts, quorum
 from bot.questions.records import ApiView, QuestionStatus
 from bot.stores.storable import unstorable_character
@@ -66,7 +67,7 @@ def question_object(view: ApiView) -> dict[str, Any]:
         "id": question.interrupt_id,
         "kind": request.kind,
         "status": STATUS_NAMES[question.status],
-        "payload": question.payload,
+        "payload": payload_json(question.payload),
         "route": _route(view),
         "routes": _routes(view),
         "answerers": list(question.answerers) or [ANYONE],

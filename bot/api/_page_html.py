@@ -21,13 +21,18 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, assert_never
 
+from bot.contract.payloads import (
+    ApprovalPayload,
+    AskUserPayload,
+    FormToolPayload,
+    OtherPayload,
+    Payload,
+)
 from bot.display import display
 from bot.errors import BotError
-from bot.human.capability import ASK_USER
 from bot.interactions.approval import APPROVAL
-from bot.interactions.form import FORM
 from bot.questions.quorum import tally_line
 from bot.questions.records import Question, QuestionStatus, RunRecord
 from bot.service.delivering.messages import (
@@ -37,6 +42,8 @@ from bot.service.delivering.messages import (
     level_text,
     when,
 )
+
+V = TypeVar("V")
 
 CSRF_FIELD = "csrf"
 # The answer of a question of another kind, typed as JSON by the person.
@@ -94,7 +101,6 @@ class PageState:
 
 def question_page(record: Question, run: RunRecord | None, state: PageState) -> str:
     """The whole page: the question, who asked, its tally and level, a form while it is open."""
-    payload = record.payload
     parts: list[str] = [f"<h1>{html(_title(record))}</h1>"]
     if run is not None:
         parts.append(f'<p class="meta">Asked by {html(run.requester)}</p>')
@@ -105,7 +111,7 @@ def question_page(record: Question, run: RunRecord | None, state: PageState) -> 
     level = level_text(record.level)
     if level:
         parts.append(f'<p class="meta">{html(level)}</p>')
-    parts.append(_body(record.name, payload))
+    parts.append(_body(record.payload))
     if state.notice:
         parts.append(f'<p class="notice" role="status">{html(state.notice)}</p>')
     if state.error:
@@ -157,56 +163,57 @@ def _document(title: str, body: str) -> str:
 
 
 def _title(record: Question) -> str:
-    payload = record.payload
-    if record.name == APPROVAL:
-        return f"Approve: {payload.get('action', '')}"
-    if record.name == FORM:
-        return str(payload.get("title") or "A form to fill in")
-    if record.name == ASK_USER:
-        return "A question for you"
-    return f"A question: {record.name}"
+    match record.payload:
+        case ApprovalPayload(action=action):
+            return f"Approve: {action}"
+        case FormToolPayload(title=title):
+            return title or "A form to fill in"
+        case AskUserPayload():
+            return "A question for you"
+        case OtherPayload():
+            return f"A question: {record.name}"
+        case _:
+            assert_never(record.payload)
 
 
-def _body(name: str, payload: Mapping[str, Any]) -> str:
-    if name == APPROVAL:
-        risk = str(payload.get("risk", "medium"))
-        arguments = payload.get("arguments") or {}
-        shown = json.dumps(arguments, indent=2, ensure_ascii=False, sort_keys=True)
-        return (
-            f"<p>{html(payload.get('summary', ''))}</p>\n"
-            f'<p class="risk-{html(risk)}">Risk: {html(risk)}</p>\n'
-            + (f"<pre>{html(shown)}</pre>" if arguments else "")
-        )
-    if name == FORM:
-        message = payload.get("message") or ""
-        return f"<p>{html(message)}</p>" if message else ""
-    if name == ASK_USER:
-        return ""
-    shown = json.dumps(dict(payload), indent=2, ensure_ascii=False, sort_keys=True)
-    return f"<pre>{html(shown)}</pre>"
+def _body(payload: Payload) -> str:
+    match payload:
+        case ApprovalPayload(risk=risk, arguments=arguments, summary=summary):
+            shown = json.dumps(arguments, indent=2, ensure_ascii=False, sort_keys=True)
+            return (
+                f"<p>{html(summary)}</p>\n"
+                f'<p class="risk-{html(risk)}">Risk: {html(risk)}</p>\n'
+                + (f"<pre>{html(shown)}</pre>" if arguments else "")
+            )
+        case FormToolPayload(message=message):
+            return f"<p>{html(message)}</p>" if message else ""
+        case AskUserPayload():
+            return ""
+        case OtherPayload(values=values):
+            shown = json.dumps(dict(values), indent=2, ensure_ascii=False, sort_keys=True)
+            return f"<pre>{html(shown)}</pre>"
+        case _:
+            assert_never(payload)
 
 
 def _form(record: Question, state: PageState) -> str:
     fields: str
-    match question_kind(record.name):
-        case "approval":
+    match record.payload:
+        case ApprovalPayload():
             fields = _approval_fields(state)
-        case "ask_user":
+        case AskUserPayload():
             fields = _ask_user_fields(record.payload, state)
-        case "form":
+        case FormToolPayload():
             fields = _form_fields(record.payload, state)
-        case _:
+        case OtherPayload():
             fields = _json_fields(record, state)
+        case _:
+            assert_never(record.payload)
     return (
         '<form method="post" autocomplete="off">\n'
         f'<input type="hidden" name="{CSRF_FIELD}" value="{html(state.csrf)}">\n'
         f'{fields}\n<button type="submit">Send answer</button>\n</form>'
     )
-
-
-def question_kind(name: str) -> str:
-    """Which form the page draws: the three it knows, or JSON typed by the person."""
-    return name if name in (ASK_USER, APPROVAL, FORM) else "other"
 
 
 def _approval_fields(state: PageState) -> str:
@@ -225,14 +232,11 @@ def _approval_fields(state: PageState) -> str:
     )
 
 
-def _ask_user_fields(payload: Mapping[str, Any], state: PageState) -> str:
+def _ask_user_fields(payload: AskUserPayload, state: PageState) -> str:
     out: list[str] = []
-    questions = payload.get("questions") or []
-    for index, item in enumerate(questions):
+    for index, item in enumerate(payload.questions):
         name = f"q{index}"
-        text = str(item.get("question", ""))
-        header = str(item.get("header") or "")
-        options = item.get("options") or []
+        text, header, options = item.question, item.header, item.options
         legend = html(text) + (f' <span class="hint">{html(header)}</span>' if header else "")
         if not options:
             out.append(
@@ -240,17 +244,17 @@ def _ask_user_fields(payload: Mapping[str, Any], state: PageState) -> str:
                 f'<textarea id="{name}" name="{name}" required maxlength="2000"></textarea>'
             )
         else:
-            multi = bool(item.get("multi_select"))
+            multi = item.multi_select
             kind = "checkbox" if multi else "radio"
             chosen = state.preselect if index == 0 else None
             rows = "".join(
                 f'<label class="choice"><input type="{kind}" name="{name}" value="{position}"'
                 f"{'' if multi else ' required'}"
-                f"{' checked' if chosen is not None and chosen == option.get('label') else ''}>"
-                f" <span>{html(option.get('label', ''))}"
+                f"{' checked' if chosen is not None and chosen == option.label else ''}>"
+                f" <span>{html(option.label)}"
                 + (
-                    f'<br><span class="hint">{html(option["description"])}</span>'
-                    if option.get("description")
+                    f'<br><span class="hint">{html(option.description)}</span>'
+                    if option.description
                     else ""
                 )
                 + "</span></label>\n"
@@ -264,8 +268,8 @@ def _ask_user_fields(payload: Mapping[str, Any], state: PageState) -> str:
 _INPUT_TYPES = {"email": "email", "uri": "url", "date": "date", "date-time": "datetime-local"}
 
 
-def _form_fields(payload: Mapping[str, Any], state: PageState) -> str:
-    schema = payload.get("schema") or {}
+def _form_fields(payload: FormToolPayload, state: PageState) -> str:
+    schema = payload.form_schema
     required = set(schema.get("required") or [])
     out: list[str] = []
     for index, (key, spec) in enumerate((schema.get("properties") or {}).items()):
@@ -371,26 +375,25 @@ def read_answer(record: Question, form: Mapping[str, Sequence[str]]) -> dict[str
     from its text); whether the answer is valid is the registration's call,
     made where every surface's answers are checked (``RunService.redeem``).
     """
-    payload = record.payload
-    match question_kind(record.name):
-        case "approval":
+    match record.payload:
+        case ApprovalPayload():
             return {"decision": _one(form, "decision"), "comment": _one(form, "comment")}
-        case "ask_user":
+        case AskUserPayload(questions=questions):
             answers: dict[str, str | list[str]] = {}
-            for index, item in enumerate(payload.get("questions") or []):
-                name, options = f"q{index}", item.get("options") or []
-                if not options:
-                    answers[item["question"]] = _one(form, name)
+            for index, item in enumerate(questions):
+                name = f"q{index}"
+                if not item.options:
+                    answers[item.question] = _one(form, name)
                     continue
-                labels = [_option(options, position) for position in form.get(name, ())]
-                if item.get("multi_select"):
-                    answers[item["question"]] = labels
+                labels = [option.label for option in _chosen(item.options, form.get(name, ()))]
+                if item.multi_select:
+                    answers[item.question] = labels
                 elif labels:
-                    answers[item["question"]] = labels[0]
+                    answers[item.question] = labels[0]
             return {"answers": answers}
-        case "form":
-            return _form_answer(payload.get("schema") or {}, form)
-        case _:
+        case FormToolPayload(form_schema=schema):
+            return _form_answer(schema, form)
+        case OtherPayload():
             try:
                 value = json.loads(_one(form, JSON_FIELD) or "{}")
             except ValueError:
@@ -398,6 +401,13 @@ def read_answer(record: Question, form: Mapping[str, Sequence[str]]) -> dict[str
             if not isinstance(value, dict):
                 raise PageFormError("The answer must be a JSON object, in braces.")
             return value
+        case _:
+            assert_never(record.payload)
+
+
+def _chosen(options: Sequence[V], positions: Sequence[str]) -> list[V]:
+    """The options the page's positions name."""
+    return [_option(options, position) for position in positions]
 
 
 def _form_answer(schema: Mapping[str, Any], form: Mapping[str, Sequence[str]]) -> dict[str, Any]:

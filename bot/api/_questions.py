@@ -36,6 +36,7 @@ from bot.api._routes import Unroutable, check_further, conversation_for
 from bot.api._waiters import Waiters
 from bot.api.links import LINK_PREFIX, AnswerLinks, link_ids
 from bot.contract.models import ANYONE, CreateApproval, CreateAskUser, CreateForm, Route
+from bot.contract.payloads import payload_of
 from bot.human.capability import HumanInteractionCapability
 from bot.questions import posts
 from bot.questions.records import (
@@ -166,7 +167,7 @@ class ApiQuestions:
             name=request.kind,
             tool_call_id=f"api_{interrupt_id[4:16]}",
             checkpoint_id="",
-            payload=payload,
+            payload=payload_of(request.kind, payload),
             issued_at=float(int(now)),
             expires_at=float(int(now) + request.ttl_seconds),
             thread_id=where.thread,

@@ -3,14 +3,14 @@
 An approval's answer is ``approve``, ``reject``, ``edit`` (the full edited
 ``arguments``) or ``respond`` (a ``message`` the model reads in place of the
 tool's result); a question's ``allow`` lists the ones it takes, ``approve``
-and ``reject`` by default. The wire models check these with plain
-``ValueError``s; what an edit may be is ``bot/contract/edits.py``.
+and ``reject`` by default (``bot.contract.payloads.allowed``). The wire models
+check these with plain ``ValueError``s; what an edit may be is ``bot/contract/edits.py``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from bot.contract.json_values import FINITE, depth, first_unkept_number
@@ -27,14 +27,6 @@ APPROVING = ("approve", "edit")
 MAX_ARGUMENTS_BYTES = 256 * 1024
 MAX_ARGUMENTS_DEPTH = 32
 MAX_MESSAGE = 2000
-
-
-def allowed(payload: Mapping[str, Any]) -> tuple[str, ...]:
-    """The decisions ``payload``'s question allows (an old question: approve and reject)."""
-    given = payload.get("allow")
-    if not isinstance(given, list | tuple) or not given:
-        return DEFAULT_ALLOW
-    return tuple(str(d) for d in given)
 
 
 def check_allow(allow: Sequence[str]) -> list[Decision]:

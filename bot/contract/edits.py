@@ -25,16 +25,31 @@ from bot.contract.decisions import MAX_ARGUMENTS_DEPTH, check_arguments
 from bot.contract.errors import FormAnswerError, JsonTextError
 from bot.contract.form_schema import _JSON_TYPES, check_form_answer, is_json_field
 from bot.contract.json_values import FINITE, first_unkept_number, read_json_text, same_json
+from bot.contract.payloads import ApprovalPayload
+
+# What an edit is checked against: a stored question's typed payload, or an approval's
+# payload as the client holds it (a ``/v1`` question object's JSON).
+AskedApproval = ApprovalPayload | Mapping[str, Any]
 
 
-def edit_schema(payload: Mapping[str, Any]) -> dict[str, Any]:
+def _asked(payload: AskedApproval) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The arguments asked and their schema (None: none given)."""
+    if isinstance(payload, ApprovalPayload):
+        return payload.arguments, payload.arguments_schema
+    # The client's JSON: read as it came, since the server checked it when it was asked.
+    arguments, schema = payload.get("arguments"), payload.get("arguments_schema")
+    return (
+        dict(arguments) if isinstance(arguments, Mapping) else {},
+        schema if isinstance(schema, dict) else None,
+    )
+
+
+def edit_schema(payload: AskedApproval) -> dict[str, Any]:
     """The shape an edit of ``payload``'s arguments must have: its ``arguments_schema``, or
     the original arguments' keys (all required) with each value's JSON type."""
-    given = payload.get("arguments_schema")
-    if isinstance(given, dict) and given:
+    original, given = _asked(payload)
+    if given:
         return given
-    original = payload.get("arguments")
-    original = original if isinstance(original, dict) else {}
     properties = {str(name): {"type": _json_type(value)} for name, value in original.items()}
     return {"type": "object", "properties": properties, "required": list(properties)}
 
@@ -55,11 +70,11 @@ def _json_type(value: Any) -> str:
     return "object"
 
 
-def unlisted(payload: Mapping[str, Any]) -> list[str]:
+def unlisted(payload: AskedApproval) -> list[str]:
     """The original arguments ``edit_schema(payload)`` does not list, in their order: not the
     approver's to change, so an edit keeps them as asked, and a form shows them as such."""
     properties = edit_schema(payload).get("properties", {})
-    return [name for name in _arguments(payload) if name not in properties]
+    return [name for name in _asked(payload)[0] if name not in properties]
 
 
 def field_text(value: Any) -> str:
@@ -69,7 +84,7 @@ def field_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def check_edit(payload: Mapping[str, Any], edited: Any) -> dict[str, Any]:
+def check_edit(payload: AskedApproval, edited: Any) -> dict[str, Any]:
     """The edited arguments, checked against ``edit_schema(payload)`` and normalised;
     ``FormAnswerError`` names each field that does not fit.
 
@@ -81,7 +96,7 @@ def check_edit(payload: Mapping[str, Any], edited: Any) -> dict[str, Any]:
     schema = edit_schema(payload)
     properties: dict[str, Any] = schema.get("properties", {})
     required = set(schema.get("required", []))
-    original = _arguments(payload)
+    original = _asked(payload)[0]
     problems: dict[str, str] = {}
     for name, value in edited.items():
         if name in properties:
@@ -134,11 +149,6 @@ def check_edit(payload: Mapping[str, Any], edited: Any) -> dict[str, Any]:
     except ValueError as too_big:
         raise FormAnswerError({"arguments": str(too_big)}) from None
     return result
-
-
-def _arguments(payload: Mapping[str, Any]) -> dict[str, Any]:
-    original = payload.get("arguments")
-    return dict(original) if isinstance(original, Mapping) else {}
 
 
 def _unchanged(given: Any, asked: Any) -> bool:

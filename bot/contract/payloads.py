@@ -11,19 +11,24 @@ is refused, and the model is told the call did not fit). A ``form`` asked
 through the tool may be longer than one asked over ``/v1``: ``FormPayload``
 is the ``/v1`` model and narrows ``FormToolPayload``, the shape every
 stored form question has.
+
+A stored question's payload is ``Payload``, one of these models chosen by the
+question's name (``payload_of``), or ``OtherPayload`` for a deployment's own
+interaction; ``payload_json`` gives back the very JSON it was read from.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Annotated, Any, Literal, Self, TypeVar
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, Self, TypeVar, assert_never
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from bot.contract.decisions import Decision, check_allow, check_arguments
+from bot.contract.decisions import DEFAULT_ALLOW, Decision, check_allow, check_arguments
 from bot.contract.form_schema import check_arguments_schema, check_form_schema
 
-_PAYLOAD = ConfigDict(extra="forbid", strict=True)
+_PAYLOAD = ConfigDict(extra="forbid", strict=True, frozen=True)
 V = TypeVar("V")
 
 
@@ -119,13 +124,18 @@ class ApprovalPayload(BaseModel):
     )
 
 
+def allowed(payload: ApprovalPayload) -> tuple[Decision, ...]:
+    """The decisions ``payload``'s question allows (one that names none: approve and reject)."""
+    return tuple(payload.allow) if payload.allow else DEFAULT_ALLOW
+
+
 class FormToolPayload(BaseModel):
     """A form the person fills in, as the ``form`` tool takes it; ``schema`` is the MCP subset."""
 
     # ``schema`` would shadow BaseModel's own attribute, so the field is named
     # otherwise and travels under its alias both ways.
     model_config = ConfigDict(
-        extra="forbid", strict=True, validate_by_name=True, serialize_by_alias=True
+        extra="forbid", strict=True, frozen=True, validate_by_name=True, serialize_by_alias=True
     )
     title: str = Field(min_length=1, max_length=150, description="The form's title.")
     message: str = Field(default="", max_length=3000, description="Shown above the inputs.")
@@ -145,3 +155,47 @@ class FormPayload(FormToolPayload):
 
     title: str = Field(min_length=1, max_length=100, description="The form's title.")
     message: str = Field(min_length=1, max_length=1000, description="Shown above the inputs.")
+
+
+@dataclass(frozen=True, slots=True)
+class OtherPayload:
+    """What a question asks that none of the bridge's own kinds fits: a deployment's own
+    interaction (its payload model is its own), or a row of a kind whose shape it no longer
+    has. Kept as the JSON object it is, since no model here knows its fields."""
+
+    values: Mapping[str, Any]
+
+
+# What a stored question asks, one variant per kind of question; match it exhaustively.
+Payload = AskUserPayload | ApprovalPayload | FormToolPayload | OtherPayload
+
+_MODELS: dict[str, type[AskUserPayload | ApprovalPayload | FormToolPayload]] = {
+    "ask_user": AskUserPayload,
+    "approval": ApprovalPayload,
+    "form": FormToolPayload,
+}
+
+
+def payload_of(name: str, values: Mapping[str, Any]) -> Payload:
+    """The payload of a question called ``name``, parsed once (where a row becomes a
+    ``Question``, or a question is asked): the kind's model when it fits, else
+    ``OtherPayload``."""
+    model = _MODELS.get(name)
+    if model is not None:
+        try:
+            return model.model_validate(values)
+        except ValidationError:
+            pass  # a row written under another shape still draws, as what it holds
+    return OtherPayload(dict(values))
+
+
+def payload_json(payload: Payload) -> dict[str, Any]:
+    """The payload as its row holds it: the fields it was given, as they were given, so a
+    row read and written back keeps the very JSON it held."""
+    match payload:
+        case AskUserPayload() | ApprovalPayload() | FormToolPayload():
+            return payload.model_dump(mode="json", exclude_unset=True)
+        case OtherPayload(values=values):
+            return dict(values)
+        case _:
+            assert_never(payload)

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, TypeVar, cast
 
 from bot.contract.models import Policy
+from bot.contract.payloads import payload_of
 from bot.human.contribution import build_contribution
 from bot.human.errors import (
     AnswerValidationError,
@@ -209,7 +210,7 @@ class HumanInteractionCapability:
                 name=name,
                 tool_call_id=tool_call_id,
                 checkpoint_id=checkpoint,
-                payload=clean,
+                payload=payload_of(name, clean),
                 issued_at=float(int(now)),
                 expires_at=float(int(now + ttl.total_seconds())),
                 policy=self.policies.get(name),

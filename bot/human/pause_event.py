@@ -8,8 +8,16 @@ depend on what a pause returns without depending on the capability.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, assert_never
 
+from bot.contract.payloads import (
+    ApprovalPayload,
+    AskUserPayload,
+    FormToolPayload,
+    OtherPayload,
+    Payload,
+    payload_json,
+)
 from bot.human.registration import ASK_USER
 from bot.human.tokens import MintedToken, TokenClaims, arguments_digest
 from bot.kernel.interrupts import PendingInterrupt
@@ -37,7 +45,7 @@ def pending_interrupt(record: Question, *, token: str, resumable: bool) -> Pendi
     return PendingInterrupt(
         name=record.name,
         kind="ask_user" if record.name == ASK_USER else "interrupt",
-        payload=record.payload,
+        payload=payload_json(record.payload),
         token=token,
         tool_call_id=record.tool_call_id,
         interrupt_id=record.interrupt_id,
@@ -65,7 +73,25 @@ def claims_for(record: Question) -> TokenClaims:
         checkpoint=record.checkpoint_id,
         call=record.tool_call_id,
         name=record.name,
-        args=arguments_digest(arguments)
-        if isinstance(arguments := record.payload.get("arguments"), dict)
-        else "",
+        args=_arguments_digest(record.payload),
     )
+
+
+def _arguments_digest(payload: Payload) -> str:
+    """The digest of the arguments a question asks about, '' for one that carries none (a
+    row stored without them included, so a token minted for it stays good)."""
+    match payload:
+        case ApprovalPayload():
+            return (
+                arguments_digest(payload.arguments)
+                if "arguments" in payload.model_fields_set
+                else ""
+            )
+        case OtherPayload(values=values):
+            # A deployment's own interaction may ask about arguments under the same key.
+            arguments = values.get("arguments")
+            return arguments_digest(arguments) if isinstance(arguments, dict) else ""
+        case AskUserPayload() | FormToolPayload():
+            return ""
+        case _:
+            assert_never(payload)

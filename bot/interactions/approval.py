@@ -18,7 +18,6 @@ from bot.contract.decisions import (
     DEFAULT_ALLOW,
     MAX_MESSAGE,
     Decision,
-    allowed,
     check_allow,
 )
 from bot.contract.edits import check_edit
@@ -27,6 +26,7 @@ from bot.contract.json_values import same_json
 
 # The payload is defined once, with the client, for every door.
 from bot.contract.payloads import ApprovalPayload as ApprovalPayload
+from bot.contract.payloads import allowed, payload_of
 from bot.human.capability import InteractionRegistration
 from bot.human.contribution import refusing_tool_spec
 from bot.human.errors import AnswerValidationError
@@ -51,11 +51,10 @@ class ApprovalResponse(BaseModel):
 
     @model_validator(mode="after")
     def _fits_the_question(self, info: ValidationInfo) -> Self:
-        payload: Mapping[str, Any] = (info.context or {}).get("payload") or {}
-        if self.decision not in allowed(payload):
+        allows = allowed(asked((info.context or {}).get("payload") or {}))
+        if self.decision not in allows:
             raise ValueError(
-                f"this question does not allow {self.decision}; it allows "
-                f"{' or '.join(allowed(payload))}"
+                f"this question does not allow {self.decision}; it allows {' or '.join(allows)}"
             )
         if self.decision == "edit" and self.arguments is None:
             raise ValueError("an edit carries the edited arguments")
@@ -66,6 +65,19 @@ class ApprovalResponse(BaseModel):
         if self.decision != "respond":
             self.message = None
         return self
+
+
+def asked(payload: Mapping[str, Any] | ApprovalPayload) -> ApprovalPayload:
+    """The approval an answer is checked against. The seeds' ``validate_answer`` hands the
+    question's payload over as JSON, so it is parsed here; a row of an older shape that no
+    longer fits the model keeps what it holds of the model's fields."""
+    if isinstance(payload, ApprovalPayload):
+        return payload
+    parsed = payload_of(APPROVAL, payload)
+    if isinstance(parsed, ApprovalPayload):
+        return parsed
+    known = {k: v for k, v in payload.items() if k in ApprovalPayload.model_fields}
+    return ApprovalPayload.model_construct(**{"action": "", "summary": "", **known})
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,9 +101,10 @@ class ApprovalRegistration(InteractionRegistration):
         return checked
 
     def validate_answer(self, answer: Any, payload: Mapping[str, Any]) -> dict[str, Any]:
+        question = asked(payload)
         if isinstance(answer, Mapping):
             # Named by field before the model's own check, which could name only the answer.
-            decision, allows = answer.get("decision"), allowed(payload)
+            decision, allows = answer.get("decision"), allowed(question)
             if isinstance(decision, str) and decision in DECISIONS and decision not in allows:
                 raise AnswerValidationError(
                     {"decision": f"{decision} is not allowed here; choose {' or '.join(allows)}"}
@@ -106,10 +119,10 @@ class ApprovalRegistration(InteractionRegistration):
             # The arguments as sent, not as the model dumped them: JSON mode writes a NaN
             # or an Infinity as null, which the edit must refuse rather than pass on.
             try:
-                edited = check_edit(payload, answer["arguments"])
+                edited = check_edit(question, answer["arguments"])
             except FormAnswerError as wrong:
                 raise AnswerValidationError(wrong.fields) from wrong
-            original = dict(payload.get("arguments") or {})
+            original = dict(question.arguments)
             if same_json(edited, original):
                 # Nothing changed (as JSON: a true edited to 1 is a change): the original
                 # runs, and is recorded as approved.

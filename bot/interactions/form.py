@@ -45,6 +45,7 @@ class FormRegistration(InteractionRegistration):
 
     def validate_answer(self, answer: Any, payload: Mapping[str, Any]) -> dict[str, Any]:
         try:
+            # The seeds' ``validate_answer`` hands the question's payload over as its JSON.
             return check_form_answer(dict(payload.get("schema") or {}), answer)
         except FormAnswerError as error:
             raise AnswerValidationError(error.fields) from error

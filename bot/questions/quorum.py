@@ -33,6 +33,7 @@ from bot.contract.edits import diff_text
 from bot.contract.identity import same_person
 from bot.contract.json_values import canonical
 from bot.contract.models import STORED, Policy, Tally
+from bot.contract.payloads import ApprovalPayload
 from bot.questions.records import Question, QuestionStatus, RunRecord
 from bot.questions.write import Ballot
 
@@ -217,7 +218,8 @@ def tally_of(ballots: tuple[Ballot, ...], question: Question | None = None) -> T
     counted = _counted(ballots)
     if counted.proposal is None:
         return counted
-    original = (question.payload.get("arguments") if question is not None else None) or {}
+    asked = question.payload if question is not None else None
+    original = asked.arguments if isinstance(asked, ApprovalPayload) else {}
     return counted.model_copy(update={"changes": diff_text(original, counted.proposal)})
 
 

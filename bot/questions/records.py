@@ -9,6 +9,7 @@ from typing import Any
 
 from bot.contract.identity import email_address
 from bot.contract.models import Policy, Tally
+from bot.contract.payloads import Payload
 
 
 class QuestionStatus(StrEnum):
@@ -101,7 +102,8 @@ class Question:
     name: str
     tool_call_id: str
     checkpoint_id: str
-    payload: dict[str, Any]
+    # What it asks, parsed by its name (``bot.contract.payloads.payload_of``).
+    payload: Payload
     issued_at: float
     expires_at: float
     root_run_id: str = ""

@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from bot.audit import event_digest
+from bot.contract.payloads import payload_json, payload_of
 from bot.questions import quorum
 from bot.questions.records import (
     ApiRequest,
@@ -142,8 +143,10 @@ class Typed:
     write: Callable[[Any], Any]
 
 
-# The Question's typed contents.
+# The Question's typed contents. The payload's kind is the row's ``name``, so
+# ``pause_from_row`` parses it once the row's columns are read.
 _PAUSE_TYPED: dict[str, Typed] = {
+    "payload": Typed(lambda values: values, payload_json),
     "policy": Typed(quorum.stored_policy, quorum.filled),
     "tally": Typed(quorum.stored_tally, quorum.stored_tally_json),
     "posts": Typed(
@@ -210,6 +213,7 @@ def pauses_from_rows(rows: Iterable[Row]) -> list[Question]:
 def pause_from_row(row: Row, attempts: list[Any]) -> Question:
     """A row with ``PAUSE_COLUMNS``, and the question's cross-scope attempts, as a record."""
     fields = _fields(row, PAUSE_COLUMNS, _ENUMS, _PAUSE_TYPED)
+    fields["payload"] = payload_of(fields["name"], fields["payload"])
     kept = tuple(CrossScopeAttempt.stored(a) for a in attempts)
     return Question(**fields, cross_scope_attempts=kept)
 

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from bot.contract.payloads import payload_of
 from bot.human import ASK_USER
 from bot.questions.records import ApiRequest
 from bot.stores import Question, QuestionStatus, RunRecord, RunStatus, Stores, open_stores
@@ -127,7 +128,7 @@ async def test_pending_and_show_say_who_may_answer_an_api_question_as_the_check_
             "approval",
             f"api_{number}",
             "",
-            {"action": "deploy", "summary": "Deploy?"},
+            payload_of("approval", {"action": "deploy", "summary": "Deploy?"}),
             100.0 + number,
             4.0e9,
             answerers=answerers,

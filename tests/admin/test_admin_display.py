@@ -10,6 +10,7 @@ from pathlib import Path
 
 from bot.admin import results, text_of, title_of
 from bot.admin._render import json_text
+from bot.contract.payloads import Payload, payload_of
 from bot.display import has_hidden
 from bot.human.factory import ask_user_registration
 from bot.interactions.approval import approval_registration, approval_tool
@@ -85,14 +86,18 @@ async def test_json_output_escapes_what_a_terminal_would_obey_and_keeps_the_data
         assert json.loads(out)["record"]["payload"] == TROJAN_APPROVAL
 
 
+def asking(question: str) -> Payload:
+    return payload_of("ask_user", {"questions": [{"question": question}]})
+
+
 def test_a_clipped_title_never_cuts_a_code_point_in_half() -> None:
     """Shown first, then clipped: the limit holds for what is read, and no marker is cut."""
     for pad in range(60, 82):
-        title = title_of({"question": "x" * pad + RLO * 4}, "ask_user")
+        title = title_of(asking("x" * pad + RLO * 4), "ask_user")
         assert len(title) <= 80 and not has_hidden(title)
         body = title.removesuffix("…")
         assert body.count("⟨") == body.count("⟩"), title
-    assert title_of({"question": TROJAN_QUESTION}, "ask_user") == "Deploy web to prod⟨U+202E⟩gnits?"
+    assert title_of(asking(TROJAN_QUESTION), "ask_user") == "Deploy web to prod⟨U+202E⟩gnits?"
 
 
 def test_a_pending_line_shows_a_requester_and_answerers_as_written() -> None:

@@ -196,7 +196,7 @@ async def test_show_has_payload_status_history_and_delivery_state(setup: Setup) 
     interrupt_id = await setup.ask()
     shown = await setup.run(f"show {interrupt_id}")
     assert isinstance(shown, results.RecordShown)
-    assert shown.record.payload["questions"][0]["question"] == "Which environment?"
+    assert shown.record.payload.questions[0].question == "Which environment?"
     assert shown.record.status is QuestionStatus.OUTSTANDING
     assert shown.run is not None and shown.run.status is RunStatus.PAUSED
     kinds = [e.kind for e in shown.history]

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
-from bot.admin import event_line, link_of
-from bot.admin._render import closed_line, delivery_line
+from bot.admin import event_line, link_of, results
+from bot.admin._render import closed_line, delivery_line, json_text
+from bot.contract.payloads import payload_of
+from bot.questions.quorum import stored_policy, stored_tally
 from bot.questions.records import (
     AuditEvent,
     DeliveryKind,
@@ -59,7 +62,9 @@ def test_the_bridges_own_steps_have_no_by() -> None:
 
 def test_a_closed_question_says_how_it_ended_who_and_why() -> None:
     """The shell's cancel reads as the audit does (shell:x), with the reason it was given."""
-    asked = Question("q1", "r1", "console", "ask_user", "t", "c", {}, 0.0, 60.0)
+    asked = Question(
+        "q1", "r1", "console", "ask_user", "t", "c", payload_of("ask_user", {}), 0.0, 60.0
+    )
     cancelled = dataclasses.replace(
         asked,
         status=QuestionStatus.CANCELLED,
@@ -73,3 +78,21 @@ def test_a_closed_question_says_how_it_ended_who_and_why() -> None:
     )
     expired = dataclasses.replace(asked, status=QuestionStatus.EXPIRED, closed_at=1.8e9)
     assert closed_line(expired) == "expired at 2027-01-15 08:00 UTC"
+
+
+def test_show_as_json_holds_the_question_as_its_row_does() -> None:
+    """``admin --json show``: the payload, policy and tally are the JSON the row holds,
+    not the typed values' text."""
+    asked = {"action": "deploy", "summary": "Ship", "arguments": {"env": "prod"}}
+    record = dataclasses.replace(
+        Question(
+            "q1", "r1", "console", "approval", "t", "c", payload_of("approval", asked), 0.0, 60.0
+        ),
+        policy=stored_policy({"quorum": 2}),
+        tally=stored_tally({"approve": ["console:bo"], "reject": []}),
+    )
+    shown = results.RecordShown(1.0, record, None, ("console:bo",), (), ())
+    question = json.loads(json_text(shown))["record"]
+    assert question["payload"] == asked
+    assert question["policy"]["quorum"] == 2
+    assert question["tally"]["approve"] == ["console:bo"] and question["tally"]["reject"] == []

@@ -10,6 +10,7 @@ import jwt
 import pytest
 
 from bot.api.links import AnswerLinks, LinkExpiredError, LinkInvalidError
+from bot.contract.payloads import payload_of
 from bot.human.pause_event import claims_for
 from bot.human.tokens import MintedToken, SigningKey, TokenInvalidError, TokenSigner
 from bot.questions.records import Question, QuestionStatus
@@ -28,7 +29,7 @@ def question(**changes: object) -> Question:
         name="approval",
         tool_call_id="call_1",
         checkpoint_id="",
-        payload={"action": "deploy"},
+        payload=payload_of("approval", {"action": "deploy"}),
         issued_at=NOW - 10,
         expires_at=NOW + 3600.5,
     )

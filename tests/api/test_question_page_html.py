@@ -12,6 +12,7 @@ from bot.api._page_html import (
     question_page,
     read_answer,
 )
+from bot.contract.payloads import payload_of
 from bot.display import display
 from bot.questions.quorum import stored_policy, stored_tally
 from bot.questions.records import Question, QuestionStatus, RunRecord
@@ -37,7 +38,9 @@ ASK = {
 
 
 def record(name: str, payload: dict[str, object], **changes: object) -> Question:
-    base = Question("int_1", "run_1", "console", name, "call_1", "", payload, NOW, NOW + 600)
+    base = Question(
+        "int_1", "run_1", "console", name, "call_1", "", payload_of(name, payload), NOW, NOW + 600
+    )
     return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
 
 

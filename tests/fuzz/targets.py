@@ -29,6 +29,7 @@ from bot.contract.decisions import MAX_ARGUMENTS_DEPTH
 from bot.contract.edits import check_edit
 from bot.contract.form_schema import check_arguments_schema, check_form_answer, check_form_schema
 from bot.contract.json_values import canonical, depth, first_unkept_number
+from bot.contract.payloads import payload_of
 from bot.human.capability import ASK_USER, HumanInteractionError
 from bot.human.factory import ask_user_registration
 from bot.human.tokens import SigningKey, TokenError, TokenSigner
@@ -89,7 +90,9 @@ def console_json(data: bytes) -> None:
     found = _payload(data)
     if found is not None:
         name, payload = found
-        record = Question("i1", "r1", "console", name, "call1", "cp1", payload, 0.0, 60.0)
+        record = Question(
+            "i1", "r1", "console", name, "call1", "cp1", payload_of(name, payload), 0.0, 60.0
+        )
         json.dumps(question_json(record, TOKEN))
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.contract.models import Policy
+from bot.contract.payloads import payload_json, payload_of
 from bot.interactions.approval import APPROVAL, approval_registration, approval_tool
 from bot.kernel.messages import Message, ModelReply, ToolDefinition
 from bot.kernel.tools import Tool, function_tool
@@ -301,7 +302,10 @@ async def test_a_token_for_other_arguments_is_refused(
     claims = h.capability.decode_token(h.surface.last_token)  # type: ignore[misc]
     assert claims.args, "an approval's token carries its arguments' digest"
     row = await h.last_row()
-    swapped = {**row.payload, "arguments": {**ASKED, "environment": "staging"}}
+    swapped = payload_of(
+        "approval",
+        {**payload_json(row.payload), "arguments": {**ASKED, "environment": "staging"}},
+    )
     from dataclasses import replace
 
     from bot.human.pause_event import claims_for

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bot.contract.payloads import payload_of
 from bot.questions.records import DeliveryKind, OutboxRow, Question
 from bot.questions.write import Owed
 from bot.service.delivering.owed import OwedRows
@@ -17,7 +18,7 @@ def owed(
         name="ask_user",
         tool_call_id="c1",
         checkpoint_id="r1:1",
-        payload={},
+        payload=payload_of("ask_user", {}),
         issued_at=1.0,
         expires_at=99.0,
     )

@@ -3,6 +3,7 @@ read by the id its signed token names, found only on a post of the question."""
 
 from __future__ import annotations
 
+from bot.contract.payloads import payload_of
 from bot.human import ASK_USER, AskUserPayload, AskUserResponse, InteractionRegistration
 from bot.questions.posts import post_of
 from bot.questions.records import ApiRequest
@@ -92,7 +93,7 @@ async def test_a_further_post_is_found_as_its_surface_sees_it(
         name=ASK_USER,
         tool_call_id="api_1",
         checkpoint_id="",
-        payload=ASK.arguments,
+        payload=payload_of(ASK_USER, ASK.arguments),
         issued_at=run.created_at,
         expires_at=run.created_at + 600,
         answerers=("anyone",),

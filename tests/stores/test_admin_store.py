@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from bot.contract.payloads import payload_of
 from bot.questions.records import DeliveryKind, PendingFilter, answer_bucket
 from bot.stores import AuditEvent, Closing, Question, QuestionStatus, RunRecord, Stores, open_stores
 from bot.stores.sqlite._admin import _pending_sql
@@ -24,7 +25,7 @@ def pause(n: int, **changes: Any) -> Question:
         name="ask_user",
         tool_call_id=f"call-{n}",
         checkpoint_id=f"run-{n}:1",
-        payload={"question": f"q{n}?"},
+        payload=payload_of("ask_user", {"question": f"q{n}?"}),
         issued_at=1000.0 + n,
         expires_at=5000.0,
     )

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 import asyncpg
 import pytest
 
+from bot.contract.payloads import payload_of
 from bot.questions.records import DeliveryKind
 from bot.service.answering.outcomes import Redeemed, StoreUnavailable
 from bot.stores import Closing, Question, QuestionStatus, RunRecord, RunStatus, StoreError
@@ -63,7 +64,7 @@ def pause(interrupt_id: str, run_id: str) -> Question:
         name="ask_user",
         tool_call_id=f"call-{interrupt_id}",
         checkpoint_id=f"{run_id}:1",
-        payload={"questions": ["Which?"]},
+        payload=payload_of("ask_user", {"questions": ["Which?"]}),
         issued_at=10.0,
         expires_at=1e12,
     )

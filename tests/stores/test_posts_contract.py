@@ -8,6 +8,7 @@ import dataclasses
 
 import pytest
 
+from bot.contract.payloads import payload_of
 from bot.questions.posts import post_of
 from bot.questions.quorum import stored_policy
 from bot.questions.records import ApiRequest, DeliveryKind
@@ -37,7 +38,7 @@ def asked(interrupt_id: str = "int_1", **changes: object) -> tuple[RunRecord, Qu
         name="approval",
         tool_call_id="api_1",
         checkpoint_id="",
-        payload={"action": "deploy", "summary": "Deploy?"},
+        payload=payload_of("approval", {"action": "deploy", "summary": "Deploy?"}),
         issued_at=100.0,
         expires_at=200.0,
         answerers=("anyone",),

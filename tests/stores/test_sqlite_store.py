@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.contract.payloads import OtherPayload
 from bot.service.running.foreground import Foreground
 from bot.stores import (
     AuditEvent,
@@ -271,7 +272,7 @@ async def test_a_failing_spend_leaves_nothing_half_written(tmp_path: Path) -> No
 async def test_a_value_json_cannot_hold_is_refused_without_a_trace(tmp_path: Path) -> None:
     """A payload that is not JSON raises TypeError and leaves no row behind."""
     async with opened(tmp_path / "bot.sqlite3") as stores:
-        bad = dataclasses.replace(pause(), payload={"when": object()})
+        bad = dataclasses.replace(pause(), payload=OtherPayload({"when": object()}))
         with pytest.raises(TypeError):
             await steps(stores).issue(bad)
         assert await stores.ledger.get("i1") is None

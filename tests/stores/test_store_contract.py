@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from bot.contract.payloads import payload_of
 from bot.questions.quorum import stored_policy
 from bot.questions.records import (
     MAX_CROSS_SCOPE_KEPT,
@@ -37,10 +38,12 @@ def pause(interrupt_id: str = "i1", **changes: Any) -> Question:
         name="approve_deploy",
         tool_call_id=f"call-{interrupt_id}",
         checkpoint_id="run-1:1",
-        payload={"question": "Deploy?", "options": ["yes", "no"]},
+        payload=payload_of("approve_deploy", {"question": "Deploy?", "options": ["yes", "no"]}),
         issued_at=100.0,
         expires_at=200.0,
     )
+    if isinstance(changes.get("payload"), dict):  # asked as its JSON, parsed as a row is
+        changes["payload"] = payload_of(changes.get("name", record.name), changes["payload"])
     return dataclasses.replace(record, **changes)
 
 

@@ -7,7 +7,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from bot.contract.models import Policy, Tally
+from bot.contract.payloads import (
+    ApprovalPayload,
+    AskUserPayload,
+    FormToolPayload,
+    OtherPayload,
+    payload_json,
+    payload_of,
+)
+from bot.interactions.approval import approval_registration
 from bot.questions.records import CrossScopeAttempt, Post
 from bot.stores import _rows
 from bot.stores.ports import Stores
@@ -137,3 +148,99 @@ async def test_a_backend_reads_back_the_typed_question_it_stored(stores: Stores)
     )
     await steps(stores).issue(question)
     assert await stores.ledger.get(question.interrupt_id) == question
+
+
+# Payloads as today's code writes them (each model's full dump, an approval's ``allow`` and
+# ``arguments_schema`` left out when they say nothing), and in older shapes: an approval from
+# before edits (no ``allow``, no ``arguments_schema``), one without arguments, an ask_user
+# item without ``header`` or ``multi_select``, a deployment's own interaction, and a row of a
+# known name whose shape no model takes any more.
+PAYLOADS: list[tuple[str, dict[str, Any], type]] = [
+    (
+        "ask_user",
+        {
+            "questions": [
+                {
+                    "question": "Where?",
+                    "header": "Env",
+                    "options": [
+                        {"label": "staging", "description": ""},
+                        {"label": "prod", "description": "careful"},
+                    ],
+                    "multi_select": False,
+                }
+            ]
+        },
+        AskUserPayload,
+    ),
+    ("ask_user", {"questions": [{"question": "Why?", "options": []}]}, AskUserPayload),
+    (
+        "approval",
+        {
+            "action": "deploy",
+            "summary": "Ship web",
+            "arguments": {"env": "prod", "replicas": 2},
+            "risk": "high",
+            "arguments_schema": {"type": "object", "properties": {"env": {"type": "string"}}},
+            "allow": ["approve", "reject", "edit"],
+        },
+        ApprovalPayload,
+    ),
+    (
+        "approval",
+        {"action": "deploy", "summary": "Ship", "arguments": {"b": 1, "a": 2}, "risk": "low"},
+        ApprovalPayload,
+    ),
+    ("approval", {"action": "deploy", "summary": "Ship"}, ApprovalPayload),
+    (
+        "form",
+        {
+            "title": "Sign up",
+            "message": "",
+            "schema": {"type": "object", "properties": {"name": {"type": "string"}}},
+        },
+        FormToolPayload,
+    ),
+    ("deploy_window", {"window": "tonight", "nested": {"z": 1, "a": [1, 2]}}, OtherPayload),
+    ("ask_user", {"question": "an old shape?"}, OtherPayload),
+]
+
+
+@pytest.mark.parametrize(("name", "stored", "kind"), PAYLOADS)
+def test_a_payload_parses_by_its_name_and_writes_back_the_same_json(
+    name: str, stored: dict[str, Any], kind: type
+) -> None:
+    """Today's payloads and older ones come out as their kind's model (a deployment's own,
+    or a row no model takes, as ``OtherPayload``) and go back as the very JSON text."""
+    text = _rows.dump(stored)
+    question = _rows.pause_from_row(row(name=name, payload=text), [])
+    assert isinstance(question.payload, kind)
+    assert written(_rows.pause_params(question), "payload") == text
+    assert payload_json(question.payload) == stored
+
+
+def test_a_payload_written_by_the_capability_is_the_models_full_dump() -> None:
+    """An approval asked today (through the registration) parses to the model and its row is
+    the JSON the registration wrote, so the record adds nothing to the row."""
+    clean = approval_registration().validate_payload(
+        {"action": "deploy", "summary": "Ship", "arguments": {"env": "prod"}}
+    )
+    parsed = payload_of("approval", clean)
+    assert isinstance(parsed, ApprovalPayload) and parsed.arguments == {"env": "prod"}
+    assert payload_json(parsed) == clean
+
+
+async def test_a_backend_reads_back_each_payload_it_stored(stores: Stores) -> None:
+    """Asked with each payload, a question read back from the store is equal to it."""
+    for n, (name, stored, _) in enumerate(PAYLOADS):
+        question = _rows.pause_from_row(
+            row(
+                interrupt_id=f"int_p{n}",
+                tool_call_id=f"call_p{n}",
+                name=name,
+                payload=_rows.dump(stored),
+            ),
+            [],
+        )
+        await steps(stores).issue(question)
+        assert await stores.ledger.get(question.interrupt_id) == question

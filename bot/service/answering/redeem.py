@@ -25,6 +25,7 @@ from typing import Any
 
 from bot.contract.json_values import FINITE, first_unkept_number
 from bot.contract.models import Tally
+from bot.contract.payloads import payload_json
 from bot.human.capability import AnswerValidationError, HumanInteractionCapability
 from bot.human.pause_event import claims_for
 from bot.human.tokens import TokenClaims, TokenError, TokenExpiredError
@@ -207,7 +208,8 @@ class Redeemer:
         if not await self._policy.admits(may, responder):
             return await refuse(outcomes.NotAllowedToAnswer(may), record, responder)
         try:
-            clean = registration.validate_answer(answer, record.payload)
+            # The seeds' registration takes the payload as the JSON it was asked with.
+            clean = registration.validate_answer(answer, payload_json(record.payload))
         except AnswerValidationError as invalid:
             return await refuse(outcomes.AnswerInvalid(invalid.fields), record, responder)
         unkept = first_unkept_number(answer)

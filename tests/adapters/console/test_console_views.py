@@ -11,6 +11,7 @@ from adapters.console._views import (
     question_json,
     viewer_for,
 )
+from bot.contract.payloads import payload_of
 from bot.questions.quorum import stored_tally
 from bot.questions.records import (
     ConversationSummary,
@@ -31,7 +32,7 @@ OPEN = Question(
     name="deploy_window",
     tool_call_id="c1",
     checkpoint_id="k1",
-    payload={"window": "tonight"},
+    payload=payload_of("deploy_window", {"window": "tonight"}),
     issued_at=100.0,
     expires_at=200.0,
 )

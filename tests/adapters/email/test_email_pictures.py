@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from adapters.email._message import Choice, Mailed, answers_of, question_message
+from bot.contract.payloads import payload_of
 from tests.browser import chromium
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -34,13 +35,13 @@ def _html() -> str:
     mailed = Mailed(
         interrupt_id="int_picture",
         name="approval",
-        payload=PAYLOAD,
+        payload=payload_of("approval", PAYLOAD),
         expires_at=1_768_550_400.0,
         asked_by="api:release-bot",
         recipient="ana@example.com",
         choices=[
             Choice(label, f"https://bridge.example.com/q/link-for-{preselect}")
-            for label, preselect in answers_of("approval", PAYLOAD)
+            for label, preselect in answers_of(payload_of("approval", PAYLOAD))
         ],
         tally="1 of 2 approved: @bo@example.com",
         sent_at=1_768_464_000.0,

@@ -14,6 +14,7 @@ from bot.api.links import AnswerLinks
 from bot.app.probes import probe_smtp
 from bot.app.settings import load_settings
 from bot.client._bridge import route_of
+from bot.contract.payloads import payload_of
 from bot.human.tokens import SigningKey
 from bot.questions.quorum import MayAnswer, stored_tally
 from bot.questions.records import Question, RunRecord, RunStatus
@@ -193,7 +194,7 @@ def _record(**more: Any) -> Question:
         "name": "approval",
         "tool_call_id": "call_1",
         "checkpoint_id": "",
-        "payload": interrupt.payload,
+        "payload": payload_of("approval", interrupt.payload),
         "issued_at": NOW,
         "expires_at": interrupt.expires_at,
         **more,

@@ -30,6 +30,7 @@ from bot.admin import results
 from bot.admin._commands import USAGES
 from bot.contract.form_schema import MAX_OPTIONS, MAX_PROPERTIES, check_form_answer
 from bot.contract.models import Tally
+from bot.contract.payloads import payload_of
 from bot.display import display
 from bot.human.factory import AskUserPayload, AskUserResponse
 from bot.interactions.approval import ApprovalPayload, ApprovalResponse, approval_registration
@@ -48,7 +49,7 @@ from bot.questions.records import (
 from bot.service.answering import outcomes
 from bot.service.delivering.messages import nudge_text, refusal_text
 from tests.fakes.block_kit import message_problems, view_problems
-from tests.support import closed_question, open_question, pending_item
+from tests.support import closed_question, open_question, pending_item, typed
 
 TOKEN = "h." + "p" * 990 + ".s"  # as long as a token may get (under 1,000)
 RLO = "\u202e"
@@ -217,7 +218,7 @@ def test_five_short_buttons_stay_buttons_whose_values_carry_the_answer() -> None
 def test_every_ask_user_modal_at_its_largest_is_a_view_slack_takes(kind: str) -> None:
     """The modal opens, and what it gives back is an answer the server accepts."""
     _, payload = ASKS[kind]
-    view = answer_modal("ask_user", payload, {}, META)
+    view = answer_modal(typed("ask_user", payload), {}, META)
     ok_view(view)
     values = {}
     for block in view["blocks"]:
@@ -229,7 +230,7 @@ def test_every_ask_user_modal_at_its_largest_is_a_view_slack_takes(kind: str) ->
         else:
             state = {"type": element["type"], "selected_option": element["options"][-1]}
         values[block["block_id"]] = {"answer": state}
-    answer = answer_from_state(META, payload, {}, values)
+    answer = answer_from_state(META, typed("ask_user", payload), {}, values)
     AskUserResponse.model_validate(answer, context={"payload": payload})
 
 
@@ -237,7 +238,7 @@ def test_the_form_modal_at_its_largest_is_a_view_slack_takes() -> None:
     """50 properties of every type, 100 long choices each: the view opens, choices come back."""
     payload = form_payload()
     meta = Metadata(TOKEN, "form", "C1", "1.2", "1.1")
-    view = answer_modal("form", payload, {}, meta)
+    view = answer_modal(typed("form", payload), {}, meta)
     ok_view(view)
     values = {}
     for block in view["blocks"]:
@@ -253,7 +254,7 @@ def test_the_form_modal_at_its_largest_is_a_view_slack_takes() -> None:
         values[block["block_id"]] = {"answer": state}
     from adapters.slack._forms import form_answer_from_state
 
-    answer = form_answer_from_state(payload, values)
+    answer = form_answer_from_state(typed("form", payload), values)
     assert answer  # every choice maps back to its full value
     check_form_answer({**payload["schema"], "required": []}, answer)
 
@@ -265,7 +266,7 @@ def test_the_schema_and_reject_modals_are_views_slack_takes() -> None:
         view = (
             reject_modal(meta)
             if kind == "reject"
-            else answer_modal("approval", {}, ApprovalResponse.model_json_schema(), meta)
+            else answer_modal(typed("approval", {}), ApprovalResponse.model_json_schema(), meta)
         )
         ok_view(view)
     enum = [fill(400, f"{n}") + str(n) for n in range(150)]
@@ -275,7 +276,7 @@ def test_the_schema_and_reject_modals_are_views_slack_takes() -> None:
             "many": {"type": "array", "items": {"enum": enum}, "description": fill(3000)},
         }
     }
-    ok_view(answer_modal("other", {}, schema, Metadata(TOKEN, "schema", "C1", "1.2", "1.1")))
+    ok_view(answer_modal(typed("other", {}), schema, Metadata(TOKEN, "schema", "C1", "1.2", "1.1")))
 
 
 # -- how it closed ----------------------------------------------------------------
@@ -341,7 +342,7 @@ def listed_question(n: int) -> results.PendingItem:
         n,
         scope="T1:C1",
         name="approval",
-        payload=approval_payload(),
+        payload=payload_of("approval", approval_payload()),
         requester=f"console:{NASTY}",
         may_answer=(NASTY,) * 20,
         message_ref={"team": "T1", "channel": "C1", "ts": f"17.{n:06d}"},
@@ -357,7 +358,7 @@ def test_every_admin_reply_is_a_message_slack_takes() -> None:
         name="approval",
         tool_call_id="call_1",
         checkpoint_id="cp_1",
-        payload=approval_payload(),
+        payload=payload_of("approval", approval_payload()),
         issued_at=1000.0,
         expires_at=2000.0,
         status=QuestionStatus.CANCELLED,
@@ -437,11 +438,11 @@ def test_a_hidden_control_or_slack_markup_in_agent_text_shows_as_typed() -> None
     rendered: list[Any] = [
         asked("ask_user", ask),
         asked("ask_user", many),
-        answer_modal("ask_user", many, {}, META),
+        answer_modal(typed("ask_user", many), {}, META),
         asked("approval", approval),
         closed("approval", approval, "cancelled", {"reason": trap}),
         asked("form", form),
-        answer_modal("form", form, {}, Metadata(TOKEN, "form", "C1", "1.2", "1.1")),
+        answer_modal(typed("form", form), {}, Metadata(TOKEN, "form", "C1", "1.2", "1.1")),
     ]
     for surface in rendered:
         texts = shown(surface)
@@ -486,7 +487,7 @@ def test_the_edit_modal_is_prefilled_and_reads_back_the_arguments() -> None:
     a value too long for an input is kept as asked; the submission is the full arguments."""
     payload = editable_payload()
     meta = Metadata(TOKEN, "edit", "C1", "1.2", "1.1")
-    view = edit_modal(payload, meta)
+    view = edit_modal(typed("approval", payload), meta)
     ok_view(view)
     inputs = {b["block_id"]: b for b in view["blocks"] if b["type"] == "input"}
     assert inputs["e:env"]["element"]["initial_value"] == "prod"
@@ -500,11 +501,13 @@ def test_the_edit_modal_is_prefilled_and_reads_back_the_arguments() -> None:
         "e:env": {"answer": {"type": "plain_text_input", "value": "staging"}},
         "e:replicas": {"answer": {"type": "plain_text_input", "value": "3"}},
     }
-    answer = answer_from_state(meta, payload, {}, values)
+    answer = answer_from_state(meta, typed("approval", payload), {}, values)
     assert answer["decision"] == "edit"
     assert answer["arguments"] == {**payload["arguments"], "env": "staging", "replicas": "3"}
     ApprovalResponse.model_validate(answer, context={"payload": payload})
-    errors = errors_for(meta, payload, {}, {"arguments.replicas": "must be a number"})
+    errors = errors_for(
+        meta, typed("approval", payload), {}, {"arguments.replicas": "must be a number"}
+    )
     assert errors == {"e:replicas": "must be a number"}
 
 
@@ -522,13 +525,15 @@ def test_the_edit_modal_offers_an_enum_as_a_choice() -> None:
     }
     ApprovalPayload.model_validate(payload)
     meta = Metadata(TOKEN, "edit", "C1", "1.2", "1.1")
-    view = edit_modal(payload, meta)
+    view = edit_modal(typed("approval", payload), meta)
     ok_view(view)
     element = next(b for b in view["blocks"] if b["type"] == "input")["element"]
     assert element["type"] == "static_select"
     assert element["initial_option"]["text"]["text"] == "prod"
     values = {"e:env": {"answer": {"type": "static_select", "selected_option": {"value": "1"}}}}
-    assert answer_from_state(meta, payload, {}, values)["arguments"] == {"env": "staging"}
+    assert answer_from_state(meta, typed("approval", payload), {}, values)["arguments"] == {
+        "env": "staging"
+    }
 
 
 def test_the_edit_modal_keeps_the_arguments_the_schema_does_not_list() -> None:
@@ -542,12 +547,12 @@ def test_the_edit_modal_keeps_the_arguments_the_schema_does_not_list() -> None:
         "allow": ["approve", "reject", "edit"],
     }
     meta = Metadata(TOKEN, "edit", "C1", "1.2", "1.1")
-    view = edit_modal(payload, meta)
+    view = edit_modal(typed("approval", payload), meta)
     ok_view(view)
     assert [b["block_id"] for b in view["blocks"] if b["type"] == "input"] == ["e:env"]
     assert "Kept as asked (too long or not editable here): command, dry_run" in json.dumps(view)
     values = {"e:env": {"answer": {"type": "plain_text_input", "value": "staging"}}}
-    answer = answer_from_state(meta, payload, {}, values)
+    answer = answer_from_state(meta, typed("approval", payload), {}, values)
     clean = approval_registration().validate_answer(answer, payload)
     assert clean["arguments"] == {"env": "staging", "command": "deploy --all", "dry_run": True}
 
@@ -557,7 +562,7 @@ def test_the_respond_modal_is_a_view_slack_takes() -> None:
     meta = Metadata(TOKEN, "respond", "C1", "1.2", "1.1")
     ok_view(respond_modal(meta))
     values = {"message": {"answer": {"type": "plain_text_input", "value": "not today"}}}
-    assert answer_from_state(meta, {}, {}, values) == {
+    assert answer_from_state(meta, typed("approval", {}), {}, values) == {
         "decision": "respond",
         "message": "not today",
     }

@@ -14,19 +14,22 @@ from tests.adapters.slack.test_slack_render import (
     assert_modal_within_limits,
 )
 from tests.form_support import PAYLOAD, largest_form
-from tests.support import closed_question
+from tests.support import closed_question, typed
 
 META = Metadata(TOKEN, "form", "C1", "1.2", "1.1")
 
 
 def modal(payload: dict[str, Any] = PAYLOAD) -> dict[str, Any]:
-    return answer_modal("form", payload, {}, META)
+    return answer_modal(typed("form", payload), {}, META)
 
 
 def test_a_form_posts_its_title_and_an_answer_button() -> None:
     message = asked("form", PAYLOAD)
     assert_message_within_limits(message)
-    assert kind_of("form", PAYLOAD, TOKEN) == "modal" and form_kind("form") == "form"
+    assert (
+        kind_of(typed("form", PAYLOAD), TOKEN) == "modal"
+        and form_kind(typed("form", PAYLOAD)) == "form"
+    )
     assert message["text"] == "Form: Sign up"
     section = message["blocks"][0]["text"]["text"]
     assert section.startswith("*Sign up*\nTell us who you are.\nFields: Your name, Email, Age")
@@ -131,7 +134,7 @@ def test_a_submitted_modal_reads_back_as_the_schemas_object() -> None:
         start={"type": "datepicker", "selected_date": "2026-12-24"},
         regions={"type": "checkboxes", "selected_options": [{"value": "0"}, {"value": "2"}]},
     )
-    assert answer_from_state(META, PAYLOAD, {}, values) == {
+    assert answer_from_state(META, typed("form", PAYLOAD), {}, values) == {
         "name": "Ada",
         "age": 36,
         "agree": True,
@@ -142,9 +145,14 @@ def test_a_submitted_modal_reads_back_as_the_schemas_object() -> None:
         age={"type": "number_input", "value": "thirty"},
         agree={"type": "radio_buttons", "selected_option": {"value": "false"}},
     )
-    assert answer_from_state(META, PAYLOAD, {}, odd) == {"age": "thirty", "agree": False}
+    assert answer_from_state(META, typed("form", PAYLOAD), {}, odd) == {
+        "age": "thirty",
+        "agree": False,
+    }
     forged = state(plan={"type": "static_select", "selected_option": {"value": "7"}})
-    assert answer_from_state(META, PAYLOAD, {}, forged) == {"plan": "7"}  # refused later
+    assert answer_from_state(META, typed("form", PAYLOAD), {}, forged) == {
+        "plan": "7"
+    }  # refused later
 
 
 def test_a_long_or_odd_choice_comes_back_whole() -> None:
@@ -157,19 +165,21 @@ def test_a_long_or_odd_choice_comes_back_whole() -> None:
     option = view["blocks"][0]["element"]["options"][1]
     assert option["value"] == "1" and len(option["text"]["text"]) <= 75
     values = state(pick={"type": "radio_buttons", "selected_option": {"value": "1"}})
-    assert answer_from_state(META, payload, {}, values) == {"pick": long}
+    assert answer_from_state(META, typed("form", payload), {}, values) == {"pick": long}
 
 
 def test_a_picked_date_time_is_sent_as_rfc3339_utc() -> None:
     schema = {"type": "object", "properties": {"at": {"type": "string", "format": "date-time"}}}
     payload = {"title": "When", "message": "", "schema": schema}
     values = state(at={"type": "datetimepicker", "selected_date_time": 1_796_140_800})
-    assert answer_from_state(META, payload, {}, values) == {"at": "2026-12-01T16:00:00Z"}
+    assert answer_from_state(META, typed("form", payload), {}, values) == {
+        "at": "2026-12-01T16:00:00Z"
+    }
 
 
 def test_problems_go_under_their_own_field() -> None:
     fields = {"age": "must be at most 150", "x": "is not a field of this form", "answer": "no"}
-    assert errors_for(META, PAYLOAD, {}, fields) == {
+    assert errors_for(META, typed("form", PAYLOAD), {}, fields) == {
         "f:age": "must be at most 150",
         "f:name": "is not a field of this form",
     }

@@ -20,7 +20,7 @@ from adapters.slack._render import (
 )
 from bot.interactions.approval import ApprovalResponse
 from bot.questions.quorum import expired_answer
-from tests.support import closed_question, open_question
+from tests.support import closed_question, open_question, typed
 
 TOKEN = "h." + "p" * 900 + ".s"  # as long as a real token may get (under 1,000)
 HUGE = "Why? " * 2_000  # 10,000 characters
@@ -111,8 +111,10 @@ def test_a_10000_character_question_with_60_options_fits_every_limit() -> None:
     message = asked("ask_user", huge_payload())
     assert_message_within_limits(message)
     assert L.CUT in json.dumps(message, ensure_ascii=False)
-    assert kind_of("ask_user", huge_payload(), TOKEN) == "modal"
-    view = answer_modal("ask_user", huge_payload(), {}, Metadata(TOKEN, "ask", "C1", "1.2", "1.1"))
+    assert kind_of(typed("ask_user", huge_payload()), TOKEN) == "modal"
+    view = answer_modal(
+        typed("ask_user", huge_payload()), {}, Metadata(TOKEN, "ask", "C1", "1.2", "1.1")
+    )
     assert_modal_within_limits(view)
     select = view["blocks"][0]["element"]
     assert select["type"] == "static_select" and len(select["options"]) == 60
@@ -133,8 +135,7 @@ def test_many_questions_and_many_arguments_still_fit() -> None:
     assert_message_within_limits(message)
     assert "more questions" in json.dumps(message)
     view = answer_modal(
-        "ask_user",
-        {"questions": many["questions"] * 2},
+        typed("ask_user", {"questions": many["questions"] * 2}),
         {},
         Metadata(TOKEN, "ask", "C1", "1.2", "1.1"),
     )
@@ -243,7 +244,7 @@ def test_a_deployments_schema_becomes_a_form_and_back() -> None:
     """Each field of the response schema is an input; submitted values come back typed."""
     schema = ApprovalResponse.model_json_schema()
     meta = Metadata(TOKEN, "schema", "C1", "1.2", "1.1")
-    view = answer_modal("approval", {}, schema, meta)
+    view = answer_modal(typed("approval", {}), schema, meta)
     assert_modal_within_limits(view)
     blocks = [b["block_id"] for b in view["blocks"]]
     assert blocks == ["f:decision", "f:comment", "f:arguments", "f:message"]
@@ -251,8 +252,11 @@ def test_a_deployments_schema_becomes_a_form_and_back() -> None:
         "f:decision": {"answer": {"type": "radio_buttons", "selected_option": {"value": "reject"}}},
         "f:comment": {"answer": {"type": "plain_text_input", "value": "later"}},
     }
-    assert answer_from_state(meta, {}, schema, values) == {"decision": "reject", "comment": "later"}
-    errors = errors_for(meta, {}, schema, {"decision": "bad", "answer": "whole"})
+    assert answer_from_state(meta, typed("approval", {}), schema, values) == {
+        "decision": "reject",
+        "comment": "later",
+    }
+    errors = errors_for(meta, typed("approval", {}), schema, {"decision": "bad", "answer": "whole"})
     assert errors == {"f:decision": "bad"}
 
 

@@ -9,11 +9,12 @@ import pytest
 
 from adapters.slack._modals import Metadata, answer_modal, edit_modal
 from adapters.slack._submissions import INTERACTION_BYTES, submission_bytes
-from bot.contract.payloads import FormPayload
+from bot.contract.payloads import FormPayload, payload_of
 from bot.interactions.approval import ApprovalPayload
 from tests.fakes.block_kit import view_problems
 from tests.fakes.slack_api import form_body, refusal_of, view_submission
 from tests.form_support import API_BODY_BYTES, MAX_ANSWER, largest_api_form
+from tests.support import typed
 
 TOKEN = "h." + "p" * 990 + ".s"  # as long as a token may get
 FORM = Metadata(TOKEN, "form", "C0123456789", "1700000000.000100", "1700000000.000100")
@@ -77,7 +78,7 @@ def test_the_largest_forms_the_api_takes_come_back_whole(kind: str) -> None:
     shortened, and its fullest submission fits the door."""
     payload = LARGEST[kind]()
     assert _fits_the_api(payload)
-    view = answer_modal("form", payload, {}, FORM)
+    view = answer_modal(typed("form", payload), {}, FORM)
     assert view_problems(view) == []
     assert submission_bytes(view) <= INTERACTION_BYTES
     for block in view["blocks"]:
@@ -90,7 +91,7 @@ def test_the_largest_forms_the_api_takes_come_back_whole(kind: str) -> None:
 @pytest.mark.parametrize("typed", ["中", '"', "a"])
 def test_a_submission_slack_sends_is_never_larger_than_its_estimate(typed: str) -> None:
     """Every input filled to its limit and every choice chosen, sent as Slack sends it."""
-    view = answer_modal("form", largest_api_form(), {}, FORM)
+    view = answer_modal(payload_of("form", largest_api_form()), {}, FORM)
     values: dict[str, Any] = {}
     for block in view["blocks"]:
         element = block.get("element")
@@ -119,14 +120,16 @@ def test_an_edit_modal_too_large_to_come_back_has_its_inputs_shortened_evenly() 
         "allow": ["approve", "reject", "edit"],
     }
     ApprovalPayload.model_validate(payload)
-    view = edit_modal(payload, EDIT)
+    view = edit_modal(typed("approval", payload), EDIT)
     assert view_problems(view) == []
     assert submission_bytes(view) <= INTERACTION_BYTES
     inputs = [b["element"] for b in view["blocks"] if b["type"] == "input"]
     assert len(inputs) == 98
     assert len({e["max_length"] for e in inputs}) == 1
     assert 98 < inputs[0]["max_length"] < 3000
-    small = edit_modal({**payload, "arguments": dict(list(arguments.items())[:3])}, EDIT)
+    small = edit_modal(
+        typed("approval", {**payload, "arguments": dict(list(arguments.items())[:3])}), EDIT
+    )
     assert [b["element"]["max_length"] for b in small["blocks"] if b["type"] == "input"] == [
         3000
     ] * 3

@@ -11,6 +11,7 @@ import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack._surface import SlackSurface, audience, mention
+from bot.contract.payloads import payload_of
 from bot.questions.quorum import MayAnswer, stored_tally
 from bot.questions.records import Question, QuestionStatus, RunRecord
 from bot.service.delivering.surfaces import DeliveryError
@@ -53,7 +54,9 @@ def closed(status: QuestionStatus, ref: dict[str, str] | None) -> Question:
         "ask_user",
         "c1",
         "cp1",
-        {"questions": [{"question": "Where?", "options": [{"label": "eu"}]}]},
+        payload_of(
+            "ask_user", {"questions": [{"question": "Where?", "options": [{"label": "eu"}]}]}
+        ),
         0.0,
         60.0,
         status=status,
@@ -157,7 +160,7 @@ async def test_a_quorums_closing_edit_names_every_approver(
     record = dataclasses.replace(
         closed(QuestionStatus.ANSWERED, ref),
         name="approval",
-        payload={"action": "deploy", "summary": "ship it"},
+        payload=payload_of("approval", {"action": "deploy", "summary": "ship it"}),
         answer={"decision": "approve", "comment": "", "approved_by": approvers},
         tally=stored_tally(
             {"approve": approvers, "reject": [], "names": {"teams:t1:aad-dee": "Dee <x>"}}

@@ -7,6 +7,7 @@ import json
 
 from adapters.teams import CardContext, question_card
 from adapters.teams._answers import answer_from, errors_for, values_from
+from bot.contract.payloads import payload_of
 from bot.interactions.approval import approval_registration
 from bot.testing import question
 from tests.support import open_question
@@ -19,30 +20,35 @@ PAYLOAD = {
     ]
 }
 
+# An approval whose answer needs nothing of what it asks.
+ASKED_TO_APPROVE = {"action": "deploy", "summary": "Ship"}
+
 
 def test_ask_user_inputs_become_answers_keyed_by_question() -> None:
     """Indexes map to labels (labels with commas survive); free text passes as typed."""
     data = {"hitl": 1, "token": "t", "q0": "1", "q1": "0,1", "q2": "because"}
-    assert answer_from("ask_user", PAYLOAD, data) == {
+    assert answer_from(payload_of("ask_user", PAYLOAD), data) == {
         "answers": {"Where?": "prod", "Checks?": ["lint, fast", "tests"], "Why?": "because"}
     }
 
 
 def test_what_does_not_map_is_passed_on_for_validation_to_refuse() -> None:
     """An unknown index stays as sent; a missing input is an empty answer."""
-    answer = answer_from("ask_user", PAYLOAD, {"q0": "9"})
+    answer = answer_from(payload_of("ask_user", PAYLOAD), {"q0": "9"})
     assert answer["answers"] == {"Where?": "9", "Checks?": [], "Why?": ""}
 
 
 def test_approval_and_schema_answers() -> None:
     """Approval: decision and comment; a schema: f_ inputs, arrays split, blanks dropped."""
-    assert answer_from("approval", {}, {"decision": "reject", "comment": "no"}) == {
+    assert answer_from(
+        payload_of("approval", ASKED_TO_APPROVE), {"decision": "reject", "comment": "no"}
+    ) == {
         "decision": "reject",
         "comment": "no",
     }
     schema = {"properties": {"regions": {"type": "array"}, "note": {"type": "string"}}}
     data = {"f_regions": "eu,us", "f_note": "", "f_percent": "5", "token": "t"}
-    assert answer_from("rollout", {}, data, schema=schema) == {
+    assert answer_from(payload_of("rollout", {}), data, schema=schema) == {
         "regions": ["eu", "us"],
         "percent": "5",
     }
@@ -51,10 +57,14 @@ def test_approval_and_schema_answers() -> None:
 def test_errors_go_beside_the_input_they_name() -> None:
     """ask_user problems name the question; approval's comment; a schema field; else the top."""
     fields = {"answer": "'Env': '9' is not one of ['staging', 'prod']"}
-    assert errors_for("ask_user", PAYLOAD, fields) == {"q0": fields["answer"]}
-    assert errors_for("approval", {}, {"comment": "too long"}) == {"comment": "too long"}
-    assert errors_for("approval", {}, {"decision": "bad"}) == {"": "bad"}
-    assert errors_for("rollout", {}, {"percent": "not a number"}) == {"f_percent": "not a number"}
+    assert errors_for(payload_of("ask_user", PAYLOAD), fields) == {"q0": fields["answer"]}
+    assert errors_for(payload_of("approval", ASKED_TO_APPROVE), {"comment": "too long"}) == {
+        "comment": "too long"
+    }
+    assert errors_for(payload_of("approval", ASKED_TO_APPROVE), {"decision": "bad"}) == {"": "bad"}
+    assert errors_for(payload_of("rollout", {}), {"percent": "not a number"}) == {
+        "f_percent": "not a number"
+    }
     assert values_from({"q0": "1", "token": "t", "comment": "x", "hitl": 1}) == {
         "q0": "1",
         "comment": "x",
@@ -72,27 +82,29 @@ EDITABLE = {
 def test_an_edit_reads_each_argument_input_over_the_arguments_asked() -> None:
     """``a<index>`` inputs overwrite their argument; one left out keeps its value."""
     data = {"decision": "edit", "a1": "staging", "a2": "3", "comment": "smaller"}
-    assert answer_from("approval", EDITABLE, data) == {
+    assert answer_from(payload_of("approval", EDITABLE), data) == {
         "decision": "edit",
         "comment": "smaller",
         "arguments": {"service": "web", "environment": "staging", "replicas": "3"},
     }
-    assert errors_for("approval", EDITABLE, {"arguments.replicas": "must be a number"}) == {
-        "a2": "must be a number"
-    }
+    assert errors_for(
+        payload_of("approval", EDITABLE), {"arguments.replicas": "must be a number"}
+    ) == {"a2": "must be a number"}
 
 
 def test_an_input_the_card_drew_and_teams_left_out_was_emptied() -> None:
     """Teams sends no value for an empty input: one the card drew (``edits``) reads as
     emptied, so validation can name it; one it did not draw keeps the value asked."""
     data = {"decision": "edit", "edits": "a0,a1", "a0": "web"}
-    answer = answer_from("approval", EDITABLE, data)
+    answer = answer_from(payload_of("approval", EDITABLE), data)
     assert answer["arguments"] == {"service": "web", "environment": "", "replicas": 2}
 
 
 def test_a_response_reads_the_message_input() -> None:
     """Respond: the message box is the answer's message."""
-    answer = answer_from("approval", EDITABLE, {"decision": "respond", "message": "later"})
+    answer = answer_from(
+        payload_of("approval", EDITABLE), {"decision": "respond", "message": "later"}
+    )
     assert answer == {"decision": "respond", "comment": "", "message": "later"}
 
 
@@ -149,7 +161,9 @@ def test_an_edit_keeps_the_arguments_the_schema_does_not_list() -> None:
     notes = [str(e.get("text")) for e in card["body"] if "Kept as asked" in str(e.get("text"))]
     # The names as markdown shows them: an underscore escaped.
     assert notes == ["Kept as asked (not editable here): service, replicas, dry\\_run"]
-    answer = answer_from("approval", payload, {"decision": "edit", "edits": "a0", "a0": "staging"})
+    answer = answer_from(
+        payload_of("approval", payload), {"decision": "edit", "edits": "a0", "a0": "staging"}
+    )
     clean = approval_registration().validate_answer(answer, payload)
     assert clean["arguments"] == {
         "service": "web",

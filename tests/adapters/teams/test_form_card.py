@@ -13,6 +13,7 @@ import pytest
 from adapters.teams import closed_card, question_card
 from adapters.teams._answers import answer_from, errors_for, values_from
 from adapters.teams._card_kit import MAX_CARD_BYTES
+from bot.contract.payloads import payload_of
 from bot.questions.records import QuestionStatus
 from tests.adapters.teams.test_cards import (
     TOKEN,
@@ -88,7 +89,7 @@ def test_submitted_data_reads_back_as_the_schemas_object() -> None:
         "f_start": "2026-12-24",
         "f_regions": "0,2",
     }
-    assert answer_from("form", PAYLOAD, data) == {
+    assert answer_from(payload_of("form", PAYLOAD), data) == {
         "name": "Ada",
         "age": 36,
         "agree": True,
@@ -96,13 +97,15 @@ def test_submitted_data_reads_back_as_the_schemas_object() -> None:
         "start": "2026-12-24",
         "regions": ["eu", "apac"],
     }
-    odd = answer_from("form", PAYLOAD, {"f_age": "old", "f_plan": "9", "f_agree": "false"})
+    odd = answer_from(
+        payload_of("form", PAYLOAD), {"f_age": "old", "f_plan": "9", "f_agree": "false"}
+    )
     assert odd == {"age": "old", "plan": "9", "agree": False}
 
 
 def test_a_refused_card_keeps_the_values_and_shows_each_problem_beside_its_input() -> None:
     fields = {"age": "must be at most 150", "answer": "must be an object"}
-    errors = errors_for("form", PAYLOAD, fields)
+    errors = errors_for(payload_of("form", PAYLOAD), fields)
     assert errors == {"f_age": "must be at most 150", "": "must be an object"}
     data = {"f_name": "Ada", "f_age": "200"}
     card = question_card(_asked("form", PAYLOAD, errors=errors, values=values_from(data)))
