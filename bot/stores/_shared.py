@@ -24,6 +24,7 @@ from bot.questions.write import UnitOfWork
 from bot.stores import _rows
 from bot.stores._api import SqlApiRecords
 from bot.stores._audit_chain import SqlAuditChain
+from bot.stores._rekey import SqlRekey
 from bot.stores._replays import SqlReplays
 from bot.stores._retention import SqlRetention
 from bot.stores._rows import OUTSTANDING, RUNNING
@@ -34,6 +35,7 @@ from bot.stores.ports import (
     Audit,
     AuditChain,
     Checkpoints,
+    DataRekey,
     Installations,
     Leases,
     Ledger,
@@ -340,6 +342,7 @@ class SqlPorts:
         self.audit: Audit = SqlAudit(db)
         self.audit_chain: AuditChain = SqlAuditChain(db)
         self.retention: Retention = SqlRetention(db)
+        self.rekey: DataRekey = SqlRekey(db)
         self.leases: Leases = SqlLeases(db)
         self.journal: Journal = SqlJournal(db)
         self.installations: Installations = SqlInstallations(db)

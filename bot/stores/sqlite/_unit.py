@@ -177,7 +177,7 @@ def _question(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> 
             expiry = str(change.expiry)
             params = (
                 str(change.status),
-                _rows.dump(dict(change.answer) if change.answer is not None else None),
+                _rows.answer_text(change.interrupt_id, change.answer),
                 change.by,
                 change.by_id,
                 change.at,
@@ -311,7 +311,7 @@ def _owe(
             owe.surface or surface,
             str(owe.kind),
             owe.interrupt_id,
-            _rows.dump(dict(owe.body)),
+            _rows.body_text(owe),
             at,
             PENDING,
             at,
@@ -367,7 +367,7 @@ class SqliteUnit:
                     if row is None:
                         return Voted(None)
                     before = tuple(
-                        Ballot(key, r[0], r[1], r[2], _rows.load(r[3]), r[4])
+                        Ballot(key, r[0], r[1], r[2], _rows.vote_answer(key, r[0], r[3]), r[4])
                         for r in conn.execute(_VOTES, (key,))
                     )
                     write = decide(_rows.pause_from_row(row, []), before)
@@ -378,7 +378,7 @@ class SqliteUnit:
                         ballot.voter,
                         ballot.display,
                         ballot.decision,
-                        _rows.dump(dict(ballot.answer)),
+                        _rows.vote_text(key, ballot.voter, ballot.answer),
                         ballot.at,
                     )
                     conn.execute(_CAST_VOTE, cast)

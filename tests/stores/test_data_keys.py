@@ -1,0 +1,294 @@
+"""Encryption at rest (``BOT_DATA_KEYS``) on SQLite and PostgreSQL: the store's raw bytes hold
+none of what was asked or answered, rows from before still read, ``data rekey`` moves every
+row to the new key while questions are answered, and a missing or wrong key is one sentence."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+from bot.questions.records import Question, QuestionStatus, RunRecord
+from bot.stores import AuditEvent, Closing, data_keys, open_stores
+from bot.stores.data_keys import DataKeys, parse_data_keys
+from tests.stores._postgres import BASE_URL, fresh_schema
+from tests.support import steps
+
+ROOT = Path(__file__).resolve().parents[2]
+TIMEOUT = 120
+SIGNING = "ksig:" + "s" * 48
+OLD = data_keys.random_data_key()
+NEW = data_keys.random_data_key()
+# What the person and the agent wrote: none of it may reach the store's bytes.
+WORDS = ("secret-falcon", "purple-otter", "replicas-forty-two", "tangerine-comment")
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'bot.sqlite3'}"
+        return
+    async with fresh_schema() as url:
+        yield url
+
+
+@pytest.fixture
+def keyring() -> Iterator[None]:
+    """This process seals under ``OLD``, as a bridge with BOT_DATA_KEYS=OLD does."""
+    data_keys.use(parse_data_keys(OLD))
+    yield
+    data_keys.use(None)
+
+
+def kid(entry: str) -> str:
+    return entry.partition(":")[0]
+
+
+async def bot(cwd: Path, *words: str, url: str, keys: str | None) -> tuple[int, str, str]:
+    """``python -m bot WORDS`` as an operator runs it, with ``keys`` as BOT_DATA_KEYS."""
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "PYTHONPATH": str(ROOT),
+        "BOT_SIGNING_KEYS": SIGNING,
+        "BOT_DATA_DIR": str(cwd / "var"),
+        "DATABASE_URL": url,
+    }
+    if keys is not None:
+        env["BOT_DATA_KEYS"] = keys
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot",
+        *words,
+        cwd=cwd,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), TIMEOUT)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+def asked(n: int) -> tuple[RunRecord, Question]:
+    run = RunRecord(
+        run_id=f"run-{n}",
+        scope="T1:C1",
+        surface="slack",
+        requester="slack:T1:U1",
+        text="",  # the run's own text is not among the sealed columns (docs/production.md)
+        created_at=1.0,
+        conversation={"key": f"k{n}"},
+    )
+    question = Question(
+        interrupt_id=f"q{n}",
+        run_id=run.run_id,
+        scope="T1:C1",
+        name="request_approval",
+        tool_call_id=f"call-{n}",
+        checkpoint_id=f"run-{n}:1",
+        payload={
+            "question": f"Deploy the {WORDS[0]} build?",
+            "arguments": {"target": WORDS[1], "replicas": WORDS[2]},
+        },
+        issued_at=1000.0 + n,
+        expires_at=4e9,
+    )
+    return run, question
+
+
+def answer() -> dict[str, object]:
+    return {
+        "decision": "edit",
+        "comment": WORDS[3],
+        "edited_arguments": {"target": WORDS[1], "replicas": WORDS[2]},
+    }
+
+
+async def ask(url: str, numbers: range) -> None:
+    stores = await open_stores(url)
+    try:
+        for n in numbers:
+            run, question = asked(n)
+            await steps(stores).start(run)
+            await steps(stores).issue(question)
+            await stores.audit.append(
+                AuditEvent(1001.0 + n, "note", run.run_id, question.interrupt_id, "x", answer())
+            )
+    finally:
+        await stores.close()
+
+
+async def close(url: str, n: int) -> bool:
+    stores = await open_stores(url)
+    try:
+        closing = Closing(QuestionStatus.ANSWERED, by="Alice", at=1500.0 + n, answer=answer())
+        return await steps(stores).spend(f"q{n}", closing)
+    finally:
+        await stores.close()
+
+
+async def raw_bytes(url: str, tmp_path: Path) -> bytes:
+    """The store as an attacker who copies it sees it: the SQLite file, or a ``pg_dump``."""
+    if url.startswith("sqlite"):
+        path = Path(url.removeprefix("sqlite:///"))
+        parts = [path, path.with_name(path.name + "-wal")]
+        return b"".join(p.read_bytes() for p in parts if p.exists())
+    schema = url.rpartition("search_path=")[2]
+    dumped = subprocess.run(  # noqa: S603 - our own arguments
+        ["pg_dump", "--no-owner", "-n", schema, BASE_URL],  # noqa: S607 - the installed tool
+        capture_output=True,
+        check=True,
+        timeout=TIMEOUT,
+    )
+    assert b"CREATE TABLE" in dumped.stdout  # a dump of the schema, not of nothing
+    return dumped.stdout
+
+
+async def sealed_values(url: str) -> list[str]:
+    """Every value of the sealed columns (a refusal's detail stays plaintext)."""
+    selects = (
+        "SELECT payload FROM pauses",
+        "SELECT answer FROM pauses WHERE answer IS NOT NULL",
+        "SELECT body FROM outbox",
+        "SELECT detail FROM audit WHERE detail IS NOT NULL AND kind <> 'refused'",
+    )
+    if url.startswith("sqlite"):
+        with sqlite3.connect(url.removeprefix("sqlite:///")) as conn:
+            return [row[0] for sql in selects for row in conn.execute(sql)]
+    conn = await asyncpg.connect(url)
+    try:
+        return [row[0] for sql in selects for row in await conn.fetch(sql)]
+    finally:
+        await conn.close()
+
+
+@pytest.mark.usefixtures("keyring")
+async def test_the_store_holds_none_of_the_words(tmp_path: Path, store_url: str) -> None:
+    """Asked, audited and answered with BOT_DATA_KEYS set: the file (or dump) has none of the
+    question's words, the comment or the arguments; the bridge reads them all back; the
+    audit, its digests over the plaintext, verifies from the store."""
+    await ask(store_url, range(1, 4))
+    assert await close(store_url, 1)
+    stores = await open_stores(store_url)
+    try:
+        kept = await stores.unit.question("q1")
+        assert kept is not None
+        assert kept.payload["arguments"] == {"target": WORDS[1], "replicas": WORDS[2]}
+        assert kept.answer == answer()
+        events = await stores.audit.recent(run_id="run-1")
+        assert [e.detail for e in events if e.kind == "note"] == [answer()]
+    finally:
+        await stores.close()
+    raw = await raw_bytes(store_url, tmp_path)
+    assert [w for w in WORDS if w.encode() in raw] == []
+    assert all(v.startswith(f"enc1:{kid(OLD)}:") for v in await sealed_values(store_url))
+    code, out, err = await bot(tmp_path, "audit", "verify", "--store", url=store_url, keys=OLD)
+    assert (code, err) == (0, "")
+    assert out.endswith("intact\n")
+
+
+async def test_rows_from_before_the_keys_still_read(store_url: str) -> None:
+    """Plaintext rows written without BOT_DATA_KEYS read once it is set, beside sealed ones."""
+    await ask(store_url, range(1, 2))
+    data_keys.use(parse_data_keys(OLD))
+    try:
+        await ask(store_url, range(2, 3))
+        assert await close(store_url, 1)
+        stores = await open_stores(store_url)
+        try:
+            before, after = await stores.unit.question("q1"), await stores.unit.question("q2")
+        finally:
+            await stores.close()
+    finally:
+        data_keys.use(None)
+    assert before is not None and after is not None
+    assert (
+        before.payload
+        == after.payload
+        == asked(1)[1].payload | {"question": f"Deploy the {WORDS[0]} build?"}
+    )
+    assert before.answer == answer()
+    values = await sealed_values(store_url)
+    assert any(v.startswith("{") for v in values)  # q1's payload, from before
+    assert any(v.startswith("enc1:") for v in values)
+
+
+async def test_rekey_moves_every_row_while_questions_are_answered(
+    tmp_path: Path, store_url: str
+) -> None:
+    """Rows under OLD (and plaintext from before); NEW put first; ``data rekey`` runs in its own
+    process while this one answers questions under NEW: every row ends under NEW."""
+    await ask(store_url, range(0, 5))
+    data_keys.use(parse_data_keys(OLD))
+    try:
+        await ask(store_url, range(5, 60))
+    finally:
+        data_keys.use(None)
+    rotated = f"{NEW},{OLD}"
+    data_keys.use(parse_data_keys(rotated))
+    try:
+        rekey = asyncio.create_task(bot(tmp_path, "data", "rekey", url=store_url, keys=rotated))
+        answered = [await close(store_url, n) for n in range(0, 60, 3)]
+        code, out, err = await rekey
+    finally:
+        data_keys.use(None)
+    assert all(answered)
+    assert (code, err) == (0, "")
+    assert out.endswith(f"every encrypted row is under data key {kid(NEW)!r}\n")
+    values = await sealed_values(store_url)
+    assert len(values) > 120
+    assert [v[:24] for v in values if not v.startswith(f"enc1:{kid(NEW)}:")] == []
+    # OLD may go now: the store reads with NEW alone.
+    code, out, err = await bot(tmp_path, "audit", "verify", "--store", url=store_url, keys=NEW)
+    assert (code, err) == (0, "")
+
+
+@pytest.mark.usefixtures("keyring")
+async def test_a_missing_or_wrong_key_is_one_sentence(tmp_path: Path, store_url: str) -> None:
+    """Rows under OLD: started with no keys, another key, OLD's id with another secret, or a
+    malformed keyring, ``check`` exits 2 with one line and no traceback."""
+    await ask(store_url, range(1, 2))
+    wrong_secret = f"{kid(OLD)}:{NEW.partition(':')[2]}"
+    cases = {
+        None: f"the store holds values encrypted under data key {kid(OLD)!r}; set BOT_DATA_KEYS",
+        NEW: f"encrypted under data key {kid(OLD)!r}, which BOT_DATA_KEYS does not list",
+        wrong_secret: f"BOT_DATA_KEYS key {kid(OLD)!r} does not decrypt the store's rows",
+        "nope": "BOT_DATA_KEYS must look like 'kid:secret,kid:secret'",
+        "k1:short": "BOT_DATA_KEYS key 'k1' is not 32 bytes in URL-safe base64",
+    }
+    for keys, said in cases.items():
+        code, out, err = await bot(tmp_path, "check", url=store_url, keys=keys)
+        assert code == 2, (keys, out, err)
+        assert len(err.splitlines()) == 1, err
+        assert said in err
+        assert "Traceback" not in err
+        if keys is not None and ":" in keys:
+            assert keys.partition(":")[2] not in err  # never the secret
+    code, out, err = await bot(tmp_path, "check", url=store_url, keys=f"{NEW},{OLD}")
+    assert code == 0, err
+    assert f"at rest:  encrypted, AES-GCM under data key {kid(NEW)!r} (2 listed)" in out
+
+
+async def test_without_keys_check_says_plaintext(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'bot.sqlite3'}"
+    code, out, err = await bot(tmp_path, "check", url=url, keys=None)
+    assert code == 0, err
+    assert "at rest:  plaintext (set BOT_DATA_KEYS" in out
+
+
+def test_a_ciphertext_moved_to_another_row_does_not_open() -> None:
+    """Sealed for q1's payload, it does not open as q2's, nor as q1's answer."""
+    keys: DataKeys = parse_data_keys(OLD)
+    sealed = keys.seal('{"question":"x"}', "pauses.payload:q1")
+    assert keys.open(sealed, "pauses.payload:q1") == '{"question":"x"}'
+    for elsewhere in ("pauses.payload:q2", "pauses.answer:q1"):
+        with pytest.raises(data_keys.DataKeyError, match="does not decrypt"):
+            keys.open(sealed, elsewhere)
