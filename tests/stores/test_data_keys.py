@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import sqlite3
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -47,13 +47,22 @@ def keyring() -> Iterator[None]:
     data_keys.use(None)
 
 
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 def kid(entry: str) -> str:
     return entry.partition(":")[0]
 
 
-async def bot(cwd: Path, *words: str, url: str, keys: str | None) -> tuple[int, str, str]:
+async def bot(
+    cwd: Path, *words: str, url: str, keys: str | None, port: int = 0
+) -> tuple[int, str, str]:
     """``python -m bot WORDS`` as an operator runs it, with ``keys`` as BOT_DATA_KEYS."""
     env = {
+        "PORT": str(port or free_port()),
         "PATH": os.environ.get("PATH", ""),
         "PYTHONPATH": str(ROOT),
         "BOT_SIGNING_KEYS": SIGNING,
@@ -142,14 +151,19 @@ async def raw_bytes(url: str, tmp_path: Path) -> bytes:
         parts = [path, path.with_name(path.name + "-wal")]
         return b"".join(p.read_bytes() for p in parts if p.exists())
     schema = url.rpartition("search_path=")[2]
-    dumped = subprocess.run(  # noqa: S603 - our own arguments
-        ["pg_dump", "--no-owner", "-n", schema, BASE_URL],  # noqa: S607 - the installed tool
-        capture_output=True,
-        check=True,
-        timeout=TIMEOUT,
+    process = await asyncio.create_subprocess_exec(
+        "pg_dump",
+        "--no-owner",
+        "-n",
+        schema,
+        BASE_URL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
-    assert b"CREATE TABLE" in dumped.stdout  # a dump of the schema, not of nothing
-    return dumped.stdout
+    dumped, err = await asyncio.wait_for(process.communicate(), TIMEOUT)
+    assert process.returncode == 0, err
+    assert b"CREATE TABLE" in dumped  # a dump of the schema, not of nothing
+    return dumped
 
 
 async def sealed_values(url: str) -> list[str]:
@@ -272,6 +286,11 @@ async def test_a_missing_or_wrong_key_is_one_sentence(tmp_path: Path, store_url:
         assert "Traceback" not in err
         if keys is not None and ":" in keys:
             assert keys.partition(":")[2] not in err  # never the secret
+    # Served, the same: the process stops before it listens, with the same sentence.
+    code, out, err = await bot(tmp_path, url=store_url, keys=NEW, port=free_port())
+    assert code == 2
+    assert err.splitlines()[-1].startswith("configuration error: a stored value is encrypted")
+    assert "Traceback" not in err
     code, out, err = await bot(tmp_path, "check", url=store_url, keys=f"{NEW},{OLD}")
     assert code == 0, err
     assert f"at rest:  encrypted, AES-GCM under data key {kid(NEW)!r} (2 listed)" in out
