@@ -71,6 +71,20 @@ _SEALED = (
         lambda r: aad("outbox", "body", r["interrupt_id"], r["kind"]),
     ),
     _Sealed(
+        "checkpoints",
+        "state",
+        ("checkpoint_id",),
+        (),
+        lambda r: aad("checkpoints", "state", r["checkpoint_id"]),
+    ),
+    _Sealed(
+        "journal",
+        "value",
+        ("run_id", "step"),
+        (),
+        lambda r: aad("journal", "value", r["step"]),
+    ),
+    _Sealed(
         "audit",
         "detail",
         ("id",),

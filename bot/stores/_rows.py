@@ -439,10 +439,39 @@ def pending_from_row(row: Row) -> tuple[Question, str, str, str]:
     return pause_from_row(row, []), row["requester"], row["surface"], str(row["seq"])
 
 
-def paused_turn(state: str | None, journal: Iterable[Sequence[str]]) -> TurnToResume:
+def state_text(checkpoint_id: str, state: Mapping[str, Any]) -> str:
+    """A run's turn state (its conversation) as ``checkpoints.state`` holds it."""
+    return sealed_state(checkpoint_id, _ENCODER.encode(dict(state)))
+
+
+def sealed_state(checkpoint_id: str, text: str) -> str:
+    """Turn state's JSON ``text`` as ``checkpoints.state`` holds it."""
+    return data_keys.seal(text, aad("checkpoints", "state", checkpoint_id)) or text
+
+
+def state_of(checkpoint_id: str, text: str) -> dict[str, Any]:
+    """``checkpoints.state`` read back."""
+    opened = data_keys.unseal(text, aad("checkpoints", "state", checkpoint_id)) or text
+    return dict(json.loads(opened))
+
+
+def journal_text(step: str, value: Any) -> str:
+    """A finished step's value as ``journal.value`` holds it."""
+    text = json.dumps(value, separators=(",", ":"))
+    return data_keys.seal(text, aad("journal", "value", step)) or text
+
+
+def journal_value(step: str, text: str) -> Any:
+    """``journal.value`` read back."""
+    return json.loads(data_keys.unseal(text, aad("journal", "value", step)) or text)
+
+
+def paused_turn(
+    checkpoint_id: str, state: str | None, journal: Iterable[Sequence[str]]
+) -> TurnToResume:
     """A paused turn as a close read it: its checkpoint's text, the journal's (step, value)s."""
-    steps = {step: json.loads(value) for step, value in journal}
-    return TurnToResume(None if state is None else dict(json.loads(state)), steps)
+    steps = {step: journal_value(step, value) for step, value in journal}
+    return TurnToResume(None if state is None else state_of(checkpoint_id, state), steps)
 
 
 def write_texts(write: Write) -> dict[str, Any]:
@@ -456,7 +485,8 @@ def write_texts(write: Write) -> dict[str, Any]:
     if write.api is not None:
         texts["api"] = api_params(write.api)
     if write.checkpoint is not None:
-        texts["checkpoint"] = dump(dict(write.checkpoint.state)) or "{}"
+        checkpoint = write.checkpoint
+        texts["checkpoint"] = state_text(checkpoint.checkpoint_id, checkpoint.state)
     for step, value in write.journal.items():
-        texts[f"journal:{step}"] = json.dumps(value, separators=(",", ":"))
+        texts[f"journal:{step}"] = journal_text(step, value)
     return texts

@@ -113,6 +113,10 @@ def asked(n: int) -> tuple[RunRecord, Question]:
     return run, question
 
 
+def turn() -> dict[str, object]:
+    return {"messages": [{"role": "user", "content": f"ship {WORDS[0]} with {WORDS[2]}"}]}
+
+
 def answer() -> dict[str, object]:
     return {
         "decision": "edit",
@@ -127,6 +131,9 @@ async def ask(url: str, numbers: range) -> None:
         for n in numbers:
             run, question = asked(n)
             await steps(stores).start(run)
+            # The turn state and a finished step: the agent's conversation, the tool's result.
+            await stores.checkpoints.save(run.run_id, turn(), checkpoint_id=question.checkpoint_id)
+            await stores.journal.record(run.run_id, "tool:call-0", {"result": WORDS[1]})
             await steps(stores).issue(question)
             await stores.audit.append(
                 AuditEvent(1001.0 + n, "note", run.run_id, question.interrupt_id, "x", answer())
@@ -173,6 +180,8 @@ async def sealed_values(url: str) -> list[str]:
         "SELECT answer FROM pauses WHERE answer IS NOT NULL",
         "SELECT body FROM outbox",
         "SELECT detail FROM audit WHERE detail IS NOT NULL AND kind <> 'refused'",
+        "SELECT state FROM checkpoints",
+        "SELECT value FROM journal",
     )
     if url.startswith("sqlite"):
         with sqlite3.connect(url.removeprefix("sqlite:///")) as conn:
@@ -197,6 +206,8 @@ async def test_the_store_holds_none_of_the_words(tmp_path: Path, store_url: str)
         assert kept is not None
         assert kept.payload["arguments"] == {"target": WORDS[1], "replicas": WORDS[2]}
         assert kept.answer == answer()
+        assert await stores.checkpoints.load("run-1:1") == turn()
+        assert await stores.journal.steps("run-1") == {"tool:call-0": {"result": WORDS[1]}}
         events = await stores.audit.recent(run_id="run-1")
         assert [e.detail for e in events if e.kind == "note"] == [answer()]
     finally:

@@ -523,8 +523,8 @@ def _written(write: Write, row: Any) -> Written:
         earlier=row["earlier"],
     )
     turn = None
-    if isinstance(write.question, Close) and write.question.with_turn:
-        turn = _rows.paused_turn(row["turn_state"], row["turn_journal"])
+    if isinstance(write.question, Close) and write.question.with_turn and question is not None:
+        turn = _rows.paused_turn(question.checkpoint_id, row["turn_state"], row["turn_journal"])
     runs: tuple[RunRecord, ...] = ()
     if write.new_run is not None and write.history:
         newest_first = (_rows.run_from_row(_rows.load(text)) for text in row["before_it"])

@@ -281,7 +281,9 @@ def _apply(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> Wri
     if isinstance(write.question, Close) and write.question.with_turn and question is not None:
         state = conn.execute(CHECKPOINT_STATE, (question.checkpoint_id,)).fetchone()
         journal = conn.execute(JOURNAL_STEPS, (run_id,)).fetchall()
-        turn = _rows.paused_turn(None if state is None else state[0], journal)
+        turn = _rows.paused_turn(
+            question.checkpoint_id, None if state is None else state[0], journal
+        )
     earlier: tuple[RunRecord, ...] = ()
     if write.new_run is not None and write.history:
         # Read after the insert, so the started run may be among them.
