@@ -5,11 +5,10 @@ row to the new key while questions are answered, and a missing or wrong key is o
 from __future__ import annotations
 
 import asyncio
-import os
 import socket
 import sqlite3
-import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import asyncpg
@@ -18,25 +17,18 @@ import pytest
 from bot.questions.records import Question, QuestionStatus, RunRecord
 from bot.stores import AuditEvent, Closing, data_keys, open_stores
 from bot.stores.data_keys import DataKeys, parse_data_keys
-from tests.stores._postgres import BASE_URL, fresh_schema
+from tests.audit import test_audit_cli as audit_cli
+from tests.audit import test_retention as retention_test
+from tests.audit.test_audit_cli import store_url  # noqa: F401 - the fixture
+from tests.stores._postgres import BASE_URL
 from tests.support import steps
 
-ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 120
 SIGNING = "ksig:" + "s" * 48
 OLD = data_keys.random_data_key()
 NEW = data_keys.random_data_key()
 # What the person and the agent wrote: none of it may reach the store's bytes.
 WORDS = ("secret-falcon", "purple-otter", "replicas-forty-two", "tangerine-comment")
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-async def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'bot.sqlite3'}"
-        return
-    async with fresh_schema() as url:
-        yield url
 
 
 @pytest.fixture
@@ -61,56 +53,20 @@ async def bot(
     cwd: Path, *words: str, url: str, keys: str | None, port: int = 0
 ) -> tuple[int, str, str]:
     """``python -m bot WORDS`` as an operator runs it, with ``keys`` as BOT_DATA_KEYS."""
-    env = {
-        "PORT": str(port or free_port()),
-        "PATH": os.environ.get("PATH", ""),
-        "PYTHONPATH": str(ROOT),
-        "BOT_SIGNING_KEYS": SIGNING,
-        "BOT_DATA_DIR": str(cwd / "var"),
-        "DATABASE_URL": url,
-    }
+    more = {"PORT": str(port or free_port()), "BOT_DATA_DIR": str(cwd / "var")}
     if keys is not None:
-        env["BOT_DATA_KEYS"] = keys
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bot",
-        *words,
-        cwd=cwd,
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), TIMEOUT)
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
+        more["BOT_DATA_KEYS"] = keys
+    return await audit_cli.bot(cwd, *words, url=url, keys=SIGNING, more=more)
 
 
 def asked(n: int) -> tuple[RunRecord, Question]:
-    run = RunRecord(
-        run_id=f"run-{n}",
-        scope="T1:C1",
-        surface="slack",
-        requester="slack:T1:U1",
-        text="",  # the run's own text is not among the sealed columns (docs/production.md)
-        created_at=1.0,
-        conversation={"key": f"k{n}"},
-    )
-    question = Question(
-        interrupt_id=f"q{n}",
-        run_id=run.run_id,
-        scope="T1:C1",
-        name="request_approval",
-        tool_call_id=f"call-{n}",
-        checkpoint_id=f"run-{n}:1",
-        payload={
-            "question": f"Deploy the {WORDS[0]} build?",
-            "arguments": {"target": WORDS[1], "replicas": WORDS[2]},
-        },
-        issued_at=1000.0 + n,
-        expires_at=4e9,
-    )
-    return run, question
+    run, question = retention_test.asked(n, None)
+    payload = {
+        "question": f"Deploy the {WORDS[0]} build?",
+        "arguments": {"target": WORDS[1], "replicas": WORDS[2]},
+    }
+    # The run's own text is not among the sealed columns (docs/production.md).
+    return replace(run, text=""), replace(question, name="request_approval", payload=payload)
 
 
 def turn() -> dict[str, object]:
@@ -194,7 +150,10 @@ async def sealed_values(url: str) -> list[str]:
 
 
 @pytest.mark.usefixtures("keyring")
-async def test_the_store_holds_none_of_the_words(tmp_path: Path, store_url: str) -> None:
+async def test_the_store_holds_none_of_the_words(
+    tmp_path: Path,
+    store_url: str,  # noqa: F811 - the fixture
+) -> None:
     """Asked, audited and answered with BOT_DATA_KEYS set: the file (or dump) has none of the
     question's words, the comment or the arguments; the bridge reads them all back; the
     audit, its digests over the plaintext, verifies from the store."""
@@ -220,7 +179,9 @@ async def test_the_store_holds_none_of_the_words(tmp_path: Path, store_url: str)
     assert out.endswith("intact\n")
 
 
-async def test_rows_from_before_the_keys_still_read(store_url: str) -> None:
+async def test_rows_from_before_the_keys_still_read(
+    store_url: str,  # noqa: F811 - the fixture
+) -> None:
     """Plaintext rows written without BOT_DATA_KEYS read once it is set, beside sealed ones."""
     await ask(store_url, range(1, 2))
     data_keys.use(parse_data_keys(OLD))
@@ -247,7 +208,8 @@ async def test_rows_from_before_the_keys_still_read(store_url: str) -> None:
 
 
 async def test_rekey_moves_every_row_while_questions_are_answered(
-    tmp_path: Path, store_url: str
+    tmp_path: Path,
+    store_url: str,  # noqa: F811 - the fixture
 ) -> None:
     """Rows under OLD (and plaintext from before); NEW put first; ``data rekey`` runs in its own
     process while this one answers questions under NEW: every row ends under NEW."""
@@ -277,7 +239,10 @@ async def test_rekey_moves_every_row_while_questions_are_answered(
 
 
 @pytest.mark.usefixtures("keyring")
-async def test_a_missing_or_wrong_key_is_one_sentence(tmp_path: Path, store_url: str) -> None:
+async def test_a_missing_or_wrong_key_is_one_sentence(
+    tmp_path: Path,
+    store_url: str,  # noqa: F811 - the fixture
+) -> None:
     """Rows under OLD: started with no keys, another key, OLD's id with another secret, or a
     malformed keyring, ``check`` exits 2 with one line and no traceback."""
     await ask(store_url, range(1, 2))
@@ -312,6 +277,18 @@ async def test_without_keys_check_says_plaintext(tmp_path: Path) -> None:
     code, out, err = await bot(tmp_path, "check", url=url, keys=None)
     assert code == 0, err
     assert "at rest:  plaintext (set BOT_DATA_KEYS" in out
+
+
+async def test_keygen_data_prints_a_key_the_bridge_loads(tmp_path: Path) -> None:
+    """``keygen --data``: a new ``kid:secret`` each time, which ``check`` accepts."""
+    url = f"sqlite:///{tmp_path / 'bot.sqlite3'}"
+    printed = [(await bot(tmp_path, "keygen", "--data", url=url, keys=None))[1] for _ in "ab"]
+    assert printed[0] != printed[1]
+    entry = printed[0].strip()
+    assert parse_data_keys(entry).current == kid(entry)
+    code, out, err = await bot(tmp_path, "check", url=url, keys=entry)
+    assert code == 0, err
+    assert f"under data key {kid(entry)!r} (1 listed)" in out
 
 
 def test_a_ciphertext_moved_to_another_row_does_not_open() -> None:
