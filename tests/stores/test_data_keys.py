@@ -17,6 +17,7 @@ import pytest
 from bot.questions.records import Question, QuestionStatus, RunRecord
 from bot.stores import AuditEvent, Closing, data_keys, open_stores
 from bot.stores.data_keys import DataKeys, parse_data_keys
+from bot.stores.ports import HistoryFilter
 from tests.audit import test_audit_cli as audit_cli
 from tests.audit import test_retention as retention_test
 from tests.audit.test_audit_cli import store_url  # noqa: F401 - the fixture
@@ -167,6 +168,10 @@ async def test_the_store_holds_none_of_the_words(
         assert kept.answer == answer()
         assert await stores.checkpoints.load("run-1:1") == turn()
         assert await stores.journal.steps("run-1") == {"tool:call-0": {"result": WORDS[1]}}
+        # History's decision filter reads the opened answers, as it reads plaintext ones.
+        edited = await stores.history.closed(HistoryFilter(decision="edit"), limit=1)
+        assert [c.question.interrupt_id for c in edited] == ["q1"]
+        assert await stores.history.closed(HistoryFilter(decision="approve")) == []
         events = await stores.audit.recent(run_id="run-1")
         assert [e.detail for e in events if e.kind == "note"] == [answer()]
     finally:
