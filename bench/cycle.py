@@ -13,7 +13,10 @@ target for each backend. Without the bench extra LangGraph is skipped,
 saying so, and ours is measured alone.
 Run: `make bench` or `.venv/bin/python bench/cycle.py [iterations]`.
 ``bench/cycle.py --audit [iterations]`` instead measures our cycle with the
-audit's hash chain on and off (its link trigger dropped), interleaved the same way.
+audit's hash chain on and off (its link trigger dropped), interleaved the same way;
+``--encrypt [iterations]`` measures it with content encrypted at rest (a
+``BOT_DATA_KEYS`` keyring) and without, the chain on for both, and then with
+both the chain and encryption on against both off.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from bot.providers.scripted import ScriptedProvider
 from bot.service.answering.outcomes import Redeemed, Responder
 from bot.service.delivering.surfaces import Conversation
 from bot.service.running.runs import RunService
-from bot.stores import open_stores
+from bot.stores import data_keys, open_stores
 from bot.testing import RecordingSurface, call, calls, question, say
 
 WHO = Responder("bench:alice", "Alice")
@@ -258,6 +261,63 @@ async def audit_cost(backend: str, on_url: str, off_url: str, iterations: int) -
     print(f"audit chain on {backend}: {100 * (on_median / off_median - 1):+.1f}% per cycle")
 
 
+class Sealed:
+    """A side that runs with ``BOT_DATA_KEYS`` set (the keyring is the process's), the
+    other side of the pair running without."""
+
+    def __init__(self, inner: Runner) -> None:
+        self._inner = inner
+        self._keys = data_keys.parse_data_keys(data_keys.random_data_key())
+
+    async def run(self, iterations: int) -> list[float]:
+        data_keys.use(self._keys)
+        try:
+            return await self._inner.run(iterations)
+        finally:
+            data_keys.use(None)
+
+
+async def encrypt_cost(backend: str, urls: Sequence[str], iterations: int) -> None:
+    """Encryption on and off (both chained), then chain and encryption on and both off."""
+    sealed_url, plain_url, all_url, none_url = urls
+    async with cycles(sealed_url) as sealed, cycles(plain_url) as plain:
+        on, off = await interleaved(Sealed(sealed), plain, iterations, count=AUDIT_ROUNDS)
+    on_median, _ = summary(f"encrypted {backend}", on)
+    off_median, _ = summary(f"plaintext {backend}", off)
+    print(f"encryption on {backend}: {100 * (on_median / off_median - 1):+.1f}% per cycle")
+    async with cycles(all_url) as everything, unchained(none_url) as neither:
+        on, off = await interleaved(Sealed(everything), neither, iterations, count=AUDIT_ROUNDS)
+    on_median, _ = summary(f"both on {backend}", on)
+    off_median, _ = summary(f"both off {backend}", off)
+    print(
+        f"audit chain and encryption on {backend}: {100 * (on_median / off_median - 1):+.1f}%"
+        " per cycle (target <= +15%)"
+    )
+
+
+async def encrypt_main(iterations: int) -> None:
+    print(f"pause + answer + resume, encrypted at rest and not, in {AUDIT_ROUNDS} rounds")
+    names = ("sealed", "plain", "all", "none")
+    with tempfile.TemporaryDirectory() as folder:
+        urls = [f"sqlite:///{Path(folder) / name}.sqlite3" for name in names]
+        await encrypt_cost("sqlite", urls, iterations)
+    try:
+        admin = await asyncpg.connect(POSTGRES_URL, timeout=5)
+    except (OSError, asyncpg.PostgresError, TimeoutError) as error:
+        print(f"postgres: skipped, server unreachable ({type(error).__name__})")
+        return
+    schemas = [f"bench_{secrets.token_hex(4)}" for _ in names]
+    try:
+        for schema in schemas:
+            await admin.execute(f'CREATE SCHEMA "{schema}"')
+        urls = [f"{POSTGRES_URL}?search_path={schema}" for schema in schemas]
+        await encrypt_cost("postgres", urls, iterations)
+    finally:
+        for schema in schemas:
+            await admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        await admin.close()
+
+
 async def audit_main(iterations: int) -> None:
     print(f"pause + answer + resume, the audit chained and not, in {AUDIT_ROUNDS} rounds")
     with tempfile.TemporaryDirectory() as folder:
@@ -280,6 +340,10 @@ async def main() -> None:
     if sys.argv[1:2] == ["--audit"]:
         # What the tamper-evident audit costs a cycle (docs/audit.md); no baseline needed.
         await audit_main(int(sys.argv[2]) if len(sys.argv) > 2 else 500)
+        return
+    if sys.argv[1:2] == ["--encrypt"]:
+        # What encryption at rest costs a cycle (docs/production.md).
+        await encrypt_main(int(sys.argv[2]) if len(sys.argv) > 2 else 500)
         return
     # Imported here: bench/cycle_sql.py imports this module without the bench extra.
     try:

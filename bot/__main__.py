@@ -1,9 +1,10 @@
 """`python -m bot` serves; `check` validates configuration; `keygen` prints a signing key
-(`keygen --webhook`: a webhook secret);
+(`keygen --webhook`: a webhook secret; `keygen --data`: a data key);
 `teams-package` writes the Teams app package (manifest and icons, zipped);
 `admin <command>` runs an admin command (`admin help`) against the configured store;
 `api-key create|list|revoke` manages the agents API's keys;
 `audit export|verify|checkpoint|public-key` exports and verifies the tamper-evident audit;
+`data rekey` moves the store's encrypted content onto the first of BOT_DATA_KEYS;
 `mcp` serves the MCP tools over stdio, `mcp-gateway` the MCP approval gateway (the `mcp` extra)."""
 
 from __future__ import annotations
@@ -38,11 +39,15 @@ except ModuleNotFoundError as missing:  # pragma: no cover - exercised by a subp
 COMMANDS = {
     "serve": "serve the bot (the default)",
     "check": "validate the settings, open the store, probe what is reachable",
-    "keygen": "print a new signing key for BOT_SIGNING_KEYS (--webhook: BOT_WEBHOOK_SECRET)",
+    "keygen": (
+        "print a new signing key for BOT_SIGNING_KEYS (--webhook: BOT_WEBHOOK_SECRET, "
+        "--data: BOT_DATA_KEYS)"
+    ),
     "teams-package": "write the Teams app package (manifest and icons, zipped)",
     "admin": "run an admin command against the configured store (`admin help`)",
     "api-key": "make, list or revoke keys for the agents API (/v1)",
     "audit": "export, verify or checkpoint the tamper-evident audit",
+    "data": "rekey: move the store's encrypted content onto the first of BOT_DATA_KEYS",
     "mcp": "serve the MCP tools (ask_human, request_approval) over stdio",
     "mcp-gateway": "serve the MCP approval gateway (BOT_MCP_GATEWAY) over stdio",
     "help": "show this help",
@@ -70,6 +75,15 @@ def _parser() -> argparse.ArgumentParser:
                 "--webhook",
                 action="store_true",
                 help="print a webhook signing secret (whsec_..., Standard Webhooks) instead",
+            )
+            command.add_argument(
+                "--data",
+                action="store_true",
+                help="print a data key for BOT_DATA_KEYS (encryption at rest) instead",
+            )
+        if name == "data":
+            command.add_argument(
+                "action", choices=["rekey"], help="rekey: every row onto the first key"
             )
         if name == "api-key":
             from bot.cli.api_keys import add_arguments
@@ -125,6 +139,10 @@ def main(argv: list[str] | None = None) -> int:
             from bot.webhooks import random_webhook_secret
 
             print(random_webhook_secret())
+        elif args.data:
+            from bot.stores.data_keys import random_data_key
+
+            print(random_data_key())
         else:
             print(f"k{secrets.token_hex(3)}:{secrets.token_urlsafe(48)}")
         return 0
@@ -153,6 +171,10 @@ def _command(command: str, args: argparse.Namespace, settings: Settings) -> int:
         from bot.cli.audit import run_audit
 
         return asyncio.run(run_audit(settings, args))
+    if command == "data":
+        from bot.cli.data import rekey
+
+        return asyncio.run(rekey(settings))
     if command == "mcp":
         return _mcp(settings)
     if command == "mcp-gateway":

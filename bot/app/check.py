@@ -93,6 +93,14 @@ async def check(settings: Settings) -> int:
     print(f"store:    {settings.store.location} (spends shared across processes: {shared})")
     print(f"data:     {settings.signing.data_dir.resolve()} (started in {Path.cwd()})")
     print(f"signing:  {keys}")
+    keyring = settings.store.keyring
+    at_rest = (
+        "plaintext (set BOT_DATA_KEYS to encrypt questions and answers in the store; "
+        "`python -m bot keygen --data` prints one)"
+        if keyring is None
+        else f"encrypted, AES-GCM under data key {keyring.current!r} ({len(keyring.keys)} listed)"
+    )
+    print(f"at rest:  {at_rest}")
     print(f"agent:    {spec.name} ({model})")
     print(f"console:  {console}")
     print(f"slack:    {slack_line}")

@@ -24,7 +24,7 @@ from bot.audit import (
     event_digest,
     sign_checkpoint,
 )
-from bot.stores._rows import Row, load
+from bot.stores._rows import Row, audit_detail
 from bot.stores._sql import Statements
 
 PAGE = 1000
@@ -67,7 +67,10 @@ def carried(rows: Sequence[Sequence[Any]], linker: Linker) -> list[tuple[str, st
     linked = []
     # By position: a migration may run on a connection without named rows.
     for row_id, at, kind, run_id, interrupt_id, actor, detail in rows:
-        digest = event_digest(at, kind, interrupt_id, actor, load(detail))
+        opened = audit_detail(
+            {"detail": detail, "interrupt_id": interrupt_id, "kind": kind, "at": at}
+        )
+        digest = event_digest(at, kind, interrupt_id, actor, opened)
         chain = chain_of(run_id)
         seq, hashed = linker.next(chain, digest)
         linked.append((digest, chain, seq, hashed, row_id))
@@ -91,7 +94,7 @@ def _event_line(row: Row) -> dict[str, Any]:
         "run_id": row["run_id"],
         "interrupt_id": row["interrupt_id"],
         "actor": row["actor"],
-        "detail": load(row["detail"]),
+        "detail": audit_detail(row),
         "digest": row["digest"],
         "hash": row["hash"],
     }

@@ -9,9 +9,10 @@ decision and when, so a purged question is still listed, with its outcome.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from bot.questions.records import Question
-from bot.stores import _rows
+from bot.stores import _rows, data_keys
 from bot.stores._rows import OUTSTANDING
 from bot.stores._shared import pauses_query
 from bot.stores._sql import Statements
@@ -24,6 +25,8 @@ _PURGED = (
     "SELECT interrupt_id, seq FROM pauses WHERE interrupt_id {in_list} AND purged_at IS NOT NULL"
 )
 _SEQS = "SELECT interrupt_id, seq FROM pauses WHERE interrupt_id {in_list}"
+# With sealed answers, the rows read per page while the decision is matched in Python.
+_DECIDED_PAGE = 200
 
 
 class SqlHistory:
@@ -33,6 +36,34 @@ class SqlHistory:
     async def closed(
         self, where: HistoryFilter, *, after: str | None = None, limit: int = 20
     ) -> list[Closed]:
+        if where.decision is not None and data_keys.in_use() is not None:
+            # Answers are sealed (``data_keys``): the SQL cannot read their decision.
+            return await self._decided(where, after, limit)
+        questions = await self._questions(where, after, limit)
+        if not questions:
+            return []
+        return await self._described(questions)
+
+    async def _decided(self, where: HistoryFilter, after: str | None, limit: int) -> list[Closed]:
+        """The other filters in SQL, a page at a time, the decision matched on each opened
+        answer, until ``limit`` match or the pages end."""
+        others, found = replace(where, decision=None), list[Closed]()
+        while len(found) < limit:
+            questions = await self._questions(others, after, _DECIDED_PAGE)
+            if not questions:
+                break
+            page = await self._described(questions)
+            found += [
+                c for c in page if (c.question.answer or {}).get("decision") == where.decision
+            ]
+            if len(page) < _DECIDED_PAGE:
+                break
+            after = page[-1].cursor
+        return found[: max(limit, 0)]
+
+    async def _questions(
+        self, where: HistoryFilter, after: str | None, limit: int
+    ) -> list[Question]:
         dialect = self._db.dialect
         # Each filter set: its test, with a ``?`` for each use of its value.
         filters: list[tuple[str, object]] = [
@@ -60,10 +91,7 @@ class SqlHistory:
             )
             params += [int(after), int(after), int(after)]
         sql = pauses_query(f"WHERE {' AND '.join(tests)}", _NEWEST)
-        questions = _rows.pauses_from_rows(await self._db.rows(sql, *params, max(limit, 0)))
-        if not questions:
-            return []
-        return await self._described(questions)
+        return _rows.pauses_from_rows(await self._db.rows(sql, *params, max(limit, 0)))
 
     async def _described(self, questions: Sequence[Question]) -> list[Closed]:
         dialect = self._db.dialect

@@ -31,6 +31,7 @@ from bot.questions.records import (
     RunStatus,
 )
 from bot.questions.write import Owe, Owed, TurnToResume, Write
+from bot.stores import data_keys
 
 
 class Row(Protocol):
@@ -195,9 +196,65 @@ def _fields(
     return fields
 
 
+# Content sealed at rest (``data_keys``): each value bound to its table, column and row,
+# so a ciphertext moved to another row or column does not open. The rest (ids, status,
+# times, routes, who) stays plaintext: the admin's filters and the SQL read those.
+def aad(table: str, column: str, *row: str) -> str:
+    """The associated data a value of ``table.column`` is sealed with, for ``row``'s ids."""
+    return f"{table}.{column}:" + "\x1f".join(row)
+
+
+_PAUSE_SEALED = ("payload", "answer")
+
+
+class _Opened:
+    """A row whose sealed columns read as their plaintext."""
+
+    __slots__ = ("_aads", "_row")
+
+    def __init__(self, row: Row, aads: Mapping[str, str]) -> None:
+        self._row, self._aads = row, aads
+
+    def __getitem__(self, key: str, /) -> Any:
+        value = self._row[key]
+        aad_ = self._aads.get(key)
+        return value if aad_ is None else data_keys.unseal(value, aad_)
+
+
+def _opened_pause(row: Row) -> Row:
+    key = row["interrupt_id"]
+    return _Opened(row, {c: aad("pauses", c, key) for c in _PAUSE_SEALED})
+
+
+def answer_text(interrupt_id: str, answer: Mapping[str, Any] | None) -> str | None:
+    """A close's answer as ``pauses.answer`` holds it."""
+    text = dump(dict(answer)) if answer is not None else None
+    return data_keys.seal(text, aad("pauses", "answer", interrupt_id))
+
+
+def vote_text(interrupt_id: str, voter: str, answer: Mapping[str, Any]) -> str | None:
+    """A ballot's answer as ``votes.answer`` holds it."""
+    return data_keys.seal(dump(dict(answer)), aad("votes", "answer", interrupt_id, voter))
+
+
+def vote_answer(interrupt_id: str, voter: str, text: str | None) -> Any:
+    """``votes.answer`` read back."""
+    return load(data_keys.unseal(text, aad("votes", "answer", interrupt_id, voter)))
+
+
+def body_text(owe: Owe) -> str:
+    """An owed delivery's body as ``outbox.body`` holds it."""
+    text = _ENCODER.encode(dict(owe.body))
+    return data_keys.seal(text, aad("outbox", "body", owe.interrupt_id, str(owe.kind))) or text
+
+
 def pause_params(record: Question) -> tuple[Any, ...]:
     """``record`` as the insert's parameters, in ``PAUSE_COLUMNS`` order."""
-    return _params(record, PAUSE_COLUMNS, _PAUSE_TYPED)
+    values = list(_params(record, PAUSE_COLUMNS, _PAUSE_TYPED))
+    for column in _PAUSE_SEALED:
+        i = PAUSE_COLUMNS.index(column)
+        values[i] = data_keys.seal(values[i], aad("pauses", column, record.interrupt_id))
+    return tuple(values)
 
 
 def pauses_from_rows(rows: Iterable[Row]) -> list[Question]:
@@ -212,7 +269,7 @@ def pauses_from_rows(rows: Iterable[Row]) -> list[Question]:
 
 def pause_from_row(row: Row, attempts: list[Any]) -> Question:
     """A row with ``PAUSE_COLUMNS``, and the question's cross-scope attempts, as a record."""
-    fields = _fields(row, PAUSE_COLUMNS, _ENUMS, _PAUSE_TYPED)
+    fields = _fields(_opened_pause(row), PAUSE_COLUMNS, _ENUMS, _PAUSE_TYPED)
     fields["payload"] = payload_of(fields["name"], fields["payload"])
     kept = tuple(CrossScopeAttempt.stored(a) for a in attempts)
     return Question(**fields, cross_scope_attempts=kept)
@@ -220,11 +277,15 @@ def pause_from_row(row: Row, attempts: list[Any]) -> Question:
 
 def api_params(api: ApiRequest) -> tuple[Any, ...]:
     """``api`` as the insert's parameters, in ``API_COLUMNS`` order."""
-    return _params(api, API_COLUMNS)
+    values = list(_params(api, API_COLUMNS))
+    i = API_COLUMNS.index("metadata")
+    values[i] = data_keys.seal(values[i], aad("api_questions", "metadata", api.interrupt_id))
+    return tuple(values)
 
 
 def api_from_row(row: Row) -> ApiRequest:
-    return ApiRequest(**_fields(row, API_COLUMNS, {}))
+    opened = _Opened(row, {"metadata": aad("api_questions", "metadata", row["interrupt_id"])})
+    return ApiRequest(**_fields(opened, API_COLUMNS, {}))
 
 
 def run_params(run: RunRecord) -> tuple[Any, ...]:
@@ -241,8 +302,10 @@ def audit_params(event: AuditEvent, *, run_id: str = "") -> tuple[Any, ...]:
     """``event`` as the insert's parameters, its digest last; ``run_id`` stands in for a
     blank one. The store links it into its chain (``bot.audit``) as it is inserted."""
     detail = dump(event.detail)
-    # Digested as it will be read back: the verifier sees the stored JSON.
+    # Digested as it will be read back: the verifier sees the stored JSON, opened.
     digest = event_digest(event.at, event.kind, event.interrupt_id, event.actor, load(detail))
+    if event.kind != REFUSED:
+        detail = data_keys.seal(detail, audit_aad(event.interrupt_id, event.kind, event.at))
     return (
         event.at,
         event.kind,
@@ -254,11 +317,31 @@ def audit_params(event: AuditEvent, *, run_id: str = "") -> tuple[Any, ...]:
     )
 
 
+# A refusal's detail (its reason, a fixed word) stays plaintext: the store's refusal
+# counters read it as the event is inserted (``admin stats``).
+REFUSED = "refused"
+
+
+def audit_aad(interrupt_id: str, kind: str, at: float) -> str:
+    return aad("audit", "detail", interrupt_id, kind, repr(float(at)))
+
+
+def audit_detail(row: Row) -> Any:
+    """An audit row's detail, opened and loaded."""
+    sealed = row["detail"]
+    return load(data_keys.unseal(sealed, audit_aad(row["interrupt_id"], row["kind"], row["at"])))
+
+
 AUDIT_COLUMNS = ("at", "kind", "run_id", "interrupt_id", "actor", "detail")
 
 
 def audit_from_row(row: Row) -> AuditEvent:
-    return AuditEvent(**_fields(row, AUDIT_COLUMNS, {}))
+    opened = _Opened(row, {"detail": audit_aad(row["interrupt_id"], row["kind"], row["at"])})
+    return AuditEvent(**_fields(opened, AUDIT_COLUMNS, {}))
+
+
+def _delivery_ids(row: Row) -> tuple[str, str]:
+    return row["interrupt_id"], row["kind"]
 
 
 def delivery_from_row(row: Row, *, followed: bool = False) -> OutboxRow:
@@ -268,7 +351,7 @@ def delivery_from_row(row: Row, *, followed: bool = False) -> OutboxRow:
         surface=row["surface"],
         kind=DeliveryKind(row["kind"]),
         interrupt_id=row["interrupt_id"],
-        body=load(row["body"]),
+        body=load(data_keys.unseal(row["body"], aad("outbox", "body", *_delivery_ids(row)))),
         attempts=row["attempts"],
         state=DeliveryState(row["state"]),
         next_at=row["next_at"],
@@ -360,10 +443,39 @@ def pending_from_row(row: Row) -> tuple[Question, str, str, str]:
     return pause_from_row(row, []), row["requester"], row["surface"], str(row["seq"])
 
 
-def paused_turn(state: str | None, journal: Iterable[Sequence[str]]) -> TurnToResume:
+def state_text(checkpoint_id: str, state: Mapping[str, Any]) -> str:
+    """A run's turn state (its conversation) as ``checkpoints.state`` holds it."""
+    return sealed_state(checkpoint_id, _ENCODER.encode(dict(state)))
+
+
+def sealed_state(checkpoint_id: str, text: str) -> str:
+    """Turn state's JSON ``text`` as ``checkpoints.state`` holds it."""
+    return data_keys.seal(text, aad("checkpoints", "state", checkpoint_id)) or text
+
+
+def state_of(checkpoint_id: str, text: str) -> dict[str, Any]:
+    """``checkpoints.state`` read back."""
+    opened = data_keys.unseal(text, aad("checkpoints", "state", checkpoint_id)) or text
+    return dict(json.loads(opened))
+
+
+def journal_text(step: str, value: Any) -> str:
+    """A finished step's value as ``journal.value`` holds it."""
+    text = json.dumps(value, separators=(",", ":"))
+    return data_keys.seal(text, aad("journal", "value", step)) or text
+
+
+def journal_value(step: str, text: str) -> Any:
+    """``journal.value`` read back."""
+    return json.loads(data_keys.unseal(text, aad("journal", "value", step)) or text)
+
+
+def paused_turn(
+    checkpoint_id: str, state: str | None, journal: Iterable[Sequence[str]]
+) -> TurnToResume:
     """A paused turn as a close read it: its checkpoint's text, the journal's (step, value)s."""
-    steps = {step: json.loads(value) for step, value in journal}
-    return TurnToResume(None if state is None else dict(json.loads(state)), steps)
+    steps = {step: journal_value(step, value) for step, value in journal}
+    return TurnToResume(None if state is None else state_of(checkpoint_id, state), steps)
 
 
 def write_texts(write: Write) -> dict[str, Any]:
@@ -377,7 +489,8 @@ def write_texts(write: Write) -> dict[str, Any]:
     if write.api is not None:
         texts["api"] = api_params(write.api)
     if write.checkpoint is not None:
-        texts["checkpoint"] = dump(dict(write.checkpoint.state)) or "{}"
+        checkpoint = write.checkpoint
+        texts["checkpoint"] = state_text(checkpoint.checkpoint_id, checkpoint.state)
     for step, value in write.journal.items():
-        texts[f"journal:{step}"] = json.dumps(value, separators=(",", ":"))
+        texts[f"journal:{step}"] = journal_text(step, value)
     return texts

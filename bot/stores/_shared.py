@@ -8,7 +8,6 @@ outbox claim, checkpoint saves, admin aggregates, migrations.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -24,6 +23,7 @@ from bot.questions.write import UnitOfWork
 from bot.stores import _rows
 from bot.stores._api import SqlApiRecords
 from bot.stores._audit_chain import SqlAuditChain
+from bot.stores._rekey import SqlRekey
 from bot.stores._replays import SqlReplays
 from bot.stores._retention import SqlRetention
 from bot.stores._rows import OUTSTANDING, RUNNING
@@ -34,6 +34,7 @@ from bot.stores.ports import (
     Audit,
     AuditChain,
     Checkpoints,
+    DataRekey,
     Installations,
     Leases,
     Ledger,
@@ -211,10 +212,10 @@ class SqlJournal:
 
     async def steps(self, run_id: str) -> dict[str, Any]:
         rows = await self._db.rows(JOURNAL_STEPS, run_id)
-        return {row["step"]: json.loads(row["value"]) for row in rows}
+        return {row["step"]: _rows.journal_value(row["step"], row["value"]) for row in rows}
 
     async def record(self, run_id: str, step: str, value: Any) -> None:
-        text = json.dumps(value, separators=(",", ":"))  # a bad value never takes the lock
+        text = _rows.journal_text(step, value)  # a bad value never takes the lock
         sql = (
             "INSERT INTO journal (run_id, step, value, at) VALUES (?, ?, ?, ?)"
             " ON CONFLICT (run_id, step) DO NOTHING"
@@ -254,7 +255,7 @@ class SqlCheckpointReads:
 
     async def load(self, checkpoint_id: str) -> dict[str, Any] | None:
         rows = await self.db.rows(CHECKPOINT_STATE, checkpoint_id)
-        return dict(json.loads(rows[0]["state"])) if rows else None
+        return _rows.state_of(checkpoint_id, rows[0]["state"]) if rows else None
 
     async def discard(self, checkpoint_id: str) -> None:
         await self.db.write("DELETE FROM checkpoints WHERE checkpoint_id = ?", checkpoint_id)
@@ -340,6 +341,7 @@ class SqlPorts:
         self.audit: Audit = SqlAudit(db)
         self.audit_chain: AuditChain = SqlAuditChain(db)
         self.retention: Retention = SqlRetention(db)
+        self.rekey: DataRekey = SqlRekey(db)
         self.leases: Leases = SqlLeases(db)
         self.journal: Journal = SqlJournal(db)
         self.installations: Installations = SqlInstallations(db)

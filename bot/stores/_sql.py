@@ -49,7 +49,8 @@ SQLITE = Dialect(
     "IN (SELECT value FROM json_each(?))",
     "",
     -1,
-    "json_extract(p.answer, '$.decision')",
+    # A sealed answer (``data_keys``) is not JSON: it has no decision the SQL can read.
+    "CASE WHEN json_valid(p.answer) THEN json_extract(p.answer, '$.decision') END",
 )
 POSTGRES = Dialect(
     "postgres",
@@ -58,7 +59,7 @@ POSTGRES = Dialect(
     "= ANY(?::text[])",
     "FOR UPDATE SKIP LOCKED",
     None,
-    "(p.answer::jsonb ->> 'decision')",
+    "(CASE WHEN p.answer LIKE '{%' THEN p.answer::jsonb ->> 'decision' END)",
 )
 
 

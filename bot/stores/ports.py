@@ -187,6 +187,18 @@ class Retention(Protocol):
         ...
 
 
+class DataRekey(Protocol):
+    """The sealed content columns and the data keys (``bot.stores.data_keys``)."""
+
+    async def batch(self, limit: int = ...) -> int:
+        """Move a batch of rows onto the current key; how many were read (0: none left)."""
+        ...
+
+    async def all(self) -> int:
+        """Every row onto the current key, batch by batch."""
+        ...
+
+
 class Installations(Protocol):
     """Platform installations (Slack OAuth); the adapter encrypts, the store keeps opaque text."""
 
@@ -295,6 +307,7 @@ class Stores(Protocol):
     audit: Audit
     audit_chain: AuditChain
     retention: Retention
+    rekey: DataRekey
     history: History
     leases: Leases
     journal: Journal

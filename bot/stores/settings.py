@@ -7,13 +7,20 @@ the URL, which may carry a password.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 from urllib.parse import unquote, urlsplit
 
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator
 
-from bot.component_settings import ComponentSettings
+from bot.component_settings import NOT_BLANK, ComponentSettings, Hidden
+from bot.stores.data_keys import DataKeyError, DataKeys, parse_data_keys, use
 from bot.stores.ports import Stores
 from bot.stores.url import POSTGRES_SCHEMES, is_shared, open_stores
+
+
+def _key_secrets(text: str) -> list[str]:
+    # ``kid:secret,kid:secret``: a log line would hold one secret, never the whole setting.
+    return [key.partition(":")[2].strip() for key in text.split(",")]
 
 
 class StoreSettings(ComponentSettings):
@@ -28,6 +35,28 @@ class StoreSettings(ComponentSettings):
     # Closed questions older than this lose their content (``bot/stores/_retention.py``);
     # unset: kept forever.
     retention_days: float | None = Field(None, alias="BOT_RETENTION_DAYS", gt=0)
+    # The keyring content is encrypted with at rest (``bot/stores/data_keys.py``); unset:
+    # plaintext, as before.
+    data_keys: Annotated[SecretStr | None, NOT_BLANK, Hidden(_key_secrets)] = Field(
+        None, alias="BOT_DATA_KEYS"
+    )
+
+    @field_validator("data_keys")
+    @classmethod
+    def _keyring(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:
+            try:
+                parse_data_keys(value.get_secret_value())
+            except DataKeyError as error:
+                raise ValueError(str(error)) from None
+        return value
+
+    @property
+    def keyring(self) -> DataKeys | None:
+        """The parsed keyring; None without BOT_DATA_KEYS."""
+        if self.data_keys is None:
+            return None
+        return parse_data_keys(self.data_keys.get_secret_value())
 
     @field_validator("url")
     @classmethod
@@ -66,6 +95,9 @@ class StoreSettings(ComponentSettings):
         return is_shared(self.url)
 
     async def open(self) -> Stores:
+        """The store, its content sealed under ``keyring`` in this process; a keyring that
+        cannot open the store's rows is DataKeyError, one sentence, as it opens."""
+        use(self.keyring)
         return await open_stores(
             self.url,
             pool_size=self.pg_pool_size,

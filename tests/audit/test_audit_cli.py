@@ -8,7 +8,7 @@ import json
 import os
 import sqlite3
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 
 import pytest
@@ -37,10 +37,16 @@ async def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIter
 
 
 async def bot(
-    cwd: Path, *words: str, url: str | None = None, keys: str = OLD_KEY
+    cwd: Path,
+    *words: str,
+    url: str | None = None,
+    keys: str = OLD_KEY,
+    more: Mapping[str, str] | None = None,
 ) -> tuple[int, str, str]:
-    """``python -m bot WORDS`` as an operator runs it; its exit code, stdout and stderr."""
+    """``python -m bot WORDS`` as an operator runs it (``more``: other settings); its exit
+    code, stdout and stderr."""
     env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT), "BOT_SIGNING_KEYS": keys}
+    env.update(more or {})
     if url is not None:
         env["DATABASE_URL"] = url
     process = await asyncio.create_subprocess_exec(

@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from bot.stores._rows import dump
+from bot.stores._rows import dump, sealed_state
 from bot.stores._shared import SqlCheckpointReads
 from bot.stores.postgres._db import Conn, Database
 
@@ -24,7 +24,7 @@ class PostgresCheckpoints(SqlCheckpointReads):
     async def save(
         self, run_id: str, state: dict[str, Any], *, checkpoint_id: str | None = None
     ) -> str:
-        state_json = dump(state)  # a bad state never reaches the database
+        state_json = dump(state) or "{}"  # a bad state never reaches the database
 
         async def save(conn: Conn) -> str:
             await conn.execute(_LOCK_RUN_VERSIONS, run_id)
@@ -39,7 +39,7 @@ class PostgresCheckpoints(SqlCheckpointReads):
                 saved_id,
                 run_id,
                 version,
-                state_json,
+                sealed_state(saved_id, state_json),
                 time.time(),
             )
             return saved_id

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bot.stores._history import SqlHistory
+from bot.stores._rekey import SqlRekey
 from bot.stores._shared import SqlPorts
 from bot.stores.ports import History
 from bot.stores.postgres._admin import PostgresAdmin
@@ -42,6 +43,8 @@ class PostgresStores(SqlPorts):
             async with db.acquire() as conn:
                 await migrate(conn)
                 schema = str(await conn.fetchval("SELECT current_schema()"))
+            # A data key that cannot open the rows is said now, before anything reads one.
+            await SqlRekey(db).probe()
         except BaseException:
             await db.close()
             raise

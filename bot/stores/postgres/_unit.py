@@ -159,9 +159,7 @@ def _question_cte(write: Write, p: _Params) -> str | None:
             )
         case Close():
             at = p(change.at, "::float8")
-            answer = p(
-                _rows.dump(dict(change.answer)) if change.answer is not None else None, "::text"
-            )
+            answer = p(_rows.answer_text(change.interrupt_id, change.answer), "::text")
             tally = (
                 ""
                 if change.tally is None
@@ -310,7 +308,7 @@ def _statement(write: Write, texts: dict[str, Any]) -> tuple[str, list[Any]]:
         held_by, held_until = _rows.held(write)
         kinds = p([str(o.kind) for o in write.owe], "::text[]")
         ids = p([o.interrupt_id for o in write.owe], "::text[]")
-        bodies = p([_rows.dump(dict(o.body)) for o in write.owe], "::text[]")
+        bodies = p([_rows.body_text(o) for o in write.owe], "::text[]")
         surfaces = p([o.surface for o in write.owe], "::text[]")
         gated = p([o.only_with_callback for o in write.owe], "::bool[]")
         by, until = p(held_by, "::text"), p(held_until, "::float8")
@@ -459,14 +457,19 @@ class PostgresUnit:
                 return Voted(None)
             before = tuple(
                 Ballot(
-                    key, r["voter"], r["display"], r["decision"], _rows.load(r["answer"]), r["at"]
+                    key,
+                    r["voter"],
+                    r["display"],
+                    r["decision"],
+                    _rows.vote_answer(key, r["voter"], r["answer"]),
+                    r["at"],
                 )
                 for r in await conn.fetch(_VOTES, key)
             )
             write = decide(_rows.pause_from_row(locked, []), before)
             if write is None:
                 return Voted(None, again=True)
-            answer = _rows.dump(dict(ballot.answer))
+            answer = _rows.vote_text(key, ballot.voter, ballot.answer)
             cast = (ballot.voter, ballot.display, ballot.decision, answer, ballot.at)
             await conn.execute(_CAST_VOTE, key, *cast)
             sql, params = _statement(write, _rows.write_texts(write))
@@ -520,8 +523,8 @@ def _written(write: Write, row: Any) -> Written:
         earlier=row["earlier"],
     )
     turn = None
-    if isinstance(write.question, Close) and write.question.with_turn:
-        turn = _rows.paused_turn(row["turn_state"], row["turn_journal"])
+    if isinstance(write.question, Close) and write.question.with_turn and question is not None:
+        turn = _rows.paused_turn(question.checkpoint_id, row["turn_state"], row["turn_journal"])
     runs: tuple[RunRecord, ...] = ()
     if write.new_run is not None and write.history:
         newest_first = (_rows.run_from_row(_rows.load(text)) for text in row["before_it"])

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from bot.stores._rows import dump
+from bot.stores._rows import dump, sealed_state
 from bot.stores._shared import SqlCheckpointReads
 from bot.stores.sqlite._db import Database, transaction
 
@@ -21,7 +21,7 @@ class SqliteCheckpoints(SqlCheckpointReads):
     async def save(
         self, run_id: str, state: dict[str, Any], *, checkpoint_id: str | None = None
     ) -> str:
-        state_json = dump(state)  # a bad state never takes the lock
+        state_json = dump(state) or "{}"  # a bad state never takes the lock
 
         def save(conn: sqlite3.Connection) -> str:
             with transaction(conn):
@@ -35,7 +35,7 @@ class SqliteCheckpoints(SqlCheckpointReads):
                 conn.execute(
                     "INSERT INTO checkpoints (checkpoint_id, run_id, version, state, created_at)"
                     " VALUES (?, ?, ?, ?, ?)",
-                    (saved_id, run_id, version, state_json, time.time()),
+                    (saved_id, run_id, version, sealed_state(saved_id, state_json), time.time()),
                 )
                 return saved_id
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.stores._history import SqlHistory
+from bot.stores._rekey import SqlRekey
 from bot.stores._shared import SqlPorts
 from bot.stores.ports import History
 from bot.stores.sqlite._admin import SqliteAdmin
@@ -42,6 +43,8 @@ class SqliteStores(SqlPorts):
         try:
             # In the worker: it may wait for another process migrating the same file.
             await db.run_in_worker(lambda conn: migrate(conn, str(path)))
+            # A data key that cannot open the rows is said now, before anything reads one.
+            await SqlRekey(db).probe()
         except BaseException:
             await db.close()
             raise

@@ -177,7 +177,7 @@ def _question(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> 
             expiry = str(change.expiry)
             params = (
                 str(change.status),
-                _rows.dump(dict(change.answer) if change.answer is not None else None),
+                _rows.answer_text(change.interrupt_id, change.answer),
                 change.by,
                 change.by_id,
                 change.at,
@@ -281,7 +281,9 @@ def _apply(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> Wri
     if isinstance(write.question, Close) and write.question.with_turn and question is not None:
         state = conn.execute(CHECKPOINT_STATE, (question.checkpoint_id,)).fetchone()
         journal = conn.execute(JOURNAL_STEPS, (run_id,)).fetchall()
-        turn = _rows.paused_turn(None if state is None else state[0], journal)
+        turn = _rows.paused_turn(
+            question.checkpoint_id, None if state is None else state[0], journal
+        )
     earlier: tuple[RunRecord, ...] = ()
     if write.new_run is not None and write.history:
         # Read after the insert, so the started run may be among them.
@@ -311,7 +313,7 @@ def _owe(
             owe.surface or surface,
             str(owe.kind),
             owe.interrupt_id,
-            _rows.dump(dict(owe.body)),
+            _rows.body_text(owe),
             at,
             PENDING,
             at,
@@ -367,7 +369,7 @@ class SqliteUnit:
                     if row is None:
                         return Voted(None)
                     before = tuple(
-                        Ballot(key, r[0], r[1], r[2], _rows.load(r[3]), r[4])
+                        Ballot(key, r[0], r[1], r[2], _rows.vote_answer(key, r[0], r[3]), r[4])
                         for r in conn.execute(_VOTES, (key,))
                     )
                     write = decide(_rows.pause_from_row(row, []), before)
@@ -378,7 +380,7 @@ class SqliteUnit:
                         ballot.voter,
                         ballot.display,
                         ballot.decision,
-                        _rows.dump(dict(ballot.answer)),
+                        _rows.vote_text(key, ballot.voter, ballot.answer),
                         ballot.at,
                     )
                     conn.execute(_CAST_VOTE, cast)

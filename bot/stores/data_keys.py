@@ -1,0 +1,150 @@
+"""Data keys: what the store's content columns are encrypted with at rest (``BOT_DATA_KEYS``).
+
+``BOT_DATA_KEYS`` is a keyring in the ``id:secret,id:secret`` form of
+``BOT_SIGNING_KEYS``; each secret is 32 random bytes in URL-safe base64
+(``python -m bot keygen --data``). The first key encrypts new values, every
+listed key decrypts, so a new key goes first and the old one stays listed
+until ``python -m bot data rekey`` has moved every row onto the new one.
+
+A sealed value is text, so it fits the columns as they are: ``enc1:``, the
+key's id, ``:``, and the URL-safe base64 of AES-GCM's nonce and ciphertext.
+A value without the marker is a plaintext row from before (JSON text never
+starts with ``e``), read as it is. Each value is sealed with associated data
+naming its table, column and row, so a ciphertext copied to another row or
+column does not decrypt.
+
+The keyring is the process's (``use``), as the settings name one: the
+row<->record code (``_rows``) seals and opens at the column boundary.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import os
+import secrets
+from dataclasses import dataclass, field
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from bot.errors import BotError
+
+MARKER = "enc1:"
+KEY_BYTES = 32
+_NONCE_BYTES = 12
+GENERATE = "python -m bot keygen --data"
+
+
+class DataKeyError(BotError):
+    """The data keys are unusable, or do not open the store's rows; the message says which."""
+
+
+@dataclass(frozen=True, slots=True)
+class DataKey:
+    """One key by id; ``repr`` never shows the secret."""
+
+    kid: str
+    aead: AESGCM = field(repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class DataKeys:
+    """The keyring: ``keys[0]`` seals, every key opens."""
+
+    keys: tuple[DataKey, ...]
+
+    @property
+    def current(self) -> str:
+        """The id new values are sealed under."""
+        return self.keys[0].kid
+
+    def seal(self, text: str, aad: str) -> str:
+        key = self.keys[0]
+        nonce = os.urandom(_NONCE_BYTES)
+        sealed = key.aead.encrypt(nonce, text.encode(), aad.encode())
+        return f"{MARKER}{key.kid}:{base64.urlsafe_b64encode(nonce + sealed).decode()}"
+
+    def open(self, text: str, aad: str) -> str:
+        kid, _, body = text[len(MARKER) :].partition(":")
+        key = next((k for k in self.keys if k.kid == kid), None)
+        if key is None:
+            raise DataKeyError(
+                f"a stored value is encrypted under data key {kid!r}, which BOT_DATA_KEYS "
+                "does not list; list it again (after the new key) until `python -m bot data "
+                "rekey` has moved every row"
+            )
+        try:
+            raw = base64.urlsafe_b64decode(body)
+            return key.aead.decrypt(raw[:_NONCE_BYTES], raw[_NONCE_BYTES:], aad.encode()).decode()
+        except (InvalidTag, binascii.Error, ValueError):
+            raise DataKeyError(
+                f"BOT_DATA_KEYS key {kid!r} does not decrypt the store's rows: its secret is "
+                "not the one they were written with (or the row was altered)"
+            ) from None
+
+
+def parse_data_keys(text: str) -> DataKeys:
+    """Parse ``kid:secret,kid:secret``; DataKeyError, one sentence, when it is not that."""
+    keys: list[DataKey] = []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        kid, sep, secret = item.partition(":")
+        if not sep or not kid or not secret:
+            raise DataKeyError(
+                "BOT_DATA_KEYS must look like 'kid:secret,kid:secret'; one entry has no ':'."
+            )
+        try:
+            raw = base64.urlsafe_b64decode(secret + "=" * (-len(secret) % 4))
+        except (binascii.Error, ValueError):
+            raw = b""
+        if len(raw) != KEY_BYTES:
+            raise DataKeyError(
+                f"BOT_DATA_KEYS key {kid!r} is not {KEY_BYTES} bytes in URL-safe base64; "
+                f"generate one with `{GENERATE}`."
+            )
+        keys.append(DataKey(kid, AESGCM(raw)))
+    if not keys:
+        raise DataKeyError("BOT_DATA_KEYS is set but names no key.")
+    if len({key.kid for key in keys}) != len(keys):
+        raise DataKeyError("BOT_DATA_KEYS names the same kid twice.")
+    return DataKeys(tuple(keys))
+
+
+def random_data_key() -> str:
+    """A new ``kid:secret`` entry for ``BOT_DATA_KEYS``."""
+    secret = base64.urlsafe_b64encode(secrets.token_bytes(KEY_BYTES)).decode().rstrip("=")
+    return f"d{secrets.token_hex(3)}:{secret}"
+
+
+# The process's keyring; None: values are written as plaintext.
+_keyring: DataKeys | None = None
+
+
+def use(keys: DataKeys | None) -> None:
+    """Seal new values under ``keys`` (None: plaintext) from now on, in this process."""
+    global _keyring
+    _keyring = keys
+
+
+def in_use() -> DataKeys | None:
+    return _keyring
+
+
+def seal(text: str | None, aad: str) -> str | None:
+    """``text`` as the column holds it: sealed under the current key, or as it is."""
+    if text is None or _keyring is None:
+        return text
+    return _keyring.seal(text, aad)
+
+
+def unseal(text: str | None, aad: str) -> str | None:
+    """A column's value as plaintext: opened if sealed, else as it is."""
+    if text is None or not text.startswith(MARKER):
+        return text
+    if _keyring is None:
+        kid = text[len(MARKER) :].partition(":")[0]
+        raise DataKeyError(
+            f"the store holds values encrypted under data key {kid!r}; set BOT_DATA_KEYS "
+            "to the keyring they were written with"
+        )
+    return _keyring.open(text, aad)
