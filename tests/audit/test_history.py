@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bot.admin import AdminService, results
+from bot.contract.payloads import payload_of
 from bot.questions.records import Question, QuestionStatus, RunRecord
 from bot.service.answering.outcomes import Responder
 from bot.stores import Closing, Stores
@@ -29,7 +30,7 @@ async def closed(stores: Stores, n: int, status: QuestionStatus, *, by: str, dec
         name="approval",
         tool_call_id=f"c{n}",
         checkpoint_id=f"run-{n}:1",
-        payload={"action": f"deploy {n}"},
+        payload=payload_of("approval", {"action": f"deploy {n}"}),
         issued_at=1000.0,
         expires_at=4e9,
     )

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import asyncpg
 
+from bot.contract.payloads import payload_of
 from bot.questions.records import Question, QuestionStatus, RunRecord, RunStatus
 from bot.questions.write import Delivered
 from bot.stores import AuditEvent, Closing, open_stores
@@ -37,7 +38,7 @@ def asked(n: int, closed_at: float | None) -> tuple[RunRecord, Question]:
         name="ask_user",
         tool_call_id=f"call-{n}",
         checkpoint_id=f"run-{n}:1",
-        payload={"question": "Deploy the secret-falcon build?"},
+        payload=payload_of("ask_user", {"question": "Deploy the secret-falcon build?"}),
         issued_at=1000.0 + n,
         expires_at=4e9,
     )

@@ -125,6 +125,10 @@ def assert_journal_promises(
     runs) or round 4's (journaled with the finish). The design re-asks such a
     round (a model call has no side effects), once, in the next process; at
     most one round, since there was one kill. Every other round ran once.
+    On a busy machine its resume can also reach the tool before the kill: a
+    tool the kill caught running (or done, its result not yet journaled) runs
+    again with its key in the next process, as an in-flight one does; at most
+    one tool, once.
     """
     seen = events(log)
     for run in runs:
@@ -137,15 +141,23 @@ def assert_journal_promises(
             assert twice[0]["pid"] != twice[1]["pid"], (run, twice)
             finished_rounds[again] = 1
         assert finished_rounds == Counter({1: 1, 2: 1, 3: 1, 4: 1}), (run, finished_rounds)
+        caught = 0
         for tool in ("prepare", "deploy"):
             starts = [e for e in mine if e["event"] == "tool_start" and e["tool"] == tool]
             ends = [e for e in mine if e["event"] == "tool_end" and e["tool"] == tool]
-            assert len(ends) == 1, (run, tool, ends)
-            assert {e["key"] for e in starts} == {ends[0]["key"]}, (run, tool, starts)
             again = in_flight.get(run) == tool
+            if run in killed_anywhere and not again and len(starts) == 2:
+                again, caught = True, caught + 1
+                # The killed process may have finished it: then it ended twice.
+                assert len(ends) in (1, 2) and ends[-1]["pid"] == starts[1]["pid"], (run, ends)
+            else:
+                assert len(ends) == 1, (run, tool, ends)
+            assert {e["key"] for e in starts} == {ends[0]["key"]}, (run, tool, starts)
+            assert {e["key"] for e in ends} == {ends[0]["key"]}, (run, tool, ends)
             assert len(starts) == (2 if again else 1), (run, tool, starts)
             if again:
                 assert starts[0]["pid"] != starts[1]["pid"]  # the killed process, then the new
+        assert caught <= 1, (run, "one kill caught more than one tool")
 
 
 async def test_sigkill_at_every_step_loses_nothing_and_repeats_nothing(

@@ -14,6 +14,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
+from bot.contract.payloads import payload_of
 from bot.questions.records import Question, QuestionStatus, RunRecord
 from bot.stores import AuditEvent, Closing, data_keys, open_stores
 from bot.stores.data_keys import DataKeys, parse_data_keys
@@ -67,7 +68,7 @@ def asked(n: int) -> tuple[RunRecord, Question]:
         "arguments": {"target": WORDS[1], "replicas": WORDS[2]},
     }
     # The run's own text is not among the sealed columns (docs/production.md).
-    return replace(run, text=""), replace(question, name="request_approval", payload=payload)
+    return replace(run, text=""), replace(question, name="request_approval", payload=payload_of("request_approval", payload))
 
 
 def turn() -> dict[str, object]:
