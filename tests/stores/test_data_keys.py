@@ -14,7 +14,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from bot.contract.payloads import payload_of
+from bot.contract.payloads import payload_json, payload_of
 from bot.questions.records import Question, QuestionStatus, RunRecord
 from bot.stores import AuditEvent, Closing, data_keys, open_stores
 from bot.stores.data_keys import DataKeys, parse_data_keys
@@ -68,7 +68,8 @@ def asked(n: int) -> tuple[RunRecord, Question]:
         "arguments": {"target": WORDS[1], "replicas": WORDS[2]},
     }
     # The run's own text is not among the sealed columns (docs/production.md).
-    return replace(run, text=""), replace(question, name="request_approval", payload=payload_of("request_approval", payload))
+    typed = payload_of("request_approval", payload)
+    return replace(run, text=""), replace(question, name="request_approval", payload=typed)
 
 
 def turn() -> dict[str, object]:
@@ -165,7 +166,7 @@ async def test_the_store_holds_none_of_the_words(
     try:
         kept = await stores.unit.question("q1")
         assert kept is not None
-        assert kept.payload["arguments"] == {"target": WORDS[1], "replicas": WORDS[2]}
+        assert payload_json(kept.payload)["arguments"] == {"target": WORDS[1], "replicas": WORDS[2]}
         assert kept.answer == answer()
         assert await stores.checkpoints.load("run-1:1") == turn()
         assert await stores.journal.steps("run-1") == {"tool:call-0": {"result": WORDS[1]}}
