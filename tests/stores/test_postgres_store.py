@@ -24,6 +24,7 @@ from bot.stores.sqlite._migrations import MIGRATIONS as SQLITE_MIGRATIONS
 from bot.stores.url import open_stores
 from tests import waiting
 from tests.stores import _version_12 as version_12
+from tests.stores import _version_15 as version_15
 from tests.stores._postgres import admin_connection, fresh_schema, schema_url
 from tests.stores._proxy import Proxy
 from tests.stores._version_12 import keys_carry_their_old_questions
@@ -447,5 +448,22 @@ async def test_version_13_gives_each_old_question_to_the_key_its_name_named(url:
     stores = await PostgresStores.open(url)
     try:
         await keys_carry_their_old_questions(stores)
+    finally:
+        await stores.close()
+
+
+async def test_version_16_gives_each_open_question_its_next_nudge(url: str) -> None:
+    """Open questions with a policy get the time their next reminder or step is due."""
+    conn = await admin_connection()
+    try:
+        await conn.execute(f"SET search_path TO {url.rsplit('=', 1)[1]}")
+        await migrate(conn, target=15)
+        for statement, params in version_15.statements():
+            await conn.execute(version_12.numbered(statement), *params)
+    finally:
+        await conn.close()
+    stores = await PostgresStores.open(url)
+    try:
+        await version_15.old_questions_owe_their_nudges(stores)
     finally:
         await stores.close()
