@@ -188,6 +188,10 @@ async def _carry_nudges(conn: Conn) -> None:
 # Rows a migration carries in Python, after its statements, in its transaction.
 _CARRIES = {15: _carry_audit, 16: _carry_nudges}
 
+# The claim's pending rows in id order: with statistics that count many rows pending (a
+# burst of posts, or no analyze since), the planner otherwise walks the primary key over
+# every delivered row to find the first hundred pending; this index holds only those.
+_OUTBOX_PENDING = "CREATE INDEX outbox_pending ON outbox (id) WHERE state = 'pending'"
 # A row that leaves the outbox's pending rows (or a question that is closed or nudged)
 # leaves its old index entry behind until a vacuum: the claim and the sweeps step over
 # them. By default autovacuum waits for a fifth of the table to be dead, so what they
@@ -233,7 +237,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         16,
         SQLITE_MIGRATIONS[15].description,
-        (*_spelled(NUDGE_DUE), *_VACUUMED_BY_COUNT),
+        (*_spelled(NUDGE_DUE), _OUTBOX_PENDING, *_VACUUMED_BY_COUNT),
     ),
 )
 
