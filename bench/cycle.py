@@ -71,7 +71,7 @@ class Cycles:
 
     def __init__(self, service: RunService, surface: RecordingSurface) -> None:
         self.stores = service.stores
-        self._service = service
+        self.service = service
         self._surface = surface
         self._done = 0
 
@@ -83,14 +83,14 @@ class Cycles:
                 i = self._done
                 self._done += 1
                 where = Conversation(surface="bench", scope=f"T{i % 7}", key=f"C{i}")
-                await self._service.start(where, WHO, "deploy web")
-            await self._service.wait_idle()
+                await self.service.start(where, WHO, "deploy web")
+            await self.service.wait_idle()
             # The surface records every post; the store, not this list, is what is measured.
             self._surface.questions.clear()
 
     async def run(self, iterations: int) -> list[float]:
         """Microseconds per cycle, ``iterations`` of them."""
-        service, surface = self._service, self._surface
+        service, surface = self.service, self._surface
         samples: list[float] = []
         for _ in range(iterations):
             i = self._done
@@ -99,11 +99,15 @@ class Cycles:
             # A conversation per cycle, as a mention per thread is in Slack: one
             # long conversation would measure its growing history instead.
             where = Conversation(surface="bench", scope="T1", key=f"C{i}")
-            await service.start(where, WHO, "deploy web")
+            run = await service.start(where, WHO, "deploy web")
             await service.wait_idle()
-            outcome = await service.redeem(
-                surface.last_token, ANSWER, responder=WHO, scope=where.scope
+            # Its own question's: other questions' posts may land after it.
+            token = next(
+                surface.tokens[q.interrupt_id]
+                for r, q in reversed(surface.questions)
+                if run is not None and r.run_id == run.run_id
             )
+            outcome = await service.redeem(token, ANSWER, responder=WHO, scope=where.scope)
             await service.wait_idle()
             elapsed = time.perf_counter() - began
             if not isinstance(outcome, Redeemed) or surface.outcomes[-1][1] != "deployed":

@@ -3,17 +3,23 @@
 On SQLite (a temporary file) and on PostgreSQL (a fresh schema on
 ``BENCH_POSTGRES_URL``, default the local server; skipped, saying so, when
 it is unreachable), the open questions grow through the lifecycle's own
-write path (``RunService.start`` of a run that asks and stays paused, in
-batches; ``bench/cycle.py``'s ``Cycles.park``), spread over seven scopes.
-At each size, each operation runs ``--samples`` times on the store as the
-server calls it, and its median (p50) is kept:
+write paths, spread over seven scopes: half a chat agent's (``RunService.start``
+of a run that asks and stays paused, in batches; ``bench/cycle.py``'s
+``Cycles.park``), half ``/v1``'s (``Lifecycle.ask_remote``): approvals, asks
+and forms in turn, with reminders, escalation steps, a quorum or no policy in
+turn, expiring over a week. On a PostgreSQL server that runs without
+autovacuum, each size is vacuumed once grown, as autovacuum would. At each
+size, each operation runs ``--samples`` times as the server calls it, its
+setup untimed, and its median (p50) is kept:
 
 - ``ask + answer + resume``: one whole cycle (``bench/cycle.py``'s);
 - ``pending first page``: the admin list's first 20 (``AdminStore.pending``);
-- ``sweep, nothing due`` and ``sweep, 100 due``: the sweeper's read of the
-  overdue (``Ledger.overdue``, 100 at most), now and a year ahead;
-- ``reminder pass``: the read of the open questions with a policy
-  (``Ledger.with_policies``);
+- ``sweep, nothing due`` and ``sweep, 100 due``: the sweeper's pass
+  (``RunService.sweep``), with none overdue, and with 100 questions just
+  overdue, which it closes;
+- ``reminder pass, nothing due`` and ``reminder pass, 100 due``: the pass over
+  reminders and escalation (``Nudges.sweep``), with none due, and with 100
+  asked an hour ago, which it nudges (cancelled afterwards, untimed);
 - ``deliverer claim``: one claim of due posts (``Outbox.claim``).
 
 Then one line per backend and operation,
@@ -21,7 +27,7 @@ Then one line per backend and operation,
 the bytes on disk per open question at the largest size, and last
 ``scale: worst ratio <r> (<backend> <operation>)``. Not measured here yet
 (issue 45 item 1): the ``/v1`` create and list through a server process,
-and that process's RSS.
+that process's RSS, and questions posted on several routes.
 Run: `.venv/bin/python bench/scale.py [--max 1000000] [--samples 20]`.
 """
 
@@ -42,13 +48,20 @@ import asyncpg
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.cycle import Cycles, cycles, postgres_schema  # noqa: E402 (needs ROOT on the path)
-from bot.questions.records import PendingFilter  # noqa: E402
+from bench.cycle import WHO, Cycles, cycles, postgres_schema  # noqa: E402 (ROOT on the path)
+from bot.questions import quorum  # noqa: E402
+from bot.questions.records import (  # noqa: E402
+    ApiRequest,
+    PendingFilter,
+    Question,
+    RunRecord,
+    RunStatus,
+)
 
 SMALLEST = 1_000
 YEAR = 365 * 86_400.0
 
-Operation = Callable[[], Awaitable[Any]]
+Operation = Callable[[], Awaitable[float]]
 
 
 def sizes(most: int) -> list[int]:
@@ -61,48 +74,177 @@ def sizes(most: int) -> list[int]:
     return grown
 
 
-def operations(ours: Cycles) -> dict[str, Operation]:
+# The /v1 half of the mix: kinds, policies (reminders, escalation, a quorum, none) and
+# expiries spread over a week, in turn.
+KINDS = ("approval", "ask_user", "form")
+REMIND = {"remind_after_seconds": 3600, "max_reminders": 3}
+ESCALATE = {
+    "escalate": [
+        {"after_seconds": 3600, "answerers": ["bench:bob"]},
+        {"after_seconds": 8 * 3600, "answerers": ["group:oncall"]},
+    ]
+}
+POLICIES: tuple[dict[str, Any] | None, ...] = (REMIND, ESCALATE, {"quorum": 2}, None)
+DAY = 86_400.0
+
+
+class Mix:
+    """Questions asked through ``/v1``'s write path (``Lifecycle.ask_remote``), each a run of
+    its own in a conversation of its own, spread over seven scopes."""
+
+    def __init__(self, ours: Cycles) -> None:
+        self._service = ours.service
+        self._asked = 0
+
+    async def ask(
+        self,
+        n: int,
+        *,
+        issued_at: float,
+        expires_in: Callable[[int], float],
+        policy: Callable[[int], dict[str, Any] | None],
+        batch: int = 200,
+    ) -> list[str]:
+        """``n`` questions asked at ``issued_at``; their interrupt ids."""
+        ids = []
+        for first in range(0, n, batch):
+            for _ in range(min(batch, n - first)):
+                i = self._asked
+                self._asked += 1
+                ids.append(await self._ask_one(i, issued_at, expires_in(i), policy(i)))
+            await self._service.wait_idle()
+        return ids
+
+    async def _ask_one(
+        self, i: int, issued_at: float, expires_in: float, policy: dict[str, Any] | None
+    ) -> str:
+        kind = KINDS[i % len(KINDS)]
+        where = {"surface": "bench", "scope": f"T{i % 7}", "key": f"V{i}", "thread": ""}
+        run = RunRecord(
+            run_id=f"run_bench_{i}",
+            scope=where["scope"],
+            surface="bench",
+            requester="api:bench",
+            text="deploy web",
+            created_at=issued_at,
+            updated_at=issued_at,
+            conversation=where,
+            status=RunStatus.REMOTE,
+        )
+        question = Question(
+            interrupt_id=f"int_bench_{i}",
+            run_id=run.run_id,
+            scope=run.scope,
+            name=kind,
+            tool_call_id=f"api_bench_{i}",
+            checkpoint_id="",
+            payload={"question": "Deploy web to production?"},
+            issued_at=issued_at,
+            expires_at=issued_at + expires_in,
+            answerers=("bench:alice", "bench:bob"),
+            policy=quorum.stored_policy(policy),
+        )
+        api = ApiRequest(
+            interrupt_id=question.interrupt_id,
+            key_name="bench",
+            key_id="key_bench",
+            idempotency_key=f"bench-{i}",
+            body_hash="bench",
+            kind=kind,
+            created_at=issued_at,
+        )
+        if await self._service.questions.ask_remote(run, question, api) is None:
+            raise SystemExit(f"question {i} was not asked")
+        return question.interrupt_id
+
+
+def spread(i: int) -> float:
+    """Expiries over a week: a day to seven, and some hours."""
+    return DAY * (1 + i % 7) + 3600.0 * (i % 24)
+
+
+def policy_in_turn(i: int) -> dict[str, Any] | None:
+    return POLICIES[i % len(POLICIES)]
+
+
+async def grow_mix(ours: Cycles, mix: Mix, n: int) -> None:
+    """``n`` more open questions: half a chat agent's (no policy), half ``/v1``'s mix."""
+    await ours.park(n // 2)
+    await mix.ask(n - n // 2, issued_at=time.time(), expires_in=spread, policy=policy_in_turn)
+
+
+def operations(ours: Cycles, mix: Mix) -> dict[str, Operation]:
+    """Each operation: its setup untimed, then the call timed; the milliseconds it took."""
     stores: Any = ours.stores
+    service = ours.service
 
-    async def cycle() -> None:
-        await ours.run(1)
+    async def timed(call: Awaitable[Any]) -> tuple[float, Any]:
+        began = time.perf_counter()
+        result = await call
+        return (time.perf_counter() - began) * 1000, result
 
-    async def pending() -> None:
-        await stores.admin.pending(where=PendingFilter(), limit=20)
+    async def cycle() -> float:
+        return (await timed(ours.run(1)))[0]
 
-    async def nothing_due() -> None:
-        await stores.ledger.overdue(time.time(), limit=100)
+    async def pending() -> float:
+        return (await timed(stores.admin.pending(where=PendingFilter(), limit=20)))[0]
 
-    async def hundred_due() -> None:
-        due = await stores.ledger.overdue(time.time() + YEAR, limit=100)
-        if len(due) != 100:
-            raise SystemExit(f"a year ahead, {len(due)} questions were due, not 100")
+    async def nothing_due() -> float:
+        taken, closed = await timed(service.sweep(limit=100))
+        if closed:
+            raise SystemExit(f"{closed} questions expired in a sweep that had none due")
+        return taken
 
-    async def reminders() -> None:
-        await stores.ledger.with_policies()
-
-    async def claim() -> None:
+    async def hundred_due() -> float:
+        # 100 questions a day old whose hour ran out a moment ago: the sweep closes them.
         now = time.time()
-        await stores.outbox.claim(now, until=now + 30, owner="bench", surfaces=["bench"])
+        await mix.ask(100, issued_at=now - DAY, expires_in=lambda _: DAY - 1, policy=lambda _: None)
+        taken, closed = await timed(service.sweep(limit=100))
+        await service.wait_idle()
+        if closed != 100:
+            raise SystemExit(f"the sweep closed {closed} questions, not the 100 due")
+        return taken
+
+    async def reminders_none_due() -> float:
+        return (await timed(service.nudges.sweep(time.time())))[0]
+
+    async def reminders_due() -> float:
+        # 100 questions asked an hour ago: a reminder or an escalation step due on each.
+        now = time.time()
+        ids = await mix.ask(
+            100,
+            issued_at=now - 3601,
+            expires_in=spread,
+            policy=lambda i: (REMIND, ESCALATE)[i % 2],
+        )
+        taken, owed = await timed(service.nudges.sweep(time.time()))
+        await service.wait_idle()
+        if owed != 100:
+            raise SystemExit(f"the pass owed {owed} reminders and steps, not the 100 due")
+        for interrupt_id in ids:  # the open count stays what it was
+            await service.cancel(interrupt_id, by=WHO)
+        await service.wait_idle()
+        return taken
+
+    async def claim() -> float:
+        now = time.time()
+        call = stores.outbox.claim(now, until=now + 30, owner="bench", surfaces=["bench"])
+        return (await timed(call))[0]
 
     return {
         "ask + answer + resume": cycle,
         "pending first page": pending,
         "sweep, nothing due": nothing_due,
         "sweep, 100 due": hundred_due,
-        "reminder pass": reminders,
+        "reminder pass, nothing due": reminders_none_due,
+        "reminder pass, 100 due": reminders_due,
         "deliverer claim": claim,
     }
 
 
 async def p50_ms(operation: Operation, samples: int) -> float:
     await operation()  # warm: caches and prepared statements
-    taken = []
-    for _ in range(samples):
-        began = time.perf_counter()
-        await operation()
-        taken.append((time.perf_counter() - began) * 1000)
-    return statistics.median(taken)
+    return statistics.median([await operation() for _ in range(samples)])
 
 
 async def grow(
@@ -111,19 +253,22 @@ async def grow(
     ours: Cycles,
     args: argparse.Namespace,
     on_disk: Callable[[], Awaitable[int]],
+    settle: Callable[[], Awaitable[None]],
 ) -> dict[str, dict[int, float]]:
     """Each operation's p50 (ms) at each size, keyed by operation then size."""
     figures: dict[str, dict[int, float]] = {}
     open_now = 0
+    mix = Mix(ours)
     for size in sizes(args.max):
         began = time.perf_counter()
-        await ours.park(size - open_now)
+        await grow_mix(ours, mix, size - open_now)
+        await settle()
         open_now = size
         print(
             f"{backend}: {size:,} open ({time.perf_counter() - began:.1f} s to grow)",
             file=sys.stderr,
         )
-        for name, operation in operations(ours).items():
+        for name, operation in operations(ours, mix).items():
             figures.setdefault(name, {})[size] = await p50_ms(operation, args.samples)
     disk = await on_disk()
     print(f"{backend} bytes on disk per open question at {open_now:,}: {disk / open_now:,.0f}")
@@ -146,6 +291,26 @@ async def schema_bytes(url: str) -> int:
         await conn.close()
 
 
+async def vacuumed(url: str) -> None:
+    """What autovacuum does between passes (migration 16 has it vacuum the queue tables
+    after a fixed count of dead rows), done here when the server runs without it: dead
+    index entries left by closed, nudged and delivered rows would otherwise pile up."""
+    schema = url.rsplit("=", 1)[1]
+    conn = await asyncpg.connect(url)
+    try:
+        if await conn.fetchval("SHOW autovacuum") == "on":
+            return
+        tables = await conn.fetch("SELECT tablename FROM pg_tables WHERE schemaname = $1", schema)
+        for row in tables:
+            await conn.execute(f'VACUUM (ANALYZE) "{schema}"."{row["tablename"]}"')
+    finally:
+        await conn.close()
+
+
+async def nothing_to_settle() -> None:
+    """SQLite's B-trees drop a deleted entry at once: nothing is left to vacuum."""
+
+
 async def main(args: argparse.Namespace) -> int:
     results: dict[str, dict[str, dict[int, float]]] = {}
     with tempfile.TemporaryDirectory() as folder:
@@ -157,7 +322,9 @@ async def main(args: argparse.Namespace) -> int:
 
         url = f"sqlite:///{path}"
         async with cycles(url) as ours:
-            results["sqlite"] = await grow("sqlite", url, ours, args, sqlite_bytes)
+            results["sqlite"] = await grow(
+                "sqlite", url, ours, args, sqlite_bytes, nothing_to_settle
+            )
     async with postgres_schema() as pg_url:
         if pg_url is not None:
             async with cycles(pg_url) as ours:
@@ -165,7 +332,12 @@ async def main(args: argparse.Namespace) -> int:
                 async def postgres_bytes() -> int:
                     return await schema_bytes(pg_url)
 
-                results["postgres"] = await grow("postgres", pg_url, ours, args, postgres_bytes)
+                async def postgres_vacuumed() -> None:
+                    await vacuumed(pg_url)
+
+                results["postgres"] = await grow(
+                    "postgres", pg_url, ours, args, postgres_bytes, postgres_vacuumed
+                )
     worst = (0.0, "", "")
     for backend, figures in results.items():
         for name, by_size in figures.items():

@@ -400,7 +400,14 @@ class Lifecycle:
         write = Write(
             question.run_id,
             at,
-            question=Nudge(question.interrupt_id, was, now),
+            question=Nudge(
+                question.interrupt_id,
+                was,
+                now,
+                quorum.nudge_due_at(
+                    question.policy, question.issued_at, reminders=now[0], level=now[1]
+                ),
+            ),
             audit=(event,),
             # Threaded on every posted message; a step redraws them with the level.
             owe=posts.fanned((ping, *redraw), question),

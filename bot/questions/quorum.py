@@ -287,6 +287,23 @@ def reminder_due(question: Question, now: float) -> bool:
     return now >= question.issued_at + every * (question.reminders + 1)
 
 
+def nudge_due_at(
+    policy: Policy | None, issued_at: float, *, reminders: int, level: int
+) -> float | None:
+    """When a question's next reminder or escalation step falls due (``step_due`` and
+    ``reminder_due`` say so from then on), given its policy, when it was issued and what it
+    has counted; None when it owes none. Stored on its row and moved by each one counted,
+    so the sweeper's pass reads only the questions due."""
+    policy = DEFAULT_POLICY if policy is None else policy
+    steps, every = policy.escalate, policy.remind_after_seconds
+    due: list[float] = []
+    if level < len(steps):
+        due.append(issued_at + steps[level].after_seconds)
+    if every is not None and reminders < (policy.max_reminders or 0):
+        due.append(issued_at + every * (reminders + 1))
+    return min(due, default=None)
+
+
 def stored_tally(value: Any) -> Tally | None:
     """A question's tally as its row stores it (a JSON object, or null before the first
     vote), parsed once where the row becomes a ``Question``."""

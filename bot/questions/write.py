@@ -161,6 +161,8 @@ class Nudge:
     interrupt_id: str
     was: tuple[int, int]
     now: tuple[int, int]
+    # When the next one falls due once this one is counted (``quorum.nudge_due_at``).
+    due_at: float | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -98,3 +98,18 @@ AUDIT_CARRY = (
     "SELECT id, at, kind, run_id, interrupt_id, actor, detail FROM audit"
     " WHERE seq IS NULL AND id > ? ORDER BY id LIMIT 1000"
 )
+
+
+# When each open question's next reminder or escalation step falls due
+# (``quorum.nudge_due_at``; NULL: none), so the sweeper's pass reads the questions due by
+# index rather than every open one with a policy. Open questions with a policy are carried
+# in the same migration (``NUDGE_CARRY``); a closed one owes nothing, and the index's
+# status leads, so its time is never read again.
+NUDGE_DUE = (
+    "ALTER TABLE pauses ADD COLUMN nudge_due_at REAL",
+    "CREATE INDEX pauses_nudge_due ON pauses (status, nudge_due_at)",
+)
+NUDGE_CARRY = (
+    "SELECT interrupt_id, policy, issued_at, reminders, level FROM pauses"
+    " WHERE status = 'outstanding' AND policy IS NOT NULL"
+)

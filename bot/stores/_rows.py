@@ -257,6 +257,34 @@ def pause_params(record: Question) -> tuple[Any, ...]:
     return tuple(values)
 
 
+# Written with a question and never read back into it: when its next reminder or
+# escalation step falls due (``quorum.nudge_due_at``), so the sweeper's pass reads only the
+# questions due, by index, however many are open.
+INSERT_PAUSE_COLUMNS = (*PAUSE_COLUMNS, "nudge_due_at")
+
+
+def pause_insert_params(record: Question) -> tuple[Any, ...]:
+    """``record`` as the insert's parameters, in ``INSERT_PAUSE_COLUMNS`` order."""
+    due = quorum.nudge_due_at(
+        record.policy, record.issued_at, reminders=record.reminders, level=record.level
+    )
+    return (*pause_params(record), due)
+
+
+def carried_nudges(rows: Iterable[Sequence[Any]]) -> list[tuple[float | None, str]]:
+    """``NUDGE_CARRY``'s rows (id, policy, issued_at, reminders, level) as each question's
+    (nudge_due_at, interrupt_id), the parameters of the carry's update."""
+    return [
+        (
+            quorum.nudge_due_at(
+                quorum.stored_policy(load(policy)), issued_at, reminders=reminders, level=level
+            ),
+            interrupt_id,
+        )
+        for interrupt_id, policy, issued_at, reminders, level in rows
+    ]
+
+
 def pauses_from_rows(rows: Iterable[Row]) -> list[Question]:
     """Fold ``pauses_query`` rows (one per attempt, or one with NULL) into records."""
     grouped: dict[str, tuple[Row, list[Any]]] = {}
@@ -485,7 +513,7 @@ def write_texts(write: Write) -> dict[str, Any]:
     if write.new_run is not None:
         texts["run"] = run_params(write.new_run)
     if isinstance(write.question, Question):
-        texts["question"] = pause_params(write.question)
+        texts["question"] = pause_insert_params(write.question)
     if write.api is not None:
         texts["api"] = api_params(write.api)
     if write.checkpoint is not None:

@@ -285,7 +285,10 @@ class SqlLedger:
         self._outstanding = pauses_query(
             "WHERE p.status = ? AND (CAST(? AS TEXT) IS NULL OR p.scope = ?)", "p.seq"
         )
-        self._with_policies = pauses_query("WHERE p.status = ? AND p.policy IS NOT NULL", "p.seq")
+        # The index (status, nudge_due_at) holds them in this order: the read stops at limit.
+        self._nudges_due = pauses_query(
+            "WHERE p.status = ? AND p.nudge_due_at <= ?", "p.nudge_due_at, p.seq"
+        )
         # SKIP LOCKED: a question another replica is closing right now is left to it.
         self._overdue = pauses_query(
             "WHERE p.status = ? AND p.expires_at <= ?",
@@ -305,10 +308,10 @@ class SqlLedger:
         )
         return _rows.pauses_from_rows(rows)
 
-    async def with_policies(self) -> list[Question]:
-        # Only these are read and built: most questions carry no policy.
-        rows = await self._db.many_rows(self._with_policies, OUTSTANDING, self._no_limit)
-        return _rows.pauses_from_rows(rows)
+    async def nudges_due(self, now: float, *, limit: int = 100) -> list[Question]:
+        return _rows.pauses_from_rows(
+            await self._db.rows(self._nudges_due, OUTSTANDING, now, max(limit, 0))
+        )
 
     async def overdue(self, now: float, *, limit: int = 100) -> list[Question]:
         return _rows.pauses_from_rows(

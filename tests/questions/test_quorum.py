@@ -3,10 +3,20 @@ again once an edit set their approval aside."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from bot.contract.models import Tally
-from bot.questions.quorum import cast, tally_of, tally_text
+from bot.questions.quorum import (
+    cast,
+    nudge_due_at,
+    reminder_due,
+    step_due,
+    stored_policy,
+    tally_of,
+    tally_text,
+)
+from bot.questions.records import Question
 from bot.questions.write import Ballot
 
 
@@ -84,3 +94,38 @@ def test_the_tally_line_names_who_may_answer_again() -> None:
         '1 of 2 approved: @bo with changes (env "prod" → "prod "); '
         "approved other arguments, may answer again: @ana"
     )
+
+
+def test_the_stored_due_time_is_when_the_pass_first_owes_a_nudge() -> None:
+    """``nudge_due_at`` is the first moment ``step_due`` or ``reminder_due`` holds, at
+    every count a question passes through; None once neither ever will."""
+    policy = stored_policy(
+        {
+            "remind_after_seconds": 10,
+            "max_reminders": 2,
+            "escalate": [{"after_seconds": 15, "answerers": ["bob"]}],
+        }
+    )
+    base = Question(
+        interrupt_id="i1",
+        run_id="r1",
+        scope="s",
+        name="approval",
+        tool_call_id="c1",
+        checkpoint_id="",
+        payload={},
+        issued_at=100.0,
+        expires_at=1e9,
+        policy=policy,
+    )
+    expected = {(0, 0): 110.0, (1, 0): 115.0, (1, 1): 120.0, (2, 1): None, (2, 0): 115.0}
+    for (reminders, level), due in expected.items():
+        question = dataclasses.replace(base, reminders=reminders, level=level)
+        assert nudge_due_at(policy, 100.0, reminders=reminders, level=level) == due
+        owed = [
+            t
+            for t in (99.0, 109.9, 110.0, 114.9, 115.0, 119.9, 120.0, 500.0)
+            if step_due(question, t) is not None or reminder_due(question, t)
+        ]
+        assert (owed[0] if owed else None) == due
+    assert nudge_due_at(None, 100.0, reminders=0, level=0) is None

@@ -25,6 +25,7 @@ from bot.stores.sqlite._migrations import MIGRATIONS as SQLITE_MIGRATIONS
 from bot.stores.url import open_stores
 from tests import waiting
 from tests.stores import _version_12 as version_12
+from tests.stores import _version_15 as version_15
 from tests.stores._postgres import admin_connection, fresh_schema, schema_url
 from tests.stores._proxy import Proxy
 from tests.stores._version_12 import keys_carry_their_old_questions
@@ -435,18 +436,34 @@ async def test_concurrent_checkpoints_of_one_run_get_distinct_versions(
     assert loaded == [{"n": n} for n in range(20)]
 
 
-async def test_version_13_gives_each_old_question_to_the_key_its_name_named(url: str) -> None:
-    """A stored key's questions get its new id; another name's wait for its BOT_API_KEYS entry."""
+async def filled_at(url: str, version: int, statements: list[tuple[str, tuple[Any, ...]]]) -> None:
+    """The schema ``url`` names migrated only to ``version``, then filled as a bot of that
+    version would have (``statements`` use ``?``)."""
     conn = await admin_connection()
     try:
         await conn.execute(f"SET search_path TO {url.rsplit('=', 1)[1]}")
-        await migrate(conn, target=12)
-        for statement, params in version_12.statements():
+        await migrate(conn, target=version)
+        for statement, params in statements:
             await conn.execute(version_12.numbered(statement), *params)
     finally:
         await conn.close()
+
+
+async def test_version_13_gives_each_old_question_to_the_key_its_name_named(url: str) -> None:
+    """A stored key's questions get its new id; another name's wait for its BOT_API_KEYS entry."""
+    await filled_at(url, 12, version_12.statements())
     stores = await PostgresStores.open(url)
     try:
         await keys_carry_their_old_questions(stores)
+    finally:
+        await stores.close()
+
+
+async def test_version_16_gives_each_open_question_its_next_nudge(url: str) -> None:
+    """Open questions with a policy get the time their next reminder or step is due."""
+    await filled_at(url, 15, version_15.statements())
+    stores = await PostgresStores.open(url)
+    try:
+        await version_15.old_questions_owe_their_nudges(stores)
     finally:
         await stores.close()

@@ -27,6 +27,7 @@ from bot.stores import (
 from bot.stores.sqlite import _db as _sqlite_db
 from bot.stores.sqlite._migrations import LATEST_VERSION, MIGRATIONS, migrate
 from tests.stores import _version_12 as version_12
+from tests.stores import _version_15 as version_15
 from tests.stores import test_store_contract as contract
 from tests.stores._version_12 import keys_carry_their_old_questions
 from tests.support import steps
@@ -390,3 +391,13 @@ async def test_version_13_gives_each_old_question_to_the_key_its_name_named(
             conn.execute(statement, params)
     async with opened(path) as stores:
         await keys_carry_their_old_questions(stores)
+
+
+async def test_version_16_gives_each_open_question_its_next_nudge(tmp_path: Path) -> None:
+    """Open questions with a policy get the time their next reminder or step is due."""
+    path = tmp_path / "old.sqlite3"
+    with at_version(path, 15) as conn:
+        for statement, params in version_15.statements():
+            conn.execute(statement, params)
+    async with opened(path) as stores:
+        await version_15.old_questions_owe_their_nudges(stores)

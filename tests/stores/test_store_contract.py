@@ -496,16 +496,31 @@ async def test_outstanding_is_filtered_by_scope(stores: Stores) -> None:
     assert await stores.ledger.outstanding(scope="zzz") == []
 
 
-async def test_with_policies_lists_the_open_pauses_that_carry_one(stores: Stores) -> None:
-    """What the reminders' sweep reads: open pauses with a policy, in issue order."""
-    quorum = stored_policy({"quorum": 2})
-    await steps(stores).issue(pause("p1", policy=quorum))
-    await steps(stores).issue(pause("n1"))
-    await steps(stores).issue(pause("p2", policy=quorum))
-    await steps(stores).issue(pause("p3", policy=quorum, status=QuestionStatus.EXPIRED))
-    listed = await stores.ledger.with_policies()
-    assert [p.interrupt_id for p in listed] == ["p1", "p2"]
-    assert all(p.policy == quorum for p in listed)
+async def test_nudges_due_lists_the_open_pauses_whose_next_step_is_due(stores: Stores) -> None:
+    """What the reminders' sweep reads: open pauses whose next reminder or escalation step
+    is due by now, the longest due first, at most limit; a counted one moves on."""
+    remind = stored_policy({"remind_after_seconds": 10, "max_reminders": 2})
+    escalate = stored_policy({"escalate": [{"after_seconds": 5, "answerers": ["bob"]}]})
+    await steps(stores).issue(pause("remind", policy=remind))  # due at 110
+    await steps(stores).issue(pause("escalate", policy=escalate))  # due at 105
+    await steps(stores).issue(pause("plain"))
+    await steps(stores).issue(pause("quorum", policy=stored_policy({"quorum": 2})))
+    await steps(stores).issue(pause("closed", policy=remind, status=QuestionStatus.EXPIRED))
+    ids = [p.interrupt_id for p in await stores.ledger.nudges_due(120.0)]
+    assert ids == ["escalate", "remind"]
+    assert [p.interrupt_id for p in await stores.ledger.nudges_due(107.0)] == ["escalate"]
+    assert [p.interrupt_id for p in await stores.ledger.nudges_due(120.0, limit=1)] == ["escalate"]
+    assert await stores.ledger.nudges_due(104.0) == []
+    reminded = await steps(stores).lifecycle.nudge(
+        (await stores.ledger.nudges_due(120.0))[1], at=111.0, level=0, body={}
+    )
+    assert reminded is not None
+    # Its second reminder is due at 120, its last; then it owes none.
+    assert [p.interrupt_id for p in await stores.ledger.nudges_due(119.0)] == ["escalate"]
+    again = (await stores.ledger.nudges_due(120.0))[1]
+    assert (again.interrupt_id, again.reminders) == ("remind", 1)
+    assert await steps(stores).lifecycle.nudge(again, at=121.0, level=0, body={}) is not None
+    assert [p.interrupt_id for p in await stores.ledger.nudges_due(1e9)] == ["escalate"]
 
 
 async def test_overdue_is_ordered_by_expiry_and_limited(stores: Stores) -> None:

@@ -23,6 +23,9 @@ from bot.service.answering.policy import RequesterOrApprovers, answerers_from
 from bot.service.running.known import KnownRuns
 from bot.stores.ports import Stores
 
+# Questions read at a time: the pass reads only what is due, however many are open.
+BATCH = 100
+
 
 class Nudges:
     """One pass: at most one reminder or escalation step per question."""
@@ -40,22 +43,32 @@ class Nudges:
 
     async def sweep(self, now: float) -> int:
         """Owe what is due; the number of reminders and escalation steps owed."""
-        count = 0
-        for question in await self._stores.ledger.with_policies():
-            if question.policy is None:
-                continue
-            level = quorum.step_due(question, now)
-            if level is not None:
-                step = quorum.policy_of(question).escalate[level - 1]
-                body = _named(step.answerers, skip=quorum.voters(question))
-            elif quorum.reminder_due(question, now):
-                level = question.level
-                body = self._waiting_on(question, await self._known.origin(question.run_id))
-            else:
-                continue
-            if await self._lifecycle.nudge(question, at=now, level=level, body=body) is not None:
-                count += 1
-        return count
+        count, seen = 0, set[str]()
+        while True:
+            # The questions due, a batch at a time. Each one counted moves its due time on,
+            # maybe to a time still past for its next step: that one is the next pass's, so
+            # a batch can hold questions seen already; none new means the pass is done.
+            due = await self._stores.ledger.nudges_due(now, limit=BATCH)
+            new = [q for q in due if q.interrupt_id not in seen]
+            seen.update(q.interrupt_id for q in new)
+            for question in new:
+                count += await self._owe(question, now)
+            if len(due) < BATCH or not new:
+                return count
+
+    async def _owe(self, question: Question, now: float) -> bool:
+        """Owe ``question``'s reminder or escalation step due by ``now``; False when none is
+        or another sweeper counted it first."""
+        level = quorum.step_due(question, now)
+        if level is not None:
+            step = quorum.policy_of(question).escalate[level - 1]
+            body = _named(step.answerers, skip=quorum.voters(question))
+        elif quorum.reminder_due(question, now):
+            level = question.level
+            body = self._waiting_on(question, await self._known.origin(question.run_id))
+        else:
+            return False
+        return await self._lifecycle.nudge(question, at=now, level=level, body=body) is not None
 
     def _waiting_on(self, question: Question, run: RunRecord | None) -> dict[str, Any]:
         """Who may answer and has not, as the reminder mentions them."""

@@ -18,7 +18,8 @@ import time
 
 from bot.audit import BRIDGE_CHAIN, GENESIS_PREFIX, Linker
 from bot.stores._audit_chain import carried
-from bot.stores._migration_texts import AUDIT_CARRY, AUDIT_CHAINS
+from bot.stores._migration_texts import AUDIT_CARRY, AUDIT_CHAINS, NUDGE_CARRY, NUDGE_DUE
+from bot.stores._rows import carried_nudges
 from bot.stores._sql import numbered
 from bot.stores.errors import StoreError
 from bot.stores.postgres._db import Conn
@@ -173,8 +174,34 @@ async def _carry_audit(conn: Conn) -> None:
     )
 
 
+async def _carry_nudges(conn: Conn) -> None:
+    """When each question open before migration 16 owes its next reminder or step."""
+    carried = carried_nudges([tuple(row) for row in await conn.fetch(NUDGE_CARRY)])
+    await conn.execute(
+        "UPDATE pauses SET nudge_due_at = c.due FROM unnest($1::float8[], $2::text[])"
+        " AS c(due, interrupt_id) WHERE pauses.interrupt_id = c.interrupt_id",
+        [due for due, _ in carried],
+        [interrupt_id for _, interrupt_id in carried],
+    )
+
+
 # Rows a migration carries in Python, after its statements, in its transaction.
-_CARRIES = {15: _carry_audit}
+_CARRIES = {15: _carry_audit, 16: _carry_nudges}
+
+# The claim's pending rows in id order: with statistics that count many rows pending (a
+# burst of posts, or no analyze since), the planner otherwise walks the primary key over
+# every delivered row to find the first hundred pending; this index holds only those.
+_OUTBOX_PENDING = "CREATE INDEX outbox_pending ON outbox (id) WHERE state = 'pending'"
+# A row that leaves the outbox's pending rows (or a question that is closed or nudged)
+# leaves its old index entry behind until a vacuum: the claim and the sweeps step over
+# them. By default autovacuum waits for a fifth of the table to be dead, so what they
+# step over grows with the table; a fixed count keeps it flat, however large it is.
+_VACUUMED_BY_COUNT = tuple(
+    f"ALTER TABLE {table} SET (autovacuum_vacuum_scale_factor = 0,"
+    " autovacuum_vacuum_threshold = 10000, autovacuum_analyze_scale_factor = 0,"
+    " autovacuum_analyze_threshold = 10000)"
+    for table in ("outbox", "pauses")
+)
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -206,6 +233,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         15,
         SQLITE_MIGRATIONS[14].description,
         (*_spelled(AUDIT_CHAINS), _AUDIT_LINK_FUNCTION, _AUDIT_LINK_TRIGGER),
+    ),
+    Migration(
+        16,
+        SQLITE_MIGRATIONS[15].description,
+        (*_spelled(NUDGE_DUE), _OUTBOX_PENDING, *_VACUUMED_BY_COUNT),
     ),
 )
 

@@ -152,9 +152,9 @@ def _question_cte(write: Write, p: _Params) -> str | None:
         case None:
             return None
         case Question():
-            values = ", ".join(p(v) for v in _rows.pause_params(change))
+            values = ", ".join(p(v) for v in _rows.pause_insert_params(change))
             return (
-                f"INSERT INTO pauses ({', '.join(_rows.PAUSE_COLUMNS)}) VALUES ({values})"  # noqa: S608 - our own identifiers
+                f"INSERT INTO pauses ({', '.join(_rows.INSERT_PAUSE_COLUMNS)}) VALUES ({values})"  # noqa: S608 - our own identifiers
                 " ON CONFLICT (interrupt_id) DO NOTHING RETURNING pauses.*"
             )
         case Close():
@@ -178,7 +178,10 @@ def _question_cte(write: Write, p: _Params) -> str | None:
                 f" AND status = '{OUTSTANDING}' FOR UPDATE"
             )
         case Nudge():
-            counted = f"reminders = {p(change.now[0])}, level = {p(change.now[1])}"
+            counted = (
+                f"reminders = {p(change.now[0])}, level = {p(change.now[1])},"
+                f" nudge_due_at = {p(change.due_at, '::float8')}"
+            )
             was = f" AND reminders = {p(change.was[0])} AND level = {p(change.was[1])}"
             return _if_open(change.interrupt_id, counted, p, was)
         case Tallied():

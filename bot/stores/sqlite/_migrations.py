@@ -26,9 +26,12 @@ from bot.stores._migration_texts import (
     AUDIT_CHAINS,
     KEY_RATES,
     MULTI_ROUTE,
+    NUDGE_CARRY,
+    NUDGE_DUE,
     POLICIES,
     TRACES,
 )
+from bot.stores._rows import carried_nudges
 from bot.stores.errors import StoreError
 from bot.stores.sqlite._db import transaction
 
@@ -155,8 +158,16 @@ def _carry_audit(conn: sqlite3.Connection) -> None:
     )
 
 
+def _carry_nudges(conn: sqlite3.Connection) -> None:
+    """When each question open before migration 16 owes its next reminder or step."""
+    rows = conn.execute(NUDGE_CARRY).fetchall()
+    conn.executemany(
+        "UPDATE pauses SET nudge_due_at = ? WHERE interrupt_id = ?", carried_nudges(rows)
+    )
+
+
 # Rows a migration carries in Python, after its statements, in its transaction.
-_CARRIES = {15: _carry_audit}
+_CARRIES = {15: _carry_audit, 16: _carry_nudges}
 
 
 def _without_autoincrement(table: str, columns: str) -> str:
@@ -415,6 +426,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         "checkpoints; when a question's content was purged",
         (*AUDIT_CHAINS, _AUDIT_LINK_TRIGGER),
     ),
+    Migration(16, "reminders and escalation: when each question's next one is due", NUDGE_DUE),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -48,8 +48,9 @@ from bot.stores.sqlite._db import Database, transaction
 _RETURNING = f" RETURNING {', '.join(_rows.PAUSE_COLUMNS)}"
 
 _INSERT_QUESTION = (
-    f"INSERT INTO pauses ({', '.join(_rows.PAUSE_COLUMNS)})"  # noqa: S608 - our own identifiers
-    f" VALUES ({', '.join('?' for _ in _rows.PAUSE_COLUMNS)}) ON CONFLICT (interrupt_id) DO NOTHING"
+    f"INSERT INTO pauses ({', '.join(_rows.INSERT_PAUSE_COLUMNS)})"  # noqa: S608 - our own identifiers
+    f" VALUES ({', '.join('?' for _ in _rows.INSERT_PAUSE_COLUMNS)})"
+    " ON CONFLICT (interrupt_id) DO NOTHING"
 )
 # The close's guard on the expiry (``Close.expiry``): none, overdue, or not yet overdue.
 _CLOSE = (
@@ -127,7 +128,8 @@ _VOTES = (
 )
 # A reminder or an escalation step, counted once however many sweepers race.
 _NUDGE = (
-    "UPDATE pauses SET reminders = ?, level = ? WHERE interrupt_id = ? AND status = ?"  # noqa: S608 - our own identifiers
+    "UPDATE pauses SET reminders = ?, level = ?, nudge_due_at = ?"  # noqa: S608 - our own identifiers
+    " WHERE interrupt_id = ? AND status = ?"
     f" AND reminders = ? AND level = ?{_RETURNING}"
 )
 
@@ -196,7 +198,7 @@ def _question(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> 
         case StillOpen():
             row = conn.execute(_STILL_OPEN, (change.interrupt_id, OUTSTANDING)).fetchone()
         case Nudge():
-            nudged = (*change.now, change.interrupt_id, OUTSTANDING, *change.was)
+            nudged = (*change.now, change.due_at, change.interrupt_id, OUTSTANDING, *change.was)
             row = conn.execute(_NUDGE, nudged).fetchone()
         case Tallied():
             tallied = (_rows.dump(change.tally.stored()), change.interrupt_id, OUTSTANDING)
