@@ -49,6 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.cycle import WHO, Cycles, cycles, postgres_schema  # noqa: E402 (ROOT on the path)
+from bot.contract.payloads import payload_of  # noqa: E402
 from bot.questions import quorum  # noqa: E402
 from bot.questions.records import (  # noqa: E402
     ApiRequest,
@@ -77,6 +78,32 @@ def sizes(most: int) -> list[int]:
 # The /v1 half of the mix: kinds, policies (reminders, escalation, a quorum, none) and
 # expiries spread over a week, in turn.
 KINDS = ("approval", "ask_user", "form")
+# What each kind asks, as /v1 would store it: parsed into the typed payload the
+# lifecycle writes, so the rows are the lifecycle's own.
+PAYLOADS: dict[str, dict[str, Any]] = {
+    "approval": {
+        "action": "deploy",
+        "summary": "Deploy web to production?",
+        "arguments": {"service": "web", "environment": "production"},
+        "risk": "high",
+    },
+    "ask_user": {
+        "questions": [
+            {
+                "question": "Which environment?",
+                "options": [{"label": "staging"}, {"label": "production"}],
+            }
+        ]
+    },
+    "form": {
+        "title": "Deploy details",
+        "schema": {
+            "type": "object",
+            "properties": {"replicas": {"type": "integer", "minimum": 1}},
+            "required": ["replicas"],
+        },
+    },
+}
 REMIND = {"remind_after_seconds": 3600, "max_reminders": 3}
 ESCALATE = {
     "escalate": [
@@ -138,7 +165,7 @@ class Mix:
             name=kind,
             tool_call_id=f"api_bench_{i}",
             checkpoint_id="",
-            payload={"question": "Deploy web to production?"},
+            payload=payload_of(kind, PAYLOADS[kind]),
             issued_at=issued_at,
             expires_at=issued_at + expires_in,
             answerers=("bench:alice", "bench:bob"),
