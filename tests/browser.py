@@ -8,12 +8,13 @@ developer's machine and fails in CI, which must run these tests.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Browser, async_playwright
+from playwright.async_api import Browser, Page, ViewportSize, async_playwright
 
 CHROMIUM = Path("/usr/bin/chromium")
 # Where browser tests leave their screenshots (kept by CI as artifacts, never in docs/).
@@ -59,3 +60,19 @@ async def browser() -> AsyncIterator[Browser]:
     SHOTS.mkdir(parents=True, exist_ok=True)
     async with chromium() as launched:
         yield launched
+
+
+async def picture_page(
+    browser: Browser, url: str, *, at: float, viewport: Mapping[str, int]
+) -> Page:
+    """``url`` in a fresh page set as the docs' pictures are drawn: ``viewport`` at scale 1,
+    en-GB in UTC, and the browser's clock fixed at ``at`` (the server's), so that the times a
+    page writes from the browser's clock ("in 1 d") are the same on any day it is redrawn."""
+    size = ViewportSize(width=viewport["width"], height=viewport["height"])
+    context = await browser.new_context(
+        viewport=size, device_scale_factor=1, locale="en-GB", timezone_id="UTC"
+    )
+    page = await context.new_page()
+    await page.clock.set_fixed_time(datetime.fromtimestamp(at, UTC))
+    await page.goto(url)
+    return page

@@ -16,7 +16,6 @@ import json
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,7 @@ from bot.service.answering.policy import RequesterOrApprovers
 from tests.adapters.console.console_support import CID, Console, ConsoleFactory
 from tests.adapters.console.test_console_states_browser import STATES
 from tests.asking_support import asking_agent
-from tests.browser import chromium
+from tests.browser import chromium, picture_page
 
 ROOT = Path(__file__).resolve().parents[3]
 FOLDER = ROOT / "docs" / "pictures" / "console"
@@ -124,21 +123,13 @@ async def test_each_console_picture_shows_what_the_console_serves(
 async def draw(console: Console, path: Path) -> None:
     """Screenshot the question as Ana's page draws it, at the clock the server runs on."""
     async with chromium() as browser:
-        context = await browser.new_context(
-            viewport=VIEWPORT,  # type: ignore[arg-type]
-            device_scale_factor=1,
-            locale="en-GB",
-            timezone_id="UTC",
-        )
-        page = await context.new_page()
-        # The page's "in 1 d (...)" reads the browser's clock: the server's, fixed.
-        await page.clock.set_fixed_time(datetime.fromtimestamp(console.clock(), UTC))
-        await page.goto(str(console.client.make_url(f"/#{CID}")))
+        url = str(console.client.make_url(f"/#{CID}"))
+        page = await picture_page(browser, url, at=console.clock(), viewport=VIEWPORT)
         question = page.locator(".question")
         await question.first.wait_for(timeout=WAIT_MS)
         await page.locator("#connection[data-state=live]").wait_for(timeout=WAIT_MS)
         await question.first.screenshot(path=path, animations="disabled", caret="hide")
-        await context.close()
+        await page.context.close()
 
 
 def test_the_folder_holds_exactly_the_pictures_and_the_docs_show_each() -> None:

@@ -11,7 +11,6 @@ differ by one step from one drawing to the next, so a redraw may change a few pi
 from __future__ import annotations
 
 import os
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ from bot.providers.scripted import ScriptedProvider
 from bot.questions.records import ApiKey
 from tests.adapters.console.console_support import CID, Console, ConsoleFactory
 from tests.asking_support import asking_script
+from tests.browser import picture_page
 
 pytestmark = pytest.mark.browser
 
@@ -58,16 +58,8 @@ def editing_agent() -> AgentSpec:
 
 async def opened(browser: Browser, console: Console, path: str) -> Page:
     """``path`` on the console in a fresh page whose clock is the server's, fixed."""
-    context = await browser.new_context(
-        viewport=VIEWPORT,  # type: ignore[arg-type]
-        device_scale_factor=1,
-        locale="en-GB",
-        timezone_id="UTC",
-    )
-    page = await context.new_page()
-    await page.clock.set_fixed_time(datetime.fromtimestamp(console.clock(), UTC))
-    await page.goto(str(console.client.make_url(path)))
-    return page
+    url = str(console.client.make_url(path))
+    return await picture_page(browser, url, at=console.clock(), viewport=VIEWPORT)
 
 
 async def shoot(target: Page | Locator, name: str) -> None:

@@ -21,7 +21,6 @@ import contextlib
 import dataclasses
 import json
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +48,7 @@ from tests.adapters.mcp_gateway._rig import text_of
 from tests.adapters.mcp_gateway.test_gateway_doc import page_files
 from tests.adapters.teams._catalogue import ASKED_AT, EXPIRES
 from tests.adapters.teams.conftest import open_renderer, require_renderer
-from tests.browser import chromium
+from tests.browser import chromium, picture_page
 from tests.doors._doors import Door
 from tests.e2e._api import API_KEY
 from tests.e2e._client import ConsoleClient
@@ -135,22 +134,15 @@ async def draw_console(door: Door, question: dict[str, Any], path: Path) -> None
     real one, for the gateway's ``/v1``) and the browser's clock at the question's asking;
     the page must show the tool, its upstream, who asked and the arguments."""
     async with chromium() as browser:
-        context = await browser.new_context(
-            viewport=VIEWPORT,  # type: ignore[arg-type]
-            device_scale_factor=1,
-            locale="en-GB",
-            timezone_id="UTC",
-        )
-        page = await context.new_page()
-        await page.clock.set_fixed_time(datetime.fromtimestamp(question["asked_at"], UTC))
-        await page.goto(f"http://127.0.0.1:{door.port}/#{CONVERSATION}")
+        url = f"http://127.0.0.1:{door.port}/#{CONVERSATION}"
+        page = await picture_page(browser, url, at=question["asked_at"], viewport=VIEWPORT)
         shown = page.locator(".question").first
         await shown.wait_for(timeout=WAIT_MS)
         await page.locator("#connection[data-state=live]").wait_for(timeout=WAIT_MS)
         for text in ("ops__deploy", "claude-code (key gateway)", "MCP server ops", "1.5"):
             await expect(shown).to_contain_text(text, timeout=WAIT_MS)
         await shown.screenshot(path=path, animations="disabled", caret="hide")
-        await context.close()
+        await page.context.close()
 
 
 def checked(name: str, sidecar: dict[str, Any]) -> None:
