@@ -20,7 +20,8 @@ import pytest
 from playwright.async_api import Browser, Page, expect
 
 from tests.api.test_question_page import PageFactory, make_page
-from tests.e2e.test_link_page_browser import VIEWPORTS, release_form
+from tests.browser import picture_page
+from tests.e2e.test_link_page_browser import VIEWPORTS, release_form, send_release_form
 
 __all__ = ["make_page"]  # the fixture, shared with the page's own tests
 
@@ -40,27 +41,15 @@ async def test_the_link_page_pictures_are_drawn_on_the_fixed_clock(
     """The form and its answered page, with times from the fixed clock, not today's."""
     served = await make_page()
     question = await served.ask(release_form(f"picture-{size}"))
-    context = await browser.new_context(
-        viewport=VIEWPORTS[size],  # type: ignore[arg-type]
-        device_scale_factor=1,
-        locale="en-GB",
-        timezone_id="UTC",
-    )
-    page = await context.new_page()
-    await page.clock.set_fixed_time(datetime.fromtimestamp(served.clock(), UTC))
-    await page.goto(str(served.client.make_url(served.path(question, ANSWERER))))
+    url = str(served.client.make_url(served.path(question, ANSWERER)))
+    page = await picture_page(browser, url, at=served.clock(), viewport=VIEWPORTS[size])
     fixed_day = datetime.fromtimestamp(served.clock(), UTC).strftime("%Y-%m-%d")
     await expect(page.get_by_text(f"Expires {fixed_day}")).to_be_visible()
     await shoot(page, f"form-{size}.png")
-    await page.get_by_label("Owner").fill("ana@example.org")
-    await page.get_by_label("Replicas").fill("3")
-    await page.get_by_label("Start with a canary").check()
-    await page.get_by_label("Region").select_option(label="United States")
-    await page.get_by_label("smoke").check()
-    await page.get_by_role("button", name="Send answer").click()
+    await send_release_form(page)
     await expect(page.get_by_text(f"Answered by {ANSWERER} at {fixed_day}")).to_be_visible()
     await shoot(page, f"answered-{size}.png")
-    await context.close()
+    await page.context.close()
 
 
 async def shoot(page: Page, name: str) -> None:

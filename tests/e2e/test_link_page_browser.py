@@ -12,7 +12,7 @@ from typing import Any
 
 import aiohttp
 import pytest
-from playwright.async_api import Browser, expect
+from playwright.async_api import Browser, Page, expect
 
 from tests.e2e._api import Api, api_env
 from tests.e2e._server import ROOT, StartBot
@@ -58,6 +58,27 @@ def release_form(key: str) -> dict[str, Any]:
     }
 
 
+# What ``send_release_form`` answers, as /v1 holds it.
+RELEASE_ANSWER = {
+    "owner": "ana@example.org",
+    "replicas": 3,
+    "canary": True,
+    "region": "us",
+    "checks": ["smoke"],
+}
+
+
+async def send_release_form(page: Page) -> None:
+    """Fill in every field of ``release_form``'s page and send it; the answer /v1 then holds
+    is ``RELEASE_ANSWER``."""
+    await page.get_by_label("Owner").fill("ana@example.org")
+    await page.get_by_label("Replicas").fill("3")
+    await page.get_by_label("Start with a canary").check()
+    await page.get_by_label("Region").select_option(label="United States")
+    await page.get_by_label("smoke").check()
+    await page.get_by_role("button", name="Send answer").click()
+
+
 @pytest.mark.parametrize("size", sorted(VIEWPORTS))
 async def test_a_form_question_is_answered_on_its_page(
     start_bot: StartBot, http: aiohttp.ClientSession, browser: Browser, size: str
@@ -80,23 +101,12 @@ async def test_a_form_question_is_answered_on_its_page(
     width = await page.evaluate("document.documentElement.scrollWidth")
     assert width <= VIEWPORTS[size]["width"]
     await shoot(page, f"form-{size}.png")
-    await page.get_by_label("Owner").fill("ana@example.org")
-    await page.get_by_label("Replicas").fill("3")
-    await page.get_by_label("Start with a canary").check()
-    await page.get_by_label("Region").select_option(label="United States")
-    await page.get_by_label("smoke").check()
-    await page.get_by_role("button", name="Send answer").click()
+    await send_release_form(page)
     await expect(page.get_by_text("Answered by link:release-ticket")).to_be_visible()
     await shoot(page, f"answered-{size}.png")
     _, answered = await api.get(created["id"])
     assert answered["status"] == "answered"
-    assert answered["answer"] == {
-        "owner": "ana@example.org",
-        "replicas": 3,
-        "canary": True,
-        "region": "us",
-        "checks": ["smoke"],
-    }
+    assert answered["answer"] == RELEASE_ANSWER
     # The page loaded itself and nothing else: the link, and the redirect back to it.
     assert {url.split("?")[0] for url in requests} == {link}
     assert errors == []
