@@ -10,8 +10,6 @@ both and points both old messages to their new ones.
 
 from __future__ import annotations
 
-import sqlite3
-import time
 from typing import Any
 
 import aiohttp
@@ -20,6 +18,7 @@ import pytest
 from tests.e2e._api import Api, api_env, approval
 from tests.e2e._server import BotServer, StartBot
 from tests.e2e._slack import ALICE, BOB, CHANNEL, SlackDriver, slack_bot, text_of
+from tests.e2e._store import overdue
 from tests.e2e._teams import ALICE as TEAMS_ALICE
 from tests.e2e._teams import BOB as TEAMS_BOB
 from tests.e2e._teams import TENANT, TeamsDriver, actions, card_of, execute, message, texts
@@ -108,6 +107,19 @@ class Both:
         assert any(t.startswith("Approved by Bob at ") for t in texts(edited))
         return edited
 
+    async def expired(
+        self, interrupt_id: str, slack_message: SlackCall, card: TeamsCall
+    ) -> tuple[SlackCall, dict[str, Any]]:
+        """The question expires now: the Slack message's edit and the edited card. The
+        shortest TTL the API takes is a minute, so the store's expiry is brought forward
+        instead, and the sweeper (every 0.2 s) expires it as it would after the minute."""
+        await overdue(self.bot, interrupt_id)
+        slack_edit = (await self.slack.edits_of(slack_message))[0]
+        teams_edit = await self.connector.wait_for(
+            lambda: self.connector.updates(card.activity_id), what="the expired card"
+        )
+        return slack_edit, card_of(teams_edit[-1].body)
+
 
 @pytest.fixture
 async def both(
@@ -153,19 +165,9 @@ async def test_expiry_edits_both_messages_and_a_late_click_says_expired(both: Bo
     created = await both.ask("expiring")
     posted = await both.slack.question()
     card = await both.teams_card()
-    # The shortest TTL the API takes is a minute: the store's expiry is brought forward
-    # instead, and the sweeper (every 0.2 s) expires it as it would after the minute.
-    with sqlite3.connect(both.bot.folder / "bot.sqlite3") as db:
-        db.execute(
-            "UPDATE pauses SET expires_at = ? WHERE interrupt_id = ?",
-            (time.time() - 1, created["id"]),
-        )
-    slack_edit = (await both.slack.edits_of(posted))[0]
+    slack_edit, edited_card = await both.expired(created["id"], posted, card)
     assert "Expired" in text_of(slack_edit) and not buttons(slack_edit.args)
-    teams_edit = await both.connector.wait_for(
-        lambda: both.connector.updates(card.activity_id), what="the expired card"
-    )
-    assert any(t.startswith("Expired at ") for t in texts(card_of(teams_edit[-1].body)))
+    assert any(t.startswith("Expired at ") for t in texts(edited_card))
 
     status, reply = await both.teams_click(card, "Approve", CAROL)
     assert status == 200
@@ -185,17 +187,9 @@ async def test_an_expiry_that_rejects_by_policy_says_so_on_both_messages(both: B
     created = await both.ask("fails-closed", policy={"on_expire": "reject"})
     posted = await both.slack.question()
     card = await both.teams_card()
-    with sqlite3.connect(both.bot.folder / "bot.sqlite3") as db:
-        db.execute(
-            "UPDATE pauses SET expires_at = ? WHERE interrupt_id = ?",
-            (time.time() - 1, created["id"]),
-        )
-    slack_edit = (await both.slack.edits_of(posted))[0]
+    slack_edit, edited_card = await both.expired(created["id"], posted, card)
     assert "Expired without an answer: rejected, as its policy says." in text_of(slack_edit)
-    teams_edit = await both.connector.wait_for(
-        lambda: both.connector.updates(card.activity_id), what="the expired card"
-    )
-    (line,) = [t for t in texts(card_of(teams_edit[-1].body)) if t.startswith("Expired at ")]
+    (line,) = [t for t in texts(edited_card) if t.startswith("Expired at ")]
     assert line.endswith(" without an answer: rejected, as its policy says.")
     status, shown = await both.api.get(created["id"])
     assert status == 200 and shown["status"] == "expired"
