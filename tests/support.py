@@ -16,8 +16,10 @@ from typing import Any
 
 import jwt
 import pytest
+from aiohttp.test_utils import TestServer
 
 from bot.admin import results
+from bot.app import create_app
 from bot.app.settings import SettingsError, load_settings
 from bot.contract.models import Policy
 from bot.contract.payloads import (
@@ -53,6 +55,7 @@ from bot.service.running.capability_ports import LifecyclePorts
 from bot.service.running.runs import RunService
 from bot.stores.ports import Stores
 from bot.testing import RecordingSurface, call, calls, say
+from tests.e2e._server import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 REQUESTER = Responder("test:alice", "Alice")
@@ -198,6 +201,16 @@ def bare_bot_env(folder: Path, **more: str) -> dict[str, str]:
         "BOT_DATA_DIR": str(folder / "var"),
         **more,
     }
+
+
+def app_server(folder: Path, **env: Any) -> TestServer:
+    """The whole bridge (``create_app``) to serve on a free loopback port, which its settings
+    name (the app accepts only its own port in Host), with its SQLite store and data in
+    ``folder``; ``env`` adds or overrides settings by variable name."""
+    port = free_port()
+    where = {"DATABASE_URL": f"sqlite:///{folder}/bot.sqlite3", "BOT_DATA_DIR": folder / "var"}
+    settings = load_settings(PORT=port, **{**where, **env})
+    return TestServer(create_app(settings), host="127.0.0.1", port=port)
 
 
 def run_bot(

@@ -13,7 +13,6 @@ from typing import Any
 
 import aiohttp
 import pytest
-from aiohttp.test_utils import TestServer
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -21,12 +20,11 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from opentelemetry.util._once import Once
 
-from bot.app import create_app
-from bot.app.settings import load_settings
 from tests import waiting
 from tests.e2e._api import API_KEY, WEBHOOK_SECRET, Api, api_env, approval, webhook_receiver
 from tests.e2e._client import APPROVE, STAGING, ConsoleClient
 from tests.e2e._server import free_port
+from tests.support import app_server
 
 SUMMARY = "Deploy web 1.5 to prod"  # the approval's payload text (tests.e2e._api.approval)
 
@@ -53,16 +51,9 @@ def spans() -> Iterator[InMemorySpanExporter]:
 async def bridge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[str]:
     """The bridge's app on a loopback port: the agents API, webhooks, the console."""
     monkeypatch.chdir(tmp_path)
-    port = free_port()  # the app accepts only its own port in Host
-    settings = load_settings(
-        PORT=port,
-        DATABASE_URL=f"sqlite:///{tmp_path}/bot.sqlite3",
-        BOT_DATA_DIR=str(tmp_path / "var"),
-        **api_env("console:*"),
-    )
-    server = TestServer(create_app(settings), host="127.0.0.1", port=port)
+    server = app_server(tmp_path, **api_env("console:*"))
     await server.start_server()
-    yield f"http://127.0.0.1:{port}"
+    yield f"http://127.0.0.1:{server.port}"
     await server.close()
 
 

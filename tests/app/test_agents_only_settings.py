@@ -6,17 +6,15 @@ import json
 from pathlib import Path
 
 import pytest
-from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.test_utils import TestClient
 
-from bot.app import create_app
 from bot.app.root import agent_spec
 from bot.app.settings import load_settings
 from bot.service.answering.outcomes import ChatsOff, Responder
 from bot.service.delivering.messages import AGENTS_ONLY
 from bot.service.delivering.surfaces import Conversation
 from bot.service.running.runs import RUN_SERVICE
-from tests.e2e._server import free_port
-from tests.support import bare_bot_env, run_bot
+from tests.support import app_server, bare_bot_env, run_bot
 
 
 def test_none_is_agents_only_and_the_demo_stays_the_default() -> None:
@@ -35,14 +33,7 @@ async def test_a_chat_message_stores_nothing_and_is_told_agents_only(
 ) -> None:
     """The run service refuses a start before any write; the console says the sentence."""
     monkeypatch.chdir(tmp_path)
-    port = free_port()  # the app accepts only its own port in Host
-    settings = load_settings(
-        PORT=port,
-        BOT_AGENT="none",
-        DATABASE_URL=f"sqlite:///{tmp_path}/bot.sqlite3",
-        BOT_DATA_DIR=str(tmp_path / "var"),
-    )
-    server = TestServer(create_app(settings), host="127.0.0.1", port=port)
+    server = app_server(tmp_path, BOT_AGENT="none")
     async with TestClient(server) as client:
         response = await client.post(
             "/api/conversations/ops/messages",

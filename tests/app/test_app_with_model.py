@@ -16,10 +16,8 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from bot.app import create_app
-from bot.app.settings import load_settings
 from bot.service.running.runs import RUN_SERVICE
-from tests.e2e._server import free_port
+from tests.support import app_server
 
 JSON = {"Content-Type": "application/json"}
 
@@ -114,15 +112,9 @@ async def test_the_demo_tools_run_with_a_configured_model(
     """OPENAI_* set: the model is asked with the demo's tools, pauses twice, deploys, reports."""
     fake, base_url = model
     monkeypatch.chdir(tmp_path)
-    port = free_port()  # the app accepts only its own port in Host
-    settings = load_settings(
-        PORT=port,
-        DATABASE_URL=f"sqlite:///{tmp_path}/bot.sqlite3",
-        BOT_DATA_DIR=str(tmp_path / "var"),
-        OPENAI_BASE_URL=base_url,
-        OPENAI_API_KEY="sk-loopback-key-0123456789",
+    server = app_server(
+        tmp_path, OPENAI_BASE_URL=base_url, OPENAI_API_KEY="sk-loopback-key-0123456789"
     )
-    server = TestServer(create_app(settings), host="127.0.0.1", port=port)
     async with TestClient(server) as client:
         body = {"text": "please deploy web"}
         started = await client.post(

@@ -20,13 +20,10 @@ import aiohttp
 import asyncpg
 import pytest
 from aiohttp import web
-from aiohttp.test_utils import TestServer
 
-from bot.app import create_app
-from bot.app.settings import load_settings
 from bot.service.running.runs import RUN_SERVICE
-from tests.e2e._server import free_port
 from tests.stores._postgres import fresh_schema
+from tests.support import app_server
 
 # Calls out that only read: bolt asks who its token is (auth.test) on its
 # first request, whatever the request was.
@@ -69,18 +66,13 @@ class Door:
     def __init__(self, folder: Path, *, database_url: str | None = None, **env: Any) -> None:
         self.db = folder / "bot.sqlite3"
         self.database_url = database_url
-        self.port = free_port()
         if database_url is not None:
             # A shared store refuses to start without explicit signing keys.
             env.setdefault("BOT_SIGNING_KEYS", f"k1:{'s' * 48}")
-        settings = load_settings(
-            PORT=self.port,
-            DATABASE_URL=database_url or f"sqlite:///{self.db}",
-            BOT_DATA_DIR=folder / "var",
-            **env,
-        )
-        self.app: web.Application = create_app(settings)
-        self.server = TestServer(self.app, host="127.0.0.1", port=self.port)
+            env["DATABASE_URL"] = database_url
+        self.server = app_server(folder, **env)
+        self.port = self.server.port
+        self.app: web.Application = self.server.app
         self.session: aiohttp.ClientSession | None = None
         self.outbound: list[Any] = []  # a fake platform's recorded calls
 
