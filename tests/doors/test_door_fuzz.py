@@ -452,6 +452,15 @@ async def _console_token(door: Door, conversation: str) -> str:
     return str(token)
 
 
+async def _answered_on_console(door: Door, name: str, sent: Any) -> None:
+    """``sent`` as the body of the console's answer: the door holds, and refuses it when it
+    holds a number no store keeps as sent."""
+    body = json.dumps(sent).encode()
+    headers = {"Content-Type": "application/json"}
+    unkept = first_unkept_number(sent) is not None
+    await holds(door, name, lambda: door.send("/api/answer", body, headers=headers), refused=unkept)
+
+
 @pytest.fixture(params=BACKENDS)
 async def answering(
     request: pytest.FixtureRequest, tmp_path: Path
@@ -478,16 +487,7 @@ async def test_fuzz_console_edits(answering: tuple[Door, str], data: st.DataObje
     the schema lists and of those it does not: a 4xx naming them, or counted."""
     door, token = answering
     base = {"token": token, "answer": {"decision": "edit", "arguments": dict(_ARGUMENTS)}}
-    value = data.draw(numbered(base) | bent(base))
-    body = json.dumps(value).encode()
-    headers = {"Content-Type": "application/json"}
-    unkept = first_unkept_number(value) is not None
-    await holds(
-        door,
-        "console edits",
-        lambda: door.send("/api/answer", body, headers=headers),
-        refused=unkept,
-    )
+    await _answered_on_console(door, "console edits", data.draw(numbered(base) | bent(base)))
 
 
 @settings(FUZZ, max_examples=budget(60))
@@ -506,12 +506,4 @@ async def test_fuzz_console_form_answers(answering: tuple[Door, str], data: st.D
     await _asked(door, asked)
     token = await _console_token(door, conversation)
     value = data.draw(numbered(_FORM_ANSWER) | bent(_FORM_ANSWER))
-    body = json.dumps({"token": token, "answer": value}).encode()
-    headers = {"Content-Type": "application/json"}
-    unkept = first_unkept_number(value) is not None
-    await holds(
-        door,
-        "console forms",
-        lambda: door.send("/api/answer", body, headers=headers),
-        refused=unkept,
-    )
+    await _answered_on_console(door, "console forms", {"token": token, "answer": value})
