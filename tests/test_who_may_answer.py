@@ -61,6 +61,17 @@ def policy(bo: str, cy: str) -> RequesterOrApprovers:
     return RequesterOrApprovers(rules=parse_rules(f"approval={bo} {cy} requester"))
 
 
+async def published(
+    surface: SlackSurface | TeamsSurface, run: RunRecord, people: tuple[str, ...]
+) -> None:
+    """The four kinds posted on ``surface`` in ``run``, each drawn with whom ``policy``
+    admits (``people``: the requester, then Bo, Cy and Dan as that surface names them)."""
+    decides = policy(*people[1:3])
+    for record in kinds(*people).values():
+        may = decides.who_may_answer(record, run.requester)
+        await surface.publish_question(run, record, token="t", may=may)
+
+
 # Slack ----------------------------------------------------------------------------------
 
 SLACK_RUN = RunRecord(
@@ -94,10 +105,7 @@ async def test_slack_shows_who_may_answer_as_decided(
     """The posted blocks say who the policy admits, as mentions: the rule less the
     requester, the named answerers, anyone, and those an escalation step added."""
     fake, surface = slack
-    decides = policy(*SLACK_PEOPLE[1:3])
-    for record in kinds(*SLACK_PEOPLE).values():
-        may = decides.who_may_answer(record, SLACK_RUN.requester)
-        await surface.publish_question(SLACK_RUN, record, token="t", may=may)
+    await published(surface, SLACK_RUN, SLACK_PEOPLE)
     shown = [json.dumps(call.args["blocks"]) for call in fake.of("chat.postMessage")]
     said = [
         "Only <@U0BO> or <@U0CY> can answer this.",
@@ -159,11 +167,7 @@ async def test_teams_cards_show_who_may_answer_as_decided(
     """The card's footer says who the policy admits, the same sentence as Slack's: the
     deployment's rule and the question's policy are not overridden by one flag."""
     fake, surface = teams
-    run = teams_run(fake.url)
-    decides = policy(*TEAMS_PEOPLE[1:3])
-    for record in kinds(*TEAMS_PEOPLE).values():
-        may = decides.who_may_answer(record, run.requester)
-        await surface.publish_question(run, record, token="t", may=may)
+    await published(surface, teams_run(fake.url), TEAMS_PEOPLE)
     cards = [json.dumps(call.body) for call in fake.posted()]
     said = [
         "Only Teams user 0b0b0b0b\\u2026 or Teams user 0c0c0c0c\\u2026 can answer this.",
