@@ -72,6 +72,17 @@ async def published(
         await surface.publish_question(run, record, token="t", may=may)
 
 
+def said(bo: str, cy: str, dan: str) -> dict[str, str]:
+    """The sentence each kind is drawn with, on every surface, Bo, Cy and Dan named as that
+    surface names them."""
+    return {
+        "rule": f"Only {bo} or {cy} can answer this.",
+        "named": f"Only {bo} or {cy} can answer this.",
+        "anyone": "Anyone here can answer this.",
+        "escalated": f"Only {bo} or {dan} can answer this.",
+    }
+
+
 # Slack ----------------------------------------------------------------------------------
 
 SLACK_RUN = RunRecord(
@@ -107,13 +118,8 @@ async def test_slack_shows_who_may_answer_as_decided(
     fake, surface = slack
     await published(surface, SLACK_RUN, SLACK_PEOPLE)
     shown = [json.dumps(call.args["blocks"]) for call in fake.of("chat.postMessage")]
-    said = [
-        "Only <@U0BO> or <@U0CY> can answer this.",
-        "Only <@U0BO> or <@U0CY> can answer this.",
-        "Anyone here can answer this.",
-        "Only <@U0BO> or <@U0DAN> can answer this.",
-    ]
-    assert [sentence in blocks for sentence, blocks in zip(said, shown, strict=True)] == [True] * 4
+    pairs = zip(said("<@U0BO>", "<@U0CY>", "<@U0DAN>").values(), shown, strict=True)
+    assert [sentence in blocks for sentence, blocks in pairs] == [True] * 4
 
 
 # Teams ----------------------------------------------------------------------------------
@@ -169,13 +175,10 @@ async def test_teams_cards_show_who_may_answer_as_decided(
     fake, surface = teams
     await published(surface, teams_run(fake.url), TEAMS_PEOPLE)
     cards = [json.dumps(call.body) for call in fake.posted()]
-    said = [
-        "Only Teams user 0b0b0b0b\\u2026 or Teams user 0c0c0c0c\\u2026 can answer this.",
-        "Only Teams user 0b0b0b0b\\u2026 or Teams user 0c0c0c0c\\u2026 can answer this.",
-        "Anyone here can answer this.",
-        "Only Teams user 0b0b0b0b\\u2026 or Teams user 0d0d0d0d\\u2026 can answer this.",
-    ]
-    assert [sentence in card for sentence, card in zip(said, cards, strict=True)] == [True] * 4
+    # In the cards' JSON text the ellipsis a short id ends in is escaped.
+    bo, cy, dan = (f"Teams user {short}\\u2026" for short in ("0b0b0b0b", "0c0c0c0c", "0d0d0d0d"))
+    pairs = zip(said(bo, cy, dan).values(), cards, strict=True)
+    assert [sentence in card for sentence, card in pairs] == [True] * 4
 
 
 # The console ----------------------------------------------------------------------------
@@ -191,12 +194,7 @@ def test_the_console_page_shows_who_may_answer_as_decided() -> None:
         kind: viewer.answerers(CONSOLE_RUN, record)
         for kind, record in kinds(*CONSOLE_PEOPLE).items()
     }
-    assert shown == {
-        "rule": "Only bo or cy can answer this.",
-        "named": "Only bo or cy can answer this.",
-        "anyone": "Anyone here can answer this.",
-        "escalated": "Only bo or dan can answer this.",
-    }
+    assert shown == said("bo", "cy", "dan")
 
 
 # The admin's pending and show -----------------------------------------------------------
