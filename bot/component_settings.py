@@ -5,14 +5,16 @@ Each component declares the settings it reads beside its own code, and
 the environment the same way. A secret is marked by its type (``Secret``,
 or ``Hidden`` for one with its own check), so the one declaration is what
 refuses a blank value and what the log filter hides: the list of secrets
-is the fields so marked, never a list written out elsewhere.
+is the fields so marked, never a list written out elsewhere. A keyring
+(``BOT_SIGNING_KEYS``, ``BOT_DATA_KEYS``) is written ``kid:secret,kid:secret``
+and read by ``parse_key_list`` for both.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, AliasChoices, BeforeValidator, SecretStr
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -42,6 +44,36 @@ def _csv(value: object) -> object:
     if isinstance(value, str):
         return [item.strip() for item in value.split(",") if item.strip()]
     return value
+
+
+_Key = TypeVar("_Key")
+
+
+def parse_key_list(
+    text: str, variable: str, error: type[Exception], key: Callable[[str, str], _Key]
+) -> list[_Key]:
+    """The keys of the keyring ``variable``, written ``kid:secret,kid:secret``, in order, each
+    made by ``key(kid, secret)`` (which refuses a secret it cannot use); ``error``, one
+    sentence naming ``variable``, when an entry has no kid or no secret, or when the list
+    names no key or one kid twice."""
+    keys: list[_Key] = []
+    kids: list[str] = []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        kid, sep, secret = item.partition(":")
+        if not sep or not kid or not secret:
+            raise error(f"{variable} must look like 'kid:secret,kid:secret'; one entry has no ':'.")
+        keys.append(key(kid, secret))
+        kids.append(kid)
+    if not keys:
+        raise error(f"{variable} is set but names no key.")
+    if len(set(kids)) != len(kids):
+        raise error(f"{variable} names the same kid twice.")
+    return keys
+
+
+def key_list_secrets(text: str) -> list[str]:
+    """A keyring's secrets (``Hidden``'s parts): a log line would hold one, never the whole."""
+    return [key.partition(":")[2].strip() for key in text.split(",")]
 
 
 NOT_BLANK = AfterValidator(_not_blank)

@@ -15,7 +15,7 @@ from typing import Annotated
 
 from pydantic import Field, SecretStr
 
-from bot.component_settings import NOT_BLANK, ComponentSettings, Hidden
+from bot.component_settings import NOT_BLANK, ComponentSettings, Hidden, key_list_secrets
 from bot.human.tokens import (
     SigningConfigError,
     SigningKey,
@@ -27,15 +27,10 @@ from bot.human.tokens import (
 KEY_FILE = "signing-key"
 
 
-def _key_secrets(text: str) -> list[str]:
-    # ``kid:secret,kid:secret``: a log line would hold one secret, never the whole setting.
-    return [key.partition(":")[2].strip() for key in text.split(",")]
-
-
 class SigningSettings(ComponentSettings):
     """The configured keys (the first one signs), and the folder that keeps a generated one."""
 
-    keys: Annotated[SecretStr | None, NOT_BLANK, Hidden(_key_secrets)] = Field(
+    keys: Annotated[SecretStr | None, NOT_BLANK, Hidden(key_list_secrets)] = Field(
         None, alias="BOT_SIGNING_KEYS"
     )
     data_dir: Path = Field(Path("var"), alias="BOT_DATA_DIR")

@@ -31,6 +31,7 @@ from typing import Any
 
 import jwt
 
+from bot.component_settings import parse_key_list
 from bot.errors import BotError
 
 MAX_TOKEN_CHARS = 1000
@@ -112,24 +113,16 @@ class SigningKey:
 
 def parse_signing_keys(text: str) -> tuple[SigningKey, ...]:
     """Parse ``kid:secret,kid:secret``; the first key signs."""
-    keys: list[SigningKey] = []
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        kid, sep, secret = item.partition(":")
-        if not sep or not kid or not secret:
-            raise SigningConfigError(
-                "BOT_SIGNING_KEYS must look like 'kid:secret,kid:secret'; one entry has no ':'."
-            )
-        if len(secret) < MIN_SECRET_CHARS:
-            raise SigningConfigError(
-                f"BOT_SIGNING_KEYS key {kid!r} is shorter than {MIN_SECRET_CHARS} characters; "
-                "generate one with `python -m bot keygen`."
-            )
-        keys.append(SigningKey(kid, secret, secret))
-    if not keys:
-        raise SigningConfigError("BOT_SIGNING_KEYS is set but names no key.")
-    if len({key.kid for key in keys}) != len(keys):
-        raise SigningConfigError("BOT_SIGNING_KEYS names the same kid twice.")
-    return tuple(keys)
+    return tuple(parse_key_list(text, "BOT_SIGNING_KEYS", SigningConfigError, _signing_key))
+
+
+def _signing_key(kid: str, secret: str) -> SigningKey:
+    if len(secret) < MIN_SECRET_CHARS:
+        raise SigningConfigError(
+            f"BOT_SIGNING_KEYS key {kid!r} is shorter than {MIN_SECRET_CHARS} characters; "
+            "generate one with `python -m bot keygen`."
+        )
+    return SigningKey(kid, secret, secret)
 
 
 def random_signing_key(kid: str | None = None) -> SigningKey:

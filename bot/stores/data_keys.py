@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from bot.component_settings import parse_key_list
 from bot.errors import BotError
 
 MARKER = "enc1:"
@@ -86,28 +87,20 @@ class DataKeys:
 
 def parse_data_keys(text: str) -> DataKeys:
     """Parse ``kid:secret,kid:secret``; DataKeyError, one sentence, when it is not that."""
-    keys: list[DataKey] = []
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        kid, sep, secret = item.partition(":")
-        if not sep or not kid or not secret:
-            raise DataKeyError(
-                "BOT_DATA_KEYS must look like 'kid:secret,kid:secret'; one entry has no ':'."
-            )
-        try:
-            raw = base64.urlsafe_b64decode(secret + "=" * (-len(secret) % 4))
-        except (binascii.Error, ValueError):
-            raw = b""
-        if len(raw) != KEY_BYTES:
-            raise DataKeyError(
-                f"BOT_DATA_KEYS key {kid!r} is not {KEY_BYTES} bytes in URL-safe base64; "
-                f"generate one with `{GENERATE}`."
-            )
-        keys.append(DataKey(kid, AESGCM(raw)))
-    if not keys:
-        raise DataKeyError("BOT_DATA_KEYS is set but names no key.")
-    if len({key.kid for key in keys}) != len(keys):
-        raise DataKeyError("BOT_DATA_KEYS names the same kid twice.")
-    return DataKeys(tuple(keys))
+    return DataKeys(tuple(parse_key_list(text, "BOT_DATA_KEYS", DataKeyError, _data_key)))
+
+
+def _data_key(kid: str, secret: str) -> DataKey:
+    try:
+        raw = base64.urlsafe_b64decode(secret + "=" * (-len(secret) % 4))
+    except (binascii.Error, ValueError):
+        raw = b""
+    if len(raw) != KEY_BYTES:
+        raise DataKeyError(
+            f"BOT_DATA_KEYS key {kid!r} is not {KEY_BYTES} bytes in URL-safe base64; "
+            f"generate one with `{GENERATE}`."
+        )
+    return DataKey(kid, AESGCM(raw))
 
 
 def random_data_key() -> str:

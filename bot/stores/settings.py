@@ -12,15 +12,10 @@ from urllib.parse import unquote, urlsplit
 
 from pydantic import Field, SecretStr, field_validator
 
-from bot.component_settings import NOT_BLANK, ComponentSettings, Hidden
+from bot.component_settings import NOT_BLANK, ComponentSettings, Hidden, key_list_secrets
 from bot.stores.data_keys import DataKeyError, DataKeys, parse_data_keys, use
 from bot.stores.ports import Stores
 from bot.stores.url import POSTGRES_SCHEMES, is_shared, open_stores
-
-
-def _key_secrets(text: str) -> list[str]:
-    # ``kid:secret,kid:secret``: a log line would hold one secret, never the whole setting.
-    return [key.partition(":")[2].strip() for key in text.split(",")]
 
 
 class StoreSettings(ComponentSettings):
@@ -37,7 +32,7 @@ class StoreSettings(ComponentSettings):
     retention_days: float | None = Field(None, alias="BOT_RETENTION_DAYS", gt=0)
     # The keyring content is encrypted with at rest (``bot/stores/data_keys.py``); unset:
     # plaintext, as before.
-    data_keys: Annotated[SecretStr | None, NOT_BLANK, Hidden(_key_secrets)] = Field(
+    data_keys: Annotated[SecretStr | None, NOT_BLANK, Hidden(key_list_secrets)] = Field(
         None, alias="BOT_DATA_KEYS"
     )
 
