@@ -180,8 +180,13 @@ function historyQuery() {
   return params.toString();
 }
 
+// History reaches back past this year: its times say which, in local time.
+const CLOSED = new Intl.DateTimeFormat(undefined, {
+  year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit",
+});
+
 function closedAt(at) {
-  return el("time", `${ABSOLUTE.format(new Date(at * 1000))} (${relative(at - Date.now() / 1000)})`,
+  return el("time", `${CLOSED.format(new Date(at * 1000))} (${relative(at - Date.now() / 1000)})`,
     { datetime: new Date(at * 1000).toISOString() });
 }
 
