@@ -2,21 +2,30 @@
 
 Events are written as the bridge writes them (each linked by the store's
 trigger), four per run, with a checkpoint signed after every 10,000, on a
-SQLite file. Each command runs in a process of its own; its peak resident
-memory is read from the kernel's accounting of that child (``wait4``), so
-what is printed is the export's and the verifier's own.
-Run: `.venv/bin/python bench/audit_export.py [events]` (default 1,000,000).
+SQLite file and then on PostgreSQL (a fresh schema on ``BENCH_POSTGRES_URL``,
+default the local server's ``test`` database, dropped afterwards; skipped,
+saying so, when no server answers). Each command runs in a process of its
+own; its peak resident memory is the child's own high-water mark (``VmHWM``,
+read from /proc while it runs), so what is printed is the export's and the
+verifier's own.
+Run: `.venv/bin/python bench/audit_export.py [events] [--backend sqlite|postgres]`
+(default 1,000,000 events, both backends).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
+import secrets
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from bot.audit import checkpoint_keys
 from bot.stores import AuditEvent, SqliteStores
@@ -24,10 +33,16 @@ from bot.stores import AuditEvent, SqliteStores
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "kbench:" + "b" * 48
 BATCH = 10_000
+POSTGRES_URL = os.environ.get("BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 INSERT = (
     "INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail, digest)"
     " VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
+
+
+Writer = Callable[[list[tuple[object, ...]]], Awaitable[None]]
+# Opens the store: the stores (closed by the caller) and how to insert a batch of events.
+Opener = Callable[[], Awaitable[tuple[Any, Writer]]]
 
 
 def batch(first: int) -> list[tuple[object, ...]]:
@@ -44,53 +59,127 @@ def batch(first: int) -> list[tuple[object, ...]]:
 
 
 def measured(words: list[str], out: Path, env: dict[str, str]) -> tuple[float, float]:
-    """Seconds and peak RSS (MiB) of ``python -m bot WORDS > out``."""
+    """Seconds and peak RSS (MiB) of ``python -m bot WORDS > out``.
+
+    The peak is the child's own ``VmHWM``, read from /proc while it runs (it only grows,
+    and is gone once the child exits). Not ``wait4``'s ``ru_maxrss``: Linux carries the
+    resident size of the process that forked the child across its exec into that figure,
+    and this bench's own process holds what it wrote.
+    """
     began = time.perf_counter()
+    peak_kib = 0
     with out.open("w") as sink:
         child = subprocess.Popen(  # noqa: S603 - our own interpreter and words
             [sys.executable, "-m", "bot", *words], stdout=sink, env=env, cwd=ROOT
         )
-        _, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)
+        status = Path(f"/proc/{child.pid}/status")
+        while child.poll() is None:
+            try:
+                lines = status.read_text().splitlines()
+            except OSError:  # exited between the poll and the read
+                break
+            for line in lines:
+                if line.startswith("VmHWM:"):
+                    peak_kib = max(peak_kib, int(line.split()[1]))
+            time.sleep(0.01)
+        child.wait()
     if child.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(words)} exited {child.returncode}")
-    return time.perf_counter() - began, usage.ru_maxrss / 1024
+    return time.perf_counter() - began, peak_kib / 1024
+
+
+@asynccontextmanager
+async def sqlite_store(folder: Path) -> AsyncIterator[tuple[str, Opener]]:
+    """A SQLite file in ``folder``: its URL and how to open it."""
+    path = folder / "audit.sqlite3"
+
+    async def opened() -> tuple[Any, Writer]:
+        stores = await SqliteStores.open(path)
+
+        async def write(rows: list[tuple[object, ...]]) -> None:
+            await stores._db.run(lambda conn: conn.executemany(INSERT, rows))
+
+        return stores, write
+
+    yield f"sqlite:///{path}", opened
+
+
+@asynccontextmanager
+async def postgres_store() -> AsyncIterator[tuple[str, Opener] | None]:
+    """A fresh schema on ``POSTGRES_URL``, dropped afterwards; None (saying so) without a
+    server."""
+    import asyncpg
+
+    from bot.stores._sql import numbered
+    from bot.stores.postgres import PostgresStores
+
+    try:
+        admin = await asyncpg.connect(POSTGRES_URL, timeout=5)
+    except (OSError, asyncpg.PostgresError, TimeoutError) as error:
+        print(f"postgres: skipped, server unreachable ({type(error).__name__})")
+        yield None
+        return
+    schema = f"bench_{secrets.token_hex(4)}"
+    url = f"{POSTGRES_URL}?search_path={schema}"
+    insert = numbered(INSERT)
+
+    async def opened() -> tuple[Any, Writer]:
+        stores = await PostgresStores.open(url)
+
+        async def write(rows: list[tuple[object, ...]]) -> None:
+            await stores._db.transaction(lambda conn: conn.executemany(insert, rows))
+
+        return stores, write
+
+    try:
+        await admin.execute(f'CREATE SCHEMA "{schema}"')
+        yield url, opened
+    finally:
+        await admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        await admin.close()
+
+
+async def bench(name: str, url: str, opened: Opener, folder: Path, total: int) -> None:
+    marks = sorted({min(100_000, total), total})
+    key = checkpoint_keys([(KEY.split(":")[0], KEY.split(":")[1])])[0]
+    env = {"PATH": os.environ.get("PATH", ""), "DATABASE_URL": url, "BOT_SIGNING_KEYS": KEY}
+    print(f"{name}:")
+    written, began = 0, time.perf_counter()
+    for mark in marks:
+        # Closed while measured (SQLite: its WAL folded into the file, as the bridge keeps it).
+        stores, write = await opened()
+        try:
+            while written < mark:
+                await write(batch(written))
+                await stores.audit_chain.checkpoint(key, at=time.time())
+                written += BATCH
+        finally:
+            await stores.close()
+        took = time.perf_counter() - began
+        print(f"{written:>9,} events written and linked in {took:.0f} s")
+        export = folder / "audit.jsonl"
+        seconds, rss = measured(["audit", "export"], export, env)
+        size = export.stat().st_size / 2**20
+        print(f"  audit export:  {seconds:6.1f} s, peak RSS {rss:6.1f} MiB ({size:.0f} MiB)")
+        seconds, rss = measured(["audit", "verify", str(export)], folder / "verdict.txt", env)
+        verdict = (folder / "verdict.txt").read_text().strip()
+        print(f"  audit verify:  {seconds:6.1f} s, peak RSS {rss:6.1f} MiB: {verdict}")
 
 
 async def main() -> None:
-    total = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
-    marks = sorted({min(100_000, total), total})
-    key = checkpoint_keys([(KEY.split(":")[0], KEY.split(":")[1])])[0]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("events", nargs="?", type=int, default=1_000_000)
+    parser.add_argument("--backend", choices=("sqlite", "postgres"), action="append")
+    args = parser.parse_args()
+    backends = args.backend or ["sqlite", "postgres"]
     with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "audit.sqlite3"
-        env = {
-            "PATH": os.environ.get("PATH", ""),
-            "DATABASE_URL": f"sqlite:///{path}",
-            "BOT_SIGNING_KEYS": KEY,
-        }
-        written, began = 0, time.perf_counter()
-        for mark in marks:
-            # Closed while measured: its WAL folded into the file, as the bridge keeps it.
-            stores = await SqliteStores.open(path)
-            try:
-                while written < mark:
-                    rows = batch(written)
-                    await stores._db.run(lambda conn, rows=rows: conn.executemany(INSERT, rows))
-                    await stores.audit_chain.checkpoint(key, at=time.time())
-                    written += BATCH
-            finally:
-                await stores.close()
-            took = time.perf_counter() - began
-            print(f"{written:>9,} events written and linked in {took:.0f} s")
-            export = Path(folder) / "audit.jsonl"
-            seconds, rss = measured(["audit", "export"], export, env)
-            size = export.stat().st_size / 2**20
-            print(f"  audit export:  {seconds:6.1f} s, peak RSS {rss:6.1f} MiB ({size:.0f} MiB)")
-            seconds, rss = measured(
-                ["audit", "verify", str(export)], Path(folder) / "verdict.txt", env
-            )
-            verdict = (Path(folder) / "verdict.txt").read_text().strip()
-            print(f"  audit verify:  {seconds:6.1f} s, peak RSS {rss:6.1f} MiB: {verdict}")
+        if "sqlite" in backends:
+            async with sqlite_store(Path(folder)) as (url, opened):
+                await bench("sqlite", url, opened, Path(folder), args.events)
+        if "postgres" in backends:
+            async with postgres_store() as found:
+                if found is not None:
+                    await bench("postgres", *found, Path(folder), args.events)
 
 
 if __name__ == "__main__":

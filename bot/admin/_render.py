@@ -42,6 +42,7 @@ from bot.service.delivering.messages import (
     resent_question,
     when,
 )
+from bot.stores.ports import Closed
 
 MAX_TITLE = 80
 # A ⟨U+XXXX⟩ marker that a clip would cut: from its opening bracket to the end.
@@ -343,6 +344,8 @@ def json_of(result: results.AdminResult) -> dict[str, Any]:
         fields["items"] = [_listed(item) for item in result.items]
     if isinstance(result, results.RecordShown):
         fields["record"] = question_json(result.record)
+    if isinstance(result, results.HistoryPage):
+        fields["items"] = [_closed(item) for item in result.items]
     return {
         "ok": ok(result),
         "kind": results.kind_of(result),
@@ -373,6 +376,23 @@ def _listed(item: results.PendingItem) -> dict[str, Any]:
         "cursor": item.cursor,
     }
     return {"question": listed, "may_answer": item.may_answer}
+
+
+def _closed(item: Closed) -> dict[str, Any]:
+    """A ``history`` item: the question as its row holds it, who asked it and where, and
+    the facts a list line shows (its first words, an approval's decision), as the text's
+    lines say them; a purged question has neither."""
+    q = item.question
+    decision = q.answer.get("decision") if isinstance(q.answer, dict) else None
+    return {
+        "question": question_json(q),
+        "requester": item.requester,
+        "surface": item.surface,
+        "purged": item.purged,
+        "cursor": item.cursor,
+        "title": "" if item.purged else title_of(q.payload, q.name),
+        "decision": decision if isinstance(decision, str) and not item.purged else "",
+    }
 
 
 # The fields of a question a ``pending`` item shows, in their order.

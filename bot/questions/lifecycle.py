@@ -99,6 +99,20 @@ def _ignore(owed: Sequence[Owed]) -> None:
     del owed
 
 
+def _posted(done: Delivered) -> AuditEvent:
+    """The ``posted`` event of a delivered post: where, and the message it left, if any."""
+    posting = done.posting
+    assert posting is not None  # only posts are audited as posted
+    detail: dict[str, Any] = {"surface": posting.surface}
+    if done.message_ref is not None:
+        detail["message"] = done.message_ref
+    if done.post is not None:
+        detail["post"] = done.post
+    if posting.repost:
+        detail["repost"] = True
+    return AuditEvent(done.at, "posted", posting.run_id, posting.interrupt_id, detail=detail)
+
+
 class Lifecycle:
     """Every change to a question or to its run's progress goes through these steps."""
 
@@ -508,7 +522,10 @@ class Lifecycle:
             for d in done
             if d.message_ref is not None
         )
-        write = Write("", max(d.at for d in done), marks=Marks(tuple(done), posted))
+        # Each post that put a question in front of people is on record, with its mark:
+        # an event whenever the row is marked, none for a row a crash leaves to deliver again.
+        audit = tuple(_posted(d) for d in done if d.posting is not None)
+        write = Write("", max(d.at for d in done), marks=Marks(tuple(done), posted), audit=audit)
         await self._apply(write)
 
     async def set_message_ref(

@@ -204,6 +204,18 @@ class Delivered:
     message_ref: dict[str, Any] | None = None
     # Which further post of its question it was (``bot.questions.posts``); None: the first.
     post: int | None = None
+    # A question's post (its first, a further route's, or a repost): audited as ``posted``.
+    posting: Posting | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Posting:
+    """Which question a delivered post put in front of people, and where."""
+
+    run_id: str
+    interrupt_id: str
+    surface: str
+    repost: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,8 +270,9 @@ class Write:
     api: ApiRequest | None = None
     # A command's idempotency key: the write's first guard (``OnceKey``).
     once_key: OnceKey | None = None
-    # A deliverer's pass, marked: a write of marks carries nothing else (on PostgreSQL,
-    # its commit waits for no fsync: a lost mark costs a repeat, never a loss).
+    # A deliverer's pass, marked: a write of marks carries nothing else but the ``posted``
+    # events of its posts (on PostgreSQL, its commit waits for no fsync: a lost mark, and
+    # its events with it, costs a repeat, delivered and audited again, never a loss).
     marks: Marks | None = None
 
 

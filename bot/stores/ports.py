@@ -30,6 +30,7 @@ from bot.questions.records import (
     RunRecord,
 )
 from bot.questions.write import Delivered as Delivered  # the lifecycle's ``delivered`` takes it
+from bot.questions.write import Posting as Posting  # what a delivered post names
 from bot.questions.write import UnitOfWork
 
 

@@ -78,7 +78,8 @@ async def test_a_non_admin_is_refused_and_audited_a_group_member_is_an_admin(
 async def test_every_command_through_the_slash_command(
     start_bot: StartBot, fake: FakeSlack, http: aiohttp.ClientSession
 ) -> None:
-    """pending, show, extend, resend (answered on the new message), stats, audit, help, cancel."""
+    """pending, show, extend, resend (answered on the new message), stats, audit, history,
+    help, cancel."""
     slack = await admin_driver(start_bot, fake, http)
     first, iid = await ask(slack, "1.000100")
     # Filters take people and channels as Slack sends them (escaped mentions).
@@ -124,6 +125,11 @@ async def test_every_command_through_the_slash_command(
     run_id = blocks_text(shown).split("*Run:* `")[1].split("`")[0]
     audit = blocks_text(await hitl(slack, f"audit {run_id}"))
     assert audit.index(" extended ") < audit.index(" resent ") < audit.index(" answered ")
+    # history's filters take people as Slack sends them too: Alice decided it.
+    history = blocks_text(await hitl(slack, f"history status=answered by=<@{ALICE}|alice>"))
+    assert iid in history and "answered by" in history
+    none = await hitl(slack, f"history status=answered by=<@{BOB}|bob>")
+    assert "No closed questions match." in blocks_text(none)
     assert "/hitl cancel" in blocks_text(await hitl(slack, "help"))
     closed = await hitl(slack, f"cancel {iid}")
     assert closed["text"] == f"Question '{iid}' is answered, not open; nothing changed."

@@ -91,7 +91,8 @@ async def test_a_non_admin_gets_admins_only_and_the_attempt_is_audited(
 async def test_every_command_from_a_personal_chat(
     bot: TeamsBotApp, connector: FakeConnector
 ) -> None:
-    """pending, show, extend, resend (answered on the new card), stats, audit, help, cancel."""
+    """pending, show, extend, resend (answered on the new card), stats, audit, history, help,
+    cancel."""
     first, iid = await question(bot, connector)
     page = await command(bot, connector, "pending")
     assert facts(page)["Id"] == iid
@@ -142,6 +143,11 @@ async def test_every_command_from_a_personal_chat(
         "resent",
         "answered",
     ]
+    alice = f"teams:{TENANT}:{ALICE['aadObjectId']}"
+    history = texts(await command(bot, connector, f"history status=answered by={alice}"))
+    assert any(iid in t for t in history), history
+    none = texts(await command(bot, connector, "hitl history status=expired"))
+    assert "No closed questions match." in none, none
     listed = await command(bot, connector, "help")
     assert any(t.startswith("`cancel <question-id> [reason]`") for t in texts(listed))
     closed = await command(bot, connector, f"cancel {iid}")

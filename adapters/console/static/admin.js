@@ -1,6 +1,6 @@
-// The console's admin panel: open questions with cancel, extend and resend.
-// Every action is one call to /api/admin/..., which runs the same admin
-// command as Slack's /hitl and the shell. Text goes in through textContent.
+// The console's admin panel: open questions with cancel, extend and resend, and the
+// history of closed ones. Every action is one call to /api/admin/..., which runs the
+// same admin command as Slack's /hitl and the shell. Text goes in through textContent.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -77,6 +77,7 @@ async function act(path, body) {
   const result = await call("POST", path, body);
   banner(result.message || "");
   await load(true);
+  await loadHistory(true);
 }
 
 const DURATIONS = ["30m", "1h", "2h", "4h", "1d"];
@@ -159,5 +160,89 @@ async function load(fresh) {
   }
 }
 
+// History: the form's field names are `admin history`'s options, sent as they are; the
+// bridge parses and checks them (a bad day or status comes back as its sentence).
+let historyAfter = null;
+
+function historyBanner(text) {
+  const node = $("history-banner");
+  node.textContent = text;
+  node.hidden = !text;
+}
+
+function historyQuery() {
+  const params = new URLSearchParams();
+  for (const [name, value] of new FormData($("history-filters"))) {
+    const text = String(value).trim();
+    if (text) params.set(name, text);
+  }
+  if (historyAfter) params.set("after", historyAfter);
+  return params.toString();
+}
+
+// History reaches back past this year: its times say which, in local time.
+const CLOSED = new Intl.DateTimeFormat(undefined, {
+  year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit",
+});
+
+function closedAt(at) {
+  return el("time", `${CLOSED.format(new Date(at * 1000))} (${relative(at - Date.now() / 1000)})`,
+    { datetime: new Date(at * 1000).toISOString() });
+}
+
+function decidedBy(q) {
+  const name = q.closed_by || "";
+  const id = q.closed_by_id || "";
+  if (name && id && name !== id) return `${name} (${id})`;
+  return name || id || "nobody";
+}
+
+function historyRow(item) {
+  const q = item.question;
+  const tr = el("tr", undefined, { "data-id": q.interrupt_id, "data-status": q.status });
+  tr.append(
+    cell("Question", item.purged ? "(purged)" : item.title),
+    cell("Outcome", item.decision ? `${q.status}: ${item.decision}` : q.status),
+    cell("Decided by", decidedBy(q)),
+    cell("Closed", q.closed_at ? closedAt(q.closed_at) : "?"),
+    cell("Asked by", item.requester || "?"),
+    cell("Where", `${q.scope} on ${item.surface || "?"}`),
+  );
+  return tr;
+}
+
+async function loadHistory(fresh) {
+  if (fresh) historyAfter = null;
+  const page = await call("GET", `/api/admin/history?${historyQuery()}`);
+  const body = $("history").tBodies[0];
+  if (!page.ok) {
+    historyBanner(page.message);
+    if (fresh) {
+      body.replaceChildren();
+      $("history").hidden = true;
+      $("history-more").hidden = true;
+    }
+    return;
+  }
+  historyBanner("");
+  if (fresh) body.replaceChildren();
+  for (const item of page.items) body.append(historyRow(item));
+  const empty = fresh && page.items.length === 0;
+  $("history-empty").hidden = !empty;
+  $("history").hidden = empty;
+  historyAfter = page.next_after;
+  $("history-more").hidden = !historyAfter;
+}
+
 $("more").addEventListener("click", () => load(false));
+$("history-more").addEventListener("click", () => loadHistory(false));
+$("history-filters").addEventListener("submit", (event) => {
+  event.preventDefault();
+  loadHistory(true);
+});
+$("history-clear").addEventListener("click", () => {
+  $("history-filters").reset();
+  loadHistory(true);
+});
 load(true);
+loadHistory(true);

@@ -48,7 +48,7 @@ from bot.service.delivering.surfaces import (
     Surface,
 )
 from bot.service.running.known import KnownRuns
-from bot.stores.ports import Delivered, Stores
+from bot.stores.ports import Delivered, Posting, Stores
 
 log = logging.getLogger(__name__)
 
@@ -434,8 +434,13 @@ class Deliverer:
             reason = f"{type(error).__name__}: {error}"
             return await self._failed(delivery, reason, permanent=False, retry_after=None)
         post = posts.post_index(delivery.body)
+        posting = None
+        if delivery.kind is DeliveryKind.PUBLISH and ref is not None:
+            # Put in front of people (a post with no reference was never made: closed first).
+            repost = bool(delivery.body.get("repost"))
+            posting = Posting(delivery.run_id, delivery.interrupt_id, delivery.surface, repost)
         self._marks[delivery.delivery_id] = (
-            Delivered(delivery.delivery_id, self._clock(), ref, post),
+            Delivered(delivery.delivery_id, self._clock(), ref, post, posting),
             delivery.run_id,
         )
         if delivery.followed:

@@ -257,9 +257,21 @@ class Database:
         calls, while those tables were small and had no statistics yet, scans
         them whole until an ANALYZE, so each mark would cost more the more rows
         there are. Planned with the list in hand, it reads them by key.
+
+        Retried as ``transaction`` is if PostgreSQL aborted it as a deadlock victim: marks
+        that record their posts' events move those runs' chain heads, which the runs' own
+        steps move too, and a mark lost to an abort would cost a second post.
         """
-        async with self._bookkeeping.lease() as conn:
-            return str(await conn.execute(sql, *args))
+        for attempt in range(_RETRIES):
+            try:
+                async with self._bookkeeping.lease() as conn:
+                    return str(await conn.execute(sql, *args))
+            except _RETRYABLE:
+                if attempt == _RETRIES - 1:
+                    raise
+                log.info("a deliverer's marks aborted by PostgreSQL as a conflict; retrying")
+                await asyncio.sleep(0.005 * 2**attempt)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     async def execute(self, sql: str, *args: Any) -> str:
         async with self._pool.lease() as conn:

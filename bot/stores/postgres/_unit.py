@@ -15,10 +15,11 @@ shape is one prepared statement in asyncpg's cache.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, assert_never
 
-from bot.questions.records import DeliveryState, Question, RunRecord
+from bot.questions.records import AuditEvent, DeliveryState, Question, RunRecord
 from bot.questions.write import (
     Attempted,
     Ballot,
@@ -433,8 +434,9 @@ class PostgresUnit:
     async def apply(self, write: Write) -> Written | None:
         marks = write.marks
         if marks is not None:
-            # One statement for the pass, one round trip; its commit waits for no fsync.
-            await self.db.bookkeep(*_marking(marks))
+            # One statement for the pass (with its posts' events), one round trip; its
+            # commit waits for no fsync.
+            await self.db.bookkeep(*_marking(marks, write.audit))
             return Written()
         if isinstance(write.question, Posted | Attempted):
             return await _unannounced(self.db, write.question)
@@ -495,16 +497,37 @@ class PostgresUnit:
         return rows[0] if rows else None
 
 
-def _marking(marks: Marks) -> tuple[Any, ...]:
-    """The statement that writes ``marks``, and its parameters."""
+def _marking(marks: Marks, audit: Sequence[AuditEvent] = ()) -> tuple[Any, ...]:
+    """The statement that writes ``marks`` and the ``audit`` events of its posts, and its
+    parameters."""
     done = (_DONE, [d.delivery_id for d in marks.done], [d.at for d in marks.done])
     if not marks.posted:
+        assert not audit  # a post's event comes with its reference
         return _MARK_DONE, *done
     ids = [p.delivery_id for p in marks.posted]
     refs = [_rows.dump(dict(p.ref)) for p in marks.posted]
     if all(p.post is None for p in marks.posted):
-        return _MARK_FIRST_POSTS, *done, ids, refs
-    return _MARK, *done, ids, refs, [p.post for p in marks.posted]
+        sql, params = _MARK_FIRST_POSTS, [*done, ids, refs]
+    else:
+        sql, params = _MARK, [*done, ids, refs, [p.post for p in marks.posted]]
+    if not audit:
+        return sql, *params
+    # The events, linked into their runs' chains by the audit's trigger, in this statement.
+    rows = [_rows.audit_params(event) for event in audit]
+    first = len(params) + 1
+    columns = ", ".join(f"${first + i}{cast}" for i, cast in enumerate(_AUDIT_CASTS))
+    audited = _AUDITED.format(columns=columns)
+    sql = sql.replace(_DONE_ROWS, f"{_DONE_ROWS}, {audited}", 1)
+    return sql, *params, *([row[i] for row in rows] for i in range(len(_AUDIT_CASTS)))
+
+
+# A pass's ``posted`` events (``_marking``), in order; each names its run.
+_AUDITED = (
+    "audited AS (INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail, digest)"
+    " SELECT a.at, a.kind, a.run_id, a.interrupt_id, a.actor, a.detail, a.digest"
+    " FROM unnest({columns}) WITH ORDINALITY"
+    " AS a(at, kind, run_id, interrupt_id, actor, detail, digest, n) ORDER BY a.n)"
+)
 
 
 def _written(write: Write, row: Any) -> Written:

@@ -329,8 +329,10 @@ def _owe(
     )
 
 
-def _mark(conn: sqlite3.Connection, marks: Marks) -> Written:
+def _mark(conn: sqlite3.Connection, marks: Marks, write: Write) -> Written:
     conn.executemany(_MARK, [(_DONE, d.at, d.delivery_id) for d in marks.done])
+    # The posts' ``posted`` events, linked into their runs' chains with the marks.
+    conn.executemany(_AUDIT, [_rows.audit_params(event) for event in write.audit])
     first = [(_rows.dump(dict(p.ref)), p.delivery_id) for p in marks.posted if p.post is None]
     further = [
         (p.post, _rows.dump(dict(p.ref)), p.delivery_id) for p in marks.posted if p.post is not None
@@ -354,7 +356,9 @@ class SqliteUnit:
         def apply(conn: sqlite3.Connection) -> Written | None:
             try:
                 with transaction(conn):
-                    return _apply(conn, write, texts) if marks is None else _mark(conn, marks)
+                    if marks is not None:
+                        return _mark(conn, marks, write)
+                    return _apply(conn, write, texts)
             except _Refused:
                 return None
 

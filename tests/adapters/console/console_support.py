@@ -11,8 +11,13 @@ from aiohttp import ClientResponse, web
 from aiohttp.test_utils import TestClient
 
 from adapters.console import ConsoleSurface
+from bot.contract.payloads import payload_of
+from bot.interactions.approval import APPROVAL
+from bot.questions.records import Question, QuestionStatus, RunRecord
 from bot.service.running.runs import RunService
+from bot.stores import Closing, Stores
 from bot.testing import FixedClock
+from tests.support import steps
 
 CID = "c-test-1"
 WHICH_ENV = "Which environment should I deploy web in?"
@@ -85,3 +90,56 @@ async def next_event(response: ClientResponse) -> tuple[str, str]:
 async def within(seconds: float, work: Awaitable[Any]) -> Any:
     """Bound a wait so a broken stream fails the test instead of hanging it."""
     return await asyncio.wait_for(work, seconds)
+
+
+# Written into an approval's summary: markup and a control that would turn the line around.
+HOSTILE = "<img src=x onerror=alert(1)> deploy \u202eesrever"
+HOSTILE_SHOWN = "<img src=x onerror=alert(1)> deploy ⟨U+202E⟩esrever"
+
+
+@dataclass(frozen=True)
+class Past:
+    """A question closed ``day`` days after the epoch's first (1970-01-02 is day 1)."""
+
+    n: int
+    status: QuestionStatus
+    surface: str
+    requester: str
+    by: str
+    decision: str = ""
+    day: int = 1
+    summary: str = ""
+
+
+async def closed_question(stores: Stores, past: Past) -> str:
+    """``past`` asked and closed in ``stores`` through the lifecycle; its id."""
+    run = RunRecord(
+        run_id=f"run-past-{past.n}",
+        scope=f"{past.surface}:ops",
+        surface=past.surface,
+        requester=past.requester,
+        text="go",
+        created_at=1.0,
+        conversation={"key": f"past-{past.n}"},
+    )
+    await steps(stores).start(run)
+    at = 86400.0 * past.day + 60 + past.n
+    # An expiry closes only a question that is overdue by then.
+    expires_at = at if past.status is QuestionStatus.EXPIRED else 4e9
+    payload = {"action": "deploy", "summary": past.summary or f"deploy web {past.n}"}
+    question = Question(
+        interrupt_id=f"q-past-{past.n}",
+        run_id=run.run_id,
+        scope=run.scope,
+        name=APPROVAL,
+        tool_call_id=f"c{past.n}",
+        checkpoint_id=f"{run.run_id}:1",
+        payload=payload_of(APPROVAL, payload),
+        issued_at=1000.0,
+        expires_at=expires_at,
+    )
+    await steps(stores).issue(question)
+    answer = {"decision": past.decision} if past.decision else None
+    closing = Closing(past.status, by=past.by, at=at, answer=answer, by_id=past.by)
+    assert await steps(stores).spend(question.interrupt_id, closing)
+    return question.interrupt_id

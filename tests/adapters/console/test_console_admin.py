@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
 from aiohttp import encode_basic_auth
 
-from tests.adapters.console.console_support import WHICH_ENV, Console, ConsoleFactory
+from bot.admin import AdminService, results
+from bot.questions.records import QuestionStatus
+from bot.service.answering.outcomes import Responder
+from tests.adapters.console.console_support import (
+    HOSTILE,
+    HOSTILE_SHOWN,
+    WHICH_ENV,
+    Console,
+    ConsoleFactory,
+    Past,
+    closed_question,
+)
 
 ADMINS = ["console:ana"]
 USERS = {"ana": "ana's long console password", "bo": "bo's long console password"}
@@ -123,3 +136,83 @@ async def test_signed_in_people_are_admins_only_when_listed(
         ("admin", "console:ana"),
         ("admin-refused", "console:bo"),
     ]
+
+
+PAST = (
+    Past(0, QuestionStatus.ANSWERED, "slack", "alice", "slack:T1:U7", "approve", day=1),
+    Past(1, QuestionStatus.ANSWERED, "teams", "alice", "teams:t:u9", "reject", day=2),
+    Past(2, QuestionStatus.EXPIRED, "slack", "bob", "", day=3),
+    Past(3, QuestionStatus.CANCELLED, "console", "bob", "console:ana", day=4),
+    Past(4, QuestionStatus.ANSWERED, "slack", "bob", "slack:T1:U7", "reject", day=5),
+)
+# Each filter as the page sends it (``admin history``'s option names) and what it lists.
+FILTERED = {
+    "": ["q-past-4", "q-past-3", "q-past-2", "q-past-1", "q-past-0"],
+    "status=answered": ["q-past-4", "q-past-1", "q-past-0"],
+    "channel=slack:ops": ["q-past-4", "q-past-2", "q-past-0"],
+    "surface=teams": ["q-past-1"],
+    "user=alice": ["q-past-1", "q-past-0"],
+    "by=slack:T1:U7": ["q-past-4", "q-past-0"],
+    "decision=reject": ["q-past-4", "q-past-1"],
+    "since=1970-01-03&until=1970-01-04": ["q-past-2", "q-past-1"],
+    "status=answered&surface=slack&decision=reject": ["q-past-4"],
+}
+
+
+async def test_the_history_api_lists_closed_questions_by_admin_historys_filters(
+    console: Console,
+) -> None:
+    """Each filter, and a cursor's pages, list what ``admin history`` lists for the same words."""
+    for past in PAST:
+        await closed_question(console.service.stores, past)
+    shell = AdminService(
+        stores=console.service.stores, admins=[], max_ttl_seconds=3600.0, clock=console.clock
+    )
+    for query, expected in FILTERED.items():
+        status, page = await admin(console, "GET", f"history?{query}")
+        assert (status, page["kind"]) == (200, "HistoryPage"), (query, page)
+        assert [i["question"]["interrupt_id"] for i in page["items"]] == expected, query
+        words = ["history", *(w for w in query.split("&") if w)]
+        same = await shell.handle(words, who=Responder("shell:ops", "ops", is_admin=True))
+        assert isinstance(same, results.HistoryPage)
+        assert [c.question.interrupt_id for c in same.items] == expected, query
+    status, first = await admin(console, "GET", "history?limit=2&user=bob")
+    assert [i["question"]["interrupt_id"] for i in first["items"]] == ["q-past-4", "q-past-3"]
+    after = first["next_after"]
+    status, second = await admin(console, "GET", f"history?limit=2&user=bob&after={after}")
+    assert [i["question"]["interrupt_id"] for i in second["items"]] == ["q-past-2"]
+    assert second["next_after"] is None
+    (newest, *_) = (await admin(console, "GET", "history"))[1]["items"]
+    assert (newest["title"], newest["decision"], newest["surface"]) == (
+        "deploy web 4",
+        "reject",
+        "slack",
+    )
+    for query in ("status=open", "since=yesterday", "after=x1"):
+        status, refused = await admin(console, "GET", f"history?{query}")
+        assert (status, refused["kind"]) == (422, "CommandInvalid"), query
+        assert refused["message"], query
+
+
+async def test_history_shows_an_agents_words_as_text(console: Console) -> None:
+    """Markup and a bidirectional control in what an agent asked come back shown, not live."""
+    past = Past(9, QuestionStatus.ANSWERED, "slack", "alice", "slack:T1:U7", "approve")
+    await closed_question(console.service.stores, replace(past, summary=HOSTILE))
+    status, page = await admin(console, "GET", "history")
+    (item,) = page["items"]
+    assert status == 200 and item["title"] == HOSTILE_SHOWN
+    assert item["question"]["payload"]["summary"] == HOSTILE_SHOWN
+    assert "\u202e" not in json.dumps(page, ensure_ascii=False)
+
+
+async def test_history_is_for_admins_only(make_console: ConsoleFactory) -> None:
+    """bo, signed in but not an admin, gets the refusal and no question; ana gets the page."""
+    console = await make_console(users=USERS, admins=ADMINS)
+    await closed_question(console.service.stores, PAST[0])
+    status, refused = await admin(console, "GET", "history", user="bo")
+    assert (status, refused["kind"]) == (403, "AdminsOnly")
+    assert "items" not in refused and "q-past-0" not in json.dumps(refused)
+    status, page = await admin(console, "GET", "history", user="ana")
+    assert status == 200 and len(page["items"]) == 1
+    anonymous = await console.client.get("/api/admin/history")
+    assert anonymous.status == 401

@@ -11,6 +11,7 @@ differ by one step from one drawing to the next, so a redraw may change a few pi
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,16 @@ from bot.human.factory import ask_user_registration
 from bot.interactions.approval import approval_registration, approval_tool
 from bot.interactions.form import form_registration, form_tool
 from bot.providers.scripted import ScriptedProvider
-from bot.questions.records import ApiKey
-from tests.adapters.console.console_support import CID, Console, ConsoleFactory
+from bot.questions.records import ApiKey, QuestionStatus
+from tests.adapters.console.console_support import (
+    CID,
+    HOSTILE,
+    HOSTILE_SHOWN,
+    Console,
+    ConsoleFactory,
+    Past,
+    closed_question,
+)
 from tests.asking_support import asking_script
 from tests.browser import picture_page
 
@@ -143,13 +152,77 @@ async def test_an_agents_question_is_drawn_on_the_bots_side_not_as_a_persons_mes
 async def test_the_admin_page_is_a_styled_table_of_open_questions(
     make_console: ConsoleFactory, browser: Browser
 ) -> None:
-    """The admin page lists the open question in a bordered table with a shaded header."""
+    """The admin page lists the open question in a bordered table with a shaded header, and
+    below it the history of closed ones, in the same kind of table."""
     console = await make_console(spec=editing_agent(), admin=True, admins=["console:ana"])
     assert (await console.send("deploy to production")).status == 202
+    yesterday = int(console.clock() // 86400) - 1
+    for past in (
+        Past(1, QuestionStatus.ANSWERED, "slack", "slack:T1:U2", "slack:T1:U7", "approve"),
+        Past(2, QuestionStatus.CANCELLED, "console", "console:bo", "console:ana"),
+    ):
+        await closed_question(console.service.stores, replace(past, day=yesterday))
     page = await opened(browser, console, "/admin")
     row = page.locator("#pending tbody tr")
     await expect(row).to_have_count(1, timeout=WAIT_MS)
+    await expect(page.locator("#history tbody tr")).to_have_count(2, timeout=WAIT_MS)
+    assert await style(page.locator("#history"), "borderTopStyle") == "solid"
     header = page.locator("#pending th").first
     assert await style(header, "backgroundColor") not in ("rgba(0, 0, 0, 0)", "transparent")
     assert await style(page.locator("#pending"), "borderTopStyle") == "solid"
     await shoot(page, "admin")
+
+
+async def test_the_admin_history_fits_a_phone_and_filters_and_pages(
+    make_console: ConsoleFactory, browser: Browser
+) -> None:
+    """At 375 px the history's filters and cards fit the screen; an agent's markup is shown as
+    text; a status filter and More go through ``admin history``'s filters and cursor."""
+    console = await make_console(admin=True)
+    stores = console.service.stores
+    statuses = (QuestionStatus.ANSWERED, QuestionStatus.CANCELLED)
+    for n in range(25):
+        await closed_question(
+            stores, Past(n, statuses[n % 2], "slack", "alice", "slack:T1:U7", "approve", day=n + 1)
+        )
+    long = Past(99, QuestionStatus.ANSWERED, "teams", "b" * 60, "teams:t:" + "u" * 60, "reject")
+    hostile = await closed_question(stores, replace(long, summary=HOSTILE, day=40))
+    context = await browser.new_context(
+        viewport={"width": 375, "height": 812}, device_scale_factor=1, locale="en-GB"
+    )
+    page = await context.new_page()
+    await page.goto(str(console.client.make_url("/admin")))
+    rows = page.locator("#history tbody tr")
+    await expect(rows).to_have_count(20, timeout=WAIT_MS)
+    form = page.locator("#history-filters")
+    await expect(form).to_be_visible()
+    for label in ("Status", "Channel", "Surface", "Asked by", "Decided by", "Decision"):
+        await expect(form.get_by_label(label)).to_be_visible()
+    first = page.locator(f'#history tr[data-id="{hostile}"]')
+    await expect(first.locator('td[data-label="Question"]')).to_have_text(HOSTILE_SHOWN)
+    assert await page.locator("#history img").count() == 0
+    await expect(first.locator('td[data-label="Outcome"]')).to_have_text("answered: reject")
+    await page.screenshot(path=SHOTS / "console-admin-history-phone.png", full_page=True)
+    width = await page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 375, f"the page is {width} px wide"
+    for index in range(await form.locator("input, select, button").count()):
+        control = await box(form.locator("input, select, button").nth(index))
+        assert control["x"] >= 0 and control["x"] + control["width"] <= 375, (index, control)
+
+    await page.locator("#history-more").click()
+    await expect(rows).to_have_count(26, timeout=WAIT_MS)
+    await expect(page.locator("#history-more")).to_be_hidden()
+    await form.get_by_label("Status").select_option("cancelled")
+    await form.get_by_role("button", name="Show").click()
+    await expect(rows).to_have_count(12, timeout=WAIT_MS)
+    for status in await rows.evaluate_all("(rows) => rows.map((row) => row.dataset.status)"):
+        assert status == "cancelled"
+    # A browser without a date picker sends what was typed: the bridge's sentence says how.
+    await form.get_by_label("Closed since").evaluate("(node) => { node.type = 'text'; }")
+    await form.get_by_label("Closed since").fill("someday")
+    await form.get_by_role("button", name="Show").click()
+    await expect(page.locator("#history-banner")).to_contain_text("YYYY-MM-DD", timeout=WAIT_MS)
+    await form.get_by_role("button", name="Clear").click()
+    await expect(rows).to_have_count(20, timeout=WAIT_MS)
+    await expect(page.locator("#history-banner")).to_be_hidden()
+    await context.close()
