@@ -121,7 +121,10 @@ def answer_json(answer: Answer | None) -> dict[str, Any] | None:
     match answer:
         case None:
             return None
-        case AskUserAnswers() | ApprovalDecision():
+        case AskUserAnswers(answers=answers):
+            # Its one field is required and already JSON: the dump, without the serializer.
+            return {"answers": dict(answers)}
+        case ApprovalDecision():
             return answer.model_dump(mode="json", exclude_unset=True)
         case FormValues(values=values) | OtherAnswer(values=values):
             return dict(values)
