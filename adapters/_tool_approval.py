@@ -18,8 +18,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from bot.client import ApprovalPayload, AskOptions, Bridge, Question, QuestionObject, RouteLike
-from bot.contract.answers import ApprovalDecision
+from bot.client import (
+    ApprovalDecision,
+    ApprovalPayload,
+    AskOptions,
+    Bridge,
+    Question,
+    QuestionObject,
+    RouteLike,
+)
 
 # The API's limit on an idempotency key; a longer one is folded into a digest.
 _MAX_KEY = 200
