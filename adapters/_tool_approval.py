@@ -18,7 +18,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from bot.client import ApprovalPayload, AskOptions, Bridge, Question, QuestionObject, RouteLike
+from bot.client import (
+    ApprovalDecision,
+    ApprovalPayload,
+    AskOptions,
+    Bridge,
+    Question,
+    QuestionObject,
+    RouteLike,
+)
 
 # The API's limit on an idempotency key; a longer one is folded into a digest.
 _MAX_KEY = 200
@@ -166,17 +174,18 @@ def decision_of(call_id: str, question: QuestionObject) -> ToolCallDecision:
     """The decision a closed question carries; anything but an approval keeps the tool idle."""
     if question.status != "answered":
         return Reject(call_id, not_decided(question))
-    answer = question.answer or {}
     who = question.answered_by.id if question.answered_by is not None else ""
-    match answer.get("decision"):
-        case "approve":
+    match question.typed_answer:
+        case ApprovalDecision(decision="approve"):
             return Approve(call_id, who)
-        case "edit":
-            return Approve(call_id, who, dict(answer.get("arguments") or {}))
-        case "respond":
-            return Reject(call_id, answered_instead(str(answer.get("message") or "")), who)
+        case ApprovalDecision(decision="edit", arguments=edited):
+            return Approve(call_id, who, dict(edited or {}))
+        case ApprovalDecision(decision="respond", message=message):
+            return Reject(call_id, answered_instead(message or ""), who)
+        case ApprovalDecision(comment=comment):
+            return Reject(call_id, rejected_by_a_person(comment), who)
         case _:
-            return Reject(call_id, rejected_by_a_person(str(answer.get("comment") or "")), who)
+            return Reject(call_id, rejected_by_a_person(""), who)
 
 
 def arguments_of(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:

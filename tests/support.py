@@ -21,6 +21,7 @@ from aiohttp.test_utils import TestServer
 from bot.admin import results
 from bot.app import create_app
 from bot.app.settings import SettingsError, load_settings
+from bot.contract.answers import answer_of
 from bot.contract.models import Policy
 from bot.contract.payloads import (
     ApprovalPayload,
@@ -443,13 +444,14 @@ def closed_question(
     closed_by: str = "",
     policy: dict[str, Any] | None = None,
 ) -> Question:
-    """A question as it closed (``status``: answered, expired or cancelled), to redraw."""
+    """A question as it closed (``status``: answered, expired or cancelled), to redraw; its
+    ``answer`` given as the JSON its row would hold, typed as the row's reader types it."""
     asked = open_question(name, payload, expires_at=closed_at + 3600)
     return dataclasses.replace(
         asked,
         issued_at=closed_at - 60,
         status=QuestionStatus(status if status != "open" else "outstanding"),
-        answer=answer,
+        answer=answer_of(name, status, answer),
         closed_by=closed_by,
         closed_at=closed_at,
         policy=stored_policy(policy),

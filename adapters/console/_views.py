@@ -14,6 +14,7 @@ from typing import Any
 
 from adapters.console._shown import page_kind, page_payload, shown
 from adapters.console._surface import SURFACE
+from bot.contract.answers import ApprovalDecision, answer_json, decision_of
 from bot.contract.edits import diff_text
 from bot.interactions.approval import APPROVAL
 from bot.questions.quorum import tally_line, voter_names
@@ -169,7 +170,8 @@ def question_json(record: Question, token: str = "") -> dict[str, Any]:
         "closed_by": shown(record.closed_by),
         "closed_at": record.closed_at,
         "expires_at": record.expires_at,
-        "answer": shown(record.answer),
+        # The answer as the /v1 object shows it: its row's JSON.
+        "answer": shown(answer_json(record.answer)),
         "token": token if outstanding and token else None,
         "closed_text": shown(closed_text(record, answered=_answered_text)),
         # What an approval's edit changed, or the reply given instead, without who and when
@@ -182,24 +184,20 @@ def question_json(record: Question, token: str = "") -> dict[str, Any]:
 
 def decision_detail(record: Question) -> str:
     """An approval answered with changes: the short diff; answered instead of run: the reply."""
-    answer = record.answer or {}
     if record.name != APPROVAL or record.status is not QuestionStatus.ANSWERED:
         return ""
-    if answer.get("decision") == "edit":
-        original, edited = answer.get("original_arguments"), answer.get("arguments")
-        return diff_text(
-            original if isinstance(original, Mapping) else {},
-            edited if isinstance(edited, Mapping) else {},
-        )
-    if answer.get("decision") == "respond":
-        return str(answer.get("message", ""))
-    return ""
+    match record.answer:
+        case ApprovalDecision(decision="edit", arguments=edited, original_arguments=original):
+            return diff_text(original or {}, edited or {})
+        case ApprovalDecision(decision="respond", message=message):
+            return message or ""
+        case _:
+            return ""
 
 
 def _answered_text(record: Question, at: float) -> str:
     """An answer as the console words it: an approval's edit or reply says what it was."""
-    decision = (record.answer or {}).get("decision")
-    if record.name == APPROVAL and decision in ("edit", "respond"):
+    if record.name == APPROVAL and decision_of(record.answer) in ("edit", "respond"):
         # Shown whole by the caller: the diff's values pass ``shown`` there.
-        return approval_line(record.answer or {}, record.closed_by, when(at), str)
+        return approval_line(record.answer, record.closed_by, when(at), str)
     return answered_text(record.closed_by, at)

@@ -26,6 +26,7 @@ from typing import Any, Literal
 from adapters.langgraph._keys import idempotency_key
 from adapters.langgraph._outcomes import ApprovalResult, HumanApproved, HumanRejected, Unanswered
 from adapters.langgraph.errors import UnsupportedReview
+from bot.contract.answers import ApprovalDecision, decision_of
 from bot.contract.decisions import DECISIONS
 from bot.contract.models import QuestionObject
 
@@ -125,13 +126,14 @@ def answer_json(
     """The middleware decision for ``review``'s closed question: an approver's edit as the
     ``edited_action`` (the same tool, the arguments they gave), a response as ``respond``
     with their message, anything else as ``decision_json`` reads it."""
-    answer = question.answer or {}
-    if question.status == "answered" and answer.get("decision") in review.allow:
-        if answer.get("decision") == "edit":
-            edited = {"name": review.action, "args": dict(answer.get("arguments") or {})}
-            return {"type": "edit", "edited_action": edited}
-        if answer.get("decision") == "respond":
-            return {"type": "respond", "message": str(answer.get("message") or "")}
+    answer = question.typed_answer
+    if question.status == "answered" and decision_of(answer) in review.allow:
+        match answer:
+            case ApprovalDecision(decision="edit", arguments=arguments):
+                edited = {"name": review.action, "args": dict(arguments or {})}
+                return {"type": "edit", "edited_action": edited}
+            case ApprovalDecision(decision="respond", message=message):
+                return {"type": "respond", "message": message or ""}
     return decision_json(decision, review.action)
 
 

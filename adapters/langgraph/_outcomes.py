@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from bot.contract.answers import ApprovalDecision, AskUserAnswers, decision_of
 from bot.contract.models import AnsweredBy, QuestionObject
 
 
@@ -51,7 +52,8 @@ AskHumanResult = HumanAnswered | Unanswered
 def ask_human_result_of(question: QuestionObject) -> AskHumanResult:
     """An ``ask_user`` question, closed, as the node sees it."""
     if question.status == "answered":
-        answers: dict[str, Any] = dict((question.answer or {}).get("answers") or {})
+        answer = question.typed_answer
+        answers: dict[str, Any] = dict(answer.answers) if isinstance(answer, AskUserAnswers) else {}
         return HumanAnswered(question.id, answers, question.answered_by)
     return _unanswered(question)
 
@@ -59,9 +61,9 @@ def ask_human_result_of(question: QuestionObject) -> AskHumanResult:
 def approval_result_of(question: QuestionObject) -> ApprovalResult:
     """An approval, closed, as the node sees it."""
     if question.status == "answered":
-        answer = question.answer or {}
-        comment = str(answer.get("comment") or "")
-        if answer.get("decision") == "approve":
+        answer = question.typed_answer
+        comment = answer.comment if isinstance(answer, ApprovalDecision) else ""
+        if decision_of(answer) == "approve":
             return HumanApproved(question.id, comment, question.answered_by)
         return HumanRejected(question.id, comment, question.answered_by)
     return _unanswered(question)

@@ -29,6 +29,7 @@ from bot.client import (
     TransportError,
     WaitTimeout,
 )
+from bot.contract.answers import ApprovalDecision, AskUserAnswers, FormValues, answer_json
 from bot.contract.models import validation_sentence
 
 # Gives the tools a ``Bridge`` for one call: stdio has one, ``/mcp`` one per caller's key.
@@ -255,7 +256,7 @@ def _open(question: QuestionObject, next_step: str) -> ToolResult:
 
 def tool_result_of(question: QuestionObject) -> ToolResult:
     """A closed question as the tool's result."""
-    answer = question.answer or {}
+    answer = question.typed_answer
     outcome = ToolResult(
         question_id=question.id,
         status=question.status,
@@ -264,15 +265,25 @@ def tool_result_of(question: QuestionObject) -> ToolResult:
         reason=question.cancel_reason,
     )
     if question.kind == "approval":
-        decision = answer.get("decision") if question.status == "answered" else None
-        outcome.decision = decision
-        # Approved with changes is approved: with the arguments the person gave.
-        outcome.approved = decision in ("approve", "edit")
-        outcome.comment = answer.get("comment") if decision else None
-        if decision == "edit":
-            outcome.arguments = dict(answer.get("arguments") or {})
-        if decision == "respond":
-            outcome.message = str(answer.get("message", ""))
+        decided = answer if question.status == "answered" else None
+        if isinstance(decided, ApprovalDecision):
+            outcome.decision = decided.decision
+            # Approved with changes is approved: with the arguments the person gave.
+            outcome.approved = decided.decision in ("approve", "edit")
+            outcome.comment = decided.comment
+            if decided.decision == "edit":
+                outcome.arguments = dict(decided.arguments or {})
+            if decided.decision == "respond":
+                outcome.message = decided.message or ""
+        else:
+            outcome.approved = False
     elif question.status == "answered":
-        outcome.answers = answer.get("answers", answer)
+        match answer:
+            case AskUserAnswers(answers=answers):
+                outcome.answers = dict(answers)
+            case FormValues(values=values):
+                outcome.answers = dict(values)
+            case _:
+                # A deployment's own kind: the answer as the bridge holds it, whole.
+                outcome.answers = answer_json(answer)
     return outcome

@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, assert_never
 
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
@@ -51,6 +51,14 @@ from adapters.mcp_gateway._journal import Claimed, Finished, InDoubt, Journal
 from adapters.mcp_gateway._rules import Ask, Forward, Refuse, verdict
 from adapters.mcp_gateway._upstreams import Connection, Offered, UpstreamError
 from bot.client import Bridge, BridgeError, QuestionObject, TransportError
+from bot.contract.answers import (
+    ApprovalDecision,
+    AskUserAnswers,
+    CancelReason,
+    FormValues,
+    OtherAnswer,
+    answer_json,
+)
 from bot.contract.form_schema import check_arguments_schema
 from bot.contract.models import validation_sentence
 
@@ -273,24 +281,22 @@ class Gateway:
         return result
 
     async def _decided(self, call: _Call, question: QuestionObject, base: str) -> CallToolResult:
-        answer = question.answer or {}
         if question.status != "answered":
             return _error(NO_ONE_ANSWERED.format(id=question.id, status=question.status))
         who = question.answered_by.name if question.answered_by else None
-        match answer.get("decision"):
-            case "approve" | "edit" as decision:
-                given = answer.get("arguments") if decision == "edit" else None
+        match answer := question.typed_answer:
+            case ApprovalDecision(decision="approve" | "edit" as decision, arguments=given):
+                edited = given if decision == "edit" else None
                 # The /v1 object's payload (wire JSON) of the approval this gateway asked,
                 # which always carries the call's arguments.
-                approved = dict(given) if isinstance(given, dict) else question.payload["arguments"]
+                approved = dict(edited) if edited is not None else question.payload["arguments"]
                 return await self._once(replace(call, arguments=approved), question.id, base)
-            case "respond":
-                message = str(answer.get("message", ""))
+            case ApprovalDecision(decision="respond", message=message):
                 # A tool with an output schema takes no plain text as a success: an error
                 # result is the one a client shows as text without checking a schema.
-                return _text(message, error=call.offered.tool.output_schema is not None)
+                return _text(message or "", error=call.offered.tool.output_schema is not None)
             case _:
-                comment = answer.get("comment")
+                comment = answer.comment if isinstance(answer, ApprovalDecision) else ""
                 return _error(
                     REJECTED.format(
                         who=f"Rejected by {who}." if who else "",
@@ -468,13 +474,21 @@ def _elicit_result(question: QuestionObject) -> ElicitResult:
     decline), cancelled by a person is decline, expired is cancel."""
     if question.status == "cancelled":
         return ElicitResult(action="decline")
-    if question.status != "answered" or question.answer is None:
+    answer = question.typed_answer
+    if question.status != "answered" or answer is None:
         return ElicitResult(action="cancel")
-    if question.kind == "ask_user":
-        # The link's one question: the option chosen is its answer's one value.
-        chosen = list(dict(question.answer.get("answers") or {}).values())
-        return ElicitResult(action="decline" if chosen == [DECLINE] else "accept")
-    return ElicitResult(action="accept", content=question.answer)
+    match answer:
+        case AskUserAnswers(answers=answers):
+            # The link's one question: the option chosen is its answer's one value.
+            chosen = list(answers.values())
+            return ElicitResult(action="decline" if chosen == [DECLINE] else "accept")
+        case FormValues(values=values):
+            return ElicitResult(action="accept", content=dict(values))
+        case ApprovalDecision() | CancelReason() | OtherAnswer():
+            # Not what a link's elicitation asks: passed on as the JSON it was answered with.
+            return ElicitResult(action="accept", content=answer_json(answer))
+        case _:
+            assert_never(answer)
 
 
 def _summary(offered: Offered, caller: Caller, rule: Rule | None) -> str:

@@ -32,6 +32,7 @@ from typing import Any, Literal, assert_never
 from adapters.slack import _limits as L
 from adapters.slack._forms import label_of, properties
 from adapters.slack._limits import clip, fit
+from bot.contract.answers import Answer, FormValues
 from bot.contract.payloads import (
     ApprovalPayload,
     AskUserItem,
@@ -49,6 +50,7 @@ from bot.service.delivering.messages import (
     EXPIRED_REJECTED_LINE,
     answered_line,
     approval_line,
+    ask_user_replies,
     asked_line,
     cancelled_line,
     level_text,
@@ -155,7 +157,7 @@ def closed_message(record: Question, *, requester: str, by: str) -> dict[str, An
     ``requester`` and ``by`` are mrkdwn (``by`` is who closed it, as Slack shows them).
     """
     blocks = _body(record.payload, expanded=False)
-    answered = record.status is QuestionStatus.ANSWERED and record.answer
+    answered = record.status is QuestionStatus.ANSWERED
     if isinstance(record.payload, FormToolPayload) and answered and record.answer:
         fields = _form_answer(record.payload, record.answer)
         if fields:
@@ -166,21 +168,14 @@ def closed_message(record: Question, *, requester: str, by: str) -> dict[str, An
 
 def outcome_line(record: Question, *, by: str) -> str:
     at = slack_date(record.closed_at or time.time())
-    answer = dict(record.answer or {})
     if record.status is QuestionStatus.EXPIRED:
         return EXPIRED_REJECTED_LINE if rejected_on_expiry(record) else EXPIRED_LINE
     if record.status is QuestionStatus.CANCELLED:
-        reason = answer.get("reason")
-        shown = clip(_md(reason), 500) if isinstance(reason, str) else ""
-        return cancelled_line(by, at, shown)
+        return cancelled_line(by, at, clip(_md(record.cancel_reason), 500))
     if record.name == APPROVAL:
-        return approval_line(answer, by, at, lambda text: clip(_md(text), 500))
+        return approval_line(record.answer, by, at, lambda text: clip(_md(text), 500))
     if record.name == ASK_USER:
-        replies = answer.get("answers", {})
-        shown = "; ".join(
-            ", ".join(map(str, r)) if isinstance(r, list) else str(r) for r in replies.values()
-        )
-        return answered_line(by, at, clip(_md(shown), 1000))
+        return answered_line(by, at, clip(_md(ask_user_replies(record.answer)), 1000))
     return answered_line(by, at, "")
 
 
@@ -290,12 +285,16 @@ def _form_text(payload: FormToolPayload) -> str:
     return "\n".join(line for line in lines if line)
 
 
-def _form_answer(payload: FormToolPayload, answer: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The submitted fields, ``*Label*`` over the value, within a section's ten."""
-    shown = []
+def _form_answer(payload: FormToolPayload, answer: Answer) -> list[dict[str, Any]]:
+    """The submitted fields, ``*Label*`` over the value, within a section's ten; none for an
+    answer that is not a form's values."""
+    if not isinstance(answer, FormValues):
+        return []
+    answer_values, shown = answer.values, []
     for name, spec in properties(payload).items():
-        if name in answer:
-            label, value = clip(_md(label_of(name, spec)), 200), _md(_form_value(answer[name]))
+        if name in answer_values:
+            label = clip(_md(label_of(name, spec)), 200)
+            value = _md(_form_value(answer_values[name]))
             shown.append(_mrkdwn(clip(f"*{label}*\n{value}", APPROVAL_FIELD_TEXT)))
     if len(shown) > L.SECTION_FIELDS:
         more = len(shown) - (L.SECTION_FIELDS - 1)

@@ -34,7 +34,13 @@ from adapters.slack._render import (
     reply_message,
 )
 from bot.display import display
-from bot.questions.quorum import MayAnswer, people_text, tally_line, voter_names
+from bot.questions.quorum import (
+    MayAnswer,
+    people_text,
+    quorum_deciders,
+    tally_line,
+    voter_names,
+)
 from bot.questions.records import Question, RunRecord
 from bot.service.answering.outcomes import Responder
 from bot.service.delivering.messages import nudge_text, who_may_answer_text
@@ -221,10 +227,8 @@ def closed_by(record: Question) -> str:
     """Who closed ``record``, as mrkdwn: every approver (or rejecter) of a quorum's decision,
     else the one who closed it; a Slack person as Slack renders them, whatever name the
     answer recorded."""
-    answer = record.answer or {}
-    decision = answer.get("decision")
-    deciders = answer.get("approved_by" if decision == "approve" else "rejected_by")
-    if decision in ("approve", "reject") and isinstance(deciders, list) and deciders:
+    deciders = quorum_deciders(record.answer)
+    if deciders:
         names = record.tally.names if record.tally is not None else {}
         return people_text([named(str(d), str(names.get(d, d))) for d in deciders])
     if is_slack(record.closed_by_id):

@@ -21,6 +21,7 @@ from adapters.teams._card_kit import (
     title,
 )
 from adapters.teams._form_card import answered_facts, properties
+from bot.contract.answers import Answer, AskUserAnswers, FormValues, answer_json
 from bot.contract.payloads import (
     ApprovalPayload,
     AskUserPayload,
@@ -47,12 +48,19 @@ def closed_card(record: Question) -> Json:
         case FormToolPayload():
             count = len(properties(record.payload))
         case OtherPayload():
-            count = len(record.answer or {})
+            count = len(_fields_of(record.answer))
         case ApprovalPayload() | AskUserPayload():
             count = 0
         case _:
             assert_never(record.payload)
     return fit(lambda limits, shown: _closed(record, limits, shown), items=count)
+
+
+def _fields_of(answer: Answer | None) -> dict[str, Any]:
+    """A deployment's own interaction's answer, shown field by field as its row holds it:
+    no model here knows its fields, so its JSON is all there is to show (a cancel's reason
+    among them, as it always was)."""
+    return answer_json(answer) or {}
 
 
 def refusal_card(sentence: str) -> Json:
@@ -65,10 +73,9 @@ def outcome_line(record: Question) -> str:
     at = record.closed_at or 0.0
     match record.status:
         case QuestionStatus.ANSWERED:
-            answer = record.answer or {}
             if record.name == "approval":
                 # Shown as the card shows every line: the whole line passes ``md`` later.
-                return approval_line(answer, record.closed_by, when(at), str)
+                return approval_line(record.answer, record.closed_by, when(at), str)
             return answered_text(record.closed_by, at)
         case QuestionStatus.EXPIRED:
             return expired_text(at, rejected=rejected_on_expiry(record))
@@ -91,7 +98,8 @@ def _closed(record: Question, limits: Limits, shown: int | None) -> Json:
             ]
         case AskUserPayload(questions=questions):
             body = [title("The agent asked")]
-            answers = (record.answer or {}).get("answers", {})
+            answer = record.answer
+            answers = answer.answers if isinstance(answer, AskUserAnswers) else {}
             for question in questions:
                 asked = question.question
                 body.append(text(md(asked, limits.text), spacing="small"))
@@ -102,11 +110,13 @@ def _closed(record: Question, limits: Limits, shown: int | None) -> Json:
             if message:
                 body.append(text(md(message, limits.text)))
             if record.status is QuestionStatus.ANSWERED:
-                body += _some(answered_facts(payload, record.answer or {}, limits), shown)
+                answered = record.answer
+                values = answered.values if isinstance(answered, FormValues) else {}
+                body += _some(answered_facts(payload, values, limits), shown)
         case OtherPayload():
             body = [title(md(record.name.replace("_", " ").capitalize(), limits.label))]
-            answer = record.answer or {}
-            pairs = [(md(k, limits.label), _answer(v, limits)) for k, v in answer.items()]
+            fields = _fields_of(record.answer)
+            pairs = [(md(k, limits.label), _answer(v, limits)) for k, v in fields.items()]
             body += _some(pairs, shown)
         case _:
             assert_never(payload)

@@ -62,6 +62,7 @@ with workflow.unsafe.imports_passed_through():
         outcome_error,
         questions_of,
     )
+    from bot.contract.answers import FormValues
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -247,6 +248,7 @@ async def ask_human(
         run_ref=run_ref,
     )
     answered = await _answered("ask_user", asked, options)
+    # The caller gets the client's public model of the wire's answer, read from its JSON.
     return AskUserAnswer.model_validate(answered.answer or {})
 
 
@@ -279,6 +281,7 @@ async def request_approval(
         policy=policy,
     )
     answered = await _answered("approval", asked, options)
+    # The caller gets the client's public model of the wire's answer, read from its JSON.
     answer = ApprovalAnswer.model_validate(answered.answer or {})
     if answer.decision != "approve":
         raise Rejected(answer.comment, question=answered)
@@ -340,5 +343,6 @@ async def form(
     )
     asked = {"title": title, "message": message, "schema": form_schema}
     answered = await _answered("form", asked, options)
-    answer = dict(answered.answer or {})
+    typed = answered.typed_answer
+    answer = dict(typed.values) if isinstance(typed, FormValues) else {}
     return answer if model is None else model.model_validate(answer)

@@ -19,6 +19,7 @@ import re
 from typing import Any, assert_never
 
 from bot.admin import results
+from bot.contract.answers import ApprovalDecision, answer_json, decision_of
 from bot.contract.payloads import (
     ApprovalPayload,
     AskUserPayload,
@@ -278,7 +279,7 @@ def history_lines(page: results.HistoryPage, *, shown: int | None = None) -> lis
     for item in items:
         q = item.question
         words = "(purged)" if item.purged else title_of(q.payload, q.name)
-        decision = q.answer.get("decision") if isinstance(q.answer, dict) else None
+        decision = decision_of(q.answer)
         decided = f"; decision: {decision}" if decision and not item.purged else ""
         lines.append(
             f"{q.interrupt_id}  {words}\n    {closed_line(q)}\n"
@@ -304,14 +305,16 @@ def closed_line(record: Question) -> str:
 def answer_lines(record: Question) -> list[str]:
     """An approval answered with changes (the original and the edited arguments), or in the
     action's place (the message); nothing for any other answer."""
-    answer = record.answer or {}
-    if answer.get("decision") == "edit":
-        edited = json.dumps(answer.get("arguments"), ensure_ascii=False)
-        original = json.dumps(answer.get("original_arguments"), ensure_ascii=False)
-        return [f"approved with changes: {edited}", f"original arguments: {original}"]
-    if answer.get("decision") == "respond":
-        return [f"answered instead of run: {json.dumps(answer.get('message'), ensure_ascii=False)}"]
-    return []
+    match record.answer:
+        case ApprovalDecision(decision="edit", arguments=edited, original_arguments=original):
+            return [
+                f"approved with changes: {json.dumps(edited, ensure_ascii=False)}",
+                f"original arguments: {json.dumps(original, ensure_ascii=False)}",
+            ]
+        case ApprovalDecision(decision="respond", message=message):
+            return [f"answered instead of run: {json.dumps(message, ensure_ascii=False)}"]
+        case _:
+            return []
 
 
 def policy_lines(record: Question) -> list[str]:
@@ -358,6 +361,7 @@ def question_json(question: Question) -> dict[str, Any]:
     """A question's fields as JSON data, its typed contents as the JSON its row holds."""
     fields = dataclasses.asdict(question)
     fields["payload"] = payload_json(question.payload)
+    fields["answer"] = answer_json(question.answer)
     fields["policy"] = filled(question.policy)
     fields["tally"] = stored_tally_json(question.tally)
     return fields

@@ -48,6 +48,7 @@ from bot.admin._commands import (
     parse,
     verb_of,
 )
+from bot.contract.answers import CancelReason
 from bot.contract.identity import compared, same_person
 from bot.questions.lifecycle import Lifecycle
 from bot.questions.records import (
@@ -226,7 +227,7 @@ class AdminService:
                 QuestionStatus.CANCELLED,
                 by=who.display,
                 at=self._clock(),
-                answer={"reason": reason} if reason else None,
+                answer=CancelReason(reason) if reason else None,
                 by_id=who.id,
             )
             done = await self._questions.close(interrupt_id, closing, once_key=key) is not None

@@ -11,6 +11,7 @@ import binascii
 import math
 from typing import Any
 
+from bot.contract.answers import answer_json
 from bot.contract.models import ANYONE, QuestionObject
 from bot.contract.payloads import payload_json
 from bot.questions import posts, quorum
@@ -59,7 +60,7 @@ def question_object(view: ApiView) -> dict[str, Any]:
     closed = question.status is not QuestionStatus.OUTSTANDING
     # An expiry under a fail-closed policy carries its rejection as the answer.
     answered = (QuestionStatus.ANSWERED, QuestionStatus.EXPIRED)
-    answer = question.answer if question.status in answered else None
+    answer = answer_json(question.answer) if question.status in answered else None
     answered_by = None
     if question.status is QuestionStatus.ANSWERED:
         answered_by = {"id": question.closed_by_id, "name": question.closed_by}

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, assert_never
 
+from bot.contract.answers import decision_of
 from bot.contract.payloads import (
     ApprovalPayload,
     AskUserPayload,
@@ -144,7 +145,7 @@ def message_page(title: str, sentence: str) -> str:
 
 def _answered_text(record: Question, at: float) -> str:
     """An answer as the page words it: an approval says who approved or rejected it."""
-    decided = (record.answer or {}).get("decision")
+    decided = decision_of(record.answer)
     if record.name == APPROVAL and decided in ("approve", "reject"):
         verb = "Approved" if decided == "approve" else "Rejected"
         return f"{verb} by {record.closed_by} at {when(at)}."

@@ -29,6 +29,7 @@ from bot.admin import (
     text_of,
 )
 from bot.app.settings import Settings
+from bot.contract.answers import decision_of
 from bot.service.answering.outcomes import Responder
 from bot.stores import AuditEvent, Closed
 
@@ -125,7 +126,7 @@ async def _export(settings: Settings, words: list[str], out: TextIO) -> int:
 
 def _exported(item: Closed) -> dict[str, Any]:
     q = item.question
-    decision = q.answer.get("decision") if isinstance(q.answer, dict) else None
+    decision = decision_of(q.answer)
     return {
         "interrupt_id": q.interrupt_id,
         "run_id": q.run_id,
@@ -138,7 +139,7 @@ def _exported(item: Closed) -> dict[str, Any]:
         "closed_at": _iso(q.closed_at),
         "closed_by": q.closed_by,
         "closed_by_id": q.closed_by_id,
-        "decision": "" if item.purged or not isinstance(decision, str) else decision,
+        "decision": "" if item.purged or decision is None else decision,
         "purged": item.purged,
     }
 

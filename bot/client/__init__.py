@@ -44,6 +44,14 @@ from bot.client.errors import (
     WaitTimeout,
 )
 from bot.client.webhooks import verify_webhook
+from bot.contract.answers import (
+    Answer,
+    ApprovalDecision,
+    AskUserAnswers,
+    CancelReason,
+    FormValues,
+    OtherAnswer,
+)
 from bot.contract.asking import AskOptions
 from bot.contract.form_schema import check_form_answer, check_form_schema
 from bot.contract.models import (
@@ -64,17 +72,21 @@ from bot.contract.models import (
 )
 
 __all__ = [
+    "Answer",
     "AnsweredBy",
     "ApiError",
     "ApprovalAnswer",
+    "ApprovalDecision",
     "ApprovalPayload",
     "AskOptions",
     "AskUserAnswer",
+    "AskUserAnswers",
     "AskUserItem",
     "AskUserOption",
     "AskUserPayload",
     "Bridge",
     "BridgeError",
+    "CancelReason",
     "Cancelled",
     "Conflict",
     "Delivery",
@@ -83,9 +95,11 @@ __all__ = [
     "FormAnswerError",
     "FormPayload",
     "FormSchemaError",
+    "FormValues",
     "InvalidRequest",
     "InvalidWebhook",
     "NotFound",
+    "OtherAnswer",
     "Outcome",
     "PayloadTooLarge",
     "Policy",

@@ -12,6 +12,7 @@ from bot.client._bridge import Bridge, RoutesLike
 from bot.client._question import outcome_error
 from bot.client._sync import SyncBridge
 from bot.client.errors import Rejected
+from bot.contract.answers import ApprovalDecision
 from bot.contract.asking import AskOptions
 from bot.contract.models import ApprovalPayload, QuestionObject
 
@@ -105,9 +106,13 @@ def require_approval(
 def _require_approved(question: QuestionObject) -> None:
     if question.status != "answered":
         raise outcome_error(question)
-    answer = question.answer or {}
-    if answer.get("decision") != "approve":
-        raise Rejected(str(answer.get("comment", "")), question=question)
+    match question.typed_answer:
+        case ApprovalDecision(decision="approve"):
+            return
+        case ApprovalDecision(comment=comment):
+            raise Rejected(comment, question=question)
+        case _:
+            raise Rejected("", question=question)
 
 
 def _json_safe(value: dict[str, Any]) -> dict[str, Any]:

@@ -53,6 +53,7 @@ def identity(question: QuestionObject) -> QuestionObject:
 def into(model: type[M]) -> Callable[[QuestionObject], M]:
     def parse(question: QuestionObject) -> M:
         if question.status == "answered":
+            # The caller's own model of the form's object reads the answer's JSON as sent.
             return model.model_validate(question.answer or {})
         raise outcome_error(question)
 

@@ -25,6 +25,7 @@ from pydantic import (
     model_validator,
 )
 
+from bot.contract.answers import Answer, answer_of
 from bot.contract.decisions import Decision
 from bot.contract.identity import PLAIN_ADDRESS, canonical, compared, email_address, person_of
 from bot.contract.payloads import Allow
@@ -449,6 +450,12 @@ class QuestionObject(BaseModel):
     @property
     def closed(self) -> bool:
         return self.status != "open"
+
+    @property
+    def typed_answer(self) -> Answer | None:
+        """``answer`` typed by the question's kind and status (``bot.contract.answers``):
+        what the bridge's own readers match; ``answer`` stays the JSON the wire carries."""
+        return answer_of(self.kind, self.status, self.answer)
 
 
 class QuestionPage(BaseModel):

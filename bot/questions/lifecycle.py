@@ -53,6 +53,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from bot import tracing
+from bot.contract.answers import Answer, ApprovalDecision
 from bot.questions import posts, quorum
 from bot.questions.records import (
     MAX_CROSS_SCOPE_KEPT,
@@ -571,16 +572,18 @@ def _traced_close(question: Question, started: int) -> None:
     tracing.record("question.closed", question, started)
 
 
-def _decision_detail(answer: Mapping[str, Any] | None) -> dict[str, Any]:
+def _decision_detail(answer: Answer | None) -> dict[str, Any]:
     """What the audit keeps of an approval's answer beyond who gave it: an edit's original
-    and edited arguments, a response's message."""
-    answer = answer or {}
+    and edited arguments, a response's message (each as the answer holds it, if it does)."""
+    if not isinstance(answer, ApprovalDecision):
+        return {}
     keep: tuple[str, ...]
-    match answer.get("decision"):
+    match answer.decision:
         case "edit":
             keep = ("decision", "original_arguments", "arguments")
         case "respond":
             keep = ("decision", "message")
         case _:
             return {}
-    return {key: answer[key] for key in keep if key in answer}
+    given = answer.model_fields_set
+    return {key: getattr(answer, key) for key in keep if key in given}

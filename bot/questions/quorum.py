@@ -26,8 +26,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, assert_never
 
+from bot.contract.answers import Answer, ApprovalDecision, OtherAnswer
 from bot.contract.decisions import APPROVING
 from bot.contract.edits import diff_text
 from bot.contract.identity import same_person
@@ -38,8 +39,9 @@ from bot.questions.records import Question, QuestionStatus, RunRecord
 from bot.questions.write import Ballot
 
 DEFAULT_POLICY = Policy()
+# What an expiry stores when its policy fails closed: its JSON, and the typed answer.
 EXPIRED_REJECTION = {"decision": "reject", "comment": "expired without an answer"}
-DECISIONS = ("approve", "reject", "edit", "respond")
+_EXPIRED_REJECTED = ApprovalDecision.model_validate(EXPIRED_REJECTION)
 
 
 def policy_of(question: Question) -> Policy:
@@ -65,9 +67,9 @@ def shown(question: Question) -> dict[str, Any]:
     return policy_of(question).model_dump(mode="json")
 
 
-def counts_votes(question: Question, answer: Mapping[str, Any]) -> bool:
+def counts_votes(question: Question, answer: Answer | None) -> bool:
     """True when this answer is a ballot under a quorum rather than the deciding answer."""
-    return policy_of(question).quorum > 1 and answer.get("decision") in DECISIONS
+    return policy_of(question).quorum > 1 and isinstance(answer, ApprovalDecision)
 
 
 def requester_of(question: Question, run: RunRecord | None) -> str:
@@ -168,10 +170,10 @@ def _ballot_of(ballots: tuple[Ballot, ...], voter: str) -> Ballot:
 
 def _voted_for(ballot: Ballot) -> Mapping[str, Any] | None:
     """The arguments an approving ballot approves: its edit's, or None for those asked."""
-    if ballot.decision != "edit":
+    answer = ballot.answer
+    if ballot.decision != "edit" or not isinstance(answer, ApprovalDecision):
         return None
-    arguments = ballot.answer.get("arguments")
-    return arguments if isinstance(arguments, Mapping) else None
+    return answer.arguments
 
 
 def _spelling(arguments: Mapping[str, Any] | None) -> str | None:
@@ -223,16 +225,36 @@ def tally_of(ballots: tuple[Ballot, ...], question: Question | None = None) -> T
     return counted.model_copy(update={"changes": diff_text(original, counted.proposal)})
 
 
-def final_answer(decision: str, ballots: tuple[Ballot, ...], last: Ballot) -> dict[str, Any]:
+def final_answer(
+    decision: str, ballots: tuple[Ballot, ...], last: Ballot
+) -> ApprovalDecision | OtherAnswer:
     """The deciding ballot's answer, with who decided it: ``approved_by`` or ``rejected_by``."""
     counted = _counted(ballots)
     approving = decision in APPROVING
     deciders = counted.approve if approving else counted.reject
     # The answer of a ballot among the deciders: an approval of edited arguments carries them.
-    answer = dict(_ballot_of(ballots, deciders[-1]).answer if deciders else last.answer)
-    answer["decision"] = decision
-    answer["approved_by" if approving else "rejected_by"] = list(deciders)
-    return answer
+    answer = _ballot_of(ballots, deciders[-1]).answer if deciders else last.answer
+    decided = {"decision": decision, "approved_by" if approving else "rejected_by": list(deciders)}
+    match answer:
+        case ApprovalDecision():
+            # Built from a parsed ballot and what the count found: nothing to check again.
+            return answer.model_copy(update=decided)
+        case OtherAnswer(values=values):
+            return OtherAnswer({**values, **decided})
+        case _:
+            assert_never(answer)
+
+
+def quorum_deciders(answer: Answer | None) -> list[str]:
+    """Who decided an approval under a quorum, as its answer names them (``final_answer``):
+    every approver of an approval, every rejecter of a rejection; none for any other answer."""
+    match answer:
+        case ApprovalDecision(decision="approve", approved_by=list() as deciders):
+            return deciders
+        case ApprovalDecision(decision="reject", rejected_by=list() as deciders):
+            return deciders
+        case _:
+            return []
 
 
 def people_text(names: Sequence[str]) -> str:
@@ -252,15 +274,16 @@ def decided_by(decision: str, ballots: tuple[Ballot, ...]) -> str:
     return people_text([counted.names[voter] for voter in deciders])
 
 
-def expired_answer(question: Question) -> dict[str, Any] | None:
+def expired_answer(question: Question) -> ApprovalDecision | None:
     """What an expiry stores as the answer: a rejection when the policy fails closed."""
-    return dict(EXPIRED_REJECTION) if policy_of(question).on_expire == "reject" else None
+    return _EXPIRED_REJECTED if policy_of(question).on_expire == "reject" else None
 
 
 def rejected_on_expiry(question: Question) -> bool:
     """Whether ``question`` expired and its policy stored that as a rejection."""
-    answer = question.answer or {}
-    return question.status is QuestionStatus.EXPIRED and answer.get("decision") == "reject"
+    answer = question.answer
+    expired = question.status is QuestionStatus.EXPIRED
+    return expired and isinstance(answer, ApprovalDecision) and answer.decision == "reject"
 
 
 def escalated_answerers(question: Question) -> tuple[str, ...]:

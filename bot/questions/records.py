@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from bot.contract.answers import Answer, CancelReason
 from bot.contract.identity import email_address
 from bot.contract.models import Policy, Tally
 from bot.contract.payloads import Payload
@@ -110,7 +111,8 @@ class Question:
     session_id: str = ""
     thread_id: str = ""
     status: QuestionStatus = QuestionStatus.OUTSTANDING
-    answer: dict[str, Any] | None = None
+    # How it ended, parsed by its name and status (``bot.contract.answers.answer_of``).
+    answer: Answer | None = None
     closed_by: str = ""
     closed_at: float | None = None
     resumed_at: float | None = None
@@ -142,10 +144,10 @@ class Question:
     @property
     def cancel_reason(self) -> str:
         """Why it was cancelled (an admin's words, a failed post's sentence); '' for none."""
-        reason = (self.answer or {}).get("reason")
-        if self.status is not QuestionStatus.CANCELLED or not isinstance(reason, str):
+        answer = self.answer
+        if self.status is not QuestionStatus.CANCELLED or not isinstance(answer, CancelReason):
             return ""
-        return reason
+        return answer.reason
 
     @property
     def resumes_a_turn(self) -> bool:
@@ -160,7 +162,8 @@ class Closing:
     status: QuestionStatus
     by: str
     at: float
-    answer: dict[str, Any] | None = None
+    # Typed as the question will hold it: the lifecycle and the store write it as it is.
+    answer: Answer | None = None
     by_id: str = ""
     # The process that will resume the run takes its lease in the same write,
     # so no other process's recovery can take it in between.

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
 
+from bot.contract.answers import Answer, ApprovalDecision, OtherAnswer
 from bot.contract.models import Tally
 from bot.questions.records import (
     ApiRequest,
@@ -122,7 +123,7 @@ class Close:
     at: float
     by: str = ""
     by_id: str = ""
-    answer: Mapping[str, Any] | None = None
+    answer: Answer | None = None
     expiry: Expiry = Expiry.ANY
     # The closer resumes the turn: the write returns what the resume reads (``TurnToResume``).
     with_turn: bool = False
@@ -316,7 +317,9 @@ class Ballot:
     voter: str
     display: str
     decision: str
-    answer: Mapping[str, Any]
+    # The voter's approval, as the registration cleaned it; read back from its row, a
+    # value no model takes (a retention pass's ``{}``) stays what it is.
+    answer: ApprovalDecision | OtherAnswer
     at: float
 
 

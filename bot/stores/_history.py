@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from bot.contract.answers import Answer, answer_json
 from bot.questions.records import Question
 from bot.stores import _rows, data_keys
 from bot.stores._rows import OUTSTANDING
@@ -53,9 +54,7 @@ class SqlHistory:
             if not questions:
                 break
             page = await self._described(questions)
-            found += [
-                c for c in page if (c.question.answer or {}).get("decision") == where.decision
-            ]
+            found += [c for c in page if _decision(c.question.answer) == where.decision]
             if len(page) < _DECIDED_PAGE:
                 break
             after = page[-1].cursor
@@ -118,3 +117,10 @@ class SqlHistory:
             )
             for q in questions
         ]
+
+
+def _decision(answer: Answer | None) -> object:
+    """The answer's ``decision`` as the SQL filter reads it (``_sql``: ``$.decision`` of
+    whatever JSON the row holds, a deployment's own answer included), so the sealed rows
+    match as plaintext ones do: the one place that reads the stored JSON, not the type."""
+    return (answer_json(answer) or {}).get("decision")

@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from bot.audit import event_digest
+from bot.contract.answers import Answer, ApprovalDecision, OtherAnswer, answer_json, answer_of
 from bot.contract.payloads import payload_json, payload_of
 from bot.questions import quorum
 from bot.questions.records import (
@@ -148,6 +149,8 @@ class Typed:
 # ``pause_from_row`` parses it once the row's columns are read.
 _PAUSE_TYPED: dict[str, Typed] = {
     "payload": Typed(lambda values: values, payload_json),
+    # Parsed by name and status, as the payload is.
+    "answer": Typed(lambda values: values, answer_json),
     "policy": Typed(quorum.stored_policy, quorum.filled),
     "tally": Typed(quorum.stored_tally, quorum.stored_tally_json),
     "posts": Typed(
@@ -226,20 +229,22 @@ def _opened_pause(row: Row) -> Row:
     return _Opened(row, {c: aad("pauses", c, key) for c in _PAUSE_SEALED})
 
 
-def answer_text(interrupt_id: str, answer: Mapping[str, Any] | None) -> str | None:
+def answer_text(interrupt_id: str, answer: Answer | None) -> str | None:
     """A close's answer as ``pauses.answer`` holds it."""
-    text = dump(dict(answer)) if answer is not None else None
-    return data_keys.seal(text, aad("pauses", "answer", interrupt_id))
+    return data_keys.seal(dump(answer_json(answer)), aad("pauses", "answer", interrupt_id))
 
 
-def vote_text(interrupt_id: str, voter: str, answer: Mapping[str, Any]) -> str | None:
+def vote_text(interrupt_id: str, voter: str, answer: ApprovalDecision | OtherAnswer) -> str | None:
     """A ballot's answer as ``votes.answer`` holds it."""
-    return data_keys.seal(dump(dict(answer)), aad("votes", "answer", interrupt_id, voter))
+    return data_keys.seal(dump(answer_json(answer)), aad("votes", "answer", interrupt_id, voter))
 
 
-def vote_answer(interrupt_id: str, voter: str, text: str | None) -> Any:
-    """``votes.answer`` read back."""
-    return load(data_keys.unseal(text, aad("votes", "answer", interrupt_id, voter)))
+def vote_answer(interrupt_id: str, voter: str, text: str | None) -> ApprovalDecision | OtherAnswer:
+    """``votes.answer`` read back, parsed once: ballots are cast on approvals only."""
+    values = load(data_keys.unseal(text, aad("votes", "answer", interrupt_id, voter)))
+    answer = answer_of("approval", "answered", values)
+    assert isinstance(answer, ApprovalDecision | OtherAnswer)  # all a JSON object parses to
+    return answer
 
 
 def body_text(owe: Owe) -> str:
@@ -299,6 +304,7 @@ def pause_from_row(row: Row, attempts: list[Any]) -> Question:
     """A row with ``PAUSE_COLUMNS``, and the question's cross-scope attempts, as a record."""
     fields = _fields(_opened_pause(row), PAUSE_COLUMNS, _ENUMS, _PAUSE_TYPED)
     fields["payload"] = payload_of(fields["name"], fields["payload"])
+    fields["answer"] = answer_of(fields["name"], fields["status"], fields["answer"])
     kept = tuple(CrossScopeAttempt.stored(a) for a in attempts)
     return Question(**fields, cross_scope_attempts=kept)
 

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from bot.contract.answers import CancelReason
 from bot.contract.payloads import payload_of
 from bot.human import ASK_USER
 from bot.questions.records import ApiRequest
@@ -80,7 +81,7 @@ async def test_the_shell_lists_shows_and_cancels_and_the_server_resumes_the_run(
     assert f"as {actor};" in out
     row = await stores.ledger.get(interrupt_id)
     assert row is not None and row.status is QuestionStatus.CANCELLED
-    assert (row.closed_by_id, row.answer) == (actor, {"reason": "change freeze"})
+    assert (row.closed_by_id, row.answer) == (actor, CancelReason("change freeze"))
     run = await stores.runs.get(run_id)
     assert run is not None and run.status is RunStatus.RUNNING and run.lease_owner == ""
 

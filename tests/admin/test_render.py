@@ -7,6 +7,7 @@ import json
 
 from bot.admin import event_line, link_of, results
 from bot.admin._render import closed_line, delivery_line, json_text
+from bot.contract.answers import CancelReason
 from bot.contract.payloads import payload_of
 from bot.questions.quorum import stored_policy, stored_tally
 from bot.questions.records import (
@@ -71,7 +72,7 @@ def test_a_closed_question_says_how_it_ended_who_and_why() -> None:
         closed_by="root",
         closed_by_id="shell:root",
         closed_at=1.8e9,
-        answer={"reason": "wrong service"},
+        answer=CancelReason("wrong service"),
     )
     assert closed_line(cancelled) == (
         "cancelled by root (shell:root) at 2027-01-15 08:00 UTC; reason: wrong service"

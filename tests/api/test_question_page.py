@@ -16,6 +16,7 @@ from bot.api import API_QUESTIONS, ApiSettings, LinkSettings, mount_link_page, s
 from bot.api._page import OTHER_SITE, PAGE_STALE, YOUR_ANSWER_COUNTED
 from bot.api._page_html import LINK_EXPIRED, LINK_INVALID, STYLE_HASH
 from bot.api.links import ANSWER_LINKS, AnswerLinks
+from bot.contract.answers import FormValues, decision_of
 from bot.contract.models import CREATE_QUESTION
 from bot.display import display
 from bot.human.factory import ask_user_registration
@@ -221,7 +222,7 @@ async def test_two_links_answer_a_quorum_once_each_and_the_page_says_how_it_ende
     await page.client.post(bob, data={"csrf": await page.csrf(bob), "decision": "approve"})
     closed = await page.record(question)
     assert closed.status is QuestionStatus.ANSWERED
-    assert closed.answer is not None and closed.answer["decision"] == "approve"
+    assert decision_of(closed.answer) == "approve"
     for path in (ana, bob):
         response = await page.client.get(path)
         text = await response.text()
@@ -374,13 +375,15 @@ async def test_a_form_question_is_answered_with_typed_values(make_page: PageFact
     assert response.status == 303
     answered = await page.record(question)
     assert answered.status is QuestionStatus.ANSWERED
-    assert answered.answer == {
-        "name": "Ada",
-        "replicas": 3,
-        "canary": True,
-        "region": "us",
-        "checks": ["smoke", "load"],
-    }
+    assert answered.answer == FormValues(
+        {
+            "name": "Ada",
+            "replicas": 3,
+            "canary": True,
+            "region": "us",
+            "checks": ["smoke", "load"],
+        }
+    )
 
 
 async def test_an_invalid_form_answer_names_the_field_and_changes_nothing(

@@ -12,6 +12,7 @@ from bot.api._page_html import (
     question_page,
     read_answer,
 )
+from bot.contract.answers import CancelReason
 from bot.contract.payloads import payload_of
 from bot.display import display
 from bot.questions.quorum import stored_policy, stored_tally
@@ -100,7 +101,7 @@ def test_the_level_and_tally_are_shown_and_a_closed_question_has_no_form() -> No
         status=QuestionStatus.CANCELLED,
         closed_by="Root",
         closed_at=NOW + 5,
-        answer={"reason": "<b>moved</b>"},
+        answer=CancelReason("<b>moved</b>"),
     )
     text = question_page(closed, RUN, STATE)
     assert "Cancelled" in text and "Root" in text and "&lt;b&gt;moved&lt;/b&gt;" in text

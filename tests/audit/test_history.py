@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bot.admin import AdminService, results
+from bot.contract.answers import ApprovalDecision
 from bot.contract.payloads import payload_of
 from bot.questions.records import Question, QuestionStatus, RunRecord
 from bot.service.answering.outcomes import Responder
@@ -35,7 +36,8 @@ async def closed(stores: Stores, n: int, status: QuestionStatus, *, by: str, dec
         expires_at=4e9,
     )
     await steps(stores).issue(question)
-    answer = {"decision": decision} if status is QuestionStatus.ANSWERED else None
+    answered = status is QuestionStatus.ANSWERED
+    answer = ApprovalDecision.model_validate({"decision": decision}) if answered else None
     # Closed a day apart: q0 on 1970-01-02, q1 on 1970-01-03, ...
     at = 86400.0 * (n + 1) + 60
     await steps(stores).spend(f"q{n}", Closing(status, by=by, at=at, answer=answer, by_id=by))

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import asyncpg
 
+from bot.contract.answers import OtherAnswer
 from bot.contract.payloads import payload_of
 from bot.questions.records import Question, QuestionStatus, RunRecord, RunStatus
 from bot.questions.write import Delivered
@@ -82,7 +83,11 @@ async def test_a_purged_question_keeps_its_outcome_and_the_chain_verifies(
             )
         answer = {"answers": {"Deploy the secret-falcon build?": "yes"}, "comment": "purple-otter"}
         closing = Closing(
-            QuestionStatus.ANSWERED, by="Alice", at=1500.0, answer=answer, by_id="slack:T1:U2"
+            QuestionStatus.ANSWERED,
+            by="Alice",
+            at=1500.0,
+            answer=OtherAnswer(answer),
+            by_id="slack:T1:U2",
         )
         assert await steps(stores).spend("q1", closing)
         assert await steps(stores).finish(

@@ -13,6 +13,7 @@ from typing import Any
 import jwt
 import pytest
 
+from bot.contract.answers import AskUserAnswers
 from bot.human import (
     ASK_USER,
     REFUSAL,
@@ -488,7 +489,9 @@ async def test_the_pin_travels_with_the_pause_and_comes_back_at_resume(
     request, _state = restore(saved)
     assert request.pin == "release-42"
 
-    answering = Closing(QuestionStatus.ANSWERED, by="Alice", at=1.0, answer=GOOD)
+    answering = Closing(
+        QuestionStatus.ANSWERED, by="Alice", at=1.0, answer=AskUserAnswers.model_validate(GOOD)
+    )
     assert await steps(stores).spend(row.interrupt_id, answering)
     answered = await stores.ledger.get(row.interrupt_id)
     assert answered is not None
@@ -544,7 +547,9 @@ async def test_the_default_consumption_works_on_its_own(signer: TokenSigner) -> 
         signer=signer, binding=current_run_binding, encode_token=signer.encode
     )
     assert isinstance(capability.consumption, InMemoryConsumption)
-    closing = Closing(QuestionStatus.ANSWERED, by="Alice", at=1.0, answer=GOOD)
+    closing = Closing(
+        QuestionStatus.ANSWERED, by="Alice", at=1.0, answer=AskUserAnswers.model_validate(GOOD)
+    )
     assert await capability.consumption.spend("int_1", closing) is True
     assert await capability.consumption.spend("int_1", closing) is False
     assert await capability.consumption.spend("int_2", closing) is True

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from bot.contract.answers import ApprovalDecision, answer_of
 from bot.contract.models import Tally
 from bot.questions.quorum import (
     cast,
@@ -24,7 +25,9 @@ def ballot(voter: str, decision: str = "approve", arguments: Any = None) -> Ball
     answer: dict[str, Any] = {"decision": decision}
     if arguments is not None:
         answer["arguments"] = arguments
-    return Ballot("int_1", voter, voter, decision, answer, at=0.0)
+    parsed = answer_of("approval", "answered", answer)
+    assert isinstance(parsed, ApprovalDecision)
+    return Ballot("int_1", voter, voter, decision, parsed, at=0.0)
 
 
 def test_true_and_one_are_two_proposals() -> None:

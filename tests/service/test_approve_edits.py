@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bot.contract.answers import answer_json
 from bot.contract.models import Policy
 from bot.contract.payloads import payload_json, payload_of
 from bot.interactions.approval import APPROVAL, approval_registration, approval_tool
@@ -127,8 +128,11 @@ async def test_an_edit_runs_the_edited_call_once_and_keeps_both_arguments(
     await h.service.wait_idle()
     assert ran == [edited]
     row = await h.last_row()
-    assert row.answer["decision"] == "edit"
-    assert row.answer["arguments"] == edited and row.answer["original_arguments"] == ASKED
+    assert answer_json(row.answer)["decision"] == "edit"
+    assert (
+        answer_json(row.answer)["arguments"] == edited
+        and answer_json(row.answer)["original_arguments"] == ASKED
+    )
     line = approval_line(row.answer, "Bob", "noon", str)
     assert line == "Approved by Bob with changes at noon: environment production → staging"
     events = await h.stores.audit.recent(run_id=row.run_id)
@@ -333,7 +337,9 @@ async def test_a_quorum_counts_an_edit_only_with_the_same_arguments(
     assert isinstance(third, Redeemed)
     await h.service.wait_idle()
     row = await h.last_row()
-    assert row.answer["decision"] == "edit" and row.answer["approved_by"] == [
+    assert answer_json(row.answer)["decision"] == "edit" and answer_json(row.answer)[
+        "approved_by"
+    ] == [
         "test:carol",
         "test:dan",
     ]
@@ -355,8 +361,11 @@ async def test_an_approval_an_edit_set_aside_may_be_cast_again_for_the_edit(
     assert isinstance(closed, Redeemed)
     await h.service.wait_idle()
     row = await h.last_row()
-    assert row.answer["decision"] == "edit" and row.answer["arguments"] == staging
-    assert row.answer["approved_by"] == ["test:carol", "test:bob"]
+    assert (
+        answer_json(row.answer)["decision"] == "edit"
+        and answer_json(row.answer)["arguments"] == staging
+    )
+    assert answer_json(row.answer)["approved_by"] == ["test:carol", "test:bob"]
     assert row.tally.approve == ["test:carol", "test:bob"] and not row.tally.superseded
     assert ran == [staging]
 
@@ -386,8 +395,8 @@ async def test_approvals_count_for_the_arguments_they_approved(
     assert isinstance(await h.answer({"decision": "approve"}, who=DAN), Redeemed)
     await h.service.wait_idle()
     row = await h.last_row()
-    assert row.answer["decision"] == "approve"
-    assert row.answer["approved_by"] == ["test:bob", "test:dan"]
+    assert answer_json(row.answer)["decision"] == "approve"
+    assert answer_json(row.answer)["approved_by"] == ["test:bob", "test:dan"]
     assert ran == [ASKED]
 
 
@@ -397,7 +406,7 @@ async def test_an_unchanged_edit_is_an_approval(harness: HarnessFactory, stores:
     h = await paused(harness, stores, ran)
     assert isinstance(await h.answer({"decision": "edit", "arguments": dict(ASKED)}), Redeemed)
     await h.service.wait_idle()
-    assert (await h.last_row()).answer == {"decision": "approve", "comment": ""}
+    assert answer_json((await h.last_row()).answer) == {"decision": "approve", "comment": ""}
     assert ran == [ASKED]
 
 

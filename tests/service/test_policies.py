@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from bot.contract.answers import answer_json
 from bot.questions.quorum import EXPIRED_REJECTION, people_text, tally_line
 from bot.service.answering import outcomes
 from bot.service.answering.outcomes import Responder
@@ -63,7 +64,7 @@ async def test_a_fail_closed_expiry_is_expired_with_a_rejection(
     assert await h.service.sweep() == 1
     await h.service.wait_idle()
     row = await h.last_row()
-    assert row.status is QuestionStatus.EXPIRED and row.answer == EXPIRED_REJECTION
+    assert row.status is QuestionStatus.EXPIRED and answer_json(row.answer) == EXPIRED_REJECTION
     observation = json.loads(next(m for m in h.provider.calls[-1] if m.role == "tool").content)
     assert observation["status"] == "expired"
     assert observation["answer"]["decision"] == "reject"
@@ -102,8 +103,8 @@ async def test_a_quorum_of_two_needs_two_people(harness: HarnessFactory, stores:
     assert isinstance(done, outcomes.Redeemed)
     closed = await h.last_row()
     assert closed.status is QuestionStatus.ANSWERED
-    assert closed.answer["decision"] == "approve"
-    assert closed.answer["approved_by"] == ["test:bob", "test:carol"]
+    assert answer_json(closed.answer)["decision"] == "approve"
+    assert answer_json(closed.answer)["approved_by"] == ["test:bob", "test:carol"]
     assert closed.closed_by_id == "test:carol"
     # Closed by both, so every surface's "Approved by ..." names both, in voting order.
     assert closed.closed_by == "bo and ana"
@@ -126,7 +127,10 @@ async def test_a_slack_user_votes_once_in_every_workspace(
     assert row.status is QuestionStatus.OUTSTANDING and row.tally == tallied.tally
     assert row.tally.approve == ["slack:T0TEST:U0BO"] and _resumes(h) == 0
     assert isinstance(await h.answer(APPROVE, who=CAROL), outcomes.Redeemed)
-    assert (await h.last_row()).answer["approved_by"] == ["slack:T0TEST:U0BO", "test:carol"]
+    assert answer_json((await h.last_row()).answer)["approved_by"] == [
+        "slack:T0TEST:U0BO",
+        "test:carol",
+    ]
 
 
 async def test_the_requester_is_the_requester_in_every_workspace(
@@ -152,7 +156,9 @@ async def test_one_reject_rejects_by_default(harness: HarnessFactory, stores: St
     assert isinstance(await h.answer(APPROVE, who=BOB), outcomes.Counted)
     assert isinstance(await h.answer(REJECT, who=CAROL), outcomes.Redeemed)
     closed = await h.last_row()
-    assert closed.answer["decision"] == "reject" and closed.answer["rejected_by"] == ["test:carol"]
+    assert answer_json(closed.answer)["decision"] == "reject" and answer_json(closed.answer)[
+        "rejected_by"
+    ] == ["test:carol"]
     assert _resumes(h) == 1
 
 
@@ -161,7 +167,7 @@ async def test_reject_quorum_needs_as_many_rejects(harness: HarnessFactory, stor
     assert await h.answer(REJECT, who=BOB) == outcomes.Counted("reject", 0, 1, 2)
     assert (await h.last_row()).status is QuestionStatus.OUTSTANDING
     assert isinstance(await h.answer(REJECT, who=CAROL), outcomes.Redeemed)
-    assert (await h.last_row()).answer["rejected_by"] == ["test:bob", "test:carol"]
+    assert answer_json((await h.last_row()).answer)["rejected_by"] == ["test:bob", "test:carol"]
 
 
 async def test_votes_are_audited(harness: HarnessFactory, stores: Stores) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from bot.contract.answers import answer_json
 from bot.contract.models import Policy
 from bot.interactions.approval import approval_registration, approval_tool
 from bot.service.answering.outcomes import AlreadyAnswered, Counted, Redeemed, Responder
@@ -60,7 +61,7 @@ async def test_racing_approvals_on_one_sqlite_file_count_three(
     assert_counted_once(await race([h], h.surface.last_token, 50))
     row = await sqlite_stores.ledger.get(h.surface.questions[-1][1].interrupt_id)
     assert row is not None and row.status is QuestionStatus.ANSWERED
-    assert len(row.answer["approved_by"]) == 3 and len(row.tally.approve) == 3
+    assert len(answer_json(row.answer)["approved_by"]) == 3 and len(row.tally.approve) == 3
     assert len(h.provider.calls) == 2  # asked, then resumed once
 
 
@@ -76,8 +77,11 @@ async def test_200_approvals_over_two_replicas_count_exactly_three_and_resume_on
     assert_counted_once(await race([first, second], first.surface.last_token, 200))
     row = await b.ledger.get(iid)
     assert row is not None and row.status is QuestionStatus.ANSWERED
-    assert len(row.answer["approved_by"]) == 3 and len(set(row.answer["approved_by"])) == 3
-    assert row.tally is not None and row.tally.approve == row.answer["approved_by"]
+    assert (
+        len(answer_json(row.answer)["approved_by"]) == 3
+        and len(set(answer_json(row.answer)["approved_by"])) == 3
+    )
+    assert row.tally is not None and row.tally.approve == answer_json(row.answer)["approved_by"]
     votes = await a._db.fetchval("SELECT COUNT(*) FROM votes WHERE interrupt_id = $1", iid)
     assert votes == 3
     # Asked once on the first replica; resumed once, by whichever closed it.

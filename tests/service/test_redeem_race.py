@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.contract.answers import answer_json
 from bot.human import ASK_USER
 from bot.human.tokens import SigningKey, TokenSigner
 from bot.stores import QuestionStatus, open_stores
@@ -119,6 +120,6 @@ async def test_two_processes_racing_200_redemptions_of_one_token_have_one_winner
     try:
         row = await reopened.ledger.get(interrupt_id)
         assert row is not None and row.status is QuestionStatus.ANSWERED
-        assert row.answer == {"answers": {"Which environment?": "staging"}}
+        assert answer_json(row.answer) == {"answers": {"Which environment?": "staging"}}
     finally:
         await reopened.close()

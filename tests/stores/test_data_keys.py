@@ -14,6 +14,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
+from bot.contract.answers import OtherAnswer
 from bot.contract.payloads import payload_json, payload_of
 from bot.questions.records import Question, QuestionStatus, RunRecord
 from bot.stores import AuditEvent, Closing, data_keys, open_stores
@@ -104,7 +105,9 @@ async def ask(url: str, numbers: range) -> None:
 async def close(url: str, n: int) -> bool:
     stores = await open_stores(url)
     try:
-        closing = Closing(QuestionStatus.ANSWERED, by="Alice", at=1500.0 + n, answer=answer())
+        closing = Closing(
+            QuestionStatus.ANSWERED, by="Alice", at=1500.0 + n, answer=OtherAnswer(answer())
+        )
         return await steps(stores).spend(f"q{n}", closing)
     finally:
         await stores.close()
@@ -167,7 +170,7 @@ async def test_the_store_holds_none_of_the_words(
         kept = await stores.unit.question("q1")
         assert kept is not None
         assert payload_json(kept.payload)["arguments"] == {"target": WORDS[1], "replicas": WORDS[2]}
-        assert kept.answer == answer()
+        assert kept.answer == OtherAnswer(answer())
         assert await stores.checkpoints.load("run-1:1") == turn()
         assert await stores.journal.steps("run-1") == {"tool:call-0": {"result": WORDS[1]}}
         # History's decision filter reads the opened answers, as it reads plaintext ones.
@@ -204,7 +207,7 @@ async def test_rows_from_before_the_keys_still_read(
         data_keys.use(None)
     assert before is not None and after is not None
     assert before.payload == after.payload == asked(1)[1].payload
-    assert before.answer == answer()
+    assert before.answer == OtherAnswer(answer())
     values = await sealed_values(store_url)
     assert any(v.startswith("{") for v in values)  # q1's payload, from before
     assert any(v.startswith("enc1:") for v in values)

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 import asyncpg
 import pytest
 
+from bot.contract.answers import OtherAnswer
 from bot.contract.payloads import payload_of
 from bot.questions.records import DeliveryKind
 from bot.service.answering.outcomes import Redeemed, StoreUnavailable
@@ -79,7 +80,9 @@ async def asked(stores: Stores, count: int, **changes: Any) -> None:
 
 
 def answered(by: str) -> Closing:
-    return Closing(QuestionStatus.ANSWERED, by=by, at=20.0, answer={"by": by}, lease_owner=by)
+    return Closing(
+        QuestionStatus.ANSWERED, by=by, at=20.0, answer=OtherAnswer({"by": by}), lease_owner=by
+    )
 
 
 async def eventually(check: Callable[[], Awaitable[T | None]], what: str) -> T:

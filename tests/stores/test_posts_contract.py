@@ -8,6 +8,7 @@ import dataclasses
 
 import pytest
 
+from bot.contract.answers import ApprovalDecision
 from bot.contract.payloads import payload_of
 from bot.questions.posts import post_of
 from bot.questions.quorum import stored_policy
@@ -171,7 +172,7 @@ async def test_a_counted_vote_redraws_every_post(stores: Stores) -> None:
     lifecycle = steps(stores).lifecycle
     assert await lifecycle.ask_remote(run, question, api()) is not None
     closing = Closing(QuestionStatus.ANSWERED, by="Bo", at=150.0)
-    answer = {"decision": "approve", "comment": ""}
+    answer = ApprovalDecision(decision="approve", comment="")
     ballot = Ballot(question.interrupt_id, "slack:T1:U1", "Bo", "approve", answer, 150.0)
     voted = await lifecycle.vote(ballot, closing)
     assert voted.written is not None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from bot.contract.answers import OtherAnswer
 from bot.questions.lifecycle import Lifecycle
 from bot.questions.write import ONCE_KEY_SECONDS
 from bot.stores import Closing, QuestionStatus, Stores
@@ -91,7 +92,9 @@ async def test_a_keyed_write_its_guard_refuses_keeps_no_key(stores: Stores) -> N
     assert await lifecycle.start(run())
     record = pause(run_id="run-1")
     await lifecycle.ask(record)
-    answered = Closing(QuestionStatus.ANSWERED, by="alice", at=150.0, answer={"choice": "yes"})
+    answered = Closing(
+        QuestionStatus.ANSWERED, by="alice", at=150.0, answer=OtherAnswer({"choice": "yes"})
+    )
     assert await lifecycle.close(record.interrupt_id, answered) is not None
     cancel = Closing(QuestionStatus.CANCELLED, by="root", at=151.0)
     assert await lifecycle.close(record.interrupt_id, cancel, once_key="k1") is None

@@ -23,6 +23,7 @@ TIMEOUT = 60.0
 SPENDER = """
 import asyncio, json, sys, time
 from bot.questions.lifecycle import Lifecycle
+from bot.contract.answers import OtherAnswer
 from bot.stores import Closing, QuestionStatus, SqliteStores
 
 async def main() -> None:
@@ -35,7 +36,7 @@ async def main() -> None:
         wins = dict.fromkeys(json.loads(ids), 0)
         for _ in range(int(reps)):
             for interrupt_id in wins:
-                closing = Closing(QuestionStatus.ANSWERED, by, time.time(), {"by": by})
+                closing = Closing(QuestionStatus.ANSWERED, by, time.time(), OtherAnswer({"by": by}))
                 wins[interrupt_id] += await lifecycle.close(interrupt_id, closing) is not None
         print(json.dumps(wins), flush=True)
     finally:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.contract.answers import OtherAnswer
 from bot.contract.payloads import OtherPayload
 from bot.service.running.foreground import Foreground
 from bot.stores import (
@@ -38,7 +39,9 @@ def pause(interrupt_id: str = "i1") -> Question:
     return contract.pause(interrupt_id, name="approve", payload={"question": "Deploy?"})
 
 
-ANSWER = Closing(status=QuestionStatus.ANSWERED, by="alice", at=150.0, answer={"choice": "yes"})
+ANSWER = Closing(
+    status=QuestionStatus.ANSWERED, by="alice", at=150.0, answer=OtherAnswer({"choice": "yes"})
+)
 
 
 @asynccontextmanager

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from bot.contract.answers import OtherAnswer
 from bot.contract.payloads import payload_of
 from bot.questions.quorum import stored_policy
 from bot.questions.records import (
@@ -48,7 +49,9 @@ def pause(interrupt_id: str = "i1", **changes: Any) -> Question:
 
 
 def closing(by: str = "alice", at: float = 150.0) -> Closing:
-    return Closing(status=QuestionStatus.ANSWERED, by=by, at=at, answer={"choice": "yes"})
+    return Closing(
+        status=QuestionStatus.ANSWERED, by=by, at=at, answer=OtherAnswer({"choice": "yes"})
+    )
 
 
 def run(run_id: str = "run-1", created_at: float = 1.0) -> RunRecord:
@@ -83,7 +86,7 @@ async def test_issue_then_get_returns_every_field(stores: Stores) -> None:
         session_id="sess-1",
         thread_id="thread-1",
         status=QuestionStatus.ANSWERED,
-        answer={"choice": "no", "note": "ünïcode"},
+        answer=OtherAnswer({"choice": "no", "note": "ünïcode"}),
         closed_by="bob",
         closed_at=150.5,
         resumed_at=160.25,
@@ -147,7 +150,7 @@ async def test_spend_closes_an_outstanding_pause_exactly_once(stores: Stores) ->
     assert row is not None
     assert (row.status, row.answer, row.closed_by, row.closed_at) == (
         QuestionStatus.ANSWERED,
-        {"choice": "yes"},
+        OtherAnswer({"choice": "yes"}),
         "alice",
         150.0,
     )
@@ -425,7 +428,10 @@ async def test_the_writers_steps_hand_it_their_rows_with_the_question(
     await steps(stores).delivered(post.delivery_id, at=201.0, message_ref={"ts": "1.2"})
     handoff.settle(post.delivery_id)
     answered = dataclasses.replace(
-        closing(by="bob", at=210.0), answer={"ok": 1}, lease_owner="a", lease_until=260.0
+        closing(by="bob", at=210.0),
+        answer=OtherAnswer({"ok": 1}),
+        lease_owner="a",
+        lease_until=260.0,
     )
     assert await written.spend("q2", answered)
     assert await written.finish("r1", RunStatus.COMPLETED, at=220.0, text="done")
@@ -434,7 +440,7 @@ async def test_the_writers_steps_hand_it_their_rows_with_the_question(
     assert (edit.kind, edit.pause.status, edit.pause.answer, edit.pause.message_ref) == (
         DeliveryKind.CLOSED,
         QuestionStatus.ANSWERED,
-        {"ok": 1},
+        OtherAnswer({"ok": 1}),
         {"ts": "1.2"},
     )
     assert (outcome.kind, outcome.body, claim) == (

@@ -1,6 +1,7 @@
-"""A question's typed contents are parsed once where its row becomes a ``Question``, and
-written back as the very JSON they were read from; rows in the shapes older versions wrote
-still parse. Both backends read and write rows through ``bot/stores/_rows.py``."""
+"""A question's typed contents (its payload and answer among them) are parsed once where its
+row becomes a ``Question``, and written back as the very JSON they were read from; rows in the
+shapes older versions wrote still parse. Both backends read and write rows through
+``bot/stores/_rows.py``."""
 
 from __future__ import annotations
 
@@ -9,6 +10,15 @@ from typing import Any
 
 import pytest
 
+from bot.contract.answers import (
+    ApprovalDecision,
+    AskUserAnswers,
+    CancelReason,
+    FormValues,
+    OtherAnswer,
+    answer_json,
+    answer_of,
+)
 from bot.contract.models import Policy, Tally
 from bot.contract.payloads import (
     ApprovalPayload,
@@ -239,6 +249,113 @@ async def test_a_backend_reads_back_each_payload_it_stored(stores: Stores) -> No
                 tool_call_id=f"call_p{n}",
                 name=name,
                 payload=_rows.dump(stored),
+            ),
+            [],
+        )
+        await steps(stores).issue(question)
+        assert await stores.ledger.get(question.interrupt_id) == question
+
+
+# Answers as today's code writes them, and in older shapes, by the question's name and how it
+# closed: an ask_user's (one reply, several chosen), an approval's decisions (an edit with both
+# arguments, a response, a quorum's with who decided, one from before comments), a form's
+# values, a cancel's reason, an expiry's policy rejection, a deployment's own interaction's, a
+# row a retention pass emptied, and a known name's answer in a shape no model takes any more.
+ANSWERS: list[tuple[str, str, dict[str, Any], type]] = [
+    ("ask_user", "answered", {"answers": {"Where?": "prod"}}, AskUserAnswers),
+    ("ask_user", "answered", {"answers": {"Which?": ["eu", "us"], "Why?": "load"}}, AskUserAnswers),
+    ("approval", "answered", {"decision": "approve", "comment": ""}, ApprovalDecision),
+    (
+        "approval",
+        "answered",
+        {
+            "decision": "edit",
+            "comment": "smaller",
+            "arguments": {"env": "prod", "replicas": 1},
+            "original_arguments": {"env": "prod", "replicas": 2},
+        },
+        ApprovalDecision,
+    ),
+    (
+        "approval",
+        "answered",
+        {"decision": "respond", "comment": "", "message": "use staging"},
+        ApprovalDecision,
+    ),
+    (
+        "approval",
+        "answered",
+        {"decision": "approve", "comment": "", "approved_by": ["slack:T1:U0BO", "teams:t:aad"]},
+        ApprovalDecision,
+    ),
+    (
+        "approval",
+        "answered",
+        {"decision": "reject", "comment": "no", "rejected_by": ["slack:T1:U0CY"]},
+        ApprovalDecision,
+    ),
+    ("approval", "answered", {"decision": "approve"}, ApprovalDecision),
+    ("form", "answered", {"name": "Ada", "replicas": 3, "checks": ["smoke"]}, FormValues),
+    ("approval", "cancelled", {"reason": "moved to #ops"}, CancelReason),
+    ("ask_user", "cancelled", {"reason": ""}, CancelReason),
+    (
+        "approval",
+        "expired",
+        {"decision": "reject", "comment": "expired without an answer"},
+        ApprovalDecision,
+    ),
+    ("deploy_window", "answered", {"window": "tonight", "nested": {"z": 1}}, OtherAnswer),
+    ("approval", "answered", {}, OtherAnswer),
+    ("ask_user", "answered", {"answer": "an old shape"}, OtherAnswer),
+    ("approval", "answered", {"decision": "maybe", "comment": ""}, OtherAnswer),
+]
+
+
+@pytest.mark.parametrize(("name", "status", "stored", "kind"), ANSWERS)
+def test_an_answer_parses_by_name_and_status_and_writes_back_the_same_json(
+    name: str, status: str, stored: dict[str, Any], kind: type
+) -> None:
+    """Today's answers and older ones come out as their kind's model (a deployment's own, or
+    a value no model takes, as ``OtherAnswer``) and go back as the very JSON text, which is
+    also what the ``/v1`` object shows."""
+    text = _rows.dump(stored)
+    question = _rows.pause_from_row(row(name=name, status=status, answer=text), [])
+    assert isinstance(question.answer, kind)
+    assert written(_rows.pause_params(question), "answer") == text
+    assert answer_json(question.answer) == stored
+    assert question.cancel_reason == (stored["reason"] if kind is CancelReason else "")
+
+
+def test_no_answer_stays_none_however_it_closed() -> None:
+    """Open, expired without a policy's rejection, or cancelled without a reason: None."""
+    for status in ("outstanding", "expired", "cancelled"):
+        question = _rows.pause_from_row(row(status=status, answer=None), [])
+        assert question.answer is None and question.cancel_reason == ""
+        assert written(_rows.pause_params(question), "answer") is None
+
+
+def test_a_ballot_reads_back_as_the_approval_it_cast() -> None:
+    """A ballot's answer is parsed once where its row is read; an emptied one stays what it
+    is; both are written as the same JSON."""
+    cast = {"decision": "edit", "comment": "", "arguments": {"a": 1}, "original_arguments": {}}
+    for stored, kind in ((cast, ApprovalDecision), ({}, OtherAnswer)):
+        text = _rows.vote_text("int_1", "slack:T1:U0BO", answer_of("approval", "answered", stored))
+        assert text == _rows.dump(stored)
+        ballot = _rows.vote_answer("int_1", "slack:T1:U0BO", text)
+        assert isinstance(ballot, kind) and answer_json(ballot) == stored
+
+
+async def test_a_backend_reads_back_each_answer_it_stored(stores: Stores) -> None:
+    """Stored with each answer, a question read back from the store is equal to it."""
+    for n, (name, status, stored, _) in enumerate(ANSWERS):
+        question = _rows.pause_from_row(
+            row(
+                interrupt_id=f"int_a{n}",
+                tool_call_id=f"call_a{n}",
+                name=name,
+                status=status,
+                closed_at=150.0,
+                answer=_rows.dump(stored),
             ),
             [],
         )

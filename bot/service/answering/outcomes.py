@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
+from bot.contract.answers import Answer
 from bot.errors import BotError
 from bot.questions.quorum import MayAnswer
 from bot.questions.records import Question, RunRecord
@@ -128,7 +128,8 @@ class Redeemed:
     interrupt_id: str
     run_id: str
     responder: str
-    answer: dict[str, Any]
+    # As the close stored it (a quorum's names who decided it).
+    answer: Answer
     at: float
     # The closed row, its run and the paused turn, so the resume needs no second read.
     closed: Question = field(repr=False, compare=False)

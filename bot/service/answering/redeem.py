@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
+from bot.contract.answers import ANSWERED, ApprovalDecision, answer_of
 from bot.contract.json_values import FINITE, first_unkept_number
 from bot.contract.models import Tally
 from bot.contract.payloads import payload_json
@@ -217,26 +218,33 @@ class Redeemer:
             # Taken by an interaction's model, whose JSON dump would store null in its place.
             fields = {unkept or "answer": FINITE}
             return await refuse(outcomes.AnswerInvalid(fields), record, responder)
+        # Parsed once, here: the close writes it, and the row it returns holds it again.
+        typed = answer_of(record.name, ANSWERED, clean)
+        assert typed is not None  # a registration's answer is a JSON object
         closing = Closing(
             QuestionStatus.ANSWERED,
             by=responder.display,
             at=now,
-            answer=clean,
+            answer=typed,
             by_id=responder.id,
             lease_owner=self._lease_owner,
             lease_until=now + self._lease_seconds if self._lease_owner else None,
         )
         consumption = self._capability.consumption
         turn: TurnToResume | None = None
-        if quorum.counts_votes(record, clean) and isinstance(consumption, LifecyclePorts):
+        if (
+            quorum.counts_votes(record, typed)
+            and isinstance(typed, ApprovalDecision)
+            and isinstance(consumption, LifecyclePorts)
+        ):
             if known:
                 return None  # a vote is counted on the row, never on a kept copy
             ballot = Ballot(
                 record.interrupt_id,
                 voter=responder.id,
                 display=responder.display,
-                decision=str(clean["decision"]),
-                answer=clean,
+                decision=typed.decision,
+                answer=typed,
                 at=now,
             )
             voted = await consumption.lifecycle.vote(ballot, closing, once_key=once_key)
@@ -247,7 +255,7 @@ class Redeemer:
             if answered is not None and answered.status is QuestionStatus.OUTSTANDING:
                 return _counted(answered, ballot.decision)
             if answered is not None and written is not None:
-                clean, turn = dict(answered.answer or clean), written.turn
+                typed, turn = answered.answer or typed, written.turn
         else:
             spent = await self._spend(record, closing, unexpired=known, once_key=once_key)
             if spent is None and known:
@@ -262,7 +270,7 @@ class Redeemer:
         # The spend audited the answer in its own write.
         run_events.answered(record.run_id, record.interrupt_id, by=responder.display)
         return outcomes.Redeemed(
-            record.interrupt_id, record.run_id, responder.display, clean, now, answered, run, turn
+            record.interrupt_id, record.run_id, responder.display, typed, now, answered, run, turn
         )
 
     async def _spend(

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, assert_never
 
+from bot.contract.answers import Answer, ApprovalDecision, AskUserAnswers
 from bot.contract.edits import diff_text
 from bot.questions.quorum import MayAnswer, rejected_on_expiry
 from bot.questions.records import Question, QuestionStatus
@@ -216,24 +217,37 @@ def responded_line(by: str, at: str, message: str) -> str:
     return f"Answered instead of run by {by} at {at}: {message}"
 
 
-def approval_line(answer: Mapping[str, Any], by: str, at: str, shown: Callable[[str], str]) -> str:
+def approval_line(answer: Answer | None, by: str, at: str, shown: Callable[[str], str]) -> str:
     """An approval's closed line on every surface: approved, approved with changes (a short
-    diff of the arguments), answered instead of run, or rejected. ``shown`` is the surface's
-    ``display``: the agent's arguments and the person's words pass it, the line's own words
-    do not."""
-    decision = answer.get("decision")
-    if decision == "approve":
-        return approved_line(by, at)
-    if decision == "edit":
-        original, edited = answer.get("original_arguments"), answer.get("arguments")
-        changes = diff_text(
-            original if isinstance(original, Mapping) else {},
-            edited if isinstance(edited, Mapping) else {},
-        )
-        return edited_line(by, at, shown(changes))
-    if decision == "respond":
-        return responded_line(by, at, shown(str(answer.get("message", ""))))
-    return rejected_line(by, at, shown(str(answer.get("comment", ""))))
+    diff of the arguments), answered instead of run, or rejected (an answer that is no
+    decision, such as a purged one, reads as a rejection without words). ``shown`` is the
+    surface's ``display``: the agent's arguments and the person's words pass it, the line's
+    own words do not."""
+    if not isinstance(answer, ApprovalDecision):
+        return rejected_line(by, at, shown(""))
+    match answer.decision:
+        case "approve":
+            return approved_line(by, at)
+        case "edit":
+            changes = diff_text(answer.original_arguments or {}, answer.arguments or {})
+            return edited_line(by, at, shown(changes))
+        case "respond":
+            return responded_line(by, at, shown(answer.message or ""))
+        case "reject":
+            return rejected_line(by, at, shown(answer.comment))
+        case _:
+            assert_never(answer.decision)
+
+
+def ask_user_replies(answer: Answer | None) -> str:
+    """An ``ask_user`` answer in one line: each reply (the chosen joined by commas), in the
+    order asked, separated by semicolons; '' for an answer that is not one."""
+    if not isinstance(answer, AskUserAnswers):
+        return ""
+    return "; ".join(
+        ", ".join(map(str, reply)) if isinstance(reply, list) else str(reply)
+        for reply in answer.answers.values()
+    )
 
 
 def who_may_answer_text(may: MayAnswer, names: Sequence[str]) -> str:

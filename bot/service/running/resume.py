@@ -6,6 +6,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from bot.contract.answers import ApprovalDecision, AskUserAnswers, answer_json
 from bot.contract.edits import changes
 from bot.errors import BotError
 from bot.human.capability import ASK_USER
@@ -37,39 +38,39 @@ def observation_for(record: Question) -> str:
         case QuestionStatus.ANSWERED:
             data["responder"] = {"id": record.closed_by_id, "name": record.closed_by}
             data["answered_at"] = iso(record.closed_at or 0)
-            answer = record.answer or {}
+            answer = record.answer
             if record.name == ASK_USER:
+                replies = answer.answers if isinstance(answer, AskUserAnswers) else {}
                 data["answers"] = [
-                    {"question": question, "answer": reply}
-                    for question, reply in dict(answer.get("answers", {})).items()
+                    {"question": question, "answer": reply} for question, reply in replies.items()
                 ]
             else:
-                data["answer"] = answer
-            if answer.get("decision") == "edit":
-                # The call the model made stays as it made it (the journal's record of its
-                # reply); what the person changed is said here, each value as JSON data.
-                data["changes"] = [
-                    {"argument": name, "asked": before, "approved": after}
-                    for name, before, after in changes(
-                        dict(answer.get("original_arguments") or {}),
-                        dict(answer.get("arguments") or {}),
+                data["answer"] = answer_json(answer) or {}
+            match answer:
+                case ApprovalDecision(decision="edit"):
+                    # The call the model made stays as it made it (the journal's record of its
+                    # reply); what the person changed is said here, each value as JSON data.
+                    data["changes"] = [
+                        {"argument": name, "asked": before, "approved": after}
+                        for name, before, after in changes(
+                            dict(answer.original_arguments or {}), dict(answer.arguments or {})
+                        )
+                    ]
+                    data["note"] = (
+                        "Approved with changes: the person changed the arguments listed in "
+                        "changes. Perform the action with answer.arguments, not the arguments "
+                        "you asked with (answer.original_arguments)."
                     )
-                ]
-                data["note"] = (
-                    "Approved with changes: the person changed the arguments listed in changes. "
-                    "Perform the action with answer.arguments, not the arguments you asked with "
-                    "(answer.original_arguments)."
-                )
-            elif answer.get("decision") == "respond":
-                data["note"] = (
-                    "Not approved: the person answered in the action's place. Do not perform "
-                    "the action; answer.message is their reply to you."
-                )
+                case ApprovalDecision(decision="respond"):
+                    data["note"] = (
+                        "Not approved: the person answered in the action's place. Do not perform "
+                        "the action; answer.message is their reply to you."
+                    )
         case QuestionStatus.EXPIRED:
             data["expired_at"] = iso(record.closed_at or 0)
             if record.answer is not None:
                 # The question's policy fails closed: its expiry is a rejection.
-                data["answer"] = record.answer
+                data["answer"] = answer_json(record.answer)
                 data["note"] = (
                     "No answer arrived before the question expired, and its policy rejects"
                     " on expiry: treat it as rejected and do not perform the action."
@@ -79,9 +80,8 @@ def observation_for(record: Question) -> str:
         case QuestionStatus.CANCELLED:
             data["cancelled_by"] = {"id": record.closed_by_id, "name": record.closed_by}
             # An admin's reason rides on the row's answer, and reaches the model as a value.
-            reason = (record.answer or {}).get("reason")
-            if isinstance(reason, str) and reason:
-                data["reason"] = reason
+            if record.cancel_reason:
+                data["reason"] = record.cancel_reason
             data["note"] = (
                 f"No answer: the question was cancelled. {NOT_A_REFUSAL} "
                 "Stop the action that needed it."

@@ -25,6 +25,7 @@ from typing import Any, assert_never
 from aiohttp import web
 
 from bot import tracing
+from bot.contract.answers import CancelReason
 from bot.human.capability import HumanInteractionCapability
 from bot.kernel.turn import Agent, TurnCompleted, TurnSuspended
 from bot.questions.quorum import expired_answer
@@ -249,7 +250,7 @@ class RunService:
         """
         closing = self._closing(QuestionStatus.CANCELLED, by=by.display, by_id=by.id)
         if reason:
-            closing = dataclasses.replace(closing, answer={"reason": reason})
+            closing = dataclasses.replace(closing, answer=CancelReason(reason))
         return await self._close(interrupt_id, closing, once_key)
 
     async def sweep(self, *, limit: int = 100) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from bot.contract.answers import answer_json
 from bot.contract.models import Policy
 from bot.display import has_hidden
 from bot.service.answering.outcomes import Counted, Responder
@@ -123,7 +124,7 @@ async def test_an_option_whose_label_hides_a_control_is_answered_as_asked(
     ((run, (question,)),) = [
         (view.run, view.questions) for view in await console.service.history("console", CID)
     ]
-    assert question.answer == {"answers": {TROJAN_QUESTION: TROJAN_LABEL}}
+    assert answer_json(question.answer) == {"answers": {TROJAN_QUESTION: TROJAN_LABEL}}
     assert run.final_text == "Asked."
     # The closed question reads the answer shown, keyed as its question is shown.
     (closed,) = await console.questions()

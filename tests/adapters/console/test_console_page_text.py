@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, Locator, Page, expect
 
+from bot.contract.answers import answer_json
 from bot.display import has_hidden
 from tests.adapters.console.console_support import Console, ConsoleFactory
 from tests.asking_support import MARKUP, RLO, TROJAN_LABEL, TROJAN_QUESTION, asking_agent
@@ -50,7 +51,7 @@ async def answered_on_page(page: Page, console: Console, cid: str) -> tuple[Loca
     await console.service.wait_idle()
     (view,) = await console.service.history("console", cid)
     (question,) = view.questions
-    return closed, question.answer
+    return closed, answer_json(question.answer)
 
 
 async def test_no_control_reaches_the_page_and_agent_markup_stays_text(

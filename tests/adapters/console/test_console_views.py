@@ -11,6 +11,7 @@ from adapters.console._views import (
     question_json,
     viewer_for,
 )
+from bot.contract.answers import ApprovalDecision
 from bot.contract.payloads import payload_of
 from bot.questions.quorum import stored_tally
 from bot.questions.records import (
@@ -82,7 +83,8 @@ async def test_closed_questions_carry_their_sentence_and_no_token() -> None:
 async def test_an_expiry_that_rejects_by_policy_reads_as_a_rejection() -> None:
     """``on_expire: "reject"`` stores a rejection: the page says so, not "without an answer"."""
     rejected = dataclasses.replace(
-        closed(QuestionStatus.EXPIRED), answer={"decision": "reject", "comment": "expired"}
+        closed(QuestionStatus.EXPIRED),
+        answer=ApprovalDecision(decision="reject", comment="expired"),
     )
     shown = question_json(rejected, "stale-token")
     assert shown["closed_text"] == (

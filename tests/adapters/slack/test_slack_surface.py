@@ -11,6 +11,7 @@ import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack._surface import SlackSurface, audience, mention
+from bot.contract.answers import ApprovalDecision, AskUserAnswers
 from bot.contract.payloads import payload_of
 from bot.questions.quorum import MayAnswer, stored_tally
 from bot.questions.records import Question, QuestionStatus, RunRecord
@@ -62,7 +63,7 @@ def closed(status: QuestionStatus, ref: dict[str, str] | None) -> Question:
         status=status,
         closed_by="<@U2>",
         closed_at=1.8e9,
-        answer={"answers": {"Where?": "eu"}},
+        answer=AskUserAnswers(answers={"Where?": "eu"}),
         message_ref=ref,
     )
 
@@ -161,7 +162,7 @@ async def test_a_quorums_closing_edit_names_every_approver(
         closed(QuestionStatus.ANSWERED, ref),
         name="approval",
         payload=payload_of("approval", {"action": "deploy", "summary": "ship it"}),
-        answer={"decision": "approve", "comment": "", "approved_by": approvers},
+        answer=ApprovalDecision(decision="approve", comment="", approved_by=approvers),
         tally=stored_tally(
             {"approve": approvers, "reject": [], "names": {"teams:t1:aad-dee": "Dee <x>"}}
         ),
