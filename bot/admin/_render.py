@@ -387,7 +387,7 @@ def _closed(item: Closed) -> dict[str, Any]:
     the facts a list line shows (its first words, an approval's decision), as the text's
     lines say them; a purged question has neither."""
     q = item.question
-    decision = q.answer.get("decision") if isinstance(q.answer, dict) else None
+    decision = decision_of(q.answer)
     return {
         "question": question_json(q),
         "requester": item.requester,
@@ -395,7 +395,7 @@ def _closed(item: Closed) -> dict[str, Any]:
         "purged": item.purged,
         "cursor": item.cursor,
         "title": "" if item.purged else title_of(q.payload, q.name),
-        "decision": decision if isinstance(decision, str) and not item.purged else "",
+        "decision": decision if decision is not None and not item.purged else "",
     }
 
 

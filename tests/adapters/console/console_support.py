@@ -11,6 +11,7 @@ from aiohttp import ClientResponse, web
 from aiohttp.test_utils import TestClient
 
 from adapters.console import ConsoleSurface
+from bot.contract.answers import answer_of
 from bot.contract.payloads import payload_of
 from bot.interactions.approval import APPROVAL
 from bot.questions.records import Question, QuestionStatus, RunRecord
@@ -139,7 +140,8 @@ async def closed_question(stores: Stores, past: Past) -> str:
         expires_at=expires_at,
     )
     await steps(stores).issue(question)
-    answer = {"decision": past.decision} if past.decision else None
+    stored = {"decision": past.decision} if past.decision else None
+    answer = answer_of(APPROVAL, past.status.value, stored)
     closing = Closing(past.status, by=past.by, at=at, answer=answer, by_id=past.by)
     assert await steps(stores).spend(question.interrupt_id, closing)
     return question.interrupt_id
