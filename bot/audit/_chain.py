@@ -16,17 +16,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
 BRIDGE_CHAIN = "(bridge)"
 GENESIS_PREFIX = "audit chain "
 
 
+# One encoder: json.dumps with options builds a new encoder per call.
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
+
+
 def canonical(value: Any) -> bytes:
     """One spelling per JSON value: keys sorted, no spaces, UTF-8, no NaN."""
-    return json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    ).encode()
+    return _CANONICAL.encode(value).encode()
 
 
 def chain_of(run_id: str) -> str:
@@ -38,6 +43,32 @@ def event_digest(at: float, kind: str, interrupt_id: str, actor: str, detail: An
     content = {"at": at, "kind": kind, "interrupt_id": interrupt_id, "actor": actor}
     content["detail"] = detail
     return hashlib.sha256(canonical(content)).hexdigest()
+
+
+def stored_event(
+    at: float, kind: str, interrupt_id: str, actor: str, detail: Mapping[str, Any]
+) -> tuple[str, str] | None:
+    """The detail's canonical JSON, to be stored, and the event's digest, the detail
+    encoded once: that text reads back as a value whose canonical JSON is the text itself,
+    so the digest's content holds it as it is. None when it would not read back so (a
+    key that is not a string: JSON turns it into one, sorted otherwise)."""
+    if not _text_keys(detail):
+        return None
+    text = _CANONICAL.encode(detail)
+    content = {"at": at, "kind": kind, "interrupt_id": interrupt_id, "actor": actor}
+    content["detail"] = None
+    # ``"detail":null`` is the content's own key: inside a string every quote is escaped.
+    whole = _CANONICAL.encode(content).replace('"detail":null', f'"detail":{text}', 1)
+    return text, hashlib.sha256(whole.encode()).hexdigest()
+
+
+def _text_keys(value: Any) -> bool:
+    """Every object in ``value``, however deep, has only string keys."""
+    if isinstance(value, Mapping):
+        return all(type(key) is str and _text_keys(item) for key, item in value.items())
+    if isinstance(value, list | tuple):
+        return all(_text_keys(item) for item in value)
+    return True
 
 
 def genesis(chain: str) -> str:

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
-from bot.audit import event_digest
-from bot.contract.payloads import payload_json, payload_of
+from bot.audit import event_digest, stored_event
+from bot.contract.payloads import OtherPayload, Payload, payload_json, payload_model, payload_of
 from bot.questions import quorum
 from bot.questions.records import (
     ApiRequest,
@@ -145,7 +145,7 @@ class Typed:
 
 
 # The Question's typed contents. The payload's kind is the row's ``name``, so
-# ``pause_from_row`` parses it once the row's columns are read.
+# ``pause_from_row`` parses it (``_Payloads.read``) once the row's columns are read.
 _PAUSE_TYPED: dict[str, Typed] = {
     "payload": Typed(lambda values: values, payload_json),
     "policy": Typed(quorum.stored_policy, quorum.filled),
@@ -155,6 +155,45 @@ _PAUSE_TYPED: dict[str, Typed] = {
         lambda posts: [p.to_json() for p in posts],
     ),
 }
+
+
+class _Payloads:
+    """Payloads by their kind and stored JSON text, the last ``kept`` read or written.
+
+    A question's payload is parsed (validated) from its row each time the row is read: a
+    step's write reads back the question it changed, and a close the question just
+    asked. The same text always parses to the same payload, and a payload is frozen, so
+    one parsed before (or the very one written as this text) is kept instead. A written
+    payload is kept only if it is what its text parses to: one of its kind's own model
+    (``payload_of``), or an ``OtherPayload`` of a kind without a model.
+    """
+
+    def __init__(self, kept: int = 512) -> None:
+        self._kept = kept
+        self._by_text: dict[tuple[str, str], Payload] = {}
+
+    def read(self, name: str, text: str) -> Payload:
+        key = (name, text)
+        payload = self._by_text.get(key)
+        if payload is None:
+            payload = payload_of(name, load(text))
+            self._keep(key, payload)
+        return payload
+
+    def wrote(self, name: str, text: str, payload: Payload) -> None:
+        model = payload_model(name)
+        if type(payload) is (OtherPayload if model is None else model):
+            self._keep((name, text), payload)
+
+    def _keep(self, key: tuple[str, str], payload: Payload) -> None:
+        by_text = self._by_text
+        if len(by_text) >= self._kept:
+            # All go at once: one step, safe beside SQLite's thread reading rows.
+            by_text.clear()
+        by_text[key] = payload
+
+
+_payloads = _Payloads()
 
 
 def _params(
@@ -221,9 +260,24 @@ class _Opened:
         return value if aad_ is None else data_keys.unseal(value, aad_)
 
 
+def _is_sealed(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith(data_keys.MARKER)
+
+
 def _opened_pause(row: Row) -> Row:
+    # A plaintext row (no keyring, or written before one) is read as it is.
+    if not any(_is_sealed(row[c]) for c in _PAUSE_SEALED):
+        return row
     key = row["interrupt_id"]
     return _Opened(row, {c: aad("pauses", c, key) for c in _PAUSE_SEALED})
+
+
+def _sealed(text: str | None, table: str, column: str, *row: str) -> str | None:
+    """``data_keys.seal`` of a value of ``table.column``, its associated data built only
+    when a keyring seals it."""
+    if text is None or data_keys.in_use() is None:
+        return text
+    return data_keys.seal(text, aad(table, column, *row))
 
 
 def answer_text(interrupt_id: str, answer: Mapping[str, Any] | None) -> str | None:
@@ -248,12 +302,16 @@ def body_text(owe: Owe) -> str:
     return data_keys.seal(text, aad("outbox", "body", owe.interrupt_id, str(owe.kind))) or text
 
 
+_PAYLOAD_AT = PAUSE_COLUMNS.index("payload")
+_SEALED_AT = tuple((column, PAUSE_COLUMNS.index(column)) for column in _PAUSE_SEALED)
+
+
 def pause_params(record: Question) -> tuple[Any, ...]:
     """``record`` as the insert's parameters, in ``PAUSE_COLUMNS`` order."""
     values = list(_params(record, PAUSE_COLUMNS, _PAUSE_TYPED))
-    for column in _PAUSE_SEALED:
-        i = PAUSE_COLUMNS.index(column)
-        values[i] = data_keys.seal(values[i], aad("pauses", column, record.interrupt_id))
+    _payloads.wrote(record.name, values[_PAYLOAD_AT], record.payload)
+    for column, i in _SEALED_AT:
+        values[i] = _sealed(values[i], "pauses", column, record.interrupt_id)
     return tuple(values)
 
 
@@ -295,10 +353,15 @@ def pauses_from_rows(rows: Iterable[Row]) -> list[Question]:
     return [pause_from_row(row, attempts) for row, attempts in grouped.values()]
 
 
+# The payload is read from its text (``_Payloads``), every other column as ``_fields`` reads it.
+_PAUSE_READ = tuple(column for column in PAUSE_COLUMNS if column != "payload")
+
+
 def pause_from_row(row: Row, attempts: list[Any]) -> Question:
     """A row with ``PAUSE_COLUMNS``, and the question's cross-scope attempts, as a record."""
-    fields = _fields(_opened_pause(row), PAUSE_COLUMNS, _ENUMS, _PAUSE_TYPED)
-    fields["payload"] = payload_of(fields["name"], fields["payload"])
+    opened = _opened_pause(row)
+    fields = _fields(opened, _PAUSE_READ, _ENUMS, _PAUSE_TYPED)
+    fields["payload"] = _payloads.read(fields["name"], opened["payload"])
     kept = tuple(CrossScopeAttempt.stored(a) for a in attempts)
     return Question(**fields, cross_scope_attempts=kept)
 
@@ -329,11 +392,18 @@ def run_from_row(row: Row) -> RunRecord:
 def audit_params(event: AuditEvent, *, run_id: str = "") -> tuple[Any, ...]:
     """``event`` as the insert's parameters, its digest last; ``run_id`` stands in for a
     blank one. The store links it into its chain (``bot.audit``) as it is inserted."""
-    detail = dump(event.detail)
-    # Digested as it will be read back: the verifier sees the stored JSON, opened.
-    digest = event_digest(event.at, event.kind, event.interrupt_id, event.actor, load(detail))
-    if event.kind != REFUSED:
-        detail = data_keys.seal(detail, audit_aad(event.interrupt_id, event.kind, event.at))
+    # Digested as it will be read back: the verifier sees the stored JSON, opened. Its
+    # canonical text is that already (``stored_event``), but for a key JSON would change.
+    stored = stored_event(event.at, event.kind, event.interrupt_id, event.actor, event.detail)
+    if stored is not None:
+        detail, digest = stored
+    else:
+        detail = _ENCODER.encode(event.detail)
+        opened = load(detail)
+        digest = event_digest(event.at, event.kind, event.interrupt_id, event.actor, opened)
+    keys = data_keys.in_use()
+    if event.kind != REFUSED and keys is not None:
+        detail = keys.seal(detail, audit_aad(event.interrupt_id, event.kind, event.at))
     return (
         event.at,
         event.kind,
