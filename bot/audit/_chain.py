@@ -62,8 +62,13 @@ def stored_event(
     return text, hashlib.sha256(whole.encode()).hexdigest()
 
 
+_SCALARS = (str, int, float, bool, type(None))
+
+
 def _text_keys(value: Any) -> bool:
     """Every object in ``value``, however deep, has only string keys."""
+    if type(value) in _SCALARS:
+        return True
     if isinstance(value, Mapping):
         return all(type(key) is str and _text_keys(item) for key, item in value.items())
     if isinstance(value, list | tuple):

@@ -280,6 +280,14 @@ def _sealed(text: str | None, table: str, column: str, *row: str) -> str | None:
     return data_keys.seal(text, aad(table, column, *row))
 
 
+def _unsealed(text: str | None, table: str, column: str, *row: str) -> str | None:
+    """``data_keys.unseal`` of a value of ``table.column``, its associated data built only
+    for a sealed value."""
+    if not _is_sealed(text):
+        return text
+    return data_keys.unseal(text, aad(table, column, *row))
+
+
 def answer_text(interrupt_id: str, answer: Mapping[str, Any] | None) -> str | None:
     """A close's answer as ``pauses.answer`` holds it."""
     text = dump(dict(answer)) if answer is not None else None
@@ -299,7 +307,7 @@ def vote_answer(interrupt_id: str, voter: str, text: str | None) -> Any:
 def body_text(owe: Owe) -> str:
     """An owed delivery's body as ``outbox.body`` holds it."""
     text = _ENCODER.encode(dict(owe.body))
-    return data_keys.seal(text, aad("outbox", "body", owe.interrupt_id, str(owe.kind))) or text
+    return _sealed(text, "outbox", "body", owe.interrupt_id, str(owe.kind)) or text
 
 
 _PAYLOAD_AT = PAUSE_COLUMNS.index("payload")
@@ -449,7 +457,7 @@ def delivery_from_row(row: Row, *, followed: bool = False) -> OutboxRow:
         surface=row["surface"],
         kind=DeliveryKind(row["kind"]),
         interrupt_id=row["interrupt_id"],
-        body=load(data_keys.unseal(row["body"], aad("outbox", "body", *_delivery_ids(row)))),
+        body=load(_unsealed(row["body"], "outbox", "body", *_delivery_ids(row))),
         attempts=row["attempts"],
         state=DeliveryState(row["state"]),
         next_at=row["next_at"],
@@ -548,24 +556,24 @@ def state_text(checkpoint_id: str, state: Mapping[str, Any]) -> str:
 
 def sealed_state(checkpoint_id: str, text: str) -> str:
     """Turn state's JSON ``text`` as ``checkpoints.state`` holds it."""
-    return data_keys.seal(text, aad("checkpoints", "state", checkpoint_id)) or text
+    return _sealed(text, "checkpoints", "state", checkpoint_id) or text
 
 
 def state_of(checkpoint_id: str, text: str) -> dict[str, Any]:
     """``checkpoints.state`` read back."""
-    opened = data_keys.unseal(text, aad("checkpoints", "state", checkpoint_id)) or text
+    opened = _unsealed(text, "checkpoints", "state", checkpoint_id) or text
     return dict(json.loads(opened))
 
 
 def journal_text(step: str, value: Any) -> str:
     """A finished step's value as ``journal.value`` holds it."""
-    text = json.dumps(value, separators=(",", ":"))
-    return data_keys.seal(text, aad("journal", "value", step)) or text
+    text = _ENCODER.encode(value)
+    return _sealed(text, "journal", "value", step) or text
 
 
 def journal_value(step: str, text: str) -> Any:
     """``journal.value`` read back."""
-    return json.loads(data_keys.unseal(text, aad("journal", "value", step)) or text)
+    return json.loads(_unsealed(text, "journal", "value", step) or text)
 
 
 def paused_turn(
