@@ -9,12 +9,14 @@ SQL (placeholders, upserts). A row is anything read by column name:
 from __future__ import annotations
 
 import json
+import json.scanner
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from bot.audit import event_digest, stored_event
+from bot.contract.json_values import compiled
 from bot.contract.payloads import OtherPayload, Payload, payload_json, payload_model, payload_of
 from bot.questions import quorum
 from bot.questions.records import (
@@ -47,15 +49,31 @@ PENDING = str(DeliveryState.PENDING)
 
 # One encoder: json.dumps with separators= builds a new encoder per call.
 _ENCODER = json.JSONEncoder(separators=(",", ":"))
+_encode = compiled(_ENCODER)
 
 
 def dump(value: dict[str, Any] | Sequence[Any] | None) -> str | None:
     """JSON text for a dict column; TypeError (before any SQL) if JSON cannot hold it."""
-    return None if value is None else _ENCODER.encode(value)
+    return None if value is None else _encode(value)
+
+
+# The standard decoder's scanner: ``json.loads`` also matches whitespace around the
+# value with a regular expression each call, which the texts we wrote never have.
+_scan = json.scanner.make_scanner(cast(Any, json.JSONDecoder()))
 
 
 def load(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
+    if text is None:
+        return None
+    if type(text) is str:
+        try:
+            value, end = _scan(text, 0)
+        except StopIteration:
+            pass  # not a value where it starts: ``json.loads`` says why
+        else:
+            if end == len(text):
+                return value
+    return json.loads(text)
 
 
 PAUSE_COLUMNS = (
@@ -306,7 +324,7 @@ def vote_answer(interrupt_id: str, voter: str, text: str | None) -> Any:
 
 def body_text(owe: Owe) -> str:
     """An owed delivery's body as ``outbox.body`` holds it."""
-    text = _ENCODER.encode(dict(owe.body))
+    text = _encode(dict(owe.body))
     return _sealed(text, "outbox", "body", owe.interrupt_id, str(owe.kind)) or text
 
 
@@ -406,7 +424,7 @@ def audit_params(event: AuditEvent, *, run_id: str = "") -> tuple[Any, ...]:
     if stored is not None:
         detail, digest = stored
     else:
-        detail = _ENCODER.encode(event.detail)
+        detail = _encode(event.detail)
         opened = load(detail)
         digest = event_digest(event.at, event.kind, event.interrupt_id, event.actor, opened)
     keys = data_keys.in_use()
@@ -551,7 +569,7 @@ def pending_from_row(row: Row) -> tuple[Question, str, str, str]:
 
 def state_text(checkpoint_id: str, state: Mapping[str, Any]) -> str:
     """A run's turn state (its conversation) as ``checkpoints.state`` holds it."""
-    return sealed_state(checkpoint_id, _ENCODER.encode(dict(state)))
+    return sealed_state(checkpoint_id, _encode(dict(state)))
 
 
 def sealed_state(checkpoint_id: str, text: str) -> str:
@@ -567,7 +585,7 @@ def state_of(checkpoint_id: str, text: str) -> dict[str, Any]:
 
 def journal_text(step: str, value: Any) -> str:
     """A finished step's value as ``journal.value`` holds it."""
-    text = _ENCODER.encode(value)
+    text = _encode(value)
     return _sealed(text, "journal", "value", step) or text
 
 
