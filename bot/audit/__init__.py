@@ -14,6 +14,7 @@ from bot.audit._chain import (
     event_digest,
     genesis,
     link,
+    stored_event,
 )
 from bot.audit._checkpoints import (
     AuditKeyError,
@@ -50,5 +51,6 @@ __all__ = [
     "public_keys",
     "sign_checkpoint",
     "signature_problem",
+    "stored_event",
     "verify",
 ]

@@ -16,17 +16,29 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+from collections.abc import Mapping
+from json.encoder import encode_basestring
 from typing import Any
+
+from bot.contract.json_values import compiled
 
 BRIDGE_CHAIN = "(bridge)"
 GENESIS_PREFIX = "audit chain "
 
 
+# One encoder: json.dumps with options builds a new encoder per call.
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
+
+
+_canonical_text = compiled(_CANONICAL)
+
+
 def canonical(value: Any) -> bytes:
     """One spelling per JSON value: keys sorted, no spaces, UTF-8, no NaN."""
-    return json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    ).encode()
+    return _canonical_text(value).encode()
 
 
 def chain_of(run_id: str) -> str:
@@ -38,6 +50,50 @@ def event_digest(at: float, kind: str, interrupt_id: str, actor: str, detail: An
     content = {"at": at, "kind": kind, "interrupt_id": interrupt_id, "actor": actor}
     content["detail"] = detail
     return hashlib.sha256(canonical(content)).hexdigest()
+
+
+def stored_event(
+    at: float, kind: str, interrupt_id: str, actor: str, detail: Mapping[str, Any]
+) -> tuple[str, str] | None:
+    """The detail's canonical JSON, to be stored, and the event's digest, the detail
+    encoded once: that text reads back as a value whose canonical JSON is the text itself,
+    so the digest's content holds it as it is. None when it would not read back so (a
+    key that is not a string: JSON turns it into one, sorted otherwise), or when the
+    content is not plain strings and a float (the encoder's own spelling decides those)."""
+    if type(at) is not float or not math.isfinite(at) or not _text_keys(detail):
+        return None
+    if not (type(kind) is str and type(interrupt_id) is str and type(actor) is str):
+        return None
+    text = _canonical_text(detail)
+    # The content's keys in sorted order, each value spelt as the canonical encoder
+    # spells it: a string by ``encode_basestring``, a finite float by its repr.
+    whole = (
+        f'{{"actor":{_string(actor)},"at":{at!r},"detail":{text},'
+        f'"interrupt_id":{_string(interrupt_id)},"kind":{_string(kind)}}}'
+    )
+    return text, hashlib.sha256(whole.encode()).hexdigest()
+
+
+_string = encode_basestring
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _text_keys(value: Any) -> bool:
+    """Every object in ``value``, however deep, is a dict with only string keys (lists and
+    tuples holding them, or plain values, besides)."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        kind = type(item)
+        if kind is dict:
+            if any(type(key) is not str for key in item):
+                return False
+            pending.extend(item.values())
+        elif kind is list or kind is tuple:
+            pending.extend(item)
+        elif kind not in _SCALARS:
+            return False  # anything else: the encoder's own path decides
+    return True
 
 
 def genesis(chain: str) -> str:

@@ -34,6 +34,7 @@ This module loads without the server: the client validates with it too.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from bot.contract.errors import BridgeError
@@ -163,6 +164,9 @@ def same_person(one: str, other: str) -> bool:
     return bool(one.strip() and other.strip()) and person_of(one) == person_of(other)
 
 
+# Cached: every check of who may answer compares the same few ids again, and an id
+# without a canonical spelling costs a raised and caught IdentityError each time.
+@functools.lru_cache(maxsize=1024)
 def person_of(spelt: str) -> str:
     """What tells people apart: a Slack id's user (``U0ALICE`` for any workspace's), else the
     id in its one spelling; two ids are one person when this is the same for both."""

@@ -189,6 +189,11 @@ def payload_of(name: str, values: Mapping[str, Any]) -> Payload:
     return OtherPayload(dict(values))
 
 
+def payload_model(name: str) -> type[AskUserPayload | ApprovalPayload | FormToolPayload] | None:
+    """The model ``payload_of`` parses a question called ``name`` with; None: none."""
+    return _MODELS.get(name)
+
+
 def payload_json(payload: Payload) -> dict[str, Any]:
     """The payload as its row holds it: the fields it was given, as they were given, so a
     row read and written back keeps the very JSON it held."""

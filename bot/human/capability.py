@@ -13,7 +13,7 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any, TypeVar, cast
+from typing import Any, TypeGuard, TypeVar, cast
 
 from bot.contract.models import Policy
 from bot.contract.payloads import payload_of
@@ -86,6 +86,14 @@ class HumanInteractionCapability:
         self.checkpoints = checkpoints
         self.audit = audit
         self.clock: Clock = clock or time.time
+        # The last ledger checked against ``IssuesWithTurn``, and whether it is one.
+        self._joint_checked: tuple[object, bool] | None = None
+
+    def _issues_with_turn(self, ledger: object) -> TypeGuard[IssuesWithTurn]:
+        checked = self._joint_checked
+        if checked is None or checked[0] is not ledger:
+            checked = self._joint_checked = (ledger, isinstance(ledger, IssuesWithTurn))
+        return checked[1]
 
     @classmethod
     def compile(
@@ -181,14 +189,14 @@ class HumanInteractionCapability:
         clean = registration.validate_payload(payload)
         # One object serving as both ledger and checkpoint store saves the turn
         # with the row in one write: the write's success is the acknowledgement.
-        # Checked once: a runtime protocol check walks every member of the protocol.
+        # Checked once per ledger: a runtime protocol check walks every member of the protocol.
         ledger = self.ledger
         joint = (
             ledger
             if checkpoint_id is None
             and self.checkpoints is not None
             and cast(object, ledger) is self.checkpoints
-            and isinstance(ledger, IssuesWithTurn)
+            and self._issues_with_turn(ledger)
             else None
         )
         if joint is not None:

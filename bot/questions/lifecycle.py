@@ -176,7 +176,9 @@ class Lifecycle:
         """Open ``question`` (None if its id exists already: nothing is written twice)."""
         # A chat agent's question: one trace of its own, even when asked during a resume.
         with tracing.asked(question, own_trace=True) as trace_parent:
-            question = dataclasses.replace(question, trace_parent=trace_parent)
+            # Copied only for a new traceparent: untraced, the question is kept as it is.
+            if trace_parent != question.trace_parent:
+                question = dataclasses.replace(question, trace_parent=trace_parent)
             return await self._ask(question, turn_state, journal)
 
     async def _ask(

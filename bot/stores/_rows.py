@@ -9,14 +9,16 @@ SQL (placeholders, upserts). A row is anything read by column name:
 from __future__ import annotations
 
 import json
+import json.scanner
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
-from bot.audit import event_digest
+from bot.audit import event_digest, stored_event
 from bot.contract.answers import Answer, ApprovalDecision, OtherAnswer, answer_json, answer_of
-from bot.contract.payloads import payload_json, payload_of
+from bot.contract.json_values import compiled
+from bot.contract.payloads import OtherPayload, Payload, payload_json, payload_model, payload_of
 from bot.questions import quorum
 from bot.questions.records import (
     ApiRequest,
@@ -48,15 +50,31 @@ PENDING = str(DeliveryState.PENDING)
 
 # One encoder: json.dumps with separators= builds a new encoder per call.
 _ENCODER = json.JSONEncoder(separators=(",", ":"))
+_encode = compiled(_ENCODER)
 
 
 def dump(value: dict[str, Any] | Sequence[Any] | None) -> str | None:
     """JSON text for a dict column; TypeError (before any SQL) if JSON cannot hold it."""
-    return None if value is None else _ENCODER.encode(value)
+    return None if value is None else _encode(value)
+
+
+# The standard decoder's scanner: ``json.loads`` also matches whitespace around the
+# value with a regular expression each call, which the texts we wrote never have.
+_scan = json.scanner.make_scanner(cast(Any, json.JSONDecoder()))
 
 
 def load(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
+    if text is None:
+        return None
+    if type(text) is str:
+        try:
+            value, end = _scan(text, 0)
+        except StopIteration:
+            pass  # not a value where it starts: ``json.loads`` says why
+        else:
+            if end == len(text):
+                return value
+    return json.loads(text)
 
 
 PAUSE_COLUMNS = (
@@ -146,7 +164,7 @@ class Typed:
 
 
 # The Question's typed contents. The payload's kind is the row's ``name``, so
-# ``pause_from_row`` parses it once the row's columns are read.
+# ``pause_from_row`` parses it (``_Payloads.read``) once the row's columns are read.
 _PAUSE_TYPED: dict[str, Typed] = {
     "payload": Typed(lambda values: values, payload_json),
     # Parsed by name and status, as the payload is.
@@ -158,6 +176,45 @@ _PAUSE_TYPED: dict[str, Typed] = {
         lambda posts: [p.to_json() for p in posts],
     ),
 }
+
+
+class _Payloads:
+    """Payloads by their kind and stored JSON text, the last ``kept`` read or written.
+
+    A question's payload is parsed (validated) from its row each time the row is read: a
+    step's write reads back the question it changed, and a close the question just
+    asked. The same text always parses to the same payload, and a payload is frozen, so
+    one parsed before (or the very one written as this text) is kept instead. A written
+    payload is kept only if it is what its text parses to: one of its kind's own model
+    (``payload_of``), or an ``OtherPayload`` of a kind without a model.
+    """
+
+    def __init__(self, kept: int = 512) -> None:
+        self._kept = kept
+        self._by_text: dict[tuple[str, str], Payload] = {}
+
+    def read(self, name: str, text: str) -> Payload:
+        key = (name, text)
+        payload = self._by_text.get(key)
+        if payload is None:
+            payload = payload_of(name, load(text))
+            self._keep(key, payload)
+        return payload
+
+    def wrote(self, name: str, text: str, payload: Payload) -> None:
+        model = payload_model(name)
+        if type(payload) is (OtherPayload if model is None else model):
+            self._keep((name, text), payload)
+
+    def _keep(self, key: tuple[str, str], payload: Payload) -> None:
+        by_text = self._by_text
+        if len(by_text) >= self._kept:
+            # All go at once: one step, safe beside SQLite's thread reading rows.
+            by_text.clear()
+        by_text[key] = payload
+
+
+_payloads = _Payloads()
 
 
 def _params(
@@ -224,24 +281,47 @@ class _Opened:
         return value if aad_ is None else data_keys.unseal(value, aad_)
 
 
+def _is_sealed(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith(data_keys.MARKER)
+
+
 def _opened_pause(row: Row) -> Row:
+    # A plaintext row (no keyring, or written before one) is read as it is.
+    if not any(_is_sealed(row[c]) for c in _PAUSE_SEALED):
+        return row
     key = row["interrupt_id"]
     return _Opened(row, {c: aad("pauses", c, key) for c in _PAUSE_SEALED})
 
 
+def _sealed(text: str | None, table: str, column: str, *row: str) -> str | None:
+    """``data_keys.seal`` of a value of ``table.column``, its associated data built only
+    when a keyring seals it."""
+    if text is None or data_keys.in_use() is None:
+        return text
+    return data_keys.seal(text, aad(table, column, *row))
+
+
+def _unsealed(text: str | None, table: str, column: str, *row: str) -> str | None:
+    """``data_keys.unseal`` of a value of ``table.column``, its associated data built only
+    for a sealed value."""
+    if not _is_sealed(text):
+        return text
+    return data_keys.unseal(text, aad(table, column, *row))
+
+
 def answer_text(interrupt_id: str, answer: Answer | None) -> str | None:
     """A close's answer as ``pauses.answer`` holds it."""
-    return data_keys.seal(dump(answer_json(answer)), aad("pauses", "answer", interrupt_id))
+    return _sealed(dump(answer_json(answer)), "pauses", "answer", interrupt_id)
 
 
 def vote_text(interrupt_id: str, voter: str, answer: ApprovalDecision | OtherAnswer) -> str | None:
     """A ballot's answer as ``votes.answer`` holds it."""
-    return data_keys.seal(dump(answer_json(answer)), aad("votes", "answer", interrupt_id, voter))
+    return _sealed(dump(answer_json(answer)), "votes", "answer", interrupt_id, voter)
 
 
 def vote_answer(interrupt_id: str, voter: str, text: str | None) -> ApprovalDecision | OtherAnswer:
     """``votes.answer`` read back, parsed once: ballots are cast on approvals only."""
-    values = load(data_keys.unseal(text, aad("votes", "answer", interrupt_id, voter)))
+    values = load(_unsealed(text, "votes", "answer", interrupt_id, voter))
     answer = answer_of("approval", "answered", values)
     assert isinstance(answer, ApprovalDecision | OtherAnswer)  # all a JSON object parses to
     return answer
@@ -249,16 +329,20 @@ def vote_answer(interrupt_id: str, voter: str, text: str | None) -> ApprovalDeci
 
 def body_text(owe: Owe) -> str:
     """An owed delivery's body as ``outbox.body`` holds it."""
-    text = _ENCODER.encode(dict(owe.body))
-    return data_keys.seal(text, aad("outbox", "body", owe.interrupt_id, str(owe.kind))) or text
+    text = _encode(dict(owe.body))
+    return _sealed(text, "outbox", "body", owe.interrupt_id, str(owe.kind)) or text
+
+
+_PAYLOAD_AT = PAUSE_COLUMNS.index("payload")
+_SEALED_AT = tuple((column, PAUSE_COLUMNS.index(column)) for column in _PAUSE_SEALED)
 
 
 def pause_params(record: Question) -> tuple[Any, ...]:
     """``record`` as the insert's parameters, in ``PAUSE_COLUMNS`` order."""
     values = list(_params(record, PAUSE_COLUMNS, _PAUSE_TYPED))
-    for column in _PAUSE_SEALED:
-        i = PAUSE_COLUMNS.index(column)
-        values[i] = data_keys.seal(values[i], aad("pauses", column, record.interrupt_id))
+    _payloads.wrote(record.name, values[_PAYLOAD_AT], record.payload)
+    for column, i in _SEALED_AT:
+        values[i] = _sealed(values[i], "pauses", column, record.interrupt_id)
     return tuple(values)
 
 
@@ -300,10 +384,15 @@ def pauses_from_rows(rows: Iterable[Row]) -> list[Question]:
     return [pause_from_row(row, attempts) for row, attempts in grouped.values()]
 
 
+# The payload is read from its text (``_Payloads``), every other column as ``_fields`` reads it.
+_PAUSE_READ = tuple(column for column in PAUSE_COLUMNS if column != "payload")
+
+
 def pause_from_row(row: Row, attempts: list[Any]) -> Question:
     """A row with ``PAUSE_COLUMNS``, and the question's cross-scope attempts, as a record."""
-    fields = _fields(_opened_pause(row), PAUSE_COLUMNS, _ENUMS, _PAUSE_TYPED)
-    fields["payload"] = payload_of(fields["name"], fields["payload"])
+    opened = _opened_pause(row)
+    fields = _fields(opened, _PAUSE_READ, _ENUMS, _PAUSE_TYPED)
+    fields["payload"] = _payloads.read(fields["name"], opened["payload"])
     fields["answer"] = answer_of(fields["name"], fields["status"], fields["answer"])
     kept = tuple(CrossScopeAttempt.stored(a) for a in attempts)
     return Question(**fields, cross_scope_attempts=kept)
@@ -335,11 +424,18 @@ def run_from_row(row: Row) -> RunRecord:
 def audit_params(event: AuditEvent, *, run_id: str = "") -> tuple[Any, ...]:
     """``event`` as the insert's parameters, its digest last; ``run_id`` stands in for a
     blank one. The store links it into its chain (``bot.audit``) as it is inserted."""
-    detail = dump(event.detail)
-    # Digested as it will be read back: the verifier sees the stored JSON, opened.
-    digest = event_digest(event.at, event.kind, event.interrupt_id, event.actor, load(detail))
-    if event.kind != REFUSED:
-        detail = data_keys.seal(detail, audit_aad(event.interrupt_id, event.kind, event.at))
+    # Digested as it will be read back: the verifier sees the stored JSON, opened. Its
+    # canonical text is that already (``stored_event``), but for a key JSON would change.
+    stored = stored_event(event.at, event.kind, event.interrupt_id, event.actor, event.detail)
+    if stored is not None:
+        detail, digest = stored
+    else:
+        detail = _encode(event.detail)
+        opened = load(detail)
+        digest = event_digest(event.at, event.kind, event.interrupt_id, event.actor, opened)
+    keys = data_keys.in_use()
+    if event.kind != REFUSED and keys is not None:
+        detail = keys.seal(detail, audit_aad(event.interrupt_id, event.kind, event.at))
     return (
         event.at,
         event.kind,
@@ -385,7 +481,7 @@ def delivery_from_row(row: Row, *, followed: bool = False) -> OutboxRow:
         surface=row["surface"],
         kind=DeliveryKind(row["kind"]),
         interrupt_id=row["interrupt_id"],
-        body=load(data_keys.unseal(row["body"], aad("outbox", "body", *_delivery_ids(row)))),
+        body=load(_unsealed(row["body"], "outbox", "body", *_delivery_ids(row))),
         attempts=row["attempts"],
         state=DeliveryState(row["state"]),
         next_at=row["next_at"],
@@ -479,29 +575,29 @@ def pending_from_row(row: Row) -> tuple[Question, str, str, str]:
 
 def state_text(checkpoint_id: str, state: Mapping[str, Any]) -> str:
     """A run's turn state (its conversation) as ``checkpoints.state`` holds it."""
-    return sealed_state(checkpoint_id, _ENCODER.encode(dict(state)))
+    return sealed_state(checkpoint_id, _encode(dict(state)))
 
 
 def sealed_state(checkpoint_id: str, text: str) -> str:
     """Turn state's JSON ``text`` as ``checkpoints.state`` holds it."""
-    return data_keys.seal(text, aad("checkpoints", "state", checkpoint_id)) or text
+    return _sealed(text, "checkpoints", "state", checkpoint_id) or text
 
 
 def state_of(checkpoint_id: str, text: str) -> dict[str, Any]:
     """``checkpoints.state`` read back."""
-    opened = data_keys.unseal(text, aad("checkpoints", "state", checkpoint_id)) or text
+    opened = _unsealed(text, "checkpoints", "state", checkpoint_id) or text
     return dict(json.loads(opened))
 
 
 def journal_text(step: str, value: Any) -> str:
     """A finished step's value as ``journal.value`` holds it."""
-    text = json.dumps(value, separators=(",", ":"))
-    return data_keys.seal(text, aad("journal", "value", step)) or text
+    text = _encode(value)
+    return _sealed(text, "journal", "value", step) or text
 
 
 def journal_value(step: str, text: str) -> Any:
     """``journal.value`` read back."""
-    return json.loads(data_keys.unseal(text, aad("journal", "value", step)) or text)
+    return json.loads(_unsealed(text, "journal", "value", step) or text)
 
 
 def paused_turn(

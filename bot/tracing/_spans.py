@@ -57,6 +57,15 @@ def asked(question: TracedQuestion, *, route: str = "", own_trace: bool = False)
     """``question.asked``, a child of the current context (an agent's request), or with
     ``own_trace`` the root of a trace of its own; yields the traceparent to keep on the row
     ('' when tracing is off)."""
+    if own_trace and not on():
+        # What the API's no-op tracer gives a root, without building it: the invalid span
+        # current, no traceparent kept (a chat question's every step is on the hot path).
+        token = context.attach(trace.set_span_in_context(trace.INVALID_SPAN))
+        try:
+            yield ""
+        finally:
+            context.detach(token)
+        return
     tracer = trace.get_tracer(TRACER)
     attributes = ids(question, route=route)
     parent = context.Context() if own_trace else None
@@ -74,6 +83,14 @@ def step(
     name: str, trace_parent: str, attributes: Mapping[str, str | int | bool]
 ) -> Iterator[Span]:
     """A span of the question's trace: a child of its asked span, whatever is current."""
+    if not trace_parent and not on():
+        # A question asked untraced, tracing still off: the no-op tracer's span, as ``asked``.
+        token = context.attach(trace.set_span_in_context(trace.INVALID_SPAN))
+        try:
+            yield trace.INVALID_SPAN
+        finally:
+            context.detach(token)
+        return
     tracer = trace.get_tracer(TRACER)
     with tracer.start_as_current_span(
         name, context=_parent(trace_parent), attributes=dict(attributes)

@@ -53,6 +53,7 @@ loop; so do opening and migrating, which may wait on other processes.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import sqlite3
 from collections.abc import Callable, Sequence
@@ -94,6 +95,11 @@ def _is_busy(error: sqlite3.OperationalError) -> bool:
     return code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
+# The trigger's upsert computes a chain's genesis for every event, though only its first
+# uses it: the few chains being written to are kept.
+_genesis = functools.lru_cache(maxsize=256)(genesis)
+
+
 def _use_wal(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA journal_mode = WAL")
 
@@ -106,7 +112,7 @@ def _connect(path: str, *, busy_timeout_ms: int) -> sqlite3.Connection:
         conn.row_factory = sqlite3.Row
         # What the audit's trigger links each event with (migration 15); a connection
         # without them (another program) cannot write the audit at all.
-        conn.create_function("audit_genesis", 1, genesis, deterministic=True)
+        conn.create_function("audit_genesis", 1, _genesis, deterministic=True)
         conn.create_function("audit_link", 2, link, deterministic=True)
         for pragma in _PRAGMAS:
             conn.execute(pragma)
