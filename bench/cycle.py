@@ -88,6 +88,16 @@ class Cycles:
             # The surface records every post; the store, not this list, is what is measured.
             self._surface.questions.clear()
 
+    @property
+    def next_number(self) -> int:
+        """The number the next conversation is named by."""
+        return self._done
+
+    def number_from(self, first: int) -> None:
+        """Number the next conversations from ``first`` on (``bench/scale.py``'s copies took
+        the numbers before it)."""
+        self._done = max(self._done, first)
+
     async def run(self, iterations: int) -> list[float]:
         """Microseconds per cycle, ``iterations`` of them."""
         service, surface = self.service, self._surface

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import statistics
 import sys
 import tempfile
@@ -48,7 +49,8 @@ import asyncpg
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.cycle import WHO, Cycles, cycles, postgres_schema  # noqa: E402 (ROOT on the path)
+from bench._copies import PostgresCopier, SqliteCopier, Template  # noqa: E402 (ROOT on the path)
+from bench.cycle import WHO, Cycles, cycles, postgres_schema  # noqa: E402
 from bot.contract.payloads import payload_of  # noqa: E402
 from bot.questions import quorum  # noqa: E402
 from bot.questions.records import (  # noqa: E402
@@ -63,6 +65,11 @@ SMALLEST = 1_000
 YEAR = 365 * 86_400.0
 
 Operation = Callable[[], Awaitable[float]]
+Copier = SqliteCopier | PostgresCopier
+# Copies inserted per transaction.
+COPY_BATCH = 2_000
+# The numbered identifiers of the /v1 half's questions (``Mix``), one number each.
+MIX_STEMS = ("run_bench_", "int_bench_", "api_bench_", "bench-", "V")
 
 
 def sizes(most: int) -> list[int]:
@@ -123,6 +130,15 @@ class Mix:
         self._service = ours.service
         self._asked = 0
 
+    @property
+    def next_number(self) -> int:
+        """The number the next question asked is named by."""
+        return self._asked
+
+    def number_from(self, first: int) -> None:
+        """Number the next questions from ``first`` on (copies took the numbers before it)."""
+        self._asked = max(self._asked, first)
+
     async def ask(
         self,
         n: int,
@@ -182,6 +198,8 @@ class Mix:
         )
         if await self._service.questions.ask_remote(run, question, api) is None:
             raise SystemExit(f"question {i} was not asked")
+        # As /v1's create does: its post is delivered now, not at the deliverer's next pass.
+        self._service.deliverer.kick()
         return question.interrupt_id
 
 
@@ -274,6 +292,20 @@ async def p50_ms(operation: Operation, samples: int) -> float:
     return statistics.median([await operation() for _ in range(samples)])
 
 
+async def copied(ours: Cycles, mix: Mix, copier: Copier, template: Template, n: int) -> None:
+    """``n`` more open questions, copies of the template's (``bench/_copies.py``), a batch
+    at a time; the growers number their later questions after the copies'."""
+    # The copies' numbers after every number the growers have used, and theirs after those.
+    template.number_after({"C": ours.next_number - 1})
+    template.number_after(dict.fromkeys(MIX_STEMS, mix.next_number - 1))
+    copies = template.copies(n)
+    while batch := list(itertools.islice(copies, COPY_BATCH)):
+        await copier.insert(batch)
+    counters = template.counters
+    ours.number_from(counters["C"] + 1)
+    mix.number_from(max(counters[stem] for stem in MIX_STEMS) + 1)
+
+
 async def grow(
     backend: str,
     url: str,
@@ -281,14 +313,22 @@ async def grow(
     args: argparse.Namespace,
     on_disk: Callable[[], Awaitable[int]],
     settle: Callable[[], Awaitable[None]],
+    copier: Copier,
 ) -> dict[str, dict[int, float]]:
     """Each operation's p50 (ms) at each size, keyed by operation then size."""
     figures: dict[str, dict[int, float]] = {}
     open_now = 0
     mix = Mix(ours)
+    template: Template | None = None
     for size in sizes(args.max):
         began = time.perf_counter()
-        await grow_mix(ours, mix, size - open_now)
+        if template is None or args.lifecycle:
+            await grow_mix(ours, mix, size - open_now)
+            if template is None and not args.lifecycle:
+                # Before any operation: the template is the grown questions alone.
+                template = await copier.template()
+        else:
+            await copied(ours, mix, copier, template, size - open_now)
         await settle()
         open_now = size
         print(
@@ -350,7 +390,13 @@ async def main(args: argparse.Namespace) -> int:
         url = f"sqlite:///{path}"
         async with cycles(url) as ours:
             results["sqlite"] = await grow(
-                "sqlite", url, ours, args, sqlite_bytes, nothing_to_settle
+                "sqlite",
+                url,
+                ours,
+                args,
+                sqlite_bytes,
+                nothing_to_settle,
+                SqliteCopier(ours.stores),
             )
     async with postgres_schema() as pg_url:
         if pg_url is not None:
@@ -363,7 +409,13 @@ async def main(args: argparse.Namespace) -> int:
                     await vacuumed(pg_url)
 
                 results["postgres"] = await grow(
-                    "postgres", pg_url, ours, args, postgres_bytes, postgres_vacuumed
+                    "postgres",
+                    pg_url,
+                    ours,
+                    args,
+                    postgres_bytes,
+                    postgres_vacuumed,
+                    PostgresCopier(pg_url),
                 )
     worst = (0.0, "", "")
     for backend, figures in results.items():
@@ -385,6 +437,11 @@ def parse(argv: list[str]) -> argparse.Namespace:
         "--max", type=int, default=1_000_000, help=f"open questions at the end (>= {SMALLEST:,})"
     )
     parser.add_argument("--samples", type=int, default=20, help="runs of each operation per size")
+    parser.add_argument(
+        "--lifecycle",
+        action="store_true",
+        help="grow every size through the lifecycle's write paths, not by copies (slow)",
+    )
     args = parser.parse_args(argv)
     if args.max < SMALLEST:
         parser.error(f"--max must be at least {SMALLEST:,}")
