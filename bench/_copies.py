@@ -17,6 +17,7 @@ and the per-status counters count each question.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 import sqlite3
@@ -192,6 +193,12 @@ class SqliteCopier:
         self._db = stores._db
 
     async def template(self) -> Template:
+        def pending(conn: sqlite3.Connection) -> int:
+            return int(conn.execute(_PENDING).fetchone()[0])
+
+        while await self._db.run(pending):  # noqa: ASYNC110 - the store, polled
+            await asyncio.sleep(0.05)
+
         def read(conn: sqlite3.Connection) -> Template:
             return _template(lambda sql: conn.execute(sql).fetchall())
 
@@ -229,6 +236,8 @@ class PostgresCopier:
     async def template(self) -> Template:
         conn = await asyncpg.connect(self._url)
         try:
+            while await conn.fetchval(_PENDING):  # noqa: ASYNC110 - the store, polled
+                await asyncio.sleep(0.05)
             fetched: dict[str, list[Any]] = {}
             for sql in _TEMPLATE_READS.values():
                 fetched[sql] = await conn.fetch(sql)
@@ -255,6 +264,9 @@ class PostgresCopier:
             await conn.close()
 
 
+# Posts still owed: the template is read once the deliverer has made them all, so no copy
+# owes a post (its rows say where it was posted, as the original's do).
+_PENDING = "SELECT COUNT(*) FROM outbox WHERE state = 'pending'"
 # What the template is read with: every open question's rows (the grown ones, before
 # any operation has run), by table.
 _OPEN = "(SELECT run_id FROM pauses WHERE status = 'outstanding')"

@@ -127,17 +127,17 @@ class Cycles:
 
 
 @asynccontextmanager
-async def cycles(url: str) -> AsyncIterator[Cycles]:
-    """Our cycle on the store ``url`` names, closed on exit."""
+async def cycles(url: str, *, also: Sequence[str] = ()) -> AsyncIterator[Cycles]:
+    """Our cycle on the store ``url`` names, closed on exit; ``also``: more surfaces by name,
+    each recording what it is sent as the bench surface does."""
     stores = await open_stores(url)
     signer = TokenSigner([random_signing_key("bench")])
     agent, capability = build_agent(
         provider=ScriptedProvider(script), stores=stores, signer=signer, clock=time.time
     )
     surface = RecordingSurface(name="bench")
-    service = RunService(
-        agent=agent, capability=capability, stores=stores, surfaces={"bench": surface}
-    )
+    surfaces = {"bench": surface, **{name: RecordingSurface(name=name) for name in also}}
+    service = RunService(agent=agent, capability=capability, stores=stores, surfaces=surfaces)
     try:
         yield Cycles(service, surface)
     finally:

@@ -49,7 +49,9 @@ import asyncpg
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench._copies import PostgresCopier, SqliteCopier, Template  # noqa: E402 (ROOT on the path)
+from bench import _served  # noqa: E402 (ROOT on the path)
+from bench._copies import PostgresCopier, SqliteCopier, Template  # noqa: E402
+from bench._served import KEY_ID  # noqa: E402
 from bench.cycle import WHO, Cycles, cycles, postgres_schema  # noqa: E402
 from bot.contract.payloads import payload_of  # noqa: E402
 from bot.questions import quorum  # noqa: E402
@@ -66,6 +68,11 @@ YEAR = 365 * 86_400.0
 
 Operation = Callable[[], Awaitable[float]]
 Copier = SqliteCopier | PostgresCopier
+# Where the /v1 half's questions are posted: a route /v1 takes (its list shows them), a
+# surface that records what it is sent in this process, as the bench surface does.
+API_SURFACE = "console"
+# The server process's resident memory at each size (MiB; bench/_served.py).
+RSS = "server RSS"
 # Copies inserted per transaction.
 COPY_BATCH = 2_000
 # The numbered identifiers of the /v1 half's questions (``Mix``), one number each.
@@ -162,11 +169,11 @@ class Mix:
         self, i: int, issued_at: float, expires_in: float, policy: dict[str, Any] | None
     ) -> str:
         kind = KINDS[i % len(KINDS)]
-        where = {"surface": "bench", "scope": f"T{i % 7}", "key": f"V{i}", "thread": ""}
+        where = {"surface": API_SURFACE, "scope": f"T{i % 7}", "key": f"V{i}", "thread": ""}
         run = RunRecord(
             run_id=f"run_bench_{i}",
             scope=where["scope"],
-            surface="bench",
+            surface=API_SURFACE,
             requester="api:bench",
             text="deploy web",
             created_at=issued_at,
@@ -190,7 +197,8 @@ class Mix:
         api = ApiRequest(
             interrupt_id=question.interrupt_id,
             key_name="bench",
-            key_id="key_bench",
+            # The server's key's (``bench/_served.py``): its /v1 list pages these questions.
+            key_id=KEY_ID,
             idempotency_key=f"bench-{i}",
             body_hash="bench",
             kind=kind,
@@ -273,7 +281,9 @@ def operations(ours: Cycles, mix: Mix) -> dict[str, Operation]:
 
     async def claim() -> float:
         now = time.time()
-        call = stores.outbox.claim(now, until=now + 30, owner="bench", surfaces=["bench"])
+        call = stores.outbox.claim(
+            now, until=now + 30, owner="bench", surfaces=["bench", API_SURFACE]
+        )
         return (await timed(call))[0]
 
     return {
@@ -337,6 +347,9 @@ async def grow(
         )
         for name, operation in operations(ours, mix).items():
             figures.setdefault(name, {})[size] = await p50_ms(operation, args.samples)
+        if not args.no_server:
+            for name, value in (await _served.figures(url, args.samples)).items():
+                figures.setdefault(RSS if name == "rss" else name, {})[size] = value
     disk = await on_disk()
     print(f"{backend} bytes on disk per open question at {open_now:,}: {disk / open_now:,.0f}")
     return figures
@@ -374,33 +387,39 @@ async def vacuumed(url: str) -> None:
         await conn.close()
 
 
-async def nothing_to_settle() -> None:
-    """SQLite's B-trees drop a deleted entry at once: nothing is left to vacuum."""
-
-
 async def main(args: argparse.Namespace) -> int:
     results: dict[str, dict[str, dict[int, float]]] = {}
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "scale.sqlite3"
 
-        async def sqlite_bytes() -> int:
-            files = Path(folder).glob("scale.sqlite3*")  # noqa: ASYNC240 - once, at the end
-            return sum(p.stat().st_size for p in files)
-
         url = f"sqlite:///{path}"
-        async with cycles(url) as ours:
+        async with cycles(url, also=[API_SURFACE]) as ours:
+
+            async def checkpointed() -> None:
+                """The write-ahead log copied into the database, as the store's own checkpoints
+                do as it goes: a size's copies are not left in the log for the timed reads to
+                search (SQLite's B-trees drop a deleted entry at once: nothing to vacuum)."""
+                db: Any = ours.stores
+                await db._db.run(lambda conn: conn.execute("PRAGMA wal_checkpoint(TRUNCATE)"))
+
+            async def sqlite_bytes() -> int:
+                # The pages the questions take, not a log of the latest writes.
+                await checkpointed()
+                files = Path(folder).glob("scale.sqlite3*")  # noqa: ASYNC240 - once, at the end
+                return sum(p.stat().st_size for p in files)
+
             results["sqlite"] = await grow(
                 "sqlite",
                 url,
                 ours,
                 args,
                 sqlite_bytes,
-                nothing_to_settle,
+                checkpointed,
                 SqliteCopier(ours.stores),
             )
     async with postgres_schema() as pg_url:
         if pg_url is not None:
-            async with cycles(pg_url) as ours:
+            async with cycles(pg_url, also=[API_SURFACE]) as ours:
 
                 async def postgres_bytes() -> int:
                     return await schema_bytes(pg_url)
@@ -421,6 +440,12 @@ async def main(args: argparse.Namespace) -> int:
     for backend, figures in results.items():
         for name, by_size in figures.items():
             smallest, largest = min(by_size), max(by_size)
+            if name == RSS:  # a bound of its own (MiB), not a ratio
+                print(
+                    f"{backend} {name}: at {smallest:,} = {by_size[smallest]:.1f} MiB,"
+                    f" at {largest:,} = {by_size[largest]:.1f} MiB"
+                )
+                continue
             ratio = by_size[largest] / by_size[smallest]
             print(
                 f"{backend} {name}: p50 at {smallest:,} = {by_size[smallest]:.2f} ms,"
@@ -437,6 +462,11 @@ def parse(argv: list[str]) -> argparse.Namespace:
         "--max", type=int, default=1_000_000, help=f"open questions at the end (>= {SMALLEST:,})"
     )
     parser.add_argument("--samples", type=int, default=20, help="runs of each operation per size")
+    parser.add_argument(
+        "--no-server",
+        action="store_true",
+        help="leave out the server process's parts (/v1 create and list, its RSS)",
+    )
     parser.add_argument(
         "--lifecycle",
         action="store_true",
