@@ -95,8 +95,10 @@ class Template:
 
     def copies(self, n: int) -> Iterator[dict[str, list[dict[str, Any]]]]:
         """``n`` copies of template runs in turn, each a table's new rows."""
-        shift = time.time() - self.written_at
+        shift = 0.0
         for i in range(n):
+            if i % len(self.runs) == 0:  # each round of copies asked when it is made
+                shift = time.time() - self.written_at
             run_id = self.runs[i % len(self.runs)]
             yield self._copy(run_id, shift)
 

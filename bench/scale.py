@@ -2,15 +2,24 @@
 
 On SQLite (a temporary file) and on PostgreSQL (a fresh schema on
 ``BENCH_POSTGRES_URL``, default the local server; skipped, saying so, when
-it is unreachable), the open questions grow through the lifecycle's own
-write paths, spread over seven scopes: half a chat agent's (``RunService.start``
-of a run that asks and stays paused, in batches; ``bench/cycle.py``'s
-``Cycles.park``), half ``/v1``'s (``Lifecycle.ask_remote``): approvals, asks
-and forms in turn, with reminders, escalation steps, a quorum or no policy in
-turn, expiring over a week. On a PostgreSQL server that runs without
-autovacuum, each size is vacuumed once grown, as autovacuum would. At each
-size, each operation runs ``--samples`` times as the server calls it, its
-setup untimed, and its median (p50) is kept:
+it is unreachable), the first 1,000 open questions are asked through the
+lifecycle's own write paths, spread over seven scopes: half a chat agent's
+(``RunService.start`` of a run that asks and stays paused, in batches;
+``bench/cycle.py``'s ``Cycles.park``), half ``/v1``'s (``Lifecycle.ask_remote``
+on the console route, the deliverer kicked as ``/v1``'s create does):
+approvals, asks and forms in turn, with reminders, escalation steps, a quorum
+or no policy in turn, expiring over a week. Each later size is grown by
+copies of those 1,000 (``bench/_copies.py``), taken once every post is made:
+every row the lifecycle wrote for each (run, question, checkpoint, outbox
+rows, audit events, ``/v1`` request) with fresh identifiers of the same shape
+and its times moved on by the template's age, inserted in batches through the
+store's own triggers (the audit chain, the counters). Not the lifecycle's
+Python, which would take most of an hour per backend to reach a million:
+``--lifecycle`` grows every size through it instead. On a PostgreSQL server
+that runs without autovacuum, each size is vacuumed once grown, as autovacuum
+would; SQLite's write-ahead log is checkpointed, as the store does as it goes.
+At each size, each operation runs ``--samples`` times as the server calls it,
+its setup untimed, and its median (p50) is kept:
 
 - ``ask + answer + resume``: one whole cycle (``bench/cycle.py``'s);
 - ``pending first page``: the admin list's first 20 (``AdminStore.pending``);
@@ -20,14 +29,18 @@ setup untimed, and its median (p50) is kept:
 - ``reminder pass, nothing due`` and ``reminder pass, 100 due``: the pass over
   reminders and escalation (``Nudges.sweep``), with none due, and with 100
   asked an hour ago, which it nudges (cancelled afterwards, untimed);
-- ``deliverer claim``: one claim of due posts (``Outbox.claim``).
+- ``deliverer claim``: one claim of due posts (``Outbox.claim``);
+- ``/v1 create`` and ``/v1 list page``: through a ``python -m bot`` server
+  started on the grown store with the key the ``/v1`` half was asked under
+  (``bench/_served.py``), and that process's RSS once they are done
+  (``--no-server`` leaves these out).
 
 Then one line per backend and operation,
 ``<backend> <operation>: p50 at <smallest> = X ms, at <largest> = Y ms (x<ratio>)``,
-the bytes on disk per open question at the largest size, and last
-``scale: worst ratio <r> (<backend> <operation>)``. Not measured here yet
-(issue 45 item 1): the ``/v1`` create and list through a server process,
-that process's RSS, and questions posted on several routes.
+the server's RSS at the smallest and largest size, the bytes on disk per open
+question at the largest size, and last
+``scale: worst ratio <r> (<backend> <operation>)``. Not measured here yet:
+questions posted on several routes.
 Run: `.venv/bin/python bench/scale.py [--max 1000000] [--samples 20]`.
 """
 
