@@ -87,7 +87,7 @@ API_SURFACE = "console"
 # The server process's resident memory at each size (MiB; bench/_served.py).
 RSS = "server RSS"
 # Copies inserted per transaction.
-COPY_BATCH = 2_000
+COPY_BATCH = 10_000
 # The numbered identifiers of the /v1 half's questions (``Mix``), one number each.
 MIX_STEMS = ("run_bench_", "int_bench_", "api_bench_", "bench-", "V")
 
