@@ -353,6 +353,9 @@ async def grow(
         else:
             await copied(ours, mix, copier, template, size - open_now)
         await settle()
+        # At least: the server's own creates (bench/_served.py) stay open too.
+        if (counted := await copier.open_count()) < size:
+            raise SystemExit(f"{backend}: {counted:,} questions open, not {size:,}")
         open_now = size
         print(
             f"{backend}: {size:,} open ({time.perf_counter() - began:.1f} s to grow)",
