@@ -403,8 +403,8 @@ async def vacuumed(url: str) -> None:
         await conn.close()
 
 
-async def main(args: argparse.Namespace) -> int:
-    results: dict[str, dict[str, dict[int, float]]] = {}
+async def on_sqlite(args: argparse.Namespace) -> dict[str, dict[int, float]]:
+    """Each operation's p50s on a SQLite file in a temporary folder."""
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "scale.sqlite3"
 
@@ -424,7 +424,7 @@ async def main(args: argparse.Namespace) -> int:
                 files = Path(folder).glob("scale.sqlite3*")  # noqa: ASYNC240 - once, at the end
                 return sum(p.stat().st_size for p in files)
 
-            results["sqlite"] = await grow(
+            return await grow(
                 "sqlite",
                 url,
                 ours,
@@ -433,6 +433,10 @@ async def main(args: argparse.Namespace) -> int:
                 checkpointed,
                 SqliteCopier(ours.stores),
             )
+
+
+async def on_postgres(args: argparse.Namespace) -> dict[str, dict[int, float]] | None:
+    """Each operation's p50s on a fresh PostgreSQL schema; None if there is no server."""
     async with postgres_schema() as pg_url:
         if pg_url is not None:
             async with cycles(pg_url, also=[API_SURFACE]) as ours:
@@ -443,7 +447,7 @@ async def main(args: argparse.Namespace) -> int:
                 async def postgres_vacuumed() -> None:
                     await vacuumed(pg_url)
 
-                results["postgres"] = await grow(
+                return await grow(
                     "postgres",
                     pg_url,
                     ours,
@@ -452,6 +456,17 @@ async def main(args: argparse.Namespace) -> int:
                     postgres_vacuumed,
                     PostgresCopier(pg_url),
                 )
+    return None
+
+
+async def main(args: argparse.Namespace) -> int:
+    results: dict[str, dict[str, dict[int, float]]] = {}
+    if args.backend in ("both", "sqlite"):
+        results["sqlite"] = await on_sqlite(args)
+    if args.backend in ("both", "postgres"):
+        figures = await on_postgres(args)
+        if figures is not None:
+            results["postgres"] = figures
     worst = (0.0, "", "")
     for backend, figures in results.items():
         for name, by_size in figures.items():
@@ -478,6 +493,12 @@ def parse(argv: list[str]) -> argparse.Namespace:
         "--max", type=int, default=1_000_000, help=f"open questions at the end (>= {SMALLEST:,})"
     )
     parser.add_argument("--samples", type=int, default=20, help="runs of each operation per size")
+    parser.add_argument(
+        "--backend",
+        choices=("both", "sqlite", "postgres"),
+        default="both",
+        help="the stores measured",
+    )
     parser.add_argument(
         "--no-server",
         action="store_true",
