@@ -17,7 +17,8 @@ store's own triggers (the audit chain, the counters). Not the lifecycle's
 Python, which would take most of an hour per backend to reach a million:
 ``--lifecycle`` grows every size through it instead. On a PostgreSQL server
 that runs without autovacuum, each size is vacuumed once grown, as autovacuum
-would; SQLite's write-ahead log is checkpointed, as the store does as it goes.
+would, and checkpointed, so the growth's dirty pages are not written under the timed
+operations; SQLite's write-ahead log is checkpointed, as the store does as it goes.
 At each size, each operation runs ``--samples`` times as the server calls it,
 its setup untimed, and its median (p50) is kept:
 
