@@ -88,6 +88,16 @@ class Cycles:
             # The surface records every post; the store, not this list, is what is measured.
             self._surface.questions.clear()
 
+    @property
+    def next_number(self) -> int:
+        """The number the next conversation is named by."""
+        return self._done
+
+    def number_from(self, first: int) -> None:
+        """Number the next conversations from ``first`` on (``bench/scale.py``'s copies took
+        the numbers before it)."""
+        self._done = max(self._done, first)
+
     async def run(self, iterations: int) -> list[float]:
         """Microseconds per cycle, ``iterations`` of them."""
         service, surface = self.service, self._surface
@@ -117,17 +127,17 @@ class Cycles:
 
 
 @asynccontextmanager
-async def cycles(url: str) -> AsyncIterator[Cycles]:
-    """Our cycle on the store ``url`` names, closed on exit."""
+async def cycles(url: str, *, also: Sequence[str] = ()) -> AsyncIterator[Cycles]:
+    """Our cycle on the store ``url`` names, closed on exit; ``also``: more surfaces by name,
+    each recording what it is sent as the bench surface does."""
     stores = await open_stores(url)
     signer = TokenSigner([random_signing_key("bench")])
     agent, capability = build_agent(
         provider=ScriptedProvider(script), stores=stores, signer=signer, clock=time.time
     )
     surface = RecordingSurface(name="bench")
-    service = RunService(
-        agent=agent, capability=capability, stores=stores, surfaces={"bench": surface}
-    )
+    surfaces = {"bench": surface, **{name: RecordingSurface(name=name) for name in also}}
+    service = RunService(agent=agent, capability=capability, stores=stores, surfaces=surfaces)
     try:
         yield Cycles(service, surface)
     finally:
