@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.audit import link
+from bot.audit import BRIDGE_CHAIN, genesis, link
 from bot.contract.answers import OtherAnswer
 from bot.contract.payloads import OtherPayload
 from bot.service.running.foreground import Foreground
@@ -429,7 +429,13 @@ async def test_version_17_keeps_the_chains_and_their_heads(tmp_path: Path) -> No
         assert heads.endswith("WITHOUT ROWID")
     async with opened(path) as stores:
         await stores.audit.append(AuditEvent(at=3.0, kind="answered", run_id="r1"))
+        # A new chain's first event, by the new trigger: its genesis, then the link.
+        await stores.audit.append(AuditEvent(at=4.0, kind="asked", run_id="r2"))
     with raw(path) as conn:
         rows = conn.execute("SELECT seq, digest, hash FROM audit WHERE run_id = 'r1' ORDER BY id")
         (one, _, first), (two, digest, second) = rows.fetchall()
         assert (one, two, second) == (1, 2, link(first, digest))
+        new = conn.execute("SELECT seq, digest, hash FROM audit WHERE run_id = 'r2'").fetchall()
+        assert [(seq, hashed) for seq, _, hashed in new] == [(1, link(genesis("r2"), new[0][1]))]
+        heads = conn.execute("SELECT chain, seq FROM audit_heads ORDER BY chain").fetchall()
+        assert heads == [(BRIDGE_CHAIN, 1), ("r1", 2), ("r2", 1)]
