@@ -113,3 +113,11 @@ NUDGE_CARRY = (
     "SELECT interrupt_id, policy, issued_at, reminders, level FROM pauses"
     " WHERE status = 'outstanding' AND policy IS NOT NULL"
 )
+
+# Only the questions that owe a reminder or step are in that index (migration 17): most
+# have no policy, so asking and closing them leave it alone, and the sweeper's read
+# (``nudge_due_at <= ?``) implies the index's condition. Both backends.
+NUDGE_DUE_ONLY = (
+    "DROP INDEX pauses_nudge_due",
+    "CREATE INDEX pauses_nudge_due ON pauses (status, nudge_due_at) WHERE nudge_due_at IS NOT NULL",
+)

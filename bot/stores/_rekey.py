@@ -125,9 +125,11 @@ class SqlRekey:
             names = ", ".join((*sealed.keys, *sealed.reads, sealed.column))
             rows = await self._db.rows(
                 f"SELECT {names} FROM {sealed.table} WHERE {sealed.column} IS NOT NULL"  # noqa: S608 - our own identifiers
-                f" AND substr({sealed.column}, 1, ?) <> ?{sealed.where} LIMIT ?",
+                f" AND substr({sealed.column}, 1, ?) <> ? AND {sealed.column} <> ?{sealed.where}"
+                " LIMIT ?",
                 len(prefix),
                 prefix,
+                data_keys.EMPTY,
                 limit,
             )
             if not rows:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Protocol
 
 from opentelemetry import context, propagate, trace
+from opentelemetry.environment_variables import OTEL_PYTHON_TRACER_PROVIDER
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
@@ -31,9 +33,20 @@ class TracedQuestion(Protocol):
     def trace_parent(self) -> str: ...
 
 
+# Whether the environment names a provider the API loads at its first use. The API's own
+# ``get_tracer_provider`` looks this up in ``os.environ`` on every call until a provider is
+# set, and a chat question's every step asks ``on()``: read once, as the process starts.
+_PROVIDER_FROM_ENVIRONMENT = OTEL_PYTHON_TRACER_PROVIDER in os.environ
+
+
 def on() -> bool:
     """An SDK's provider is installed: spans are recorded (worth a read to find a parent)."""
-    provider = trace.get_tracer_provider()
+    # The API's global, set once (by ``setup.configure``, or a test's own provider).
+    provider = trace._TRACER_PROVIDER
+    if provider is None:
+        if not _PROVIDER_FROM_ENVIRONMENT:
+            return False
+        provider = trace.get_tracer_provider()
     return not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
 
 

@@ -5,6 +5,7 @@ row to the new key while questions are answered, and a missing or wrong key is o
 from __future__ import annotations
 
 import asyncio
+import base64
 import socket
 import sqlite3
 from collections.abc import Iterator
@@ -136,7 +137,8 @@ async def raw_bytes(url: str, tmp_path: Path) -> bytes:
 
 
 async def sealed_values(url: str) -> list[str]:
-    """Every value of the sealed columns (a refusal's detail stays plaintext)."""
+    """Every value of the sealed columns (a refusal's detail, and the empty object, stay
+    plaintext)."""
     selects = (
         "SELECT payload FROM pauses",
         "SELECT answer FROM pauses WHERE answer IS NOT NULL",
@@ -147,12 +149,14 @@ async def sealed_values(url: str) -> list[str]:
     )
     if url.startswith("sqlite"):
         with sqlite3.connect(url.removeprefix("sqlite:///")) as conn:
-            return [row[0] for sql in selects for row in conn.execute(sql)]
-    conn = await asyncpg.connect(url)
-    try:
-        return [row[0] for sql in selects for row in await conn.fetch(sql)]
-    finally:
-        await conn.close()
+            values = [row[0] for sql in selects for row in conn.execute(sql)]
+    else:
+        conn = await asyncpg.connect(url)
+        try:
+            values = [row[0] for sql in selects for row in await conn.fetch(sql)]
+        finally:
+            await conn.close()
+    return [value for value in values if value != data_keys.EMPTY]
 
 
 @pytest.mark.usefixtures("keyring")
@@ -305,3 +309,22 @@ def test_a_ciphertext_moved_to_another_row_does_not_open() -> None:
     for elsewhere in ("pauses.payload:q2", "pauses.answer:q1"):
         with pytest.raises(data_keys.DataKeyError, match="does not decrypt"):
             keys.open(sealed, elsewhere)
+
+
+def test_the_empty_object_is_stored_as_it_is() -> None:
+    """``{}`` holds nothing to hide: stored as it is; one sealed before still opens."""
+    keys: DataKeys = parse_data_keys(OLD)
+    assert keys.seal("{}", "audit.detail:x") == "{}"
+    data_keys.use(keys)
+    try:
+        assert data_keys.unseal("{}", "audit.detail:x") == "{}"
+        key = keys.keys[0]
+        before = (
+            f"{data_keys.MARKER}{key.kid}:"
+            + base64.urlsafe_b64encode(
+                b"n" * 12 + key.aead.encrypt(b"n" * 12, b"{}", b"audit.detail:x")
+            ).decode()
+        )
+        assert data_keys.unseal(before, "audit.detail:x") == "{}"
+    finally:
+        data_keys.use(None)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.audit import BRIDGE_CHAIN, genesis, link
 from bot.contract.answers import OtherAnswer
 from bot.contract.payloads import OtherPayload
 from bot.service.running.foreground import Foreground
@@ -404,3 +405,37 @@ async def test_version_16_gives_each_open_question_its_next_nudge(tmp_path: Path
             conn.execute(statement, params)
     async with opened(path) as stores:
         await version_15.old_questions_owe_their_nudges(stores)
+
+
+async def test_version_17_keeps_the_chains_and_their_heads(tmp_path: Path) -> None:
+    """The heads rebuilt as one B-tree and the chain index made partial: events linked
+    before go on being linked after, by the same heads, and the chains verify."""
+    path = tmp_path / "old.sqlite3"
+    with closing(_sqlite_db._connect(str(path), busy_timeout_ms=1000)) as conn:
+        assert migrate(conn, str(path), target=16) == 16
+        conn.execute(
+            "INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail, digest)"
+            " VALUES (1, 'asked', 'r1', 'q1', 'x', '{}', 'd1'),"
+            " (2, 'asked', '', '', 'x', '{}', 'd2')"
+        )
+        before = conn.execute("SELECT chain, seq, hash FROM audit_heads ORDER BY chain").fetchall()
+        assert migrate(conn) == LATEST_VERSION
+        assert conn.execute(
+            "SELECT chain, seq, hash FROM audit_heads ORDER BY chain"
+        ).fetchall() == (before)
+        (heads,) = conn.execute(
+            "SELECT sql FROM sqlite_master WHERE name = 'audit_heads'"
+        ).fetchone()
+        assert heads.endswith("WITHOUT ROWID")
+    async with opened(path) as stores:
+        await stores.audit.append(AuditEvent(at=3.0, kind="answered", run_id="r1"))
+        # A new chain's first event, by the new trigger: its genesis, then the link.
+        await stores.audit.append(AuditEvent(at=4.0, kind="asked", run_id="r2"))
+    with raw(path) as conn:
+        rows = conn.execute("SELECT seq, digest, hash FROM audit WHERE run_id = 'r1' ORDER BY id")
+        (one, _, first), (two, digest, second) = rows.fetchall()
+        assert (one, two, second) == (1, 2, link(first, digest))
+        new = conn.execute("SELECT seq, digest, hash FROM audit WHERE run_id = 'r2'").fetchall()
+        assert [(seq, hashed) for seq, _, hashed in new] == [(1, link(genesis("r2"), new[0][1]))]
+        heads = conn.execute("SELECT chain, seq FROM audit_heads ORDER BY chain").fetchall()
+        assert heads == [(BRIDGE_CHAIN, 1), ("r1", 2), ("r2", 1)]

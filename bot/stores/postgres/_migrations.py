@@ -18,7 +18,13 @@ import time
 
 from bot.audit import BRIDGE_CHAIN, GENESIS_PREFIX, Linker
 from bot.stores._audit_chain import carried
-from bot.stores._migration_texts import AUDIT_CARRY, AUDIT_CHAINS, NUDGE_CARRY, NUDGE_DUE
+from bot.stores._migration_texts import (
+    AUDIT_CARRY,
+    AUDIT_CHAINS,
+    NUDGE_CARRY,
+    NUDGE_DUE,
+    NUDGE_DUE_ONLY,
+)
 from bot.stores._rows import carried_nudges
 from bot.stores._sql import numbered
 from bot.stores.errors import StoreError
@@ -239,6 +245,10 @@ MIGRATIONS: tuple[Migration, ...] = (
         SQLITE_MIGRATIONS[15].description,
         (*_spelled(NUDGE_DUE), _OUTBOX_PENDING, *_VACUUMED_BY_COUNT),
     ),
+    # The audit's part is SQLite's alone: here the trigger links a row before it is stored
+    # (BEFORE INSERT), so the chain index never holds an unlinked one, and the heads are
+    # rewritten in place (HOT).
+    Migration(17, SQLITE_MIGRATIONS[16].description, NUDGE_DUE_ONLY),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -28,6 +28,7 @@ from bot.stores._migration_texts import (
     MULTI_ROUTE,
     NUDGE_CARRY,
     NUDGE_DUE,
+    NUDGE_DUE_ONLY,
     POLICIES,
     TRACES,
 )
@@ -141,6 +142,33 @@ _AUDIT_LINK_TRIGGER = f"""CREATE TRIGGER audit_link AFTER INSERT ON audit BEGIN
                 UPDATE audit SET (chain, seq, hash) = (SELECT chain, seq, hash FROM audit_heads
                 WHERE chain = {_CHAIN}) WHERE id = NEW.id;
             END"""  # noqa: S608 - our own text
+
+
+# Version 17: fewer pages per audited commit. The trigger links an event after its insert
+# (SQLite's triggers cannot set NEW), so the row first enters the chain index as
+# (NULL, NULL), at the index's start, and moves to its chain's place a statement later:
+# two leaf pages for one entry. The index holds linked rows only, so the insert leaves it
+# alone (the verifier's reads name a chain, or ``chain IS NOT NULL``, so they use it).
+# The heads become one B-tree keyed by chain (WITHOUT ROWID): keyed by a rowid, a new
+# chain's head wrote the table's page and its primary key's. Rows and heads carried as
+# they are; the trigger names the heads' table, so it is dropped across the rebuild.
+_AUDIT_PAGES = (
+    "DROP INDEX audit_chain",
+    "CREATE UNIQUE INDEX audit_chain ON audit (chain, seq) WHERE chain IS NOT NULL",
+    "DROP TRIGGER audit_link",
+    """CREATE TABLE audit_heads_new (
+                chain TEXT PRIMARY KEY,
+                seq INTEGER NOT NULL,
+                hash TEXT NOT NULL,
+                signed INTEGER NOT NULL DEFAULT 0
+            ) WITHOUT ROWID""",
+    "INSERT INTO audit_heads_new (chain, seq, hash, signed)"
+    " SELECT chain, seq, hash, signed FROM audit_heads",
+    "DROP TABLE audit_heads",
+    "ALTER TABLE audit_heads_new RENAME TO audit_heads",
+    _AUDIT_LINK_TRIGGER,
+    *NUDGE_DUE_ONLY,
+)
 
 
 def _carry_audit(conn: sqlite3.Connection) -> None:
@@ -427,6 +455,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         (*AUDIT_CHAINS, _AUDIT_LINK_TRIGGER),
     ),
     Migration(16, "reminders and escalation: when each question's next one is due", NUDGE_DUE),
+    Migration(
+        17,
+        "fewer pages a write: the audit's chain index holds linked rows only, its heads"
+        " one B-tree; the nudges' index only the questions that owe one",
+        _AUDIT_PAGES,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
