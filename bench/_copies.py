@@ -22,7 +22,7 @@ import json
 import secrets
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -184,6 +184,17 @@ def _audit_params(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     return params
 
 
+def _insert(
+    table: str, rows: list[dict[str, Any]], mark: Callable[[int], str]
+) -> tuple[str, list[tuple[Any, ...]]]:
+    """The INSERT of ``rows`` (all with the first's columns) into ``table``, its
+    placeholders spelt by ``mark`` (1-based: ``?`` for SQLite, ``$n`` for PostgreSQL)."""
+    names = list(rows[0])
+    marks = ", ".join(mark(i) for i in range(1, len(names) + 1))
+    sql = f"INSERT INTO {table} ({', '.join(names)}) VALUES ({marks})"  # noqa: S608 - ours
+    return sql, [tuple(r[c] for c in names) for r in rows]
+
+
 def _columns(copies: list[dict[str, list[dict[str, Any]]]], table: str) -> list[dict[str, Any]]:
     return [row for copy in copies for row in copy.get(table, ())]
 
@@ -219,14 +230,9 @@ class SqliteCopier:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 for table in TABLES:
-                    rows = _columns(copies, table)
-                    if rows:
-                        names = list(rows[0])
-                        sql = (
-                            f"INSERT INTO {table} ({', '.join(names)})"  # noqa: S608 - ours
-                            f" VALUES ({', '.join('?' for _ in names)})"
-                        )
-                        conn.executemany(sql, [tuple(r[c] for c in names) for r in rows])
+                    if rows := _columns(copies, table):
+                        sql, values = _insert(table, rows, lambda _: "?")
+                        conn.executemany(sql, values)
                 conn.executemany(INSERT_AUDIT, _audit_params(_columns(copies, "audit")))
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -270,14 +276,9 @@ class PostgresCopier:
         try:
             async with conn.transaction():
                 for table in TABLES:
-                    rows = _columns(copies, table)
-                    if rows:
-                        names = list(rows[0])
-                        sql = (
-                            f"INSERT INTO {table} ({', '.join(names)})"  # noqa: S608 - ours
-                            f" VALUES ({', '.join(f'${i}' for i in range(1, len(names) + 1))})"
-                        )
-                        await conn.executemany(sql, [tuple(r[c] for c in names) for r in rows])
+                    if rows := _columns(copies, table):
+                        sql, values = _insert(table, rows, lambda i: f"${i}")
+                        await conn.executemany(sql, values)
                 audit = _audit_params(_columns(copies, "audit"))
                 await conn.executemany(numbered(INSERT_AUDIT), audit)
         finally:

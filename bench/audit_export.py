@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import secrets
 import subprocess
 import sys
 import tempfile
@@ -31,9 +30,9 @@ from bot.audit import checkpoint_keys
 from bot.stores import AuditEvent, SqliteStores
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # for bench.cycle
 KEY = "kbench:" + "b" * 48
 BATCH = 10_000
-POSTGRES_URL = os.environ.get("BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 INSERT = (
     "INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail, digest)"
     " VALUES (?, ?, ?, ?, ?, ?, ?)"
@@ -106,37 +105,27 @@ async def sqlite_store(folder: Path) -> AsyncIterator[tuple[str, Opener]]:
 
 @asynccontextmanager
 async def postgres_store() -> AsyncIterator[tuple[str, Opener] | None]:
-    """A fresh schema on ``POSTGRES_URL``, dropped afterwards; None (saying so) without a
-    server."""
-    import asyncpg
-
+    """A fresh schema on ``BENCH_POSTGRES_URL`` (``bench.cycle.postgres_schema``), dropped
+    afterwards; None (saying so) without a server."""
+    from bench.cycle import postgres_schema
     from bot.stores._sql import numbered
     from bot.stores.postgres import PostgresStores
 
-    try:
-        admin = await asyncpg.connect(POSTGRES_URL, timeout=5)
-    except (OSError, asyncpg.PostgresError, TimeoutError) as error:
-        print(f"postgres: skipped, server unreachable ({type(error).__name__})")
-        yield None
-        return
-    schema = f"bench_{secrets.token_hex(4)}"
-    url = f"{POSTGRES_URL}?search_path={schema}"
-    insert = numbered(INSERT)
+    async with postgres_schema() as url:
+        if url is None:
+            yield None
+            return
+        insert = numbered(INSERT)
 
-    async def opened() -> tuple[Any, Writer]:
-        stores = await PostgresStores.open(url)
+        async def opened() -> tuple[Any, Writer]:
+            stores = await PostgresStores.open(url)
 
-        async def write(rows: list[tuple[object, ...]]) -> None:
-            await stores._db.transaction(lambda conn: conn.executemany(insert, rows))
+            async def write(rows: list[tuple[object, ...]]) -> None:
+                await stores._db.transaction(lambda conn: conn.executemany(insert, rows))
 
-        return stores, write
+            return stores, write
 
-    try:
-        await admin.execute(f'CREATE SCHEMA "{schema}"')
         yield url, opened
-    finally:
-        await admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-        await admin.close()
 
 
 async def bench(name: str, url: str, opened: Opener, folder: Path, total: int) -> None:
