@@ -21,11 +21,11 @@ both the chain and encryption on against both off.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import secrets
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -350,14 +350,26 @@ async def alone(backend: str, url: str, ours: Cycles, iterations: int) -> None:
         print(line)
 
 
+def arguments() -> argparse.Namespace:
+    """The command line: how many cycles, and which comparison (argparse's usage on a bad one)."""
+    parser = argparse.ArgumentParser(description="pause + answer + resume, timed per cycle")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--audit", action="store_true", help="the audit's hash chain on and off")
+    which.add_argument("--encrypt", action="store_true", help="encryption at rest on and off")
+    parser.add_argument("iterations", nargs="?", type=int, default=500, help="cycles a side")
+    return parser.parse_args()
+
+
 async def main() -> None:
-    if sys.argv[1:2] == ["--audit"]:
+    given = arguments()
+    iterations = given.iterations
+    if given.audit:
         # What the tamper-evident audit costs a cycle (docs/audit.md); no baseline needed.
-        await audit_main(int(sys.argv[2]) if len(sys.argv) > 2 else 500)
+        await audit_main(iterations)
         return
-    if sys.argv[1:2] == ["--encrypt"]:
+    if given.encrypt:
         # What encryption at rest costs a cycle (docs/production.md).
-        await encrypt_main(int(sys.argv[2]) if len(sys.argv) > 2 else 500)
+        await encrypt_main(iterations)
         return
     # Imported here: bench/cycle_sql.py imports this module without the bench extra.
     try:
@@ -370,7 +382,6 @@ async def main() -> None:
         )
         _langgraph = None
 
-    iterations = int(sys.argv[1]) if len(sys.argv) > 1 else 500
     print(f"pause + answer + resume in process, ours and LangGraph's in {ROUNDS} rounds")
     with tempfile.TemporaryDirectory() as folder:
         url = f"sqlite:///{Path(folder) / 'bench.sqlite3'}"
