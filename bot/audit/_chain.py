@@ -76,11 +76,19 @@ def stored_event(
 
 _string = encode_basestring
 _SCALARS = frozenset({str, int, float, bool, type(None)})
+_STR = frozenset({str})
 
 
 def _text_keys(value: Any) -> bool:
     """Every object in ``value``, however deep, is a dict with only string keys (lists and
     tuples holding them, or plain values, besides)."""
+    # Most details are one flat object: its key and value types, each set built in C.
+    if (
+        type(value) is dict
+        and {*map(type, value)} <= _STR
+        and {*map(type, value.values())} <= _SCALARS
+    ):
+        return True
     pending = [value]
     while pending:
         item = pending.pop()

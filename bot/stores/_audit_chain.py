@@ -1,9 +1,13 @@
 """The audit's chains as both SQL backends keep them: checkpoints, the export, old rows carried.
 
-Events are linked as they are inserted, by each backend's trigger (migration
-15): one head row per chain (a run, or ``BRIDGE_CHAIN``), so only writes
-about the same run wait on each other's link, on any replica. A checkpoint
-signs the heads that moved since the last one; replicas racing to write the
+Events are linked as they are inserted, one head row per chain (a run, or
+``BRIDGE_CHAIN``). On PostgreSQL a trigger links each row under its chain's
+head row (migration 15), so only writes about the same run wait on each
+other's link, on any replica. On SQLite, whose writers take turns, the insert
+itself links the event to its chain's newest row (``INSERT_LINKED_AUDIT``), and
+the heads are brought up to date from the rows added since when a checkpoint or
+an export reads them (``REFRESH_HEADS``, migration 18). A checkpoint signs the
+heads that moved since the last one; replicas racing to write the
 same checkpoint number are decided by its primary key (the loser writes
 nothing), so checkpoints form one chain without a lock held by the writers
 of events.
@@ -16,6 +20,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from bot.audit import (
+    BRIDGE_CHAIN,
     CheckpointKey,
     Linker,
     canonical,
@@ -26,6 +31,33 @@ from bot.audit import (
 )
 from bot.stores._rows import Row, audit_detail
 from bot.stores._sql import Statements
+
+INSERT_AUDIT = (
+    "INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail, digest)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+# SQLite: INSERT_AUDIT's parameters; the event follows its chain's newest row, found
+# through the chain index, with ``bot.audit``'s genesis and link (the connection's SQL
+# functions, ``sqlite._db``). The row and its index entry are written once, and no head
+# row per event: a page less of each commit than a trigger writing the head, and the row
+# again.
+_CHAIN_OF_EVENT = f"CASE ?3 WHEN '' THEN '{BRIDGE_CHAIN}' ELSE ?3 END"
+INSERT_LINKED_AUDIT = (
+    "INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail, digest, chain, seq, hash)"  # noqa: S608 - our own text
+    " SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, c.chain, COALESCE(h.seq, 0) + 1,"
+    " audit_link(COALESCE(h.hash, audit_genesis(c.chain)), ?7)"
+    f" FROM (SELECT {_CHAIN_OF_EVENT} AS chain) AS c LEFT JOIN audit AS h"
+    " ON h.id = (SELECT id FROM audit WHERE chain = c.chain ORDER BY seq DESC LIMIT 1)"
+)
+# SQLite: each chain with rows added since the heads were last brought up to date moves
+# to its newest (ids only grow: AUTOINCREMENT), then the mark moves past them; one
+# transaction, which no writer of events shares.
+REFRESH_HEADS = (
+    "INSERT INTO audit_heads (chain, seq, hash) SELECT chain, MAX(seq), hash FROM audit"
+    " WHERE id > (SELECT through FROM audit_heads_refreshed) AND chain IS NOT NULL"
+    " GROUP BY chain ON CONFLICT (chain) DO UPDATE SET seq = excluded.seq, hash = excluded.hash",
+    "UPDATE audit_heads_refreshed SET through = COALESCE((SELECT MAX(id) FROM audit), through)",
+)
 
 PAGE = 1000
 # A checkpoint lists every chain that moved in its interval: a few at a time.
@@ -113,8 +145,13 @@ class SqlAuditChain:
             " WHERE chain {in_list}"
         )
 
+    async def _refresh_heads(self) -> None:
+        if self._db.dialect.links_audit:
+            await self._db.in_order([(sql, ()) for sql in REFRESH_HEADS])
+
     async def checkpoint(self, key: CheckpointKey, *, at: float) -> dict[str, Any] | None:
         """Sign the heads that moved; None if another process wrote this number first."""
+        await self._refresh_heads()
         last = await self._db.rows(_LAST_CHECKPOINT)
         seq, prev = 1, ""
         if last:
@@ -159,6 +196,7 @@ class SqlAuditChain:
             async for line in self._events(None):
                 yield line
         else:
+            await self._refresh_heads()  # the chains are listed by their heads
             chain = ""
             while rows := await self._db.rows(_CHAINS_IN, chain, low, high, _CHAIN_PAGE):
                 chains = [row["chain"] for row in rows]

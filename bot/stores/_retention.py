@@ -56,8 +56,9 @@ _RUN_DELIVERIES = (
 )
 _RUN_CHECKPOINTS = "DELETE FROM checkpoints WHERE run_id {in_list}"
 _RUN_JOURNAL = "DELETE FROM journal WHERE run_id {in_list}"
+# A run's events are its chain's (the chain index finds them).
 _RUN_AUDIT = (
-    "UPDATE audit SET detail = '{{}}', purged_at = ? WHERE run_id {in_list} AND purged_at IS NULL"
+    "UPDATE audit SET detail = '{{}}', purged_at = ? WHERE chain {in_list} AND purged_at IS NULL"
 )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import json.scanner
+import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -217,43 +218,65 @@ class _Payloads:
 _payloads = _Payloads()
 
 
-def _params(
-    record: Any, columns: Sequence[str], typed: Mapping[str, Typed] | None = None
-) -> tuple[Any, ...]:
-    """A record's fields, in ``columns`` order, as the values a column holds."""
-    values: list[Any] = []
-    for column in columns:
-        value = getattr(record, column)
-        if typed and column in typed:
-            value = dump(typed[column].write(value))
-        elif column in _JSON_COLUMNS:
-            value = dump(value)
-        elif isinstance(value, StrEnum):
-            value = str(value)
-        values.append(value)
-    return tuple(values)
+class _Layout:
+    """How a table's ``columns`` hold a record's fields, worked out once per table: which
+    hold JSON text, typed contents (``Typed``) or an enum's value. A record's values are
+    read in one call, and only those columns are converted, each with its own function."""
+
+    __slots__ = ("_reads", "_values", "_writes", "columns")
+
+    def __init__(
+        self,
+        columns: Sequence[str],
+        enums: Mapping[str, type[StrEnum]],
+        typed: Mapping[str, Typed] | None = None,
+    ) -> None:
+        self.columns = tuple(columns)
+        self._values = operator.attrgetter(*self.columns)
+        self._writes: list[tuple[int, Callable[[Any], Any]]] = []
+        self._reads: list[tuple[str, Callable[[Any], Any]]] = []
+        for i, column in enumerate(self.columns):
+            kind = typed.get(column) if typed else None
+            if kind is not None:
+                self._writes.append((i, _written_as_json(kind.write)))
+                self._reads.append((column, _read_from_json(kind.read)))
+            elif column in _JSON_COLUMNS:
+                self._writes.append((i, dump))
+                self._reads.append((column, _tuple_of if column in _TUPLE_COLUMNS else load))
+            elif column in enums:
+                self._writes.append((i, str))
+                self._reads.append((column, enums[column]))
+
+    def params(self, record: Any) -> list[Any]:
+        """A record's fields, in ``columns`` order, as the values a column holds."""
+        values = list(self._values(record))
+        for i, write in self._writes:
+            values[i] = write(values[i])
+        return values
+
+    def fields(self, row: Row) -> dict[str, Any]:
+        """A row's ``columns`` as a record's keyword arguments."""
+        fields = {column: row[column] for column in self.columns}
+        for column, read in self._reads:
+            fields[column] = read(fields[column])
+        return fields
 
 
-def _fields(
-    row: Row,
-    columns: Sequence[str],
-    enums: Mapping[str, type[StrEnum]],
-    typed: Mapping[str, Typed] | None = None,
-) -> dict[str, Any]:
-    """A row's ``columns`` as a record's keyword arguments."""
-    fields: dict[str, Any] = {}
-    for column in columns:
-        value = row[column]
-        if typed and column in typed:
-            value = typed[column].read(load(value))
-        elif column in _JSON_COLUMNS:
-            value = load(value)
-            if column in _TUPLE_COLUMNS:
-                value = tuple(value or ())
-        elif column in enums:
-            value = enums[column](value)
-        fields[column] = value
-    return fields
+def _written_as_json(write: Callable[[Any], Any]) -> Callable[[Any], str | None]:
+    return lambda value: dump(write(value))
+
+
+def _read_from_json(read: Callable[[Any], Any]) -> Callable[[str | None], Any]:
+    return lambda text: read(load(text))
+
+
+def _tuple_of(text: str | None) -> tuple[Any, ...]:
+    return tuple(load(text) or ())
+
+
+_PAUSE_LAYOUT = _Layout(PAUSE_COLUMNS, _ENUMS, _PAUSE_TYPED)
+_RUN_LAYOUT = _Layout(RUN_COLUMNS, _RUN_ENUMS)
+_API_LAYOUT = _Layout(API_COLUMNS, {})
 
 
 # Content sealed at rest (``data_keys``): each value bound to its table, column and row,
@@ -339,7 +362,7 @@ _SEALED_AT = tuple((column, PAUSE_COLUMNS.index(column)) for column in _PAUSE_SE
 
 def pause_params(record: Question) -> tuple[Any, ...]:
     """``record`` as the insert's parameters, in ``PAUSE_COLUMNS`` order."""
-    values = list(_params(record, PAUSE_COLUMNS, _PAUSE_TYPED))
+    values = _PAUSE_LAYOUT.params(record)
     _payloads.wrote(record.name, values[_PAYLOAD_AT], record.payload)
     for column, i in _SEALED_AT:
         values[i] = _sealed(values[i], "pauses", column, record.interrupt_id)
@@ -385,13 +408,13 @@ def pauses_from_rows(rows: Iterable[Row]) -> list[Question]:
 
 
 # The payload is read from its text (``_Payloads``), every other column as ``_fields`` reads it.
-_PAUSE_READ = tuple(column for column in PAUSE_COLUMNS if column != "payload")
+_PAUSE_READ = _Layout([c for c in PAUSE_COLUMNS if c != "payload"], _ENUMS, _PAUSE_TYPED)
 
 
 def pause_from_row(row: Row, attempts: list[Any]) -> Question:
     """A row with ``PAUSE_COLUMNS``, and the question's cross-scope attempts, as a record."""
     opened = _opened_pause(row)
-    fields = _fields(opened, _PAUSE_READ, _ENUMS, _PAUSE_TYPED)
+    fields = _PAUSE_READ.fields(opened)
     fields["payload"] = _payloads.read(fields["name"], opened["payload"])
     fields["answer"] = answer_of(fields["name"], fields["status"], fields["answer"])
     kept = tuple(CrossScopeAttempt.stored(a) for a in attempts)
@@ -400,7 +423,7 @@ def pause_from_row(row: Row, attempts: list[Any]) -> Question:
 
 def api_params(api: ApiRequest) -> tuple[Any, ...]:
     """``api`` as the insert's parameters, in ``API_COLUMNS`` order."""
-    values = list(_params(api, API_COLUMNS))
+    values = _API_LAYOUT.params(api)
     i = API_COLUMNS.index("metadata")
     values[i] = data_keys.seal(values[i], aad("api_questions", "metadata", api.interrupt_id))
     return tuple(values)
@@ -408,17 +431,17 @@ def api_params(api: ApiRequest) -> tuple[Any, ...]:
 
 def api_from_row(row: Row) -> ApiRequest:
     opened = _Opened(row, {"metadata": aad("api_questions", "metadata", row["interrupt_id"])})
-    return ApiRequest(**_fields(opened, API_COLUMNS, {}))
+    return ApiRequest(**_API_LAYOUT.fields(opened))
 
 
 def run_params(run: RunRecord) -> tuple[Any, ...]:
     """``run`` as the insert's parameters, in ``RUN_COLUMNS`` order, conversation_key last."""
     # The conversation's key, as ``Conversation.key`` and the console know it.
-    return (*_params(run, RUN_COLUMNS), str(run.conversation.get("key", "")))
+    return (*_RUN_LAYOUT.params(run), str(run.conversation.get("key", "")))
 
 
 def run_from_row(row: Row) -> RunRecord:
-    return RunRecord(**_fields(row, RUN_COLUMNS, _RUN_ENUMS))
+    return RunRecord(**_RUN_LAYOUT.fields(row))
 
 
 def audit_params(event: AuditEvent, *, run_id: str = "") -> tuple[Any, ...]:
@@ -463,11 +486,12 @@ def audit_detail(row: Row) -> Any:
 
 
 AUDIT_COLUMNS = ("at", "kind", "run_id", "interrupt_id", "actor", "detail")
+_AUDIT_LAYOUT = _Layout(AUDIT_COLUMNS, {})
 
 
 def audit_from_row(row: Row) -> AuditEvent:
     opened = _Opened(row, {"detail": audit_aad(row["interrupt_id"], row["kind"], row["at"])})
-    return AuditEvent(**_fields(opened, AUDIT_COLUMNS, {}))
+    return AuditEvent(**_AUDIT_LAYOUT.fields(opened))
 
 
 def _delivery_ids(row: Row) -> tuple[str, str]:

@@ -12,6 +12,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from bot.audit import chain_of
 from bot.kernel.journal import Journal
 from bot.questions.records import (
     AuditEvent,
@@ -22,7 +23,7 @@ from bot.questions.records import (
 from bot.questions.write import UnitOfWork
 from bot.stores import _rows
 from bot.stores._api import SqlApiRecords
-from bot.stores._audit_chain import SqlAuditChain
+from bot.stores._audit_chain import INSERT_AUDIT, INSERT_LINKED_AUDIT, SqlAuditChain
 from bot.stores._rekey import SqlRekey
 from bot.stores._replays import SqlReplays
 from bot.stores._retention import SqlRetention
@@ -50,10 +51,6 @@ INSERT_RUN = (
     f" VALUES ({', '.join('?' for _ in RUN_WRITE_COLUMNS)}) ON CONFLICT (run_id) DO NOTHING"
 )
 SELECT_RUNS = f"SELECT {', '.join(_rows.RUN_COLUMNS)} FROM runs"  # noqa: S608 - our own identifiers
-INSERT_AUDIT = (
-    "INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail, digest)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?)"
-)
 
 # A command's idempotency key, in the transaction of its effect (both units);
 # expired keys go first, so the table stays bounded and an expired key is free again.
@@ -141,10 +138,11 @@ class SqlRuns:
 
 
 _AUDIT_COLUMNS = "SELECT at, kind, run_id, interrupt_id, actor, detail FROM audit"
-# Two texts rather than "? IS NULL OR run_id = ?", which would keep the
-# planner off the run_id index and scan the whole table for a quiet run.
+# Two texts rather than "? IS NULL OR chain = ?", which would keep the planner off the
+# chain index and scan the whole table for a quiet run. A run's events are its chain's,
+# newest last (migration 18 dropped the index by run: the chain's is the same one).
 _RECENT_AUDIT = f"{_AUDIT_COLUMNS} ORDER BY id DESC LIMIT ?"
-_RECENT_AUDIT_OF_RUN = f"{_AUDIT_COLUMNS} WHERE run_id = ? ORDER BY id DESC LIMIT ?"
+_RECENT_AUDIT_OF_RUN = f"{_AUDIT_COLUMNS} WHERE chain = ? ORDER BY seq DESC LIMIT ?"
 
 
 class SqlAudit:
@@ -152,15 +150,16 @@ class SqlAudit:
 
     def __init__(self, db: Statements) -> None:
         self._db = db
+        self._insert = INSERT_LINKED_AUDIT if db.dialect.links_audit else INSERT_AUDIT
 
     async def append(self, event: AuditEvent) -> None:
-        await self._db.write(INSERT_AUDIT, *_rows.audit_params(event))
+        await self._db.write(self._insert, *_rows.audit_params(event))
 
     async def recent(self, *, limit: int = 100, run_id: str | None = None) -> list[AuditEvent]:
         if run_id is None:
             rows = await self._db.rows(_RECENT_AUDIT, max(limit, 0))
         else:
-            rows = await self._db.rows(_RECENT_AUDIT_OF_RUN, run_id, max(limit, 0))
+            rows = await self._db.rows(_RECENT_AUDIT_OF_RUN, chain_of(run_id), max(limit, 0))
         return [_rows.audit_from_row(row) for row in rows]
 
 

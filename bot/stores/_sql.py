@@ -36,6 +36,10 @@ class Dialect:
     no_limit: int | None
     # A question's answer's decision (an approval's), as text: what history filters by.
     decision: str
+    # The audit's insert links each event into its chain itself, and the chains' heads are
+    # brought up to date when read (SQLite, ``bot.stores._audit_chain``); otherwise a
+    # trigger links each row before it is stored and moves its head (PostgreSQL's).
+    links_audit: bool
 
     def list_value(self, values: Sequence[str]) -> Any:
         """The one parameter ``in_list`` takes."""
@@ -51,6 +55,7 @@ SQLITE = Dialect(
     -1,
     # A sealed answer (``data_keys``) is not JSON: it has no decision the SQL can read.
     "CASE WHEN json_valid(p.answer) THEN json_extract(p.answer, '$.decision') END",
+    True,
 )
 POSTGRES = Dialect(
     "postgres",
@@ -60,6 +65,7 @@ POSTGRES = Dialect(
     "FOR UPDATE SKIP LOCKED",
     None,
     "(CASE WHEN p.answer LIKE '{%' THEN p.answer::jsonb ->> 'decision' END)",
+    False,
 )
 
 

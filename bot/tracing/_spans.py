@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from typing import Protocol
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from typing import Protocol, TypeVar
 
 from opentelemetry import context, propagate, trace
 from opentelemetry.environment_variables import OTEL_PYTHON_TRACER_PROVIDER
@@ -14,6 +14,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 TRACER = "chatops_hitl_bridge"
+_T = TypeVar("_T")
 # The row keeps W3C's form whatever OTEL_PROPAGATORS says: one header, one string.
 _W3C = TraceContextTextMapPropagator()
 
@@ -65,20 +66,45 @@ def incoming(headers: Mapping[str, str]) -> Iterator[None]:
         context.detach(token)
 
 
-@contextmanager
-def asked(question: TracedQuestion, *, route: str = "", own_trace: bool = False) -> Iterator[str]:
+# The contexts of a step while tracing is off and no span is current: what the API's no-op
+# tracer would give (no traceparent, the invalid span), without building and attaching a
+# context. Stateless, so one of each serves every step: a chat question's every step is
+# on the hot path.
+_UNTRACED_ASK: AbstractContextManager[str] = nullcontext("")
+_UNTRACED_STEP: AbstractContextManager[Span] = nullcontext(trace.INVALID_SPAN)
+
+
+def _untraced_here() -> bool:
+    """Tracing is off and no span is current (no request's trace context attached)."""
+    return not on() and trace.get_current_span() is trace.INVALID_SPAN
+
+
+def asked(
+    question: TracedQuestion, *, route: str = "", own_trace: bool = False
+) -> AbstractContextManager[str]:
     """``question.asked``, a child of the current context (an agent's request), or with
     ``own_trace`` the root of a trace of its own; yields the traceparent to keep on the row
     ('' when tracing is off)."""
+    if _untraced_here():
+        return _UNTRACED_ASK
     if own_trace and not on():
-        # What the API's no-op tracer gives a root, without building it: the invalid span
-        # current, no traceparent kept (a chat question's every step is on the hot path).
-        token = context.attach(trace.set_span_in_context(trace.INVALID_SPAN))
-        try:
-            yield ""
-        finally:
-            context.detach(token)
-        return
+        # A root of its own: the request's context is not its parent, nor carried on.
+        return _detached("")
+    return _asked(question, route, own_trace)
+
+
+@contextmanager
+def _detached(value: _T) -> Iterator[_T]:
+    """The invalid span current while the block runs, as the no-op tracer's root would be."""
+    token = context.attach(trace.set_span_in_context(trace.INVALID_SPAN))
+    try:
+        yield value
+    finally:
+        context.detach(token)
+
+
+@contextmanager
+def _asked(question: TracedQuestion, route: str, own_trace: bool) -> Iterator[str]:
     tracer = trace.get_tracer(TRACER)
     attributes = ids(question, route=route)
     parent = context.Context() if own_trace else None
@@ -91,19 +117,22 @@ def asked(question: TracedQuestion, *, route: str = "", own_trace: bool = False)
         yield carrier.get("traceparent", "")
 
 
-@contextmanager
 def step(
     name: str, trace_parent: str, attributes: Mapping[str, str | int | bool]
-) -> Iterator[Span]:
+) -> AbstractContextManager[Span]:
     """A span of the question's trace: a child of its asked span, whatever is current."""
     if not trace_parent and not on():
         # A question asked untraced, tracing still off: the no-op tracer's span, as ``asked``.
-        token = context.attach(trace.set_span_in_context(trace.INVALID_SPAN))
-        try:
-            yield trace.INVALID_SPAN
-        finally:
-            context.detach(token)
-        return
+        if trace.get_current_span() is trace.INVALID_SPAN:
+            return _UNTRACED_STEP
+        return _detached(trace.INVALID_SPAN)
+    return _step(name, trace_parent, attributes)
+
+
+@contextmanager
+def _step(
+    name: str, trace_parent: str, attributes: Mapping[str, str | int | bool]
+) -> Iterator[Span]:
     tracer = trace.get_tracer(TRACER)
     with tracer.start_as_current_span(
         name, context=_parent(trace_parent), attributes=dict(attributes)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.audit import BRIDGE_CHAIN, genesis, link
+from bot.audit import BRIDGE_CHAIN, checkpoint_keys, genesis, link
 from bot.contract.answers import OtherAnswer
 from bot.contract.payloads import OtherPayload
 from bot.service.running.foreground import Foreground
@@ -33,6 +33,8 @@ from tests.stores import _version_15 as version_15
 from tests.stores import test_store_contract as contract
 from tests.stores._version_12 import keys_carry_their_old_questions
 from tests.support import steps
+
+CHECKPOINT_KEY = checkpoint_keys([("k1", "s" * 48)])[0]
 
 
 def pause(interrupt_id: str = "i1") -> Question:
@@ -369,10 +371,14 @@ async def test_version_7_keeps_every_outbox_and_audit_row_and_their_order(
             " attempts, next_at, claimed_until, claimed_by, last_error)"
             " VALUES ('r1', 'slack', 'outcome', '', '{}', 1, 'pending', 0, 1, 0, '', '')"
         )
-        assert migrate(conn) == LATEST_VERSION
+        assert migrate(conn, target=7) == 7
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
         assert "spends" not in tables and "pauses_run" not in tables
         assert "outbox_due" in tables and "audit_run" in tables
+        # Version 18 finds a run's events by their chain's index instead.
+        assert migrate(conn) == LATEST_VERSION
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+        assert "audit_run" not in tables and "audit_chain" in tables
     async with opened(path) as stores:
         await stores.audit.append(AuditEvent(at=2.0, kind="later"))
         assert [e.kind for e in await stores.audit.recent()] == ["later", "refused"]
@@ -419,7 +425,7 @@ async def test_version_17_keeps_the_chains_and_their_heads(tmp_path: Path) -> No
             " (2, 'asked', '', '', 'x', '{}', 'd2')"
         )
         before = conn.execute("SELECT chain, seq, hash FROM audit_heads ORDER BY chain").fetchall()
-        assert migrate(conn) == LATEST_VERSION
+        assert migrate(conn, target=17) == 17
         assert conn.execute(
             "SELECT chain, seq, hash FROM audit_heads ORDER BY chain"
         ).fetchall() == (before)
@@ -429,8 +435,10 @@ async def test_version_17_keeps_the_chains_and_their_heads(tmp_path: Path) -> No
         assert heads.endswith("WITHOUT ROWID")
     async with opened(path) as stores:
         await stores.audit.append(AuditEvent(at=3.0, kind="answered", run_id="r1"))
-        # A new chain's first event, by the new trigger: its genesis, then the link.
+        # A new chain's first event, by its insert (version 18): its genesis, then the link.
         await stores.audit.append(AuditEvent(at=4.0, kind="asked", run_id="r2"))
+        # The heads move when a checkpoint reads them, from the rows added since.
+        assert await stores.audit_chain.checkpoint(CHECKPOINT_KEY, at=5.0) is not None
     with raw(path) as conn:
         rows = conn.execute("SELECT seq, digest, hash FROM audit WHERE run_id = 'r1' ORDER BY id")
         (one, _, first), (two, digest, second) = rows.fetchall()

@@ -171,6 +171,18 @@ _AUDIT_PAGES = (
 )
 
 
+# Version 18: the insert links each event (``bot.stores._audit_chain``), not a trigger
+# after it: the row is written once, the heads are brought up to date when read, from the
+# rows past ``through`` (the heads the trigger kept are current up to the newest row).
+# The chain index finds a run's events, so the index by run goes.
+_LINKING_INSERTS = (
+    "DROP TRIGGER audit_link",
+    "DROP INDEX audit_run",
+    "CREATE TABLE audit_heads_refreshed (through INTEGER NOT NULL)",
+    "INSERT INTO audit_heads_refreshed (through) SELECT COALESCE(MAX(id), 0) FROM audit",
+)
+
+
 def _carry_audit(conn: sqlite3.Connection) -> None:
     """Link the rows written before migration 15, oldest first, into their chains."""
     linker, after = Linker(), 0
@@ -460,6 +472,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "fewer pages a write: the audit's chain index holds linked rows only, its heads"
         " one B-tree; the nudges' index only the questions that owe one",
         _AUDIT_PAGES,
+    ),
+    Migration(
+        18,
+        "fewer pages a write: each audit event linked by its own insert, the heads brought"
+        " up to date when read; a run's events found by their chain",
+        _LINKING_INSERTS,
     ),
 )
 

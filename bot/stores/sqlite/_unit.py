@@ -31,6 +31,7 @@ from bot.questions.write import (
     Written,
 )
 from bot.stores import _rows
+from bot.stores._audit_chain import INSERT_LINKED_AUDIT
 from bot.stores._rows import OUTSTANDING, PENDING
 from bot.stores._shared import (
     COUNT_ATTEMPT,
@@ -91,10 +92,6 @@ _SAVE_CHECKPOINT = (
 _JOURNAL = (
     "INSERT INTO journal (run_id, step, value, at) VALUES (?, ?, ?, ?)"
     " ON CONFLICT (run_id, step) DO NOTHING"
-)
-_AUDIT = (
-    "INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail, digest)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
 # Read before the rows are added, so every pending row it lists is older.
 _HOLDER = (
@@ -276,7 +273,7 @@ def _apply(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> Wri
         )
     if write.audit:
         conn.executemany(
-            _AUDIT,
+            INSERT_LINKED_AUDIT,
             [_rows.audit_params(event, run_id=run_id) for event in write.audit],
         )
     turn = None
@@ -332,7 +329,7 @@ def _owe(
 def _mark(conn: sqlite3.Connection, marks: Marks, write: Write) -> Written:
     conn.executemany(_MARK, [(_DONE, d.at, d.delivery_id) for d in marks.done])
     # The posts' ``posted`` events, linked into their runs' chains with the marks.
-    conn.executemany(_AUDIT, [_rows.audit_params(event) for event in write.audit])
+    conn.executemany(INSERT_LINKED_AUDIT, [_rows.audit_params(event) for event in write.audit])
     first = [(_rows.dump(dict(p.ref)), p.delivery_id) for p in marks.posted if p.post is None]
     further = [
         (p.post, _rows.dump(dict(p.ref)), p.delivery_id) for p in marks.posted if p.post is not None
