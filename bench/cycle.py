@@ -44,6 +44,7 @@ from bot.service.answering.outcomes import Redeemed, Responder
 from bot.service.delivering.surfaces import Conversation
 from bot.service.running.runs import RunService
 from bot.stores import data_keys, open_stores
+from bot.stores._audit_chain import INSERT_AUDIT
 from bot.testing import RecordingSurface, call, calls, question, say
 
 WHO = Responder("bench:alice", "Alice")
@@ -254,11 +255,12 @@ async def compare(
 
 @asynccontextmanager
 async def unchained(url: str) -> AsyncIterator[Cycles]:
-    """Our cycle on ``url`` with the audit's link trigger dropped: events stored unchained."""
+    """Our cycle on ``url`` with the audit's events stored unchained: SQLite's store writes
+    the plain insert, not the one that links; PostgreSQL's link trigger is dropped."""
     async with cycles(url) as ours:
         stores: Any = ours.stores
         if url.startswith("sqlite"):
-            await stores._db.write("DROP TRIGGER audit_link")
+            stores._db.audit_insert = INSERT_AUDIT
         else:
             await stores._db.execute("DROP TRIGGER audit_link ON audit")
         yield ours

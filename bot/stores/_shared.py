@@ -23,7 +23,7 @@ from bot.questions.records import (
 from bot.questions.write import UnitOfWork
 from bot.stores import _rows
 from bot.stores._api import SqlApiRecords
-from bot.stores._audit_chain import INSERT_AUDIT, INSERT_LINKED_AUDIT, SqlAuditChain
+from bot.stores._audit_chain import SqlAuditChain
 from bot.stores._rekey import SqlRekey
 from bot.stores._replays import SqlReplays
 from bot.stores._retention import SqlRetention
@@ -150,10 +150,9 @@ class SqlAudit:
 
     def __init__(self, db: Statements) -> None:
         self._db = db
-        self._insert = INSERT_LINKED_AUDIT if db.dialect.links_audit else INSERT_AUDIT
 
     async def append(self, event: AuditEvent) -> None:
-        await self._db.write(self._insert, *_rows.audit_params(event))
+        await self._db.write(self._db.audit_insert, *_rows.audit_params(event))
 
     async def recent(self, *, limit: int = 100, run_id: str | None = None) -> list[AuditEvent]:
         if run_id is None:

@@ -99,6 +99,9 @@ class Statements(Protocol):
     """One backend's way to run a statement; the shared ports (``_shared``) rely on it."""
 
     dialect: Dialect
+    # The audit's insert (``bot.stores._audit_chain``): SQLite's links each event into its
+    # chain itself; PostgreSQL's trigger links a plain one.
+    audit_insert: str
 
     async def rows(self, sql: str, *args: Any) -> list[Row]:
         """Every row one statement returns."""

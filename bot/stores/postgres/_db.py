@@ -30,6 +30,7 @@ from urllib.parse import unquote, urlsplit
 
 import asyncpg
 
+from bot.stores._audit_chain import INSERT_AUDIT
 from bot.stores._rows import Row
 from bot.stores._sql import POSTGRES, numbered
 from bot.stores.errors import StoreError
@@ -293,6 +294,7 @@ class Database:
     # -- ``bot.stores._sql.Statements``: the shared ports' statements ------------
 
     dialect = POSTGRES
+    audit_insert = INSERT_AUDIT  # the trigger links it (migration 15)
 
     async def rows(self, sql: str, *args: Any) -> list[Row]:
         return list(await self.fetch(numbered(sql), *args))

@@ -156,6 +156,26 @@ END $$"""  # noqa: S608 - our own text
 _AUDIT_LINK_TRIGGER = (
     "CREATE TRIGGER audit_link BEFORE INSERT ON audit FOR EACH ROW EXECUTE FUNCTION audit_link()"
 )
+# Version 18: the head moved by an UPDATE first. The insert's VALUES (the genesis, two
+# more hashes) were computed for every event, though only a chain's first uses them; now
+# only a chain with no head yet inserts one, and a race to insert it still ends in the
+# update.
+_HEAD_LINK = _sha256("h.hash || NEW.digest")
+_FIRST_LINK = _sha256(_sha256(f"'{GENESIS_PREFIX}' || NEW.chain") + " || NEW.digest")
+_AUDIT_LINK_UPDATE_FIRST = f"""CREATE OR REPLACE FUNCTION audit_link() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    NEW.chain := COALESCE(NULLIF(NEW.run_id, ''), '{BRIDGE_CHAIN}');
+    UPDATE audit_heads AS h SET seq = h.seq + 1, hash = {_HEAD_LINK}
+    WHERE h.chain = NEW.chain RETURNING h.seq, h.hash INTO NEW.seq, NEW.hash;
+    IF NOT FOUND THEN
+        INSERT INTO audit_heads AS h (chain, seq, hash)
+        VALUES (NEW.chain, 1, {_FIRST_LINK})
+        ON CONFLICT (chain) DO UPDATE SET seq = h.seq + 1, hash = {_HEAD_LINK}
+        RETURNING h.seq, h.hash INTO NEW.seq, NEW.hash;
+    END IF;
+    RETURN NEW;
+END $$"""  # noqa: S608 - our own text
 
 
 async def _carry_audit(conn: Conn) -> None:
@@ -249,8 +269,11 @@ MIGRATIONS: tuple[Migration, ...] = (
     # (BEFORE INSERT), so the chain index never holds an unlinked one, and the heads are
     # rewritten in place (HOT).
     Migration(17, SQLITE_MIGRATIONS[16].description, NUDGE_DUE_ONLY),
-    # Only the index by run: here the trigger still links each row under its head's lock.
-    Migration(18, SQLITE_MIGRATIONS[17].description, ("DROP INDEX audit_run",)),
+    # Here the trigger still links each row under its head's lock: it moves the head with
+    # an UPDATE first; and the index by run goes, as in SQLite.
+    Migration(
+        18, SQLITE_MIGRATIONS[17].description, ("DROP INDEX audit_run", _AUDIT_LINK_UPDATE_FIRST)
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

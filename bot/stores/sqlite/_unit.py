@@ -31,7 +31,6 @@ from bot.questions.write import (
     Written,
 )
 from bot.stores import _rows
-from bot.stores._audit_chain import INSERT_LINKED_AUDIT
 from bot.stores._rows import OUTSTANDING, PENDING
 from bot.stores._shared import (
     COUNT_ATTEMPT,
@@ -227,7 +226,9 @@ def _once(conn: sqlite3.Connection, write: Write) -> None:
         raise _Refused
 
 
-def _apply(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> Written:
+def _apply(
+    conn: sqlite3.Connection, write: Write, texts: dict[str, Any], audit_insert: str
+) -> Written:
     if write.once_key is not None:
         _once(conn, write)
     if write.new_run is not None and not conn.execute(INSERT_RUN, texts["run"]).rowcount:
@@ -273,7 +274,7 @@ def _apply(conn: sqlite3.Connection, write: Write, texts: dict[str, Any]) -> Wri
         )
     if write.audit:
         conn.executemany(
-            INSERT_LINKED_AUDIT,
+            audit_insert,
             [_rows.audit_params(event, run_id=run_id) for event in write.audit],
         )
     turn = None
@@ -326,10 +327,10 @@ def _owe(
     )
 
 
-def _mark(conn: sqlite3.Connection, marks: Marks, write: Write) -> Written:
+def _mark(conn: sqlite3.Connection, marks: Marks, write: Write, audit_insert: str) -> Written:
     conn.executemany(_MARK, [(_DONE, d.at, d.delivery_id) for d in marks.done])
     # The posts' ``posted`` events, linked into their runs' chains with the marks.
-    conn.executemany(INSERT_LINKED_AUDIT, [_rows.audit_params(event) for event in write.audit])
+    conn.executemany(audit_insert, [_rows.audit_params(event) for event in write.audit])
     first = [(_rows.dump(dict(p.ref)), p.delivery_id) for p in marks.posted if p.post is None]
     further = [
         (p.post, _rows.dump(dict(p.ref)), p.delivery_id) for p in marks.posted if p.post is not None
@@ -349,13 +350,14 @@ class SqliteUnit:
         texts = _rows.write_texts(write)
 
         marks = write.marks
+        audit_insert = self.db.audit_insert
 
         def apply(conn: sqlite3.Connection) -> Written | None:
             try:
                 with transaction(conn):
                     if marks is not None:
-                        return _mark(conn, marks, write)
-                    return _apply(conn, write, texts)
+                        return _mark(conn, marks, write, audit_insert)
+                    return _apply(conn, write, texts, audit_insert)
             except _Refused:
                 return None
 
@@ -387,7 +389,8 @@ class SqliteUnit:
                         ballot.at,
                     )
                     conn.execute(_CAST_VOTE, cast)
-                    return Voted(_apply(conn, write, _rows.write_texts(write)))
+                    texts = _rows.write_texts(write)
+                    return Voted(_apply(conn, write, texts, self.db.audit_insert))
             except _Refused:
                 return Voted(None)
 
