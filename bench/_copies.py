@@ -29,7 +29,7 @@ from typing import Any
 import asyncpg
 
 from bot.audit import event_digest
-from bot.stores._shared import INSERT_AUDIT
+from bot.stores._audit_chain import INSERT_AUDIT
 from bot.stores._sql import numbered
 
 # The tables the lifecycle writes a question into, and the identity column each
@@ -233,7 +233,8 @@ class SqliteCopier:
                     if rows := _columns(copies, table):
                         sql, values = _insert(table, rows, lambda _: "?")
                         conn.executemany(sql, values)
-                conn.executemany(INSERT_AUDIT, _audit_params(_columns(copies, "audit")))
+                audit = _audit_params(_columns(copies, "audit"))
+                conn.executemany(self._db.audit_insert, audit)  # it links each event
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise

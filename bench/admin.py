@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bot.audit import event_digest, genesis, link
 from bot.questions.records import PendingFilter
 from bot.stores import SqliteStores
+from bot.stores._audit_chain import INSERT_LINKED_AUDIT
 from bot.stores.ports import AdminStore
 
 SCOPES = [f"T1:C{n}" for n in range(50)]
@@ -117,7 +118,7 @@ def populate(path: Path, *, opened: int, closed: int) -> float:
     rng = random.Random(11)
     started = time.perf_counter()
     conn = sqlite3.connect(path, isolation_level=None)
-    # The audit's trigger links each event with these (as the bridge's connections do).
+    # The audit's insert links each event with these (as the bridge's connections do).
     conn.create_function("audit_genesis", 1, genesis, deterministic=True)
     conn.create_function("audit_link", 2, link, deterministic=True)
     conn.execute("PRAGMA journal_mode = WAL")
@@ -143,11 +144,7 @@ def populate(path: Path, *, opened: int, closed: int) -> float:
         for reason in reasons
     ]
     conn.execute("BEGIN")
-    conn.executemany(
-        "INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail, digest)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?)",
-        refusals,
-    )
+    conn.executemany(INSERT_LINKED_AUDIT, refusals)
     conn.execute("COMMIT")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()

@@ -33,10 +33,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for bench.cycle
 KEY = "kbench:" + "b" * 48
 BATCH = 10_000
-INSERT = (
-    "INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail, digest)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?)"
-)
 
 
 Writer = Callable[[list[tuple[object, ...]]], Awaitable[None]]
@@ -96,7 +92,9 @@ async def sqlite_store(folder: Path) -> AsyncIterator[tuple[str, Opener]]:
         stores = await SqliteStores.open(path)
 
         async def write(rows: list[tuple[object, ...]]) -> None:
-            await stores._db.run(lambda conn: conn.executemany(INSERT, rows))
+            # The store's own insert, which links each event into its chain.
+            insert = stores._db.audit_insert
+            await stores._db.run(lambda conn: conn.executemany(insert, rows))
 
         return stores, write
 
@@ -108,6 +106,7 @@ async def postgres_store() -> AsyncIterator[tuple[str, Opener] | None]:
     """A fresh schema on ``BENCH_POSTGRES_URL`` (``bench.cycle.postgres_schema``), dropped
     afterwards; None (saying so) without a server."""
     from bench.cycle import postgres_schema
+    from bot.stores._audit_chain import INSERT_AUDIT
     from bot.stores._sql import numbered
     from bot.stores.postgres import PostgresStores
 
@@ -115,7 +114,7 @@ async def postgres_store() -> AsyncIterator[tuple[str, Opener] | None]:
         if url is None:
             yield None
             return
-        insert = numbered(INSERT)
+        insert = numbered(INSERT_AUDIT)  # the trigger links each event
 
         async def opened() -> tuple[Any, Writer]:
             stores = await PostgresStores.open(url)
