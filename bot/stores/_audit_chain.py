@@ -37,17 +37,18 @@ INSERT_AUDIT = (
     " VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
 # SQLite: INSERT_AUDIT's parameters; the event follows its chain's newest row, found
-# through the chain index, with ``bot.audit``'s genesis and link (the connection's SQL
-# functions, ``sqlite._db``). The row and its index entry are written once, and no head
-# row per event: a page less of each commit than a trigger writing the head, and the row
-# again.
+# through the chain index (a probe for its number, one for its hash: cheaper than a join),
+# with ``bot.audit``'s genesis and link (the connection's SQL functions, ``sqlite._db``).
+# The row and its index entry are written once, and no head row per event: a page less of
+# each commit than a trigger writing the head, and the row again.
 _CHAIN_OF_EVENT = f"CASE ?3 WHEN '' THEN '{BRIDGE_CHAIN}' ELSE ?3 END"
 INSERT_LINKED_AUDIT = (
     "INSERT INTO audit (at, kind, run_id, interrupt_id, actor, detail, digest, chain, seq, hash)"  # noqa: S608 - our own text
-    " SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, c.chain, COALESCE(h.seq, 0) + 1,"
-    " audit_link(COALESCE(h.hash, audit_genesis(c.chain)), ?7)"
-    f" FROM (SELECT {_CHAIN_OF_EVENT} AS chain) AS c LEFT JOIN audit AS h"
-    " ON h.id = (SELECT id FROM audit WHERE chain = c.chain ORDER BY seq DESC LIMIT 1)"
+    f" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, {_CHAIN_OF_EVENT},"
+    f" COALESCE((SELECT seq FROM audit WHERE chain = {_CHAIN_OF_EVENT}"
+    " ORDER BY seq DESC LIMIT 1), 0) + 1,"
+    f" audit_link(COALESCE((SELECT hash FROM audit WHERE chain = {_CHAIN_OF_EVENT}"
+    f" ORDER BY seq DESC LIMIT 1), audit_genesis({_CHAIN_OF_EVENT})), ?7))"
 )
 # SQLite: each chain with rows added since the heads were last brought up to date moves
 # to its newest (ids only grow: AUTOINCREMENT), then the mark moves past them; one
