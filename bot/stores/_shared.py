@@ -140,7 +140,7 @@ class SqlRuns:
 _AUDIT_COLUMNS = "SELECT at, kind, run_id, interrupt_id, actor, detail FROM audit"
 # Two texts rather than "? IS NULL OR chain = ?", which would keep the planner off the
 # chain index and scan the whole table for a quiet run. A run's events are its chain's,
-# newest last (migration 18 dropped the index by run: the chain's is the same one).
+# newest first (migration 18 dropped the index by run: the chain's finds the same rows).
 _RECENT_AUDIT = f"{_AUDIT_COLUMNS} ORDER BY id DESC LIMIT ?"
 _RECENT_AUDIT_OF_RUN = f"{_AUDIT_COLUMNS} WHERE chain = ? ORDER BY seq DESC LIMIT ?"
 
