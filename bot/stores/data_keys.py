@@ -54,11 +54,25 @@ class DataKey:
     aead: AESGCM = field(repr=False)
 
 
+# How many values this process sealed are remembered, with their plaintext, to be opened
+# without AES-GCM: a question's row, its answer and its turn are read back by the steps
+# that follow, mostly in the process that wrote them. All go at once when it is full.
+_REMEMBERED = 256
+
+
 @dataclass(frozen=True, slots=True)
 class DataKeys:
-    """The keyring: ``keys[0]`` seals, every key opens."""
+    """The keyring: ``keys[0]`` seals, every key opens.
+
+    A value this keyring sealed opens from memory: the same sealed text under the same
+    associated data (its table, column and row) is the same plaintext, so it is kept by
+    both. Any other text, one moved to another row included, is decrypted (and refused)
+    as ever; a new keyring starts with nothing remembered."""
 
     keys: tuple[DataKey, ...]
+    _sealed: dict[tuple[str, str], str] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @property
     def current(self) -> str:
@@ -71,9 +85,17 @@ class DataKeys:
         key = self.keys[0]
         nonce = os.urandom(_NONCE_BYTES)
         sealed = key.aead.encrypt(nonce, text.encode(), aad.encode())
-        return f"{MARKER}{key.kid}:{base64.urlsafe_b64encode(nonce + sealed).decode()}"
+        stored = f"{MARKER}{key.kid}:{base64.urlsafe_b64encode(nonce + sealed).decode()}"
+        remembered = self._sealed
+        if len(remembered) >= _REMEMBERED:
+            remembered.clear()  # one step, safe beside SQLite's worker thread opening rows
+        remembered[(stored, aad)] = text
+        return stored
 
     def open(self, text: str, aad: str) -> str:
+        plain = self._sealed.get((text, aad))
+        if plain is not None:
+            return plain
         kid, _, body = text[len(MARKER) :].partition(":")
         key = next((k for k in self.keys if k.kid == kid), None)
         if key is None:

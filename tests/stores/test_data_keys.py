@@ -14,6 +14,7 @@ from pathlib import Path
 
 import asyncpg
 import pytest
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from bot.contract.answers import OtherAnswer
 from bot.contract.payloads import payload_json, payload_of
@@ -328,3 +329,21 @@ def test_the_empty_object_is_stored_as_it_is() -> None:
         assert data_keys.unseal(before, "audit.detail:x") == "{}"
     finally:
         data_keys.use(None)
+
+
+def test_a_value_sealed_here_opens_from_memory_and_nothing_else_does() -> None:
+    """The keyring remembers what it sealed: the same text under the same associated data
+    opens without AES-GCM; a changed byte, or the text under another row, is decrypted and
+    refused; another keyring with the same keys decrypts it."""
+    keys: DataKeys = parse_data_keys(OLD)
+    sealed = keys.seal('{"question":"x"}', "pauses.payload:q1")
+    key = keys.keys[0]
+    # Its AES-GCM would refuse anything now: only the memory can open it.
+    object.__setattr__(key, "aead", AESGCM(AESGCM.generate_key(256)))
+    assert keys.open(sealed, "pauses.payload:q1") == '{"question":"x"}'
+    body = sealed[-8:]
+    changed = sealed[:-8] + ("A" if body[0] != "A" else "B") + body[1:]
+    for text, aad in ((changed, "pauses.payload:q1"), (sealed, "pauses.payload:q2")):
+        with pytest.raises(data_keys.DataKeyError, match="does not decrypt"):
+            keys.open(text, aad)
+    assert parse_data_keys(OLD).open(sealed, "pauses.payload:q1") == '{"question":"x"}'
