@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import socket
 import sqlite3
-from collections.abc import Iterator
+import time
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,12 +18,22 @@ import asyncpg
 import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from bot.app.compose import build_agent
 from bot.contract.answers import OtherAnswer
 from bot.contract.payloads import payload_json, payload_of
+from bot.human import ASK_USER
+from bot.human.tokens import TokenSigner, random_signing_key
+from bot.kernel.messages import Message, ModelReply, ToolDefinition
+from bot.providers.scripted import ScriptedProvider
 from bot.questions.records import Question, QuestionStatus, RunRecord
+from bot.service.answering.outcomes import Responder
+from bot.service.delivering.surfaces import Conversation
+from bot.service.running.runs import RunService
 from bot.stores import AuditEvent, Closing, data_keys, open_stores
+from bot.stores._rows import PLAIN_DETAILS
 from bot.stores.data_keys import DataKeys, parse_data_keys
 from bot.stores.ports import HistoryFilter
+from bot.testing import RecordingSurface, call, calls, question, say
 from tests.audit import test_audit_cli as audit_cli
 from tests.audit import test_retention as retention_test
 from tests.audit.test_audit_cli import store_url  # noqa: F401 - the fixture
@@ -137,14 +149,25 @@ async def raw_bytes(url: str, tmp_path: Path) -> bytes:
     return dumped
 
 
+# The events whose details are stored as they are (``_rows.PLAIN_DETAILS``), and the keys
+# each may hold: what the store keeps in plaintext anyway (routes, kinds, references).
+PLAIN_DETAIL_KEYS = {
+    "refused": {"reason"},
+    "started": {"surface"},
+    "paused": {"name"},
+    "posted": {"surface", "message", "post", "repost"},
+}
+_PLAIN_KINDS = ", ".join(f"'{kind}'" for kind in sorted(PLAIN_DETAIL_KEYS))
+
+
 async def sealed_values(url: str) -> list[str]:
-    """Every value of the sealed columns (a refusal's detail, and the empty object, stay
-    plaintext)."""
+    """Every value of the sealed columns (a refusal's, a start's, a pause's and a post's
+    details, and the empty object, stay plaintext)."""
     selects = (
         "SELECT payload FROM pauses",
         "SELECT answer FROM pauses WHERE answer IS NOT NULL",
         "SELECT body FROM outbox",
-        "SELECT detail FROM audit WHERE detail IS NOT NULL AND kind <> 'refused'",
+        f"SELECT detail FROM audit WHERE detail IS NOT NULL AND kind NOT IN ({_PLAIN_KINDS})",  # noqa: S608 - our own text
         "SELECT state FROM checkpoints",
         "SELECT value FROM journal",
     )
@@ -347,3 +370,52 @@ def test_a_value_sealed_here_opens_from_memory_and_nothing_else_does() -> None:
         with pytest.raises(data_keys.DataKeyError, match="does not decrypt"):
             keys.open(text, aad)
     assert parse_data_keys(OLD).open(sealed, "pauses.payload:q1") == '{"question":"x"}'
+
+
+@pytest.mark.usefixtures("keyring")
+async def test_the_details_stored_as_they_are_name_only_routes(tmp_path: Path) -> None:
+    """A chat question asked, posted, answered and resumed with BOT_DATA_KEYS set: the
+    details left unsealed are exactly those of ``PLAIN_DETAILS``, each holding only the keys
+    the store keeps in plaintext elsewhere; every other non-empty detail is sealed."""
+    url = f"sqlite:///{tmp_path / 'chat.sqlite3'}"
+    stores = await open_stores(url)
+    surface = RecordingSurface(name="chat")
+    agent, capability = build_agent(
+        provider=ScriptedProvider(_script),
+        stores=stores,
+        signer=TokenSigner([random_signing_key("k")]),
+        clock=time.time,
+    )
+    service = RunService(
+        agent=agent, capability=capability, stores=stores, surfaces={"chat": surface}
+    )
+    try:
+        where = Conversation(surface="chat", scope="T1", key="C1")
+        who = Responder("chat:alice", "Alice")
+        # The run's own text stays plaintext (docs/production.md): none of the words.
+        await service.start(where, who, "deploy web")
+        await service.wait_idle()
+        answered = {"answers": {"Which environment?": WORDS[1]}}
+        await service.redeem(surface.last_token, answered, responder=who, scope="T1")
+        await service.wait_idle()
+    finally:
+        await stores.close()
+    assert set(PLAIN_DETAIL_KEYS) == PLAIN_DETAILS
+    with sqlite3.connect(tmp_path / "chat.sqlite3") as conn:
+        rows = conn.execute("SELECT kind, detail FROM audit ORDER BY id").fetchall()
+    kinds = {kind for kind, _ in rows}
+    assert {"started", "paused", "posted", "answered"} <= kinds, kinds
+    for kind, detail in rows:
+        if kind in PLAIN_DETAILS:
+            assert set(json.loads(detail)) <= PLAIN_DETAIL_KEYS[kind], (kind, detail)
+        else:
+            assert detail == data_keys.EMPTY or detail.startswith(data_keys.MARKER), (kind, detail)
+    raw = await raw_bytes(url, tmp_path)
+    # The question's option and the answer: sealed in the payload, the answer, the turn.
+    assert WORDS[1].encode() not in raw
+
+
+def _script(messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> ModelReply:
+    if messages[-1].role == "tool":
+        return say("deployed")
+    return calls(call(ASK_USER, questions=[question("Which environment?", WORDS[1], "prod")]))
