@@ -94,38 +94,42 @@ async def figures(url: str, samples: int) -> dict[str, float]:
         return found
 
 
+def bot_env(port: int, database_url: str, data_dir: Path, api_key: str) -> dict[str, str]:
+    """The environment a bench's ``python -m bot`` runs with: this one's, without any
+    bridge setting, plus a port, a store, one API key for every route, and quiet JSON logs.
+    The key names the most creates a minute a key may: its creates are the load being
+    measured (the default, 60 a minute, refused the 61st)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BOT_", "SLACK_", "TEAMS_"))}
+    key = {
+        "name": "bench",
+        "key": api_key,
+        "routes": ["*"],
+        "creates_per_minute": MAX_CREATES_PER_MINUTE,
+    }
+    env.update(
+        {
+            "PORT": str(port),
+            "BOT_HOST": "127.0.0.1",
+            "DATABASE_URL": database_url,
+            # A shared store wants the replicas' signing keys named (PostgreSQL).
+            "BOT_SIGNING_KEYS": f"k1:{secrets.token_urlsafe(40)}",
+            "BOT_DATA_DIR": str(data_dir),
+            "BOT_LOG_LEVEL": "WARNING",
+            "BOT_LOG_FORMAT": "json",
+            "BOT_API_KEYS": json.dumps([key]),
+            "LOGNAME": "Alice",
+            "USER": "Alice",
+        }
+    )
+    return env
+
+
 @asynccontextmanager
 async def served(database_url: str) -> AsyncIterator[Served]:
     """``python -m bot`` on ``database_url``, ready; stopped on exit."""
     port = free_port()
     with tempfile.TemporaryDirectory() as folder:
-        env = {
-            k: v for k, v in os.environ.items() if not k.startswith(("BOT_", "SLACK_", "TEAMS_"))
-        }
-        env.update(
-            {
-                "PORT": str(port),
-                "BOT_HOST": "127.0.0.1",
-                "DATABASE_URL": database_url,
-                # A shared store wants the replicas' signing keys named (PostgreSQL).
-                "BOT_SIGNING_KEYS": f"k1:{secrets.token_urlsafe(40)}",
-                "BOT_DATA_DIR": str(Path(folder) / "var"),
-                "BOT_LOG_LEVEL": "WARNING",
-                "BOT_LOG_FORMAT": "json",
-                "BOT_API_KEYS": json.dumps(
-                    [
-                        {
-                            "name": "bench",
-                            "key": API_KEY,
-                            "routes": ["*"],
-                            "creates_per_minute": MAX_CREATES_PER_MINUTE,
-                        }
-                    ]
-                ),
-                "LOGNAME": "Alice",
-                "USER": "Alice",
-            }
-        )
+        env = bot_env(port, database_url, Path(folder) / "var", API_KEY)
         log_path = Path(folder) / "bot.log"
         process = logged_process([sys.executable, "-m", "bot"], log_path, env=env, cwd=Path(folder))
         url = f"http://127.0.0.1:{port}"

@@ -55,8 +55,8 @@ import aiohttp
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.console import until_ready  # noqa: E402 (needs ROOT on the path)
-from bot.api._keys import MAX_CREATES_PER_MINUTE  # noqa: E402
+from bench._served import bot_env  # noqa: E402 (needs ROOT on the path)
+from bench.console import until_ready  # noqa: E402
 from tests.e2e._server import free_port, logged_process  # noqa: E402
 
 CLIENTS = 50
@@ -64,9 +64,6 @@ ROUNDS = 4
 WAKE_LANES = 5
 HEALTH_SAMPLES = 200
 API_KEY = "bench-" + "k" * 40
-# The bench's key names its own limit, the most a key may (BOT_API_KEYS' creates_per_minute):
-# its creates are the load being measured, and the default 60 a minute refused the 61st.
-CREATES_PER_MINUTE = MAX_CREATES_PER_MINUTE
 ADMIN_TOKEN = "bench-admin-" + "t" * 40
 OPERATOR = ("operator@example.com", "bench-password-1")
 # Its SDK's read deadline is the poll's own timeout plus this.
@@ -270,29 +267,7 @@ class Theirs(_Served):
 
 
 def bot_process(folder: Path, port: int) -> Process:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("BOT_", "SLACK_", "TEAMS_"))}
-    env.update(
-        {
-            "PORT": str(port),
-            "BOT_HOST": "127.0.0.1",
-            "DATABASE_URL": f"sqlite:///{folder / 'bot.sqlite3'}",
-            "BOT_DATA_DIR": str(folder / "var"),
-            "BOT_LOG_LEVEL": "WARNING",
-            "BOT_LOG_FORMAT": "json",
-            "BOT_API_KEYS": json.dumps(
-                [
-                    {
-                        "name": "bench",
-                        "key": API_KEY,
-                        "routes": ["*"],
-                        "creates_per_minute": CREATES_PER_MINUTE,
-                    }
-                ]
-            ),
-            "LOGNAME": "Alice",
-            "USER": "Alice",
-        }
-    )
+    env = bot_env(port, f"sqlite:///{folder / 'bot.sqlite3'}", folder / "var", API_KEY)
     return Process([sys.executable, "-m", "bot"], env, folder, "bot")
 
 
