@@ -73,9 +73,7 @@ def check_form_schema(schema: Any) -> None:
         if not name or len(name) > MAX_NAME:
             raise FormSchemaError(f"Property names must be 1 to {MAX_NAME} characters.")
         _check_property(name, prop)
-    required = schema.get("required", [])
-    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
-        raise FormSchemaError('The form schema\'s "required" must be a list of property names.')
+    required = _required_names(schema)
     for name in required:
         if name not in properties:
             raise FormSchemaError(f"Required property {name!r} is not among the properties.")
@@ -423,4 +421,12 @@ def _json_shaped(prop: Any) -> bool:
 
 
 def _required(schema: Mapping[str, Any], among: Mapping[str, Any]) -> list[str]:
-    return [r for r in schema.get("required", []) if r in among]
+    return [r for r in _required_names(schema) if r in among]
+
+
+def _required_names(schema: Mapping[str, Any]) -> list[str]:
+    """The schema's ``required``, refused in one sentence unless a list of names."""
+    required = schema.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+        raise FormSchemaError('The form schema\'s "required" must be a list of property names.')
+    return required

@@ -6,7 +6,12 @@ from typing import Any
 
 import pytest
 
-from bot.contract.form_schema import FormSchemaError, check_form_answer, check_form_schema
+from bot.contract.form_schema import (
+    FormSchemaError,
+    check_arguments_schema,
+    check_form_answer,
+    check_form_schema,
+)
 
 
 def _schema(**properties: Any) -> dict[str, Any]:
@@ -287,3 +292,17 @@ def test_typed_whole_numbers_keep_every_digit() -> None:
     schema = _schema(id={"type": "integer"}, size={"type": "number"})
     answer = check_form_answer(schema, {"id": "12345678901234567891", "size": "3"})
     assert answer == {"id": 12345678901234567891, "size": 3}
+
+
+@pytest.mark.parametrize("required", [99999, "n", [1], [{"n": 1}], None])
+def test_an_arguments_schema_whose_required_is_not_a_list_of_names_is_refused(
+    required: object,
+) -> None:
+    """Found by the fuzzer: a number for ``required`` was a TypeError, not the sentence."""
+    schema = {
+        "type": "object",
+        "properties": {"n": {"type": "integer", "default": 3}},
+        "required": required,
+    }
+    with pytest.raises(FormSchemaError, match='"required" must be a list of property names'):
+        check_arguments_schema(schema)
