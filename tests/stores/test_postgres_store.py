@@ -16,12 +16,14 @@ import pytest
 
 from bot.contract.answers import OtherAnswer
 from bot.contract.payloads import payload_of
-from bot.questions.records import DeliveryKind
+from bot.questions.records import AuditEvent, DeliveryKind
+from bot.questions.write import Delivered, Marks, PostedBy
 from bot.service.answering.outcomes import Redeemed, StoreUnavailable
 from bot.stores import Closing, Question, QuestionStatus, RunRecord, RunStatus, StoreError
 from bot.stores.ports import Change, Stores, changes_of
 from bot.stores.postgres import PostgresStores
 from bot.stores.postgres._migrations import LATEST_VERSION, MIGRATIONS, migrate
+from bot.stores.postgres._unit import _marking
 from bot.stores.sqlite._migrations import MIGRATIONS as SQLITE_MIGRATIONS
 from bot.stores.url import open_stores
 from tests import waiting
@@ -292,6 +294,55 @@ async def test_statements_are_bounded_by_a_server_timeout(url: str) -> None:
         with pytest.raises(asyncpg.QueryCanceledError):
             await stores._db.fetchval("SELECT pg_sleep(30)")
         await stores.ping()  # the connection is still usable afterwards
+    finally:
+        await stores.close()
+
+
+def _array_item(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _literal(value: Any) -> str:
+    """``value`` (text, a number, or a list of them) spelt as an SQL literal."""
+    if isinstance(value, list):
+        items = ("NULL" if item is None else _array_item(str(item)) for item in value)
+        value = "{" + ",".join(items) + "}"
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+# Every shape of a deliverer's pass: rows done; and first-route posts; and further posts;
+# each with its posts' events and without.
+_POSTED = AuditEvent(at=1.0, kind="posted", run_id="r1", interrupt_id="q1", detail={"s": "x"})
+_MARK_SHAPES = [
+    (Marks(done=(Delivered(1, 1.0),)), ()),
+    *(
+        (Marks(done=(Delivered(1, 1.0),), posted=(PostedBy(1, {"ts": "1"}, post=post),)), audit)
+        for post in (None, 1)
+        for audit in ((), (_POSTED,))
+    ),
+]
+
+
+@pytest.mark.parametrize("rows", [0, 30])
+async def test_a_deliverers_marks_keep_one_plan_that_reads_by_key(url: str, rows: int) -> None:
+    """The marks' connection keeps one plan per statement, made while the tables are empty
+    (or hold a few rows): index lookups only, so a mark costs the same at any size."""
+    stores = await PostgresStores.open(url)
+    try:
+        await asked(stores, rows)
+        async with stores._db._bookkeeping.lease() as conn:
+            assert await conn.fetchval("SHOW plan_cache_mode") == "force_generic_plan"
+            for n, (marks, audit) in enumerate(_MARK_SHAPES):
+                sql, *params = _marking(marks, audit)
+                await conn.execute(f"PREPARE mark_{n} AS {sql}")
+                arguments = ", ".join(_literal(value) for value in params)
+                plan = "\n".join(
+                    row[0] for row in await conn.fetch(f"EXPLAIN EXECUTE mark_{n}({arguments})")
+                )
+                await conn.execute(f"DEALLOCATE mark_{n}")
+                assert "Index Scan using outbox_pkey on outbox" in plan, plan
+                for whole in ("Seq Scan", "Hash Join", "Merge Join"):
+                    assert whole not in plan, plan
     finally:
         await stores.close()
 

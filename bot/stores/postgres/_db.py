@@ -180,6 +180,17 @@ class _Lease:
         await self._kept.give(self._conn, failed=kind is not None)
 
 
+# The marks' connection (``Database.bookkeep``): commits that wait for no WAL flush; one
+# plan per statement, kept, and made of index lookups whatever the tables' size.
+_MARKS_SETTINGS = {
+    "synchronous_commit": "off",
+    "plan_cache_mode": "force_generic_plan",
+    "enable_seqscan": "off",
+    "enable_hashjoin": "off",
+    "enable_mergejoin": "off",
+}
+
+
 class Database:
     """A pool of connections to one database (and schema, by the URL's search_path)."""
 
@@ -199,13 +210,9 @@ class Database:
     async def open(cls, url: str, *, pool_size: int, statement_timeout: float) -> Database:
         round_trips = RoundTrips()
         options = connect_options(statement_timeout=statement_timeout)
-        # Marks: commits that wait for no WAL flush, and statements planned for
-        # their values each time (see ``bookkeep``).
-        unflushed = {
-            **options["server_settings"],
-            "synchronous_commit": "off",
-            "plan_cache_mode": "force_custom_plan",
-        }
+        # Marks: commits that wait for no WAL flush, and one plan per statement that
+        # reads by key (see ``bookkeep``).
+        unflushed = {**options["server_settings"], **_MARKS_SETTINGS}
         try:
             pool = await asyncpg.create_pool(
                 url,
@@ -253,11 +260,14 @@ class Database:
         writer's delay leaves the row pending, and it is delivered again, as a
         delivery already is after a crash of ours. Visible to every session at once.
 
-        Planned for its values on every call: a mark joins the outbox and the
-        questions to a list of ids, and a plan kept from the statement's first
-        calls, while those tables were small and had no statistics yet, scans
-        them whole until an ANALYZE, so each mark would cost more the more rows
-        there are. Planned with the list in hand, it reads them by key.
+        Planned once per statement, and by key: a mark joins the outbox and the
+        questions to lists of ids. The plan is kept (a generic plan), so a mark
+        costs no planning, and the connection allows no sequential scan, hash
+        join or merge join, so that plan is index lookups in nested loops
+        whatever the tables held when it was made. Left to their statistics, a
+        plan made while the tables were small (or had none yet) scans them whole
+        and is kept until an ANALYZE: each mark would cost more the more rows
+        there are.
 
         Retried as ``transaction`` is if PostgreSQL aborted it as a deadlock victim: marks
         that record their posts' events move those runs' chain heads, which the runs' own

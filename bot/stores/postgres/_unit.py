@@ -85,7 +85,7 @@ _ATTEMPTS = "SELECT attempt_json FROM cross_scope_attempts WHERE interrupt_id = 
 
 
 # A deliverer's pass (``Marks``), one statement, the simplest its marks allow: each is
-# planned afresh on every call (``Database.bookkeep``), and the pass that follows a
+# planned once and kept (``Database.bookkeep``), and the pass that follows a
 # close's edit or an outcome's post, the commonest, leaves no reference at all.
 # The rows done, and nothing else; the others start from it, as their ``done``:
 _MARK_DONE = """
